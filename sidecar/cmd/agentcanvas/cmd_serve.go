@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/server"
+)
+
+func init() {
+	register(&command{
+		name:    "serve",
+		summary: "run the JSON-RPC server the editor extension talks to (stdin/stdout)",
+		run:     runServe,
+	})
+}
+
+// services wires the domain packages into the server; each file that wires one (when its
+// package lands) appends to it in init.
+var services server.Services
+
+func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Bool("stdio", true, "speak JSON-RPC on stdin/stdout (the only transport; accepted for editors that pass it)")
+	maxFrame := fs.Int("max-message-bytes", server.DefaultMaxFrame, "largest message accepted")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: agentcanvas serve [--stdio]")
+		fmt.Fprintln(stderr, "JSON-RPC 2.0 with Content-Length framing on stdin/stdout (docs/protocol.md); logs go to stderr.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "agentcanvas serve: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go exitWithParent(ctx, cancel, stderr)
+
+	srv := server.New(server.Options{Version: version, Log: stderr, MaxFrame: *maxFrame, Services: services})
+	return srv.Run(ctx, stdin, stdout)
+}
+
+// exitWithParent ends the server when the process that started it dies (the process is
+// then re-parented), so a crashed editor never leaves an orphaned sidecar.
+func exitWithParent(ctx context.Context, cancel context.CancelFunc, stderr io.Writer) {
+	parent := os.Getppid()
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if os.Getppid() != parent {
+				fmt.Fprintln(stderr, "agentcanvas serve: parent process exited; stopping")
+				cancel()
+				return
+			}
+		}
+	}
+}

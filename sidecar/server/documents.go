@@ -1,0 +1,200 @@
+package server
+
+import (
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/diag"
+	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/lsppos"
+	"github.com/agentcanvas/agentcanvas/sidecar/validate"
+)
+
+// documents are the open text documents. Changes to one document are applied under its
+// lock, in wire order (notification handlers run on the read loop); diagnostics are
+// computed off the loop after a debounce and published only if the document is still at
+// the version they were computed for, so a newer version always wins.
+type documents struct {
+	s    *Server
+	mu   sync.Mutex
+	open map[string]*document
+}
+
+type document struct {
+	uri    string
+	path   string
+	isFlow bool
+
+	mu        sync.Mutex
+	version   int32
+	text      []byte
+	closed    bool
+	timer     *time.Timer
+	analysis  *analysis // for the current version, when computed
+	published int32     // the version last published
+}
+
+// analysis is the flow, its diagnostics and a position mapper for one document version.
+type analysis struct {
+	version int32
+	text    []byte
+	flow    *flow.Flow
+	diags   []diag.Diagnostic
+	mapper  *lsppos.Mapper
+}
+
+func newDocuments(s *Server) *documents {
+	return &documents{s: s, open: map[string]*document{}}
+}
+
+// isFlowPath says whether a file is a flow: a .yaml file in a "flows" folder
+// (.agentcanvas/flows/*.yaml or flows/*.yaml).
+func isFlowPath(p string) bool {
+	ext := strings.ToLower(filepath.Ext(p))
+	return (ext == ".yaml" || ext == ".yml") && filepath.Base(filepath.Dir(p)) == "flows"
+}
+
+func (ds *documents) get(uri string) *document {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	return ds.open[uri]
+}
+
+func (ds *documents) stop() {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	for _, d := range ds.open {
+		d.mu.Lock()
+		d.closed = true
+		if d.timer != nil {
+			d.timer.Stop()
+		}
+		d.mu.Unlock()
+	}
+}
+
+// snapshot returns the document's current version and text.
+func (d *document) snapshot() (int32, []byte) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.version, d.text
+}
+
+// analyze parses and validates text.
+func (s *Server) analyze(path string, version int32, text []byte) *analysis {
+	f := flow.Parse(path, text)
+	ds := validate.Flow(f, validate.Workspace{Root: s.workspaceRoot()})
+	return &analysis{version: version, text: text, flow: f, diags: ds, mapper: lsppos.FromIndex(f.Index)}
+}
+
+// current returns the analysis of the document's current version, computing it if needed.
+func (s *Server) current(d *document) *analysis {
+	d.mu.Lock()
+	if a := d.analysis; a != nil && a.version == d.version {
+		d.mu.Unlock()
+		return a
+	}
+	version, text := d.version, d.text
+	d.mu.Unlock()
+	a := s.analyze(d.path, version, text)
+	d.mu.Lock()
+	if d.version == version {
+		d.analysis = a
+	}
+	d.mu.Unlock()
+	return a
+}
+
+// schedule (re)starts the diagnostics debounce for the document's current version.
+// The caller holds d.mu.
+func (s *Server) scheduleDiagnostics(d *document) {
+	if !d.isFlow || d.closed {
+		return
+	}
+	if d.timer != nil {
+		d.timer.Stop()
+	}
+	version := d.version
+	d.timer = time.AfterFunc(s.opts.DiagnosticsDelay, func() { s.publishDiagnostics(d, version) })
+}
+
+// publishDiagnostics computes and publishes diagnostics for version, unless the document
+// has moved on (the newer version has its own timer).
+func (s *Server) publishDiagnostics(d *document, version int32) {
+	d.mu.Lock()
+	if d.closed || d.version != version {
+		d.mu.Unlock()
+		return
+	}
+	text := d.text
+	a := d.analysis
+	d.mu.Unlock()
+	if a == nil || a.version != version {
+		a = s.analyze(d.path, version, text)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed || d.version != version {
+		return
+	}
+	d.analysis = a
+	d.published = version
+	// Sent under the lock so two publications for one document cannot overtake each other.
+	s.notify("textDocument/publishDiagnostics", publishDiagnosticsParams{
+		URI: d.uri, Version: &version, Diagnostics: s.lspDiagnostics(a, a.diags),
+	})
+}
+
+type publishDiagnosticsParams struct {
+	URI         string          `json:"uri"`
+	Version     *int32          `json:"version,omitempty"`
+	Diagnostics []lspDiagnostic `json:"diagnostics"`
+}
+
+// lspDiagnostic is an LSP Diagnostic; data carries the model path (for the canvas) and
+// whether a quick fix exists.
+type lspDiagnostic struct {
+	Range    lsppos.Range `json:"range"`
+	Severity int          `json:"severity"`
+	Code     string       `json:"code,omitempty"`
+	Source   string       `json:"source"`
+	Message  string       `json:"message"`
+	Data     *diagData    `json:"data,omitempty"`
+}
+
+type diagData struct {
+	Path string `json:"path,omitempty"`
+	Fix  string `json:"fix,omitempty"` // the quick fix's title
+}
+
+func severity(s diag.Severity) int {
+	switch s {
+	case diag.Error:
+		return 1
+	case diag.Warning:
+		return 2
+	case diag.Info:
+		return 3
+	}
+	return 4
+}
+
+func (s *Server) lspDiagnostics(a *analysis, ds []diag.Diagnostic) []lspDiagnostic {
+	out := make([]lspDiagnostic, 0, len(ds))
+	for _, d := range ds {
+		ld := lspDiagnostic{
+			Range: a.mapper.Range(d.Range), Severity: severity(d.Severity), Code: d.Code,
+			Source: "agentcanvas", Message: d.Message,
+		}
+		if d.Path != "" || d.Fix != nil {
+			ld.Data = &diagData{Path: d.Path}
+			if d.Fix != nil {
+				ld.Data.Fix = d.Fix.Title
+			}
+		}
+		out = append(out, ld)
+	}
+	return out
+}

@@ -1,0 +1,194 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/lsppos"
+	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
+)
+
+func init() {
+	register("agentcanvas/loadFlow", method{handle: (*Server).loadFlow, async: true})
+	register("agentcanvas/validateFlow", method{handle: (*Server).validateFlow, async: true})
+	register("agentcanvas/editFlow", method{handle: (*Server).editFlow})
+}
+
+// flowRef names a flow: by URI, optionally at a document version.
+type flowRef struct {
+	URI     string `json:"uri"`
+	Version *int32 `json:"version,omitempty"`
+}
+
+// flowAt returns the analysis of a flow: the open document's (refusing a version that is
+// not the current one), else the file on disk, read through os.Root inside the workspace.
+func (s *Server) flowAt(ref flowRef) (a *analysis, open bool, err error) {
+	if ref.URI == "" {
+		return nil, false, badParams("uri is required")
+	}
+	path, err := uriPath(ref.URI)
+	if err != nil {
+		return nil, false, err
+	}
+	if d := s.docs.get(ref.URI); d != nil {
+		a := s.current(d)
+		if ref.Version != nil && *ref.Version != a.version {
+			return nil, true, stale("%s is at version %d, not %d", ref.URI, a.version, *ref.Version)
+		}
+		return a, true, nil
+	}
+	if ref.Version != nil {
+		return nil, false, stale("%s is not open, so it has no version %d", ref.URI, *ref.Version)
+	}
+	text, err := s.readWorkspaceFile(path)
+	if err != nil {
+		return nil, false, err
+	}
+	return s.analyze(path, 0, text), false, nil
+}
+
+// readWorkspaceFile reads a flow file inside the workspace through os.Root.
+func (s *Server) readWorkspaceFile(path string) ([]byte, error) {
+	root := s.workspaceRoot()
+	if root == "" {
+		return nil, fmt.Errorf("%s is not open and the session has no workspace folder to read it from", path)
+	}
+	rel, err := filepath.Rel(root, path)
+	if err != nil {
+		return nil, badParams("%s is outside the workspace %s", path, root)
+	}
+	clean, err := safepath.Clean(filepath.ToSlash(rel), safepath.Rules{Blocked: []string{}})
+	if err != nil {
+		return nil, badParams("%s is outside the workspace %s: %v", path, root, err)
+	}
+	if !isFlowPath(clean) {
+		return nil, badParams("%s is not a flow file (flows/*.yaml or .agentcanvas/flows/*.yaml)", clean)
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.ReadFile(filepath.FromSlash(clean))
+}
+
+type loadFlowResult struct {
+	URI         string                  `json:"uri"`
+	Version     *int32                  `json:"version"` // null when read from disk
+	Flow        json.RawMessage         `json:"flow"`
+	Spans       map[string]lsppos.Range `json:"spans"`
+	Diagnostics []lspDiagnostic         `json:"diagnostics"`
+}
+
+func (s *Server) loadFlow(ctx context.Context, params json.RawMessage) (any, error) {
+	var ref flowRef
+	if err := decode(params, &ref); err != nil {
+		return nil, err
+	}
+	a, open, err := s.flowAt(ref)
+	if err != nil {
+		return nil, err
+	}
+	// The model without its span map: spans are sent as LSP ranges instead.
+	model := *a.flow
+	model.Spans = nil
+	raw, err := json.Marshal(&model)
+	if err != nil {
+		return nil, bugf("marshalling the flow model: %v", err)
+	}
+	r := loadFlowResult{URI: ref.URI, Flow: raw, Spans: make(map[string]lsppos.Range, len(a.flow.Spans)),
+		Diagnostics: s.lspDiagnostics(a, a.diags)}
+	for p, sp := range a.flow.Spans {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		r.Spans[p] = a.mapper.Range(sp)
+	}
+	if open {
+		v := a.version
+		r.Version = &v
+	}
+	return r, nil
+}
+
+type validateFlowResult struct {
+	URI         string          `json:"uri"`
+	Version     *int32          `json:"version"`
+	Diagnostics []lspDiagnostic `json:"diagnostics"`
+	// The command line's 1-based form, for the canvas and for copying into reports.
+	Problems []problem `json:"problems"`
+}
+
+type problem struct {
+	Line      int    `json:"line"`
+	Column    int    `json:"column"`
+	EndLine   int    `json:"endLine"`
+	EndColumn int    `json:"endColumn"`
+	Severity  string `json:"severity"`
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	Path      string `json:"path,omitempty"`
+}
+
+func (s *Server) validateFlow(ctx context.Context, params json.RawMessage) (any, error) {
+	var ref flowRef
+	if err := decode(params, &ref); err != nil {
+		return nil, err
+	}
+	a, open, err := s.flowAt(ref)
+	if err != nil {
+		return nil, err
+	}
+	r := validateFlowResult{URI: ref.URI, Diagnostics: s.lspDiagnostics(a, a.diags), Problems: []problem{}}
+	for _, d := range a.diags {
+		r.Problems = append(r.Problems, problem{d.Range.Start.Line, d.Range.Start.Col, d.Range.End.Line, d.Range.End.Col,
+			string(d.Severity), d.Code, d.Message, d.Path})
+	}
+	if open {
+		v := a.version
+		r.Version = &v
+	}
+	return r, nil
+}
+
+type editFlowResult struct {
+	URI     string            `json:"uri"`
+	Version *int32            `json:"version"`
+	Edits   []lsppos.TextEdit `json:"edits"`
+}
+
+// editFlow turns canvas operations into minimal text edits against the given version; the
+// extension applies them as a WorkspaceEdit. It runs inline (not async) so it is ordered
+// with didChange: the version check and the edit see the same text.
+func (s *Server) editFlow(ctx context.Context, params json.RawMessage) (any, error) {
+	var p struct {
+		flowRef
+		Ops json.RawMessage `json:"ops"`
+	}
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	if len(p.Ops) == 0 {
+		return nil, badParams("ops is required (an array of edit operations, docs/flow-edits.md)")
+	}
+	if s.svc.EditFlow == nil {
+		return nil, notAvailable("flow edit operations (flow.Edit has not landed in this build)")
+	}
+	a, open, err := s.flowAt(p.flowRef)
+	if err != nil {
+		return nil, err
+	}
+	edits, err := s.svc.EditFlow(a.text, a.flow.File, p.Ops)
+	if err != nil {
+		return nil, badParams("%v", err)
+	}
+	r := editFlowResult{URI: p.URI, Edits: a.mapper.TextEdits(edits)}
+	if open {
+		v := a.version
+		r.Version = &v
+	}
+	return r, nil
+}

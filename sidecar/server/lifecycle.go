@@ -1,0 +1,213 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"time"
+)
+
+func init() {
+	register("initialize", method{handle: (*Server).initialize, beforeInit: true})
+	register("initialized", method{handle: (*Server).initialized})
+	register("shutdown", method{handle: (*Server).shutdown, beforeInit: false})
+	register("exit", method{handle: (*Server).exit, beforeInit: true})
+}
+
+type initializeParams struct {
+	ProcessID        *int   `json:"processId"`
+	RootURI          string `json:"rootUri"`
+	RootPath         string `json:"rootPath"`
+	WorkspaceFolders []struct {
+		URI  string `json:"uri"`
+		Name string `json:"name"`
+	} `json:"workspaceFolders"`
+	Capabilities struct {
+		Window struct {
+			WorkDoneProgress bool `json:"workDoneProgress"`
+		} `json:"window"`
+	} `json:"capabilities"`
+	InitializationOptions struct {
+		// DiagnosticsDelayMs overrides the diagnostics debounce (tests use 0 → default).
+		DiagnosticsDelayMs int `json:"diagnosticsDelayMs"`
+	} `json:"initializationOptions"`
+}
+
+// The capabilities are honest: only what the server implements is advertised.
+type serverCapabilities struct {
+	PositionEncoding string `json:"positionEncoding"`
+	TextDocumentSync struct {
+		OpenClose bool `json:"openClose"`
+		Change    int  `json:"change"` // 2: incremental
+		Save      struct {
+			IncludeText bool `json:"includeText"`
+		} `json:"save"`
+	} `json:"textDocumentSync"`
+	HoverProvider      bool `json:"hoverProvider"`
+	CompletionProvider struct {
+		TriggerCharacters []string `json:"triggerCharacters"`
+	} `json:"completionProvider"`
+	CodeActionProvider struct {
+		CodeActionKinds []string `json:"codeActionKinds"`
+	} `json:"codeActionProvider"`
+	Experimental struct {
+		AgentCanvas struct {
+			Methods   []string `json:"methods"`
+			Available []string `json:"available"`
+		} `json:"agentcanvas"`
+	} `json:"experimental"`
+}
+
+type initializeResult struct {
+	Capabilities serverCapabilities `json:"capabilities"`
+	ServerInfo   struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	} `json:"serverInfo"`
+}
+
+func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, error) {
+	var p initializeParams
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.state != stateNew {
+		s.mu.Unlock()
+		return nil, badParams("initialize was already sent")
+	}
+	root := ""
+	switch {
+	case len(p.WorkspaceFolders) > 0:
+		root, _ = uriPath(p.WorkspaceFolders[0].URI)
+	case p.RootURI != "":
+		root, _ = uriPath(p.RootURI)
+	case p.RootPath != "":
+		root = p.RootPath
+	}
+	if root != "" {
+		if abs, err := filepath.Abs(root); err == nil {
+			root = abs
+		}
+	}
+	s.root = root
+	s.progressCap = p.Capabilities.Window.WorkDoneProgress
+	if p.ProcessID != nil {
+		s.clientPID = *p.ProcessID
+	}
+	if ms := p.InitializationOptions.DiagnosticsDelayMs; ms > 0 {
+		s.opts.DiagnosticsDelay = time.Duration(ms) * time.Millisecond
+	}
+	s.state = stateInitialized
+	s.mu.Unlock()
+
+	var r initializeResult
+	c := &r.Capabilities
+	c.PositionEncoding = "utf-16"
+	c.TextDocumentSync.OpenClose = true
+	c.TextDocumentSync.Change = 2
+	c.HoverProvider = true
+	c.CompletionProvider.TriggerCharacters = []string{":", " ", "-"}
+	c.CodeActionProvider.CodeActionKinds = []string{"quickfix"}
+	c.Experimental.AgentCanvas.Methods = customMethods()
+	c.Experimental.AgentCanvas.Available = s.svc.available()
+	r.ServerInfo.Name = "agentcanvas"
+	r.ServerInfo.Version = s.opts.Version
+	if s.clientPID > 0 {
+		go s.watchClientProcess(s.clientPID)
+	}
+	return r, nil
+}
+
+func (s *Server) initialized(ctx context.Context, _ json.RawMessage) (any, error) {
+	root := s.workspaceRoot()
+	if root != "" {
+		w, err := newWatcher(s, root)
+		if err != nil {
+			s.status.set(s, healthWarning, fmt.Sprintf("not watching %s for changes: %v", root, err))
+			s.logMessage(msgWarning, fmt.Sprintf("file watching is off: %v", err))
+		} else {
+			s.mu.Lock()
+			s.watch = w
+			s.mu.Unlock()
+		}
+	} else {
+		s.status.set(s, healthWarning, "no workspace folder: workspace features (patterns on disk, sandboxes, proposals, logs) are off")
+	}
+	s.status.publish(s)
+	return nil, nil
+}
+
+func (s *Server) shutdown(ctx context.Context, _ json.RawMessage) (any, error) {
+	s.mu.Lock()
+	s.state = stateShutdown
+	s.mu.Unlock()
+	return nil, nil
+}
+
+func (s *Server) exit(ctx context.Context, _ json.RawMessage) (any, error) {
+	s.mu.Lock()
+	code := int32(1)
+	if s.state == stateShutdown {
+		code = 0
+	}
+	s.mu.Unlock()
+	s.finish(code)
+	return nil, nil
+}
+
+// finish ends Run with code (once).
+func (s *Server) finish(code int32) {
+	s.exitOnce.Do(func() {
+		s.exitCode.Store(code)
+		close(s.exited)
+	})
+}
+
+// watchClientProcess ends the session when the client process named in initialize dies,
+// so an editor crash never leaves an orphaned sidecar.
+func (s *Server) watchClientProcess(pid int) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.exited:
+			return
+		case <-t.C:
+			if !processAlive(pid) {
+				s.logf("client process %d is gone; exiting", pid)
+				s.finish(1)
+				return
+			}
+		}
+	}
+}
+
+func (s *Server) workspaceRoot() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.root
+}
+
+// uriPath turns a file:// URI into a local path.
+func uriPath(uri string) (string, error) {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return "", badParams("uri %q: %v", uri, err)
+	}
+	if u.Scheme != "file" {
+		return "", badParams("uri %q: only file:// URIs are supported", uri)
+	}
+	p := u.Path
+	if p == "" {
+		p = u.Opaque
+	}
+	return filepath.FromSlash(p), nil
+}
+
+// pathURI turns a local path into a file:// URI.
+func pathURI(p string) string {
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(p)}).String()
+}

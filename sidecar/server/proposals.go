@@ -1,0 +1,175 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+)
+
+func init() {
+	register("agentcanvas/prepareSandbox", method{handle: (*Server).prepareSandbox, async: true})
+	register("agentcanvas/createProposal", method{handle: (*Server).createProposal, async: true})
+	register("agentcanvas/listProposals", method{handle: (*Server).listProposals, async: true})
+	register("agentcanvas/getProposal", method{handle: (*Server).getProposal, async: true})
+	register("agentcanvas/applyProposal", method{handle: (*Server).applyProposal, async: true})
+	register("agentcanvas/rejectProposal", method{handle: (*Server).rejectProposal, async: true})
+}
+
+// workDone is the optional LSP work-done token a request may carry.
+type workDone struct {
+	WorkDoneToken any `json:"workDoneToken,omitempty"`
+}
+
+// workspace returns the session's workspace root, or an error for methods that need one.
+func (s *Server) workspace() (string, error) {
+	if root := s.workspaceRoot(); root != "" {
+		return root, nil
+	}
+	return "", badParams("the session has no workspace folder (initialize's rootUri or workspaceFolders)")
+}
+
+func requireRef(r ProposalRef) error {
+	if r.RunID == "" || r.AgentID == "" {
+		return badParams("runId and agentId are required")
+	}
+	return nil
+}
+
+func (s *Server) prepareSandbox(ctx context.Context, params json.RawMessage) (any, error) {
+	var p struct {
+		PrepareSandboxParams
+		workDone
+	}
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	if p.RunID == "" || p.AgentID == "" {
+		return nil, badParams("runId and agentId are required")
+	}
+	if s.svc.Sandboxes == nil {
+		return nil, notAvailable("sandbox preparation (sidecar/sandbox has not landed in this build)")
+	}
+	root, err := s.workspace()
+	if err != nil {
+		return nil, err
+	}
+	p.Workspace = root
+	pr := s.beginProgress(ctx, p.WorkDoneToken, "Preparing sandbox", p.AgentID)
+	r, err := s.svc.Sandboxes.Prepare(ctx, p.PrepareSandboxParams)
+	pr.end(doneMessage(err))
+	return r, err
+}
+
+func (s *Server) createProposal(ctx context.Context, params json.RawMessage) (any, error) {
+	var p struct {
+		CreateProposalParams
+		workDone
+	}
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	if err := requireRef(p.ProposalRef); err != nil {
+		return nil, err
+	}
+	if s.svc.Proposals == nil {
+		return nil, notAvailable("proposals (sidecar/proposal has not landed in this build)")
+	}
+	root, err := s.workspace()
+	if err != nil {
+		return nil, err
+	}
+	p.Workspace = root
+	pr := s.beginProgress(ctx, p.WorkDoneToken, "Creating proposal", p.AgentID)
+	r, err := s.svc.Proposals.Create(ctx, p.CreateProposalParams)
+	pr.end(doneMessage(err))
+	return r, err
+}
+
+func (s *Server) listProposals(ctx context.Context, params json.RawMessage) (any, error) {
+	var p ListProposalsParams
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	if s.svc.Proposals == nil {
+		return nil, notAvailable("proposals (sidecar/proposal has not landed in this build)")
+	}
+	root, err := s.workspace()
+	if err != nil {
+		return nil, err
+	}
+	p.Workspace = root
+	return s.svc.Proposals.List(ctx, p)
+}
+
+func (s *Server) getProposal(ctx context.Context, params json.RawMessage) (any, error) {
+	var p ProposalRef
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	if err := requireRef(p); err != nil {
+		return nil, err
+	}
+	if s.svc.Proposals == nil {
+		return nil, notAvailable("proposals (sidecar/proposal has not landed in this build)")
+	}
+	root, err := s.workspace()
+	if err != nil {
+		return nil, err
+	}
+	p.Workspace = root
+	return s.svc.Proposals.Get(ctx, p)
+}
+
+func (s *Server) applyProposal(ctx context.Context, params json.RawMessage) (any, error) {
+	var p struct {
+		ApplyProposalParams
+		workDone
+	}
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	if err := requireRef(p.ProposalRef); err != nil {
+		return nil, err
+	}
+	if s.svc.Proposals == nil {
+		return nil, notAvailable("proposals (sidecar/proposal has not landed in this build)")
+	}
+	root, err := s.workspace()
+	if err != nil {
+		return nil, err
+	}
+	p.Workspace = root
+	title := "Applying proposal"
+	if p.Check {
+		title = "Checking proposal"
+	}
+	pr := s.beginProgress(ctx, p.WorkDoneToken, title, p.AgentID)
+	r, err := s.svc.Proposals.Apply(ctx, p.ApplyProposalParams)
+	pr.end(doneMessage(err))
+	return r, err
+}
+
+func (s *Server) rejectProposal(ctx context.Context, params json.RawMessage) (any, error) {
+	var p RejectProposalParams
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	if err := requireRef(p.ProposalRef); err != nil {
+		return nil, err
+	}
+	if s.svc.Proposals == nil {
+		return nil, notAvailable("proposals (sidecar/proposal has not landed in this build)")
+	}
+	root, err := s.workspace()
+	if err != nil {
+		return nil, err
+	}
+	p.Workspace = root
+	return s.svc.Proposals.Reject(ctx, p)
+}
+
+func doneMessage(err error) string {
+	if err != nil {
+		return "failed: " + err.Error()
+	}
+	return "done"
+}
