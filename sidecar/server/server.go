@@ -38,6 +38,8 @@ type Options struct {
 	WatchDelay time.Duration
 	// MaxFrame is the largest message accepted (default DefaultMaxFrame).
 	MaxFrame int
+	// TestHooks enables methods that exist only for tests (agentcanvas/test/block).
+	TestHooks bool
 	// Services are the domain packages behind the custom requests; a nil service answers
 	// with a "not available yet" error.
 	Services Services
@@ -151,6 +153,8 @@ type method struct {
 	async bool
 	// beforeInit may run before initialize.
 	beforeInit bool
+	// testOnly methods exist only with Options.TestHooks.
+	testOnly bool
 }
 
 // methods is the dispatch table; each file registers its methods in init.
@@ -167,8 +171,10 @@ func register(name string, m method) {
 // against it).
 func MethodNames() []string {
 	out := make([]string, 0, len(methods))
-	for n := range methods {
-		out = append(out, n)
+	for n, m := range methods {
+		if !m.testOnly {
+			out = append(out, n)
+		}
 	}
 	sort.Strings(out)
 	return out
@@ -178,6 +184,9 @@ func MethodNames() []string {
 func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (result any, err error) {
 	name := req.Method()
 	m, ok := methods[name]
+	if m.testOnly && !s.opts.TestHooks {
+		ok = false
+	}
 	isCall := req.IsCall()
 	if !ok {
 		if !isCall {

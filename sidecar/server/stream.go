@@ -42,7 +42,10 @@ func newStream(in io.Reader, out io.Writer, closer io.Closer, maxFrame int, logf
 }
 
 // errBadFrame is a framing problem the stream recovers from.
-type errBadFrame struct{ msg string }
+type errBadFrame struct {
+	msg    string
+	resync bool // the body length is unknown: skip to the next header after answering
+}
 
 func (e *errBadFrame) Error() string { return e.msg }
 
@@ -55,7 +58,13 @@ func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 		body, n, err := s.readFrame()
 		var bad *errBadFrame
 		if errors.As(err, &bad) {
+			// Answer first: the client may wait for the answer before sending more.
 			s.reject(jsonrpc2.ID{}, jsonrpc2.NewError(jsonrpc2.ParseError, bad.msg))
+			if bad.resync {
+				if err := s.skipToHeader(); err != nil {
+					return nil, 0, err
+				}
+			}
 			continue
 		}
 		if err != nil {
@@ -83,7 +92,7 @@ func (s *stream) readFrame() ([]byte, int64, error) {
 		if _, err := io.CopyN(io.Discard, s.in, int64(length)); err != nil {
 			return nil, 0, io.ErrUnexpectedEOF
 		}
-		return nil, 0, &errBadFrame{fmt.Sprintf("message of %d bytes exceeds the limit of %d bytes; it was skipped", length, s.maxFrame)}
+		return nil, 0, &errBadFrame{fmt.Sprintf("message of %d bytes exceeds the limit of %d bytes; it was skipped", length, s.maxFrame), false}
 	}
 	body := make([]byte, length)
 	if _, err := io.ReadFull(s.in, body); err != nil {
@@ -101,11 +110,7 @@ func (s *stream) readHeader() (length, consumed int, err error) {
 		line, err := s.in.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
 			// A header line longer than the buffer is not a header: resynchronise.
-			problem = "header line too long"
-			if err := s.skipToHeader(); err != nil {
-				return 0, 0, err
-			}
-			return 0, 0, &errBadFrame{"invalid message header: " + problem}
+			return 0, 0, &errBadFrame{"invalid message header: header line too long", true}
 		}
 		if err != nil {
 			if err == io.EOF && consumed == 0 && len(line) == 0 {
@@ -143,11 +148,7 @@ func (s *stream) readHeader() (length, consumed int, err error) {
 		problem = "no Content-Length header"
 	}
 	if problem != "" {
-		// The body length is unknown: skip to the next frame's header.
-		if err := s.skipToHeader(); err != nil {
-			return 0, 0, err
-		}
-		return 0, 0, &errBadFrame{"invalid message header: " + problem}
+		return 0, 0, &errBadFrame{"invalid message header: " + problem, true}
 	}
 	return length, consumed, nil
 }

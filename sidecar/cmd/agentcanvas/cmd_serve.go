@@ -49,7 +49,8 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer cancel()
 	go exitWithParent(ctx, cancel, stderr)
 
-	srv := server.New(server.Options{Version: version, Log: stderr, MaxFrame: *maxFrame, Services: services})
+	srv := server.New(server.Options{Version: version, Log: stderr, MaxFrame: *maxFrame, Services: services,
+		TestHooks: os.Getenv("AGENTCANVAS_SERVE_TEST_HOOKS") == "1"})
 	return srv.Run(ctx, stdin, stdout)
 }
 

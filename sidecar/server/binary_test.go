@@ -1,0 +1,281 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/lsppos"
+)
+
+// These tests drive the real `agentcanvas serve` binary over pipes.
+
+const goodFlow = `# a small flow
+version: "1.0"
+agents:
+  - id: a1
+    name: "Planner — 계획"
+    role: orchestrator
+  - id: a2
+    role: worker
+    runtime: {kind: cli, backendId: dry-run}
+interactions:
+  - id: i1
+    patternId: manager_worker
+    edges:
+      - source: a1
+        target: a2
+        data:
+          termination: {type: max_rounds, rounds: 2}
+`
+
+// workspace makes a workspace folder with flows/<name> holding text.
+func workspace(t *testing.T, name, text string) (root, uri string) {
+	t.Helper()
+	root = t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "flows"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(root, "flows", name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return root, pathURI(p)
+}
+
+func (c *client) open(uri, text string, version int) {
+	c.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
+		"uri": uri, "languageId": "yaml", "version": version, "text": text}})
+}
+
+func (c *client) change(uri string, version int, changes ...lsppos.Change) {
+	c.notify("textDocument/didChange", map[string]any{
+		"textDocument":   map[string]any{"uri": uri, "version": version},
+		"contentChanges": changes})
+}
+
+func TestLifecycle(t *testing.T) {
+	c := startBinary(t)
+	_, err := c.call("agentcanvas/listPatterns", nil)
+	if err == nil || err.Code != -32002 {
+		t.Fatalf("a request before initialize: got %v, want -32002 (server not initialized)", err)
+	}
+	res := c.initialize(t.TempDir())
+	caps := res["capabilities"].(map[string]any)
+	if caps["positionEncoding"] != "utf-16" {
+		t.Errorf("positionEncoding = %v", caps["positionEncoding"])
+	}
+	if sync := caps["textDocumentSync"].(map[string]any); sync["change"] != float64(2) || sync["openClose"] != true {
+		t.Errorf("textDocumentSync = %v, want incremental with open/close", sync)
+	}
+	var advertised []string
+	for _, m := range caps["experimental"].(map[string]any)["agentcanvas"].(map[string]any)["methods"].([]any) {
+		advertised = append(advertised, m.(string))
+	}
+	for _, m := range designMethods {
+		if !slices.Contains(advertised, "agentcanvas/"+m) {
+			t.Errorf("initialize does not advertise agentcanvas/%s", m)
+		}
+	}
+	if slices.Contains(advertised, "agentcanvas/test/block") {
+		t.Error("a test hook is advertised")
+	}
+	st := c.waitNote("agentcanvas/status", nil)
+	var status statusParams
+	_ = json.Unmarshal(st, &status)
+	if status.Health != healthOK && status.Health != healthWarning {
+		t.Errorf("status after initialized: %s", st)
+	}
+	if _, err := c.call("initialize", map[string]any{}); err == nil {
+		t.Error("a second initialize was accepted")
+	}
+	c.mustCall("shutdown", nil, nil)
+	if _, err := c.call("agentcanvas/listRuns", nil); err == nil || err.Code != -32600 {
+		t.Errorf("a request after shutdown: got %v, want -32600", err)
+	}
+	c.notify("exit", nil)
+	if code := c.waitExit(); code != 0 {
+		t.Errorf("exit after shutdown: code %d, want 0", code)
+	}
+}
+
+func TestExitWithoutShutdown(t *testing.T) {
+	c := startBinary(t)
+	c.initialize("")
+	c.notify("exit", nil)
+	if code := c.waitExit(); code != 1 {
+		t.Errorf("exit without shutdown: code %d, want 1", code)
+	}
+}
+
+func TestExitWhenStdinCloses(t *testing.T) {
+	c := startBinary(t)
+	c.initialize(t.TempDir())
+	c.w.Close()
+	if code := c.waitExit(); code != 0 {
+		t.Errorf("exit on end of input: code %d, want 0", code)
+	}
+	if strings.Contains(c.stderr.String(), "panic") {
+		t.Errorf("stderr: %s", c.stderr.String())
+	}
+}
+
+func TestDiagnosticsOnOpenAndChange(t *testing.T) {
+	bad := strings.Replace(goodFlow, "agents:", "agnets:", 1)
+	root, uri := workspace(t, "team.yaml", bad)
+	c := startBinary(t)
+	c.initialize(root)
+	c.open(uri, bad, 1)
+	ds := c.diagnostics(uri, 1)
+	if len(ds) == 0 {
+		t.Fatalf("no diagnostics for a flow with the unknown field agnets")
+	}
+	found := false
+	for _, d := range ds {
+		if d.Range.Start.Line == 2 && strings.Contains(d.Message, "agnets") {
+			found = true
+		}
+		if d.Source != "agentcanvas" || d.Severity < 1 || d.Severity > 4 {
+			t.Errorf("diagnostic %+v", d)
+		}
+	}
+	if !found {
+		t.Errorf("no diagnostic on line 2 (0-based) naming agnets: %+v", ds)
+	}
+	// Fix the typo with an incremental change: "agnets" -> "agents".
+	c.change(uri, 2, lsppos.Change{Range: &lsppos.Range{Start: lsppos.Position{Line: 2, Character: 0}, End: lsppos.Position{Line: 2, Character: 6}}, Text: "agents"})
+	if ds := c.diagnostics(uri, 2); len(ds) != 0 {
+		t.Fatalf("diagnostics after the fix: %+v", ds)
+	}
+	// A burst of changes: the newest version wins and nothing older is published after it.
+	c.change(uri, 3, lsppos.Change{Range: &lsppos.Range{Start: lsppos.Position{Line: 2, Character: 0}, End: lsppos.Position{Line: 2, Character: 6}}, Text: "agnets"})
+	c.change(uri, 4, lsppos.Change{Range: &lsppos.Range{Start: lsppos.Position{Line: 2, Character: 0}, End: lsppos.Position{Line: 2, Character: 6}}, Text: "agents"})
+	// A change on a line with non-ASCII text: the name's closing quote is at UTF-16 column
+	// 27 ("    name: " is 10, the name 17 units incl. quotes minus one).
+	line := `    name: "Planner — 계획"`
+	col := uint32(len([]rune(line)) - 1)
+	c.change(uri, 5, lsppos.Change{Range: &lsppos.Range{Start: lsppos.Position{Line: 4, Character: col}, End: lsppos.Position{Line: 4, Character: col}}, Text: "!"})
+	if ds := c.diagnostics(uri, 5); len(ds) != 0 {
+		t.Fatalf("diagnostics at version 5: %+v", ds)
+	}
+	// The server's text must now match ours: loadFlow reports the edited name.
+	var lf struct {
+		Version *int32 `json:"version"`
+		Flow    struct {
+			Agents []struct{ Name string } `json:"agents"`
+		} `json:"flow"`
+	}
+	c.mustCall("agentcanvas/loadFlow", map[string]any{"uri": uri}, &lf)
+	if lf.Version == nil || *lf.Version != 5 || lf.Flow.Agents[0].Name != "Planner — 계획!" {
+		t.Fatalf("loadFlow after changes: version %v, agents %+v", lf.Version, lf.Flow.Agents)
+	}
+	c.mu.Lock()
+	for _, m := range c.notes {
+		var d publishDiagnosticsParams
+		_ = json.Unmarshal(m.Params, &d)
+		if m.Method == "textDocument/publishDiagnostics" && d.URI == uri && (d.Version == nil || *d.Version < 5) {
+			t.Errorf("stale diagnostics published after version 5: version %v", d.Version)
+		}
+	}
+	c.mu.Unlock()
+	// Closing clears the file's diagnostics.
+	c.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri}})
+	c.waitNote("textDocument/publishDiagnostics", func(p json.RawMessage) bool {
+		var d publishDiagnosticsParams
+		_ = json.Unmarshal(p, &d)
+		return d.URI == uri && len(d.Diagnostics) == 0 && d.Version == nil
+	})
+	c.shutdownExit()
+}
+
+func TestMalformedInput(t *testing.T) {
+	c := startBinary(t, "--max-message-bytes", "4096")
+	c.initialize("")
+	expect := func(what string, code int) {
+		t.Helper()
+		m := c.waitNullID()
+		if m.Error == nil || m.Error.Code != code || string(m.ID) != "null" {
+			t.Errorf("%s: got %+v (id %s), want error %d with id null", what, m.Error, m.ID, code)
+		}
+	}
+	alive := func(what string) {
+		t.Helper()
+		if _, err := c.call("agentcanvas/listRuns", nil); err == nil || err.Code != int(CodeNotAvailable) {
+			t.Fatalf("after %s the server does not answer normally: %v", what, err)
+		}
+	}
+	c.writeRaw([]byte("Content-Length: abc\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":99,\"method\":\"shutdown\"}"))
+	expect("a non-numeric Content-Length", -32700)
+	alive("a bad Content-Length")
+
+	c.writeRaw([]byte("Content-Type: text/plain\r\n\r\n{}"))
+	expect("a frame without Content-Length", -32700)
+	alive("a missing Content-Length")
+
+	c.writeRaw(frame([]byte(`{"jsonrpc":"2.0","id":1,"method":`)))
+	expect("invalid JSON", -32700)
+	alive("invalid JSON")
+
+	c.writeRaw(frame([]byte(`{"jsonrpc":"2.0","id":7,"method":"x","params":"` + strings.Repeat("x", 8000) + `"}`)))
+	expect("a frame over the size limit", -32700)
+	alive("a huge frame")
+
+	c.writeRaw(frame([]byte(`[{"jsonrpc":"2.0","id":1,"method":"shutdown"}]`)))
+	expect("a batch", -32600)
+	alive("a batch")
+
+	// An invalid request whose id can be read is answered with that id.
+	ch := c.expect(41)
+	c.writeRaw(frame([]byte(`{"jsonrpc":"1.0","id":41,"method":"shutdown"}`)))
+	if m := c.await(ch, "invalid version"); m.Error == nil || m.Error.Code != -32600 {
+		t.Errorf("jsonrpc 1.0 request: %+v, want -32600 with id 41", m.Error)
+	}
+	_, err := c.call("no/such/method", map[string]any{})
+	if err == nil || err.Code != -32601 {
+		t.Errorf("unknown method: %v, want -32601", err)
+	}
+	_, err = c.call("agentcanvas/loadFlow", []int{1, 2})
+	if err == nil || err.Code != -32602 {
+		t.Errorf("params of the wrong shape: %v, want -32602", err)
+	}
+	c.notify("no/such/notification", nil)
+	alive("unknown methods")
+	c.shutdownExit()
+	if code := c.waitExit(); code != 0 {
+		t.Errorf("exit code %d", code)
+	}
+}
+
+func TestCancelRequest(t *testing.T) {
+	c := startBinary(t)
+	c.initialize("")
+	for _, id := range []any{7, int64(1) << 40, "cancel-me", "42"} {
+		ch := c.send(id, "agentcanvas/test/block", nil)
+		// Cancel with the id exactly as the request carried it (a JSON number or string).
+		c.notify("$/cancelRequest", map[string]any{"id": id})
+		m := c.await(ch, fmt.Sprintf("cancelled request %v", id))
+		if m.Error == nil || m.Error.Code != int(CodeRequestCancelled) {
+			t.Errorf("id %v (%T): got %+v, want error -32800", id, id, m.Error)
+		}
+		if got, _ := json.Marshal(id); string(m.ID) != string(got) {
+			t.Errorf("response id %s, want %s", m.ID, got)
+		}
+	}
+	// Cancelling an id that is not running, or with a malformed id, is harmless.
+	c.notify("$/cancelRequest", map[string]any{"id": 12345})
+	c.notify("$/cancelRequest", map[string]any{"id": map[string]any{}})
+	c.notify("$/cancelRequest", nil)
+	if _, err := c.call("agentcanvas/listRuns", nil); err == nil || err.Code != int(CodeNotAvailable) {
+		t.Fatalf("server after odd cancellations: %v", err)
+	}
+	c.shutdownExit()
+}
+
+// designMethods are the custom requests DESIGN.md names.
+var designMethods = []string{"listPatterns", "loadFlow", "editFlow", "validateFlow", "instantiatePattern",
+	"prepareSandbox", "createProposal", "listProposals", "getProposal", "applyProposal", "rejectProposal",
+	"startRun", "stopRun", "listRuns", "answerQuestion", "provideDependency", "rejectDependency", "queryLogs"}
