@@ -43,6 +43,7 @@ func newWatcher(s *Server, root string) (*watcher, error) {
 		fw.Close()
 		return nil, err
 	}
+	w.scan("", false) // the flows that exist now are known, not "created"
 	go w.loop()
 	return w, nil
 }
@@ -123,7 +124,6 @@ func (w *watcher) scan(rel string, report bool) {
 
 func (w *watcher) loop() {
 	defer close(w.done)
-	w.scan("", false)
 	for {
 		select {
 		case ev, ok := <-w.fw.Events:
