@@ -173,15 +173,25 @@ func TestDiagnosticsOnOpenAndChange(t *testing.T) {
 	if lf.Version == nil || *lf.Version != 5 || lf.Flow.Agents[0].Name != "Planner — 계획!" {
 		t.Fatalf("loadFlow after changes: version %v, agents %+v", lf.Version, lf.Flow.Agents)
 	}
+	// Publications for this file came in increasing version order, ending with 5.
 	c.mu.Lock()
-	for _, m := range c.notes {
+	last := int32(0)
+	for _, m := range c.log {
 		var d publishDiagnosticsParams
 		_ = json.Unmarshal(m.Params, &d)
-		if m.Method == "textDocument/publishDiagnostics" && d.URI == uri && (d.Version == nil || *d.Version < 5) {
-			t.Errorf("stale diagnostics published after version 5: version %v", d.Version)
+		if m.Method != "textDocument/publishDiagnostics" || d.URI != uri {
+			continue
 		}
+		if d.Version == nil || *d.Version <= last {
+			t.Errorf("diagnostics for version %v published after version %d", d.Version, last)
+			continue
+		}
+		last = *d.Version
 	}
 	c.mu.Unlock()
+	if last != 5 {
+		t.Errorf("last published version %d, want 5", last)
+	}
 	// Closing clears the file's diagnostics.
 	c.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri}})
 	c.waitNote("textDocument/publishDiagnostics", func(p json.RawMessage) bool {

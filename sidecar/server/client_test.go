@@ -53,6 +53,7 @@ type client struct {
 	mu          sync.Mutex
 	pending     map[string]chan *wireMsg
 	notes       []*wireMsg
+	log         []*wireMsg // every notification, in arrival order, never consumed
 	noteCh      chan struct{} // signalled on every notification
 	serverCalls []*wireMsg
 	holdCalls   bool // do not answer server requests
@@ -207,6 +208,7 @@ func (c *client) read(r *bufio.Reader) {
 		case m.Method != "":
 			c.mu.Lock()
 			c.notes = append(c.notes, &m)
+			c.log = append(c.log, &m)
 			c.mu.Unlock()
 			select {
 			case c.noteCh <- struct{}{}:
@@ -341,8 +343,7 @@ func (c *client) notify(method string, params any) {
 	c.write(msg)
 }
 
-// waitNote waits for a notification of method that satisfies ok, consuming the
-// notifications before it.
+// waitNote waits for a notification of method that satisfies ok and consumes it.
 func (c *client) waitNote(method string, ok func(params json.RawMessage) bool) json.RawMessage {
 	c.t.Helper()
 	timeout := time.After(deadline)
@@ -350,7 +351,7 @@ func (c *client) waitNote(method string, ok func(params json.RawMessage) bool) j
 		c.mu.Lock()
 		for i, m := range c.notes {
 			if m.Method == method && (ok == nil || ok(m.Params)) {
-				c.notes = c.notes[i+1:]
+				c.notes = append(c.notes[:i:i], c.notes[i+1:]...)
 				c.mu.Unlock()
 				return m.Params
 			}
