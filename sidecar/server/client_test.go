@@ -53,7 +53,7 @@ type client struct {
 	mu          sync.Mutex
 	pending     map[string]chan *wireMsg
 	notes       []*wireMsg
-	log         []*wireMsg // every notification, in arrival order, never consumed
+	log         []*wireMsg    // every notification, in arrival order, never consumed
 	noteCh      chan struct{} // signalled on every notification
 	serverCalls []*wireMsg
 	holdCalls   bool // do not answer server requests

@@ -62,11 +62,11 @@ func (e *fakeEngine) Stop(ctx context.Context, id string) error {
 	e.sink(RunEvent{Flow: "team", RunID: id, Event: "run_stopped"})
 	return nil
 }
-func (e *fakeEngine) List(ctx context.Context) ([]RunInfo, error)         { return nil, nil }
-func (e *fakeEngine) Answer(ctx context.Context, p AnswerParams) error     { return nil }
+func (e *fakeEngine) List(ctx context.Context) ([]RunInfo, error)           { return nil, nil }
+func (e *fakeEngine) Answer(ctx context.Context, p AnswerParams) error      { return nil }
 func (e *fakeEngine) Provide(ctx context.Context, p DependencyParams) error { return nil }
 func (e *fakeEngine) Reject(ctx context.Context, p DependencyParams) error  { return nil }
-func (e *fakeEngine) Close()                                               {}
+func (e *fakeEngine) Close()                                                {}
 
 func TestServicesPlumbing(t *testing.T) {
 	root, uri := workspace(t, "team.yaml", goodFlow)
