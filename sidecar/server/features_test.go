@@ -413,3 +413,61 @@ func TestWatchNotifications(t *testing.T) {
 	})
 	c.shutdownExit()
 }
+
+func TestEditFlowOnTheBinary(t *testing.T) {
+	root, uri := workspace(t, "edit.yaml", goodFlow)
+	c := startBinary(t)
+	c.initialize(root)
+	text := goodFlow
+	c.open(uri, text, 1)
+	ops := []any{
+		map[string]any{"op": "moveNode", "id": "a1", "position": map[string]any{"x": 10, "y": 20}},
+		map[string]any{"op": "set", "path": "/agents/0/name", "value": "Lead — 리드 😀"},
+	}
+	var ef editFlowResult
+	c.mustCall("agentcanvas/editFlow", map[string]any{"uri": uri, "version": 1, "ops": ops}, &ef)
+	if ef.Version == nil || *ef.Version != 1 || len(ef.Edits) == 0 {
+		t.Fatalf("editFlow: %+v", ef)
+	}
+	// Apply the LSP edits as the extension would, and send them back as the next version.
+	edits := append([]lsppos.TextEdit(nil), ef.Edits...)
+	sort.SliceStable(edits, func(i, j int) bool { return !posLess(edits[i].Range.Start, edits[j].Range.Start) })
+	var changes []lsppos.Change
+	for _, e := range edits {
+		r := e.Range
+		changes = append(changes, lsppos.Change{Range: &r, Text: e.NewText})
+	}
+	next, err := lsppos.ApplyChanges([]byte(text), changes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(next), "# a small flow") {
+		t.Errorf("the comment was lost:\n%s", next)
+	}
+	c.change(uri, 2, changes...)
+	var lf struct {
+		Flow struct {
+			Agents []struct{ Name string } `json:"agents"`
+			Layout struct {
+				Nodes map[string]Point `json:"nodes"`
+			} `json:"layout"`
+		} `json:"flow"`
+		Diags []lspDiagnostic `json:"diagnostics"`
+	}
+	c.mustCall("agentcanvas/loadFlow", map[string]any{"uri": uri, "version": 2}, &lf)
+	if lf.Flow.Agents[0].Name != "Lead — 리드 😀" || lf.Flow.Layout.Nodes["a1"] != (Point{10, 20}) || len(lf.Diags) != 0 {
+		t.Errorf("after applying the edits: %+v\n%s", lf, next)
+	}
+	// A stale version is refused; so is a bad operation, naming it.
+	if _, err := c.call("agentcanvas/editFlow", map[string]any{"uri": uri, "version": 1, "ops": ops}); err == nil || err.Code != int(CodeContentModified) {
+		t.Errorf("editFlow at a stale version: %v", err)
+	}
+	_, rerr := c.call("agentcanvas/editFlow", map[string]any{"uri": uri, "version": 2, "ops": []any{map[string]any{"op": "removeNode", "id": "nope"}}})
+	if rerr == nil || rerr.Code != -32602 || !strings.Contains(rerr.Message, "operation 0") {
+		t.Errorf("editFlow with a bad operation: %v", rerr)
+	}
+	if _, err := c.call("agentcanvas/editFlow", map[string]any{"uri": uri, "version": 2, "ops": "nope"}); err == nil || err.Code != -32602 {
+		t.Errorf("editFlow with ops not an array: %v", err)
+	}
+	c.shutdownExit()
+}

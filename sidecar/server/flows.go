@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/lsppos"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
@@ -171,17 +174,18 @@ func (s *Server) editFlow(ctx context.Context, params json.RawMessage) (any, err
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
-	if len(p.Ops) == 0 {
-		return nil, badParams("ops is required (an array of edit operations, docs/flow-edits.md)")
-	}
-	if s.svc.EditFlow == nil {
-		return nil, notAvailable("flow edit operations (flow.Edit has not landed in this build)")
+	var ops []flow.Op
+	if len(p.Ops) == 0 || json.Unmarshal(p.Ops, &ops) != nil {
+		return nil, badParams("ops must be an array of edit operations (docs/flow-edits.md)")
 	}
 	a, open, err := s.flowAt(p.flowRef)
 	if err != nil {
 		return nil, err
 	}
-	edits, err := s.svc.EditFlow(a.text, a.flow.File, p.Ops)
+	if ops, err = s.expandPatterns(ctx, a, ops); err != nil {
+		return nil, err
+	}
+	edits, err := s.svc.EditFlow(a.text, a.flow.File, ops)
 	if err != nil {
 		return nil, badParams("%v", err)
 	}
@@ -191,4 +195,46 @@ func (s *Server) editFlow(ctx context.Context, params json.RawMessage) (any, err
 		r.Version = &v
 	}
 	return r, nil
+}
+
+// expandPatterns replaces insertPattern operations by the operations that add the
+// pattern's subgraph (the flow package cannot expand them: it knows no patterns).
+func (s *Server) expandPatterns(ctx context.Context, a *analysis, ops []flow.Op) ([]flow.Op, error) {
+	out := make([]flow.Op, 0, len(ops))
+	existing := flowIDs(a.flow)
+	for i, op := range ops {
+		if op.Op != "insertPattern" {
+			out = append(out, op)
+			continue
+		}
+		if s.svc.ExpandPattern == nil {
+			return nil, notAvailable("operation " + strconv.Itoa(i) + " (insertPattern) needs the pattern catalog (sidecar/pattern has not landed in this build)")
+		}
+		more, err := s.svc.ExpandPattern(ctx, op.PatternID, existing, op.Position)
+		if err != nil {
+			return nil, badParams("operation %d (insertPattern): %v", i, err)
+		}
+		for _, m := range more {
+			if m.ID != "" {
+				existing = append(existing, m.ID)
+			}
+		}
+		out = append(out, more...)
+	}
+	return out, nil
+}
+
+// flowIDs lists the node and interaction ids of a flow.
+func flowIDs(f *flow.Flow) []string {
+	var ids []string
+	for _, ag := range f.Agents {
+		ids = append(ids, ag.ID)
+	}
+	for _, sn := range f.SystemNodes {
+		ids = append(ids, sn.ID)
+	}
+	for _, in := range f.Interactions {
+		ids = append(ids, in.ID)
+	}
+	return ids
 }

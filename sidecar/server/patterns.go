@@ -38,15 +38,7 @@ func (s *Server) instantiatePattern(ctx context.Context, params json.RawMessage)
 		if err != nil {
 			return nil, err
 		}
-		for _, ag := range a.flow.Agents {
-			p.ExistingIDs = append(p.ExistingIDs, ag.ID)
-		}
-		for _, sn := range a.flow.SystemNodes {
-			p.ExistingIDs = append(p.ExistingIDs, sn.ID)
-		}
-		for _, in := range a.flow.Interactions {
-			p.ExistingIDs = append(p.ExistingIDs, in.ID)
-		}
+		p.ExistingIDs = flowIDs(a.flow)
 	}
 	return s.svc.Patterns.Instantiate(ctx, p.InstantiateParams)
 }

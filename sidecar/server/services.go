@@ -2,9 +2,9 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"sort"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/span"
 )
 
@@ -13,8 +13,11 @@ import (
 // its methods answer CodeNotAvailable ("not available yet: …"). Results are plain values the
 // domain package defines and the server encodes as JSON unchanged.
 type Services struct {
-	// EditFlow turns canvas edit operations into minimal text edits (flow.Edit).
-	EditFlow func(src []byte, file string, ops json.RawMessage) ([]span.TextEdit, error)
+	// EditFlow turns canvas edit operations into minimal text edits (default flow.Edit).
+	EditFlow func(src []byte, file string, ops []flow.Op) ([]span.TextEdit, error)
+	// ExpandPattern turns an insertPattern operation into addAgent, addSystemNode and
+	// addInteraction operations with ids fresh with respect to existing (sidecar/pattern).
+	ExpandPattern func(ctx context.Context, patternID string, existing []string, position *flow.Point) ([]flow.Op, error)
 	// Patterns is the pattern catalog (sidecar/pattern).
 	Patterns PatternCatalog
 	// Sandboxes prepares agent sandboxes (sidecar/sandbox).
@@ -30,7 +33,12 @@ type Services struct {
 	Runs RunEngine
 }
 
-func (s Services) withDefaults() Services { return s }
+func (s Services) withDefaults() Services {
+	if s.EditFlow == nil {
+		s.EditFlow = flow.Edit
+	}
+	return s
+}
 
 // available names the services present in this build (reported in initialize).
 func (s Services) available() []string {
@@ -41,6 +49,7 @@ func (s Services) available() []string {
 		}
 	}
 	add(s.EditFlow != nil, "editFlow")
+	add(s.ExpandPattern != nil, "insertPattern")
 	add(s.Patterns != nil, "patterns")
 	add(s.Sandboxes != nil, "sandboxes")
 	add(s.Proposals != nil, "proposals")

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/span"
 )
 
@@ -79,7 +80,7 @@ func TestServicesPlumbing(t *testing.T) {
 			}
 			return &fakeEngine{sink: sink}, nil
 		},
-		EditFlow: func(src []byte, file string, ops json.RawMessage) ([]span.TextEdit, error) {
+		EditFlow: func(src []byte, file string, ops []flow.Op) ([]span.TextEdit, error) {
 			// Replace the first "a1" after "id: " with "lead": a real edit through the mapper.
 			i := strings.Index(string(src), "id: a1") + len("id: ")
 			x := span.NewIndex(src)
