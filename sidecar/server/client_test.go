@@ -235,6 +235,17 @@ func (c *client) read(r *bufio.Reader) {
 	}
 }
 
+// newFrameReader reads frames from r until io.EOF at a frame boundary.
+func newFrameReader(r io.Reader) func() ([]byte, error) {
+	br := bufio.NewReader(r)
+	return func() ([]byte, error) {
+		if _, err := br.Peek(1); err == io.EOF {
+			return nil, io.EOF
+		}
+		return readFrame(br)
+	}
+}
+
 func readFrame(r *bufio.Reader) ([]byte, error) {
 	n := -1
 	for {

@@ -112,7 +112,12 @@ func (s *Server) Run(ctx context.Context, in io.Reader, out io.Writer) int {
 	if c, ok := in.(io.Closer); ok {
 		closer = c
 	}
+	// Every request's context derives from ctx; cancelling it when input ends stops the
+	// requests still running, so end of input always ends the session.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	s.stream = newStream(in, out, closer, s.opts.MaxFrame, s.logf)
+	s.stream.onEnd = cancel
 	s.conn = jsonrpc2.NewConn(s.stream, jsonrpc2.WithCodec(stdCodec{}), jsonrpc2.WithPreempter(cancelPreempter{s}))
 	s.conn.Go(ctx, s.handle)
 	select {

@@ -29,6 +29,10 @@ type stream struct {
 	closer   io.Closer
 	maxFrame int
 	logf     func(format string, args ...any)
+	// onEnd is called once when reading ends (end of input or a read error), so requests
+	// still running are cancelled rather than keeping the process alive.
+	onEnd   func()
+	endOnce sync.Once
 
 	wmu  sync.Mutex
 	wbuf []byte
@@ -62,12 +66,18 @@ func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 			s.reject(jsonrpc2.ID{}, jsonrpc2.NewError(jsonrpc2.ParseError, bad.msg))
 			if bad.resync {
 				if err := s.skipToHeader(); err != nil {
+					if s.onEnd != nil {
+						s.endOnce.Do(s.onEnd)
+					}
 					return nil, 0, err
 				}
 			}
 			continue
 		}
 		if err != nil {
+			if s.onEnd != nil {
+				s.endOnce.Do(s.onEnd)
+			}
 			return nil, 0, err
 		}
 		msg, derr := jsonrpc2.DecodeMessage(body)
