@@ -1,0 +1,92 @@
+package server
+
+import (
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/lsppos"
+)
+
+// Benchmarks (go test -run '^$' -bench . ./sidecar/server):
+//
+//	BenchmarkProcessStartVersion   `agentcanvas version`: the cost of starting the process
+//	BenchmarkInitializeRoundTrip   start `agentcanvas serve`, initialize, shutdown, exit
+//	BenchmarkDidChangeDiagnostics  didChange → publishDiagnostics on a 2,000-agent flow
+//	BenchmarkTrivialRequests       sequential request round trips per second
+
+func BenchmarkProcessStartVersion(b *testing.B) {
+	bin := binary(b)
+	for b.Loop() {
+		if out, err := exec.Command(bin, "version").Output(); err != nil || !strings.HasPrefix(string(out), "agentcanvas ") {
+			b.Fatalf("version: %v %q", err, out)
+		}
+	}
+}
+
+func BenchmarkInitializeRoundTrip(b *testing.B) {
+	binary(b)
+	for b.Loop() {
+		c := startBinary(b)
+		c.initialize("")
+		c.shutdownExit()
+		if code := c.waitExit(); code != 0 {
+			b.Fatalf("exit code %d", code)
+		}
+	}
+}
+
+// bigFlow is a flow with n agents chained by n-1 interactions.
+func bigFlow(n int) string {
+	var sb strings.Builder
+	sb.WriteString("version: \"1.0\"\nagents:\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&sb, "  - id: a%d\n    name: \"Agent %d\"\n    role: worker\n    runtime: {kind: cli, backendId: dry-run}\n", i, i)
+	}
+	sb.WriteString("interactions:\n")
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&sb, "  - id: i%d\n    patternId: manager_worker\n    edges:\n      - source: a%d\n        target: a%d\n        data:\n          termination: {type: max_rounds, rounds: 2}\n", i, i-1, i)
+	}
+	return sb.String()
+}
+
+func BenchmarkDidChangeDiagnostics(b *testing.B) {
+	text := bigFlow(2000)
+	root := b.TempDir()
+	uri := pathURI(root + "/flows/big.yaml")
+	c := startBinary(b)
+	c.initialize(root)
+	c.open(uri, text, 1)
+	c.diagnostics(uri, 1)
+	b.SetBytes(int64(len(text)))
+	// Each change renames the role of agent 0 back and forth ("worker" <-> "worked").
+	line := uint32(3)
+	col := uint32(len("    role: worke"))
+	version := 1
+	for b.Loop() {
+		version++
+		ch := "d"
+		if version%2 == 0 {
+			ch = "r"
+		}
+		c.change(uri, version, lsppos.Change{Range: &lsppos.Range{Start: lsppos.Position{Line: line, Character: col}, End: lsppos.Position{Line: line, Character: col + 1}}, Text: ch})
+		c.diagnostics(uri, version)
+	}
+	b.StopTimer()
+	c.shutdownExit()
+}
+
+func BenchmarkTrivialRequests(b *testing.B) {
+	c := startBinary(b)
+	c.initialize("")
+	params := map[string]any{"textDocument": map[string]any{"uri": "file:///nowhere/flows/x.yaml"}, "position": map[string]any{"line": 0, "character": 0}}
+	for b.Loop() {
+		if _, err := c.call("textDocument/hover", params); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+	b.StopTimer()
+	c.shutdownExit()
+}
