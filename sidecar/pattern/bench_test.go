@@ -26,8 +26,9 @@ func BenchmarkInstantiateIntoLargeFlow(b *testing.B) {
 		ids[id] = true
 		layout[id] = Position{X: float64(i%50) * 260, Y: float64(i/50) * 140}
 	}
-	for i := range 4000 {
-		ids[fmt.Sprintf("hierarchical_tree_e%d", i+1)] = true
+	for i := range 4000 { // 50 interactions of 80 edges
+		ids[fmt.Sprintf("i%d", i/80+1)] = true
+		ids[fmt.Sprintf("i%d_e%d", i/80+1, i%80+1)] = true
 	}
 	p, _ := Lookup("P15")
 	b.ResetTimer()

@@ -39,7 +39,7 @@ func FuzzParseTemplate(f *testing.F) {
 
 // FuzzInstantiate: any taken ids, prefix and counts give fresh, unique ids and a sound subgraph.
 func FuzzInstantiate(f *testing.F) {
-	f.Add(uint8(4), "debater_1,judge,debate_judge,debate_judge_e1", "", uint8(3))
+	f.Add(uint8(4), "debater_1,judge,i1,i2_e1", "", uint8(3))
 	f.Add(uint8(14), "root,sub_manager_1,worker_2,worker_2_2", "x_", uint8(7))
 	f.Add(uint8(6), "", "voter", uint8(0))
 	f.Fuzz(func(t *testing.T, which uint8, taken, prefix string, count uint8) {

@@ -168,12 +168,24 @@ func Instantiate(p Pattern, opts InstantiateOptions) Subgraph {
 				}
 				sg.SystemNodes = append(sg.SystemNodes, n)
 			} else {
-				sg.Agents = append(sg.Agents, Agent{ID: id, Name: name, Role: r.Role, Runtime: *r.Runtime})
+				rt := Runtime{Kind: "cli", BackendID: "auto", CwdMode: "agentHome"} // the spec §6.2 default
+				if r.Runtime != nil {
+					rt = *r.Runtime
+				}
+				sg.Agents = append(sg.Agents, Agent{ID: id, Name: name, Role: r.Role, Runtime: rt})
 			}
 		}
 	}
 
-	sg.Interaction = Interaction{ID: fresh(opts.Prefix + t.PatternID), PatternID: t.PatternID, Edges: []Edge{}}
+	// Interactions are i1, i2, … as in the spec's examples (a pattern id would clash with role
+	// names: P11's blackboard node is "blackboard"); edges are <interaction>_e1, _e2, ….
+	interactionID := ""
+	for n := 1; interactionID == ""; n++ {
+		if id := opts.Prefix + "i" + strconv.Itoa(n); !taken(id) {
+			interactionID = claim(id)
+		}
+	}
+	sg.Interaction = Interaction{ID: interactionID, PatternID: t.PatternID, Edges: []Edge{}}
 	edgeNo := 0
 	addEdge := func(te TemplateEdge, src, dst string) {
 		var id string

@@ -146,9 +146,9 @@ func TestRepeatedInsertionGetsFreshReadableIDs(t *testing.T) {
 		addToFlow(ids, layout, sg)
 	}
 	want := [][]string{
-		{"debater_1", "debater_2", "judge", "debate_judge"},
-		{"debater_3", "debater_4", "judge_2", "debate_judge_2"},
-		{"debater_5", "debater_6", "judge_3", "debate_judge_3"},
+		{"debater_1", "debater_2", "judge", "i1"},
+		{"debater_3", "debater_4", "judge_2", "i2"},
+		{"debater_5", "debater_6", "judge_3", "i3"},
 	}
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("ids %v\nwant %v", names, want)
@@ -159,11 +159,11 @@ func TestInstantiateAvoidsExistingIDs(t *testing.T) {
 	p := mustLookup(t, "P01")
 	existing := map[string]bool{
 		"manager": true, "manager_2": true, "worker_1": true, "worker_3": true,
-		"manager_worker": true, "manager_worker_2_e1": true,
+		"i1": true, "i2_e1": true,
 	}
 	sg := Instantiate(p, InstantiateOptions{ExistingIDs: existing})
 	checkSubgraph(t, p, sg, existing)
-	if got := strings.Join(append(sg.NodeIDs(), sg.Interaction.ID, sg.Interaction.Edges[0].ID), " "); got != "manager_3 worker_2 worker_4 manager_worker_2 manager_worker_2_e2" {
+	if got := strings.Join(append(sg.NodeIDs(), sg.Interaction.ID, sg.Interaction.Edges[0].ID), " "); got != "manager_3 worker_2 worker_4 i2 i2_e2" {
 		t.Errorf("ids = %s", got)
 	}
 	if len(existing) != 6 {
@@ -173,7 +173,7 @@ func TestInstantiateAvoidsExistingIDs(t *testing.T) {
 
 func TestPrefix(t *testing.T) {
 	sg := Instantiate(mustLookup(t, "P02"), InstantiateOptions{Prefix: "review_"})
-	if got := strings.Join(append(sg.NodeIDs(), sg.Interaction.ID), " "); got != "review_user review_assistant review_role_play_pair" {
+	if got := strings.Join(append(sg.NodeIDs(), sg.Interaction.ID), " "); got != "review_user review_assistant review_i1" {
 		t.Errorf("ids = %s", got)
 	}
 }
@@ -306,8 +306,8 @@ func TestSubgraphYAML(t *testing.T) {
 	out := marshal(sg.Interaction)
 	text := string(out)
 	for _, want := range []string{
-		"id: debate_judge\npatternId: debate_judge\nedges:\n",
-		"  - id: debate_judge_e1\n    source: debater_1\n    target: debater_2\n    data:\n",
+		"id: i1\npatternId: debate_judge\nedges:\n",
+		"  - id: i1_e1\n    source: debater_1\n    target: debater_2\n    data:\n",
 		"      termination:\n        any:\n          - type: max_rounds\n            rounds: 3\n          - type: judge_decision\n          - type: timeout_ms\n            ms: 600000\n",
 		"        timeout_ms: 600000\n",
 		"      observability:\n        logs: true\n        traces: false\n",
