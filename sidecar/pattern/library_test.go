@@ -1,6 +1,7 @@
 package pattern
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
@@ -154,5 +155,21 @@ func TestResultsAreCopies(t *testing.T) {
 	if !HasRetention(q.DefaultParams) || q.Roles[0].Runtime.BackendID != "auto" ||
 		q.DefaultTermination.Any[0].Type == "changed" || q.Template.Edges[0].Messages[0] == "changed" {
 		t.Fatal("changing a looked-up pattern changed the library")
+	}
+}
+
+func TestPatternJSONForRPC(t *testing.T) {
+	p, _ := Lookup("P11")
+	data, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Pattern
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.ID != "P11" || back.PatternID != "blackboard" || back.Doc != p.Doc || !HasRetention(back.DefaultParams) ||
+		back.DefaultTermination.String() != p.DefaultTermination.String() || len(back.Template.Edges) != 1 {
+		t.Errorf("Pattern did not survive JSON: %s", data[:200])
 	}
 }
