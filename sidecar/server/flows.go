@@ -210,21 +210,39 @@ func (s *Server) expandPatterns(ctx context.Context, a *analysis, ops []flow.Op)
 		if s.svc.ExpandPattern == nil {
 			return nil, notAvailable("operation " + strconv.Itoa(i) + " (insertPattern) needs the pattern catalog (sidecar/pattern has not landed in this build)")
 		}
-		more, err := s.svc.ExpandPattern(ctx, op.PatternID, existing, op.Position)
+		more, err := s.svc.ExpandPattern(ctx, op.PatternID, existing, op.Position, a.flow.Layout.Nodes)
 		if err != nil {
 			return nil, badParams("operation %d (insertPattern): %v", i, err)
 		}
-		for _, m := range more {
-			if m.ID != "" {
-				existing = append(existing, m.ID)
-			}
-		}
+		existing = append(existing, opIDs(more)...)
 		out = append(out, more...)
 	}
 	return out, nil
 }
 
-// flowIDs lists the node and interaction ids of a flow.
+// opIDs lists the ids the add operations of an expansion introduce.
+func opIDs(ops []flow.Op) []string {
+	var ids []string
+	for _, op := range ops {
+		var v struct {
+			ID    string `json:"id"`
+			Edges []struct {
+				ID string `json:"id"`
+			} `json:"edges"`
+		}
+		for _, raw := range []json.RawMessage{op.Agent, op.Node, op.Interaction} {
+			if len(raw) > 0 && json.Unmarshal(raw, &v) == nil {
+				ids = append(ids, v.ID)
+				for _, e := range v.Edges {
+					ids = append(ids, e.ID)
+				}
+			}
+		}
+	}
+	return ids
+}
+
+// flowIDs lists every id of a flow: nodes, interactions, edges.
 func flowIDs(f *flow.Flow) []string {
 	var ids []string
 	for _, ag := range f.Agents {
@@ -235,6 +253,9 @@ func flowIDs(f *flow.Flow) []string {
 	}
 	for _, in := range f.Interactions {
 		ids = append(ids, in.ID)
+		for _, e := range in.Edges {
+			ids = append(ids, e.ID)
+		}
 	}
 	return ids
 }

@@ -39,6 +39,7 @@ func (s *Server) instantiatePattern(ctx context.Context, params json.RawMessage)
 			return nil, err
 		}
 		p.ExistingIDs = flowIDs(a.flow)
+		p.Layout = a.flow.Layout.Nodes
 	}
 	return s.svc.Patterns.Instantiate(ctx, p.InstantiateParams)
 }

@@ -17,7 +17,8 @@ type Services struct {
 	EditFlow func(src []byte, file string, ops []flow.Op) ([]span.TextEdit, error)
 	// ExpandPattern turns an insertPattern operation into addAgent, addSystemNode and
 	// addInteraction operations with ids fresh with respect to existing (sidecar/pattern).
-	ExpandPattern func(ctx context.Context, patternID string, existing []string, position *flow.Point) ([]flow.Op, error)
+	// layout is the flow's current layout (a subgraph without a position goes beside it).
+	ExpandPattern func(ctx context.Context, patternID string, existing []string, position *flow.Point, layout map[string]flow.Point) ([]flow.Op, error)
 	// Patterns is the pattern catalog (sidecar/pattern).
 	Patterns PatternCatalog
 	// Sandboxes prepares agent sandboxes (sidecar/sandbox).
@@ -36,6 +37,12 @@ type Services struct {
 func (s Services) withDefaults() Services {
 	if s.EditFlow == nil {
 		s.EditFlow = flow.Edit
+	}
+	if s.Patterns == nil {
+		s.Patterns = libraryCatalog{}
+	}
+	if s.ExpandPattern == nil {
+		s.ExpandPattern = expandPattern
 	}
 	return s
 }
@@ -75,10 +82,12 @@ type PatternCatalog interface {
 
 // InstantiateParams are agentcanvas/instantiatePattern's parameters, resolved.
 type InstantiateParams struct {
-	PatternID   string         `json:"patternId"`
-	ExistingIDs []string       `json:"-"` // node and interaction ids already in the flow
-	Position    *Point         `json:"position,omitempty"`
-	Options     map[string]any `json:"options,omitempty"`
+	PatternID   string                `json:"patternId"`
+	ExistingIDs []string              `json:"-"` // every id already in the flow
+	Layout      map[string]flow.Point `json:"-"` // the flow's layout, to place the subgraph beside it
+	Position    *Point                `json:"position,omitempty"`
+	Prefix      string                `json:"prefix,omitempty"`
+	Counts      map[string]int        `json:"counts,omitempty"` // role → instances
 }
 
 // Point is a canvas position.
