@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 )
 
 func init() {
@@ -54,6 +55,13 @@ func (s *Server) prepareSandbox(ctx context.Context, params json.RawMessage) (an
 	}
 	p.Workspace = root
 	pr := s.beginProgress(ctx, p.WorkDoneToken, "Preparing sandbox", p.AgentID)
+	last := -1
+	p.Progress = func(done, total int) { // serialised by the sandbox package
+		if pct := done * 100 / max(total, 1); pct != last {
+			last = pct
+			pr.report(fmt.Sprintf("%d of %d files", done, total), pct)
+		}
+	}
 	r, err := s.svc.Sandboxes.Prepare(ctx, p.PrepareSandboxParams)
 	pr.end(doneMessage(err))
 	return r, err

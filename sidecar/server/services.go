@@ -44,6 +44,15 @@ func (s Services) withDefaults() Services {
 	if s.ExpandPattern == nil {
 		s.ExpandPattern = expandPattern
 	}
+	if s.Sandboxes == nil {
+		s.Sandboxes = sandboxService{}
+	}
+	if s.Proposals == nil {
+		s.Proposals = proposalService{}
+	}
+	if s.Logs == nil {
+		s.Logs = logService{}
+	}
 	return s
 }
 
@@ -107,6 +116,8 @@ type PrepareSandboxParams struct {
 	RunID     string   `json:"runId"`
 	AgentID   string   `json:"agentId"`
 	Files     []string `json:"files"`
+	// Progress is called as files are copied (set by the server for $/progress).
+	Progress func(done, total int) `json:"-"`
 }
 
 // Proposals is the proposal store of a workspace.
@@ -118,11 +129,13 @@ type Proposals interface {
 	Reject(ctx context.Context, p RejectProposalParams) (any, error)
 }
 
-// ProposalRef names one proposal: a run and an agent.
+// ProposalRef names one proposal: a run and an agent. Flow, when given, is the flow whose
+// event log records what happens to the proposal.
 type ProposalRef struct {
 	Workspace string `json:"-"`
 	RunID     string `json:"runId"`
 	AgentID   string `json:"agentId"`
+	Flow      string `json:"flow,omitempty"`
 }
 
 // CreateProposalParams: agentcanvas/createProposal.

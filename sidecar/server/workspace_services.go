@@ -1,0 +1,142 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
+	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
+	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
+)
+
+// The default Sandboxes, Proposals and LogReader: the sandbox, proposal and eventlog packages.
+
+type sandboxService struct{}
+
+func (sandboxService) Prepare(ctx context.Context, p PrepareSandboxParams) (any, error) {
+	return sandbox.Prepare(ctx, sandbox.Options{Workspace: p.Workspace, RunID: p.RunID, AgentID: p.AgentID,
+		Files: p.Files, Progress: p.Progress})
+}
+
+type proposalService struct{}
+
+// ref is the proposal's agent folder, absolute (a relative reference would be tried against
+// the server's working folder first).
+func (r ProposalRef) ref() (string, error) {
+	rel, err := sandbox.RelDir(r.RunID, r.AgentID)
+	if err != nil {
+		return "", badParams("%v", err)
+	}
+	return filepath.Join(r.Workspace, filepath.FromSlash(rel)), nil
+}
+
+func (proposalService) Create(ctx context.Context, p CreateProposalParams) (any, error) {
+	c, err := proposal.Create(ctx, proposal.CreateOptions{Workspace: p.Workspace, RunID: p.RunID, AgentID: p.AgentID,
+		Notes: p.Notes, Flow: p.Flow})
+	if err != nil {
+		return nil, err
+	}
+	return c.Proposal, nil
+}
+
+func (proposalService) List(ctx context.Context, p ListProposalsParams) (any, error) {
+	all, err := proposal.List(p.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	out := []proposal.Summary{}
+	for _, s := range all {
+		if (p.RunID == "" || s.RunID == p.RunID) && (p.Status == "" || s.State == p.Status) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+func (proposalService) Get(ctx context.Context, p ProposalRef) (any, error) {
+	ref, err := p.ref()
+	if err != nil {
+		return nil, err
+	}
+	return proposal.GetReview(ctx, p.Workspace, ref, proposal.ReviewOptions{ApplyOptions: proposal.ApplyOptions{Flow: p.Flow}})
+}
+
+func (proposalService) Apply(ctx context.Context, p ApplyProposalParams) (any, error) {
+	ref, err := p.ref()
+	if err != nil {
+		return nil, err
+	}
+	sel := proposal.Selection{Files: p.Files}
+	if len(p.Hunks) > 0 {
+		sel.Hunks = map[string][]int{}
+		for _, h := range p.Hunks {
+			sel.Hunks[h.File] = append(sel.Hunks[h.File], h.Index)
+		}
+	}
+	o := proposal.ApplyOptions{DryRun: p.Check, Flow: p.Flow}
+	res, err := proposal.Apply(ctx, p.Workspace, ref, sel, o)
+	var refused *proposal.RefusedError
+	if errors.As(err, &refused) {
+		// Refused or conflicting: the workspace is unchanged; the message lists the problems.
+		return nil, fmt.Errorf("%w (the workspace is unchanged)", err)
+	}
+	return res, err
+}
+
+func (proposalService) Reject(ctx context.Context, p RejectProposalParams) (any, error) {
+	ref, err := p.ref()
+	if err != nil {
+		return nil, err
+	}
+	return nil, proposal.Reject(p.Workspace, ref, p.Reason, p.Flow)
+}
+
+type logService struct{}
+
+type queryLogsResult struct {
+	Events []eventlog.Event `json:"events"`
+	// Truncated says older events matched but were left out by limit.
+	Truncated bool `json:"truncated"`
+}
+
+func (logService) Query(ctx context.Context, p QueryLogsParams) (any, error) {
+	var since, until int64
+	for _, b := range []struct {
+		s   string
+		out *int64
+	}{{p.Since, &since}, {p.Until, &until}} {
+		if b.s == "" {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339, b.s)
+		if err != nil {
+			return nil, badParams("since/until %q: not an RFC 3339 time", b.s)
+		}
+		*b.out = t.UnixMilli()
+	}
+	if err := eventlog.CheckFlowName(p.Flow); err != nil {
+		return nil, badParams("%v", err)
+	}
+	all, err := eventlog.ReadAll(p.Workspace, p.Flow)
+	if err != nil && len(all) == 0 {
+		return nil, err
+	}
+	r := queryLogsResult{Events: []eventlog.Event{}}
+	for _, e := range all {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if (p.RunID != "" && e.RunID != p.RunID) || (p.Event != "" && e.Event != p.Event) ||
+			(since != 0 && e.TS < since) || (until != 0 && e.TS > until) {
+			continue
+		}
+		r.Events = append(r.Events, e)
+	}
+	if p.Limit > 0 && len(r.Events) > p.Limit {
+		r.Events, r.Truncated = r.Events[len(r.Events)-p.Limit:], true
+	}
+	return r, nil
+}
