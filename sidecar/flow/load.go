@@ -106,7 +106,7 @@ func (d *decoder) record(n *yaml.Node, path string, indent int, inFlow bool) spa
 		}
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
-			d.record(c, fmt.Sprintf("%s/%d", path, i), c.Column-1, inFlow)
+			d.record(c, fmt.Sprintf("%s/%d", path, i), n.Column-1, inFlow)
 		}
 	}
 	return r

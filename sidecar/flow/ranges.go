@@ -29,8 +29,13 @@ func (f *Flow) nodeRange(n *yaml.Node, indent int, inFlow bool) span.Range {
 		if n.Style&yaml.FlowStyle != 0 {
 			end = closingBracket(src, start)
 		} else if len(n.Content) > 0 {
+			// The last child's owning line is its key's (mapping) or its dash's (sequence).
 			last := n.Content[len(n.Content)-1]
-			end = f.nodeRange(last, last.Column-1, false).End.Offset
+			owner := n.Column - 1
+			if n.Kind == yaml.MappingNode {
+				owner = n.Content[len(n.Content)-2].Column - 1
+			}
+			end = f.nodeRange(last, owner, false).End.Offset
 			if end < start {
 				end = start
 			}
@@ -103,7 +108,7 @@ func tokenEnd(src []byte, start int, inFlow bool) int {
 		if inFlow && (src[i] == ',' || src[i] == ']' || src[i] == '}') {
 			break
 		}
-		if src[i] == ':' && (i+1 == len(src) || src[i+1] == ' ' || src[i+1] == '\n') && inFlow {
+		if src[i] == ':' && (i+1 == len(src) || src[i+1] == ' ' || src[i+1] == '\t' || src[i+1] == '\n' || src[i+1] == '\r') {
 			break
 		}
 		i++
