@@ -115,7 +115,7 @@ func (c *checker) references() {
 			p := fmt.Sprintf("%s/dependsOn/%d", in.Path, i)
 			switch {
 			case dep == in.ID:
-				c.report(p, c.at(p), diag.Error, CodeUnknownAgent, fmt.Sprintf("interaction %q depends on itself and would never start; remove this entry", dep), nil)
+				c.report(p, c.at(p), diag.Error, CodeUnknownAgent, fmt.Sprintf("interaction %q depends on itself and would never start; remove this entry", dep), deleteFix(c.f, "Remove the self-dependency", p))
 			case !slices.Contains(interactionIDs, dep):
 				msg := fmt.Sprintf("dependsOn names %q, which is not an interaction in this flow", dep)
 				var fix *diag.Fix

@@ -3,6 +3,7 @@ package validate
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -54,7 +55,10 @@ func (c *checker) ruleRef(path, ref string, rules safepath.Rules) {
 			return
 		}
 		// A global reference points into the home folder; it still may not climb out of it.
-		c.checkPath(path, strings.TrimPrefix(p, "~/"), "global rule reference", safepath.Rules{Blocked: []string{}})
+		if _, err := safepath.Clean(strings.TrimPrefix(p, "~/"), safepath.Rules{Blocked: []string{}}); err != nil && !c.secretAt[path] {
+			c.report(path, c.at(path), diag.Error, CodeUnsafePath,
+				fmt.Sprintf("global rule reference %q is refused: %s; name a file under your home folder, e.g. CODEX_GLOBAL:~/.codex/AGENTS.md", p, reason(err)), nil)
+		}
 		return
 	}
 	c.checkPath(path, p, "rule reference", rules)
@@ -65,12 +69,25 @@ func (c *checker) checkPath(path, p, what string, rules safepath.Rules) {
 		return
 	}
 	if _, err := safepath.Clean(p, rules); err != nil {
-		reason := err.Error()
-		var se *safepath.Error
-		if errors.As(err, &se) {
-			reason = se.Reason
+		msg := fmt.Sprintf("%s %q is refused: %s; agents may only be given files inside the workspace, outside .agentcanvas/, .git/, node_modules/ and dist/", what, p, reason(err))
+		var fix *diag.Fix
+		// An absolute path inside the workspace has a safe relative spelling.
+		if c.ws.Root != "" && filepath.IsAbs(p) {
+			if rel, err := filepath.Rel(c.ws.Root, p); err == nil {
+				if clean, err := safepath.Clean(filepath.ToSlash(rel), rules); err == nil {
+					msg = fmt.Sprintf("%s %q is absolute; write it relative to the workspace root: %s", what, p, clean)
+					fix = replaceFix(c.f, "Use "+clean, path, clean)
+				}
+			}
 		}
-		msg := fmt.Sprintf("%s %q is refused: %s; agents may only be given files inside the workspace, outside .agentcanvas/, .git/, node_modules/ and dist/", what, p, reason)
-		c.report(path, c.at(path), diag.Error, CodeUnsafePath, msg, nil)
+		c.report(path, c.at(path), diag.Error, CodeUnsafePath, msg, fix)
 	}
+}
+
+func reason(err error) string {
+	var se *safepath.Error
+	if errors.As(err, &se) {
+		return se.Reason
+	}
+	return err.Error()
 }

@@ -34,14 +34,14 @@ type roleReq struct {
 
 // term is a termination as the fixes write it; field order is the YAML key order.
 type term struct {
-	Type      string   `yaml:"type,omitempty"`
-	Rounds    int      `yaml:"rounds,omitempty"`
-	Ms        int      `yaml:"ms,omitempty"`
-	Threshold float64  `yaml:"threshold,omitempty"`
-	Metric    string   `yaml:"metric,omitempty"`
-	Op        string   `yaml:"op,omitempty"`
-	Value     *float64 `yaml:"value,omitempty"`
-	Any       []term   `yaml:"any,omitempty"`
+	Type      string   `json:"type,omitempty"`
+	Rounds    int      `json:"rounds,omitempty"`
+	Ms        int      `json:"ms,omitempty"`
+	Threshold float64  `json:"threshold,omitempty"`
+	Metric    string   `json:"metric,omitempty"`
+	Op        string   `json:"op,omitempty"`
+	Value     *float64 `json:"value,omitempty"`
+	Any       []term   `json:"any,omitempty"`
 }
 
 func one(v float64) *float64 { return &v }

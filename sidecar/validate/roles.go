@@ -48,9 +48,9 @@ func (c *checker) roles(in *flow.Interaction, p patternInfo) {
 			miss(fmt.Sprintf("needs a %s and none of the interaction's nodes is one; add %s and connect it with an edge", r.Name, how))
 		}
 	}
-	others := 0
+	others := 0 // workers, debaters, bidders… are agents
 	for _, node := range parts {
-		if !special[node.ID] {
+		if node.Agent != nil && !special[node.ID] {
 			others++
 		}
 	}
