@@ -15,7 +15,11 @@ func (c *checker) roles(in *flow.Interaction, p patternInfo) {
 	seen := map[string]bool{}
 	for _, e := range in.Edges {
 		for _, id := range []string{e.Source, e.Target} {
-			if n, ok := c.nodes[id]; ok && !seen[id] {
+			n, ok := c.nodes[id]
+			if !ok {
+				return // unknown-agent said what is wrong; roles would only repeat it
+			}
+			if !seen[id] {
 				seen[id] = true
 				parts = append(parts, n)
 			}

@@ -104,8 +104,8 @@ func TestSchemaRule(t *testing.T) {
 		{"bad source kind", mw("{termination: {type: max_rounds, rounds: 2}, sources: [{kind: blog, ref: x}]}"), []string{CodeSchema}},
 		{"source without ref", mw("{termination: {type: max_rounds, rounds: 2}, sources: [{kind: paper}]}"), []string{CodeSchema}},
 		{"wrong type from the loader", mw("{termination: {type: max_rounds, rounds: two}}"), []string{CodeSchema}},
-		{"agent without id", strings.Replace(mw(term2), "{id: w1, role: worker}", "{role: worker}", 1), []string{CodeSchema, CodeUnknownAgent, CodeMissingRole}},
-		{"edge without source", strings.Replace(mw(term2), "source: lead\n        target", "target", 1), []string{CodeSchema, CodeMissingRole}},
+		{"agent without id", strings.Replace(mw(term2), "{id: w1, role: worker}", "{role: worker}", 1), []string{CodeSchema, CodeUnknownAgent}},
+		{"edge without source", strings.Replace(mw(term2), "source: lead\n        target", "target", 1), []string{CodeSchema}},
 		{"interaction without patternId", strings.Replace(mw(term2), "    patternId: manager_worker\n", "", 1), []string{CodeSchema}},
 		{"interaction without edges", head + "agents: []\ninteractions:\n  - {id: i1, patternId: blackboard}\n", []string{CodeSchema}},
 		{"system node type", head + "agents: []\nsystemNodes: [{id: s, type: oracle}]\ninteractions: []\n", []string{CodeSchema}},
@@ -161,8 +161,8 @@ interactions:
 func TestUnknownAgentRule(t *testing.T) {
 	runCases(t, Workspace{}, []ruleCase{
 		{"known", mw(term2), nil},
-		{"unknown target with a close match", strings.Replace(mw(term2), "target: w1", "target: w2", 1), []string{CodeUnknownAgent, CodeMissingRole}},
-		{"unknown source, no match", strings.Replace(mw(term2), "source: lead", "source: zebra", 1), []string{CodeUnknownAgent, CodeMissingRole}},
+		{"unknown target with a close match", strings.Replace(mw(term2), "target: w1", "target: w2", 1), []string{CodeUnknownAgent}},
+		{"unknown source, no match", strings.Replace(mw(term2), "source: lead", "source: zebra", 1), []string{CodeUnknownAgent}},
 		{"system node endpoint", strings.Replace(strings.Replace(mw(term2), "interactions:", "systemNodes: [{id: boss, type: manager}]\ninteractions:", 1), "source: lead", "source: boss", 1), nil},
 		{"dependsOn known", strings.Replace(mw(term2), "patternId: manager_worker", "patternId: manager_worker\n    dependsOn: []", 1), nil},
 		{"dependsOn unknown", strings.Replace(mw(term2), "patternId: manager_worker", "patternId: manager_worker\n    dependsOn: [i0]", 1), []string{CodeUnknownAgent}},
@@ -385,7 +385,7 @@ interactions:
     patternId: P03
     edges: [{source: a, target: a, data: {termination: {type: max_rounds, rounds: 1}}}]
 `, []string{CodeMissingRole}},
-		{"manager_worker without manager", strings.Replace(mw(term2), "{id: lead, role: manager}", "{id: boss, role: worker}", 1) + "", []string{CodeUnknownAgent, CodeMissingRole}},
+		{"manager_worker without manager", strings.Replace(strings.Replace(mw(term2), "{id: lead, role: manager}", "{id: boss, role: worker}", 1), "source: lead", "source: boss", 1), []string{CodeMissingRole}},
 		{"blackboard without board", head + `agents: [{id: a}, {id: b}]
 interactions:
   - id: s
