@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -40,37 +41,42 @@ var secretKeyRE = regexp.MustCompile(`(?i)(^|[_\-.])(password|passwd|passphrase|
 // envRefRE is a value that already names an environment variable instead of holding one.
 var envRefRE = regexp.MustCompile(`^(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|env:[A-Za-z_][A-Za-z0-9_]*|[A-Z_][A-Z0-9_]*)$`)
 
-// secrets walks every scalar of the file. The message never contains the value.
+// secrets walks every scalar of the file (and notes whether it uses aliases). The path of a
+// value is built only when it is reported. The message never contains the value.
 func (c *checker) secrets() {
-	var walk func(n *yaml.Node, path, key string)
-	walk = func(n *yaml.Node, path, key string) {
+	var segs []string
+	var walk func(n *yaml.Node, key string, inConfig bool)
+	walk = func(n *yaml.Node, key string, inConfig bool) {
 		switch n.Kind {
 		case yaml.DocumentNode:
 			for _, k := range n.Content {
-				walk(k, path, key)
+				walk(k, key, inConfig)
 			}
 		case yaml.MappingNode:
 			for i := 0; i+1 < len(n.Content); i += 2 {
-				k := n.Content[i]
-				walk(n.Content[i+1], path+"/"+escapeKey(k.Value), k.Value)
+				k := n.Content[i].Value
+				segs = append(segs, escapeKey(k))
+				walk(n.Content[i+1], k, inConfig || k == "params" || k == "env")
+				segs = segs[:len(segs)-1]
 			}
 		case yaml.SequenceNode:
 			for i, x := range n.Content {
-				walk(x, fmt.Sprintf("%s/%d", path, i), key)
+				segs = append(segs, strconv.Itoa(i))
+				walk(x, key, inConfig)
+				segs = segs[:len(segs)-1]
 			}
+		case yaml.AliasNode:
+			c.aliases = true
 		case yaml.ScalarNode:
-			if n.Tag == "!!str" || n.Tag == "!!binary" {
-				c.secretValue(n.Value, path, key)
+			if (n.Tag == "!!str" || n.Tag == "!!binary") && len(n.Value) >= 8 {
+				c.secretValue(n.Value, segs, key, inConfig)
 			}
 		}
 	}
-	walk(c.f.Doc, "", "")
+	walk(c.f.Doc, "", false)
 }
 
-func (c *checker) secretValue(v, path, key string) {
-	if len(v) < 8 {
-		return
-	}
+func (c *checker) secretValue(v string, segs []string, key string, inConfig bool) {
 	what, env, loc := "", "", []int(nil)
 	for _, k := range secretKinds {
 		hit := false
@@ -88,7 +94,6 @@ func (c *checker) secretValue(v, path, key string) {
 			break
 		}
 	}
-	inConfig := strings.Contains(path, "/params/") || strings.Contains(path, "/env/") || strings.HasSuffix(path, "/params")
 	if what == "" && inConfig && highEntropy(v) {
 		what, env, loc = "a credential (a long random string)", "SECRET_TOKEN", []int{0, len(v)}
 		if key != "" && !isIndex(key) {
@@ -101,6 +106,7 @@ func (c *checker) secretValue(v, path, key string) {
 	if what == "" {
 		return
 	}
+	path := "/" + strings.Join(segs, "/")
 	c.secretAt[path] = true
 	// Replace the whole value by the variable's name, or the secret inside a longer string
 	// (a command argument) by a $NAME reference.

@@ -56,6 +56,13 @@ type Workspace struct {
 // Flow validates f and returns every diagnostic, the loader's problems included, sorted.
 func Flow(f *flow.Flow, ws Workspace) []diag.Diagnostic {
 	c := &checker{f: f, ws: ws, out: append([]diag.Diagnostic(nil), f.Problems...)}
+	for i, d := range c.out {
+		// The loader leaves a zero range on a few problems inside YAML aliases (a key it
+		// recorded no span for); point them at the nearest enclosing element instead.
+		if d.Range.Start.Line == 0 {
+			c.out[i].Range = f.KeySpan(d.Path)
+		}
+	}
 	if f.Doc != nil {
 		c.run()
 	}
@@ -71,6 +78,8 @@ type checker struct {
 	nodes map[string]flow.Node
 	// edgeIDs are every edge id (written or derived), for layout checks.
 	edgeIDs map[string]bool
+	// aliases is set when the file uses YAML aliases: then Spans is not the whole story.
+	aliases bool
 	// secretAt marks the paths raw-secret reported, so other rules stay quiet there.
 	secretAt map[string]bool
 	skills   map[string]skillResult
@@ -122,7 +131,7 @@ func (c *checker) has(path string) bool {
 	if _, ok := c.f.Spans[path]; ok {
 		return true
 	}
-	return nodeAt(c.f, path) != nil
+	return c.aliases && nodeAt(c.f, path) != nil
 }
 
 // line is "line N" of a path, for messages that point elsewhere.
