@@ -62,3 +62,40 @@ func TestValidationDoc(t *testing.T) {
 		}
 	}
 }
+
+// TestFlowFormatDoc: docs/flow-format.md names every field of the model.
+func TestFlowFormatDoc(t *testing.T) {
+	data, err := os.ReadFile(repo + "/docs/flow-format.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	s := loadSchema(t)
+	var walk func(name string, n *schemaNode)
+	walk = func(name string, n *schemaNode) {
+		for key := range n.Properties {
+			if !strings.Contains(doc, "`"+key+"`") {
+				t.Errorf("docs/flow-format.md does not describe %s.%s", name, key)
+			}
+		}
+	}
+	walk("flow", s)
+	// The complete example at the top is a clean flow.
+	first := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindStringSubmatch(doc)
+	if first == nil {
+		t.Fatal("no yaml example")
+	}
+	for _, d := range Flow(flow.Parse("flow-format.yaml", []byte(first[1])), Workspace{}) {
+		t.Errorf("the first example in docs/flow-format.md: %s", d)
+	}
+	for name, def := range s.Definitions {
+		walk(name, def)
+	}
+	for name, values := range Enums {
+		for _, v := range values {
+			if !strings.Contains(doc, "`"+v+"`") {
+				t.Errorf("docs/flow-format.md does not list %s value %s", name, v)
+			}
+		}
+	}
+}
