@@ -91,6 +91,11 @@ func TestFlowFormatDoc(t *testing.T) {
 	for name, def := range s.Definitions {
 		walk(name, def)
 	}
+	for _, m := range QualityGateMetrics {
+		if !strings.Contains(doc, "`"+m+"`") {
+			t.Errorf("docs/flow-format.md does not list the quality-gate metric %s", m)
+		}
+	}
 	for name, values := range Enums {
 		for _, v := range values {
 			if !strings.Contains(doc, "`"+v+"`") {

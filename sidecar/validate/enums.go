@@ -21,7 +21,9 @@ var (
 	QualityGateOps  = []string{">=", "<="}
 	// QualityGateMetrics are the metrics the run engine measures. A project-specific metric is
 	// written "custom:<name>" and is not checked.
-	QualityGateMetrics = []string{"tests_passed", "build_passed", "lint_errors", "score", "citations_count", "tool_check_pass", "coverage", "review_approved", "artifacts_verified"}
+	// From task_done on they are the pattern library's own gates (patterns/Pnn-*.json).
+	QualityGateMetrics = []string{"tests_passed", "build_passed", "lint_errors", "score", "coverage", "review_approved",
+		"citations_count", "tool_check_pass", "task_done", "phase_concluded", "artifact_valid", "open_errors", "solution_posted", "deal_closed"}
 )
 
 // Enums names every enum by the model field it constrains, for the schema test and docs.

@@ -56,7 +56,7 @@ func (c *checker) edgePolicies(in *flow.Interaction, e *flow.Edge, p patternInfo
 				setFix(c.f, "Add the pattern's default termination", data+"/termination", def))
 		}
 	} else {
-		c.termination(t, true)
+		c.termination(t)
 	}
 
 	params := e.Data.Params
@@ -93,7 +93,7 @@ func describeTerm(t term) string {
 }
 
 // termination checks one condition and everything nested in it.
-func (c *checker) termination(t *flow.Termination, top bool) {
+func (c *checker) termination(t *flow.Termination) {
 	p := t.Path
 	hasAny, hasAll := c.has(p+"/any"), c.has(p+"/all")
 	if hasAny || hasAll {
@@ -114,7 +114,7 @@ func (c *checker) termination(t *flow.Termination, top bool) {
 					fmt.Sprintf("%s: is empty, so it can never end the interaction; list at least one condition, e.g. - {type: max_rounds, rounds: 3}", l.key), nil)
 			}
 			for _, sub := range l.conds {
-				c.termination(sub, false)
+				c.termination(sub)
 			}
 		}
 		return

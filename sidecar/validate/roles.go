@@ -70,7 +70,7 @@ func (c *checker) roles(in *flow.Interaction, p patternInfo) {
 	}
 	if p.PatternID == "majority_vote" {
 		tie := roleReq{Name: "tie-break judge", System: "judge", Words: []string{"judge", "tiebreak", "tie_break", "tie-break"}}
-		agg := roleReq{Name: "aggregator", System: "aggregator", Words: []string{"aggregator"}}
+		agg := aggregatorRole
 		voters, hasTie := 0, false
 		for _, node := range parts {
 			switch {

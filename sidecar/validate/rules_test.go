@@ -251,11 +251,11 @@ func TestTimeoutRequiredRule(t *testing.T) {
 		{"debate topology on another pattern", strings.Replace(mw("{topology: debate_judge, termination: {type: max_rounds, rounds: 2}}"), "", "", 1), []string{CodeTimeoutRequired}},
 		{"manager_worker needs none", mw(term2), nil},
 		{"negotiation", strings.Replace(strings.Replace(mw(term2), "manager_worker", "bilateral_negotiation", 1), "{id: lead, role: manager}", "{id: lead, role: proposer}", 1), []string{CodeTimeoutRequired}},
-		{"critic refiner curator", head + `agents: [{id: c, role: critic}, {id: r, role: refiner}]
+		{"critic refiner curator", head + `agents: [{id: c, role: critic}, {id: r, role: refiner}, {id: j, role: judge}]
 interactions:
   - id: i1
     patternId: critic_refiner_curator
-    edges: [{source: c, target: r, data: {termination: {type: max_rounds, rounds: 3}}}]
+    edges: [{source: c, target: r, data: {termination: {type: max_rounds, rounds: 3}}}, {source: r, target: j, data: {termination: {type: timeout_ms, ms: 5}}}]
 `, []string{CodeTimeoutRequired}},
 	})
 }
@@ -399,10 +399,11 @@ interactions:
     edges: [{source: a, target: b, data: {termination: {type: timeout_ms, ms: 5}, params: {rate_limit_per_min: 1}}}]
 `, []string{CodeMissingRole}},
 		{"critic without refiner", head + `agents: [{id: c, role: critic}, {id: x}]
+systemNodes: [{id: j, type: judge}]
 interactions:
   - id: i1
     patternId: critic_refiner_curator
-    edges: [{source: c, target: x, data: ` + tm + `}]
+    edges: [{source: c, target: x, data: ` + tm + `}, {source: x, target: j, data: ` + tm + `}]
 `, []string{CodeMissingRole}},
 	})
 }

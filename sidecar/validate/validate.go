@@ -181,13 +181,7 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-func quoteList(vs []string) string {
-	q := make([]string, len(vs))
-	for i, v := range vs {
-		q[i] = v
-	}
-	return strings.Join(q, ", ")
-}
+func quoteList(vs []string) string { return strings.Join(vs, ", ") }
 
 // enum reports a value outside its closed set, with a fix to the closest value.
 func (c *checker) enum(path, what, value string, allowed []string) {
