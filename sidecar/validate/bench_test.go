@@ -65,6 +65,32 @@ func TestBigFlowIsValid(t *testing.T) {
 	}
 }
 
+// TestManyFixesStayBounded: a large flow where every edge lacks its termination validates
+// with a diagnostic per edge, and quick fixes only up to the budget.
+func TestManyFixesStayBounded(t *testing.T) {
+	src := strings.ReplaceAll(string(bigFlow(400)), `          termination:
+            any:
+              - {type: max_rounds, rounds: 2}
+              - {type: quality_gate, metric: tests_passed, op: ">=", value: 1}
+`, "")
+	ds := Flow(flow.Parse("big.yaml", []byte(src)), Workspace{})
+	fixes := 0
+	for _, d := range ds {
+		if d.Code != CodeTerminationRequired {
+			t.Fatalf("unexpected %s", d)
+		}
+		if d.Fix != nil {
+			fixes++
+		}
+	}
+	if len(ds) != 800 {
+		t.Errorf("%d diagnostics, want 800", len(ds))
+	}
+	if limit := max(3, FixBudget/len(src)); fixes < 3 || fixes > limit {
+		t.Errorf("%d fixes, want between 3 and %d", fixes, limit)
+	}
+}
+
 // BenchmarkValidate loads and validates the 2,000-agent, 4,000-edge flow from its bytes, as
 // the server does on every change. scripts/bench-validate.sh prints its ratio to
 // BenchmarkYAMLDecode.

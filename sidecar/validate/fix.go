@@ -14,10 +14,23 @@ import (
 // Fixes are minimal text edits against the exact source the flow was loaded from, so the
 // server can offer them as quick fixes and the command line can show what they would do.
 
+// FixBudget bounds the work spent on quick fixes in one validation: each fix re-reads the
+// file (flow.Edit), so a huge file with thousands of fixable problems would otherwise take
+// minutes. Past the budget, diagnostics come without a fix; validating again after applying
+// some fixes offers the next ones.
+const FixBudget = 4 << 20 // bytes of source re-read
+
 // setFix sets the value at a model path through flow.Edit's `set` operation (adding missing
 // keys, replacing a value in place; a nil value deletes the key), or returns nil when no
-// edit can be built, e.g. inside a YAML alias.
-func setFix(f *flow.Flow, title, path string, value any) *diag.Fix {
+// edit can be built (inside a YAML alias, or past FixBudget). At least 3 fixes are always
+// offered.
+func (c *checker) setFix(title, path string, value any) *diag.Fix {
+	f := c.f
+	if c.fixes >= 3 && c.fixBytes+len(f.Index.Src()) > FixBudget {
+		return nil
+	}
+	c.fixes++
+	c.fixBytes += len(f.Index.Src())
 	if throughAlias(f, path) {
 		return nil // an edit there would change every user of the anchor
 	}
@@ -33,13 +46,13 @@ func setFix(f *flow.Flow, title, path string, value any) *diag.Fix {
 }
 
 // replaceFix replaces the scalar at path by a string.
-func replaceFix(f *flow.Flow, title, path, value string) *diag.Fix {
-	return setFix(f, title, path, value)
+func (c *checker) replaceFix(title, path, value string) *diag.Fix {
+	return c.setFix(title, path, value)
 }
 
 // deleteFix removes the key at path and its value.
-func deleteFix(f *flow.Flow, title, path string) *diag.Fix {
-	return setFix(f, title, path, nil)
+func (c *checker) deleteFix(title, path string) *diag.Fix {
+	return c.setFix(title, path, nil)
 }
 
 // throughAlias reports whether the existing part of path goes through a YAML alias.

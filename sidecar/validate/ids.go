@@ -49,13 +49,13 @@ func (c *checker) duplicateIDs() {
 			newID := fresh(id)
 			c.report(idPath, c.at(idPath), diag.Error, CodeDuplicateID,
 				fmt.Sprintf("id %q is already used by the %s; ids must be unique across agents, system nodes, interactions and edges: rename this one, e.g. to %q", id, where, newID),
-				replaceFix(c.f, fmt.Sprintf("Rename to %q", newID), idPath, newID))
+				c.replaceFix(fmt.Sprintf("Rename to %q", newID), idPath, newID))
 			return
 		}
 		newID := fresh(id)
 		c.report(path, c.head(path), diag.Error, CodeDuplicateID,
 			fmt.Sprintf("this edge's derived id %q is already used by the %s; give the edge an explicit unique id, e.g. id: %s", id, where, newID),
-			setFix(c.f, fmt.Sprintf("Add id: %s", newID), idPath, newID))
+			c.setFix(fmt.Sprintf("Add id: %s", newID), idPath, newID))
 	}
 	for _, a := range c.f.Agents {
 		check(a.ID, "agent", a.Path, true)
@@ -100,7 +100,7 @@ func (c *checker) references() {
 		var fix *diag.Fix
 		if s := suggest(id, nodeIDs); s != "" {
 			msg += fmt.Sprintf("; did you mean %q?", s)
-			fix = replaceFix(c.f, fmt.Sprintf("Change to %q", s), path, s)
+			fix = c.replaceFix(fmt.Sprintf("Change to %q", s), path, s)
 		} else {
 			msg += "; add an agent with this id under agents: (or a system node under systemNodes:), or point the edge at an existing node"
 		}
@@ -115,13 +115,13 @@ func (c *checker) references() {
 			p := fmt.Sprintf("%s/dependsOn/%d", in.Path, i)
 			switch {
 			case dep == in.ID:
-				c.report(p, c.at(p), diag.Error, CodeUnknownAgent, fmt.Sprintf("interaction %q depends on itself and would never start; remove this entry", dep), deleteFix(c.f, "Remove the self-dependency", p))
+				c.report(p, c.at(p), diag.Error, CodeUnknownAgent, fmt.Sprintf("interaction %q depends on itself and would never start; remove this entry", dep), c.deleteFix("Remove the self-dependency", p))
 			case !slices.Contains(interactionIDs, dep):
 				msg := fmt.Sprintf("dependsOn names %q, which is not an interaction in this flow", dep)
 				var fix *diag.Fix
 				if s := suggest(dep, interactionIDs); s != "" && s != in.ID {
 					msg += fmt.Sprintf("; did you mean %q?", s)
-					fix = replaceFix(c.f, fmt.Sprintf("Change to %q", s), p, s)
+					fix = c.replaceFix(fmt.Sprintf("Change to %q", s), p, s)
 				} else {
 					msg += "; list the ids of interactions that must finish first"
 				}
@@ -136,7 +136,7 @@ func (c *checker) references() {
 		p := "/layout/nodes/" + escapeKey(id)
 		c.report(p, c.f.KeySpan(p), diag.Warning, CodeUnknownAgent,
 			fmt.Sprintf("layout.nodes has a position for %q, which is not an agent or system node; remove the entry", id),
-			deleteFix(c.f, "Remove the stale layout entry", p))
+			c.deleteFix("Remove the stale layout entry", p))
 	}
 	for _, id := range sortedKeys(c.f.Layout.Edges) {
 		if c.edgeIDs[id] {
@@ -145,7 +145,7 @@ func (c *checker) references() {
 		p := "/layout/edges/" + escapeKey(id)
 		c.report(p, c.f.KeySpan(p), diag.Warning, CodeUnknownAgent,
 			fmt.Sprintf("layout.edges has an entry for %q, which is not an edge id; remove the entry", id),
-			deleteFix(c.f, "Remove the stale layout entry", p))
+			c.deleteFix("Remove the stale layout entry", p))
 	}
 }
 

@@ -19,7 +19,7 @@ func (c *checker) interactions() {
 			var fix *diag.Fix
 			if s := suggest(in.PatternID, PatternIDs()); s != "" {
 				msg += fmt.Sprintf("; did you mean %q?", s)
-				fix = replaceFix(c.f, fmt.Sprintf("Change to %q", s), pp, s)
+				fix = c.replaceFix(fmt.Sprintf("Change to %q", s), pp, s)
 			} else {
 				msg += "; use one of the 20 ids (manager_worker … protocol_bridge, or P01 … P20); `agentcanvas patterns` lists them"
 			}
@@ -53,7 +53,7 @@ func (c *checker) edgePolicies(in *flow.Interaction, e *flow.Edge, p patternInfo
 			}
 			c.report(data+"/termination", where, diag.Error, CodeTerminationRequired,
 				fmt.Sprintf("edge %q has no termination, so the interaction could loop forever; add data.termination, e.g. %s", e.ID, describeTerm(def)),
-				setFix(c.f, "Add the pattern's default termination", data+"/termination", def))
+				c.setFix("Add the pattern's default termination", data+"/termination", def))
 		}
 	} else {
 		c.termination(t)
@@ -132,21 +132,21 @@ func (c *checker) termination(t *flow.Termination) {
 		}
 		c.report(p+"/type", c.at(p+"/type"), diag.Error, CodeInvalidTermination,
 			fmt.Sprintf("%s needs %s; add %s", t.Type, key, example),
-			setFix(c.f, "Add "+example, p+"/"+key, value))
+			c.setFix("Add "+example, p+"/"+key, value))
 	}
 	switch t.Type {
 	case "max_rounds":
 		needs("rounds", "rounds: 3", 3)
 		if t.Rounds != nil && *t.Rounds < 1 {
 			c.report(p+"/rounds", c.at(p+"/rounds"), diag.Error, CodeInvalidTermination,
-				fmt.Sprintf("rounds is %d; a round limit must be at least 1", *t.Rounds), setFix(c.f, "Set rounds to 1", p+"/rounds", 1))
+				fmt.Sprintf("rounds is %d; a round limit must be at least 1", *t.Rounds), c.setFix("Set rounds to 1", p+"/rounds", 1))
 		}
 	case "timeout_ms":
 		needs("ms", fmt.Sprintf("ms: %d", DefaultTimeoutMs), DefaultTimeoutMs)
 		if t.Ms != nil && *t.Ms < 1 {
 			c.report(p+"/ms", c.at(p+"/ms"), diag.Error, CodeInvalidTermination,
 				fmt.Sprintf("ms is %d; a timeout must be at least 1 millisecond (e.g. %d for 10 minutes)", *t.Ms, DefaultTimeoutMs),
-				setFix(c.f, fmt.Sprintf("Set ms to %d", DefaultTimeoutMs), p+"/ms", DefaultTimeoutMs))
+				c.setFix(fmt.Sprintf("Set ms to %d", DefaultTimeoutMs), p+"/ms", DefaultTimeoutMs))
 		}
 	case "consensus_threshold":
 		needs("threshold", "threshold: 0.6", 0.6)
@@ -155,7 +155,7 @@ func (c *checker) termination(t *flow.Termination) {
 			var fix *diag.Fix
 			if *th > 1 && *th <= 100 {
 				msg = fmt.Sprintf("threshold is %g, which looks like a percentage; write it as a share in (0, 1]: %g", *th, *th/100)
-				fix = setFix(c.f, fmt.Sprintf("Set threshold to %g", *th/100), p+"/threshold", *th/100)
+				fix = c.setFix(fmt.Sprintf("Set threshold to %g", *th/100), p+"/threshold", *th/100)
 			}
 			c.report(p+"/threshold", c.at(p+"/threshold"), diag.Error, CodeInvalidTermination, msg, fix)
 		}
@@ -168,7 +168,7 @@ func (c *checker) termination(t *flow.Termination) {
 			var fix *diag.Fix
 			if s := suggest(t.Metric, QualityGateMetrics); s != "" {
 				msg = fmt.Sprintf("quality-gate metric %q is not one the run engine measures; did you mean %q?", t.Metric, s)
-				fix = replaceFix(c.f, fmt.Sprintf("Change to %q", s), p+"/metric", s)
+				fix = c.replaceFix(fmt.Sprintf("Change to %q", s), p+"/metric", s)
 			}
 			c.report(p+"/metric", c.at(p+"/metric"), diag.Error, CodeInvalidTermination, msg, fix)
 		}
@@ -178,7 +178,7 @@ func (c *checker) termination(t *flow.Termination) {
 			msg := fmt.Sprintf("quality-gate operator %q is not supported; use \">=\" or \"<=\"", t.Op)
 			var fix *diag.Fix
 			if fixed != "" {
-				fix = replaceFix(c.f, fmt.Sprintf("Change to %q", fixed), p+"/op", fixed)
+				fix = c.replaceFix(fmt.Sprintf("Change to %q", fixed), p+"/op", fixed)
 			}
 			c.report(p+"/op", c.at(p+"/op"), diag.Error, CodeInvalidTermination, msg, fix)
 		}
@@ -226,7 +226,7 @@ func (c *checker) timeout(e *flow.Edge, topology, patternID string) {
 		}
 		c.report(pp, c.at(pp), diag.Error, CodeTimeoutRequired,
 			fmt.Sprintf("params.timeout_ms must be a whole number of milliseconds, at least 1; write timeout_ms: %d (10 minutes)", DefaultTimeoutMs),
-			setFix(c.f, fmt.Sprintf("Set timeout_ms: %d", DefaultTimeoutMs), pp, DefaultTimeoutMs))
+			c.setFix(fmt.Sprintf("Set timeout_ms: %d", DefaultTimeoutMs), pp, DefaultTimeoutMs))
 		return
 	}
 	found := false
@@ -236,7 +236,7 @@ func (c *checker) timeout(e *flow.Edge, topology, patternID string) {
 	}
 	c.report(e.Path+"/data", c.head(e.Path), diag.Error, CodeTimeoutRequired,
 		fmt.Sprintf("%s need a timeout (spec §8) and edge %q has none; add params.timeout_ms: %d, or a {type: timeout_ms, ms: %d} condition to its termination", why, e.ID, DefaultTimeoutMs, DefaultTimeoutMs),
-		setFix(c.f, fmt.Sprintf("Add params.timeout_ms: %d", DefaultTimeoutMs), pp, DefaultTimeoutMs))
+		c.setFix(fmt.Sprintf("Add params.timeout_ms: %d", DefaultTimeoutMs), pp, DefaultTimeoutMs))
 }
 
 // systemParam finds a param on the edge or on one of its endpoint system nodes of the
@@ -262,7 +262,7 @@ func (c *checker) retention(e *flow.Edge, params map[string]any, endpoints []str
 	if !ok {
 		c.report(e.Path+"/data", c.head(e.Path), diag.Error, CodeRetentionRequired,
 			fmt.Sprintf("blackboard interactions need a retention policy (spec §8) and edge %q has none; add params.retention: {keep_last_n: %d} or {keep_last_days: 7}", e.ID, DefaultKeepLastN),
-			setFix(c.f, fmt.Sprintf("Add params.retention: {keep_last_n: %d}", DefaultKeepLastN), pp, def))
+			c.setFix(fmt.Sprintf("Add params.retention: {keep_last_n: %d}", DefaultKeepLastN), pp, def))
 		return
 	}
 	if at == "" {
@@ -280,7 +280,7 @@ func (c *checker) retention(e *flow.Edge, params map[string]any, endpoints []str
 	if !good {
 		c.report(at, c.at(at), diag.Error, CodeRetentionRequired,
 			fmt.Sprintf("retention must be {keep_last_n: N} or {keep_last_days: N} with a whole N of at least 1, e.g. {keep_last_n: %d}", DefaultKeepLastN),
-			setFix(c.f, fmt.Sprintf("Set retention: {keep_last_n: %d}", DefaultKeepLastN), at, def))
+			c.setFix(fmt.Sprintf("Set retention: {keep_last_n: %d}", DefaultKeepLastN), at, def))
 	}
 }
 
@@ -290,7 +290,7 @@ func (c *checker) rateLimit(e *flow.Edge, topology string, params map[string]any
 	if !ok {
 		c.report(e.Path+"/data", c.head(e.Path), diag.Error, CodeRateLimitRequired,
 			fmt.Sprintf("%s interactions need a rate limit (spec §8) and edge %q has none; add params.rate_limit_per_min: %d", topology, e.ID, DefaultRateLimitPerMin),
-			setFix(c.f, fmt.Sprintf("Add params.rate_limit_per_min: %d", DefaultRateLimitPerMin), pp, DefaultRateLimitPerMin))
+			c.setFix(fmt.Sprintf("Add params.rate_limit_per_min: %d", DefaultRateLimitPerMin), pp, DefaultRateLimitPerMin))
 		return
 	}
 	if at == "" {
@@ -301,5 +301,5 @@ func (c *checker) rateLimit(e *flow.Edge, topology string, params map[string]any
 	}
 	c.report(at, c.at(at), diag.Error, CodeRateLimitRequired,
 		fmt.Sprintf("rate_limit_per_min must be a number of messages per minute, at least 1; the default is %d", DefaultRateLimitPerMin),
-		setFix(c.f, fmt.Sprintf("Set rate_limit_per_min: %d", DefaultRateLimitPerMin), at, DefaultRateLimitPerMin))
+		c.setFix(fmt.Sprintf("Set rate_limit_per_min: %d", DefaultRateLimitPerMin), at, DefaultRateLimitPerMin))
 }

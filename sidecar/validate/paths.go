@@ -76,7 +76,7 @@ func (c *checker) checkPath(path, p, what string, rules safepath.Rules) {
 			if rel, err := filepath.Rel(c.ws.Root, p); err == nil {
 				if clean, err := safepath.Clean(filepath.ToSlash(rel), rules); err == nil {
 					msg = fmt.Sprintf("%s %q is absolute; write it relative to the workspace root: %s", what, p, clean)
-					fix = replaceFix(c.f, "Use "+clean, path, clean)
+					fix = c.replaceFix("Use "+clean, path, clean)
 				}
 			}
 		}

@@ -68,7 +68,7 @@ func (c *checker) runtime(path string, r *flow.Runtime) {
 	}
 	if r.SessionLoop != nil && c.has(path+"/sessionLoop/maxIterations") && r.SessionLoop.MaxIterations < 1 {
 		p := path + "/sessionLoop/maxIterations"
-		c.report(p, c.at(p), diag.Error, CodeSchema, "sessionLoop.maxIterations must be at least 1 (it bounds the loop)", setFix(c.f, "Set maxIterations to 10", p, 10))
+		c.report(p, c.at(p), diag.Error, CodeSchema, "sessionLoop.maxIterations must be at least 1 (it bounds the loop)", c.setFix("Set maxIterations to 10", p, 10))
 	}
 	for i, name := range r.Env {
 		p := fmt.Sprintf("%s/env/%d", path, i)
@@ -82,7 +82,7 @@ func (c *checker) runtime(path string, r *flow.Runtime) {
 			fixed = envName(k)
 		}
 		msg += fmt.Sprintf("; write %s", fixed)
-		c.report(p, c.at(p), diag.Error, CodeSchema, msg, replaceFix(c.f, "Use "+fixed, p, fixed))
+		c.report(p, c.at(p), diag.Error, CodeSchema, msg, c.replaceFix("Use "+fixed, p, fixed))
 	}
 }
 

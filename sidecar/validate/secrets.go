@@ -119,7 +119,7 @@ func (c *checker) secretValue(v string, segs []string, key string, inConfig bool
 		}
 	}
 	msg := fmt.Sprintf("this value looks like %s; a flow holds environment-variable names only: put the value in VS Code's secret storage or your environment as %s, list %s in the agent's runtime.env, and remove the value from the file (rotate it if it was ever committed)", what, env, env)
-	c.report(path, c.at(path), diag.Error, CodeRawSecret, msg, replaceFix(c.f, "Replace the secret by the name "+env, path, replacement))
+	c.report(path, c.at(path), diag.Error, CodeRawSecret, msg, c.replaceFix("Replace the secret by the name "+env, path, replacement))
 }
 
 func isIndex(s string) bool {

@@ -78,6 +78,8 @@ type checker struct {
 	nodes map[string]flow.Node
 	// edgeIDs are every edge id (written or derived), for layout checks.
 	edgeIDs map[string]bool
+	// fixes and fixBytes count the quick fixes built so far (see FixBudget).
+	fixes, fixBytes int
 	// aliases is set when the file uses YAML aliases: then Spans is not the whole story.
 	aliases bool
 	// secretAt marks the paths raw-secret reported, so other rules stay quiet there.
@@ -192,7 +194,7 @@ func (c *checker) enum(path, what, value string, allowed []string) {
 	var fix *diag.Fix
 	if s := suggest(value, allowed); s != "" {
 		msg += fmt.Sprintf("; did you mean %q?", s)
-		fix = replaceFix(c.f, fmt.Sprintf("Change to %q", s), path, s)
+		fix = c.replaceFix(fmt.Sprintf("Change to %q", s), path, s)
 	}
 	c.report(path, c.at(path), diag.Error, CodeSchema, msg, fix)
 }

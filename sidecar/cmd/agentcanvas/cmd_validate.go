@@ -127,8 +127,16 @@ func collectFlowFiles(args []string, stderr io.Writer) ([]string, bool) {
 			if err != nil {
 				return err
 			}
-			if d.IsDir() && p != arg && (d.Name() == ".git" || d.Name() == "node_modules") {
-				return filepath.SkipDir
+			if d.IsDir() && p != arg {
+				switch d.Name() {
+				case ".git", "node_modules":
+					return filepath.SkipDir
+				}
+				// Inside .agentcanvas/ only flows/ holds flows; sandboxes/ holds copies of
+				// the user's files, which may be any YAML.
+				if parent := filepath.Base(filepath.Dir(p)); parent == ".agentcanvas" && d.Name() != "flows" {
+					return filepath.SkipDir
+				}
 			}
 			if !d.IsDir() && strings.HasSuffix(d.Name(), ".yaml") {
 				found = append(found, p)

@@ -65,6 +65,10 @@ func TestValidateExitCodes(t *testing.T) {
 		"warn.yaml":         warningFlow,
 		"flows/broken.yaml": brokenFlow,
 		"flows/notes.txt":   "not a flow",
+		// Workspace state: flows/ is validated, a sandbox's copy of user files is not.
+		".agentcanvas/flows/team.yaml":                 brokenFlow,
+		".agentcanvas/sandboxes/r1/a/work/config.yaml": "key: [unclosed\n",
+		"node_modules/pkg/x.yaml":                      "key: [unclosed\n",
 	})
 	if code, out, _ := runCmd(t, "validate", filepath.Join(root, "clean.yaml")); code != 0 || out != "" {
 		t.Errorf("clean: exit %d, output %q", code, out)
@@ -97,7 +101,8 @@ func TestValidateExitCodes(t *testing.T) {
 	}
 	// A folder: every *.yaml under it, nested ones included; other files ignored.
 	code, out, _ = runCmd(t, "validate", root)
-	if code != 1 || !strings.Contains(out, "broken.yaml") || !strings.Contains(out, "warn.yaml") || strings.Contains(out, "notes.txt") {
+	if code != 1 || !strings.Contains(out, "broken.yaml") || !strings.Contains(out, "warn.yaml") || strings.Contains(out, "notes.txt") ||
+		!strings.Contains(out, filepath.Join(".agentcanvas", "flows", "team.yaml")) || strings.Contains(out, "config.yaml") || strings.Contains(out, "x.yaml") {
 		t.Errorf("folder: exit %d, output %q", code, out)
 	}
 }
