@@ -15,6 +15,7 @@
 package agentproto
 
 import (
+	"bytes"
 	"encoding/json"
 	"sort"
 )
@@ -63,12 +64,16 @@ func (b Block) MarshalJSON() ([]byte, error) {
 	if fields == nil {
 		fields = map[string]any{}
 	}
-	return json.Marshal(struct {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // paths like <runId> stay readable
+	err := enc.Encode(struct {
 		Kind   Kind           `json:"kind"`
 		Line   int            `json:"line"`
 		Fields map[string]any `json:"fields"`
 		Error  string         `json:"error,omitempty"`
 	}{b.Kind, b.Line, fields, b.Error})
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), err
 }
 
 // Priority orders kinds as the spec's "프로토콜 우선순위" section does: when one

@@ -18,25 +18,29 @@ type Options struct {
 	// MaxBlockBytes caps what the parser holds at any time: the bytes of the
 	// block being read plus the unfinished line. A block that would need more is
 	// reported as an invalid Block and the parser carries on with the next line;
-	// a line that alone is longer is an ordinary line, passed to Log in pieces.
+	// a line that alone is longer is an ordinary line, passed to OnLog in pieces.
 	// 0 means DefaultMaxBlockBytes; values below 256 are raised to 256.
 	MaxBlockBytes int
-	// Log, if set, receives every line that is not part of a block, with its
+	// OnLog, if set, receives every line that is not part of a block, with its
 	// 1-based line number, the line ending removed and ANSI escape sequences
 	// stripped. text is only valid during the call. A line longer than
 	// MaxBlockBytes arrives unmodified in several calls with the same number.
-	Log func(line int, text []byte)
+	OnLog func(line int, text []byte)
+	// OnBlock, if set, receives each block as it completes, in stream order
+	// with OnLog calls (Write and Flush return the same blocks as well).
+	OnBlock func(Block)
 }
 
 // Parser finds protocol blocks in a stream of agent output. It is not safe for
 // concurrent use; one Parser reads one stream.
 type Parser struct {
-	max int
-	log func(int, []byte)
+	max     int
+	log     func(int, []byte)
+	onBlock func(Block)
 
 	done     int    // lines completed so far; the current line is done+1
 	partial  []byte // the current line's bytes while it is unfinished
-	longLine bool   // the current line is over the cap and streams to Log
+	longLine bool   // the current line is over the cap and streams to OnLog
 	heldCR   bool   // a long line's piece ended in '\r'; emitted unless "\n" follows
 
 	cur *pending // the block being read, or nil
@@ -64,7 +68,7 @@ func NewParser(opt Options) *Parser {
 	if max < minMaxBlockBytes {
 		max = minMaxBlockBytes
 	}
-	return &Parser{max: max, log: opt.Log}
+	return &Parser{max: max, log: opt.OnLog, onBlock: opt.OnBlock}
 }
 
 // Buffered reports how many bytes the parser holds (block plus unfinished
@@ -137,7 +141,7 @@ func (p *Parser) Flush() []Block {
 }
 
 // overLong handles a line that does not fit under the cap: the open block, if
-// any, is reported invalid, and the line goes to Log as it is, in pieces.
+// any, is reported invalid, and the line goes to OnLog as it is, in pieces.
 func (p *Parser) overLong(seg []byte, complete bool) {
 	if c := p.cur; c != nil {
 		p.cur = nil
@@ -151,7 +155,7 @@ func (p *Parser) overLong(seg []byte, complete bool) {
 	p.longPiece(seg, complete)
 }
 
-// longPiece passes one piece of an over-long line to Log unmodified but for the
+// longPiece passes one piece of an over-long line to OnLog unmodified but for the
 // line ending; a trailing '\r' is held back until we know whether '\n' follows,
 // so the pieces join to the same text whatever the chunking.
 func (p *Parser) longPiece(seg []byte, complete bool) {
@@ -348,7 +352,7 @@ func (p *Parser) finish(c *pending) {
 		b.Field = probs[0].field
 		b.Error = kindTags[c.of] + ": " + strings.Join(msgs, "; ")
 	}
-	p.out = append(p.out, b)
+	p.emit(b)
 }
 
 // emitInvalid reports a block that could not be read to its end.
@@ -360,7 +364,14 @@ func (p *Parser) emitInvalid(c *pending, field, msg string) {
 		b.Fields["N"] = c.phaseN
 		b.Keys = append([]string{"N"}, b.Keys...)
 	}
+	p.emit(b)
+}
+
+func (p *Parser) emit(b Block) {
 	p.out = append(p.out, b)
+	if p.onBlock != nil {
+		p.onBlock(b)
+	}
 }
 
 func trimEOL(b []byte) []byte {

@@ -74,6 +74,9 @@ func (k *checker) list(name string, required bool) ([]string, bool) {
 		}
 		return nil, false
 	}
+	if s, isText := v.(string); isText && s == "" {
+		return nil, true // "key:" with no items
+	}
 	l, isList := v.([]string)
 	if !isList {
 		k.add(name, "field '%s' must be a list of '- item' lines", name)
