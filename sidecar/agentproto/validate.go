@@ -75,7 +75,8 @@ func (k *checker) list(name string, required bool) ([]string, bool) {
 		return nil, false
 	}
 	if s, isText := v.(string); isText && s == "" {
-		return nil, true // "key:" with no items
+		k.fields[name] = []string{} // "key:" with no items is an empty list
+		return nil, true
 	}
 	l, isList := v.([]string)
 	if !isList {
