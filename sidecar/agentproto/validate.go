@@ -117,7 +117,7 @@ func (k *checker) boolean(name string) {
 
 // validate types the fields of a complete block into b and returns its problems.
 func validate(c *pending, b *Block) []problem {
-	k := &checker{fields: c.fp.fields}
+	k := &checker{fields: c.fp.fields()}
 	if c.fp.err != nil {
 		k.probs = append(k.probs, *c.fp.err)
 	}
