@@ -97,12 +97,13 @@ func BenchmarkThroughput(b *testing.B) {
 }
 
 // BenchmarkThroughputRatio runs the parser and the bufio.Scanner baseline
-// alternately on the same 100 MB, so a busy machine slows both alike, and
-// reports each one's MB/s and parser/scanner: the aim is a ratio of at least 0.5.
+// alternately on the same 100 MB and reports each one's MB/s from its fastest
+// pass (the least disturbed by other load on a shared machine) and
+// parser/scanner: the aim is a ratio of at least 0.5.
 // Run: go test -run '^$' -bench ThroughputRatio -benchtime 10x ./sidecar/agentproto
 func BenchmarkThroughputRatio(b *testing.B) {
 	data := benchInput(b)
-	var parser, scanner time.Duration
+	parser, scanner := time.Duration(1<<62), time.Duration(1<<62)
 	for b.Loop() {
 		t0 := time.Now()
 		p := NewParser(Options{OnLog: func(int, []byte) {}})
@@ -120,10 +121,10 @@ func BenchmarkThroughputRatio(b *testing.B) {
 		if n != p.Lines() {
 			b.Fatalf("scanner counted %d lines, parser %d", n, p.Lines())
 		}
-		parser += t1.Sub(t0)
-		scanner += t2.Sub(t1)
+		parser = min(parser, t1.Sub(t0))
+		scanner = min(scanner, t2.Sub(t1))
 	}
-	mb := float64(len(data)) * float64(b.N) / 1e6
+	mb := float64(len(data)) / 1e6
 	b.ReportMetric(mb/parser.Seconds(), "parser-MB/s")
 	b.ReportMetric(mb/scanner.Seconds(), "scanner-MB/s")
 	b.ReportMetric(scanner.Seconds()/parser.Seconds(), "parser/scanner")
