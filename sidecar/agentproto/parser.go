@@ -15,11 +15,12 @@ const minMaxBlockBytes = 256
 
 // Options configures a Parser.
 type Options struct {
-	// MaxBlockBytes caps what the parser holds at any time: the bytes of the
-	// block being read plus the unfinished line. A block that would need more is
-	// reported as an invalid Block and the parser carries on with the next line;
-	// a line that alone is longer is an ordinary line, passed to OnLog in pieces.
-	// 0 means DefaultMaxBlockBytes; values below 256 are raised to 256.
+	// MaxBlockBytes caps the size of a block and of a line. A block that would
+	// grow past it is reported as an invalid Block and the parser reads on from
+	// the line that did not fit; a line longer than it is never part of a block
+	// and goes to OnLog in pieces. The parser so holds at most 2×MaxBlockBytes:
+	// one block and one unfinished line. 0 means DefaultMaxBlockBytes; values
+	// below 256 are raised to 256.
 	MaxBlockBytes int
 	// OnLog, if set, receives every line that is not part of a block, with its
 	// 1-based line number, the line ending removed and ANSI escape sequences
@@ -72,8 +73,8 @@ func NewParser(opt Options) *Parser {
 	return &Parser{max: max, log: opt.OnLog, onBlock: opt.OnBlock}
 }
 
-// Buffered reports how many bytes the parser holds (block plus unfinished
-// line). It never exceeds the MaxBlockBytes cap.
+// Buffered reports how many bytes the parser holds: the block being read plus
+// the unfinished line, each at most MaxBlockBytes (see Cap).
 func (p *Parser) Buffered() int {
 	n := len(p.partial)
 	if p.cur != nil {
@@ -81,6 +82,9 @@ func (p *Parser) Buffered() int {
 	}
 	return n
 }
+
+// Cap is the most Buffered can ever be: 2×MaxBlockBytes.
+func (p *Parser) Cap() int { return 2 * p.max }
 
 // Lines reports how many complete lines the parser has read.
 func (p *Parser) Lines() int { return p.done }
@@ -114,11 +118,11 @@ func (p *Parser) Write(chunk []byte) []Block {
 			p.longPiece(seg, complete)
 			continue
 		}
-		used := len(p.partial) + len(seg) // bytes of this line so far, '\n' included
-		if p.cur != nil {
-			used += len(p.cur.raw)
+		content := len(p.partial) + len(seg) // this line's bytes so far, without '\n'
+		if complete {
+			content--
 		}
-		if used > p.max {
+		if content > p.max {
 			p.overLong(seg, complete)
 			continue
 		}
@@ -152,12 +156,18 @@ func (p *Parser) Flush() []Block {
 	return p.out
 }
 
-// overLong handles a line that does not fit under the cap: the open block, if
-// any, is reported invalid, and the line goes to OnLog as it is, in pieces.
+// overLong handles a line longer than the cap. Such a line is never part of a
+// block: it ends an open-ended block (PHASE_COMPLETE details, HANDOFF), which
+// is complete without it; a tagged block that cannot hold it is invalid. The
+// line goes to OnLog as it is, in pieces.
 func (p *Parser) overLong(seg []byte, complete bool) {
 	if c := p.cur; c != nil {
 		p.cur = nil
-		p.emitInvalid(c, "", fmt.Sprintf("block is larger than %d bytes (unterminated or too big)", p.max))
+		if c.tag == "" {
+			p.finish(c)
+		} else {
+			p.emitInvalid(c, "", fmt.Sprintf("line %d is longer than %d bytes", p.done+1, p.max))
+		}
 	}
 	p.longLine = true
 	if len(p.partial) > 0 {
@@ -206,6 +216,16 @@ func (p *Parser) emitLog(text []byte) {
 func (p *Parser) line(raw []byte, hasEsc bool) {
 	lineNo := p.done + 1
 	p.done = lineNo
+	if c := p.cur; c != nil {
+		text := string(StripANSI(trimEOL(raw)))
+		if len(c.raw)+len(raw) > p.max && (c.tag != "" || c.fp.accepts(dedent(text, c.indent))) {
+			// The block would outgrow the cap: report it and read this line
+			// afresh (it may open the next block).
+			p.cur = nil
+			p.emitInvalid(c, "", fmt.Sprintf("block is larger than %d bytes (unterminated or too big)", p.max))
+			c = nil
+		}
+	}
 	if c := p.cur; c != nil {
 		text := string(StripANSI(trimEOL(raw)))
 		if c.tag != "" {
