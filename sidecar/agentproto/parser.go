@@ -462,3 +462,11 @@ func phaseNumber(s string) (int, bool) {
 	}
 	return n, true
 }
+
+// ParseAll reads a complete text (a per-turn CLI's whole reply, a log file)
+// and returns its blocks in order.
+func ParseAll(text []byte, opt Options) []Block {
+	p := NewParser(opt)
+	blocks := p.Write(text)
+	return append(blocks, p.Flush()...)
+}
