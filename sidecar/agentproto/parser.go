@@ -51,14 +51,13 @@ type Parser struct {
 
 // pending is a block whose end has not been seen yet.
 type pending struct {
-	of       Kind
-	tag      string // "ERROR" for [ERROR]; "" for open-ended blocks (phase, handoff)
-	line     int
-	indent   int
-	raw      []byte
-	fp       *fieldParser
-	phaseN   string // the N of === PHASE N COMPLETE ===
-	brokenAt int    // a tagged block interrupted by another opening tag on this line
+	of     Kind
+	tag    string // "ERROR" for [ERROR]; "" for open-ended blocks (phase, handoff)
+	line   int
+	indent int
+	raw    []byte
+	fp     *fieldParser
+	phaseN string // the N of === PHASE N COMPLETE ===
 }
 
 // NewParser returns a Parser.
@@ -166,7 +165,7 @@ func (p *Parser) overLong(seg []byte, complete bool) {
 		if c.tag == "" {
 			p.finish(c)
 		} else {
-			p.emitInvalid(c, "", fmt.Sprintf("line %d is longer than %d bytes", p.done+1, p.max))
+			p.emitInvalid(c, fmt.Sprintf("line %d is longer than %d bytes", p.done+1, p.max))
 		}
 	}
 	p.longLine = true
@@ -218,17 +217,13 @@ func (p *Parser) line(raw []byte, hasEsc bool) {
 	p.done = lineNo
 	if c := p.cur; c != nil {
 		text := string(StripANSI(trimEOL(raw)))
-		if len(c.raw)+len(raw) > p.max && (c.tag != "" || c.fp.accepts(dedent(text, c.indent))) {
+		body := dedent(text, c.indent)
+		if len(c.raw)+len(raw) > p.max && (c.tag != "" || c.fp.accepts(body)) {
 			// The block would outgrow the cap: report it and read this line
 			// afresh (it may open the next block).
 			p.cur = nil
-			p.emitInvalid(c, "", fmt.Sprintf("block is larger than %d bytes (unterminated or too big)", p.max))
-			c = nil
-		}
-	}
-	if c := p.cur; c != nil {
-		text := string(StripANSI(trimEOL(raw)))
-		if c.tag != "" {
+			p.emitInvalid(c, fmt.Sprintf("block is larger than %d bytes (unterminated or too big)", p.max))
+		} else if c.tag != "" {
 			t := strings.TrimSpace(text)
 			if t == "[/"+c.tag+"]" {
 				c.raw = append(c.raw, raw...)
@@ -236,14 +231,14 @@ func (p *Parser) line(raw []byte, hasEsc bool) {
 				p.finish(c)
 				return
 			}
-			if k := taggedOpener(t); k == "" {
+			if taggedOpener(t) == "" {
 				c.raw = append(c.raw, raw...)
-				c.fp.feed(dedent(text, c.indent), lineNo, true)
+				c.fp.feed(body, lineNo, true)
 				return
 			}
 			p.closeBlock(lineNo) // another opening tag: this block was never closed
 		} else {
-			if c.fp.feed(dedent(text, c.indent), lineNo, false) {
+			if c.fp.feed(body, lineNo, false) {
 				c.raw = append(c.raw, raw...)
 				return
 			}
@@ -393,7 +388,7 @@ func (p *Parser) closeBlock(at int) {
 	} else {
 		msg += " before end of output"
 	}
-	p.emitInvalid(c, "", msg)
+	p.emitInvalid(c, msg)
 }
 
 // finish validates a complete block and emits it.
@@ -413,8 +408,8 @@ func (p *Parser) finish(c *pending) {
 }
 
 // emitInvalid reports a block that could not be read to its end.
-func (p *Parser) emitInvalid(c *pending, field, msg string) {
-	b := Block{Kind: KindInvalid, Of: c.of, Line: c.line, Raw: string(c.raw), Field: field,
+func (p *Parser) emitInvalid(c *pending, msg string) {
+	b := Block{Kind: KindInvalid, Of: c.of, Line: c.line, Raw: string(c.raw),
 		Error: kindTags[c.of] + ": " + msg}
 	b.Fields, b.Keys = c.fp.fields(), c.fp.keys
 	if c.of == KindPhaseComplete {
