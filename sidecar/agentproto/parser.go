@@ -155,6 +155,20 @@ func (p *Parser) Flush() []Block {
 	return p.out
 }
 
+// EndOpenBlock completes a PHASE_COMPLETE or HANDOFF block that is still
+// open. Those blocks have no closing line, so the parser otherwise waits for
+// the next unrelated line or EOF; an agent that prints one and then waits for
+// an answer would wait for ever. The runtime calls this when the agent's
+// output has gone quiet (its choice of delay). Tagged blocks, which do have
+// closing tags, stay open.
+func (p *Parser) EndOpenBlock() []Block {
+	p.out = nil
+	if p.cur != nil && p.cur.tag == "" {
+		p.closeBlock(0)
+	}
+	return p.out
+}
+
 // overLong handles a line longer than the cap. Such a line is never part of a
 // block: it ends an open-ended block (PHASE_COMPLETE details, HANDOFF), which
 // is complete without it; a tagged block that cannot hold it is invalid. The

@@ -131,6 +131,29 @@ func TestPhaseCompleteEndsAtFlush(t *testing.T) {
 	}
 }
 
+// EndOpenBlock releases an open-ended block without waiting for more output,
+// and leaves tagged blocks alone.
+func TestEndOpenBlock(t *testing.T) {
+	var seen []Kind
+	p := NewParser(Options{OnBlock: func(b Block) { seen = append(seen, b.Kind) }})
+	p.Write([]byte("=== PHASE 1 COMPLETE ===\nPhase: Planning\n"))
+	bs := p.EndOpenBlock()
+	if len(bs) != 1 || bs[0].Kind != KindPhaseComplete || bs[0].Fields["Phase"] != "Planning" {
+		t.Fatalf("EndOpenBlock = %+v", bs)
+	}
+	p.Write([]byte("[USER_QUESTION]\ncategory: confirmation\n"))
+	if bs := p.EndOpenBlock(); len(bs) != 0 {
+		t.Fatalf("EndOpenBlock closed a tagged block: %+v", bs)
+	}
+	bs = p.Write([]byte("question: Go on?\nrequired: true\n[/USER_QUESTION]\n"))
+	if len(bs) != 1 || bs[0].Kind != KindUserQuestion || bs[0].Line != 3 {
+		t.Fatalf("after EndOpenBlock: %+v", bs)
+	}
+	if len(p.Flush()) != 0 || len(seen) != 2 {
+		t.Errorf("OnBlock saw %v", seen)
+	}
+}
+
 func TestPriority(t *testing.T) {
 	bs := []Block{
 		{Kind: KindUserQuestion, Line: 1},
