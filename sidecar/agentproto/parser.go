@@ -3,6 +3,7 @@ package agentproto
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 )
@@ -478,4 +479,15 @@ func ParseAll(text []byte, opt Options) []Block {
 	p := NewParser(opt)
 	blocks := p.Write(text)
 	return append(blocks, p.Flush()...)
+}
+
+// AsWriter returns an io.Writer that feeds p, for io.Copy from a process's
+// stdout; blocks then reach Options.OnBlock. Call p.Flush at EOF.
+func (p *Parser) AsWriter() io.Writer { return parserWriter{p} }
+
+type parserWriter struct{ p *Parser }
+
+func (w parserWriter) Write(b []byte) (int, error) {
+	w.p.Write(b)
+	return len(b), nil
 }

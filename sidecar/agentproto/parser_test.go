@@ -3,8 +3,10 @@ package agentproto
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 func blocksOf(evs []event) []Block {
@@ -244,4 +246,17 @@ func TestOverflowThenNextBlock(t *testing.T) {
 		t.Fatalf("blocks = %+v", bs)
 	}
 	checkChunking(t, opt, []byte(in.String()))
+}
+
+func TestAsWriter(t *testing.T) {
+	var got []Block
+	p := NewParser(Options{OnBlock: func(b Block) { got = append(got, b) }})
+	in := "x\n[ERROR]\ntype: fatal\nmessage: m\nrecovery: notify_user\n[/ERROR]\n"
+	if _, err := io.Copy(p.AsWriter(), iotest.OneByteReader(strings.NewReader(in))); err != nil {
+		t.Fatal(err)
+	}
+	p.Flush()
+	if len(got) != 1 || got[0].Kind != KindError || got[0].Line != 2 {
+		t.Errorf("blocks %+v", got)
+	}
 }
