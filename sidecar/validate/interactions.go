@@ -6,13 +6,14 @@ import (
 
 	"github.com/agentcanvas/agentcanvas/sidecar/diag"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/pattern"
 )
 
 // interactions runs the per-interaction rules: the pattern, termination, the spec §8
 // policies, and the pattern's roles.
 func (c *checker) interactions() {
 	for _, in := range c.f.Interactions {
-		p, known := lookupPattern(in.PatternID)
+		p, known := c.lookup(in.PatternID)
 		if in.PatternID != "" && !known {
 			pp := in.Path + "/patternId"
 			msg := fmt.Sprintf("patternId %q is not a library pattern", in.PatternID)
@@ -43,7 +44,7 @@ func (c *checker) edgePolicies(in *flow.Interaction, e *flow.Edge, p patternInfo
 	}
 	def := p.Termination
 	if !known {
-		def = term{Type: "max_rounds", Rounds: 3}
+		def = pattern.Termination{Type: "max_rounds", Rounds: 3}
 	}
 	if t == nil {
 		if !c.loaderFlagged(data + "/termination") {
@@ -61,32 +62,39 @@ func (c *checker) edgePolicies(in *flow.Interaction, e *flow.Edge, p patternInfo
 
 	params := e.Data.Params
 	endpoints := []string{e.Source, e.Target}
-	if topology == "debate_judge" || p.PatternID == "critic_refiner_curator" || p.PatternID == "bilateral_negotiation" {
+	// Which interactions need what is the library's rule (spec §8); how it is reported is ours.
+	if pattern.RequiresTimeout(p.PatternID, topology) {
 		c.timeout(e, topology, p.PatternID)
 	}
-	if topology == "blackboard" {
+	if pattern.RequiresRetention(topology) {
 		c.retention(e, params, endpoints)
 	}
-	if topology == "broker" || topology == "router_targeted" {
+	if pattern.RequiresRateLimit(topology) {
 		c.rateLimit(e, topology, params, endpoints)
 	}
 }
 
-func describeTerm(t term) string {
-	switch {
-	case t.Any != nil:
-		parts := make([]string, len(t.Any))
-		for i, x := range t.Any {
+// describeTerm writes a termination as YAML flow text for messages.
+func describeTerm(t pattern.Termination) string {
+	list := func(key string, ts []pattern.Termination) string {
+		parts := make([]string, len(ts))
+		for i, x := range ts {
 			parts[i] = describeTerm(x)
 		}
-		return "any: [" + strings.Join(parts, ", ") + "]"
+		return key + ": [" + strings.Join(parts, ", ") + "]"
+	}
+	switch {
+	case t.Any != nil:
+		return list("any", t.Any)
+	case t.All != nil:
+		return list("all", t.All)
 	case t.Type == "max_rounds":
 		return fmt.Sprintf("{type: max_rounds, rounds: %d}", t.Rounds)
 	case t.Type == "timeout_ms":
 		return fmt.Sprintf("{type: timeout_ms, ms: %d}", t.Ms)
 	case t.Type == "consensus_threshold":
 		return fmt.Sprintf("{type: consensus_threshold, threshold: %g}", t.Threshold)
-	case t.Type == "quality_gate":
+	case t.Type == "quality_gate" && t.Value != nil:
 		return fmt.Sprintf("{type: quality_gate, metric: %s, op: %q, value: %g}", t.Metric, t.Op, *t.Value)
 	}
 	return "{type: " + t.Type + "}"

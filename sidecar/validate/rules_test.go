@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentcanvas/agentcanvas/sidecar/diag"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/pattern"
 )
 
 // flowWith builds a small valid flow around the given interaction edges' data and extra
@@ -204,7 +205,7 @@ func TestTerminationRequiredRule(t *testing.T) {
 		{"unknown pattern still needs one", strings.Replace(mw("{sync: req_res}"), "manager_worker", "nothing", 1), []string{CodeTerminationRequired, CodeUnknownPattern}},
 	})
 	// Every pattern's default termination is itself valid (the fix inserts it).
-	for _, p := range patterns {
+	for _, p := range pattern.All() {
 		src := strings.Replace(mw("{sync: req_res}"), "patternId: manager_worker", "patternId: "+p.PatternID, 1)
 		_, ds := codes(t, src, Workspace{})
 		for _, d := range ds {
@@ -444,6 +445,7 @@ func TestRawSecretRule(t *testing.T) {
 		ruleCase{"commit id", mw("{termination: {type: max_rounds, rounds: 2}, params: {base: 3f2c9d1e8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e}}"), nil},
 		ruleCase{"CamelCase name", mw("{termination: {type: max_rounds, rounds: 2}, params: {name: TaskTemplateVersionTwoFinal2}}"), nil},
 		ruleCase{"max_tokens", mw("{termination: {type: max_rounds, rounds: 2}, params: {max_tokens: 4000, token_budget: \"4000\"}}"), nil},
+		ruleCase{"stop tokens", mw("{termination: {type: max_rounds, rounds: 2}, params: {done_token: \"<CAMEL_TASK_DONE>\", stop_token: ENDOFTASK42x, token: \"<|end|>\"}}"), nil},
 	)
 	runCases(t, Workspace{}, cases)
 

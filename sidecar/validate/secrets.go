@@ -38,6 +38,10 @@ var secretKinds = []secretKind{
 // secretKeyRE matches keys whose values are credentials (password, api_key, client_secret…).
 var secretKeyRE = regexp.MustCompile(`(?i)(^|[_\-.])(password|passwd|passphrase|secret|token|api_?key|apikey|access_?key|private_?key|client_secret|credentials?|bearer)$`)
 
+// markerKeyRE are keys named like a credential that hold a marker word instead: a model's
+// stop or done token (CAMEL's done_token: <CAMEL_TASK_DONE>).
+var markerKeyRE = regexp.MustCompile(`(?i)(^|[_\-.])(done|stop|end|eos|bos|pad|sep|start|finish|max)_?tokens?$`)
+
 // envRefRE is a value that already names an environment variable instead of holding one.
 var envRefRE = regexp.MustCompile(`^(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|env:[A-Za-z_][A-Za-z0-9_]*|[A-Z_][A-Z0-9_]*)$`)
 
@@ -100,7 +104,8 @@ func (c *checker) secretValue(v string, segs []string, key string, inConfig bool
 			env = envName(key)
 		}
 	}
-	if what == "" && key != "" && secretKeyRE.MatchString(key) && !envRefRE.MatchString(strings.TrimSpace(v)) && !strings.ContainsAny(v, " \t\n") {
+	if what == "" && key != "" && secretKeyRE.MatchString(key) && !markerKeyRE.MatchString(key) &&
+		!envRefRE.MatchString(strings.TrimSpace(v)) && !strings.ContainsAny(v, " \t\n<>") {
 		what, env, loc = fmt.Sprintf("a credential (the value of %q)", key), envName(key), []int{0, len(v)}
 	}
 	if what == "" {

@@ -85,6 +85,7 @@ type checker struct {
 	// secretAt marks the paths raw-secret reported, so other rules stay quiet there.
 	secretAt map[string]bool
 	skills   map[string]skillResult
+	patterns map[string]patternInfo
 	mcp      *allowlist
 }
 
