@@ -27,7 +27,7 @@ func (c *checker) interactions() {
 			c.report(pp, c.at(pp), diag.Error, CodeUnknownPattern, msg, fix)
 		}
 		for _, e := range in.Edges {
-			c.edgePolicies(in, e, p, known)
+			c.edgePolicies(e, p, known)
 		}
 		if known {
 			c.roles(in, p)
@@ -35,7 +35,7 @@ func (c *checker) interactions() {
 	}
 }
 
-func (c *checker) edgePolicies(in *flow.Interaction, e *flow.Edge, p patternInfo, known bool) {
+func (c *checker) edgePolicies(e *flow.Edge, p patternInfo, known bool) {
 	data := e.Path + "/data"
 	t := e.Data.Termination
 	topology := e.Data.Topology
@@ -62,15 +62,24 @@ func (c *checker) edgePolicies(in *flow.Interaction, e *flow.Edge, p patternInfo
 
 	params := e.Data.Params
 	endpoints := []string{e.Source, e.Target}
-	// Which interactions need what is the library's rule (spec §8); how it is reported is ours.
-	if pattern.RequiresTimeout(p.PatternID, topology) {
+	// Which interactions need what is the library's rule (spec §8); how it is reported is
+	// ours. The pattern's own topology counts too, so a debate drawn with topology p2p
+	// still needs its timeout.
+	switch {
+	case pattern.RequiresTimeout(p.PatternID, topology):
 		c.timeout(e, topology, p.PatternID)
+	case pattern.RequiresTimeout(p.PatternID, p.Topology):
+		c.timeout(e, p.Topology, p.PatternID)
 	}
-	if pattern.RequiresRetention(topology) {
+	switch {
+	case pattern.RequiresRetention(topology), pattern.RequiresRetention(p.Topology):
 		c.retention(e, params, endpoints)
 	}
-	if pattern.RequiresRateLimit(topology) {
+	switch {
+	case pattern.RequiresRateLimit(topology):
 		c.rateLimit(e, topology, params, endpoints)
+	case pattern.RequiresRateLimit(p.Topology):
+		c.rateLimit(e, p.Topology, params, endpoints)
 	}
 }
 

@@ -251,6 +251,7 @@ func TestTimeoutRequiredRule(t *testing.T) {
 		{"string params timeout", debate("{termination: {type: judge_decision}, params: {timeout_ms: soon}}", "{termination: "+tm+"}"), []string{CodeTimeoutRequired}},
 		{"debate topology on another pattern", strings.Replace(mw("{topology: debate_judge, termination: {type: max_rounds, rounds: 2}}"), "", "", 1), []string{CodeTimeoutRequired}},
 		{"manager_worker needs none", mw(term2), nil},
+		{"a debate drawn as p2p still needs one", debate("{topology: p2p, termination: {type: judge_decision}}", "{termination: {type: timeout_ms, ms: 5}}"), []string{CodeTimeoutRequired}},
 		{"negotiation", strings.Replace(strings.Replace(mw(term2), "manager_worker", "bilateral_negotiation", 1), "{id: lead, role: manager}", "{id: lead, role: proposer}", 1), []string{CodeTimeoutRequired}},
 		{"critic refiner curator", head + `agents: [{id: c, role: critic}, {id: r, role: refiner}, {id: j, role: judge}]
 interactions:
@@ -278,6 +279,7 @@ func TestRetentionRequiredRule(t *testing.T) {
 		{"keep_last_days on the edge", bb(", params: {retention: {keep_last_days: 7}}", ""), nil},
 		{"on the blackboard node", bb("", ", params: {retention: {keep_last_n: 10}}"), nil},
 		{"missing", bb("", ""), []string{CodeRetentionRequired}},
+		{"blackboard pattern with another topology", bb(", topology: broadcast", ""), []string{CodeRetentionRequired}},
 		{"zero", bb(", params: {retention: {keep_last_n: 0}}", ""), []string{CodeRetentionRequired}},
 		{"wrong key", bb(", params: {retention: {keep: 3}}", ""), []string{CodeRetentionRequired}},
 		{"not a mapping", bb(", params: {retention: forever}", ""), []string{CodeRetentionRequired}},
@@ -302,6 +304,7 @@ func TestRateLimitRequiredRule(t *testing.T) {
 		{"on the edges", router(", params: {rate_limit_per_min: 10}", ""), nil},
 		{"on the router", router("", ", params: {rate_limit_per_min: 5}"), nil},
 		{"missing", router("", ""), []string{CodeRateLimitRequired, CodeRateLimitRequired}},
+		{"router pattern with another topology", router(", topology: p2p", ""), []string{CodeRateLimitRequired, CodeRateLimitRequired}},
 		{"zero", router(", params: {rate_limit_per_min: 0}", ""), []string{CodeRateLimitRequired, CodeRateLimitRequired}},
 		{"broker topology", head + `agents: [{id: a}, {id: b}]
 systemNodes: [{id: k, type: broker}]
