@@ -445,6 +445,7 @@ func TestRawSecretRule(t *testing.T) {
 		ruleCase{"env names", head + "agents: [{id: a, runtime: {env: [OPENAI_API_KEY, GITHUB_TOKEN]}}]\ninteractions: []\n", nil},
 		ruleCase{"secret-named key holding a name", mw("{termination: {type: max_rounds, rounds: 2}, params: {api_key: OPENAI_API_KEY, token: \"${GH_TOKEN}\", password: \"env:DB_PASSWORD\"}}"), nil},
 		ruleCase{"prose and paths", mw("{termination: {type: max_rounds, rounds: 2}, params: {task: \"Implement the sk-learn pipeline in src/ModelTrainingPipeline2024.py\", file: src/components/DataTableHeader12.tsx}}"), nil},
+		ruleCase{"sk- prose", mw("{termination: {type: max_rounds, rounds: 2}, params: {lib: sk-learn-compatible-estimator-api}}"), nil},
 		ruleCase{"commit id", mw("{termination: {type: max_rounds, rounds: 2}, params: {base: 3f2c9d1e8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e}}"), nil},
 		ruleCase{"CamelCase name", mw("{termination: {type: max_rounds, rounds: 2}, params: {name: TaskTemplateVersionTwoFinal2}}"), nil},
 		ruleCase{"max_tokens", mw("{termination: {type: max_rounds, rounds: 2}, params: {max_tokens: 4000, token_budget: \"4000\"}}"), nil},
