@@ -121,15 +121,6 @@ func splitPath(p string) []string {
 	return parts
 }
 
-func joinPath(segs []string) string {
-	var b strings.Builder
-	for _, s := range segs {
-		b.WriteString("/")
-		b.WriteString(escapeKey(s))
-	}
-	return b.String()
-}
-
 func escapeKey(k string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
 }

@@ -6,13 +6,14 @@ import (
 
 	"github.com/agentcanvas/agentcanvas/sidecar/diag"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/pattern"
 )
 
 // interactions runs the per-interaction rules: the pattern, termination, the spec §8
 // policies, and the pattern's roles.
 func (c *checker) interactions() {
 	for _, in := range c.f.Interactions {
-		p, known := lookupPattern(in.PatternID)
+		p, known := c.lookup(in.PatternID)
 		if in.PatternID != "" && !known {
 			pp := in.Path + "/patternId"
 			msg := fmt.Sprintf("patternId %q is not a library pattern", in.PatternID)
@@ -26,7 +27,7 @@ func (c *checker) interactions() {
 			c.report(pp, c.at(pp), diag.Error, CodeUnknownPattern, msg, fix)
 		}
 		for _, e := range in.Edges {
-			c.edgePolicies(in, e, p, known)
+			c.edgePolicies(e, p, known)
 		}
 		if known {
 			c.roles(in, p)
@@ -34,7 +35,7 @@ func (c *checker) interactions() {
 	}
 }
 
-func (c *checker) edgePolicies(in *flow.Interaction, e *flow.Edge, p patternInfo, known bool) {
+func (c *checker) edgePolicies(e *flow.Edge, p patternInfo, known bool) {
 	data := e.Path + "/data"
 	t := e.Data.Termination
 	topology := e.Data.Topology
@@ -43,7 +44,7 @@ func (c *checker) edgePolicies(in *flow.Interaction, e *flow.Edge, p patternInfo
 	}
 	def := p.Termination
 	if !known {
-		def = term{Type: "max_rounds", Rounds: 3}
+		def = pattern.Termination{Type: "max_rounds", Rounds: 3}
 	}
 	if t == nil {
 		if !c.loaderFlagged(data + "/termination") {
@@ -61,32 +62,48 @@ func (c *checker) edgePolicies(in *flow.Interaction, e *flow.Edge, p patternInfo
 
 	params := e.Data.Params
 	endpoints := []string{e.Source, e.Target}
-	if topology == "debate_judge" || p.PatternID == "critic_refiner_curator" || p.PatternID == "bilateral_negotiation" {
+	// Which interactions need what is the library's rule (spec §8); how it is reported is
+	// ours. The pattern's own topology counts too, so a debate drawn with topology p2p
+	// still needs its timeout.
+	switch {
+	case pattern.RequiresTimeout(p.PatternID, topology):
 		c.timeout(e, topology, p.PatternID)
+	case pattern.RequiresTimeout(p.PatternID, p.Topology):
+		c.timeout(e, p.Topology, p.PatternID)
 	}
-	if topology == "blackboard" {
+	switch {
+	case pattern.RequiresRetention(topology), pattern.RequiresRetention(p.Topology):
 		c.retention(e, params, endpoints)
 	}
-	if topology == "broker" || topology == "router_targeted" {
+	switch {
+	case pattern.RequiresRateLimit(topology):
 		c.rateLimit(e, topology, params, endpoints)
+	case pattern.RequiresRateLimit(p.Topology):
+		c.rateLimit(e, p.Topology, params, endpoints)
 	}
 }
 
-func describeTerm(t term) string {
-	switch {
-	case t.Any != nil:
-		parts := make([]string, len(t.Any))
-		for i, x := range t.Any {
+// describeTerm writes a termination as YAML flow text for messages.
+func describeTerm(t pattern.Termination) string {
+	list := func(key string, ts []pattern.Termination) string {
+		parts := make([]string, len(ts))
+		for i, x := range ts {
 			parts[i] = describeTerm(x)
 		}
-		return "any: [" + strings.Join(parts, ", ") + "]"
+		return key + ": [" + strings.Join(parts, ", ") + "]"
+	}
+	switch {
+	case t.Any != nil:
+		return list("any", t.Any)
+	case t.All != nil:
+		return list("all", t.All)
 	case t.Type == "max_rounds":
 		return fmt.Sprintf("{type: max_rounds, rounds: %d}", t.Rounds)
 	case t.Type == "timeout_ms":
 		return fmt.Sprintf("{type: timeout_ms, ms: %d}", t.Ms)
 	case t.Type == "consensus_threshold":
 		return fmt.Sprintf("{type: consensus_threshold, threshold: %g}", t.Threshold)
-	case t.Type == "quality_gate":
+	case t.Type == "quality_gate" && t.Value != nil:
 		return fmt.Sprintf("{type: quality_gate, metric: %s, op: %q, value: %g}", t.Metric, t.Op, *t.Value)
 	}
 	return "{type: " + t.Type + "}"

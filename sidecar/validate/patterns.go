@@ -1,19 +1,24 @@
 package validate
 
-import "strings"
+import (
+	"slices"
 
-// TODO(merge): this table belongs to sidecar/pattern (branch `patterns`). When that package is
-// on main, look patterns up with pattern.Lookup and take topology, roles and the default
-// termination from it; keep only the role-matching logic here.
+	"github.com/agentcanvas/agentcanvas/sidecar/pattern"
+)
+
+// Patterns come from the library (sidecar/pattern): ids, aliases, topology and default
+// termination. What the validator adds is how an interaction's nodes are recognised as
+// playing a pattern's roles in flows people write by hand, where roles are free text
+// ("evaluator", "team lead"): roleRules below, kept in step with the library's templates
+// by TestInstantiatedPatternsValidateClean.
 
 // patternInfo is what the validator needs to know about one library pattern.
 type patternInfo struct {
 	ID        string // "P05"
 	PatternID string // "debate_judge"
 	Topology  string
-	// Default termination, inserted by the termination-required fix (the same as the
-	// pattern library's patterns/Pnn-*.json defaultTermination).
-	Termination term
+	// Termination is the pattern's default, inserted by the termination-required fix.
+	Termination pattern.Termination
 	// Roles the interaction's endpoints must play (missing-role).
 	Roles []roleReq
 	// Others is the minimum number of participants that play none of Roles' special roles
@@ -33,29 +38,7 @@ type roleReq struct {
 	Min    int
 }
 
-// term is a termination as the fixes write it; field order is the YAML key order.
-type term struct {
-	Type      string   `json:"type,omitempty"`
-	Rounds    int      `json:"rounds,omitempty"`
-	Ms        int      `json:"ms,omitempty"`
-	Threshold float64  `json:"threshold,omitempty"`
-	Metric    string   `json:"metric,omitempty"`
-	Op        string   `json:"op,omitempty"`
-	Value     *float64 `json:"value,omitempty"`
-	Any       []term   `json:"any,omitempty"`
-}
-
-func one(v float64) *float64 { return &v }
-
 var (
-	roundsT  = func(n int) term { return term{Type: "max_rounds", Rounds: n} }
-	timeoutT = term{Type: "timeout_ms", Ms: DefaultTimeoutMs}
-	judgeT   = term{Type: "judge_decision"}
-	anyT     = func(ts ...term) term { return term{Any: ts} }
-	gateT    = func(metric string, v float64) term {
-		return term{Type: "quality_gate", Metric: metric, Op: ">=", Value: one(v)}
-	}
-
 	judgeRole      = roleReq{Name: "judge", System: "judge", Words: []string{"judge"}, Min: 1}
 	aggregatorRole = roleReq{Name: "aggregator", System: "aggregator", Words: []string{"aggregator", "selector", "ranker", "tally"}, Min: 1}
 	managerRole    = roleReq{Name: "manager", System: "manager", Words: []string{"manager", "orchestrator", "lead", "initiator", "root"}, Min: 1}
@@ -69,67 +52,80 @@ const (
 	DefaultKeepLastN       = 200
 )
 
-var patterns = []patternInfo{
-	{ID: "P01", PatternID: "manager_worker", Topology: "manager_worker", Termination: anyT(roundsT(2), gateT("tests_passed", 1)),
+// roleRules says, per pattern, which roles its interactions' nodes must play.
+var roleRules = map[string]patternInfo{
+	"manager_worker": {
 		Roles: []roleReq{managerRole}, Others: 1, OthersName: "worker"},
-	{ID: "P02", PatternID: "role_play_pair", Topology: "p2p", Termination: anyT(roundsT(6), gateT("task_done", 1)), Others: 2, OthersName: "role-play agent"},
-	{ID: "P03", PatternID: "chat_chain_pipeline", Topology: "pipeline", Termination: anyT(roundsT(2), gateT("phase_concluded", 1)), Stages: 2},
-	{ID: "P04", PatternID: "sop_assembly_line", Topology: "pipeline", Termination: anyT(gateT("artifact_valid", 1), roundsT(3)), Stages: 2},
-	{ID: "P05", PatternID: "debate_judge", Topology: "debate_judge", Termination: anyT(roundsT(3), judgeT, timeoutT),
+	"role_play_pair":      {Others: 2, OthersName: "role-play agent"},
+	"chat_chain_pipeline": {Stages: 2},
+	"sop_assembly_line":   {Stages: 2},
+	"debate_judge": {
 		Roles: []roleReq{judgeRole}, Others: 2, OthersName: "debater"},
-	{ID: "P06", PatternID: "critic_refiner_curator", Topology: "p2p", Termination: anyT(roundsT(3), term{Type: "quality_gate", Metric: "open_errors", Op: "<=", Value: one(0)}, timeoutT),
+	"critic_refiner_curator": {
 		Roles: []roleReq{
 			judgeRole,
 			{Name: "critic", Words: []string{"critic"}, Min: 1},
 			{Name: "refiner", Words: []string{"refiner", "refine"}, Min: 1},
 		}},
-	{ID: "P07", PatternID: "majority_vote", Topology: "broadcast", Termination: anyT(term{Type: "consensus_threshold", Threshold: 0.6}, judgeT, roundsT(2)),
+	"majority_vote": {
 		Roles: []roleReq{aggregatorRole}}, // voters and the tie-break: see roles()
-	{ID: "P08", PatternID: "self_consistency", Topology: "broadcast", Termination: roundsT(1),
+	"self_consistency": {
 		Roles: []roleReq{aggregatorRole}, Others: 1, OthersName: "drafter"},
-	{ID: "P09", PatternID: "contract_net", Topology: "market_auction", Termination: anyT(term{Type: "timeout_ms", Ms: 900000}, roundsT(1)),
+	"contract_net": {
 		Roles: []roleReq{managerRole}, Others: 1, OthersName: "bidder"},
-	{ID: "P10", PatternID: "bilateral_negotiation", Topology: "p2p", Termination: anyT(roundsT(5), timeoutT, gateT("deal_closed", 1)), Others: 2, OthersName: "negotiating party"},
-	{ID: "P11", PatternID: "blackboard", Topology: "blackboard", Termination: anyT(gateT("solution_posted", 1), roundsT(10), term{Type: "timeout_ms", Ms: 900000}),
+	"bilateral_negotiation": {Others: 2, OthersName: "negotiating party"},
+	"blackboard": {
 		Roles: []roleReq{{Name: "blackboard", System: "blackboard", Words: []string{"blackboard"}, Min: 1}}, Others: 1, OthersName: "agent"},
-	{ID: "P12", PatternID: "publish_subscribe", Topology: "broker", Termination: timeoutT,
+	"publish_subscribe": {
 		Roles: []roleReq{{Name: "broker", System: "broker", Words: []string{"broker"}, Min: 1}}, Others: 2, OthersName: "publisher or subscriber"},
-	{ID: "P13", PatternID: "broker_facilitator", Topology: "broker", Termination: anyT(roundsT(3), term{Type: "timeout_ms", Ms: 300000}),
+	"broker_facilitator": {
 		Roles: []roleReq{{Name: "broker", System: "broker", Words: []string{"broker", "facilitator"}, Min: 1}}, Others: 2, OthersName: "requester or provider"},
-	{ID: "P14", PatternID: "router_targeted", Topology: "router_targeted", Termination: anyT(roundsT(5), term{Type: "timeout_ms", Ms: 300000}),
+	"router_targeted": {
 		Roles: []roleReq{{Name: "router", System: "router", Words: []string{"router"}, Min: 1}}, Others: 2, OthersName: "agent"},
-	{ID: "P15", PatternID: "hierarchical_tree", Topology: "manager_worker", Termination: anyT(roundsT(2), gateT("tests_passed", 1)),
+	"hierarchical_tree": {
 		Roles: []roleReq{managerRole}, Others: 2, OthersName: "sub-manager or worker"},
-	{ID: "P16", PatternID: "red_team_judge", Topology: "debate_judge", Termination: anyT(roundsT(2), gateT("score", 7), timeoutT),
+	"red_team_judge": {
 		Roles: []roleReq{judgeRole}, Others: 2, OthersName: "red-team or defender agent"},
-	{ID: "P17", PatternID: "fact_check_verifier", Topology: "pipeline", Termination: anyT(gateT("tool_check_pass", 1), gateT("citations_count", 3), roundsT(3)),
+	"fact_check_verifier": {
 		Roles: []roleReq{{Name: "verifier", Words: []string{"verifier", "checker", "fact"}, Min: 1}, judgeRole}, Others: 1, OthersName: "producer"},
-	{ID: "P18", PatternID: "plan_execute_reflect", Topology: "pipeline", Termination: roundsT(1),
+	"plan_execute_reflect": {
 		Roles: []roleReq{
 			{Name: "planner", Words: []string{"planner", "plan"}, Min: 1},
 			{Name: "executor", Words: []string{"executor", "execute", "coder", "actor"}, Min: 1},
 		}},
-	{ID: "P19", PatternID: "memory_sync", Topology: "blackboard", Termination: roundsT(1),
-		Roles: []roleReq{{Name: "memory curator", System: "curator", Words: []string{"curator"}, Min: 1}}, Others: 1, OthersName: "agent"},
-	{ID: "P20", PatternID: "protocol_bridge", Topology: "broker", Termination: timeoutT,
+	"memory_sync": {
+		Roles: []roleReq{
+			{Name: "memory curator", System: "curator", Words: []string{"curator"}, Min: 1},
+			{Name: "shared memory (blackboard)", System: "blackboard", Words: []string{"blackboard", "memory"}, Min: 1},
+		}, Others: 1, OthersName: "agent"},
+	"protocol_bridge": {
 		Roles: []roleReq{{Name: "bridge", System: "bridge", Words: []string{"bridge"}, Min: 1}}, Others: 1, OthersName: "local agent"},
 }
 
-// lookupPattern finds a pattern by canonical id ("debate_judge") or alias ("P05", "p05").
+// lookupPattern finds a pattern by canonical id ("debate_judge") or alias ("P05", "p05"),
+// with the validator's role rules.
 func lookupPattern(id string) (patternInfo, bool) {
-	for _, p := range patterns {
-		if id == p.PatternID || strings.EqualFold(id, p.ID) {
-			return p, true
-		}
+	p, ok := pattern.Lookup(id)
+	if !ok {
+		return patternInfo{}, false
 	}
-	return patternInfo{}, false
+	info := roleRules[p.PatternID]
+	info.ID, info.PatternID, info.Topology, info.Termination = p.ID, p.PatternID, p.Topology, p.DefaultTermination
+	return info, true
+}
+
+// lookup is lookupPattern, remembered for the length of one validation.
+func (c *checker) lookup(id string) (patternInfo, bool) {
+	if p, ok := c.patterns[id]; ok {
+		return p, p.PatternID != ""
+	}
+	p, _ := lookupPattern(id)
+	if c.patterns == nil {
+		c.patterns = map[string]patternInfo{}
+	}
+	c.patterns[id] = p
+	return p, p.PatternID != ""
 }
 
 // PatternIDs lists the canonical pattern ids, P01 to P20.
-func PatternIDs() []string {
-	out := make([]string, len(patterns))
-	for i, p := range patterns {
-		out[i] = p.PatternID
-	}
-	return out
-}
+func PatternIDs() []string { return slices.Clone(pattern.CanonicalIDs) }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentcanvas/agentcanvas/sidecar/diag"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/pattern"
 )
 
 // flowWith builds a small valid flow around the given interaction edges' data and extra
@@ -204,7 +205,7 @@ func TestTerminationRequiredRule(t *testing.T) {
 		{"unknown pattern still needs one", strings.Replace(mw("{sync: req_res}"), "manager_worker", "nothing", 1), []string{CodeTerminationRequired, CodeUnknownPattern}},
 	})
 	// Every pattern's default termination is itself valid (the fix inserts it).
-	for _, p := range patterns {
+	for _, p := range pattern.All() {
 		src := strings.Replace(mw("{sync: req_res}"), "patternId: manager_worker", "patternId: "+p.PatternID, 1)
 		_, ds := codes(t, src, Workspace{})
 		for _, d := range ds {
@@ -250,6 +251,7 @@ func TestTimeoutRequiredRule(t *testing.T) {
 		{"string params timeout", debate("{termination: {type: judge_decision}, params: {timeout_ms: soon}}", "{termination: "+tm+"}"), []string{CodeTimeoutRequired}},
 		{"debate topology on another pattern", strings.Replace(mw("{topology: debate_judge, termination: {type: max_rounds, rounds: 2}}"), "", "", 1), []string{CodeTimeoutRequired}},
 		{"manager_worker needs none", mw(term2), nil},
+		{"a debate drawn as p2p still needs one", debate("{topology: p2p, termination: {type: judge_decision}}", "{termination: {type: timeout_ms, ms: 5}}"), []string{CodeTimeoutRequired}},
 		{"negotiation", strings.Replace(strings.Replace(mw(term2), "manager_worker", "bilateral_negotiation", 1), "{id: lead, role: manager}", "{id: lead, role: proposer}", 1), []string{CodeTimeoutRequired}},
 		{"critic refiner curator", head + `agents: [{id: c, role: critic}, {id: r, role: refiner}, {id: j, role: judge}]
 interactions:
@@ -277,6 +279,7 @@ func TestRetentionRequiredRule(t *testing.T) {
 		{"keep_last_days on the edge", bb(", params: {retention: {keep_last_days: 7}}", ""), nil},
 		{"on the blackboard node", bb("", ", params: {retention: {keep_last_n: 10}}"), nil},
 		{"missing", bb("", ""), []string{CodeRetentionRequired}},
+		{"blackboard pattern with another topology", bb(", topology: broadcast", ""), []string{CodeRetentionRequired}},
 		{"zero", bb(", params: {retention: {keep_last_n: 0}}", ""), []string{CodeRetentionRequired}},
 		{"wrong key", bb(", params: {retention: {keep: 3}}", ""), []string{CodeRetentionRequired}},
 		{"not a mapping", bb(", params: {retention: forever}", ""), []string{CodeRetentionRequired}},
@@ -301,6 +304,7 @@ func TestRateLimitRequiredRule(t *testing.T) {
 		{"on the edges", router(", params: {rate_limit_per_min: 10}", ""), nil},
 		{"on the router", router("", ", params: {rate_limit_per_min: 5}"), nil},
 		{"missing", router("", ""), []string{CodeRateLimitRequired, CodeRateLimitRequired}},
+		{"router pattern with another topology", router(", topology: p2p", ""), []string{CodeRateLimitRequired, CodeRateLimitRequired}},
 		{"zero", router(", params: {rate_limit_per_min: 0}", ""), []string{CodeRateLimitRequired, CodeRateLimitRequired}},
 		{"broker topology", head + `agents: [{id: a}, {id: b}]
 systemNodes: [{id: k, type: broker}]
@@ -441,9 +445,11 @@ func TestRawSecretRule(t *testing.T) {
 		ruleCase{"env names", head + "agents: [{id: a, runtime: {env: [OPENAI_API_KEY, GITHUB_TOKEN]}}]\ninteractions: []\n", nil},
 		ruleCase{"secret-named key holding a name", mw("{termination: {type: max_rounds, rounds: 2}, params: {api_key: OPENAI_API_KEY, token: \"${GH_TOKEN}\", password: \"env:DB_PASSWORD\"}}"), nil},
 		ruleCase{"prose and paths", mw("{termination: {type: max_rounds, rounds: 2}, params: {task: \"Implement the sk-learn pipeline in src/ModelTrainingPipeline2024.py\", file: src/components/DataTableHeader12.tsx}}"), nil},
+		ruleCase{"sk- prose", mw("{termination: {type: max_rounds, rounds: 2}, params: {lib: sk-learn-compatible-estimator-api}}"), nil},
 		ruleCase{"commit id", mw("{termination: {type: max_rounds, rounds: 2}, params: {base: 3f2c9d1e8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e}}"), nil},
 		ruleCase{"CamelCase name", mw("{termination: {type: max_rounds, rounds: 2}, params: {name: TaskTemplateVersionTwoFinal2}}"), nil},
 		ruleCase{"max_tokens", mw("{termination: {type: max_rounds, rounds: 2}, params: {max_tokens: 4000, token_budget: \"4000\"}}"), nil},
+		ruleCase{"stop tokens", mw("{termination: {type: max_rounds, rounds: 2}, params: {done_token: \"<CAMEL_TASK_DONE>\", stop_token: ENDOFTASK42x, token: \"<|end|>\"}}"), nil},
 	)
 	runCases(t, Workspace{}, cases)
 

@@ -22,18 +22,19 @@ func (c *checker) schema() {
 			c.report("", c.head(""), diag.Error, CodeSchema, fmt.Sprintf("the flow has no %s; add %s", key, ex), nil)
 		}
 	}
+	fresh := c.freshIDs()
 	for _, a := range f.Agents {
-		c.required(a.Path, "id", a.ID, "an agent", "id: <unique id>, e.g. id: coder")
+		c.requiredFix(a.Path, "id", a.ID, "an agent", "id: <unique id>, e.g. id: coder", fresh(a.Name, "agent"))
 		c.runtime(a.Path+"/runtime", a.Runtime)
 	}
 	for _, s := range f.SystemNodes {
-		c.required(s.Path, "id", s.ID, "a system node", "id: <unique id>, e.g. id: judge")
+		c.requiredFix(s.Path, "id", s.ID, "a system node", "id: <unique id>, e.g. id: judge", fresh(s.Name, s.Type))
 		c.required(s.Path, "type", s.Type, "a system node", "type: one of "+quoteList(SystemNodeTypes))
 		c.enum(s.Path+"/type", "system node type", s.Type, SystemNodeTypes)
 		c.runtime(s.Path+"/runtime", s.Runtime)
 	}
 	for _, in := range f.Interactions {
-		c.required(in.Path, "id", in.ID, "an interaction", "id: <unique id>, e.g. id: review")
+		c.requiredFix(in.Path, "id", in.ID, "an interaction", "id: <unique id>, e.g. id: review", fresh(in.Name, in.PatternID))
 		c.required(in.Path, "patternId", in.PatternID, "an interaction", "patternId: a library pattern, e.g. patternId: manager_worker (run `agentcanvas patterns` for all 20)")
 		if len(in.Edges) == 0 && !c.loaderFlagged(in.Path+"/edges") {
 			c.report(in.Path, c.head(in.Path), diag.Error, CodeSchema, "the interaction has no edges; add edges: with at least one {source, target, data} entry, or remove the interaction", nil)
@@ -45,6 +46,42 @@ func (c *checker) schema() {
 		}
 	}
 }
+
+// freshIDs returns a function that makes ids not yet used in the flow, from a name or a kind
+// ("Planner" → "planner", then "planner_2").
+func (c *checker) freshIDs() func(name, kind string) string {
+	used := map[string]bool{}
+	for _, a := range c.f.Agents {
+		used[a.ID] = true
+	}
+	for _, s := range c.f.SystemNodes {
+		used[s.ID] = true
+	}
+	for _, in := range c.f.Interactions {
+		used[in.ID] = true
+		for _, e := range in.Edges {
+			used[e.ID] = true
+		}
+	}
+	return func(name, kind string) string {
+		base := strings.ToLower(strings.Trim(idRE.ReplaceAllString(name, "_"), "_"))
+		if base == "" {
+			base = strings.ToLower(strings.Trim(idRE.ReplaceAllString(kind, "_"), "_"))
+		}
+		if base == "" {
+			base = "node"
+		}
+		id := base
+		for n := 2; used[id]; n++ {
+			id = fmt.Sprintf("%s_%d", base, n)
+		}
+		used[id] = true
+		return id
+	}
+}
+
+// idRE matches the characters a generated id leaves out.
+var idRE = regexp.MustCompile(`[^A-Za-z0-9_\-]+`)
 
 func (c *checker) runtime(path string, r *flow.Runtime) {
 	if r == nil {

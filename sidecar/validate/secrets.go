@@ -19,24 +19,29 @@ type secretKind struct {
 	Env    string
 	Prefix []string // cheap pre-filter: the regexp runs only when one of these occurs
 	RE     *regexp.Regexp
+	Random bool // the match must also look random (digits and both letter cases): "sk-learn-…" is not a key
 }
 
 // secretKinds are ordered most specific first (an Anthropic key also matches OpenAI's shape).
 var secretKinds = []secretKind{
-	{"a private key", "PRIVATE_KEY", []string{"PRIVATE KEY"}, regexp.MustCompile(`-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----`)},
-	{"an Anthropic API key", "ANTHROPIC_API_KEY", []string{"sk-ant-"}, regexp.MustCompile(`sk-ant-[A-Za-z0-9_\-]{20,}`)},
-	{"an OpenAI API key", "OPENAI_API_KEY", []string{"sk-"}, regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}`)},
-	{"a GitHub token", "GITHUB_TOKEN", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{36,}`)},
-	{"a GitHub token", "GITHUB_TOKEN", []string{"github_pat_"}, regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{22,}`)},
-	{"an AWS access key id", "AWS_ACCESS_KEY_ID", []string{"AKIA", "ASIA"}, regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`)},
-	{"a Google API key", "GOOGLE_API_KEY", []string{"AIza"}, regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`)},
-	{"a Slack token", "SLACK_TOKEN", []string{"xox"}, regexp.MustCompile(`\bxox[abposr]-[0-9A-Za-z\-]{10,}`)},
-	{"a Stripe secret key", "STRIPE_SECRET_KEY", []string{"_live_", "_test_"}, regexp.MustCompile(`\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}`)},
-	{"a JSON Web Token", "AUTH_TOKEN", []string{"eyJ"}, regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}`)},
+	{"a private key", "PRIVATE_KEY", []string{"PRIVATE KEY"}, regexp.MustCompile(`-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----`), false},
+	{"an Anthropic API key", "ANTHROPIC_API_KEY", []string{"sk-ant-"}, regexp.MustCompile(`sk-ant-[A-Za-z0-9_\-]{20,}`), true},
+	{"an OpenAI API key", "OPENAI_API_KEY", []string{"sk-"}, regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}`), true},
+	{"a GitHub token", "GITHUB_TOKEN", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{36,}`), false},
+	{"a GitHub token", "GITHUB_TOKEN", []string{"github_pat_"}, regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{22,}`), false},
+	{"an AWS access key id", "AWS_ACCESS_KEY_ID", []string{"AKIA", "ASIA"}, regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), false},
+	{"a Google API key", "GOOGLE_API_KEY", []string{"AIza"}, regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`), false},
+	{"a Slack token", "SLACK_TOKEN", []string{"xox"}, regexp.MustCompile(`\bxox[abposr]-[0-9A-Za-z\-]{10,}`), false},
+	{"a Stripe secret key", "STRIPE_SECRET_KEY", []string{"_live_", "_test_"}, regexp.MustCompile(`\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}`), false},
+	{"a JSON Web Token", "AUTH_TOKEN", []string{"eyJ"}, regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}`), false},
 }
 
 // secretKeyRE matches keys whose values are credentials (password, api_key, client_secret…).
 var secretKeyRE = regexp.MustCompile(`(?i)(^|[_\-.])(password|passwd|passphrase|secret|token|api_?key|apikey|access_?key|private_?key|client_secret|credentials?|bearer)$`)
+
+// markerKeyRE are keys named like a credential that hold a marker word instead: a model's
+// stop or done token (CAMEL's done_token: <CAMEL_TASK_DONE>).
+var markerKeyRE = regexp.MustCompile(`(?i)(^|[_\-.])(done|stop|end|eos|bos|pad|sep|start|finish|max)_?tokens?$`)
 
 // envRefRE is a value that already names an environment variable instead of holding one.
 var envRefRE = regexp.MustCompile(`^(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|env:[A-Za-z_][A-Za-z0-9_]*|[A-Z_][A-Z0-9_]*)$`)
@@ -89,7 +94,7 @@ func (c *checker) secretValue(v string, segs []string, key string, inConfig bool
 		if !hit {
 			continue
 		}
-		if m := k.RE.FindStringIndex(v); m != nil {
+		if m := k.RE.FindStringIndex(v); m != nil && (!k.Random || looksRandom(v[m[0]:m[1]])) {
 			what, env, loc = k.What, k.Env, m
 			break
 		}
@@ -100,7 +105,8 @@ func (c *checker) secretValue(v string, segs []string, key string, inConfig bool
 			env = envName(key)
 		}
 	}
-	if what == "" && key != "" && secretKeyRE.MatchString(key) && !envRefRE.MatchString(strings.TrimSpace(v)) && !strings.ContainsAny(v, " \t\n") {
+	if what == "" && key != "" && secretKeyRE.MatchString(key) && !markerKeyRE.MatchString(key) &&
+		!envRefRE.MatchString(strings.TrimSpace(v)) && !strings.ContainsAny(v, " \t\n<>") {
 		what, env, loc = fmt.Sprintf("a credential (the value of %q)", key), envName(key), []int{0, len(v)}
 	}
 	if what == "" {
@@ -120,6 +126,17 @@ func (c *checker) secretValue(v string, segs []string, key string, inConfig bool
 	}
 	msg := fmt.Sprintf("this value looks like %s; a flow holds environment-variable names only: put the value in VS Code's secret storage or your environment as %s, list %s in the agent's runtime.env, and remove the value from the file (rotate it if it was ever committed)", what, env, env)
 	c.report(path, c.at(path), diag.Error, CodeRawSecret, msg, c.replaceFix("Replace the secret by the name "+env, path, replacement))
+}
+
+// looksRandom: digits and both letter cases, as generated keys have.
+func looksRandom(s string) bool {
+	var up, lo, dig bool
+	for _, r := range s {
+		up = up || r >= 'A' && r <= 'Z'
+		lo = lo || r >= 'a' && r <= 'z'
+		dig = dig || r >= '0' && r <= '9'
+	}
+	return up && lo && dig
 }
 
 func isIndex(s string) bool {

@@ -85,6 +85,7 @@ type checker struct {
 	// secretAt marks the paths raw-secret reported, so other rules stay quiet there.
 	secretAt map[string]bool
 	skills   map[string]skillResult
+	patterns map[string]patternInfo
 	mcp      *allowlist
 }
 
@@ -150,7 +151,7 @@ func suggest(s string, candidates []string) string {
 			return cand
 		}
 		d := editDistance(ls, lc)
-		if len(ls) >= 3 && (strings.HasPrefix(lc, ls) || strings.HasPrefix(ls, lc)) {
+		if len(ls) >= 3 && (strings.HasPrefix(lc, ls) || strings.HasPrefix(ls, lc) || strings.HasSuffix(lc, "_"+ls)) {
 			d = min(d, 2)
 		}
 		if d < bestD {
@@ -201,16 +202,25 @@ func (c *checker) enum(path, what, value string, allowed []string) {
 
 // required reports a missing field of the element at path.
 func (c *checker) required(path, key, value, what, example string) {
+	c.requiredFix(path, key, value, what, example, "")
+}
+
+// requiredFix is required with a quick fix that writes fixValue, when there is one.
+func (c *checker) requiredFix(path, key, value, what, example, fixValue string) {
 	if value != "" {
 		return
+	}
+	var fix *diag.Fix
+	if fixValue != "" {
+		fix = c.setFix(fmt.Sprintf("Add %s: %s", key, fixValue), path+"/"+key, fixValue)
 	}
 	kp := path + "/" + key
 	if c.has(kp) {
 		if r := c.at(kp); r.End.Offset > r.Start.Offset {
 			return // present but not a string: the loader reported its type
 		}
-		c.report(kp, c.f.KeySpan(kp), diag.Error, CodeSchema, fmt.Sprintf("%s has an empty %s; write %s", what, key, example), nil)
+		c.report(kp, c.f.KeySpan(kp), diag.Error, CodeSchema, fmt.Sprintf("%s has an empty %s; write %s", what, key, example), fix)
 		return
 	}
-	c.report(path, c.head(path), diag.Error, CodeSchema, fmt.Sprintf("%s has no %s; add %s", what, key, example), nil)
+	c.report(path, c.head(path), diag.Error, CodeSchema, fmt.Sprintf("%s has no %s; add %s", what, key, example), fix)
 }
