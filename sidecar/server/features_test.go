@@ -226,6 +226,8 @@ agents:
     runtime: {kind: cli, backendId: command, command: [bash, run.sh], env: [OPENAI_API_KEY=sk-abcdefghijklmnopqrstuvwxyz0123456789]}
   - id: w2
     role: worker
+  - id: w3
+    role: worker
 systemNodes:
   - id: bb
     type: blackboard
@@ -238,6 +240,12 @@ interactions:
     patternId: debate_judge
     edges:
       - source: w1
+        target: w2
+        data:
+          termination: {type: max_rounds, rounds: 3}
+      - source: w1
+        target: j
+      - source: w2
         target: j
   - id: i2
     patternId: blackboard
@@ -251,6 +259,10 @@ interactions:
     edges:
       - source: w2
         target: br
+        data:
+          termination: {type: max_rounds, rounds: 2}
+      - source: br
+        target: w3
         data:
           termination: {type: max_rounds, rounds: 2}
 `
@@ -268,6 +280,7 @@ func TestQuickFixes(t *testing.T) {
 	c.open(uri, text, version)
 	ds := c.diagnostics(uri, version)
 	applied := 0
+	fixed := map[string]bool{}
 	for round := 0; round < 50; round++ {
 		var fixable *lspDiagnostic
 		for i := range ds {
@@ -317,6 +330,7 @@ func TestQuickFixes(t *testing.T) {
 			t.Errorf("fix %q did not reduce %s problems:\n%s", act.Title, fixable.Code, text)
 		}
 		applied++
+		fixed[fixable.Code] = true
 	}
 	if applied == 0 {
 		t.Skip("the validator in this build offers no quick fixes yet (sidecar/validate is a stub)")
@@ -340,7 +354,13 @@ func TestQuickFixes(t *testing.T) {
 			t.Errorf("fixed flow on disk: %+v", p)
 		}
 	}
-	t.Logf("applied %d quick fixes", applied)
+	t.Logf("applied %d quick fixes: %v", applied, fixed)
+	// The fixable rules issue 4 names, each broken once in fixableFlow.
+	for _, code := range []string{"termination-required", "timeout-required", "retention-required", "rate-limit-required", "raw-secret"} {
+		if !fixed[code] {
+			t.Errorf("no quick fix was offered for %s", code)
+		}
+	}
 	c.shutdownExit()
 }
 

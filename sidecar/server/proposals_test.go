@@ -50,6 +50,15 @@ func TestProposalsOnTheBinary(t *testing.T) {
 	if len(prop.ChangedFiles) != 2 {
 		t.Fatalf("createProposal: %+v", prop)
 	}
+	defer func() {
+		if t.Failed() {
+			c.mu.Lock()
+			for _, m := range c.log {
+				t.Logf("%s %s", m.Method, m.Params)
+			}
+			c.mu.Unlock()
+		}
+	}()
 	c.waitNote("agentcanvas/proposalChanged", func(p json.RawMessage) bool {
 		return strings.Contains(string(p), `"runId":"r1","agentId":"w1","exists":true`)
 	})

@@ -154,6 +154,15 @@ func (w *watcher) event(ev fsnotify.Event) {
 		}
 	}
 	if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+		// A watched folder that moved away keeps its inotify watch, and fsnotify would go on
+		// reporting its events under the old name (the sandbox package prepares a sandbox in
+		// a staging folder and renames it into place). Drop those watches; the folder's new
+		// name arrives as a Create and is watched afresh.
+		for _, p := range w.fw.WatchList() {
+			if p == ev.Name || strings.HasPrefix(p, ev.Name+string(filepath.Separator)) {
+				_ = w.fw.Remove(p)
+			}
+		}
 		// A removed folder takes its flows with it.
 		w.mu.Lock()
 		for p := range w.known {
