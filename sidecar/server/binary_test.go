@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -289,3 +290,21 @@ func TestCancelRequest(t *testing.T) {
 var designMethods = []string{"listPatterns", "loadFlow", "editFlow", "validateFlow", "instantiatePattern",
 	"prepareSandbox", "createProposal", "listProposals", "getProposal", "applyProposal", "rejectProposal",
 	"startRun", "stopRun", "listRuns", "answerQuestion", "provideDependency", "rejectDependency", "queryLogs"}
+
+// The server ends when the client process named in initialize's processId dies, so a
+// crashed editor leaves no sidecar behind.
+func TestExitWhenTheClientProcessDies(t *testing.T) {
+	client := exec.Command("sleep", "0.5")
+	if err := client.Start(); err != nil {
+		t.Skip("no sleep command:", err)
+	}
+	go client.Wait() // reap it, so it is really gone
+	c := startBinary(t)
+	c.mustCall("initialize", map[string]any{"processId": client.Process.Pid, "capabilities": map[string]any{}}, nil)
+	if code := c.waitExit(); code != 1 {
+		t.Errorf("exit code %d after the client died, want 1", code)
+	}
+	if !strings.Contains(c.stderr.String(), "is gone") {
+		t.Errorf("stderr does not say why: %s", c.stderr.String())
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"path/filepath"
 	"time"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/pattern"
 )
 
 func init() {
@@ -122,6 +124,11 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 }
 
 func (s *Server) initialized(ctx context.Context, _ json.RawMessage) (any, error) {
+	if err := pattern.Err(); err != nil {
+		// A broken embedded library is a bug in the binary; the patterns that loaded still work.
+		s.status.set(s, healthError, "the pattern library is broken: "+err.Error())
+		s.logMessage(msgError, "the pattern library is broken: "+err.Error())
+	}
 	root := s.workspaceRoot()
 	if root != "" {
 		w, err := newWatcher(s, root)
