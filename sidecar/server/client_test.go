@@ -131,6 +131,9 @@ func startBinary(t testing.TB, args ...string) *client {
 			_ = cmd.Process.Kill()
 			t.Errorf("server did not exit after stdin closed")
 		}
+		if strings.Contains(stderr.String(), "bug: ") || strings.Contains(stderr.String(), "panic") {
+			t.Errorf("the server reported a bug or panicked")
+		}
 		if t.Failed() {
 			t.Logf("server stderr:\n%s", stderr.String())
 		}
@@ -166,7 +169,15 @@ func startInProcess(t testing.TB, opts Options) (*client, *Server) {
 	}()
 	c := newClient(t, outR, inW)
 	c.exited = done
+	bugMu.Lock()
+	bugsBefore := len(bugSeen)
+	bugMu.Unlock()
 	t.Cleanup(func() {
+		bugMu.Lock()
+		if bugs := bugSeen[bugsBefore:]; len(bugs) > 0 {
+			t.Errorf("the server reported bugs: %v", bugs)
+		}
+		bugMu.Unlock()
 		inW.Close()
 		inR.Close()
 		select {

@@ -37,6 +37,9 @@ func (s *Server) flowAt(ref flowRef) (a *analysis, open bool, err error) {
 		return nil, false, err
 	}
 	if d := s.docs.get(ref.URI); d != nil {
+		if !d.isFlow {
+			return nil, true, badParams("%s is not a flow file (flows/*.yaml or .agentcanvas/flows/*.yaml)", ref.URI)
+		}
 		a := s.current(d)
 		if ref.Version != nil && *ref.Version != a.version {
 			return nil, true, stale("%s is at version %d, not %d", ref.URI, a.version, *ref.Version)

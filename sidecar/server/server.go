@@ -243,6 +243,10 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (result any,
 		if r := recover(); r != nil {
 			err = bugf("%s panicked: %v", name, r)
 		}
+		var be *bugError
+		if errors.As(err, &be) {
+			s.logMessage(msgError, fmt.Sprintf("%s: %v (please report this)", name, be))
+		}
 		if !isCall {
 			if err != nil {
 				s.logf("%s: %v", name, err)
