@@ -89,13 +89,18 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 	}
 	sort.Strings(names)
 
-	type result struct {
-		sections [][]byte
-		stat     Stat
-		status   string
-		changed  bool
+	// Paths are grouped by folder so each folder of input/ and work/ is opened once.
+	results := make([]diffResult, len(names))
+	type group struct{ start, end int }
+	var groups []group
+	for i := 0; i < len(names); {
+		j := i + 1
+		for j < len(names) && j-i < 256 && path.Dir(names[j]) == path.Dir(names[i]) {
+			j++
+		}
+		groups = append(groups, group{i, j})
+		i = j
 	}
-	results := make([]result, len(names))
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
@@ -109,15 +114,15 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 			defer wg.Done()
 			for {
 				mu.Lock()
-				i := next
+				gi := next
 				next++
-				stop := firstErr != nil || i >= len(names) || ctx.Err() != nil
+				stop := firstErr != nil || gi >= len(groups) || ctx.Err() != nil
 				mu.Unlock()
 				if stop {
 					return
 				}
-				r, err := diffPath(root, names[i], in, work)
-				if err != nil {
+				g := groups[gi]
+				if err := diffGroup(root, names[g.start:g.end], in, work, results[g.start:g.end]); err != nil {
 					mu.Lock()
 					if firstErr == nil {
 						firstErr = err
@@ -125,7 +130,6 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 					mu.Unlock()
 					return
 				}
-				results[i] = r
 			}
 		}()
 	}
@@ -236,41 +240,69 @@ func scanTree(root *os.Root, dir string, rules safepath.Rules, skipped *[]string
 	return out, err
 }
 
-func readSide(root *os.Root, dir, p string, n node, ok bool) (side, error) {
-	if !ok {
-		return side{}, nil
-	}
-	name := dir + "/" + p
-	if n.mode == modeSymlink {
-		t, err := root.Readlink(name)
-		return side{exists: true, mode: n.mode, data: []byte(t)}, err
-	}
-	f, err := root.OpenFile(name, os.O_RDONLY, 0)
-	if err != nil {
-		return side{}, err
-	}
-	defer f.Close()
-	var buf bytes.Buffer
-	buf.Grow(int(n.size) + 1)
-	if _, err := buf.ReadFrom(f); err != nil {
-		return side{}, err
-	}
-	return side{exists: true, mode: n.mode, data: buf.Bytes()}, nil
-}
-
-func diffPath(root *os.Root, p string, in, work map[string]node) (r struct {
+type diffResult struct {
 	sections [][]byte
 	stat     Stat
 	status   string
 	changed  bool
-}, err error) {
+}
+
+// diffGroup diffs paths that share one folder.
+func diffGroup(root *os.Root, names []string, in, work map[string]node, out []diffResult) error {
+	dir := path.Dir(names[0])
+	open := func(side string, tree map[string]node) (*dirFiles, error) {
+		for _, n := range names {
+			if _, ok := tree[n]; ok {
+				return openDirFiles(root, path.Join(side, dir))
+			}
+		}
+		return nil, nil // the folder is only on the other side
+	}
+	inDir, err := open("input", in)
+	if err != nil {
+		return err
+	}
+	if inDir != nil {
+		defer inDir.Close()
+	}
+	workDir, err := open("work", work)
+	if err != nil {
+		return err
+	}
+	if workDir != nil {
+		defer workDir.Close()
+	}
+	for i, p := range names {
+		if out[i], err = diffPath(inDir, workDir, p, in, work); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func readSide(d *dirFiles, p string, n node, ok bool) (side, error) {
+	if !ok {
+		return side{}, nil
+	}
+	if n.mode == modeSymlink {
+		t, err := d.Readlink(p)
+		return side{exists: true, mode: n.mode, data: []byte(t)}, err
+	}
+	data, err := d.ReadFile(p, n.size)
+	if err != nil {
+		return side{}, err
+	}
+	return side{exists: true, mode: n.mode, data: data}, nil
+}
+
+func diffPath(inDir, workDir *dirFiles, p string, in, work map[string]node) (r diffResult, err error) {
 	a, aok := in[p]
 	b, bok := work[p]
-	old, err := readSide(root, "input", p, a, aok)
+	old, err := readSide(inDir, p, a, aok)
 	if err != nil {
 		return r, err
 	}
-	new, err := readSide(root, "work", p, b, bok)
+	new, err := readSide(workDir, p, b, bok)
 	if err != nil {
 		return r, err
 	}
