@@ -215,21 +215,6 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// number reads a numeric params value as yaml.v3 decodes it.
-func number(v any) (float64, bool) {
-	switch x := v.(type) {
-	case int:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	case uint64:
-		return float64(x), true
-	case float64:
-		return x, true
-	}
-	return 0, false
-}
-
 func (c *checker) timeout(e *flow.Edge, topology, patternID string) {
 	params := e.Data.Params
 	pp := e.Path + "/data/params/timeout_ms"
@@ -238,7 +223,7 @@ func (c *checker) timeout(e *flow.Edge, topology, patternID string) {
 		why = patternID + " interactions"
 	}
 	if v, ok := params["timeout_ms"]; ok {
-		if n, isNum := number(v); isNum && n >= 1 {
+		if n, isNum := pattern.Number(v); isNum && n >= 1 {
 			return
 		}
 		c.report(pp, c.at(pp), diag.Error, CodeTimeoutRequired,
@@ -289,7 +274,7 @@ func (c *checker) retention(e *flow.Edge, params map[string]any, endpoints []str
 	good := false
 	if isMap {
 		for _, k := range []string{"keep_last_n", "keep_last_days"} {
-			if n, ok := number(m[k]); ok && n >= 1 && n == float64(int64(n)) {
+			if n, ok := pattern.Number(m[k]); ok && n >= 1 && n == float64(int64(n)) {
 				good = true
 			}
 		}
@@ -313,7 +298,7 @@ func (c *checker) rateLimit(e *flow.Edge, topology string, params map[string]any
 	if at == "" {
 		at = pp
 	}
-	if n, ok := number(v); ok && n >= 1 {
+	if n, ok := pattern.Number(v); ok && n >= 1 {
 		return
 	}
 	c.report(at, c.at(at), diag.Error, CodeRateLimitRequired,
