@@ -223,7 +223,7 @@ func (c *checker) timeout(e *flow.Edge, topology, patternID string) {
 		why = patternID + " interactions"
 	}
 	if v, ok := params["timeout_ms"]; ok {
-		if n, isNum := pattern.Number(v); isNum && n >= 1 {
+		if n, isNum := pattern.Number(v); isNum && n >= 1 && n == float64(int64(n)) {
 			return
 		}
 		c.report(pp, c.at(pp), diag.Error, CodeTimeoutRequired,
