@@ -112,7 +112,11 @@ func describeTerm(t pattern.Termination) string {
 // termination checks one condition and everything nested in it.
 func (c *checker) termination(t *flow.Termination) {
 	p := t.Path
-	hasAny, hasAll := c.has(p+"/any"), c.has(p+"/all")
+	hasAny, hasAll := t.Any != nil, t.All != nil
+	if !hasAny && !hasAll && c.mayHaveKey(p, "any", "all") {
+		// An empty list loads as nil: ask the file.
+		hasAny, hasAll = c.has(p+"/any"), c.has(p+"/all")
+	}
 	if hasAny || hasAll {
 		if t.Type != "" {
 			c.report(p+"/type", c.at(p+"/type"), diag.Error, CodeInvalidTermination,
@@ -143,8 +147,8 @@ func (c *checker) termination(t *flow.Termination) {
 		}
 		return
 	}
-	needs := func(key, example string, value any) {
-		if c.has(p + "/" + key) {
+	needs := func(key, example string, value any, set bool) {
+		if set || c.has(p+"/"+key) {
 			return
 		}
 		c.report(p+"/type", c.at(p+"/type"), diag.Error, CodeInvalidTermination,
@@ -153,20 +157,20 @@ func (c *checker) termination(t *flow.Termination) {
 	}
 	switch t.Type {
 	case "max_rounds":
-		needs("rounds", "rounds: 3", 3)
+		needs("rounds", "rounds: 3", 3, t.Rounds != nil)
 		if t.Rounds != nil && *t.Rounds < 1 {
 			c.report(p+"/rounds", c.at(p+"/rounds"), diag.Error, CodeInvalidTermination,
 				fmt.Sprintf("rounds is %d; a round limit must be at least 1", *t.Rounds), c.setFix("Set rounds to 1", p+"/rounds", 1))
 		}
 	case "timeout_ms":
-		needs("ms", fmt.Sprintf("ms: %d", DefaultTimeoutMs), DefaultTimeoutMs)
+		needs("ms", fmt.Sprintf("ms: %d", DefaultTimeoutMs), DefaultTimeoutMs, t.Ms != nil)
 		if t.Ms != nil && *t.Ms < 1 {
 			c.report(p+"/ms", c.at(p+"/ms"), diag.Error, CodeInvalidTermination,
 				fmt.Sprintf("ms is %d; a timeout must be at least 1 millisecond (e.g. %d for 10 minutes)", *t.Ms, DefaultTimeoutMs),
 				c.setFix(fmt.Sprintf("Set ms to %d", DefaultTimeoutMs), p+"/ms", DefaultTimeoutMs))
 		}
 	case "consensus_threshold":
-		needs("threshold", "threshold: 0.6", 0.6)
+		needs("threshold", "threshold: 0.6", 0.6, t.Threshold != nil)
 		if th := t.Threshold; th != nil && !(*th > 0 && *th <= 1) {
 			msg := fmt.Sprintf("threshold is %g; it is the share of agreeing agents, in (0, 1], e.g. 0.6", *th)
 			var fix *diag.Fix
@@ -177,7 +181,7 @@ func (c *checker) termination(t *flow.Termination) {
 			c.report(p+"/threshold", c.at(p+"/threshold"), diag.Error, CodeInvalidTermination, msg, fix)
 		}
 	case "quality_gate":
-		if !c.has(p + "/metric") {
+		if t.Metric == "" && !c.has(p+"/metric") {
 			c.report(p+"/type", c.at(p+"/type"), diag.Error, CodeInvalidTermination,
 				"quality_gate needs metric; add metric: one of "+quoteList(QualityGateMetrics)+" (or custom:<name>)", nil)
 		} else if t.Metric != "" && !strings.HasPrefix(t.Metric, "custom:") && !contains(QualityGateMetrics, t.Metric) {
@@ -189,7 +193,7 @@ func (c *checker) termination(t *flow.Termination) {
 			}
 			c.report(p+"/metric", c.at(p+"/metric"), diag.Error, CodeInvalidTermination, msg, fix)
 		}
-		needs("op", `op: ">="`, ">=")
+		needs("op", `op: ">="`, ">=", t.Op != "")
 		if t.Op != "" && !contains(QualityGateOps, t.Op) {
 			fixed := map[string]string{"=>": ">=", ">": ">=", "=<": "<=", "<": "<=", "ge": ">=", "le": "<=", "gte": ">=", "lte": "<="}[t.Op]
 			msg := fmt.Sprintf("quality-gate operator %q is not supported; use \">=\" or \"<=\"", t.Op)
@@ -199,7 +203,7 @@ func (c *checker) termination(t *flow.Termination) {
 			}
 			c.report(p+"/op", c.at(p+"/op"), diag.Error, CodeInvalidTermination, msg, fix)
 		}
-		if !c.has(p + "/value") {
+		if t.Value == nil && !c.has(p+"/value") {
 			c.report(p+"/type", c.at(p+"/type"), diag.Error, CodeInvalidTermination,
 				"quality_gate needs value: the number the metric is compared with, e.g. value: 1", nil)
 		}
@@ -215,21 +219,6 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// number reads a numeric params value as yaml.v3 decodes it.
-func number(v any) (float64, bool) {
-	switch x := v.(type) {
-	case int:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	case uint64:
-		return float64(x), true
-	case float64:
-		return x, true
-	}
-	return 0, false
-}
-
 func (c *checker) timeout(e *flow.Edge, topology, patternID string) {
 	params := e.Data.Params
 	pp := e.Path + "/data/params/timeout_ms"
@@ -238,7 +227,7 @@ func (c *checker) timeout(e *flow.Edge, topology, patternID string) {
 		why = patternID + " interactions"
 	}
 	if v, ok := params["timeout_ms"]; ok {
-		if n, isNum := number(v); isNum && n >= 1 {
+		if n, isNum := pattern.Number(v); isNum && n >= 1 && n == float64(int64(n)) {
 			return
 		}
 		c.report(pp, c.at(pp), diag.Error, CodeTimeoutRequired,
@@ -289,7 +278,7 @@ func (c *checker) retention(e *flow.Edge, params map[string]any, endpoints []str
 	good := false
 	if isMap {
 		for _, k := range []string{"keep_last_n", "keep_last_days"} {
-			if n, ok := number(m[k]); ok && n >= 1 && n == float64(int64(n)) {
+			if n, ok := pattern.Number(m[k]); ok && n >= 1 && n == float64(int64(n)) {
 				good = true
 			}
 		}
@@ -313,7 +302,7 @@ func (c *checker) rateLimit(e *flow.Edge, topology string, params map[string]any
 	if at == "" {
 		at = pp
 	}
-	if n, ok := number(v); ok && n >= 1 {
+	if n, ok := pattern.Number(v); ok && n >= 1 {
 		return
 	}
 	c.report(at, c.at(at), diag.Error, CodeRateLimitRequired,

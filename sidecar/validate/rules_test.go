@@ -248,6 +248,7 @@ func TestTimeoutRequiredRule(t *testing.T) {
 		{"timeout in params", debate("{termination: {type: judge_decision}, params: {timeout_ms: 1000}}", "{termination: {all: [{type: judge_decision}, "+tm+"]}}"), nil},
 		{"one edge without", debate("{termination: {type: judge_decision}}", "{termination: "+tm+"}"), []string{CodeTimeoutRequired}},
 		{"bad params timeout", debate("{termination: {type: judge_decision}, params: {timeout_ms: 0}}", "{termination: "+tm+"}"), []string{CodeTimeoutRequired}},
+		{"fractional params timeout", debate("{termination: {type: judge_decision}, params: {timeout_ms: 1.5}}", "{termination: "+tm+"}"), []string{CodeTimeoutRequired}},
 		{"string params timeout", debate("{termination: {type: judge_decision}, params: {timeout_ms: soon}}", "{termination: "+tm+"}"), []string{CodeTimeoutRequired}},
 		{"debate topology on another pattern", strings.Replace(mw("{topology: debate_judge, termination: {type: max_rounds, rounds: 2}}"), "", "", 1), []string{CodeTimeoutRequired}},
 		{"manager_worker needs none", mw(term2), nil},

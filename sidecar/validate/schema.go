@@ -24,17 +24,17 @@ func (c *checker) schema() {
 	}
 	fresh := c.freshIDs()
 	for _, a := range f.Agents {
-		c.requiredFix(a.Path, "id", a.ID, "an agent", "id: <unique id>, e.g. id: coder", fresh(a.Name, "agent"))
+		c.requiredFix(a.Path, "id", a.ID, "an agent", "id: <unique id>, e.g. id: coder", func() string { return fresh(a.Name, "agent") })
 		c.runtime(a.Path+"/runtime", a.Runtime)
 	}
 	for _, s := range f.SystemNodes {
-		c.requiredFix(s.Path, "id", s.ID, "a system node", "id: <unique id>, e.g. id: judge", fresh(s.Name, s.Type))
+		c.requiredFix(s.Path, "id", s.ID, "a system node", "id: <unique id>, e.g. id: judge", func() string { return fresh(s.Name, s.Type) })
 		c.required(s.Path, "type", s.Type, "a system node", "type: one of "+quoteList(SystemNodeTypes))
 		c.enum(s.Path+"/type", "system node type", s.Type, SystemNodeTypes)
 		c.runtime(s.Path+"/runtime", s.Runtime)
 	}
 	for _, in := range f.Interactions {
-		c.requiredFix(in.Path, "id", in.ID, "an interaction", "id: <unique id>, e.g. id: review", fresh(in.Name, in.PatternID))
+		c.requiredFix(in.Path, "id", in.ID, "an interaction", "id: <unique id>, e.g. id: review", func() string { return fresh(in.Name, in.PatternID) })
 		c.required(in.Path, "patternId", in.PatternID, "an interaction", "patternId: a library pattern, e.g. patternId: manager_worker (run `agentcanvas patterns` for all 20)")
 		if len(in.Edges) == 0 && !c.loaderFlagged(in.Path+"/edges") {
 			c.report(in.Path, c.head(in.Path), diag.Error, CodeSchema, "the interaction has no edges; add edges: with at least one {source, target, data} entry, or remove the interaction", nil)
@@ -48,22 +48,28 @@ func (c *checker) schema() {
 }
 
 // freshIDs returns a function that makes ids not yet used in the flow, from a name or a kind
-// ("Planner" → "planner", then "planner_2").
+// ("Planner" → "planner", then "planner_2"). The set of used ids is built on first use.
 func (c *checker) freshIDs() func(name, kind string) string {
-	used := map[string]bool{}
-	for _, a := range c.f.Agents {
-		used[a.ID] = true
-	}
-	for _, s := range c.f.SystemNodes {
-		used[s.ID] = true
-	}
-	for _, in := range c.f.Interactions {
-		used[in.ID] = true
-		for _, e := range in.Edges {
-			used[e.ID] = true
+	var used map[string]bool
+	collect := func() {
+		used = map[string]bool{}
+		for _, a := range c.f.Agents {
+			used[a.ID] = true
+		}
+		for _, s := range c.f.SystemNodes {
+			used[s.ID] = true
+		}
+		for _, in := range c.f.Interactions {
+			used[in.ID] = true
+			for _, e := range in.Edges {
+				used[e.ID] = true
+			}
 		}
 	}
 	return func(name, kind string) string {
+		if used == nil {
+			collect()
+		}
 		base := strings.ToLower(strings.Trim(idRE.ReplaceAllString(name, "_"), "_"))
 		if base == "" {
 			base = strings.ToLower(strings.Trim(idRE.ReplaceAllString(kind, "_"), "_"))
@@ -100,10 +106,10 @@ func (c *checker) runtime(path string, r *flow.Runtime) {
 			c.report(fmt.Sprintf("%s/command/0", path), c.at(fmt.Sprintf("%s/command/0", path)), diag.Error, CodeSchema, "the command's program is empty; name the program to run, e.g. bash", nil)
 		}
 	}
-	if c.has(path+"/maxTurns") && r.MaxTurns < 1 {
+	if r.MaxTurns < 1 && c.has(path+"/maxTurns") {
 		c.report(path+"/maxTurns", c.at(path+"/maxTurns"), diag.Error, CodeSchema, "runtime.maxTurns must be at least 1; remove it for the backend's default", nil)
 	}
-	if r.SessionLoop != nil && c.has(path+"/sessionLoop/maxIterations") && r.SessionLoop.MaxIterations < 1 {
+	if r.SessionLoop != nil && r.SessionLoop.MaxIterations < 1 && c.has(path+"/sessionLoop/maxIterations") {
 		p := path + "/sessionLoop/maxIterations"
 		c.report(p, c.at(p), diag.Error, CodeSchema, "sessionLoop.maxIterations must be at least 1 (it bounds the loop)", c.setFix("Set maxIterations to 10", p, 10))
 	}
@@ -149,7 +155,7 @@ func (c *checker) edgeData(path string, d *flow.EdgeData) {
 	c.enum(path+"/topology", "topology", d.Topology, Topologies)
 	c.enum(path+"/messageForm", "messageForm", d.MessageForm, MessageForms)
 	c.enum(path+"/sync", "sync", d.Sync, SyncModes)
-	if c.has(path + "/verification/0") {
+	if len(d.Verification) > 0 && c.has(path+"/verification/0") {
 		for i, v := range d.Verification {
 			c.enum(fmt.Sprintf("%s/verification/%d", path, i), "verification", v, Verifications)
 		}

@@ -83,7 +83,11 @@ func (c *checker) secrets() {
 
 func (c *checker) secretValue(v string, segs []string, key string, inConfig bool) {
 	what, env, loc := "", "", []int(nil)
-	for _, k := range secretKinds {
+	kinds := secretKinds
+	if !mayHoldKey(v) {
+		kinds = nil
+	}
+	for _, k := range kinds {
 		hit := false
 		for _, p := range k.Prefix {
 			if strings.Contains(v, p) {
@@ -105,8 +109,7 @@ func (c *checker) secretValue(v string, segs []string, key string, inConfig bool
 			env = envName(key)
 		}
 	}
-	if what == "" && key != "" && secretKeyRE.MatchString(key) && !markerKeyRE.MatchString(key) &&
-		!envRefRE.MatchString(strings.TrimSpace(v)) && !strings.ContainsAny(v, " \t\n<>") {
+	if what == "" && key != "" && c.secretKey(key) && !strings.ContainsAny(v, " \t\n<>") && !envRefRE.MatchString(strings.TrimSpace(v)) {
 		what, env, loc = fmt.Sprintf("a credential (the value of %q)", key), envName(key), []int{0, len(v)}
 	}
 	if what == "" {
@@ -128,6 +131,39 @@ func (c *checker) secretValue(v string, segs []string, key string, inConfig bool
 	c.report(path, c.at(path), diag.Error, CodeRawSecret, msg, c.replaceFix("Replace the secret by the name "+env, path, replacement))
 }
 
+// mayHoldKey is a one-pass pre-filter: does v contain the start of any provider's format?
+func mayHoldKey(v string) bool {
+	for i := 0; i+3 <= len(v); i++ {
+		switch v[i] {
+		case 's', 'r':
+			if v[i+1] == 'k' && (v[i+2] == '-' || v[i+2] == '_') {
+				return true
+			}
+		case 'g':
+			if v[i+1] == 'h' || v[i+1] == 'i' { // ghp_ … and github_pat_
+				return true
+			}
+		case 'A':
+			if v[i+1] == 'K' || v[i+1] == 'S' || v[i+1] == 'I' {
+				return true
+			}
+		case 'x':
+			if v[i+1] == 'o' && v[i+2] == 'x' {
+				return true
+			}
+		case 'e':
+			if v[i+1] == 'y' && v[i+2] == 'J' {
+				return true
+			}
+		case 'P':
+			if v[i+1] == 'R' && v[i+2] == 'I' {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // looksRandom: digits and both letter cases, as generated keys have.
 func looksRandom(s string) bool {
 	var up, lo, dig bool
@@ -137,6 +173,19 @@ func looksRandom(s string) bool {
 		dig = dig || r >= '0' && r <= '9'
 	}
 	return up && lo && dig
+}
+
+// secretKey reports whether a key names a credential, remembering the answer per key.
+func (c *checker) secretKey(key string) bool {
+	if c.keys == nil {
+		c.keys = map[string]bool{}
+	}
+	is, ok := c.keys[key]
+	if !ok {
+		is = secretKeyRE.MatchString(key) && !markerKeyRE.MatchString(key)
+		c.keys[key] = is
+	}
+	return is
 }
 
 func isIndex(s string) bool {
@@ -157,7 +206,7 @@ func highEntropy(s string) bool {
 	}
 	var up, lo bool
 	dig := 0
-	counts := map[rune]int{}
+	var counts [128]int
 	for _, r := range s {
 		switch {
 		case r >= 'A' && r <= 'Z':
@@ -178,6 +227,9 @@ func highEntropy(s string) bool {
 	h := 0.0
 	n := float64(len(s))
 	for _, k := range counts {
+		if k == 0 {
+			continue
+		}
 		p := float64(k) / n
 		h -= p * math.Log2(p)
 	}

@@ -5,6 +5,7 @@
 package validate
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -84,6 +85,7 @@ type checker struct {
 	aliases bool
 	// secretAt marks the paths raw-secret reported, so other rules stay quiet there.
 	secretAt map[string]bool
+	keys     map[string]bool // secretKey's answers
 	skills   map[string]skillResult
 	patterns map[string]patternInfo
 	mcp      *allowlist
@@ -135,6 +137,22 @@ func (c *checker) has(path string) bool {
 		return true
 	}
 	return c.aliases && nodeAt(c.f, path) != nil
+}
+
+// mayHaveKey is a cheap pre-check before has() on a big file: does the text of the value at
+// path mention one of the keys at all?
+func (c *checker) mayHaveKey(path string, keys ...string) bool {
+	r, ok := c.f.Spans[path]
+	if !ok || c.aliases {
+		return true
+	}
+	text := c.f.Index.Src()[r.Start.Offset:r.End.Offset]
+	for _, k := range keys {
+		if bytes.Contains(text, []byte(k)) {
+			return true
+		}
+	}
+	return false
 }
 
 // line is "line N" of a path, for messages that point elsewhere.
@@ -202,17 +220,18 @@ func (c *checker) enum(path, what, value string, allowed []string) {
 
 // required reports a missing field of the element at path.
 func (c *checker) required(path, key, value, what, example string) {
-	c.requiredFix(path, key, value, what, example, "")
+	c.requiredFix(path, key, value, what, example, nil)
 }
 
-// requiredFix is required with a quick fix that writes fixValue, when there is one.
-func (c *checker) requiredFix(path, key, value, what, example, fixValue string) {
+// requiredFix is required with a quick fix that writes fixValue(), when there is one.
+func (c *checker) requiredFix(path, key, value, what, example string, fixValue func() string) {
 	if value != "" {
 		return
 	}
 	var fix *diag.Fix
-	if fixValue != "" {
-		fix = c.setFix(fmt.Sprintf("Add %s: %s", key, fixValue), path+"/"+key, fixValue)
+	if fixValue != nil {
+		v := fixValue()
+		fix = c.setFix(fmt.Sprintf("Add %s: %s", key, v), path+"/"+key, v)
 	}
 	kp := path + "/" + key
 	if c.has(kp) {
