@@ -308,3 +308,20 @@ func TestExitWhenTheClientProcessDies(t *testing.T) {
 		t.Errorf("stderr does not say why: %s", c.stderr.String())
 	}
 }
+
+// A change the server cannot apply is reported (status warning, logMessage) without ending
+// the session, and reopening the document repairs it.
+func TestBadChangeIsReportedAndRepaired(t *testing.T) {
+	root, uri := workspace(t, "team.yaml", goodFlow)
+	c := startBinary(t)
+	c.initialize(root)
+	c.open(uri, goodFlow, 1)
+	c.diagnostics(uri, 1)
+	c.change(uri, 2, lsppos.Change{Range: &lsppos.Range{Start: lsppos.Position{Line: 500, Character: 0}, End: lsppos.Position{Line: 500, Character: 1}}, Text: "x"})
+	c.waitNote("agentcanvas/status", func(p json.RawMessage) bool { return strings.Contains(string(p), `"health":"warning"`) })
+	c.waitNote("window/logMessage", func(p json.RawMessage) bool { return strings.Contains(string(p), "past the end") })
+	c.open(uri, goodFlow, 3)
+	c.waitNote("agentcanvas/status", func(p json.RawMessage) bool { return strings.Contains(string(p), `"health":"ok"`) })
+	c.diagnostics(uri, 3)
+	c.shutdownExit()
+}

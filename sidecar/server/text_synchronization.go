@@ -54,11 +54,15 @@ func (s *Server) didOpen(ctx context.Context, params json.RawMessage) (any, erro
 	}
 	s.docs.open[d.uri] = d
 	s.docs.mu.Unlock()
+	// Reopening a document that went out of sync repairs it.
+	s.status.clear(s, docOutOfSync+d.uri)
 	d.mu.Lock()
 	s.scheduleDiagnostics(d)
 	d.mu.Unlock()
 	return nil, nil
 }
+
+const docOutOfSync = "a document change could not be applied, so the server's copy is out of date; reopen "
 
 func (s *Server) didChange(ctx context.Context, params json.RawMessage) (any, error) {
 	var p struct {
@@ -81,7 +85,7 @@ func (s *Server) didChange(ctx context.Context, params json.RawMessage) (any, er
 	text, err := lsppos.ApplyChanges(d.text, p.ContentChanges)
 	if err != nil {
 		// The client and server now disagree about the text; say so loudly.
-		s.status.set(s, healthWarning, "a document change could not be applied; reopen "+d.uri)
+		s.status.set(s, healthWarning, docOutOfSync+d.uri)
 		return nil, badParams("didChange for %s version %d: %v", d.uri, p.TextDocument.Version, err)
 	}
 	d.text = text

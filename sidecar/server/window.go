@@ -52,7 +52,20 @@ func (t *statusTracker) set(s *Server, health, message string) {
 	t.publish(s)
 }
 
-// runStarted and runEnded keep the running-flows list for status.
+// clear returns to ok if the current message is message.
+func (t *statusTracker) clear(s *Server, message string) {
+	t.mu.Lock()
+	match := t.message == message
+	if match {
+		t.health, t.message = "", ""
+	}
+	t.mu.Unlock()
+	if match {
+		t.publish(s)
+	}
+}
+
+// runChanged keeps the running-flows list for status.
 func (t *statusTracker) runChanged(s *Server, flow string, delta int) {
 	t.mu.Lock()
 	if t.running == nil {
