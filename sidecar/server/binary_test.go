@@ -235,6 +235,10 @@ func TestMalformedInput(t *testing.T) {
 	expect("a frame over the size limit", -32700)
 	alive("a huge frame")
 
+	c.writeRaw([]byte("Content-Length: 99999999999999\r\n\r\n{}"))
+	expect("a Content-Length over 1 GiB", -32700)
+	alive("an absurd Content-Length")
+
 	c.writeRaw(frame([]byte(`[{"jsonrpc":"2.0","id":1,"method":"shutdown"}]`)))
 	expect("a batch", -32600)
 	alive("a batch")

@@ -60,6 +60,17 @@ func (s *Server) completion(ctx context.Context, params json.RawMessage) (any, e
 	if parent == nil {
 		return out, nil
 	}
+	if !inValue && len(chain) > 0 && chain[len(chain)-1] == "*" && parent.fields == nil {
+		// An item of a list of scalars ("dependsOn:\n  - |"): complete the values.
+		inValue, key = true, chain[len(chain)-2]
+		parent = lookup("/" + strings.Join(chain[:len(chain)-2], "/"))
+		if len(chain) == 2 {
+			parent = schema
+		}
+		if parent == nil {
+			return out, nil
+		}
+	}
 	if inValue {
 		f := parent.fields[key]
 		if f == nil {

@@ -195,8 +195,14 @@ func TestHoverAndCompletion(t *testing.T) {
 	has("node ids after target:", complete(pos("target: a2", 8)), "a1", "a2", "judge")
 	has("pattern ids after patternId:", complete(pos("patternId: manager_worker", 11)), "debate_judge", "protocol_bridge")
 	has("system node types", complete(pos("type: judge", 6)), "blackboard", "router")
+	// An item of a list of scalars: interaction ids in dependsOn.
+	c.change(uri, 2, lsppos.Change{Range: &lsppos.Range{Start: pos("    patternId: manager_worker", 0), End: pos("    patternId: manager_worker", 0)}, Text: "    dependsOn:\n      - \n"})
+	lines = strings.Split(strings.Replace(text, "    patternId: manager_worker", "    dependsOn:\n      - \n    patternId: manager_worker", 1), "\n")
+	has("interaction ids in dependsOn", complete(pos("      - ", 8)), "i1")
+	text = strings.Join(lines, "\n")
+	c.change(uri, 3, lsppos.Change{Text: text})
 	// Field names: on the (empty) line after "role: orchestrator", inside agent a1.
-	c.change(uri, 2, lsppos.Change{Range: &lsppos.Range{Start: pos("role: orchestrator", 18), End: pos("role: orchestrator", 18)}, Text: "\n    "})
+	c.change(uri, 4, lsppos.Change{Range: &lsppos.Range{Start: pos("role: orchestrator", 18), End: pos("role: orchestrator", 18)}, Text: "\n    "})
 	p := pos("role: orchestrator", 0)
 	p.Line++
 	p.Character = 4

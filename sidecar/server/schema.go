@@ -157,7 +157,8 @@ func lookup(path string) *field {
 		return f
 	}
 	for _, seg := range strings.Split(strings.TrimPrefix(path, "/"), "/") {
-		if f.list && (isIndex(seg) || seg == "*") {
+		// An index steps into a list: of mappings (list) or of scalars (no fields).
+		if (f.list || f.fields == nil) && (isIndex(seg) || seg == "*") {
 			continue
 		}
 		if f.fields == nil {

@@ -18,6 +18,10 @@ import (
 // skipped without being buffered and answered with an error.
 const DefaultMaxFrame = 64 << 20
 
+// maxSkippable is the largest declared length the stream skips over (as go.lsp.dev/jsonrpc2
+// caps it); a bigger one is treated as a corrupt header.
+const maxSkippable = 1 << 30
+
 // stream is the LSP base-protocol framing (Content-Length headers) on stdin/stdout, made
 // resilient: jsonrpc2's own header stream ends the connection on the first malformed frame,
 // but an editor's sidecar must survive a bad frame. Each bad frame is answered here with a
@@ -145,6 +149,14 @@ func (s *stream) readHeader() (length, consumed int, err error) {
 		}
 		if bytes.EqualFold(bytes.TrimSpace(name), []byte("Content-Length")) {
 			n, perr := strconv.Atoi(string(bytes.TrimSpace(value)))
+			if perr == nil && n > maxSkippable {
+				// Too big to be a real message: more likely a corrupt header than 1 GiB of
+				// JSON, so resynchronise on the next header instead of waiting for the body.
+				if problem == "" {
+					problem = fmt.Sprintf("Content-Length %d is over 1 GiB", n)
+				}
+				continue
+			}
 			if perr != nil || n <= 0 {
 				if problem == "" {
 					problem = fmt.Sprintf("Content-Length %q is not a positive integer", clip(bytes.TrimSpace(value)))
