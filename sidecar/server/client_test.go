@@ -74,9 +74,10 @@ func newClient(t testing.TB, r io.Reader, w io.WriteCloser) *client {
 }
 
 var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
+	buildFlags []string // extra `go build` flags for the binary (race_test.go adds -race)
+	binOnce    sync.Once
+	binPath    string
+	binErr     error
 )
 
 // binary builds agentcanvas once per test run.
@@ -88,7 +89,8 @@ func binary(t testing.TB) string {
 			return
 		}
 		binPath = filepath.Join(dir, "agentcanvas")
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/agentcanvas/agentcanvas/sidecar/cmd/agentcanvas").CombinedOutput()
+		args := append(append([]string{"build"}, buildFlags...), "-o", binPath, "github.com/agentcanvas/agentcanvas/sidecar/cmd/agentcanvas")
+		out, err := exec.Command("go", args...).CombinedOutput()
 		if err != nil {
 			binErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
@@ -131,8 +133,8 @@ func startBinary(t testing.TB, args ...string) *client {
 			_ = cmd.Process.Kill()
 			t.Errorf("server did not exit after stdin closed")
 		}
-		if strings.Contains(stderr.String(), "bug: ") || strings.Contains(stderr.String(), "panic") {
-			t.Errorf("the server reported a bug or panicked")
+		if s := stderr.String(); strings.Contains(s, "bug: ") || strings.Contains(s, "panic") || strings.Contains(s, "DATA RACE") {
+			t.Errorf("the server reported a bug, panicked or raced")
 		}
 		if t.Failed() {
 			t.Logf("server stderr:\n%s", stderr.String())
