@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/lsppos"
 )
@@ -328,4 +330,41 @@ func TestBadChangeIsReportedAndRepaired(t *testing.T) {
 	c.waitNote("agentcanvas/status", func(p json.RawMessage) bool { return strings.Contains(string(p), `"health":"ok"`) })
 	c.diagnostics(uri, 3)
 	c.shutdownExit()
+}
+
+// The server ends when the process that started it dies, even with its input still open.
+func TestExitWhenTheParentDies(t *testing.T) {
+	bin := binary(t)
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inW.Close()
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The shell starts the server and waits; the server shares our pipes.
+	sh := exec.Command("sh", "-c", `exec 3<&0; "$0" serve <&3 3<&- & wait`, bin)
+	var stderr bytes.Buffer
+	sh.Stdin, sh.Stdout, sh.Stderr = inR, outW, &lockedWriter{w: &stderr}
+	if err := sh.Start(); err != nil {
+		t.Skip("no sh:", err)
+	}
+	inR.Close()
+	outW.Close()
+	// The server is up when it answers.
+	c := newClient(t, outR, inW)
+	c.initialize("")
+	if err := sh.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	go sh.Wait() // returns once the server has closed the stderr it shares
+	// Our stdin pipe is still open; the server must notice its parent is gone and exit,
+	// which closes the last writer of its stdout.
+	select {
+	case <-c.readDone:
+	case <-time.After(deadline):
+		t.Fatalf("the server outlived its parent; stderr:\n%s", stderr.String())
+	}
 }

@@ -51,7 +51,8 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go exitWithParent(ctx, cancel, stderr)
+	// Read the parent now, not in the goroutine: it may first run after the parent died.
+	go exitWithParent(ctx, cancel, os.Getppid(), stderr)
 
 	srv := server.New(server.Options{Version: version, Log: stderr, MaxFrame: *maxFrame, Services: services,
 		TestHooks: os.Getenv("AGENTCANVAS_SERVE_TEST_HOOKS") == "1"})
@@ -60,8 +61,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // exitWithParent ends the server when the process that started it dies (the process is
 // then re-parented), so a crashed editor never leaves an orphaned sidecar.
-func exitWithParent(ctx context.Context, cancel context.CancelFunc, stderr io.Writer) {
-	parent := os.Getppid()
+func exitWithParent(ctx context.Context, cancel context.CancelFunc, parent int, stderr io.Writer) {
 	t := time.NewTicker(500 * time.Millisecond)
 	defer t.Stop()
 	for {
