@@ -338,3 +338,21 @@ func TestResolveEnv(t *testing.T) {
 		t.Errorf("invalid name accepted")
 	}
 }
+
+// Prompts too long for one command-line argument go on stdin.
+func TestLongPromptOnStdin(t *testing.T) {
+	long := strings.Repeat("Implement the feature. ", 10000) // 230 KB > Linux's 128 KiB per argument
+	for _, b := range []string{BackendClaude, BackendCodex, BackendGemini} {
+		t.Run(b, func(t *testing.T) {
+			s, log := fakeSpec(t, b, "ok")
+			_, res := drain(t, start(t, s, long), nil)
+			if res.Status != StatusCompleted {
+				t.Fatalf("%s %s", res.Status, res.Reason)
+			}
+			inv := invocations(t, log)[0]
+			if inv.Stdin != long || slices.Contains(inv.Args, long) {
+				t.Errorf("stdin %d bytes, args %d", len(inv.Stdin), len(inv.Args))
+			}
+		})
+	}
+}

@@ -31,6 +31,7 @@ type Process struct {
 	mu       sync.Mutex
 	red      redactor
 	cur      child
+	closed   bool              // the event stream is closed
 	extraEnv map[string]string // values of provided dependencies, for later turns
 
 	resolveCh  chan resolution
@@ -242,8 +243,12 @@ func (p *Process) emit(ev Event) {
 		}
 		ev.Result = &res
 	}
+	// Sent under the lock so that nothing is sent after run has closed the stream (a late
+	// Pause, say); the pump never waits for p.mu, so this cannot deadlock.
+	if !p.closed {
+		p.in <- ev
+	}
 	p.mu.Unlock()
-	p.in <- ev
 }
 
 // startTurn starts one process invocation.
@@ -352,7 +357,10 @@ func (p *Process) run(c child, in turnInput) {
 	p.mu.Unlock()
 	p.result = res
 	p.emit(Event{Kind: EventExit, Result: &res, ExitCode: res.ExitCode, Failed: res.Status != StatusCompleted, Reason: res.Reason})
+	p.mu.Lock()
+	p.closed = true
 	close(p.in)
+	p.mu.Unlock()
 	close(p.done)
 }
 
