@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -414,6 +415,31 @@ func readChunks(r io.Reader, ch chan<- chunk) {
 	}
 }
 
+// readBatches is readChunks for plain-text agents: each chunk is as many whole lines as one
+// read returned, so a fast talker costs a few events per 64 KiB, not one per line.
+func readBatches(r io.Reader, ch chan<- chunk) {
+	defer close(ch)
+	buf := make([]byte, readChunk)
+	n := 0
+	for {
+		m, err := r.Read(buf[n:])
+		n += m
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			ch <- chunk{b: append([]byte(nil), buf[:i+1]...)}
+			n = copy(buf, buf[i+1:n])
+		} else if n == len(buf) {
+			ch <- chunk{b: append([]byte(nil), buf...), partial: true}
+			n = 0
+		}
+		if err != nil {
+			if n > 0 {
+				ch <- chunk{b: append([]byte(nil), buf[:n]...)}
+			}
+			return
+		}
+	}
+}
+
 func (p *Process) readStderr(r io.Reader, turnN int, done chan<- struct{}) {
 	defer close(done)
 	if r == nil {
@@ -438,7 +464,11 @@ func (p *Process) runTurn(c child, in turnInput, st *agentState) (turnOutcome, i
 	textual := p.be.id() == BackendCommand || p.be.id() == BackendDryRun
 
 	lines := make(chan chunk, 64)
-	go readChunks(c.stdout(), lines)
+	if textual {
+		go readBatches(c.stdout(), lines)
+	} else {
+		go readChunks(c.stdout(), lines)
+	}
 	stderrDone := make(chan struct{})
 	go p.readStderr(c.stderr(), in.turn, stderrDone)
 

@@ -119,7 +119,20 @@ func spawnOS(argv []string, dir string, env []string, stdinData string, keepStdi
 	c.cmd.Dir = dir
 	c.cmd.Stdin, c.cmd.Stdout, c.cmd.Stderr = inR, outW, errW
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := c.cmd.Start(); err != nil {
+	if err := c.cmd.Start(); err != nil && useGuardian {
+		// Our own binary cannot be re-executed (deleted by an upgrade, say): run the agent
+		// directly, still in its own group, without the guardian's guarantees.
+		c.status, c.lifeline = nil, nil
+		direct := exec.Command(path, argv[1:]...)
+		direct.Args[0], direct.Env, direct.Dir = argv[0], env, dir
+		direct.Stdin, direct.Stdout, direct.Stderr = inR, outW, errW
+		direct.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		c.cmd = direct
+		if err := c.cmd.Start(); err != nil {
+			closeAll()
+			return nil, fmt.Errorf("start %s: %w", argv[0], err)
+		}
+	} else if err != nil {
 		closeAll()
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}
