@@ -543,6 +543,7 @@ exited:
 	}
 	p.handleBlocks(t, parser.Flush(), st)
 	<-stderrDone
+	c.release()
 	out := dec.end(code)
 	if t.stopped {
 		out.failed = false

@@ -410,3 +410,45 @@ func TestManualPauseResume(t *testing.T) {
 		t.Errorf("status %s", res.Status)
 	}
 }
+
+// The command-agent example in docs/agents.md works as documented.
+func TestDocsCommandAgentExample(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/agents.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "```sh\n#!/bin/sh\n")
+	script, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("no shell example in docs/agents.md")
+	}
+	s := shellSpec(t, script)
+	p := start(t, s, "Set up the data layer.")
+	_, res := drain(t, p, func(ev Event) {
+		if ev.Kind == EventPending {
+			if err := p.Answer(ev.Pending.ID, "SQLite"); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	if res.Status != StatusCompleted || res.Turns != 2 || strings.TrimSpace(res.Reply) != "Using SQLite." {
+		t.Fatalf("status %s (%s) turns %d reply %q", res.Status, res.Reason, res.Turns, res.Reply)
+	}
+}
+
+// Turns leave no file descriptor behind (pipes to the agent and the guardian).
+func TestNoDescriptorLeak(t *testing.T) {
+	count := func() int { e, _ := os.ReadDir("/proc/self/fd"); return len(e) }
+	run := func() {
+		s := shellSpec(t, `cat; echo err >&2`)
+		drain(t, start(t, s, "x"), nil)
+	}
+	run() // warm up whatever the runtime opens once
+	before := count()
+	for range 10 {
+		run()
+	}
+	if after := count(); after > before+2 {
+		t.Errorf("open descriptors went from %d to %d over 10 agents", before, after)
+	}
+}

@@ -24,6 +24,7 @@ type osChild struct {
 	in       stdinWriter
 
 	status   *bufio.Reader // guardian status lines; nil without a guardian
+	statusR  *os.File
 	lifeline *os.File      // write end held open while the guardian runs
 
 	mu   sync.Mutex
@@ -37,6 +38,12 @@ func (c *osChild) stderr() io.Reader         { return c.err }
 func (c *osChild) writeStdin(s string) error { return c.in.write(s) }
 func (c *osChild) closeStdin()               { c.in.close() }
 func (c *osChild) pid() int                  { return c.agentPID }
+
+func (c *osChild) release() {
+	c.in.close()
+	c.out.Close()
+	c.err.Close()
+}
 
 func (c *osChild) signal(sig syscall.Signal) error {
 	c.mu.Lock()
@@ -105,7 +112,7 @@ func spawnOS(argv []string, dir string, env []string, stdinData string, keepStdi
 				return nil, err
 			}
 			c.lifeline = lifeW
-			c.status = bufio.NewReader(statR)
+			c.status, c.statusR = bufio.NewReader(statR), statR
 			c.cmd = exec.Command(self, append([]string{path}, argv[1:]...)...)
 			c.cmd.Env = append(append([]string(nil), env...), guardianEnv+"="+guardianMagic)
 			c.cmd.ExtraFiles = []*os.File{lifeR, statW}
@@ -122,7 +129,9 @@ func spawnOS(argv []string, dir string, env []string, stdinData string, keepStdi
 	if err := c.cmd.Start(); err != nil && useGuardian {
 		// Our own binary cannot be re-executed (deleted by an upgrade, say): run the agent
 		// directly, still in its own group, without the guardian's guarantees.
-		c.status, c.lifeline = nil, nil
+		c.lifeline.Close()
+		c.statusR.Close()
+		c.status, c.lifeline, c.statusR = nil, nil, nil
 		direct := exec.Command(path, argv[1:]...)
 		direct.Args[0], direct.Env, direct.Dir = argv[0], env, dir
 		direct.Stdin, direct.Stdout, direct.Stderr = inR, outW, errW
@@ -150,6 +159,7 @@ func spawnOS(argv []string, dir string, env []string, stdinData string, keepStdi
 		if !ok || perr != nil {
 			c.cmd.Wait()
 			c.lifeline.Close()
+			c.statusR.Close()
 			outR.Close()
 			errR.Close()
 			inW.Close()
@@ -187,6 +197,7 @@ func (c *osChild) reap() {
 			}
 		}
 		c.lifeline.Close()
+		c.statusR.Close()
 	} else {
 		// Without a guardian: whatever is left in the agent's group goes with it.
 		_ = syscall.Kill(-c.agentPID, syscall.SIGKILL)
