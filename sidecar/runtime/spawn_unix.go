@@ -25,7 +25,7 @@ type osChild struct {
 
 	status   *bufio.Reader // guardian status lines; nil without a guardian
 	statusR  *os.File
-	lifeline *os.File      // write end held open while the guardian runs
+	lifeline *os.File // write end held open while the guardian runs
 
 	mu   sync.Mutex
 	gone bool // the group was reaped: stop signalling (its id may be reused)
