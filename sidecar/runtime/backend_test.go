@@ -356,3 +356,28 @@ func TestLongPromptOnStdin(t *testing.T) {
 		})
 	}
 }
+
+// A JSON line over the size bound is skipped with one warning; the stream goes on.
+func TestOverlongJSONLineSkipped(t *testing.T) {
+	defer func(n int) { maxJSONLine = n }(maxJSONLine)
+	maxJSONLine = 100 << 10
+	s, _ := fakeSpec(t, BackendClaude, "ok")
+	script := filepath.Join(t.TempDir(), "claude-wrapper")
+	stream := filepath.Join(streamsDir(t), "claude", "ok.jsonl")
+	body := "#!/bin/sh\nprintf '{\"type\":\"assistant\",\"x\":\"'; head -c 300000 /dev/zero | tr '\\0' x; echo '\"}'\nsed 's/{{SESSION}}/s1/g; s/{{CWD}}/w/g' " + stream + "\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s.Executable = script
+	evs, res := drain(t, start(t, s, "x"), nil)
+	if res.Status != StatusCompleted || res.SessionID != "s1" {
+		t.Fatalf("%s %s", res.Status, res.Reason)
+	}
+	var warns []string
+	for _, e := range ofKind(evs, EventWarning) {
+		warns = append(warns, e.Reason)
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], "longer than 102400 bytes was skipped") {
+		t.Errorf("warnings %q", warns)
+	}
+}

@@ -391,10 +391,10 @@ func (p *Process) onStop(t *turn) {
 	p.terminate(t)
 }
 
-const (
-	readChunk   = 64 << 10
-	maxJSONLine = 32 << 20
-)
+const readChunk = 64 << 10
+
+// maxJSONLine bounds one line of a JSON-stream CLI held in memory (a variable for tests).
+var maxJSONLine = 32 << 20
 
 type chunk struct {
 	b       []byte
@@ -500,7 +500,11 @@ func (p *Process) runTurn(c child, in turnInput, st *agentState) (turnOutcome, i
 			}
 			line := ch.b
 			if !textual {
-				if dropping || len(pending)+len(line) > maxJSONLine {
+				if dropping { // the rest of a line already reported as too long
+					dropping = ch.partial
+					continue
+				}
+				if len(pending)+len(line) > maxJSONLine {
 					dropping = ch.partial
 					pending = nil
 					p.emit(Event{Kind: EventWarning, Turn: in.turn, Reason: fmt.Sprintf("%s: a stdout line longer than %d bytes was skipped", p.be.id(), maxJSONLine)})
