@@ -452,3 +452,19 @@ func TestNoDescriptorLeak(t *testing.T) {
 		t.Errorf("open descriptors went from %d to %d over 10 agents", before, after)
 	}
 }
+
+// A relative command path is resolved in the agent's working folder, not the sidecar's.
+func TestRelativeCommandPath(t *testing.T) {
+	s := shellSpec(t, "")
+	if err := os.MkdirAll(filepath.Join(s.Workspace, "agents"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(s.Workspace, "agents", "hello.sh"), []byte("#!/bin/sh\necho hello from $(pwd)\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s.Command = []string{"./agents/hello.sh"}
+	_, res := drain(t, start(t, s, ""), nil)
+	if res.Status != StatusCompleted || strings.TrimSpace(res.Reply) != "hello from "+s.Workspace {
+		t.Fatalf("%s %s %q", res.Status, res.Reason, res.Reply)
+	}
+}

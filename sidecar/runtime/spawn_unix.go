@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,7 +70,11 @@ const (
 
 // spawnOS starts argv in dir with exactly env, in its own process group.
 func spawnOS(argv []string, dir string, env []string, stdinData string, keepStdin bool) (*osChild, error) {
-	path, err := lookPath(argv[0], env)
+	exe := argv[0]
+	if strings.Contains(exe, "/") && !filepath.IsAbs(exe) {
+		exe = filepath.Join(dir, exe) // ./agents/x.sh is relative to the agent's working folder
+	}
+	path, err := lookPath(exe, env)
 	if err != nil {
 		return nil, err
 	}
