@@ -393,6 +393,9 @@ func (p *Process) onStop(t *turn) {
 
 const readChunk = 64 << 10
 
+// quietDelay is how long stdout must be silent before an open-ended block is ended.
+var quietDelay = 500 * time.Millisecond
+
 // maxJSONLine bounds one line of a JSON-stream CLI held in memory (a variable for tests).
 var maxJSONLine = 32 << 20
 
@@ -487,6 +490,10 @@ func (p *Process) runTurn(c child, in turnInput, st *agentState) (turnOutcome, i
 	waitCh := make(chan int, 1)
 	waiting := false
 	code := 0
+	// PHASE_COMPLETE and HANDOFF have no closing line: when the output goes quiet, end an
+	// open one, or an agent that prints one and then waits would never be seen to.
+	quiet := time.NewTimer(quietDelay)
+	defer quiet.Stop()
 	for {
 		if lines == nil && !waiting {
 			waiting = true
@@ -498,6 +505,7 @@ func (p *Process) runTurn(c child, in turnInput, st *agentState) (turnOutcome, i
 				lines = nil
 				continue
 			}
+			quiet.Reset(quietDelay)
 			line := ch.b
 			if !textual {
 				if dropping { // the rest of a line already reported as too long
@@ -526,6 +534,8 @@ func (p *Process) runTurn(c child, in turnInput, st *agentState) (turnOutcome, i
 					feed(ev.Text, ev.cont)
 				}
 			}
+		case <-quiet.C:
+			p.handleBlocks(t, parser.EndOpenBlock(), st)
 		case code = <-waitCh:
 			goto exited
 		case <-stopCh:

@@ -468,3 +468,25 @@ func TestRelativeCommandPath(t *testing.T) {
 		t.Fatalf("%s %s %q", res.Status, res.Reason, res.Reply)
 	}
 }
+
+// An agent that prints === PHASE N COMPLETE === and waits is paused at it (with
+// PauseOnPhaseComplete), though the block has no closing line, and continues on Continue.
+func TestPhaseCompleteWhileAgentWaits(t *testing.T) {
+	s := shellSpec(t, `read -r prompt; printf '=== PHASE 1 COMPLETE ===\nPhase: Planning\n'; read -r next; echo "next: $next"`)
+	s.Interactive, s.PauseOnPhaseComplete = true, true
+	p := start(t, s, "")
+	evs, res := drain(t, p, func(ev Event) {
+		if ev.Kind == EventPending {
+			if ev.Pending.Kind != PendingPhase || ev.Pending.Fields["Phase"] != "Planning" {
+				t.Errorf("pending %+v", ev.Pending)
+			}
+			if err := p.Continue(ev.Pending.ID); err != nil {
+				t.Error(err)
+			}
+			p.Stop("phase reviewed") // the agent waits on stdin for the next phase: end it
+		}
+	})
+	if res.Status != StatusStopped || len(ofKind(evs, EventAnswered)) != 1 {
+		t.Fatalf("%s %s %v", res.Status, res.Reason, kinds(evs))
+	}
+}
