@@ -381,3 +381,16 @@ func TestOverlongJSONLineSkipped(t *testing.T) {
 		t.Errorf("warnings %q", warns)
 	}
 }
+
+// A CLI that refuses its command line: no result, a non-zero exit, its stderr reported.
+func TestClaudeRefusesArguments(t *testing.T) {
+	s, _ := fakeSpec(t, BackendClaude, "ok")
+	s.ExtraArgs = []string{"--no-such-flag"}
+	evs, res := drain(t, start(t, s, "x"), nil)
+	if res.Status != StatusFailed || res.Reason != "claude exited with code 1 without a result" {
+		t.Fatalf("%s %q", res.Status, res.Reason)
+	}
+	if se := ofKind(evs, EventStderr); len(se) != 1 || !strings.Contains(se[0].Text, "unknown option '--no-such-flag'") {
+		t.Errorf("stderr %+v", se)
+	}
+}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -488,5 +489,23 @@ func TestPhaseCompleteWhileAgentWaits(t *testing.T) {
 	})
 	if res.Status != StatusStopped || len(ofKind(evs, EventAnswered)) != 1 {
 		t.Fatalf("%s %s %v", res.Status, res.Reason, kinds(evs))
+	}
+}
+
+// Cancelling the context stops the agent.
+func TestContextCancelStops(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	s := shellSpec(t, `echo up; exec sleep 1000`)
+	p, err := Start(ctx, s, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, res := drain(t, p, func(ev Event) {
+		if ev.Kind == EventText {
+			cancel()
+		}
+	})
+	if res.Status != StatusStopped || res.Reason != "cancelled: context canceled" {
+		t.Fatalf("%s %q", res.Status, res.Reason)
 	}
 }
