@@ -600,7 +600,7 @@ func (p *Process) handleBlock(t *turn, b agentproto.Block, st *agentState) {
 		return
 	case agentproto.KindError:
 		if fieldString(b.Fields, "type") == "fatal" {
-			p.checkpoint(Pending{ID: "error", Kind: "error", Fields: b.Fields, Line: b.Line})
+			p.checkpoint(Pending{ID: "error", Kind: PendingError, Fields: b.Fields, Line: b.Line})
 			st.failReason = "the agent reported a fatal error: " + fieldString(b.Fields, "message")
 			p.terminate(t)
 		}
