@@ -322,6 +322,9 @@ func TestNoLeftoversAfterAgentExits(t *testing.T) {
 // The sidecar is killed with SIGKILL: its agent, the agent's grandchild and a grandchild
 // that escaped into its own session all go too (checked in the process table).
 func TestNoOrphanAfterParentKilled(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("setsid (util-linux) is not installed")
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
