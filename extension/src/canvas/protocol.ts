@@ -150,13 +150,23 @@ export interface LoadFlowResult {
   diagnostics: Diagnostic[];
 }
 
+/** A role a pattern fills (the sidecar's pattern.Role). */
+export interface PatternRole {
+  role: string;
+  name?: string;
+  kind?: string; // "agent" or "system"
+  count?: number;
+  minCount?: number;
+  description?: string;
+}
+
 /** One of the 20 patterns, as agentcanvas/listPatterns answers. */
 export interface PatternInfo {
   id: string; // "P05"
   patternId: string; // "debate_judge"
   name: string;
   topology: string;
-  roles: string[] | string;
+  roles: Array<string | PatternRole> | string;
   defaultTermination?: unknown;
   doc?: string; // markdown
 }

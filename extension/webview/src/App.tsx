@@ -10,6 +10,7 @@ import {
   MarkerType,
   ReactFlow,
   ReactFlowProvider,
+  useKeyPress,
   useReactFlow,
   type EdgeChange,
   type NodeChange,
@@ -69,6 +70,9 @@ function Canvas() {
   const [edges, setEdges] = useState<CanvasEdge[]>([]);
   const [busy, setBusy] = useState<string>();
   const wrapper = useRef<HTMLDivElement>(null);
+  // While Space is held, a drag pans — over a node too: React Flow marks draggable nodes "nopan",
+  // so they stop being draggable for as long as the key is down.
+  const spaceDown = useKeyPress("Space");
   const first = useRef(true);
   const flowRef = useRef(flow);
   flowRef.current = flow;
@@ -364,7 +368,7 @@ function Canvas() {
       ) : null}
       <div className="ac-main">
         {paletteOpen ? <Palette patterns={patterns} onInsert={insertPattern} onClose={() => (setPaletteOpen(false), saveState({ palette: false }))} /> : null}
-        <div className="ac-canvas" aria-label={`Flow ${flow?.name ?? ""} canvas`} role="application" aria-roledescription="flow canvas">
+        <div className={`ac-canvas${spaceDown ? " panning" : ""}`} aria-label={`Flow ${flow?.name ?? ""} canvas`} role="application" aria-roledescription="flow canvas">
           <div className="ac-toolbar" role="toolbar" aria-label="Canvas tools">
             {!paletteOpen ? (
               <button type="button" onClick={() => (setPaletteOpen(true), saveState({ palette: true }))}>
@@ -404,6 +408,7 @@ function Canvas() {
               onMoveEnd={(_, vp: Viewport) => saveState({ viewport: vp })}
               defaultEdgeOptions={{ markerEnd: { type: MarkerType.ArrowClosed } }}
               nodesConnectable={false}
+              nodesDraggable={!spaceDown}
               deleteKeyCode={null}
               selectionKeyCode={null}
               multiSelectionKeyCode={["Meta", "Control", "Shift"]}

@@ -4,9 +4,15 @@ import { useId, useMemo, useState } from "react";
 import type { PatternInfo } from "../../src/canvas/protocol";
 import { Markdown } from "./markdown";
 
+/** roleNames lists a pattern's roles for people: "Manager ×1, Worker ×2". */
+export function roleNames(p: PatternInfo): string {
+  if (typeof p.roles === "string") return p.roles;
+  return (p.roles ?? []).map((r) => (typeof r === "string" ? r : `${r.name || r.role}${r.count ? ` ×${r.count}` : ""}`)).join(", ");
+}
+
 /** matchPattern reports whether every word of the query occurs in the pattern's text. */
 export function matchPattern(p: PatternInfo, query: string): boolean {
-  const hay = [p.id, p.patternId, p.name, p.topology, Array.isArray(p.roles) ? p.roles.join(" ") : p.roles ?? "", p.doc ?? ""]
+  const hay = [p.id, p.patternId, p.name, p.topology, roleNames(p), p.doc ?? ""]
     .join(" ")
     .toLowerCase();
   return query
@@ -75,7 +81,7 @@ export function Palette(props: { patterns: PatternInfo[]; onInsert: (p: PatternI
                 <b>Topology</b> {current.topology}
               </div>
               <div>
-                <b>Roles</b> {Array.isArray(current.roles) ? current.roles.join(", ") : current.roles}
+                <b>Roles</b> {roleNames(current)}
               </div>
             </div>
             {current.doc ? <Markdown text={current.doc} /> : null}

@@ -51,6 +51,30 @@ export function Markdown({ text }: { text: string }) {
       );
       continue;
     }
+    if (/^\s*\|.*\|\s*$/.test(line)) {
+      flush();
+      const rows: string[][] = [];
+      for (; i < lines.length && /^\s*\|.*\|\s*$/.test(lines[i]); i++) {
+        if (/^\s*\|[\s:|-]+\|\s*$/.test(lines[i])) continue; // the |---|---| separator
+        rows.push(lines[i].trim().slice(1, -1).split("|").map((c) => c.trim()));
+      }
+      i--;
+      const k = `b${blocks.length}`;
+      const [head, ...body] = rows;
+      blocks.push(
+        <table key={k}>
+          <thead>
+            <tr>{head.map((c, j) => <th key={j}>{inline(c, `${k}h${j}`)}</th>)}</tr>
+          </thead>
+          <tbody>
+            {body.map((r, ri) => (
+              <tr key={ri}>{r.map((c, j) => <td key={j}>{inline(c, `${k}r${ri}c${j}`)}</td>)}</tr>
+            ))}
+          </tbody>
+        </table>,
+      );
+      continue;
+    }
     const h = /^(#{1,6})\s+(.*)$/.exec(line);
     const li = /^\s*(?:([-*+])|(\d+)[.)])\s+(.*)$/.exec(line);
     if (h) {

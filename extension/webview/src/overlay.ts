@@ -100,9 +100,12 @@ export function applyRunEvent(o: RunOverlay, e: RunEvent, flow: FlowModel | null
   return next;
 }
 
-/** messagesPerMinute counts an edge's messages in the minute before now. */
+/**
+ * messagesPerMinute counts an edge's messages in the minute before now. Events stamped a little
+ * after now (the sidecar's clock, or a tick not yet taken) count as in the last minute.
+ */
 export function messagesPerMinute(er: EdgeRun, now: number): number {
-  return er.messages.filter((t) => t > now - 60_000 && t <= now).length;
+  return er.messages.filter((t) => t > now - 60_000).length;
 }
 
 /** edgeCounters is the overlay text on an edge: "2/3r · 4m left · 5/min". */

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { cleanTermination, defaultCondition, deleteOps, layoutOp, listFromText, moveOps, nudge, parseJSONObject, setOp } from "../../src/ops";
 import { elkGraph, positionsOf } from "../../src/layoutGraph";
-import { matchPattern } from "../../src/Palette";
+import { matchPattern, roleNames } from "../../src/Palette";
 import type { PatternInfo } from "../../../src/canvas/protocol";
 
 test("set ops: empty values delete the key", () => {
@@ -85,6 +85,9 @@ test("the ELK graph drops self-loops and dangling edges; positions come back rou
 
 test("pattern search matches every word against id, name, roles and doc", () => {
   const p: PatternInfo = { id: "P05", patternId: "debate_judge", name: "Debate + Judge", topology: "debate_judge", roles: ["Debater A", "Debater B", "Judge"], doc: "A and B argue; the judge decides (Irving)." };
+  const real: PatternInfo = { id: "P01", patternId: "manager_worker", name: "Manager-Worker", topology: "manager_worker", roles: [{ role: "manager", name: "Manager", count: 1 }, { role: "worker", name: "Worker", count: 2 }] };
+  assert.equal(roleNames(real), "Manager ×1, Worker ×2");
+  assert.ok(matchPattern(real, "worker"));
   assert.ok(matchPattern(p, "p05"));
   assert.ok(matchPattern(p, "judge debater"));
   assert.ok(matchPattern(p, "IRVING"));
