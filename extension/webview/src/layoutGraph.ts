@@ -13,7 +13,7 @@ export const LAYOUT_OPTIONS: Record<string, string> = {
   "elk.algorithm": "layered",
   "elk.direction": "RIGHT",
   "elk.spacing.nodeNode": "48",
-  "elk.layered.spacing.nodeNodeBetweenLayers": "120",
+  "elk.layered.spacing.nodeNodeBetweenLayers": "200",
   "elk.spacing.componentComponent": "80",
   "elk.layered.nodePlacement.strategy": "BRANDES_KOEPF",
   // Stable output for the same input: the same flow tidies to the same positions.

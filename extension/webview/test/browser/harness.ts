@@ -2,7 +2,7 @@
 // made-up origin by request interception (no server, no network), inside the very page the
 // extension serves (canvasHtml, with its CSP), with a mocked host: acquireVsCodeApi records what
 // the webview posts, and the test posts what the host would.
-import { mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { canvasHtml } from "../../../src/canvas/html";
@@ -25,6 +25,9 @@ export const CHROMIUM_ARGS = [
 ];
 
 export function launch(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`no Chromium at ${CHROMIUM}: install Debian's (apt-get install chromium) or set CHROMIUM_PATH`);
+  }
   return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
 }
 
