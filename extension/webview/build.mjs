@@ -48,7 +48,8 @@ if (args.has("--tests")) {
   for (const dir of ["unit", "browser", "bench"]) {
     const src = join(root, "extension/webview/test", dir);
     for (const f of await readdir(src)) {
-      if (/\.(test\.)?tsx?$/.test(f) && !f.endsWith(".d.ts")) entries.push({ in: join(src, f), out: join(dir, f.replace(/\.tsx?$/, "")) });
+      // Test files and the benchmark; helpers are bundled into them.
+      if (/\.test\.tsx?$/.test(f) || (dir === "bench" && /\.tsx?$/.test(f))) entries.push({ in: join(src, f), out: join(dir, f.replace(/\.tsx?$/, "")) });
     }
   }
   await esbuild.build({
@@ -61,6 +62,8 @@ if (args.has("--tests")) {
     target: ["node20"],
     jsx: "automatic",
     packages: "external",
+    // The provider's unit test runs against a fake of the vscode API.
+    alias: { vscode: join(root, "extension/webview/test/unit/fake-vscode.ts") },
     logLevel: "warning",
     sourcemap: "inline",
   });

@@ -55,6 +55,12 @@ async function drag(page: Page, x: number, y: number, dx: number, dy: number) {
   }
 }
 
+/** press presses a key and waits two frames, for React Flow to render what it did. */
+async function press(page: Page, key: string) {
+  await page.keyboard.press(key);
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+}
+
 async function noProblems(page: Page) {
   const p = await pageProblems(page);
   assert.deepEqual(p, { csp: [], remote: [], errors: [] });
@@ -290,22 +296,22 @@ describe("canvas webview", { concurrency: false }, () => {
     assert.equal(await inspector.locator("h2").textContent(), `Agent ${first}`);
 
     // Zoom: 1 is 100%, + and - step, 0 fits the whole flow.
-    await page.keyboard.press("1");
+    await press(page, "1");
     assert.equal((await viewport(page)).zoom, 1);
-    await page.keyboard.press("+");
+    await press(page, "+");
     const zin = (await viewport(page)).zoom;
     assert.ok(zin > 1, `zoomed in to ${zin}`);
-    await page.keyboard.press("-");
-    await page.keyboard.press("-");
+    await press(page, "-");
+    await press(page, "-");
     assert.ok((await viewport(page)).zoom < 1);
-    await page.keyboard.press("0");
+    await press(page, "0");
     const pane = (await page.locator(".react-flow").boundingBox())!;
     for (const b of await page.locator(".react-flow__node").evaluateAll((ns) => ns.map((n) => n.getBoundingClientRect().toJSON()))) {
       assert.ok(b.left >= pane.x - 1 && b.right <= pane.x + pane.width + 1 && b.top >= pane.y - 1 && b.bottom <= pane.y + pane.height + 1, "0 fits every node in view");
     }
 
     // Arrow keys nudge the selection; the moves settle into one op.
-    await page.keyboard.press("1");
+    await press(page, "1");
     await clearSent(page);
     const start = flow.layout.nodes?.[first] ?? null;
     await page.keyboard.press("ArrowRight");
