@@ -51,6 +51,8 @@ export function keyParameter(data: EdgeData | undefined): string | undefined {
     const l = c && conditionLabel(c);
     if (l) return l;
   }
+  // A condition without its number (the loader dropped a bad value): name its type.
+  if (conds.length > 0 && conds[0].type) return `${conds[0].type}?`;
   const p = data?.params ?? {};
   if (typeof p.timeout_ms === "number") return formatDuration(p.timeout_ms);
   if (typeof p.n === "number") return `n=${p.n}`;

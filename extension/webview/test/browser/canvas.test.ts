@@ -161,6 +161,12 @@ describe("canvas webview", { concurrency: false }, () => {
     assert.equal(await inspector.getByLabel("Name").inputValue(), "Coder X");
     assert.equal(await inspector.locator("h2").textContent(), "Agent coder");
 
+    // Renaming goes through the rename op (the sidecar renames every reference).
+    await clearSent(page);
+    await inspector.getByLabel("Id", { exact: true }).fill("coder2");
+    await inspector.getByLabel("Id", { exact: true }).press("Enter");
+    assert.deepEqual(await waitForOps(page, 1), [{ op: "rename", id: "coder", newId: "coder2" }]);
+
     // A system node.
     await node(page, "judge").click();
     assert.equal(await inspector.locator("h2").textContent(), "judge judge");

@@ -21,6 +21,7 @@ test("labels show the pattern and its key parameter", () => {
   assert.equal(edgeLabel("self_consistency", { params: { n: 5 } }), "self_consistency (n=5)");
   assert.equal(edgeLabel("debate_judge", { params: { timeout_ms: 90000 } }), "debate_judge (90s)");
   assert.equal(edgeLabel("p2p", {}), "p2p (no termination)");
+  assert.equal(edgeLabel("debate_judge", { termination: { type: "max_rounds" } }), "debate_judge (max_rounds?)");
   assert.equal(keyParameter(undefined), undefined);
   assert.deepEqual([formatDuration(500), formatDuration(1500), formatDuration(7_200_000), formatDuration(-1)], ["500ms", "1.5s", "2h", "?"]);
 });
