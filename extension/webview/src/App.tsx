@@ -333,8 +333,21 @@ function Canvas() {
   const ctx = useMemo(() => ({ overlay, now, selectEdge }), [overlay, now, selectEdge]);
   const big = nodes.length > 150;
 
+  // What a screen reader announces when the selection changes (Tab, clicks).
+  const announce =
+    selNodes.length + selEdges.length === 0
+      ? ""
+      : selNodes.length + selEdges.length > 1
+        ? `${selNodes.length + selEdges.length} selected`
+        : selNodes[0]
+          ? (selNodes[0].ariaLabel ?? selNodes[0].id)
+          : (selEdges[0].ariaLabel ?? selEdges[0].id);
+
   return (
     <div className="ac-root" ref={wrapper}>
+      <div className="ac-visually-hidden" aria-live="polite" data-testid="announce">
+        {announce}
+      </div>
       {syntax ? (
         <div className="ac-banner ac-banner-error" role="alert" data-testid="syntax-banner">
           <button type="button" className="ac-link" onClick={() => reveal(syntax.path ?? "")}>

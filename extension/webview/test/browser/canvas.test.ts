@@ -300,6 +300,10 @@ describe("canvas webview", { concurrency: false }, () => {
     await page.waitForFunction((id) => document.activeElement?.getAttribute("data-id") === id, second);
     await page.keyboard.press("Shift+Tab");
     assert.equal(await inspector.locator("h2").textContent(), `Agent ${first}`);
+    assert.match((await page.getByTestId("announce").textContent())!, new RegExp(`^Agent ${flow.agents![0].name}, role`));
+    // The focused node shows a focus ring.
+    const outline = await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle);
+    assert.equal(outline, "solid");
 
     // Zoom: 1 is 100%, + and - step, 0 fits the whole flow.
     await press(page, "1");
