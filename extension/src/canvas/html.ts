@@ -62,7 +62,9 @@ export function canvasHtml(o: CanvasHtmlOptions): string {
 /** newNonce is 32 random characters for script-src. */
 export function newNonce(): string {
   const chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  // Web Crypto is global in VS Code's extension host (Node ≥ 19) and in browsers; typed here so
+  // this compiles with or without the DOM lib.
   const bytes = new Uint8Array(32);
-  crypto.getRandomValues(bytes);
+  (globalThis as unknown as { crypto: { getRandomValues(a: Uint8Array): Uint8Array } }).crypto.getRandomValues(bytes);
   return Array.from(bytes, (b) => chars[b % chars.length]).join("");
 }
