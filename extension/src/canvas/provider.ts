@@ -11,6 +11,12 @@ import { debounce, nearestSpan, utf16Character } from "./positions";
 import type { FlowOp, HostMessage, SrcRange, WebviewMessage } from "./protocol";
 
 export const CANVAS_VIEW_TYPE = "agentcanvas.canvas";
+/**
+ * The same canvas as an "Open With…" option for any `flows/*.yaml`. VS Code keeps one priority per
+ * contributed viewType (a second contribution with the same viewType is dropped), so the default
+ * editor for `.agentcanvas/flows/*.yaml` and the option elsewhere need two view types.
+ */
+export const CANVAS_OPTION_VIEW_TYPE = "agentcanvas.canvas.flows";
 const RELOAD_DEBOUNCE_MS = 150;
 
 export class CanvasEditorProvider implements vscode.CustomTextEditorProvider {
@@ -20,15 +26,17 @@ export class CanvasEditorProvider implements vscode.CustomTextEditorProvider {
     private readonly log?: vscode.OutputChannel,
   ) {}
 
-  /** register registers the provider for viewType agentcanvas.canvas. */
+  /** register registers the provider for both view types (see CANVAS_OPTION_VIEW_TYPE). */
   static register(context: vscode.ExtensionContext, backend: CanvasBackend, log?: vscode.OutputChannel): vscode.Disposable {
     const provider = new CanvasEditorProvider(context.extensionUri, backend, log);
-    return vscode.window.registerCustomEditorProvider(CANVAS_VIEW_TYPE, provider, {
+    const options = {
       // The webview restores its viewport and selection itself (getState), so it need not be
       // kept alive while hidden.
       webviewOptions: { retainContextWhenHidden: false },
       supportsMultipleEditorsPerDocument: true,
-    });
+    };
+    const subs = [CANVAS_VIEW_TYPE, CANVAS_OPTION_VIEW_TYPE].map((t) => vscode.window.registerCustomEditorProvider(t, provider, options));
+    return { dispose: () => subs.forEach((s) => s.dispose()) };
   }
 
   resolveCustomTextEditor(document: vscode.TextDocument, panel: vscode.WebviewPanel): void {

@@ -103,8 +103,12 @@ export const commands = {
 export const ViewColumn = { Beside: -2 };
 export const TextEditorRevealType = { InCenterIfOutsideViewport: 2 };
 
+export const registered: string[] = [];
 export const window = {
-  registerCustomEditorProvider: () => ({ dispose() {} }),
+  registerCustomEditorProvider: (viewType: string) => {
+    registered.push(viewType);
+    return { dispose: () => registered.splice(registered.indexOf(viewType), 1) };
+  },
   async showTextDocument(doc: unknown, options: { selection: Range }) {
     calls.shown.push({ doc, options });
     return { revealRange() {} };

@@ -6,7 +6,8 @@ import * as vscode from "vscode";
 import type { CanvasBackend, LspTextEdit } from "../../../src/canvas/backend";
 import { CanvasEditorProvider } from "../../../src/canvas/provider";
 import type { FlowOp, HostMessage, LoadFlowResult, RunEvent } from "../../../src/canvas/protocol";
-import { calls, FakeDocument, FakePanel, workspace } from "./fake-vscode";
+import { readFileSync } from "node:fs";
+import { calls, FakeDocument, FakePanel, registered, workspace } from "./fake-vscode";
 
 const settle = (ms = 250) => new Promise((r) => setTimeout(r, ms));
 
@@ -154,4 +155,14 @@ test("undo and redo run the workbench's commands; run events of this flow only a
   h.panel.disposed.fire();
   h.backend.runEvent({ ts: 3, flow: "team", event: "step" });
   assert.equal(h.posted().filter((m) => m.type === "runEvent").length, 1);
+});
+
+test("the provider is registered for every view type package.json contributes", () => {
+  const pkg = JSON.parse(readFileSync(new URL("../../../../package.json", import.meta.url), "utf8"));
+  const contributed = (pkg.contributes.customEditors as Array<{ viewType: string }>).map((c) => c.viewType);
+  assert.equal(new Set(contributed).size, contributed.length, "a view type contributed twice is dropped by VS Code");
+  const sub = CanvasEditorProvider.register({ extensionUri: vscode.Uri.file("/ext") } as never, {} as never);
+  assert.deepEqual([...registered].sort(), [...contributed].sort());
+  sub.dispose();
+  assert.deepEqual(registered, []);
 });
