@@ -26,7 +26,7 @@ import { Inspector } from "./Inspector";
 import { tidyLayout } from "./layout";
 import { deleteOps, layoutOp, moveOps, nudge } from "./ops";
 import { applyRunEvent, emptyOverlay } from "./overlay";
-import { Palette } from "./Palette";
+import { Palette, PATTERN_MIME } from "./Palette";
 
 export const GRID = 16;
 const NUDGE_SETTLE_MS = 400;
@@ -381,7 +381,22 @@ function Canvas() {
       ) : null}
       <div className="ac-main">
         {paletteOpen ? <Palette patterns={patterns} onInsert={insertPattern} onClose={() => (setPaletteOpen(false), saveState({ palette: false }))} /> : null}
-        <div className={`ac-canvas${spaceDown ? " panning" : ""}`} aria-label={`Flow ${flow?.name ?? ""} canvas`} role="application" aria-roledescription="flow canvas">
+        <div
+          className={`ac-canvas${spaceDown ? " panning" : ""}`}
+          onDragOver={(e) => {
+            if (e.dataTransfer.types.includes(PATTERN_MIME)) {
+              e.preventDefault();
+              e.dataTransfer.dropEffect = "copy";
+            }
+          }}
+          onDrop={(e) => {
+            const patternId = e.dataTransfer.getData(PATTERN_MIME);
+            if (!patternId) return;
+            e.preventDefault();
+            const p = rf.screenToFlowPosition({ x: e.clientX, y: e.clientY });
+            send([{ op: "insertPattern", patternId, position: { x: Math.round(p.x), y: Math.round(p.y) } }], `Insert ${patternId}`);
+          }}
+          aria-label={`Flow ${flow?.name ?? ""} canvas`} role="application" aria-roledescription="flow canvas">
           <div className="ac-toolbar" role="toolbar" aria-label="Canvas tools">
             {!paletteOpen ? (
               <button type="button" onClick={() => (setPaletteOpen(true), saveState({ palette: true }))}>

@@ -304,7 +304,7 @@ export function TerminationEditor({ value, onChange }: { value: Termination | un
   );
 }
 
-function EdgeInspector({ e, it, send, patterns }: { e: FlowEdge; it: Interaction; send: Send; patterns: PatternInfo[] }) {
+function EdgeInspector({ e, it, send, patterns, reveal }: { e: FlowEdge; it: Interaction; send: Send; patterns: PatternInfo[]; reveal: (path: string) => void }) {
   const d = e.data ?? {};
   const dp = `${e.path}/data`;
   const axis = (name: keyof typeof d, options: string[], label: string) => (
@@ -317,7 +317,12 @@ function EdgeInspector({ e, it, send, patterns }: { e: FlowEdge; it: Interaction
         {e.source} → {e.target}
       </div>
       <section className="ac-section" aria-label="Interaction">
-        <h3>Interaction {it.id}</h3>
+        <h3>
+          Interaction {it.id}{" "}
+          <button type="button" className="ac-small" onClick={() => reveal(it.path)} aria-label={`Reveal interaction ${it.id} in YAML`}>
+            Reveal
+          </button>
+        </h3>
         <SelectField
           label="Pattern"
           value={it.patternId}
@@ -326,6 +331,7 @@ function EdgeInspector({ e, it, send, patterns }: { e: FlowEdge; it: Interaction
           onCommit={(v) => send([setOp(`${it.path}/patternId`, v)], "Set pattern")}
         />
         <TextField label="Name" value={it.name ?? ""} onCommit={(v) => send([setOp(`${it.path}/name`, v)], "Set name")} />
+        <ListField label="Depends on" value={it.dependsOn} placeholder="interaction ids" onCommit={(v) => send([setOp(`${it.path}/dependsOn`, v)], "Set dependsOn")} />
       </section>
       <section className="ac-section" aria-label="Axes">
         <h3>Axes</h3>
@@ -394,7 +400,7 @@ export function Inspector(props: {
   } else if (s?.kind === "edge") {
     title = `Edge ${s.edge.id}`;
     path = s.edge.path;
-    body = <EdgeInspector key={s.edge.id} e={s.edge} it={s.interaction} send={props.send} patterns={props.patterns} />;
+    body = <EdgeInspector key={s.edge.id} e={s.edge} it={s.interaction} send={props.send} patterns={props.patterns} reveal={props.reveal} />;
   }
   return (
     <aside className="ac-panel ac-inspector" aria-label="Inspector" data-testid="inspector">

@@ -4,6 +4,9 @@ import { useId, useMemo, useState } from "react";
 import type { PatternInfo } from "../../src/canvas/protocol";
 import { Markdown } from "./markdown";
 
+/** The drag-and-drop type of a pattern dragged from the palette onto the canvas. */
+export const PATTERN_MIME = "application/x-agentcanvas-pattern";
+
 /** roleNames lists a pattern's roles for people: "Manager ×1, Worker ×2". */
 export function roleNames(p: PatternInfo): string {
   if (typeof p.roles === "string") return p.roles;
@@ -62,6 +65,12 @@ export function Palette(props: { patterns: PatternInfo[]; onInsert: (p: PatternI
                 data-pattern={p.patternId}
                 onClick={() => setChosen(p.id === chosen ? undefined : p.id)}
                 onDoubleClick={() => props.onInsert(p)}
+                draggable
+                onDragStart={(e) => {
+                  e.dataTransfer.setData(PATTERN_MIME, p.patternId);
+                  e.dataTransfer.effectAllowed = "copy";
+                }}
+                title="Click for its doc; double-click, or drag onto the canvas, to insert"
               >
                 <span className="ac-pattern-id">{p.id}</span>
                 <span className="ac-pattern-name">{p.name}</span>

@@ -130,6 +130,16 @@ describe("canvas webview", { concurrency: false }, () => {
     assert.equal(await page.locator(".react-flow__node").count(), nodeCount + 2);
     assert.equal(await page.getByTestId("edge-label-i21-e1").locator(".ac-edge-text").textContent(), "debate_judge (3r)");
     await screenshot(page, "insert-pattern");
+    // Dragging a pattern from the palette onto the canvas inserts it where it is dropped.
+    await clearSent(page);
+    await page.locator('.ac-pattern[data-pattern="debate_judge"]').dragTo(page.locator(".react-flow__pane"), { targetPosition: { x: 200, y: 150 } });
+    const [dropped] = await waitForOps(page, 1);
+    assert.equal(dropped.op === "insertPattern" && dropped.patternId, "debate_judge");
+    const pane = (await page.locator(".react-flow__pane").boundingBox())!;
+    const vp = await viewport(page);
+    const expect = { x: Math.round((pane.x + 200 - pane.x - vp.x) / vp.zoom), y: Math.round((pane.y + 150 - pane.y - vp.y) / vp.zoom) };
+    const got = dropped.op === "insertPattern" ? dropped.position! : { x: NaN, y: NaN };
+    assert.ok(Math.abs(got.x - expect.x) <= 2 && Math.abs(got.y - expect.y) <= 2, `dropped at ${JSON.stringify(got)}, expected about ${JSON.stringify(expect)}`);
     await noProblems(page);
     await page.close();
   });
