@@ -215,8 +215,7 @@ export type HostMessage =
     }
   | { type: "patterns"; patterns: PatternInfo[] }
   | { type: "runEvent"; event: RunEvent }
-  | { type: "editFailed"; message: string }
-  | { type: "theme"; kind: "light" | "dark" | "high-contrast" | "high-contrast-light" };
+  | { type: "editFailed"; message: string };
 
 // Messages from the webview to the host.
 export type WebviewMessage =
