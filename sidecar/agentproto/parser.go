@@ -1,0 +1,407 @@
+package agentproto
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// DefaultMaxBlockBytes is the size cap used when Options.MaxBlockBytes is 0.
+const DefaultMaxBlockBytes = 64 << 10
+
+// minMaxBlockBytes keeps the cap above the length of any opening line.
+const minMaxBlockBytes = 256
+
+// Options configures a Parser.
+type Options struct {
+	// MaxBlockBytes caps what the parser holds at any time: the bytes of the
+	// block being read plus the unfinished line. A block that would need more is
+	// reported as an invalid Block and the parser carries on with the next line;
+	// a line that alone is longer is an ordinary line, passed to OnLog in pieces.
+	// 0 means DefaultMaxBlockBytes; values below 256 are raised to 256.
+	MaxBlockBytes int
+	// OnLog, if set, receives every line that is not part of a block, with its
+	// 1-based line number, the line ending removed and ANSI escape sequences
+	// stripped. text is only valid during the call. A line longer than
+	// MaxBlockBytes arrives unmodified in several calls with the same number.
+	OnLog func(line int, text []byte)
+	// OnBlock, if set, receives each block as it completes, in stream order
+	// with OnLog calls (Write and Flush return the same blocks as well).
+	OnBlock func(Block)
+}
+
+// Parser finds protocol blocks in a stream of agent output. It is not safe for
+// concurrent use; one Parser reads one stream.
+type Parser struct {
+	max     int
+	log     func(int, []byte)
+	onBlock func(Block)
+
+	done     int    // lines completed so far; the current line is done+1
+	partial  []byte // the current line's bytes while it is unfinished
+	longLine bool   // the current line is over the cap and streams to OnLog
+	heldCR   bool   // a long line's piece ended in '\r'; emitted unless "\n" follows
+
+	cur *pending // the block being read, or nil
+	out []Block
+}
+
+// pending is a block whose end has not been seen yet.
+type pending struct {
+	of       Kind
+	tag      string // "ERROR" for [ERROR]; "" for open-ended blocks (phase, handoff)
+	line     int
+	indent   int
+	raw      []byte
+	fp       *fieldParser
+	phaseN   string // the N of === PHASE N COMPLETE ===
+	brokenAt int    // a tagged block interrupted by another opening tag on this line
+}
+
+// NewParser returns a Parser.
+func NewParser(opt Options) *Parser {
+	max := opt.MaxBlockBytes
+	if max == 0 {
+		max = DefaultMaxBlockBytes
+	}
+	if max < minMaxBlockBytes {
+		max = minMaxBlockBytes
+	}
+	return &Parser{max: max, log: opt.OnLog, onBlock: opt.OnBlock}
+}
+
+// Buffered reports how many bytes the parser holds (block plus unfinished
+// line). It never exceeds the MaxBlockBytes cap.
+func (p *Parser) Buffered() int {
+	n := len(p.partial)
+	if p.cur != nil {
+		n += len(p.cur.raw)
+	}
+	return n
+}
+
+// Lines reports how many complete lines the parser has read.
+func (p *Parser) Lines() int { return p.done }
+
+// Write feeds the next chunk of output and returns the blocks completed by it,
+// in stream order. The chunk may split lines, CRLF pairs or escape sequences
+// anywhere. The parser does not keep chunk.
+func (p *Parser) Write(chunk []byte) []Block {
+	p.out = nil
+	for len(chunk) > 0 {
+		nl := bytes.IndexByte(chunk, '\n')
+		complete := nl >= 0
+		seg := chunk
+		if complete {
+			seg, chunk = chunk[:nl+1], chunk[nl+1:]
+		} else {
+			chunk = nil
+		}
+		if p.longLine {
+			p.longPiece(seg, complete)
+			continue
+		}
+		used := len(p.partial) + len(seg) // bytes of this line so far, '\n' included
+		if p.cur != nil {
+			used += len(p.cur.raw)
+		}
+		if used > p.max {
+			p.overLong(seg, complete)
+			continue
+		}
+		if !complete {
+			p.partial = append(p.partial, seg...)
+			continue
+		}
+		if len(p.partial) > 0 {
+			p.partial = append(p.partial, seg...)
+			p.line(p.partial)
+			p.partial = p.partial[:0]
+			continue
+		}
+		p.line(seg)
+	}
+	return p.out
+}
+
+// Flush ends the stream: it reads the last line if it has no line ending and
+// closes any open block (an unterminated tagged block is invalid). Call it once
+// at EOF.
+func (p *Parser) Flush() []Block {
+	p.out = nil
+	if p.longLine {
+		p.longPiece(nil, true)
+	} else if len(p.partial) > 0 {
+		p.line(p.partial)
+		p.partial = p.partial[:0]
+	}
+	p.closeBlock(0)
+	return p.out
+}
+
+// overLong handles a line that does not fit under the cap: the open block, if
+// any, is reported invalid, and the line goes to OnLog as it is, in pieces.
+func (p *Parser) overLong(seg []byte, complete bool) {
+	if c := p.cur; c != nil {
+		p.cur = nil
+		p.emitInvalid(c, "", fmt.Sprintf("block is larger than %d bytes (unterminated or too big)", p.max))
+	}
+	p.longLine = true
+	if len(p.partial) > 0 {
+		p.longPiece(p.partial, false)
+		p.partial = p.partial[:0]
+	}
+	p.longPiece(seg, complete)
+}
+
+// longPiece passes one piece of an over-long line to OnLog unmodified but for the
+// line ending; a trailing '\r' is held back until we know whether '\n' follows,
+// so the pieces join to the same text whatever the chunking.
+func (p *Parser) longPiece(seg []byte, complete bool) {
+	if complete {
+		seg = bytes.TrimSuffix(seg, []byte{'\n'})
+		if len(seg) == 0 {
+			p.heldCR = false // the held '\r' was the CR of CRLF
+		}
+		seg = bytes.TrimSuffix(seg, []byte{'\r'})
+	}
+	if p.heldCR {
+		p.heldCR = false
+		p.emitLog([]byte{'\r'})
+	}
+	if !complete && len(seg) > 0 && seg[len(seg)-1] == '\r' {
+		seg = seg[:len(seg)-1]
+		p.heldCR = true
+	}
+	if len(seg) > 0 {
+		p.emitLog(seg)
+	}
+	if complete {
+		p.longLine = false
+		p.done++
+	}
+}
+
+func (p *Parser) emitLog(text []byte) {
+	if p.log != nil {
+		p.log(p.done+1, text)
+	}
+}
+
+// line handles one complete line (with its '\n', except at EOF) that fits
+// under the cap.
+func (p *Parser) line(raw []byte) {
+	lineNo := p.done + 1
+	defer func() { p.done = lineNo }()
+	if c := p.cur; c != nil {
+		text := string(StripANSI(trimEOL(raw)))
+		if c.tag != "" {
+			t := strings.TrimSpace(text)
+			if t == "[/"+c.tag+"]" {
+				c.raw = append(c.raw, raw...)
+				p.cur = nil
+				p.finish(c)
+				return
+			}
+			if k := taggedOpener(t); k == "" {
+				c.raw = append(c.raw, raw...)
+				c.fp.feed(dedent(text, c.indent), lineNo, true)
+				return
+			}
+			p.closeBlock(lineNo) // another opening tag: this block was never closed
+		} else {
+			if c.fp.feed(dedent(text, c.indent), lineNo, false) {
+				c.raw = append(c.raw, raw...)
+				return
+			}
+			p.closeBlock(lineNo)
+		}
+	}
+	if !maybeOpener(raw) {
+		if p.log != nil {
+			p.log(lineNo, StripANSI(trimEOL(raw)))
+		}
+		return
+	}
+	text := string(StripANSI(trimEOL(raw)))
+	if c := p.open(text, lineNo); c != nil {
+		c.raw = append(c.raw, raw...)
+		p.cur = c
+		return
+	}
+	if p.log != nil {
+		p.log(lineNo, []byte(text))
+	}
+}
+
+// maybeOpener is the cheap test every ordinary line goes through: an opening
+// line starts, after blanks, with '[', '=', 'H', a Markdown '#' or '*', or an
+// escape sequence.
+func maybeOpener(raw []byte) bool {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t':
+			continue
+		case '[', '=', 'H', '#', '*', esc:
+			return true
+		}
+		return false
+	}
+	return false
+}
+
+// Block tags: the name inside [NAME] and the kind it opens.
+var tagKinds = map[string]Kind{
+	"DEPENDENCY_REQUEST": KindDependencyRequest,
+	"USER_QUESTION":      KindUserQuestion,
+	"ERROR":              KindError,
+}
+
+var kindTags = map[Kind]string{
+	KindDependencyRequest: "DEPENDENCY_REQUEST",
+	KindUserQuestion:      "USER_QUESTION",
+	KindError:             "ERROR",
+	KindPhaseComplete:     "PHASE_COMPLETE",
+	KindHandoff:           "HANDOFF",
+}
+
+// taggedOpener returns the tag name if t (trimmed) is exactly an opening tag.
+// "[ERROR] something failed" is an ordinary log line, not a block.
+func taggedOpener(t string) string {
+	if len(t) < 3 || t[0] != '[' || t[len(t)-1] != ']' {
+		return ""
+	}
+	if _, ok := tagKinds[t[1:len(t)-1]]; ok {
+		return t[1 : len(t)-1]
+	}
+	return ""
+}
+
+// open starts a block if text is an opening line.
+func (p *Parser) open(text string, lineNo int) *pending {
+	t := strings.TrimSpace(text)
+	indent := len(text) - len(strings.TrimLeft(text, " \t"))
+	if tag := taggedOpener(t); tag != "" {
+		of := tagKinds[tag]
+		return &pending{of: of, tag: tag, line: lineNo, indent: indent, fp: newFieldParser(knownKeys[of])}
+	}
+	if n, ok := phaseMarker(t); ok {
+		return &pending{of: KindPhaseComplete, line: lineNo, indent: indent, phaseN: n, fp: newFieldParser(nil)}
+	}
+	if isHandoffHeading(t) {
+		return &pending{of: KindHandoff, line: lineNo, indent: indent, fp: newFieldParser(knownKeys[KindHandoff])}
+	}
+	return nil
+}
+
+// phaseMarker recognises "=== PHASE N COMPLETE ===" (at least three '=' each
+// side, words in any case) and returns N as written.
+func phaseMarker(t string) (string, bool) {
+	if !strings.HasPrefix(t, "===") || !strings.HasSuffix(t, "===") || len(t) < 6 {
+		return "", false
+	}
+	w := strings.Fields(strings.Trim(t, "="))
+	if len(w) != 3 || !strings.EqualFold(w[0], "PHASE") || !strings.EqualFold(w[2], "COMPLETE") {
+		return "", false
+	}
+	return w[1], true
+}
+
+// isHandoffHeading accepts "HANDOFF" alone on its line, also dressed as a
+// Markdown heading or bold text ("## HANDOFF", "**HANDOFF**", "HANDOFF:").
+func isHandoffHeading(t string) bool {
+	t = strings.TrimSpace(strings.TrimLeft(t, "#"))
+	t = strings.TrimSuffix(strings.TrimPrefix(t, "**"), "**")
+	t = strings.TrimSuffix(strings.TrimSpace(t), ":")
+	return t == "HANDOFF"
+}
+
+// closeBlock ends the open block, if any: a tagged block without its closing
+// tag is invalid; an open-ended block is complete. at is the line that
+// interrupted it, or 0 at EOF.
+func (p *Parser) closeBlock(at int) {
+	c := p.cur
+	if c == nil {
+		return
+	}
+	p.cur = nil
+	if c.tag == "" {
+		p.finish(c)
+		return
+	}
+	msg := fmt.Sprintf("missing closing tag [/%s]", c.tag)
+	if at > 0 {
+		msg += fmt.Sprintf(" before the next block at line %d", at)
+	} else {
+		msg += " before end of output"
+	}
+	p.emitInvalid(c, "", msg)
+}
+
+// finish validates a complete block and emits it.
+func (p *Parser) finish(c *pending) {
+	b := Block{Kind: c.of, Of: c.of, Line: c.line, Raw: string(c.raw)}
+	probs := validate(c, &b)
+	if len(probs) > 0 {
+		msgs := make([]string, len(probs))
+		for i, pr := range probs {
+			msgs[i] = pr.msg
+		}
+		b.Kind = KindInvalid
+		b.Field = probs[0].field
+		b.Error = kindTags[c.of] + ": " + strings.Join(msgs, "; ")
+	}
+	p.emit(b)
+}
+
+// emitInvalid reports a block that could not be read to its end.
+func (p *Parser) emitInvalid(c *pending, field, msg string) {
+	b := Block{Kind: KindInvalid, Of: c.of, Line: c.line, Raw: string(c.raw), Field: field,
+		Error: kindTags[c.of] + ": " + msg}
+	b.Fields, b.Keys = c.fp.fields, c.fp.keys
+	if c.of == KindPhaseComplete {
+		b.Fields["N"] = c.phaseN
+		b.Keys = append([]string{"N"}, b.Keys...)
+	}
+	p.emit(b)
+}
+
+func (p *Parser) emit(b Block) {
+	p.out = append(p.out, b)
+	if p.onBlock != nil {
+		p.onBlock(b)
+	}
+}
+
+func trimEOL(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+	}
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		b = b[:n-1]
+	}
+	return b
+}
+
+// dedent removes up to n leading blanks: the indentation of the opening line,
+// so a block indented as a whole (in a Markdown list, say) reads as if it were not.
+func dedent(s string, n int) string {
+	i := 0
+	for i < n && i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	return s[i:]
+}
+
+// phaseNumber parses N of a phase marker: a positive decimal integer.
+func phaseNumber(s string) (int, bool) {
+	if len(s) == 0 || len(s) > 9 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || s[0] == '+' {
+		return 0, false
+	}
+	return n, true
+}

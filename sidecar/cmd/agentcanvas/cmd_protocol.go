@@ -1,0 +1,132 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/agentproto"
+)
+
+func init() {
+	register(&command{
+		name:    "protocol",
+		summary: "protocol scan [--json] [FILE]: list the protocol blocks in agent output",
+		run:     runProtocol,
+	})
+}
+
+func runProtocol(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "scan" {
+		fmt.Fprintln(stderr, "usage: agentcanvas protocol scan [--json] [FILE]")
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			return exitOK
+		}
+		return exitUsage
+	}
+	fs := flag.NewFlagSet("protocol scan", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "one JSON object per block: {kind,line,fields,error?}")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: agentcanvas protocol scan [--json] [FILE]")
+		fmt.Fprintln(stderr, "Reads agent output from FILE or stdin and prints one line per protocol block.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		if err == flag.ErrHelp {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 1 {
+		fs.Usage()
+		return exitUsage
+	}
+	in, name := stdin, "stdin"
+	if fs.NArg() == 1 && fs.Arg(0) != "-" {
+		f, err := os.Open(fs.Arg(0))
+		if err != nil {
+			fmt.Fprintf(stderr, "agentcanvas protocol scan: %v\n", err)
+			return exitUsage
+		}
+		defer f.Close()
+		in, name = f, fs.Arg(0)
+	}
+	return scan(in, name, *asJSON, stdout, stderr)
+}
+
+// scan streams in through the parser, printing blocks as they complete.
+func scan(in io.Reader, name string, asJSON bool, stdout, stderr io.Writer) int {
+	p := agentproto.NewParser(agentproto.Options{})
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	print := func(blocks []agentproto.Block) {
+		for _, b := range blocks {
+			if asJSON {
+				enc.Encode(b)
+			} else {
+				fmt.Fprintln(stdout, formatBlock(name, b))
+			}
+		}
+	}
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := in.Read(buf)
+		print(p.Write(buf[:n]))
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			print(p.Flush())
+			fmt.Fprintf(stderr, "agentcanvas protocol scan: %s: %v\n", name, err)
+			return exitUsage
+		}
+	}
+	print(p.Flush())
+	return exitOK
+}
+
+// formatBlock is the readable form: NAME:LINE: kind key=value … [error: …].
+func formatBlock(name string, b agentproto.Block) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%s:%d: %s", name, b.Line, b.Kind)
+	if b.Kind == agentproto.KindInvalid && b.Of != "" {
+		fmt.Fprintf(&sb, " (%s)", b.Of)
+	}
+	for _, k := range b.Keys {
+		v, ok := b.Fields[k]
+		if !ok {
+			continue
+		}
+		switch v := v.(type) {
+		case []string:
+			fmt.Fprintf(&sb, " %s=[%s]", k, strings.Join(quoteAll(v), ", "))
+		case string:
+			fmt.Fprintf(&sb, " %s=%s", k, quoteIfNeeded(v))
+		default:
+			fmt.Fprintf(&sb, " %s=%v", k, v)
+		}
+	}
+	if b.Error != "" {
+		fmt.Fprintf(&sb, " error: %s", b.Error)
+	}
+	return sb.String()
+}
+
+func quoteAll(v []string) []string {
+	out := make([]string, len(v))
+	for i, s := range v {
+		out[i] = quoteIfNeeded(s)
+	}
+	return out
+}
+
+func quoteIfNeeded(s string) string {
+	if s == "" || strings.ContainsAny(s, " \t\n\"=,[]") {
+		return fmt.Sprintf("%q", s)
+	}
+	return s
+}

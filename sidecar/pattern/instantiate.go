@@ -1,0 +1,279 @@
+package pattern
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+)
+
+// Agent is an agent node as the flow YAML writes it (`agents:` entries).
+type Agent struct {
+	ID      string  `json:"id" yaml:"id"`
+	Name    string  `json:"name" yaml:"name"`
+	Role    string  `json:"role" yaml:"role"`
+	Runtime Runtime `json:"runtime" yaml:"runtime"`
+}
+
+// SystemNode is a system node (judge, blackboard, router, broker, manager, aggregator,
+// curator, bridge). Role is the pattern role it plays (a vote's "tiebreak" is a judge);
+// Runtime is set for system nodes that need a model to decide (judges, curators).
+type SystemNode struct {
+	ID      string   `json:"id" yaml:"id"`
+	Name    string   `json:"name" yaml:"name"`
+	Type    string   `json:"type" yaml:"type"`
+	Role    string   `json:"role" yaml:"role"`
+	Runtime *Runtime `json:"runtime,omitempty" yaml:"runtime,omitempty"`
+}
+
+// EdgeData is an interaction edge's `data` (spec §4.2 InteractionEdgeData plus intent and
+// verification, the other two taxonomy axes).
+type EdgeData struct {
+	Intent        string         `json:"intent,omitempty" yaml:"intent,omitempty"`
+	Topology      string         `json:"topology" yaml:"topology"`
+	MessageForm   string         `json:"messageForm" yaml:"messageForm"`
+	Sync          string         `json:"sync" yaml:"sync"`
+	Termination   Termination    `json:"termination" yaml:"termination"`
+	Verification  string         `json:"verification,omitempty" yaml:"verification,omitempty"`
+	Params        map[string]any `json:"params" yaml:"params"`
+	Observability Observability  `json:"observability" yaml:"observability"`
+	Sources       []Source       `json:"sources,omitempty" yaml:"sources,omitempty"`
+}
+
+// Edge is one interaction edge. ID is unique among all ids in the flow (the log's edgeId).
+type Edge struct {
+	ID     string   `json:"id,omitempty" yaml:"id,omitempty"`
+	Source string   `json:"source" yaml:"source"`
+	Target string   `json:"target" yaml:"target"`
+	Data   EdgeData `json:"data" yaml:"data"`
+}
+
+// Interaction is an `interactions:` entry.
+type Interaction struct {
+	ID        string `json:"id" yaml:"id"`
+	PatternID string `json:"patternId" yaml:"patternId"`
+	Edges     []Edge `json:"edges" yaml:"edges"`
+}
+
+// Position is a node's top-left corner on the canvas (the flow's layout.nodes values).
+type Position struct {
+	X float64 `json:"x" yaml:"x"`
+	Y float64 `json:"y" yaml:"y"`
+}
+
+// Subgraph is what inserting a pattern adds to a flow. Layout has a position for every new
+// agent and system node, keyed by id.
+type Subgraph struct {
+	Agents      []Agent             `json:"agents" yaml:"agents"`
+	SystemNodes []SystemNode        `json:"systemNodes,omitempty" yaml:"systemNodes,omitempty"`
+	Interaction Interaction         `json:"interaction" yaml:"interaction"`
+	Layout      map[string]Position `json:"layout" yaml:"layout"`
+}
+
+// NodeIDs lists the ids of the new agents then the new system nodes.
+func (s Subgraph) NodeIDs() []string {
+	ids := make([]string, 0, len(s.Agents)+len(s.SystemNodes))
+	for _, a := range s.Agents {
+		ids = append(ids, a.ID)
+	}
+	for _, n := range s.SystemNodes {
+		ids = append(ids, n.ID)
+	}
+	return ids
+}
+
+// The canvas grid the layout assumes: a node's box and the gaps between boxes.
+const (
+	NodeWidth  = 180.0
+	NodeHeight = 60.0
+	GapX       = 80.0
+	GapY       = 80.0
+	// MaxRoleCount caps InstantiateOptions.Counts.
+	MaxRoleCount = 50
+)
+
+// InstantiateOptions says where the subgraph goes and which ids are taken.
+type InstantiateOptions struct {
+	// ExistingIDs are every id already in the flow (agents, system nodes, interactions,
+	// edges); no new id equals one of them.
+	ExistingIDs map[string]bool
+	// Origin is the top-left corner of the new subgraph; OriginBeside computes one to the
+	// right of an existing layout.
+	Origin Position
+	// Prefix is put before every new id (e.g. "review_"); it must itself be a valid id start.
+	Prefix string
+	// Counts overrides how many instances of a role are created (role id → count), clamped
+	// to [the role's minCount, MaxRoleCount]. Roles with minCount 0 may be left out with 0.
+	Counts map[string]int
+}
+
+// Instantiate builds the subgraph for p: one agent or system node per role instance, with
+// fresh ids; one interaction whose edges join the instances as the template's role edges
+// say, each edge carrying the pattern's axes, default termination, params (plus the edge's
+// `messages`), observability and sources; and a layered layout from opts.Origin, a band per
+// role layer (rows for layout TB, e.g. manager above workers; columns for LR, e.g. judge to
+// the right of the debaters), instances spread across the band, bands centred on each other.
+func Instantiate(p Pattern, opts InstantiateOptions) Subgraph {
+	t := p.Template
+	taken := make(map[string]bool, len(opts.ExistingIDs)+16)
+	maps.Copy(taken, opts.ExistingIDs)
+	claim := func(id string) string { taken[id] = true; return id }
+	fresh := func(base string) string {
+		if !taken[base] {
+			return claim(base)
+		}
+		for n := 2; ; n++ {
+			if id := base + "_" + strconv.Itoa(n); !taken[id] {
+				return claim(id)
+			}
+		}
+	}
+
+	sg := Subgraph{Agents: []Agent{}, Layout: map[string]Position{}}
+	instances := map[string][]string{} // role → node ids, in creation order
+	type placed struct {
+		id    string
+		layer int
+	}
+	var order []placed
+	for _, r := range t.Roles {
+		count := r.Count
+		if c, ok := opts.Counts[r.Role]; ok {
+			count = max(r.MinCount, min(c, MaxRoleCount))
+		}
+		for i := 0; i < count; i++ {
+			var id, name string
+			if count == 1 {
+				id, name = fresh(opts.Prefix+r.Role), r.Name
+			} else {
+				// Numbered instances: the next free number, so a second insertion
+				// continues debater_3, debater_4 instead of debater_1_2.
+				k := 1
+				for taken[opts.Prefix+r.Role+"_"+strconv.Itoa(k)] {
+					k++
+				}
+				id, name = claim(opts.Prefix+r.Role+"_"+strconv.Itoa(k)), r.Name+" "+strconv.Itoa(k)
+			}
+			instances[r.Role] = append(instances[r.Role], id)
+			order = append(order, placed{id, r.Layer})
+			if r.Kind == "system" {
+				n := SystemNode{ID: id, Name: name, Type: r.SystemType, Role: r.Role}
+				if r.Runtime != nil {
+					rt := *r.Runtime
+					n.Runtime = &rt
+				}
+				sg.SystemNodes = append(sg.SystemNodes, n)
+			} else {
+				sg.Agents = append(sg.Agents, Agent{ID: id, Name: name, Role: r.Role, Runtime: *r.Runtime})
+			}
+		}
+	}
+
+	sg.Interaction = Interaction{ID: fresh(opts.Prefix + t.PatternID), PatternID: t.PatternID, Edges: []Edge{}}
+	edgeNo := 0
+	addEdge := func(te TemplateEdge, src, dst string) {
+		var id string
+		for {
+			edgeNo++
+			if id = sg.Interaction.ID + "_e" + strconv.Itoa(edgeNo); !taken[id] {
+				break
+			}
+		}
+		claim(id)
+		params := cloneParams(t.Params)
+		if params == nil {
+			params = map[string]any{}
+		}
+		msgs := make([]any, len(te.Messages))
+		for i, m := range te.Messages {
+			msgs[i] = m
+		}
+		params["messages"] = msgs
+		sg.Interaction.Edges = append(sg.Interaction.Edges, Edge{
+			ID: id, Source: src, Target: dst,
+			Data: EdgeData{
+				Intent: t.Intent, Topology: t.Topology, MessageForm: t.MessageForm, Sync: t.Sync,
+				Termination: t.DefaultTermination.Clone(), Verification: t.Verification,
+				Params: params, Observability: t.Observability, Sources: slices.Clone(t.Sources),
+			},
+		})
+	}
+	for _, te := range t.Edges {
+		srcs, dsts := instances[te.Source], instances[te.Target]
+		switch {
+		case te.Source == te.Target:
+			for i := range srcs {
+				for j := i + 1; j < len(srcs); j++ {
+					addEdge(te, srcs[i], srcs[j])
+				}
+			}
+		case te.Mode == "partition":
+			if len(srcs) == 0 {
+				continue
+			}
+			for j, d := range dsts {
+				addEdge(te, srcs[j*len(srcs)/len(dsts)], d)
+			}
+		default:
+			for _, s := range srcs {
+				for _, d := range dsts {
+					addEdge(te, s, d)
+				}
+			}
+		}
+	}
+
+	// Layered layout: bands in layer order, each band centred on the widest one.
+	bands := map[int][]string{}
+	for _, pl := range order {
+		bands[pl.layer] = append(bands[pl.layer], pl.id)
+	}
+	layers := slices.Sorted(maps.Keys(bands))
+	widest := 0
+	for _, ids := range bands {
+		widest = max(widest, len(ids))
+	}
+	stepX, stepY := NodeWidth+GapX, NodeHeight+GapY
+	for band, l := range layers {
+		ids := bands[l]
+		shift := float64(widest-len(ids)) / 2
+		for k, id := range ids {
+			across, along := float64(band), shift+float64(k)
+			if t.Layout == "LR" {
+				sg.Layout[id] = Position{X: opts.Origin.X + across*stepX, Y: opts.Origin.Y + along*stepY}
+			} else {
+				sg.Layout[id] = Position{X: opts.Origin.X + along*stepX, Y: opts.Origin.Y + across*stepY}
+			}
+		}
+	}
+	return sg
+}
+
+// Bounds returns the box covering every node of a layout (top-left positions, NodeWidth ×
+// NodeHeight boxes): lo is its top-left corner, hi its bottom-right. ok is false when empty.
+func Bounds(layout map[string]Position) (lo, hi Position, ok bool) {
+	for _, p := range layout {
+		if !ok {
+			lo, hi, ok = p, Position{p.X + NodeWidth, p.Y + NodeHeight}, true
+			continue
+		}
+		lo.X, lo.Y = min(lo.X, p.X), min(lo.Y, p.Y)
+		hi.X, hi.Y = max(hi.X, p.X+NodeWidth), max(hi.Y, p.Y+NodeHeight)
+	}
+	return lo, hi, ok
+}
+
+// OriginBeside is where a new subgraph goes: two gaps to the right of the existing layout's
+// box, level with its top; (0, 0) for an empty layout.
+func OriginBeside(layout map[string]Position) Position {
+	lo, hi, ok := Bounds(layout)
+	if !ok {
+		return Position{}
+	}
+	return Position{X: hi.X + 2*GapX, Y: lo.Y}
+}
+
+// String names a subgraph briefly for logs and test failures.
+func (s Subgraph) String() string {
+	return fmt.Sprintf("%s: %d agents, %d system nodes, %d edges", s.Interaction.ID, len(s.Agents), len(s.SystemNodes), len(s.Interaction.Edges))
+}
