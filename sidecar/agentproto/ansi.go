@@ -9,11 +9,15 @@ const esc = 0x1b
 // one line. It returns line itself when there is nothing to strip, so the
 // common case costs one IndexByte.
 func StripANSI(line []byte) []byte {
-	i := bytes.IndexByte(line, esc)
-	if i < 0 {
+	if bytes.IndexByte(line, esc) < 0 {
 		return line
 	}
-	out := make([]byte, 0, len(line))
+	return stripInto(make([]byte, 0, len(line)), line)
+}
+
+// stripInto appends line without its escape sequences to out.
+func stripInto(out, line []byte) []byte {
+	i := bytes.IndexByte(line, esc)
 	for i >= 0 {
 		out = append(out, line[:i]...)
 		line = line[i+escLen(line[i:]):]

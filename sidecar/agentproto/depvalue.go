@@ -224,12 +224,13 @@ func ParseDependencyProvided(msg string) (name, value string, err error) {
 			if fp.err != nil {
 				return "", "", fmt.Errorf("DEPENDENCY_PROVIDED: %s", fp.err.msg)
 			}
-			n, _ := fp.fields["name"].(string)
-			v, _ := fp.fields["value"].(string)
+			fields := fp.fields()
+			n, _ := fields["name"].(string)
+			v, _ := fields["value"].(string)
 			if n == "" {
 				return "", "", errors.New("DEPENDENCY_PROVIDED: missing required field 'name'")
 			}
-			if _, ok := fp.fields["value"]; !ok {
+			if _, ok := fields["value"]; !ok {
 				return "", "", errors.New("DEPENDENCY_PROVIDED: missing required field 'value'")
 			}
 			return n, v, nil

@@ -19,10 +19,35 @@ import (
 // block can be reported invalid naming the line and field.
 type fieldParser struct {
 	known  map[string]string // lower-case key -> the spec's spelling
-	fields map[string]any    // string or []string
+	values map[string]*value
 	keys   []string
-	last   string // the field the next continuation or item belongs to
+	last   *value // the field the next continuation or item belongs to
 	err    *problem
+}
+
+// value collects a field's lines; they are joined once, at the end, so a long
+// multi-line value costs linear time.
+type value struct {
+	key   string
+	text  []string   // a text value, line by line
+	items [][]string // a list: each item line by line
+}
+
+// fields returns the values as the Block carries them: string or []string.
+func (f *fieldParser) fields() map[string]any {
+	m := make(map[string]any, len(f.values))
+	for k, v := range f.values {
+		if v.items == nil {
+			m[k] = strings.Join(v.text, "\n")
+			continue
+		}
+		l := make([]string, len(v.items))
+		for i, it := range v.items {
+			l[i] = strings.Join(it, "\n")
+		}
+		m[k] = l
+	}
+	return m
 }
 
 type problem struct {
@@ -31,7 +56,7 @@ type problem struct {
 }
 
 func newFieldParser(known map[string]string) *fieldParser {
-	return &fieldParser{known: known, fields: map[string]any{}}
+	return &fieldParser{known: known, values: map[string]*value{}}
 }
 
 func (f *fieldParser) fail(field, format string, args ...any) {
@@ -106,52 +131,49 @@ func (f *fieldParser) feed(line string, lineNo int, tagged bool) bool {
 		if c, ok := f.known[strings.ToLower(key)]; ok {
 			key = c
 		}
-		if _, dup := f.fields[key]; dup {
+		if _, dup := f.values[key]; dup {
 			f.fail(key, "line %d: field '%s' appears twice", lineNo, key)
-			f.last = ""
+			f.last = nil
 			return true
 		}
-		f.fields[key] = val
+		v := &value{key: key}
+		if val != "" {
+			v.text = []string{val}
+		}
+		f.values[key] = v
 		f.keys = append(f.keys, key)
-		f.last = key
+		f.last = v
 		return true
 	case shapeItem:
-		if f.last == "" {
+		v := f.last
+		if v == nil {
 			if tagged {
-				f.fail("", "line %d: list item %q does not follow a 'key:' line", lineNo, val)
+				f.fail("", "line %d: list item %q does not follow a 'key:' line", lineNo, clip(val))
 			}
 			return tagged
 		}
-		switch v := f.fields[f.last].(type) {
-		case string:
-			if v != "" {
-				f.fail(f.last, "line %d: field '%s' has both a value and list items", lineNo, f.last)
-				return true
-			}
-			f.fields[f.last] = []string{val}
-		case []string:
-			f.fields[f.last] = append(v, val)
+		if len(v.text) > 0 {
+			f.fail(v.key, "line %d: field '%s' has both a value and list items", lineNo, v.key)
+			return true
 		}
+		v.items = append(v.items, []string{val})
 		if val == "" {
-			f.fail(f.last, "line %d: empty list item in field '%s'", lineNo, f.last)
+			f.fail(v.key, "line %d: empty list item in field '%s'", lineNo, v.key)
 		}
 		return true
 	case shapeContinuation:
-		if f.last == "" {
+		v := f.last
+		if v == nil {
 			if tagged {
-				f.fail("", "line %d: indented line %q does not continue a field", lineNo, val)
+				f.fail("", "line %d: indented line %q does not continue a field", lineNo, clip(val))
 			}
 			return tagged
 		}
-		switch v := f.fields[f.last].(type) {
-		case string:
-			if v == "" {
-				f.fields[f.last] = val
-			} else {
-				f.fields[f.last] = v + "\n" + val
-			}
-		case []string:
-			v[len(v)-1] += "\n" + val
+		if v.items != nil {
+			it := v.items[len(v.items)-1]
+			v.items[len(v.items)-1] = append(it, val)
+		} else {
+			v.text = append(v.text, val)
 		}
 		return true
 	}

@@ -43,8 +43,9 @@ type Parser struct {
 	longLine bool   // the current line is over the cap and streams to OnLog
 	heldCR   bool   // a long line's piece ended in '\r'; emitted unless "\n" follows
 
-	cur *pending // the block being read, or nil
-	out []Block
+	cur     *pending // the block being read, or nil
+	out     []Block
+	scratch []byte // reused for lines that need their escape sequences stripped
 }
 
 // pending is a block whose end has not been seen yet.
@@ -89,7 +90,16 @@ func (p *Parser) Lines() int { return p.done }
 // anywhere. The parser does not keep chunk.
 func (p *Parser) Write(chunk []byte) []Block {
 	p.out = nil
+	// escAt is the distance from the start of chunk to its next escape byte
+	// (len(chunk) when none; negative when not yet looked for), so ordinary
+	// lines are searched for escapes once per chunk rather than once per line.
+	escAt := -1
 	for len(chunk) > 0 {
+		if escAt < 0 {
+			if escAt = bytes.IndexByte(chunk, esc); escAt < 0 {
+				escAt = len(chunk)
+			}
+		}
 		nl := bytes.IndexByte(chunk, '\n')
 		complete := nl >= 0
 		seg := chunk
@@ -98,6 +108,8 @@ func (p *Parser) Write(chunk []byte) []Block {
 		} else {
 			chunk = nil
 		}
+		hasEsc := escAt < len(seg)
+		escAt -= len(seg)
 		if p.longLine {
 			p.longPiece(seg, complete)
 			continue
@@ -116,11 +128,11 @@ func (p *Parser) Write(chunk []byte) []Block {
 		}
 		if len(p.partial) > 0 {
 			p.partial = append(p.partial, seg...)
-			p.line(p.partial)
+			p.line(p.partial, bytes.IndexByte(p.partial, esc) >= 0)
 			p.partial = p.partial[:0]
 			continue
 		}
-		p.line(seg)
+		p.line(seg, hasEsc)
 	}
 	return p.out
 }
@@ -133,7 +145,7 @@ func (p *Parser) Flush() []Block {
 	if p.longLine {
 		p.longPiece(nil, true)
 	} else if len(p.partial) > 0 {
-		p.line(p.partial)
+		p.line(p.partial, bytes.IndexByte(p.partial, esc) >= 0)
 		p.partial = p.partial[:0]
 	}
 	p.closeBlock(0)
@@ -190,10 +202,10 @@ func (p *Parser) emitLog(text []byte) {
 }
 
 // line handles one complete line (with its '\n', except at EOF) that fits
-// under the cap.
-func (p *Parser) line(raw []byte) {
+// under the cap. hasEsc says whether raw holds an escape byte.
+func (p *Parser) line(raw []byte, hasEsc bool) {
 	lineNo := p.done + 1
-	defer func() { p.done = lineNo }()
+	p.done = lineNo
 	if c := p.cur; c != nil {
 		text := string(StripANSI(trimEOL(raw)))
 		if c.tag != "" {
@@ -218,35 +230,43 @@ func (p *Parser) line(raw []byte) {
 			p.closeBlock(lineNo)
 		}
 	}
-	if !maybeOpener(raw) {
-		if p.log != nil {
-			p.log(lineNo, StripANSI(trimEOL(raw)))
-		}
-		return
+	text := trimEOL(raw)
+	if hasEsc {
+		p.scratch = stripInto(p.scratch[:0], text)
+		text = p.scratch
 	}
-	text := string(StripANSI(trimEOL(raw)))
-	if c := p.open(text, lineNo); c != nil {
-		c.raw = append(c.raw, raw...)
-		p.cur = c
-		return
+	if maybeOpener(text) {
+		if c := p.open(text, lineNo); c != nil {
+			c.raw = append(c.raw, raw...)
+			p.cur = c
+			return
+		}
 	}
 	if p.log != nil {
-		p.log(lineNo, []byte(text))
+		p.log(lineNo, text)
 	}
 }
 
+// maxOpenerLen bounds an opening line after trimming; longer lines are not
+// examined further.
+const maxOpenerLen = 96
+
 // maybeOpener is the cheap test every ordinary line goes through: an opening
-// line starts, after blanks, with '[', '=', 'H', a Markdown '#' or '*', or an
-// escape sequence.
-func maybeOpener(raw []byte) bool {
-	for _, c := range raw {
-		switch c {
-		case ' ', '\t':
-			continue
-		case '[', '=', 'H', '#', '*', esc:
-			return true
-		}
+// line is short and starts, after blanks, with '[', '=', 'H', or a Markdown
+// '#' or '*'.
+func maybeOpener(text []byte) bool {
+	i := 0
+	for i < len(text) && (text[i] == ' ' || text[i] == '\t') {
+		i++
+	}
+	if i == len(text) || len(text)-i > maxOpenerLen+8 {
 		return false
+	}
+	switch text[i] {
+	case '[':
+		return text[len(text)-1] == ']' || text[len(text)-1] == ' ' || text[len(text)-1] == '\t'
+	case '=', 'H', '#', '*':
+		return true
 	}
 	return false
 }
@@ -278,19 +298,36 @@ func taggedOpener(t string) string {
 	return ""
 }
 
-// open starts a block if text is an opening line.
-func (p *Parser) open(text string, lineNo int) *pending {
-	t := strings.TrimSpace(text)
-	indent := len(text) - len(strings.TrimLeft(text, " \t"))
-	if tag := taggedOpener(t); tag != "" {
-		of := tagKinds[tag]
-		return &pending{of: of, tag: tag, line: lineNo, indent: indent, fp: newFieldParser(knownKeys[of])}
+// open starts a block if text is an opening line. It rejects most lines
+// without allocating.
+func (p *Parser) open(text []byte, lineNo int) *pending {
+	t := bytes.TrimSpace(text)
+	if len(t) == 0 || len(t) > maxOpenerLen {
+		return nil
 	}
-	if n, ok := phaseMarker(t); ok {
-		return &pending{of: KindPhaseComplete, line: lineNo, indent: indent, phaseN: n, fp: newFieldParser(nil)}
-	}
-	if isHandoffHeading(t) {
-		return &pending{of: KindHandoff, line: lineNo, indent: indent, fp: newFieldParser(knownKeys[KindHandoff])}
+	indent := len(text) - len(bytes.TrimLeft(text, " \t"))
+	switch t[0] {
+	case '[':
+		if len(t) < 3 || t[len(t)-1] != ']' {
+			return nil
+		}
+		if of, ok := tagKinds[string(t[1:len(t)-1])]; ok {
+			return &pending{of: of, tag: string(t[1 : len(t)-1]), line: lineNo, indent: indent, fp: newFieldParser(knownKeys[of])}
+		}
+	case '=':
+		if !bytes.HasPrefix(t, []byte("===")) || !bytes.HasSuffix(t, []byte("===")) {
+			return nil
+		}
+		if w := bytes.TrimLeft(t, "= \t"); len(w) < 5 || !bytes.EqualFold(w[:5], []byte("PHASE")) {
+			return nil
+		}
+		if n, ok := phaseMarker(string(t)); ok {
+			return &pending{of: KindPhaseComplete, line: lineNo, indent: indent, phaseN: n, fp: newFieldParser(nil)}
+		}
+	default:
+		if bytes.Contains(t, []byte("HANDOFF")) && isHandoffHeading(string(t)) {
+			return &pending{of: KindHandoff, line: lineNo, indent: indent, fp: newFieldParser(knownKeys[KindHandoff])}
+		}
 	}
 	return nil
 }
@@ -359,7 +396,7 @@ func (p *Parser) finish(c *pending) {
 func (p *Parser) emitInvalid(c *pending, field, msg string) {
 	b := Block{Kind: KindInvalid, Of: c.of, Line: c.line, Raw: string(c.raw), Field: field,
 		Error: kindTags[c.of] + ": " + msg}
-	b.Fields, b.Keys = c.fp.fields, c.fp.keys
+	b.Fields, b.Keys = c.fp.fields(), c.fp.keys
 	if c.of == KindPhaseComplete {
 		b.Fields["N"] = c.phaseN
 		b.Keys = append([]string{"N"}, b.Keys...)

@@ -120,14 +120,27 @@ func heading(line string) (name, rest string, ok bool) {
 func ParseReply(text string) (Reply, error) {
 	var r Reply
 	var cur *Section
+	var cont []string // continuation lines of cur's last item, joined once (linear time)
+	flush := func() {
+		if len(cont) > 0 {
+			last := &cur.Items[len(cur.Items)-1]
+			*last += " " + strings.Join(cont, " ")
+			cont = cont[:0]
+		}
+	}
 	p := NewParser(Options{OnLog: func(line int, b []byte) {
 		s := string(b)
 		if name, rest, ok := heading(s); ok {
+			isDone := strings.EqualFold(strings.Trim(strings.TrimSpace(s), "*#_ .!"), "done")
+			if isDone {
+				r.Done = true
+				if cur != nil && cur.Name == SectionNext {
+					return // "DONE" under Next Steps or DONE: the declaration, not a new section
+				}
+			}
+			flush()
 			r.Sections = append(r.Sections, Section{Name: name, Line: line})
 			cur = &r.Sections[len(r.Sections)-1]
-			if name == SectionNext && strings.EqualFold(strings.TrimSpace(s), "done") {
-				r.Done = true
-			}
 			if rest != "" {
 				cur.Items = append(cur.Items, rest)
 			}
@@ -138,15 +151,20 @@ func ParseReply(text string) (Reply, error) {
 		}
 		t := strings.TrimSpace(s)
 		if m := listMarkerRE.FindString(t); m != "" {
+			flush()
 			cur.Items = append(cur.Items, t[len(m):])
 		} else if (s[0] == ' ' || s[0] == '\t') && len(cur.Items) > 0 {
-			cur.Items[len(cur.Items)-1] += " " + t
+			cont = append(cont, t)
 		} else {
+			flush()
 			cur.Items = append(cur.Items, t)
 		}
 	}})
 	r.Blocks = append(r.Blocks, p.Write([]byte(text))...)
 	r.Blocks = append(r.Blocks, p.Flush()...)
+	if cur != nil {
+		flush()
+	}
 
 	r.Form = FormMessage
 	seen := map[string]*Section{}

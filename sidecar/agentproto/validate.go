@@ -75,7 +75,8 @@ func (k *checker) list(name string, required bool) ([]string, bool) {
 		return nil, false
 	}
 	if s, isText := v.(string); isText && s == "" {
-		return nil, true // "key:" with no items
+		k.fields[name] = []string{} // "key:" with no items is an empty list
+		return nil, true
 	}
 	l, isList := v.([]string)
 	if !isList {
@@ -116,7 +117,7 @@ func (k *checker) boolean(name string) {
 
 // validate types the fields of a complete block into b and returns its problems.
 func validate(c *pending, b *Block) []problem {
-	k := &checker{fields: c.fp.fields}
+	k := &checker{fields: c.fp.fields()}
 	if c.fp.err != nil {
 		k.probs = append(k.probs, *c.fp.err)
 	}

@@ -115,19 +115,21 @@ type InstantiateOptions struct {
 // the right of the debaters), instances spread across the band, bands centred on each other.
 func Instantiate(p Pattern, opts InstantiateOptions) Subgraph {
 	t := p.Template
-	taken := make(map[string]bool, len(opts.ExistingIDs)+16)
-	maps.Copy(taken, opts.ExistingIDs)
-	claim := func(id string) string { taken[id] = true; return id }
+	// ExistingIDs is read, never copied or changed: a flow may hold thousands of ids.
+	claimed := map[string]bool{}
+	taken := func(id string) bool { return opts.ExistingIDs[id] || claimed[id] }
+	claim := func(id string) string { claimed[id] = true; return id }
 	fresh := func(base string) string {
-		if !taken[base] {
+		if !taken(base) {
 			return claim(base)
 		}
 		for n := 2; ; n++ {
-			if id := base + "_" + strconv.Itoa(n); !taken[id] {
+			if id := base + "_" + strconv.Itoa(n); !taken(id) {
 				return claim(id)
 			}
 		}
 	}
+	nextNumber := map[string]int{} // role base → the next number to try
 
 	sg := Subgraph{Agents: []Agent{}, Layout: map[string]Position{}}
 	instances := map[string][]string{} // role → node ids, in creation order
@@ -148,11 +150,13 @@ func Instantiate(p Pattern, opts InstantiateOptions) Subgraph {
 			} else {
 				// Numbered instances: the next free number, so a second insertion
 				// continues debater_3, debater_4 instead of debater_1_2.
-				k := 1
-				for taken[opts.Prefix+r.Role+"_"+strconv.Itoa(k)] {
+				base := opts.Prefix + r.Role + "_"
+				k := max(nextNumber[base], 1)
+				for taken(base + strconv.Itoa(k)) {
 					k++
 				}
-				id, name = claim(opts.Prefix+r.Role+"_"+strconv.Itoa(k)), r.Name+" "+strconv.Itoa(k)
+				nextNumber[base] = k + 1
+				id, name = claim(base+strconv.Itoa(k)), r.Name+" "+strconv.Itoa(k)
 			}
 			instances[r.Role] = append(instances[r.Role], id)
 			order = append(order, placed{id, r.Layer})
@@ -164,18 +168,30 @@ func Instantiate(p Pattern, opts InstantiateOptions) Subgraph {
 				}
 				sg.SystemNodes = append(sg.SystemNodes, n)
 			} else {
-				sg.Agents = append(sg.Agents, Agent{ID: id, Name: name, Role: r.Role, Runtime: *r.Runtime})
+				rt := Runtime{Kind: "cli", BackendID: "auto", CwdMode: "agentHome"} // the spec §6.2 default
+				if r.Runtime != nil {
+					rt = *r.Runtime
+				}
+				sg.Agents = append(sg.Agents, Agent{ID: id, Name: name, Role: r.Role, Runtime: rt})
 			}
 		}
 	}
 
-	sg.Interaction = Interaction{ID: fresh(opts.Prefix + t.PatternID), PatternID: t.PatternID, Edges: []Edge{}}
+	// Interactions are i1, i2, … as in the spec's examples (a pattern id would clash with role
+	// names: P11's blackboard node is "blackboard"); edges are <interaction>_e1, _e2, ….
+	interactionID := ""
+	for n := 1; interactionID == ""; n++ {
+		if id := opts.Prefix + "i" + strconv.Itoa(n); !taken(id) {
+			interactionID = claim(id)
+		}
+	}
+	sg.Interaction = Interaction{ID: interactionID, PatternID: t.PatternID, Edges: []Edge{}}
 	edgeNo := 0
 	addEdge := func(te TemplateEdge, src, dst string) {
 		var id string
 		for {
 			edgeNo++
-			if id = sg.Interaction.ID + "_e" + strconv.Itoa(edgeNo); !taken[id] {
+			if id = sg.Interaction.ID + "_e" + strconv.Itoa(edgeNo); !taken(id) {
 				break
 			}
 		}
@@ -198,7 +214,7 @@ func Instantiate(p Pattern, opts InstantiateOptions) Subgraph {
 			},
 		})
 	}
-	for _, te := range t.Edges {
+	for _, te := range bridgeOmitted(t.Edges, instances) {
 		srcs, dsts := instances[te.Source], instances[te.Target]
 		switch {
 		case te.Source == te.Target:
@@ -247,6 +263,51 @@ func Instantiate(p Pattern, opts InstantiateOptions) Subgraph {
 		}
 	}
 	return sg
+}
+
+// bridgeOmitted rewrites the role edges for roles given no instances (optional roles set to
+// 0 by InstantiateOptions.Counts): each edge into such a role is joined to each edge out of it,
+// so a pipeline without its designer runs planner → coder. The outgoing edge's messages and
+// mode are kept; an edge that already exists is not added twice.
+func bridgeOmitted(edges []TemplateEdge, instances map[string][]string) []TemplateEdge {
+	out := slices.Clone(edges)
+	for {
+		omitted := ""
+		for _, e := range out {
+			for _, r := range []string{e.Source, e.Target} {
+				if len(instances[r]) == 0 {
+					omitted = r
+				}
+			}
+		}
+		if omitted == "" {
+			return out
+		}
+		var outs []TemplateEdge
+		for _, e := range out {
+			if e.Source == omitted && e.Target != omitted {
+				outs = append(outs, e)
+			}
+		}
+		has := func(l []TemplateEdge, src, dst string) bool {
+			return slices.ContainsFunc(l, func(e TemplateEdge) bool { return e.Source == src && e.Target == dst })
+		}
+		var kept []TemplateEdge
+		for _, e := range out {
+			switch {
+			case e.Source == omitted:
+			case e.Target == omitted: // replaced in place, so the pipeline order stays
+				for _, o := range outs {
+					if e.Source != o.Target && !has(out, e.Source, o.Target) && !has(kept, e.Source, o.Target) {
+						kept = append(kept, TemplateEdge{Source: e.Source, Target: o.Target, Mode: o.Mode, Messages: o.Messages})
+					}
+				}
+			default:
+				kept = append(kept, e)
+			}
+		}
+		out = kept
+	}
 }
 
 // Bounds returns the box covering every node of a layout (top-left positions, NodeWidth ×

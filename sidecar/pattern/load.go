@@ -135,12 +135,13 @@ func jsonError(data []byte, err error) error {
 	case errors.As(err, &te):
 		off = te.Offset
 	}
-	if off < 0 || off > int64(len(data)) {
+	if off < 1 || off > int64(len(data)) {
 		return err
 	}
-	before := data[:off]
+	// Offset counts the bytes read, the offending one included: point at that byte.
+	before := data[:off-1]
 	line := bytes.Count(before, []byte("\n")) + 1
-	col := int(off) - bytes.LastIndexByte(before, '\n')
+	col := len(before) - bytes.LastIndexByte(before, '\n')
 	return fmt.Errorf("%d:%d: %w", line, col, err)
 }
 
@@ -211,8 +212,8 @@ func CheckTemplate(t *Template) error {
 				bad("%s.runtime: needs kind cli, a backendId of %s, and cwdMode workspace or agentHome", at, strings.Join(BackendIDs, ", "))
 			}
 		}
-		if r.Count < 1 || r.MinCount < 0 || r.MinCount > r.Count {
-			bad("%s: count must be ≥ 1 and 0 ≤ minCount ≤ count (count %d, minCount %d)", at, r.Count, r.MinCount)
+		if r.Count < 1 || r.Count > MaxRoleCount || r.MinCount < 0 || r.MinCount > r.Count {
+			bad("%s: count must be 1…%d and 0 ≤ minCount ≤ count (count %d, minCount %d)", at, MaxRoleCount, r.Count, r.MinCount)
 		}
 		if r.Layer < 0 || r.Layer > 9 {
 			bad("%s.layer: %d must be 0…9", at, r.Layer)

@@ -109,15 +109,16 @@ type Template struct {
 	Sources            []Source       `json:"sources"`
 }
 
-// Pattern is one library entry. Doc is the pattern's Markdown document.
+// Pattern is one library entry. Doc is the pattern's Markdown document. The json tags are
+// for JSON-RPC answers (agentcanvas/listPatterns).
 type Pattern struct {
-	ID                 string         // "P05"
-	PatternID          string         // "debate_judge"
-	Name               string         // "Debate + Judge"
-	Topology           string         // spec §4.1 topology
-	Roles              []Role         //
-	DefaultTermination Termination    //
-	DefaultParams      map[string]any // numbers are int64 or float64
-	Doc                string         // the .md file
-	Template           Template       // the whole .json file
+	ID                 string         `json:"id"`                 // "P05"
+	PatternID          string         `json:"patternId"`          // "debate_judge"
+	Name               string         `json:"name"`               // "Debate + Judge"
+	Topology           string         `json:"topology"`           // spec §4.1 topology
+	Roles              []Role         `json:"roles"`              //
+	DefaultTermination Termination    `json:"defaultTermination"` //
+	DefaultParams      map[string]any `json:"defaultParams"`      // numbers are int64 or float64
+	Doc                string         `json:"doc"`                // the .md file
+	Template           Template       `json:"template"`           // the whole .json file
 }

@@ -40,7 +40,7 @@ func (p Problem) String() string {
 	if p.Path == "" {
 		return p.Reason
 	}
-	return p.Path + ": " + p.Reason
+	return quoteNameWith(p.Path, false) + ": " + p.Reason // control characters shown escaped
 }
 
 // RefusedError is returned when Check or Apply refuses a patch. The workspace is unchanged.
@@ -412,6 +412,21 @@ func buildPlan(root *os.Root, patch []byte, sel Selection, rules safepath.Rules,
 		return nil, probs
 	}
 
+	// Paths the patch deletes: a folder prefix may be one of them (a file replaced by a folder).
+	patchDeletes := map[string]bool{}
+	for _, f := range files {
+		if f.IsDelete || f.IsRename {
+			patchDeletes[f.OldName] = true
+		}
+	}
+	onDiskPrefix := func(p string) bool {
+		if reason := diskPrefixProblem(root, p, patchDeletes); reason != "" {
+			add(p, "%s", reason)
+			return false
+		}
+		return true
+	}
+
 	pl := &plan{}
 	final := map[string]fileKind{} // what the patch leaves at each path it touches (kindNone: deleted)
 	for _, f := range files {
@@ -444,6 +459,9 @@ func buildPlan(root *os.Root, patch []byte, sel Selection, rules safepath.Rules,
 			sort.Slice(frags, func(i, j int) bool { return frags[i].OldPosition < frags[j].OldPosition })
 		}
 
+		if (f.OldName != "" && !onDiskPrefix(f.OldName)) || (f.NewName != "" && f.NewName != f.OldName && !onDiskPrefix(f.NewName)) {
+			continue
+		}
 		// The preimage.
 		var old []byte
 		oldKind := kindNone
@@ -619,6 +637,35 @@ func buildPlan(root *os.Root, patch []byte, sel Selection, rules safepath.Rules,
 		return nil, probs
 	}
 	return pl, nil
+}
+
+// diskPrefixProblem says why p cannot be reached on disk: a parent that is a symlink (in or
+// out of the workspace: git refuses to write "beyond a symbolic link" too) or a file, unless
+// the patch deletes that parent first.
+func diskPrefixProblem(root *os.Root, p string, deletes map[string]bool) string {
+	comps := strings.Split(p, "/")
+	for i := 1; i < len(comps); i++ {
+		q := strings.Join(comps[:i], "/")
+		if deletes[q] {
+			return ""
+		}
+		fi, err := root.Lstat(q)
+		if errors.Is(err, fs.ErrNotExist) {
+			return ""
+		}
+		if err != nil {
+			return err.Error()
+		}
+		switch k := kindOfMode(fi.Mode()); k {
+		case kindDir:
+		case kindSymlink:
+			t, _ := root.Readlink(q)
+			return fmt.Sprintf("lies under %s, which is a symlink (to %s) in the workspace", q, t)
+		default:
+			return fmt.Sprintf("lies under %s, which is a %s in the workspace", q, kindName(k))
+		}
+	}
+	return ""
 }
 
 // touched paths are tracked with a marker key so that "deleted" can be told from "never seen".

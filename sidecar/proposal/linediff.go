@@ -4,7 +4,7 @@ package proposal
 
 // maxEditDistance bounds the Myers search; beyond it the changed middle is emitted as one
 // delete-then-add block (still a correct patch, just not a minimal one).
-const maxEditDistance = 4096
+const maxEditDistance = 2000
 
 const contextLines = 3
 
@@ -85,10 +85,10 @@ func myers(a, b []int, offA, offB int) []edit {
 	maxD := min(n+m, maxEditDistance)
 	off := maxD + 1
 	v := make([]int, 2*maxD+3)
-	var trace [][]int
+	var trace [][]int32 // memory grows with D², hence the bound above
 	found := -1
 	for d := 0; d <= maxD && found < 0; d++ {
-		snap := make([]int, 2*d+1)
+		snap := make([]int32, 2*d+1)
 		for k := -d; k <= d; k += 2 {
 			var x int
 			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
@@ -107,7 +107,7 @@ func myers(a, b []int, offA, offB int) []edit {
 			}
 		}
 		for k := -d; k <= d; k++ {
-			snap[k+d] = v[off+k]
+			snap[k+d] = int32(v[off+k])
 		}
 		trace = append(trace, snap)
 	}
@@ -127,7 +127,7 @@ func myers(a, b []int, offA, offB int) []edit {
 		} else {
 			pk = k - 1
 		}
-		px := prev[pk+d-1]
+		px := int(prev[pk+d-1])
 		py := px - pk
 		sx, sy := px+1, py // after a deletion of a[px]
 		if pk == k+1 {

@@ -167,4 +167,3 @@ func reviewFile(f *gitdiff.File) ReviewFile {
 	}
 	return rf
 }
-

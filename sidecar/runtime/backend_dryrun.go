@@ -47,22 +47,22 @@ func dryRunReply(s *Spec, in turnInput) (string, error) {
 	section(2, "Assumptions/Inputs", fmt.Sprintf("- Prompt of %d bytes; turn %d.", len(in.prompt), in.turn))
 	switch {
 	case judgeRoleRE.MatchString(role):
-		section(3, "Plan", "- Read the candidates.\n- Decide.")
+		section(3, "Plan", "- Read the candidates.\n- Compare them against the task.\n- Decide.")
 		section(4, "Actions/Artifacts", `VERDICT: {"decision":"accept","winner":"","score":1,"reason":"dry-run: the deterministic judge accepts"}`)
 		section(5, "Risks/Safety Notes", "- None: nothing was evaluated.")
-		b.WriteString("6. Next Steps or DONE\nDONE\n")
+		b.WriteString("6. Next Steps or DONE\n- DONE\n")
 	case voterRoleRE.MatchString(role):
-		section(3, "Plan", "- Read the proposal.\n- Vote.")
+		section(3, "Plan", "- Read the proposal.\n- Weigh it against the task.\n- Vote.")
 		section(4, "Actions/Artifacts", `VOTE: {"vote":"agree","reason":"dry-run: the deterministic voter agrees"}`)
 		section(5, "Risks/Safety Notes", "- None: nothing was evaluated.")
-		b.WriteString("6. Next Steps or DONE\nDONE\n")
+		b.WriteString("6. Next Steps or DONE\n- DONE\n")
 	case s.SandboxWork != "":
 		name, err := dryRunEdit(s, label)
 		if err != nil {
 			return "", err
 		}
 		work, proposal := handoffPaths(s)
-		section(3, "Plan", "- Make one small labelled edit in the sandbox work folder.\n- Hand off.")
+		section(3, "Plan", "- Make one small labelled edit in the sandbox work folder.\n- Describe it.\n- Hand off.")
 		section(4, "Actions/Artifacts", "- Wrote "+name)
 		section(5, "Risks/Safety Notes", "- The edit only adds a labelled note file.")
 		b.WriteString("6. Next Steps or DONE\n")
@@ -71,10 +71,10 @@ func dryRunReply(s *Spec, in turnInput) (string, error) {
 		fmt.Fprintf(&b, "SandboxWorkDir: %s\nProposalJson:   %s\n", work, proposal)
 		fmt.Fprintf(&b, "ChangedFiles:\n  - %s\nTests:\n  - (none: dry run)\nNext:\n  - Orchestrator: review + apply or request changes\n", name)
 	default:
-		section(3, "Plan", "- Coordinate the other agents.")
+		section(3, "Plan", "- Read the task.\n- Coordinate the other agents.\n- Report.")
 		section(4, "Actions/Artifacts", "- None: dry run.")
 		section(5, "Risks/Safety Notes", "- None.")
-		b.WriteString("6. Next Steps or DONE\nDONE\n")
+		b.WriteString("6. Next Steps or DONE\n- DONE\n")
 	}
 	return b.String(), nil
 }

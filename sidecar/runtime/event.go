@@ -1,6 +1,10 @@
 package runtime
 
-import "time"
+import (
+	"time"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/agentproto"
+)
 
 // EventKind names what an Event reports.
 type EventKind string
@@ -12,7 +16,7 @@ const (
 	EventToolUse    EventKind = "tool_use"    // Tool, ToolID, Input
 	EventToolResult EventKind = "tool_result" // ToolID, Text (output), IsError
 	EventUsage      EventKind = "usage"       // Usage and CostUSD of one turn
-	EventBlock      EventKind = "block"       // a protocol block: Block
+	EventBlock      EventKind = "block"       // a protocol block (agentproto.Block, JSON {kind,line,fields,error?})
 	EventPending    EventKind = "pending"     // a question/dependency/phase awaits an answer: Pending
 	EventPaused     EventKind = "paused"      // the process group got SIGTSTP: Reason
 	EventResumed    EventKind = "resumed"     // the process group got SIGCONT: Reason
@@ -30,23 +34,23 @@ type Event struct {
 	Time time.Time `json:"ts"`
 	Turn int       `json:"turn,omitempty"`
 
-	Text      string         `json:"text,omitempty"`
-	Tool      string         `json:"tool,omitempty"`
-	ToolID    string         `json:"toolId,omitempty"`
-	Input     map[string]any `json:"input,omitempty"`
-	IsError   bool           `json:"isError,omitempty"`
-	SessionID string         `json:"sessionId,omitempty"`
-	Model     string         `json:"model,omitempty"`
-	Usage     *Usage         `json:"usage,omitempty"`
-	CostUSD   *float64       `json:"costUsd,omitempty"`
-	Block     *Block         `json:"block,omitempty"`
-	Pending   *Pending       `json:"pending,omitempty"`
-	Reason    string         `json:"reason,omitempty"`
-	PID       int            `json:"pid,omitempty"`
-	Argv      []string       `json:"argv,omitempty"`
-	ExitCode  int            `json:"exitCode,omitempty"`
-	Failed    bool           `json:"failed,omitempty"`
-	Result    *Result        `json:"result,omitempty"`
+	Text      string            `json:"text,omitempty"`
+	Tool      string            `json:"tool,omitempty"`
+	ToolID    string            `json:"toolId,omitempty"`
+	Input     map[string]any    `json:"input,omitempty"`
+	IsError   bool              `json:"isError,omitempty"`
+	SessionID string            `json:"sessionId,omitempty"`
+	Model     string            `json:"model,omitempty"`
+	Usage     *Usage            `json:"usage,omitempty"`
+	CostUSD   *float64          `json:"costUsd,omitempty"`
+	Block     *agentproto.Block `json:"block,omitempty"`
+	Pending   *Pending          `json:"pending,omitempty"`
+	Reason    string            `json:"reason,omitempty"`
+	PID       int               `json:"pid,omitempty"`
+	Argv      []string          `json:"argv,omitempty"`
+	ExitCode  int               `json:"exitCode,omitempty"`
+	Failed    bool              `json:"failed,omitempty"`
+	Result    *Result           `json:"result,omitempty"`
 
 	// cont marks a text chunk that continues the previous one (no line break between them).
 	cont bool

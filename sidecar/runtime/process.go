@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/agentproto"
 )
 
 // Errors of the control methods.
@@ -67,9 +69,6 @@ func Start(ctx context.Context, spec Spec, prompt string) (*Process, error) {
 	be, err := resolveBackend(&spec, spec.environ(nil, 1))
 	if err != nil {
 		return nil, err
-	}
-	if spec.NewParser == nil {
-		spec.NewParser = DefaultParser
 	}
 	if spec.StopGrace <= 0 {
 		spec.StopGrace = defaultStopGrace
@@ -224,7 +223,7 @@ func (p *Process) emit(ev Event) {
 	}
 	if ev.Block != nil {
 		b := *ev.Block
-		b.Error = r.str(b.Error)
+		b.Error, b.Raw = r.str(b.Error), r.str(b.Raw)
 		if b.Fields != nil {
 			b.Fields = r.any(b.Fields).(map[string]any)
 		}
@@ -426,10 +425,7 @@ func (p *Process) readStderr(r io.Reader, turnN int, done chan<- struct{}) {
 // runTurn supervises one turn until its process tree is gone.
 func (p *Process) runTurn(c child, in turnInput, st *agentState) (turnOutcome, int, bool) {
 	t := &turn{c: c, n: in.turn}
-	var parser BlockParser
-	if p.spec.NewParser != nil {
-		parser = p.spec.NewParser()
-	}
+	parser := agentproto.NewParser(agentproto.Options{MaxBlockBytes: p.spec.MaxBlockBytes})
 	dec := p.be.newDecoder()
 	textual := p.be.id() == BackendCommand || p.be.id() == BackendDryRun
 
@@ -440,9 +436,6 @@ func (p *Process) runTurn(c child, in turnInput, st *agentState) (turnOutcome, i
 
 	needNL := false
 	feed := func(text string, cont bool) {
-		if parser == nil {
-			return
-		}
 		if !cont && needNL {
 			p.handleBlocks(t, parser.Write([]byte("\n")), st)
 		}
@@ -507,12 +500,10 @@ func (p *Process) runTurn(c child, in turnInput, st *agentState) (turnOutcome, i
 		}
 	}
 exited:
-	if parser != nil {
-		if needNL {
-			p.handleBlocks(t, parser.Write([]byte("\n")), st)
-		}
-		p.handleBlocks(t, parser.Flush(), st)
+	if needNL {
+		p.handleBlocks(t, parser.Write([]byte("\n")), st)
 	}
+	p.handleBlocks(t, parser.Flush(), st)
 	<-stderrDone
 	out := dec.end(code)
 	if t.stopped {
@@ -527,7 +518,10 @@ exited:
 	return out, code, t.stopped
 }
 
-func (p *Process) handleBlocks(t *turn, blocks []Block, st *agentState) {
+// handleBlocks acts on the blocks one write produced in the spec's priority order: ERROR,
+// PHASE_COMPLETE, DEPENDENCY_REQUEST, USER_QUESTION.
+func (p *Process) handleBlocks(t *turn, blocks []agentproto.Block, st *agentState) {
+	agentproto.SortByPriority(blocks)
 	for i := range blocks {
 		p.handleBlock(t, blocks[i], st)
 	}
@@ -539,39 +533,43 @@ func (p *Process) newID(k PendingKind) string {
 	return fmt.Sprintf("%s_%d", prefix, p.nextID[k])
 }
 
-func (p *Process) handleBlock(t *turn, b Block, st *agentState) {
+func (p *Process) handleBlock(t *turn, b agentproto.Block, st *agentState) {
 	p.emit(Event{Kind: EventBlock, Turn: t.n, Block: &b})
 	if t.stopped || st.failReason != "" {
 		return // the agent is ending: nothing more to ask anyone
 	}
 	var kind PendingKind
 	switch b.Kind {
-	case BlockHandoff:
+	case agentproto.KindHandoff:
 		if b.Error == "" {
 			st.handoff = b.Fields
 		}
 		return
-	case BlockError:
-		if b.Error == "" && fieldString(b.Fields, "type") == "fatal" {
+	case agentproto.KindError:
+		if fieldString(b.Fields, "type") == "fatal" {
 			p.checkpoint(Pending{ID: "error", Kind: "error", Fields: b.Fields, Line: b.Line})
 			st.failReason = "the agent reported a fatal error: " + fieldString(b.Fields, "message")
 			p.terminate(t)
 		}
 		return
-	case BlockUserQuestion:
+	case agentproto.KindUserQuestion:
 		kind = PendingQuestion
-	case BlockDependencyRequest:
+	case agentproto.KindDependencyRequest:
 		kind = PendingDependency
-	case BlockPhaseComplete:
+	case agentproto.KindPhaseComplete:
 		if !p.spec.PauseOnPhaseComplete {
 			return
 		}
 		kind = PendingPhase
+	case agentproto.KindInvalid:
+		// An invalid block asks nothing; its event names the field. A per-turn agent is told
+		// in its next turn so it can print the block again.
+		if !p.interactive() && (b.Of == agentproto.KindUserQuestion || b.Of == agentproto.KindDependencyRequest) {
+			st.carry = append(st.carry, "[AGENTCANVAS] Your "+strings.ToUpper(string(b.Of))+" block (line "+fmt.Sprint(b.Line)+") was not understood: "+b.Error+". Print it again, corrected.\n")
+		}
+		return
 	default:
 		return
-	}
-	if b.Error != "" {
-		return // an invalid block asks nothing; the block event carries the error
 	}
 	pend := &Pending{ID: p.newID(kind), Kind: kind, Fields: b.Fields, Line: b.Line}
 	p.emit(Event{Kind: EventPending, Turn: t.n, Pending: pend})
@@ -674,7 +672,7 @@ func (p *Process) apply(t *turn, pend *Pending, r resolution, st *agentState) er
 		} else if value == "" && pend.Required() {
 			return fmt.Errorf("runtime: dependency %s (%s) is required: its value cannot be empty", pend.ID, name)
 		} else if value != "" {
-			if err := ValidateDependencyValue(typ, value); err != nil {
+			if err := agentproto.ValidateDependencyValue(typ, value); err != nil {
 				return fmt.Errorf("runtime: dependency %s (%s): %w", pend.ID, name, err)
 			}
 		}
@@ -688,7 +686,7 @@ func (p *Process) apply(t *turn, pend *Pending, r resolution, st *agentState) er
 			p.mu.Unlock()
 			shown = "(set in the environment variable " + name + ")"
 		}
-		if p.spec.Interactive && p.be.id() == BackendCommand && t.c.writeStdin(dependencyProvidedBlock(name, value)) == nil {
+		if p.interactive() && t.c.writeStdin(dependencyProvidedBlock(name, value)) == nil {
 			// delivered on stdin
 		} else {
 			st.carry = append(st.carry, dependencyProvidedBlock(name, shown))
@@ -698,9 +696,12 @@ func (p *Process) apply(t *turn, pend *Pending, r resolution, st *agentState) er
 	return nil
 }
 
+// interactive reports whether answers go to the running agent's stdin.
+func (p *Process) interactive() bool { return p.spec.Interactive && p.be.id() == BackendCommand }
+
 // deliver writes an answer to an interactive agent's stdin, or keeps it for the next turn.
 func (p *Process) deliver(t *turn, text string, st *agentState) {
-	if p.spec.Interactive && p.be.id() == BackendCommand && t.c.writeStdin(text) == nil {
+	if p.interactive() && t.c.writeStdin(text) == nil {
 		return
 	}
 	st.carry = append(st.carry, text)

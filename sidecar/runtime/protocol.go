@@ -1,36 +1,11 @@
 package runtime
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/agentproto"
 )
-
-// Block kinds of the stdout protocols (agent-stdout-protocols.md, agentcanvas-protocol.md §3).
-const (
-	BlockDependencyRequest = "dependency_request"
-	BlockUserQuestion      = "user_question"
-	BlockPhaseComplete     = "phase_complete"
-	BlockError             = "error"
-	BlockHandoff           = "handoff"
-	BlockInvalid           = "invalid"
-)
-
-// Block is one protocol block found in an agent's text. It mirrors agentproto.Block so that
-// the runtime's events do not depend on the parser's internals.
-type Block struct {
-	Kind   string         `json:"kind"`
-	Line   int            `json:"line"`
-	Fields map[string]any `json:"fields,omitempty"`
-	Error  string         `json:"error,omitempty"`
-}
-
-// BlockParser is the streaming stdout-protocol parser as the runtime uses it: text goes in
-// in chunks of any size, finished blocks come out. One parser is used per turn.
-type BlockParser interface {
-	Write(chunk []byte) []Block
-	Flush() []Block
-}
 
 // PendingKind says what a paused agent waits for.
 type PendingKind string
@@ -76,20 +51,17 @@ func (p *Pending) Required() bool {
 
 // questionAnswerJSON is the stdin answer format of agent-stdout-protocols.md §2.
 func questionAnswerJSON(id, answer string) string {
-	b, _ := json.Marshal(struct {
-		Type       string `json:"type"`
-		QuestionID string `json:"questionId"`
-		Answer     string `json:"answer"`
-	}{"question_answer", id, answer})
-	return string(b) + "\n"
+	b, _ := agentproto.FormatQuestionAnswer(id, answer) // id is ours, never empty
+	return string(b)
 }
 
 // dependencyProvidedBlock is the injection format of dependency-request-handling.md.
 func dependencyProvidedBlock(name, value string) string {
-	// A value with newlines would break the key: value framing; indent continuation lines
-	// the way the protocol's multi-line values are written.
-	value = strings.ReplaceAll(value, "\n", "\n  ")
-	return "[DEPENDENCY_PROVIDED]\nname: " + name + "\nvalue: " + value + "\n[/DEPENDENCY_PROVIDED]\n"
+	s, err := agentproto.FormatDependencyProvided(name, value)
+	if err != nil { // the parser only passes one-line, non-empty names
+		return ""
+	}
+	return s
 }
 
 // secretDependencyTypes are the dependency types whose values are treated as secrets: they go

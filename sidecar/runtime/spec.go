@@ -67,16 +67,13 @@ type Spec struct {
 	// MaxFollowUpTurns bounds the follow-up turns that carry answers (default 20).
 	MaxFollowUpTurns int
 
-	// Checkpoint is called before the agent is paused for a pending request, so the engine
-	// can write its state; an error is reported as a warning and the pause goes ahead.
+	// Checkpoint is called before the agent is paused for a pending request (and before it
+	// fails on a fatal [ERROR]), so the engine can write its state; an error is reported as a
+	// warning and the pause goes ahead.
 	Checkpoint func(Pending) error
-	// NewParser makes the stdout-protocol parser for a turn (default: DefaultParser).
-	NewParser func() BlockParser
+	// MaxBlockBytes caps one protocol block (agentproto.Options; 0 = its default, 64 KiB).
+	MaxBlockBytes int
 }
-
-// DefaultParser makes the parser used when Spec.NewParser is nil. It is set by the file that
-// wires in the agentproto package; nil means protocol blocks are not detected.
-var DefaultParser func() BlockParser
 
 const (
 	defaultStopGrace         = 5 * time.Second
@@ -226,8 +223,9 @@ type redactor struct {
 	m map[string]string // value -> name
 }
 
-// minSecretLen avoids scrubbing short values such as "1" or "true" everywhere.
-const minSecretLen = 4
+// minSecretLen avoids scrubbing short values such as "1", "true" or "dev" everywhere; every
+// listed value at least this long is treated as a secret.
+const minSecretLen = 6
 
 func (r *redactor) add(name, value string) {
 	if len(value) < minSecretLen {
