@@ -661,10 +661,12 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
+// firstLine is the first line with content, skipping the numbered section headers of the
+// standard response format ("1. Intent") and bullet marks.
 func firstLine(s string) string {
 	for _, l := range strings.Split(s, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			return l
+		if l = strings.TrimSpace(l); l != "" && !isSectionHeader(l) {
+			return strings.TrimSpace(strings.TrimLeft(l, "-* "))
 		}
 	}
 	return ""
