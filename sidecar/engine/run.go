@@ -190,7 +190,6 @@ func (r *run) execute(ctx context.Context) *Outcome {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	r.emit("", "", "run_started", map[string]any{"workspace": r.o.Workspace, "dryRun": r.o.DryRun, "interactions": len(r.f.Interactions), "task": r.task()})
-	r.checkpoint()
 
 	order, err := schedule(r.f.Interactions)
 	out := &Outcome{RunID: r.id, Flow: r.f.Name}
@@ -205,6 +204,7 @@ func (r *run) execute(ctx context.Context) *Outcome {
 		done[in.ID] = make(chan struct{})
 		r.outcomes[in.ID] = &InteractionOutcome{ID: in.ID, PatternID: in.PatternID, Status: "pending"}
 	}
+	r.checkpoint()
 	var wg sync.WaitGroup
 	for _, in := range order {
 		wg.Add(1)
@@ -233,6 +233,10 @@ func (r *run) execute(ctx context.Context) *Outcome {
 				r.setOutcome(oc, InteractionOutcome{Status: StatusSkipped, Reason: "dependency " + failedDep + " did not complete"})
 				r.emit(in.ID, "", "terminated", map[string]any{"reason": "skipped", "note": oc.Reason})
 			default:
+				r.mu.Lock()
+				oc.Status = StatusRunning
+				r.mu.Unlock()
+				r.checkpoint()
 				res := r.runInteraction(ctx, in)
 				r.setOutcome(oc, res)
 			}
