@@ -1,0 +1,159 @@
+package validate
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/diag"
+)
+
+// duplicateIDs: ids are unique across agents, system nodes, interactions and edges, because
+// logs, layout and edit operations name things by id alone.
+func (c *checker) duplicateIDs() {
+	type owner struct{ what, path string }
+	seen := map[string]owner{}
+	all := map[string]bool{}
+	for _, a := range c.f.Agents {
+		all[a.ID] = true
+	}
+	for _, s := range c.f.SystemNodes {
+		all[s.ID] = true
+	}
+	for _, in := range c.f.Interactions {
+		all[in.ID] = true
+		for _, e := range in.Edges {
+			all[e.ID] = true
+		}
+	}
+	fresh := func(id string) string {
+		for n := 2; ; n++ {
+			if cand := id + "_" + strconv.Itoa(n); !all[cand] {
+				all[cand] = true
+				return cand
+			}
+		}
+	}
+	check := func(id, what, path string, written bool) {
+		if id == "" {
+			return
+		}
+		first, dup := seen[id]
+		if !dup {
+			seen[id] = owner{what, path}
+			return
+		}
+		idPath := path + "/id"
+		where := fmt.Sprintf("%s at %s", first.what, c.line(first.path))
+		if written {
+			newID := fresh(id)
+			c.report(idPath, c.at(idPath), diag.Error, CodeDuplicateID,
+				fmt.Sprintf("id %q is already used by the %s; ids must be unique across agents, system nodes, interactions and edges: rename this one, e.g. to %q", id, where, newID),
+				replaceFix(c.f, fmt.Sprintf("Rename to %q", newID), idPath, newID))
+			return
+		}
+		newID := fresh(id)
+		c.report(path, c.head(path), diag.Error, CodeDuplicateID,
+			fmt.Sprintf("this edge's derived id %q is already used by the %s; give the edge an explicit unique id, e.g. id: %s", id, where, newID),
+			setFix(c.f, fmt.Sprintf("Add id: %s", newID), idPath, newID))
+	}
+	for _, a := range c.f.Agents {
+		check(a.ID, "agent", a.Path, true)
+	}
+	for _, s := range c.f.SystemNodes {
+		check(s.ID, "system node", s.Path, true)
+	}
+	for _, in := range c.f.Interactions {
+		check(in.ID, "interaction", in.Path, true)
+		for _, e := range in.Edges {
+			check(e.ID, "edge", e.Path, c.has(e.Path+"/id"))
+		}
+	}
+	c.edgeIDs = map[string]bool{}
+	for _, in := range c.f.Interactions {
+		for _, e := range in.Edges {
+			c.edgeIDs[e.ID] = true
+		}
+	}
+}
+
+// references: edge endpoints name nodes, dependsOn names interactions, layout names nodes
+// and edges.
+func (c *checker) references() {
+	nodeIDs := make([]string, 0, len(c.nodes))
+	for id := range c.nodes {
+		nodeIDs = append(nodeIDs, id)
+	}
+	slices.Sort(nodeIDs)
+	interactionIDs := make([]string, 0, len(c.f.Interactions))
+	for _, in := range c.f.Interactions {
+		interactionIDs = append(interactionIDs, in.ID)
+	}
+	endpoint := func(path, which, id string) {
+		if id == "" {
+			return
+		}
+		if _, ok := c.nodes[id]; ok {
+			return
+		}
+		msg := fmt.Sprintf("the edge's %s %q names no agent or system node", which, id)
+		var fix *diag.Fix
+		if s := suggest(id, nodeIDs); s != "" {
+			msg += fmt.Sprintf("; did you mean %q?", s)
+			fix = replaceFix(c.f, fmt.Sprintf("Change to %q", s), path, s)
+		} else {
+			msg += "; add an agent with this id under agents: (or a system node under systemNodes:), or point the edge at an existing node"
+		}
+		c.report(path, c.at(path), diag.Error, CodeUnknownAgent, msg, fix)
+	}
+	for _, in := range c.f.Interactions {
+		for _, e := range in.Edges {
+			endpoint(e.Path+"/source", "source", e.Source)
+			endpoint(e.Path+"/target", "target", e.Target)
+		}
+		for i, dep := range in.DependsOn {
+			p := fmt.Sprintf("%s/dependsOn/%d", in.Path, i)
+			switch {
+			case dep == in.ID:
+				c.report(p, c.at(p), diag.Error, CodeUnknownAgent, fmt.Sprintf("interaction %q depends on itself and would never start; remove this entry", dep), deleteFix(c.f, "Remove the self-dependency", p))
+			case !slices.Contains(interactionIDs, dep):
+				msg := fmt.Sprintf("dependsOn names %q, which is not an interaction in this flow", dep)
+				var fix *diag.Fix
+				if s := suggest(dep, interactionIDs); s != "" && s != in.ID {
+					msg += fmt.Sprintf("; did you mean %q?", s)
+					fix = replaceFix(c.f, fmt.Sprintf("Change to %q", s), p, s)
+				} else {
+					msg += "; list the ids of interactions that must finish first"
+				}
+				c.report(p, c.at(p), diag.Error, CodeUnknownAgent, msg, fix)
+			}
+		}
+	}
+	for _, id := range sortedKeys(c.f.Layout.Nodes) {
+		if _, ok := c.nodes[id]; ok {
+			continue
+		}
+		p := "/layout/nodes/" + escapeKey(id)
+		c.report(p, c.f.KeySpan(p), diag.Warning, CodeUnknownAgent,
+			fmt.Sprintf("layout.nodes has a position for %q, which is not an agent or system node; remove the entry", id),
+			deleteFix(c.f, "Remove the stale layout entry", p))
+	}
+	for _, id := range sortedKeys(c.f.Layout.Edges) {
+		if c.edgeIDs[id] {
+			continue
+		}
+		p := "/layout/edges/" + escapeKey(id)
+		c.report(p, c.f.KeySpan(p), diag.Warning, CodeUnknownAgent,
+			fmt.Sprintf("layout.edges has an entry for %q, which is not an edge id; remove the entry", id),
+			deleteFix(c.f, "Remove the stale layout entry", p))
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

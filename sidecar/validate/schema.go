@@ -1,0 +1,147 @@
+package validate
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/diag"
+	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+)
+
+// envNameRE is a portable environment-variable name (POSIX: letters, digits, underscore, not
+// starting with a digit).
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// schema checks required fields and closed value sets the loader does not know about.
+func (c *checker) schema() {
+	f := c.f
+	for _, key := range []string{"version", "agents", "interactions"} {
+		if !c.has("/" + key) {
+			ex := map[string]string{"version": "version: 0.2", "agents": "agents: with at least one agent", "interactions": "interactions: (an empty list [] is fine)"}[key]
+			c.report("", c.head(""), diag.Error, CodeSchema, fmt.Sprintf("the flow has no %s; add %s", key, ex), nil)
+		}
+	}
+	for _, a := range f.Agents {
+		c.required(a.Path, "id", a.ID, "an agent", "id: <unique id>, e.g. id: coder")
+		c.runtime(a.Path+"/runtime", a.Runtime)
+	}
+	for _, s := range f.SystemNodes {
+		c.required(s.Path, "id", s.ID, "a system node", "id: <unique id>, e.g. id: judge")
+		c.required(s.Path, "type", s.Type, "a system node", "type: one of "+quoteList(SystemNodeTypes))
+		c.enum(s.Path+"/type", "system node type", s.Type, SystemNodeTypes)
+		c.runtime(s.Path+"/runtime", s.Runtime)
+	}
+	for _, in := range f.Interactions {
+		c.required(in.Path, "id", in.ID, "an interaction", "id: <unique id>, e.g. id: review")
+		c.required(in.Path, "patternId", in.PatternID, "an interaction", "patternId: a library pattern, e.g. patternId: manager_worker (run `agentcanvas patterns` for all 20)")
+		if len(in.Edges) == 0 && !c.loaderFlagged(in.Path+"/edges") {
+			c.report(in.Path, c.head(in.Path), diag.Error, CodeSchema, "the interaction has no edges; add edges: with at least one {source, target, data} entry, or remove the interaction", nil)
+		}
+		for _, e := range in.Edges {
+			c.required(e.Path, "source", e.Source, "an edge", "source: <agent or system node id>")
+			c.required(e.Path, "target", e.Target, "an edge", "target: <agent or system node id>")
+			c.edgeData(e.Path+"/data", &e.Data)
+		}
+	}
+}
+
+func (c *checker) runtime(path string, r *flow.Runtime) {
+	if r == nil {
+		return
+	}
+	c.enum(path+"/kind", "runtime.kind", r.Kind, RuntimeKinds)
+	c.enum(path+"/backendId", "runtime.backendId", r.BackendID, BackendIDs)
+	c.enum(path+"/cwdMode", "runtime.cwdMode", r.CwdMode, CwdModes)
+	c.enum(path+"/permissionMode", "runtime.permissionMode", r.PermissionMode, PermissionModes)
+	if r.BackendID == "command" && len(r.Command) == 0 {
+		c.report(path+"/backendId", c.at(path+"/backendId"), diag.Error, CodeSchema,
+			"backendId command needs a command: add command: [program, args…], e.g. command: [bash, agents/review.sh]", nil)
+	}
+	for i, arg := range r.Command {
+		if i == 0 && strings.TrimSpace(arg) == "" {
+			c.report(fmt.Sprintf("%s/command/0", path), c.at(fmt.Sprintf("%s/command/0", path)), diag.Error, CodeSchema, "the command's program is empty; name the program to run, e.g. bash", nil)
+		}
+	}
+	if c.has(path+"/maxTurns") && r.MaxTurns < 1 {
+		c.report(path+"/maxTurns", c.at(path+"/maxTurns"), diag.Error, CodeSchema, "runtime.maxTurns must be at least 1; remove it for the backend's default", nil)
+	}
+	if r.SessionLoop != nil && c.has(path+"/sessionLoop/maxIterations") && r.SessionLoop.MaxIterations < 1 {
+		p := path + "/sessionLoop/maxIterations"
+		c.report(p, c.at(p), diag.Error, CodeSchema, "sessionLoop.maxIterations must be at least 1 (it bounds the loop)", setFix(c.f, "Set maxIterations to 10", p, 10))
+	}
+	for i, name := range r.Env {
+		p := fmt.Sprintf("%s/env/%d", path, i)
+		if envNameRE.MatchString(name) || c.secretAt[p] {
+			continue
+		}
+		fixed := envName(name)
+		msg := fmt.Sprintf("runtime.env holds environment-variable names only, and %q is not a valid name (letters, digits and _, not starting with a digit)", name)
+		if k, _, ok := strings.Cut(name, "="); ok {
+			msg = "runtime.env holds environment-variable names only, not NAME=value; keep the name here and set the value in VS Code's secret storage or your shell"
+			fixed = envName(k)
+		}
+		msg += fmt.Sprintf("; write %s", fixed)
+		c.report(p, c.at(p), diag.Error, CodeSchema, msg, replaceFix(c.f, "Use "+fixed, p, fixed))
+	}
+}
+
+// envName turns any text into a valid environment-variable name.
+func envName(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToUpper(strings.TrimSpace(s)) {
+		switch {
+		case r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	out := strings.Trim(b.String(), "_")
+	if out == "" {
+		return "SECRET"
+	}
+	if out[0] >= '0' && out[0] <= '9' {
+		out = "_" + out
+	}
+	return out
+}
+
+func (c *checker) edgeData(path string, d *flow.EdgeData) {
+	c.enum(path+"/intent", "intent", d.Intent, Intents)
+	c.enum(path+"/topology", "topology", d.Topology, Topologies)
+	c.enum(path+"/messageForm", "messageForm", d.MessageForm, MessageForms)
+	c.enum(path+"/sync", "sync", d.Sync, SyncModes)
+	if c.has(path + "/verification/0") {
+		for i, v := range d.Verification {
+			c.enum(fmt.Sprintf("%s/verification/%d", path, i), "verification", v, Verifications)
+		}
+	} else if len(d.Verification) == 1 {
+		c.enum(path+"/verification", "verification", d.Verification[0], Verifications)
+	}
+	if d.Termination != nil {
+		d.Termination.Walk(func(t *flow.Termination) {
+			c.enum(t.Path+"/type", "termination type", t.Type, TerminationTypes)
+		})
+	}
+	if d.Observability != nil && d.Observability.RetainDays < 0 {
+		p := path + "/observability/retain_days"
+		c.report(p, c.at(p), diag.Error, CodeSchema, "observability.retain_days must be 0 or more days", nil)
+	}
+	for i, s := range d.Sources {
+		p := fmt.Sprintf("%s/sources/%d", path, i)
+		c.required(p, "kind", s.Kind, "a source", "kind: paper or kind: spec")
+		c.enum(p+"/kind", "source kind", s.Kind, SourceKinds)
+		c.required(p, "ref", s.Ref, "a source", "ref: an arXiv id, DOI, URL or spec name")
+	}
+}
+
+// loaderFlagged reports whether the loader already reported a problem at path.
+func (c *checker) loaderFlagged(path string) bool {
+	for _, p := range c.f.Problems {
+		if p.Path == path {
+			return true
+		}
+	}
+	return false
+}

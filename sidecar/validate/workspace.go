@@ -1,0 +1,208 @@
+package validate
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/diag"
+)
+
+// MCPAllowlistFile is where a workspace lists the MCP servers its agents may use (spec §7.3):
+// {"servers": ["github", "jira"]}.
+const MCPAllowlistFile = ".agentcanvas/mcp-allowlist.json"
+
+// MaxMCPServers is spec §7.3's "keep MCP servers to a minimum (0–2 by default)".
+const MaxMCPServers = 2
+
+// skillNameRE is a skill folder name: no separators, no dot-files, no "..".
+var skillNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_\-]*$`)
+
+type skillResult struct{ problem string }
+
+type allowlist struct {
+	servers []string
+	missing bool   // the file does not exist
+	err     string // the file exists and cannot be read
+}
+
+// FindRoot returns the nearest folder at or above dir that holds .agentcanvas/ or .git (a
+// folder, or a file in a git worktree), and whether there is one.
+func FindRoot(dir string) (string, bool) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", false
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		if st, err := os.Stat(filepath.Join(d, ".agentcanvas")); err == nil && st.IsDir() {
+			return d, true
+		}
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			return d, true
+		}
+		if filepath.Dir(d) == d {
+			return "", false
+		}
+	}
+}
+
+// workspace runs the rules that read the workspace: skills and the MCP allowlist.
+func (c *checker) workspace() {
+	var root *os.Root
+	if c.ws.Root != "" {
+		r, err := os.OpenRoot(c.ws.Root)
+		if err == nil {
+			root = r
+			defer r.Close()
+		}
+	}
+	for _, a := range c.f.Agents {
+		if root != nil {
+			for i, name := range a.Skills {
+				p := fmt.Sprintf("%s/skills/%d", a.Path, i)
+				if msg := c.skill(root, name); msg != "" {
+					c.report(p, c.at(p), diag.Error, CodeSkillInvalid, msg, nil)
+				}
+			}
+		}
+		if len(a.MCP) > MaxMCPServers {
+			p := a.Path + "/mcp"
+			c.report(p, c.at(p), diag.Warning, CodeMCPPolicy,
+				fmt.Sprintf("agent %q uses %d MCP servers; keep to at most %d (spec §7.3: least context) and move the rest to an agent that needs them", a.ID, len(a.MCP), MaxMCPServers), nil)
+		}
+		if len(a.MCP) == 0 {
+			continue
+		}
+		al := c.allowlist(root)
+		if al == nil {
+			continue
+		}
+		for i, server := range a.MCP {
+			if slices.Contains(al.servers, server) {
+				continue
+			}
+			p := fmt.Sprintf("%s/mcp/%d", a.Path, i)
+			var msg string
+			switch {
+			case al.err != "":
+				msg = fmt.Sprintf("MCP server %q cannot be checked: %s %s; fix the file ({\"servers\": [\"%s\"]})", server, MCPAllowlistFile, al.err, server)
+			case al.missing:
+				msg = fmt.Sprintf("MCP server %q is not allowlisted: the workspace has no %s; create it with {\"servers\": [\"%s\"]} if the server is trusted, or remove it from the agent", server, MCPAllowlistFile, server)
+			default:
+				msg = fmt.Sprintf("MCP server %q is not in the workspace allowlist (%s); add it there if it is trusted, or remove it from the agent", server, MCPAllowlistFile)
+			}
+			c.report(p, c.at(p), diag.Warning, CodeMCPPolicy, msg, nil)
+		}
+	}
+}
+
+func (c *checker) allowlist(root *os.Root) *allowlist {
+	if c.mcp != nil {
+		return c.mcp
+	}
+	switch {
+	case c.ws.MCPAllowlist != nil:
+		c.mcp = &allowlist{servers: c.ws.MCPAllowlist}
+	case root == nil:
+		return nil // no workspace: nothing to check against
+	default:
+		c.mcp = readAllowlist(root)
+	}
+	return c.mcp
+}
+
+func readAllowlist(root *os.Root) *allowlist {
+	data, err := root.ReadFile(MCPAllowlistFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &allowlist{missing: true}
+	}
+	if err != nil {
+		return &allowlist{err: "cannot be read (" + err.Error() + ")"}
+	}
+	var doc struct {
+		Servers []string `json:"servers"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
+		return &allowlist{err: "is not valid (" + err.Error() + ")"}
+	}
+	return &allowlist{servers: doc.Servers}
+}
+
+// skill checks .agentcanvas/skills/<name>/SKILL.md and returns what is wrong with it, or "".
+func (c *checker) skill(root *os.Root, name string) string {
+	if c.skills == nil {
+		c.skills = map[string]skillResult{}
+	}
+	if r, ok := c.skills[name]; ok {
+		return r.problem
+	}
+	msg := checkSkill(root, name)
+	c.skills[name] = skillResult{msg}
+	return msg
+}
+
+func checkSkill(root *os.Root, name string) string {
+	if !skillNameRE.MatchString(name) {
+		return fmt.Sprintf("skill name %q is not a folder name (letters, digits, _ and -); name a folder under .agentcanvas/skills/", name)
+	}
+	file := ".agentcanvas/skills/" + name + "/SKILL.md"
+	data, err := root.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Sprintf("skill %q not found: create %s with YAML frontmatter (---, name: %s, description: …, ---), or remove the skill from the agent", name, file, name)
+	}
+	if err != nil {
+		return fmt.Sprintf("skill %q: %s cannot be read: %v", name, file, err)
+	}
+	front, ok := frontmatter(data)
+	if !ok {
+		return fmt.Sprintf("skill %q: %s has no YAML frontmatter; start the file with ---, name: %s, description: …, ---", name, file, name)
+	}
+	var meta map[string]any
+	if err := yaml.Unmarshal(front, &meta); err != nil {
+		return fmt.Sprintf("skill %q: the frontmatter of %s is not valid YAML; fix it", name, file)
+	}
+	fmName, _ := meta["name"].(string)
+	desc, _ := meta["description"].(string)
+	switch {
+	case strings.TrimSpace(fmName) == "":
+		return fmt.Sprintf("skill %q: the frontmatter of %s has no name; add name: %s", name, file, name)
+	case strings.TrimSpace(desc) == "":
+		return fmt.Sprintf("skill %q: the frontmatter of %s has no description; add description: what the skill does and when to use it", name, file)
+	case fmName != name:
+		return fmt.Sprintf("skill %q: the frontmatter of %s says name: %s, but the folder is %s; make the two equal", name, file, fmName, name)
+	}
+	return ""
+}
+
+// frontmatter returns the YAML between a leading "---" line and the next "---" line.
+func frontmatter(data []byte) ([]byte, bool) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	s := strings.ReplaceAll(string(data), "\r\n", "\n")
+	if !strings.HasPrefix(s, "---\n") {
+		return nil, false
+	}
+	rest := s[4:]
+	if strings.HasPrefix(rest, "---\n") || rest == "---" {
+		return []byte{}, true
+	}
+	end := strings.Index(rest, "\n---\n")
+	if end < 0 {
+		if strings.HasSuffix(rest, "\n---") {
+			end = len(rest) - 4
+		} else {
+			return nil, false
+		}
+	}
+	return []byte(rest[:end]), true
+}
