@@ -414,8 +414,18 @@ func (c *ictx) sandbox(node string, files []string) (string, error) {
 	if st, err := os.Stat(paths.WorkDir); err == nil && st.IsDir() {
 		return paths.WorkDir, nil
 	}
-	c.r.emit(c.in.ID, "", "sandbox_prepared", map[string]any{"agent": node, "files": files})
-	if _, err := sandbox.Prepare(c.ctx, sandbox.Options{Workspace: c.r.o.Workspace, RunID: c.r.id, AgentID: node, Files: files}); err != nil {
+	// A file the flow names that does not exist yet is one the worker is to create: it
+	// starts without it (said in the log). Unsafe paths are still refused by Prepare.
+	var present []string
+	for _, f := range files {
+		if _, err := os.Lstat(filepath.Join(c.r.o.Workspace, filepath.FromSlash(f))); err != nil && os.IsNotExist(err) {
+			c.r.emit(c.in.ID, "", "warning", map[string]any{"agent": node, "message": f + " does not exist in the workspace yet; the agent starts without it"})
+			continue
+		}
+		present = append(present, f)
+	}
+	c.r.emit(c.in.ID, "", "sandbox_prepared", map[string]any{"agent": node, "files": present})
+	if _, err := sandbox.Prepare(c.ctx, sandbox.Options{Workspace: c.r.o.Workspace, RunID: c.r.id, AgentID: node, Files: present, AllowEmpty: true}); err != nil {
 		return "", fmt.Errorf("agent %s: sandbox: %w", node, err)
 	}
 	return paths.WorkDir, nil
@@ -660,6 +670,9 @@ func truncate(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// Summary is a one-line summary of an agent's reply (its first line with content).
+func Summary(text string) string { return firstLine(text) }
 
 // firstLine is the first line with content, skipping the numbered section headers of the
 // standard response format ("1. Intent") and bullet marks.

@@ -90,7 +90,7 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr)
 	for _, in := range out.Interactions {
-		fmt.Fprintf(stderr, "  %-12s %-24s %-10s %-20s rounds=%d  %s\n", in.ID, in.PatternID, in.Status, in.Reason, in.Rounds, oneLine(firstNonEmptyStr(in.Error, in.Result), 80))
+		fmt.Fprintf(stderr, "  %-12s %-24s %-10s %-20s rounds=%d  %s\n", in.ID, in.PatternID, in.Status, in.Reason, in.Rounds, oneLine(firstNonEmptyStr(in.Error, engine.Summary(in.Result)), 80))
 	}
 	for _, p := range out.Proposals {
 		fmt.Fprintf(stderr, "  proposal: %s (review: agentcanvas proposal apply --check --workspace %s %s)\n", p, ws, p)
