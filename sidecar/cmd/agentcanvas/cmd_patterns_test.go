@@ -9,14 +9,14 @@ import (
 	"testing"
 )
 
-func runCmd(args ...string) (code int, stdout, stderr string) {
+func runPatternsCmd(args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
 	code = run(args, strings.NewReader(""), &out, &errb)
 	return code, out.String(), errb.String()
 }
 
 func TestPatternsJSON(t *testing.T) {
-	code, out, errOut := runCmd("patterns", "--json")
+	code, out, errOut := runPatternsCmd("patterns", "--json")
 	if code != exitOK || errOut != "" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
@@ -70,7 +70,7 @@ func TestPatternsJSON(t *testing.T) {
 }
 
 func TestPatternsTable(t *testing.T) {
-	code, out, _ := runCmd("patterns")
+	code, out, _ := runPatternsCmd("patterns")
 	if code != exitOK {
 		t.Fatalf("exit %d", code)
 	}
@@ -89,13 +89,13 @@ func TestPatternsTable(t *testing.T) {
 }
 
 func TestPatternsUsage(t *testing.T) {
-	if code, _, errOut := runCmd("patterns", "--yaml"); code != exitUsage || !strings.Contains(errOut, "usage: agentcanvas patterns") {
+	if code, _, errOut := runPatternsCmd("patterns", "--yaml"); code != exitUsage || !strings.Contains(errOut, "usage: agentcanvas patterns") {
 		t.Errorf("bad flag: exit %d, stderr %q", code, errOut)
 	}
-	if code, _, _ := runCmd("patterns", "extra"); code != exitUsage {
+	if code, _, _ := runPatternsCmd("patterns", "extra"); code != exitUsage {
 		t.Errorf("extra argument: exit %d", code)
 	}
-	if code, _, _ := runCmd("patterns", "-h"); code != exitOK {
+	if code, _, _ := runPatternsCmd("patterns", "-h"); code != exitOK {
 		t.Errorf("-h: exit %d", code)
 	}
 }
