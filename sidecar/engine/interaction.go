@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/bus"
+	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/pattern"
 	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
@@ -452,6 +453,11 @@ func (c *ictx) proposal(node string, handoff map[string]any) {
 		}
 	}
 	c.r.proposals = append(c.r.proposals, ref)
+	// proposal.Create logged proposal_created itself; the sink (stdout, runEvent) hears of it here.
+	if c.r.o.Sink != nil {
+		c.r.o.Sink(eventlog.Event{TS: c.r.now().UnixMilli(), Flow: c.r.f.Name, RunID: c.r.id, InteractionID: c.in.ID, Event: "proposal_created",
+			Fields: map[string]any{"agent": node, "proposal": ref, "changedFiles": cr.Proposal.ChangedFiles}})
+	}
 	res, err := proposal.Check(c.ctx, c.r.o.Workspace, ref, proposal.Selection{}, proposal.ApplyOptions{Flow: c.r.f.Name})
 	ok := err == nil && res != nil && len(res.Problems) == 0
 	c.r.emit(c.in.ID, "", "proposal_reviewed", map[string]any{"agent": node, "proposal": ref, "applicable": ok, "reviewer": "engine"})
