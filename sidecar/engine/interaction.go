@@ -88,6 +88,7 @@ func (r *run) runInteraction(parent context.Context, in *flow.Interaction) Inter
 	if ret := retention(c.params); ret != nil {
 		c.board = bus.NewBlackboard(*ret, r.now)
 	}
+	r.emit(in.ID, "", "interaction_started", map[string]any{"patternId": c.pat, "nodes": c.nodes})
 	r.emit(in.ID, "", "configured", map[string]any{"data": map[string]any{"patternId": c.pat, "topology": topology, "nodes": c.nodes, "roles": c.roles, "termination": c.term, "params": c.params}})
 
 	exec := executors[c.pat]
@@ -264,8 +265,10 @@ func (c *ictx) ask(from, node, prompt string) (*Reply, error) {
 	}
 	edge := c.edgeOf[[2]string{from, node}]
 	c.send(from, node, "prompt", map[string]any{"bytes": len(prompt)}, "")
+	c.r.emit(c.in.ID, edge, "agent_started", map[string]any{"agent": node, "from": firstNonEmpty(from, "engine"), "round": c.st.Round, "backend": spec.BackendID})
 	proc, err := runtime.Start(c.ctx, spec, prompt)
 	if err != nil {
+		c.r.emit(c.in.ID, edge, "agent_finished", map[string]any{"agent": node, "status": "failed", "error": err.Error()})
 		return nil, fmt.Errorf("agent %s: %w", node, err)
 	}
 	started := c.r.now()
@@ -298,6 +301,7 @@ func (c *ictx) ask(from, node, prompt string) (*Reply, error) {
 		fields["failed"] = rep.Reason
 	}
 	c.r.emit(c.in.ID, edge, "step", fields)
+	c.r.emit(c.in.ID, edge, "agent_finished", map[string]any{"agent": node, "status": string(res.Status), "turns": res.Turns})
 	if c.ctx.Err() != nil {
 		return rep, c.ctx.Err()
 	}
