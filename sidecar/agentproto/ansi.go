@@ -5,9 +5,9 @@ import "bytes"
 const esc = 0x1b
 
 // StripANSI removes terminal escape sequences (CSI such as colours and cursor
-// moves, OSC such as titles and hyperlinks, and two-byte ESC sequences) from
-// one line. It returns line itself when there is nothing to strip, so the
-// common case costs one IndexByte.
+// moves, OSC such as titles and hyperlinks, DCS/APC/PM strings, and the short
+// ESC sequences such as charset selection) from one line. It returns line
+// itself when there is nothing to strip, so the common case costs one IndexByte.
 func StripANSI(line []byte) []byte {
 	if bytes.IndexByte(line, esc) < 0 {
 		return line
@@ -51,5 +51,14 @@ func escLen(s []byte) int {
 		}
 		return len(s)
 	}
-	return 2
+	// Other escapes: intermediate bytes 0x20–0x2F, then one final byte
+	// ("ESC ( B" selects a character set, "ESC =" a keypad mode).
+	j := 1
+	for j < len(s) && s[j] >= 0x20 && s[j] <= 0x2f {
+		j++
+	}
+	if j < len(s) {
+		j++
+	}
+	return j
 }

@@ -119,6 +119,18 @@ func splitField(t string) (key, val string, ok bool) {
 	return key, strings.TrimSpace(t[i+1:]), true
 }
 
+// accepts reports whether feed would take line as part of an open-ended block,
+// without changing anything.
+func (f *fieldParser) accepts(line string) bool {
+	switch shape, _, _ := classify(line); shape {
+	case shapeField:
+		return true
+	case shapeItem, shapeContinuation:
+		return f.last != nil
+	}
+	return false
+}
+
 // feed adds one body line (block indentation already removed). It returns
 // false when the line does not fit the grammar; open-ended blocks end there,
 // tagged blocks record a format problem.

@@ -9,8 +9,8 @@ import (
 )
 
 // FuzzParser feeds arbitrary output with an arbitrary cap and chunking and
-// checks: no panic; the parser never holds more than its cap (checked by run
-// after every Write); the events are the same as for one whole write; and every
+// checks: no panic; the parser never holds more than its cap, Parser.Cap()
+// (checked by run after every Write); the events are the same as for one whole write; and every
 // input line is accounted for exactly once, in order, either as a log line or
 // inside exactly one block's Raw.
 func FuzzParser(f *testing.F) {

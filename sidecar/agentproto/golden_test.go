@@ -35,12 +35,15 @@ func run(t testing.TB, opt Options, chunks [][]byte) []event {
 		evs = append(evs, event{line: line, buf: append([]byte(nil), text...)})
 	}
 	p := NewParser(opt)
-	max := opt.MaxBlockBytes
-	if max == 0 {
-		max = DefaultMaxBlockBytes
+	max := 2 * opt.MaxBlockBytes
+	if opt.MaxBlockBytes == 0 {
+		max = 2 * DefaultMaxBlockBytes
 	}
-	if max < minMaxBlockBytes {
-		max = minMaxBlockBytes
+	if max < 2*minMaxBlockBytes {
+		max = 2 * minMaxBlockBytes
+	}
+	if p.Cap() != max {
+		t.Fatalf("Cap() = %d, want %d", p.Cap(), max)
 	}
 	returned := 0
 	for _, c := range chunks {

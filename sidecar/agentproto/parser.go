@@ -3,6 +3,7 @@ package agentproto
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 )
@@ -15,11 +16,12 @@ const minMaxBlockBytes = 256
 
 // Options configures a Parser.
 type Options struct {
-	// MaxBlockBytes caps what the parser holds at any time: the bytes of the
-	// block being read plus the unfinished line. A block that would need more is
-	// reported as an invalid Block and the parser carries on with the next line;
-	// a line that alone is longer is an ordinary line, passed to OnLog in pieces.
-	// 0 means DefaultMaxBlockBytes; values below 256 are raised to 256.
+	// MaxBlockBytes caps the size of a block and of a line. A block that would
+	// grow past it is reported as an invalid Block and the parser reads on from
+	// the line that did not fit; a line longer than it is never part of a block
+	// and goes to OnLog in pieces. The parser so holds at most 2×MaxBlockBytes:
+	// one block and one unfinished line. 0 means DefaultMaxBlockBytes; values
+	// below 256 are raised to 256.
 	MaxBlockBytes int
 	// OnLog, if set, receives every line that is not part of a block, with its
 	// 1-based line number, the line ending removed and ANSI escape sequences
@@ -50,14 +52,13 @@ type Parser struct {
 
 // pending is a block whose end has not been seen yet.
 type pending struct {
-	of       Kind
-	tag      string // "ERROR" for [ERROR]; "" for open-ended blocks (phase, handoff)
-	line     int
-	indent   int
-	raw      []byte
-	fp       *fieldParser
-	phaseN   string // the N of === PHASE N COMPLETE ===
-	brokenAt int    // a tagged block interrupted by another opening tag on this line
+	of     Kind
+	tag    string // "ERROR" for [ERROR]; "" for open-ended blocks (phase, handoff)
+	line   int
+	indent int
+	raw    []byte
+	fp     *fieldParser
+	phaseN string // the N of === PHASE N COMPLETE ===
 }
 
 // NewParser returns a Parser.
@@ -72,8 +73,8 @@ func NewParser(opt Options) *Parser {
 	return &Parser{max: max, log: opt.OnLog, onBlock: opt.OnBlock}
 }
 
-// Buffered reports how many bytes the parser holds (block plus unfinished
-// line). It never exceeds the MaxBlockBytes cap.
+// Buffered reports how many bytes the parser holds: the block being read plus
+// the unfinished line, each at most MaxBlockBytes (see Cap).
 func (p *Parser) Buffered() int {
 	n := len(p.partial)
 	if p.cur != nil {
@@ -81,6 +82,9 @@ func (p *Parser) Buffered() int {
 	}
 	return n
 }
+
+// Cap is the most Buffered can ever be: 2×MaxBlockBytes.
+func (p *Parser) Cap() int { return 2 * p.max }
 
 // Lines reports how many complete lines the parser has read.
 func (p *Parser) Lines() int { return p.done }
@@ -114,11 +118,11 @@ func (p *Parser) Write(chunk []byte) []Block {
 			p.longPiece(seg, complete)
 			continue
 		}
-		used := len(p.partial) + len(seg) // bytes of this line so far, '\n' included
-		if p.cur != nil {
-			used += len(p.cur.raw)
+		content := len(p.partial) + len(seg) // this line's bytes so far, without '\n'
+		if complete {
+			content--
 		}
-		if used > p.max {
+		if content > p.max {
 			p.overLong(seg, complete)
 			continue
 		}
@@ -152,12 +156,32 @@ func (p *Parser) Flush() []Block {
 	return p.out
 }
 
-// overLong handles a line that does not fit under the cap: the open block, if
-// any, is reported invalid, and the line goes to OnLog as it is, in pieces.
+// EndOpenBlock completes a PHASE_COMPLETE or HANDOFF block that is still
+// open. Those blocks have no closing line, so the parser otherwise waits for
+// the next unrelated line or EOF; an agent that prints one and then waits for
+// an answer would wait for ever. The runtime calls this when the agent's
+// output has gone quiet (its choice of delay). Tagged blocks, which do have
+// closing tags, stay open.
+func (p *Parser) EndOpenBlock() []Block {
+	p.out = nil
+	if p.cur != nil && p.cur.tag == "" {
+		p.closeBlock(0)
+	}
+	return p.out
+}
+
+// overLong handles a line longer than the cap. Such a line is never part of a
+// block: it ends an open-ended block (PHASE_COMPLETE details, HANDOFF), which
+// is complete without it; a tagged block that cannot hold it is invalid. The
+// line goes to OnLog as it is, in pieces.
 func (p *Parser) overLong(seg []byte, complete bool) {
 	if c := p.cur; c != nil {
 		p.cur = nil
-		p.emitInvalid(c, "", fmt.Sprintf("block is larger than %d bytes (unterminated or too big)", p.max))
+		if c.tag == "" {
+			p.finish(c)
+		} else {
+			p.emitInvalid(c, fmt.Sprintf("line %d is longer than %d bytes", p.done+1, p.max))
+		}
 	}
 	p.longLine = true
 	if len(p.partial) > 0 {
@@ -208,7 +232,13 @@ func (p *Parser) line(raw []byte, hasEsc bool) {
 	p.done = lineNo
 	if c := p.cur; c != nil {
 		text := string(StripANSI(trimEOL(raw)))
-		if c.tag != "" {
+		body := dedent(text, c.indent)
+		if len(c.raw)+len(raw) > p.max && (c.tag != "" || c.fp.accepts(body)) {
+			// The block would outgrow the cap: report it and read this line
+			// afresh (it may open the next block).
+			p.cur = nil
+			p.emitInvalid(c, fmt.Sprintf("block is larger than %d bytes (unterminated or too big)", p.max))
+		} else if c.tag != "" {
 			t := strings.TrimSpace(text)
 			if t == "[/"+c.tag+"]" {
 				c.raw = append(c.raw, raw...)
@@ -216,14 +246,14 @@ func (p *Parser) line(raw []byte, hasEsc bool) {
 				p.finish(c)
 				return
 			}
-			if k := taggedOpener(t); k == "" {
+			if taggedOpener(t) == "" {
 				c.raw = append(c.raw, raw...)
-				c.fp.feed(dedent(text, c.indent), lineNo, true)
+				c.fp.feed(body, lineNo, true)
 				return
 			}
 			p.closeBlock(lineNo) // another opening tag: this block was never closed
 		} else {
-			if c.fp.feed(dedent(text, c.indent), lineNo, false) {
+			if c.fp.feed(body, lineNo, false) {
 				c.raw = append(c.raw, raw...)
 				return
 			}
@@ -373,7 +403,7 @@ func (p *Parser) closeBlock(at int) {
 	} else {
 		msg += " before end of output"
 	}
-	p.emitInvalid(c, "", msg)
+	p.emitInvalid(c, msg)
 }
 
 // finish validates a complete block and emits it.
@@ -393,8 +423,8 @@ func (p *Parser) finish(c *pending) {
 }
 
 // emitInvalid reports a block that could not be read to its end.
-func (p *Parser) emitInvalid(c *pending, field, msg string) {
-	b := Block{Kind: KindInvalid, Of: c.of, Line: c.line, Raw: string(c.raw), Field: field,
+func (p *Parser) emitInvalid(c *pending, msg string) {
+	b := Block{Kind: KindInvalid, Of: c.of, Line: c.line, Raw: string(c.raw),
 		Error: kindTags[c.of] + ": " + msg}
 	b.Fields, b.Keys = c.fp.fields(), c.fp.keys
 	if c.of == KindPhaseComplete {
@@ -441,4 +471,23 @@ func phaseNumber(s string) (int, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// ParseAll reads a complete text (a per-turn CLI's whole reply, a log file)
+// and returns its blocks in order.
+func ParseAll(text []byte, opt Options) []Block {
+	p := NewParser(opt)
+	blocks := p.Write(text)
+	return append(blocks, p.Flush()...)
+}
+
+// AsWriter returns an io.Writer that feeds p, for io.Copy from a process's
+// stdout; blocks then reach Options.OnBlock. Call p.Flush at EOF.
+func (p *Parser) AsWriter() io.Writer { return parserWriter{p} }
+
+type parserWriter struct{ p *Parser }
+
+func (w parserWriter) Write(b []byte) (int, error) {
+	w.p.Write(b)
+	return len(b), nil
 }

@@ -3,8 +3,10 @@ package agentproto
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 func blocksOf(evs []event) []Block {
@@ -131,6 +133,29 @@ func TestPhaseCompleteEndsAtFlush(t *testing.T) {
 	}
 }
 
+// EndOpenBlock releases an open-ended block without waiting for more output,
+// and leaves tagged blocks alone.
+func TestEndOpenBlock(t *testing.T) {
+	var seen []Kind
+	p := NewParser(Options{OnBlock: func(b Block) { seen = append(seen, b.Kind) }})
+	p.Write([]byte("=== PHASE 1 COMPLETE ===\nPhase: Planning\n"))
+	bs := p.EndOpenBlock()
+	if len(bs) != 1 || bs[0].Kind != KindPhaseComplete || bs[0].Fields["Phase"] != "Planning" {
+		t.Fatalf("EndOpenBlock = %+v", bs)
+	}
+	p.Write([]byte("[USER_QUESTION]\ncategory: confirmation\n"))
+	if bs := p.EndOpenBlock(); len(bs) != 0 {
+		t.Fatalf("EndOpenBlock closed a tagged block: %+v", bs)
+	}
+	bs = p.Write([]byte("question: Go on?\nrequired: true\n[/USER_QUESTION]\n"))
+	if len(bs) != 1 || bs[0].Kind != KindUserQuestion || bs[0].Line != 3 {
+		t.Fatalf("after EndOpenBlock: %+v", bs)
+	}
+	if len(p.Flush()) != 0 || len(seen) != 2 {
+		t.Errorf("OnBlock saw %v", seen)
+	}
+}
+
 func TestPriority(t *testing.T) {
 	bs := []Block{
 		{Kind: KindUserQuestion, Line: 1},
@@ -178,5 +203,60 @@ func TestSpecError(t *testing.T) {
 	}
 	if e.Kind != KindError {
 		t.Errorf("SpecError kind %s", e.Kind)
+	}
+}
+
+// A line longer than the cap ends an open-ended block, which stays valid; a
+// tagged block that would have to hold it is invalid.
+func TestLongLineAfterBlocks(t *testing.T) {
+	long := strings.Repeat(`{"type":"assistant"}`, 100)
+	in := "=== PHASE 1 COMPLETE ===\nPhase: Planning\n" + long + "\n" +
+		"HANDOFF\nDoD: go test passes\nSandboxWorkDir: w\nProposalJson: p\nChangedFiles:\n  - a.go\n" + long + "\n" +
+		"[ERROR]\ntype: fatal\n" + long + "\n[/ERROR]\n"
+	opt := Options{MaxBlockBytes: 1000}
+	evs := run(t, opt, [][]byte{[]byte(in)})
+	bs := blocksOf(evs)
+	if len(bs) != 3 || bs[0].Kind != KindPhaseComplete || bs[1].Kind != KindHandoff || bs[2].Kind != KindInvalid {
+		t.Fatalf("blocks = %+v", bs)
+	}
+	if bs[2].Error != "ERROR: line 13 is longer than 1000 bytes" {
+		t.Errorf("error = %q", bs[2].Error)
+	}
+	logs := logsOf(evs)
+	for _, n := range []int{3, 10, 13} {
+		if logs[n] != long {
+			t.Errorf("line %d: log %q…", n, clip(logs[n]))
+		}
+	}
+	checkChunking(t, opt, []byte(in))
+}
+
+// A block that outgrows the cap is invalid, and the line that did not fit is
+// read afresh: here it opens the next block.
+func TestOverflowThenNextBlock(t *testing.T) {
+	var in strings.Builder
+	in.WriteString("HANDOFF\nChangedFiles:\n")
+	for i := 0; i < 40; i++ {
+		in.WriteString("  - src/some/fairly/long/path/file.go\n")
+	}
+	in.WriteString("[USER_QUESTION]\ncategory: confirmation\nquestion: Go on?\nrequired: true\n[/USER_QUESTION]\n")
+	opt := Options{MaxBlockBytes: 400}
+	bs := blocksOf(run(t, opt, [][]byte{[]byte(in.String())}))
+	if len(bs) != 2 || bs[0].Kind != KindInvalid || bs[0].Of != KindHandoff || bs[1].Kind != KindUserQuestion {
+		t.Fatalf("blocks = %+v", bs)
+	}
+	checkChunking(t, opt, []byte(in.String()))
+}
+
+func TestAsWriter(t *testing.T) {
+	var got []Block
+	p := NewParser(Options{OnBlock: func(b Block) { got = append(got, b) }})
+	in := "x\n[ERROR]\ntype: fatal\nmessage: m\nrecovery: notify_user\n[/ERROR]\n"
+	if _, err := io.Copy(p.AsWriter(), iotest.OneByteReader(strings.NewReader(in))); err != nil {
+		t.Fatal(err)
+	}
+	p.Flush()
+	if len(got) != 1 || got[0].Kind != KindError || got[0].Line != 2 {
+		t.Errorf("blocks %+v", got)
 	}
 }

@@ -97,6 +97,10 @@ func resolveBackend(s *Spec, env []string) (backend, error) {
 	return nil, fmt.Errorf("runtime: agent %s: unknown backendId %q (want one of %s)", s.AgentID, id, strings.Join(Backends, ", "))
 }
 
+// maxArgPrompt is the longest prompt put on a command line; Linux refuses any single
+// argument over 128 KiB (MAX_ARG_STRLEN), so longer prompts go on stdin.
+const maxArgPrompt = 100 << 10
+
 func exe(s *Spec, def string) string {
 	if s.Executable != "" {
 		return s.Executable

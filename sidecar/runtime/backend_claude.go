@@ -15,6 +15,9 @@ func (claudeBackend) id() string { return BackendClaude }
 
 func (claudeBackend) argv(s *Spec, in turnInput) ([]string, error) {
 	a := []string{exe(s, "claude"), "-p", in.prompt, "--output-format", "stream-json", "--verbose"}
+	if len(in.prompt) > maxArgPrompt {
+		a = append(a[:2], a[3:]...) // claude -p reads the prompt from stdin
+	}
 	if in.resume != "" {
 		a = append(a, "--resume", in.resume)
 	}
@@ -41,8 +44,13 @@ func (claudeBackend) argv(s *Spec, in turnInput) ([]string, error) {
 	return append(a, s.ExtraArgs...), nil
 }
 
-func (claudeBackend) stdin(*Spec, turnInput) string { return "" }
-func (claudeBackend) newDecoder() decoder           { return &claudeDecoder{} }
+func (claudeBackend) stdin(_ *Spec, in turnInput) string {
+	if len(in.prompt) > maxArgPrompt {
+		return in.prompt
+	}
+	return ""
+}
+func (claudeBackend) newDecoder() decoder { return &claudeDecoder{} }
 func (claudeBackend) followUp(o, a, s string) turnInput {
 	return cliFollowUp(o, a, s)
 }

@@ -3,7 +3,6 @@ package runtime
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 )
 
 // codexBackend runs the Codex CLI non-interactively: codex exec --json [flags] PROMPT, and
@@ -32,11 +31,19 @@ func (codexBackend) argv(s *Spec, in turnInput) ([]string, error) {
 	if in.resume != "" {
 		a = append(a, "resume", in.resume)
 	}
+	if len(in.prompt) > maxArgPrompt {
+		return append(a, "-"), nil // codex exec reads the prompt from stdin
+	}
 	return append(a, in.prompt), nil
 }
 
-func (codexBackend) stdin(*Spec, turnInput) string { return "" }
-func (codexBackend) newDecoder() decoder           { return &codexDecoder{} }
+func (codexBackend) stdin(_ *Spec, in turnInput) string {
+	if len(in.prompt) > maxArgPrompt {
+		return in.prompt
+	}
+	return ""
+}
+func (codexBackend) newDecoder() decoder { return &codexDecoder{} }
 func (codexBackend) followUp(o, a, s string) turnInput {
 	return cliFollowUp(o, a, s)
 }
@@ -189,5 +196,3 @@ func (d *codexDecoder) end(code int) turnOutcome {
 	}
 	return d.out
 }
-
-var _ = strings.TrimSpace

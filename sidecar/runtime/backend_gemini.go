@@ -13,7 +13,12 @@ type geminiBackend struct{}
 func (geminiBackend) id() string { return BackendGemini }
 
 func (geminiBackend) argv(s *Spec, in turnInput) ([]string, error) {
-	a := []string{exe(s, "gemini"), "-p", in.prompt, "--output-format", "stream-json"}
+	prompt := in.prompt
+	if len(prompt) > maxArgPrompt {
+		// gemini adds what it reads on stdin to the -p prompt.
+		prompt = "Follow the instructions given on standard input."
+	}
+	a := []string{exe(s, "gemini"), "-p", prompt, "--output-format", "stream-json"}
 	if in.resume != "" {
 		a = append(a, "--resume", in.resume)
 	}
@@ -26,8 +31,13 @@ func (geminiBackend) argv(s *Spec, in turnInput) ([]string, error) {
 	return append(a, s.ExtraArgs...), nil
 }
 
-func (geminiBackend) stdin(*Spec, turnInput) string { return "" }
-func (geminiBackend) newDecoder() decoder           { return &geminiDecoder{} }
+func (geminiBackend) stdin(_ *Spec, in turnInput) string {
+	if len(in.prompt) > maxArgPrompt {
+		return in.prompt
+	}
+	return ""
+}
+func (geminiBackend) newDecoder() decoder { return &geminiDecoder{} }
 func (geminiBackend) followUp(o, a, s string) turnInput {
 	return cliFollowUp(o, a, s)
 }

@@ -338,3 +338,59 @@ func TestResolveEnv(t *testing.T) {
 		t.Errorf("invalid name accepted")
 	}
 }
+
+// Prompts too long for one command-line argument go on stdin.
+func TestLongPromptOnStdin(t *testing.T) {
+	long := strings.Repeat("Implement the feature. ", 10000) // 230 KB > Linux's 128 KiB per argument
+	for _, b := range []string{BackendClaude, BackendCodex, BackendGemini} {
+		t.Run(b, func(t *testing.T) {
+			s, log := fakeSpec(t, b, "ok")
+			_, res := drain(t, start(t, s, long), nil)
+			if res.Status != StatusCompleted {
+				t.Fatalf("%s %s", res.Status, res.Reason)
+			}
+			inv := invocations(t, log)[0]
+			if inv.Stdin != long || slices.Contains(inv.Args, long) {
+				t.Errorf("stdin %d bytes, args %d", len(inv.Stdin), len(inv.Args))
+			}
+		})
+	}
+}
+
+// A JSON line over the size bound is skipped with one warning; the stream goes on.
+func TestOverlongJSONLineSkipped(t *testing.T) {
+	defer func(n int) { maxJSONLine = n }(maxJSONLine)
+	maxJSONLine = 100 << 10
+	s, _ := fakeSpec(t, BackendClaude, "ok")
+	script := filepath.Join(t.TempDir(), "claude-wrapper")
+	stream := filepath.Join(streamsDir(t), "claude", "ok.jsonl")
+	body := "#!/bin/sh\nprintf '{\"type\":\"assistant\",\"x\":\"'; head -c 300000 /dev/zero | tr '\\0' x; echo '\"}'\nsed 's/{{SESSION}}/s1/g; s/{{CWD}}/w/g' " + stream + "\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s.Executable = script
+	evs, res := drain(t, start(t, s, "x"), nil)
+	if res.Status != StatusCompleted || res.SessionID != "s1" {
+		t.Fatalf("%s %s", res.Status, res.Reason)
+	}
+	var warns []string
+	for _, e := range ofKind(evs, EventWarning) {
+		warns = append(warns, e.Reason)
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], "longer than 102400 bytes was skipped") {
+		t.Errorf("warnings %q", warns)
+	}
+}
+
+// A CLI that refuses its command line: no result, a non-zero exit, its stderr reported.
+func TestClaudeRefusesArguments(t *testing.T) {
+	s, _ := fakeSpec(t, BackendClaude, "ok")
+	s.ExtraArgs = []string{"--no-such-flag"}
+	evs, res := drain(t, start(t, s, "x"), nil)
+	if res.Status != StatusFailed || res.Reason != "claude exited with code 1 without a result" {
+		t.Fatalf("%s %q", res.Status, res.Reason)
+	}
+	if se := ofKind(evs, EventStderr); len(se) != 1 || !strings.Contains(se[0].Text, "unknown option '--no-such-flag'") {
+		t.Errorf("stderr %+v", se)
+	}
+}

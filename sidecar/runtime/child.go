@@ -20,6 +20,8 @@ type child interface {
 	// code (128+N when killed by signal N).
 	wait() int
 	pid() int
+	// release frees the pipes once stdout and stderr were read to the end and wait returned.
+	release()
 }
 
 // stdinWriter serialises writes to a child's stdin and makes writes after close an error.
@@ -71,3 +73,4 @@ func (c *inprocChild) closeStdin()                 {}
 func (c *inprocChild) signal(syscall.Signal) error { return nil }
 func (c *inprocChild) wait() int                   { return 0 }
 func (c *inprocChild) pid() int                    { return 0 }
+func (c *inprocChild) release()                    { c.r.Close() }

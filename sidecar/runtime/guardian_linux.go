@@ -54,7 +54,8 @@ func guardianMain(argv []string) int {
 		fmt.Fprintf(status, "error guardian: PR_SET_CHILD_SUBREAPER: %v\n", e)
 		return 2
 	}
-	signal.Ignore(syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGPIPE)
+	// No signal.Ignore here: ignored dispositions survive exec, and the agent must stop on
+	// SIGTSTP. The guardian is outside the agent's group, so group signals never reach it.
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 

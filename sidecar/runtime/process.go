@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -31,6 +32,7 @@ type Process struct {
 	mu       sync.Mutex
 	red      redactor
 	cur      child
+	closed   bool              // the event stream is closed
 	extraEnv map[string]string // values of provided dependencies, for later turns
 
 	resolveCh  chan resolution
@@ -242,8 +244,12 @@ func (p *Process) emit(ev Event) {
 		}
 		ev.Result = &res
 	}
+	// Sent under the lock so that nothing is sent after run has closed the stream (a late
+	// Pause, say); the pump never waits for p.mu, so this cannot deadlock.
+	if !p.closed {
+		p.in <- ev
+	}
 	p.mu.Unlock()
-	p.in <- ev
 }
 
 // startTurn starts one process invocation.
@@ -352,7 +358,10 @@ func (p *Process) run(c child, in turnInput) {
 	p.mu.Unlock()
 	p.result = res
 	p.emit(Event{Kind: EventExit, Result: &res, ExitCode: res.ExitCode, Failed: res.Status != StatusCompleted, Reason: res.Reason})
+	p.mu.Lock()
+	p.closed = true
 	close(p.in)
+	p.mu.Unlock()
 	close(p.done)
 }
 
@@ -382,10 +391,13 @@ func (p *Process) onStop(t *turn) {
 	p.terminate(t)
 }
 
-const (
-	readChunk   = 64 << 10
-	maxJSONLine = 32 << 20
-)
+const readChunk = 64 << 10
+
+// quietDelay is how long stdout must be silent before an open-ended block is ended.
+var quietDelay = 500 * time.Millisecond
+
+// maxJSONLine bounds one line of a JSON-stream CLI held in memory (a variable for tests).
+var maxJSONLine = 32 << 20
 
 type chunk struct {
 	b       []byte
@@ -401,6 +413,31 @@ func readChunks(r io.Reader, ch chan<- chunk) {
 			ch <- chunk{b: append([]byte(nil), b...), partial: err == bufio.ErrBufferFull}
 		}
 		if err != nil && err != bufio.ErrBufferFull {
+			return
+		}
+	}
+}
+
+// readBatches is readChunks for plain-text agents: each chunk is as many whole lines as one
+// read returned, so a fast talker costs a few events per 64 KiB, not one per line.
+func readBatches(r io.Reader, ch chan<- chunk) {
+	defer close(ch)
+	buf := make([]byte, readChunk)
+	n := 0
+	for {
+		m, err := r.Read(buf[n:])
+		n += m
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			ch <- chunk{b: append([]byte(nil), buf[:i+1]...)}
+			n = copy(buf, buf[i+1:n])
+		} else if n == len(buf) {
+			ch <- chunk{b: append([]byte(nil), buf...), partial: true}
+			n = 0
+		}
+		if err != nil {
+			if n > 0 {
+				ch <- chunk{b: append([]byte(nil), buf[:n]...)}
+			}
 			return
 		}
 	}
@@ -430,7 +467,11 @@ func (p *Process) runTurn(c child, in turnInput, st *agentState) (turnOutcome, i
 	textual := p.be.id() == BackendCommand || p.be.id() == BackendDryRun
 
 	lines := make(chan chunk, 64)
-	go readChunks(c.stdout(), lines)
+	if textual {
+		go readBatches(c.stdout(), lines)
+	} else {
+		go readChunks(c.stdout(), lines)
+	}
 	stderrDone := make(chan struct{})
 	go p.readStderr(c.stderr(), in.turn, stderrDone)
 
@@ -449,6 +490,10 @@ func (p *Process) runTurn(c child, in turnInput, st *agentState) (turnOutcome, i
 	waitCh := make(chan int, 1)
 	waiting := false
 	code := 0
+	// PHASE_COMPLETE and HANDOFF have no closing line: when the output goes quiet, end an
+	// open one, or an agent that prints one and then waits would never be seen to.
+	quiet := time.NewTimer(quietDelay)
+	defer quiet.Stop()
 	for {
 		if lines == nil && !waiting {
 			waiting = true
@@ -460,9 +505,14 @@ func (p *Process) runTurn(c child, in turnInput, st *agentState) (turnOutcome, i
 				lines = nil
 				continue
 			}
+			quiet.Reset(quietDelay)
 			line := ch.b
 			if !textual {
-				if dropping || len(pending)+len(line) > maxJSONLine {
+				if dropping { // the rest of a line already reported as too long
+					dropping = ch.partial
+					continue
+				}
+				if len(pending)+len(line) > maxJSONLine {
 					dropping = ch.partial
 					pending = nil
 					p.emit(Event{Kind: EventWarning, Turn: in.turn, Reason: fmt.Sprintf("%s: a stdout line longer than %d bytes was skipped", p.be.id(), maxJSONLine)})
@@ -484,6 +534,8 @@ func (p *Process) runTurn(c child, in turnInput, st *agentState) (turnOutcome, i
 					feed(ev.Text, ev.cont)
 				}
 			}
+		case <-quiet.C:
+			p.handleBlocks(t, parser.EndOpenBlock(), st)
 		case code = <-waitCh:
 			goto exited
 		case <-stopCh:
@@ -505,6 +557,7 @@ exited:
 	}
 	p.handleBlocks(t, parser.Flush(), st)
 	<-stderrDone
+	c.release()
 	out := dec.end(code)
 	if t.stopped {
 		out.failed = false
@@ -547,7 +600,7 @@ func (p *Process) handleBlock(t *turn, b agentproto.Block, st *agentState) {
 		return
 	case agentproto.KindError:
 		if fieldString(b.Fields, "type") == "fatal" {
-			p.checkpoint(Pending{ID: "error", Kind: "error", Fields: b.Fields, Line: b.Line})
+			p.checkpoint(Pending{ID: "error", Kind: PendingError, Fields: b.Fields, Line: b.Line})
 			st.failReason = "the agent reported a fatal error: " + fieldString(b.Fields, "message")
 			p.terminate(t)
 		}

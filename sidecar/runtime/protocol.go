@@ -14,6 +14,9 @@ const (
 	PendingQuestion   PendingKind = "question"
 	PendingDependency PendingKind = "dependency"
 	PendingPhase      PendingKind = "phase_complete"
+	// PendingError is only seen by Spec.Checkpoint: the checkpoint before a fatal [ERROR]
+	// fails the agent. Nothing waits for it.
+	PendingError PendingKind = "error"
 )
 
 // Pending is a request of the agent that blocks it until it is resolved by Answer,

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,7 +25,8 @@ type osChild struct {
 	in       stdinWriter
 
 	status   *bufio.Reader // guardian status lines; nil without a guardian
-	lifeline *os.File      // write end held open while the guardian runs
+	statusR  *os.File
+	lifeline *os.File // write end held open while the guardian runs
 
 	mu   sync.Mutex
 	gone bool // the group was reaped: stop signalling (its id may be reused)
@@ -37,6 +39,12 @@ func (c *osChild) stderr() io.Reader         { return c.err }
 func (c *osChild) writeStdin(s string) error { return c.in.write(s) }
 func (c *osChild) closeStdin()               { c.in.close() }
 func (c *osChild) pid() int                  { return c.agentPID }
+
+func (c *osChild) release() {
+	c.in.close()
+	c.out.Close()
+	c.err.Close()
+}
 
 func (c *osChild) signal(sig syscall.Signal) error {
 	c.mu.Lock()
@@ -62,7 +70,11 @@ const (
 
 // spawnOS starts argv in dir with exactly env, in its own process group.
 func spawnOS(argv []string, dir string, env []string, stdinData string, keepStdin bool) (*osChild, error) {
-	path, err := lookPath(argv[0], env)
+	exe := argv[0]
+	if strings.Contains(exe, "/") && !filepath.IsAbs(exe) {
+		exe = filepath.Join(dir, exe) // ./agents/x.sh is relative to the agent's working folder
+	}
+	path, err := lookPath(exe, env)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +117,7 @@ func spawnOS(argv []string, dir string, env []string, stdinData string, keepStdi
 				return nil, err
 			}
 			c.lifeline = lifeW
-			c.status = bufio.NewReader(statR)
+			c.status, c.statusR = bufio.NewReader(statR), statR
 			c.cmd = exec.Command(self, append([]string{path}, argv[1:]...)...)
 			c.cmd.Env = append(append([]string(nil), env...), guardianEnv+"="+guardianMagic)
 			c.cmd.ExtraFiles = []*os.File{lifeR, statW}
@@ -119,7 +131,22 @@ func spawnOS(argv []string, dir string, env []string, stdinData string, keepStdi
 	c.cmd.Dir = dir
 	c.cmd.Stdin, c.cmd.Stdout, c.cmd.Stderr = inR, outW, errW
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := c.cmd.Start(); err != nil {
+	if err := c.cmd.Start(); err != nil && useGuardian {
+		// Our own binary cannot be re-executed (deleted by an upgrade, say): run the agent
+		// directly, still in its own group, without the guardian's guarantees.
+		c.lifeline.Close()
+		c.statusR.Close()
+		c.status, c.lifeline, c.statusR = nil, nil, nil
+		direct := exec.Command(path, argv[1:]...)
+		direct.Args[0], direct.Env, direct.Dir = argv[0], env, dir
+		direct.Stdin, direct.Stdout, direct.Stderr = inR, outW, errW
+		direct.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		c.cmd = direct
+		if err := c.cmd.Start(); err != nil {
+			closeAll()
+			return nil, fmt.Errorf("start %s: %w", argv[0], err)
+		}
+	} else if err != nil {
 		closeAll()
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}
@@ -137,6 +164,7 @@ func spawnOS(argv []string, dir string, env []string, stdinData string, keepStdi
 		if !ok || perr != nil {
 			c.cmd.Wait()
 			c.lifeline.Close()
+			c.statusR.Close()
 			outR.Close()
 			errR.Close()
 			inW.Close()
@@ -174,6 +202,7 @@ func (c *osChild) reap() {
 			}
 		}
 		c.lifeline.Close()
+		c.statusR.Close()
 	} else {
 		// Without a guardian: whatever is left in the agent's group goes with it.
 		_ = syscall.Kill(-c.agentPID, syscall.SIGKILL)

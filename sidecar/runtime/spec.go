@@ -69,7 +69,8 @@ type Spec struct {
 
 	// Checkpoint is called before the agent is paused for a pending request (and before it
 	// fails on a fatal [ERROR]), so the engine can write its state; an error is reported as a
-	// warning and the pause goes ahead.
+	// warning and the pause goes ahead. It runs on the supervising goroutine: it must not
+	// call Answer, ProvideDependency, RejectDependency or Continue (Stop is fine).
 	Checkpoint func(Pending) error
 	// MaxBlockBytes caps one protocol block (agentproto.Options; 0 = its default, 64 KiB).
 	MaxBlockBytes int

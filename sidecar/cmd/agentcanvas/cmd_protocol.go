@@ -14,7 +14,7 @@ import (
 func init() {
 	register(&command{
 		name:    "protocol",
-		summary: "protocol scan [--json] [FILE]: list the protocol blocks in agent output",
+		summary: "scan agent output for protocol blocks: protocol scan [--json] [FILE]",
 		run:     runProtocol,
 	})
 }
@@ -101,6 +101,7 @@ func formatBlock(name string, b agentproto.Block) string {
 		if !ok {
 			continue
 		}
+		k = quoteIfNeeded(k)
 		switch v := v.(type) {
 		case []string:
 			fmt.Fprintf(&sb, " %s=[%s]", k, strings.Join(quoteAll(v), ", "))

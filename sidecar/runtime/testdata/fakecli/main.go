@@ -31,6 +31,9 @@ func main() {
 		os.Exit(1)
 	}
 	stdin, _ := io.ReadAll(os.Stdin)
+	if cli == "claude" && prompt == "" || cli == "codex" && prompt == "-" {
+		prompt = string(stdin) // as the real CLIs do without a prompt argument
+	}
 	cwd, _ := os.Getwd()
 	if log := os.Getenv("FAKECLI_LOG"); log != "" {
 		f, err := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
@@ -150,7 +153,7 @@ func parseArgs(cli string, args []string) (prompt, resume string, err error) {
 				}
 				i++
 			default:
-				if strings.HasPrefix(args[i], "-") {
+				if strings.HasPrefix(args[i], "-") && args[i] != "-" {
 					return "", "", fmt.Errorf("error: unexpected argument '%s' found", args[i])
 				}
 				rest = append(rest, args[i])
