@@ -364,7 +364,8 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 	}
 	s := runtime.Spec{RunID: c.r.id, AgentID: node, Role: c.roles[node], InteractionID: c.in.ID, Round: c.st.Round,
 		BackendID: rt.BackendID, Command: rt.Command, CwdMode: rt.CwdMode, Workspace: c.r.o.Workspace,
-		Model: rt.Model, MaxTurns: rt.MaxTurns, AllowedTools: rt.AllowedTools, PermissionMode: rt.PermissionMode, StopGrace: c.r.o.StopGrace}
+		Model: rt.Model, MaxTurns: rt.MaxTurns, AllowedTools: rt.AllowedTools, PermissionMode: rt.PermissionMode, StopGrace: c.r.o.StopGrace,
+		CodexSandbox: rt.CodexSandbox, Interactive: rt.Interactive}
 	if c.r.o.Backend != "" {
 		s.BackendID = c.r.o.Backend
 	}
