@@ -400,11 +400,15 @@ func (d *decoder) runtime(n *yaml.Node, path string) *Runtime {
 		},
 		"allowedTools":   func(_, v *yaml.Node, p string) { r.AllowedTools = d.strList(v, p, "runtime.allowedTools") },
 		"permissionMode": func(_, v *yaml.Node, p string) { r.PermissionMode = d.str(v, p, "runtime.permissionMode") },
+		"codexSandbox":   func(_, v *yaml.Node, p string) { r.CodexSandbox = d.str(v, p, "runtime.codexSandbox") },
+		"interactive":    func(_, v *yaml.Node, p string) { r.Interactive, _ = d.boolean(v, p, "runtime.interactive") },
 		"sessionLoop": func(_, v *yaml.Node, p string) {
 			sl := &SessionLoop{}
 			if d.fields(v, p, "runtime.sessionLoop", map[string]fieldFn{
 				"maxIterations": func(_, v *yaml.Node, p string) { x, _ := d.integer(v, p, "maxIterations"); sl.MaxIterations = int(x) },
 				"delayMs":       func(_, v *yaml.Node, p string) { x, _ := d.integer(v, p, "delayMs"); sl.DelayMs = int(x) },
+				"featureList":   func(_, v *yaml.Node, p string) { sl.FeatureList = d.str(v, p, "featureList") },
+				"progressFile":  func(_, v *yaml.Node, p string) { sl.ProgressFile = d.str(v, p, "progressFile") },
 			}) {
 				r.SessionLoop = sl
 			}

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
+)
+
+func init() {
+	register(&command{name: "proposal", summary: "create, review, apply or reject a proposal (proposal create|apply|review|reject|list)", run: runProposal})
+}
+
+const proposalUsage = `usage:
+  agentcanvas proposal create --workspace W --run R --agent A [--notes T] [--test-log FILE] [--flow F]
+  agentcanvas proposal apply  --workspace W [--check] [--files a,b] [--hunks path:1,path:3] [--flow F] PROPOSAL
+  agentcanvas proposal review --workspace W [--flow F] [--record] PROPOSAL
+  agentcanvas proposal reject --workspace W [--reason T] [--flow F] PROPOSAL
+  agentcanvas proposal list   --workspace W
+PROPOSAL: a proposal.json, a sandbox agent folder, or a .patch file.
+apply: exit 0 applied (or, with --check, would apply), 1 refused or conflict (workspace unchanged), 2 usage.`
+
+func runProposal(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, proposalUsage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "create":
+		return proposalCreate(args[1:], stdout, stderr)
+	case "apply":
+		return proposalApply(args[1:], stdout, stderr)
+	case "review":
+		return proposalReview(args[1:], stdout, stderr)
+	case "reject":
+		return proposalReject(args[1:], stdout, stderr)
+	case "list":
+		return proposalList(args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprintln(stderr, proposalUsage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "proposal: unknown subcommand %q\n%s\n", args[0], proposalUsage)
+	return exitUsage
+}
+
+func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *string, *string) {
+	fs := flag.NewFlagSet("proposal "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, proposalUsage); fs.PrintDefaults() }
+	ws := fs.String("workspace", ".", "workspace root")
+	flow := fs.String("flow", proposal.DefaultFlow, "flow name for the event log (.agentcanvas/logs/<flow>/)")
+	return fs, ws, flow
+}
+
+func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK, false
+		}
+		return exitUsage, false
+	}
+	return 0, true
+}
+
+func proposalCreate(args []string, stdout, stderr io.Writer) int {
+	fs, ws, flow := newFlags("create", stderr)
+	runID := fs.String("run", "", "run id")
+	agent := fs.String("agent", "", "agent id")
+	notes := fs.String("notes", "", "notes for proposal.json")
+	testLog := fs.String("test-log", "", "a file with the output of the tests the handoff named; copied to proposal/test.log")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if *runID == "" || *agent == "" || fs.NArg() != 0 {
+		fmt.Fprintln(stderr, "proposal create: --run and --agent are required and no other arguments are taken")
+		return exitUsage
+	}
+	var tl []byte
+	if *testLog != "" {
+		b, err := os.ReadFile(*testLog)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentcanvas: --test-log: %v\n", err)
+			return exitUsage
+		}
+		tl = b
+	}
+	ctx, cancel := signalContext()
+	defer cancel()
+	c, err := proposal.Create(ctx, proposal.CreateOptions{Workspace: *ws, RunID: *runID, AgentID: *agent, Notes: *notes, Flow: *flow, TestLog: tl})
+	if err != nil {
+		fmt.Fprintf(stderr, "agentcanvas: %v\n", err)
+		return exitFail
+	}
+	printJSON(stdout, c.Proposal)
+	return exitOK
+}
+
+// parseSelection reads --files a,b and --hunks path:1,path:3 (a path may itself hold ':'; the
+// hunk number is after the last one).
+func parseSelection(files, hunks listFlag) (proposal.Selection, error) {
+	sel := proposal.Selection{Files: files}
+	for _, h := range hunks {
+		i := strings.LastIndexByte(h, ':')
+		if i <= 0 {
+			return sel, fmt.Errorf("--hunks %q: want PATH:N", h)
+		}
+		n, err := strconv.Atoi(h[i+1:])
+		if err != nil || n < 1 {
+			return sel, fmt.Errorf("--hunks %q: hunk number must be 1 or more", h)
+		}
+		if sel.Hunks == nil {
+			sel.Hunks = map[string][]int{}
+		}
+		sel.Hunks[h[:i]] = append(sel.Hunks[h[:i]], n)
+	}
+	return sel, nil
+}
+
+func proposalApply(args []string, stdout, stderr io.Writer) int {
+	fs, ws, flow := newFlags("apply", stderr)
+	check := fs.Bool("check", false, "check only; change nothing")
+	var files, hunks listFlag
+	fs.Var(&files, "files", "apply only these files (comma-separated or repeated)")
+	fs.Var(&hunks, "hunks", "apply only these hunks, as PATH:N (1-based, as 'proposal review' numbers them)")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "proposal apply: exactly one PROPOSAL is required")
+		return exitUsage
+	}
+	sel, err := parseSelection(files, hunks)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentcanvas: %v\n", err)
+		return exitUsage
+	}
+	ctx, cancel := signalContext()
+	defer cancel()
+	res, err := proposal.Apply(ctx, *ws, fs.Arg(0), sel, proposal.ApplyOptions{DryRun: *check, Flow: *flow})
+	if res != nil {
+		for _, w := range res.Warnings {
+			fmt.Fprintf(stderr, "warning: %s\n", w)
+		}
+		if *asJSON {
+			printJSON(stdout, res)
+		}
+	}
+	if err != nil {
+		var ref *proposal.RefusedError
+		if errors.As(err, &ref) {
+			for _, p := range ref.Problems {
+				fmt.Fprintf(stderr, "refused: %s\n", p)
+			}
+		} else {
+			fmt.Fprintf(stderr, "agentcanvas: %v\n", err)
+		}
+		return exitFail
+	}
+	if !*asJSON {
+		verb := "applied"
+		if *check {
+			verb = "would apply"
+		}
+		for _, f := range res.Files {
+			fmt.Fprintf(stdout, "%s %s %s\n", verb, f.Status, f.Path)
+		}
+	}
+	return exitOK
+}
+
+func proposalReview(args []string, stdout, stderr io.Writer) int {
+	fs, ws, flow := newFlags("review", stderr)
+	record := fs.Bool("record", false, "append a proposal_reviewed event")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "proposal review: exactly one PROPOSAL is required")
+		return exitUsage
+	}
+	ctx, cancel := signalContext()
+	defer cancel()
+	rv, err := proposal.GetReview(ctx, *ws, fs.Arg(0), proposal.ReviewOptions{ApplyOptions: proposal.ApplyOptions{Flow: *flow}, Record: *record})
+	if err != nil {
+		fmt.Fprintf(stderr, "agentcanvas: %v\n", err)
+		return exitFail
+	}
+	printJSON(stdout, rv)
+	return exitOK
+}
+
+func proposalReject(args []string, stdout, stderr io.Writer) int {
+	fs, ws, flow := newFlags("reject", stderr)
+	reason := fs.String("reason", "", "why it was rejected")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "proposal reject: exactly one PROPOSAL is required")
+		return exitUsage
+	}
+	if err := proposal.Reject(*ws, fs.Arg(0), *reason, *flow); err != nil {
+		fmt.Fprintf(stderr, "agentcanvas: %v\n", err)
+		return exitFail
+	}
+	fmt.Fprintln(stdout, "rejected")
+	return exitOK
+}
+
+func proposalList(args []string, stdout, stderr io.Writer) int {
+	fs, ws, _ := newFlags("list", stderr)
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	list, err := proposal.List(*ws)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentcanvas: %v\n", err)
+		return exitFail
+	}
+	if list == nil {
+		list = []proposal.Summary{}
+	}
+	printJSON(stdout, list)
+	return exitOK
+}

@@ -1,0 +1,313 @@
+// Package eventlog writes and reads the JSONL event log of spec §9:
+// .agentcanvas/logs/<flow>/<YYYY-MM-DD>.jsonl, one event a line
+// {ts, flow, runId, interactionId, edgeId, event, …}. The run engine, the proposal workflow and
+// the server all write through it; appends from concurrent goroutines never interleave, and
+// readers tolerate a torn last line (a writer killed mid-line).
+package eventlog
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
+)
+
+// LogsDir is the workspace-relative folder holding every flow's logs.
+const LogsDir = ".agentcanvas/logs"
+
+// Event is one log line. TS is Unix epoch milliseconds (UTC); zero means "now" on Append.
+// Fields holds every other key and is written at the top level of the line (spec §9.1 puts
+// "step", "from", "to", "reason", "data" … beside "event"). Keys in Fields that collide with
+// the common fields are ignored.
+type Event struct {
+	TS            int64
+	Flow          string
+	RunID         string
+	InteractionID string
+	EdgeID        string
+	Event         string
+	Fields        map[string]any
+}
+
+var commonKeys = map[string]bool{"ts": true, "flow": true, "runId": true, "interactionId": true, "edgeId": true, "event": true}
+
+// MarshalJSON writes the common fields first, then Fields sorted by key.
+func (e Event) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(`{"ts":`)
+	fmt.Fprintf(&b, "%d", e.TS)
+	for _, kv := range [][2]string{{"flow", e.Flow}, {"runId", e.RunID}, {"interactionId", e.InteractionID}, {"edgeId", e.EdgeID}, {"event", e.Event}} {
+		v, _ := json.Marshal(kv[1])
+		b.WriteString(`,"` + kv[0] + `":`)
+		b.Write(v)
+	}
+	keys := make([]string, 0, len(e.Fields))
+	for k := range e.Fields {
+		if !commonKeys[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		kb, _ := json.Marshal(k)
+		vb, err := json.Marshal(e.Fields[k])
+		if err != nil {
+			return nil, fmt.Errorf("eventlog: field %q: %w", k, err)
+		}
+		b.WriteByte(',')
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(vb)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON reads the common fields and keeps the rest in Fields (as json.RawMessage).
+func (e *Event) UnmarshalJSON(data []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return err
+	}
+	*e = Event{}
+	str := func(k string, dst *string) error {
+		if v, ok := m[k]; ok {
+			if err := json.Unmarshal(v, dst); err != nil {
+				return fmt.Errorf("field %q: %w", k, err)
+			}
+		}
+		return nil
+	}
+	if v, ok := m["ts"]; ok {
+		if err := json.Unmarshal(v, &e.TS); err != nil {
+			return fmt.Errorf("field \"ts\": %w", err)
+		}
+	}
+	for k, dst := range map[string]*string{"flow": &e.Flow, "runId": &e.RunID, "interactionId": &e.InteractionID, "edgeId": &e.EdgeID, "event": &e.Event} {
+		if err := str(k, dst); err != nil {
+			return err
+		}
+	}
+	for k, v := range m {
+		if !commonKeys[k] {
+			if e.Fields == nil {
+				e.Fields = map[string]any{}
+			}
+			e.Fields[k] = v
+		}
+	}
+	return nil
+}
+
+// Time returns TS as a time.Time.
+func (e Event) Time() time.Time { return time.UnixMilli(e.TS).UTC() }
+
+// Log appends events of one flow. It is safe for concurrent use; each event is written with a
+// single write(2) on an O_APPEND file, so lines from several processes do not interleave either.
+type Log struct {
+	root *os.Root
+	flow string
+	dir  string // workspace-relative
+	now  func() time.Time
+
+	mu   sync.Mutex
+	day  string
+	file *os.File
+}
+
+// CheckFlowName refuses flow names that cannot be one folder name under logs/.
+func CheckFlowName(flow string) error {
+	if flow == "" {
+		return errors.New("eventlog: empty flow name")
+	}
+	if strings.Contains(flow, "/") {
+		return fmt.Errorf("eventlog: flow name %q contains '/'", flow)
+	}
+	if _, err := safepath.Clean(flow, safepath.Rules{}); err != nil {
+		return fmt.Errorf("eventlog: flow name: %w", err)
+	}
+	return nil
+}
+
+// Open returns the log of one flow in a workspace. Files are created on the first Append.
+func Open(workspaceRoot, flow string) (*Log, error) {
+	if err := CheckFlowName(flow); err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(workspaceRoot)
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: %w", err)
+	}
+	return &Log{root: root, flow: flow, dir: path.Join(LogsDir, flow), now: time.Now}, nil
+}
+
+// Flow is the flow this log writes.
+func (l *Log) Flow() string { return l.flow }
+
+// Append writes one event as one line to the file of its day (UTC). Empty TS means now; empty
+// Flow means the log's flow.
+func (l *Log) Append(ev Event) error {
+	if ev.TS == 0 {
+		ev.TS = l.now().UnixMilli()
+	}
+	if ev.Flow == "" {
+		ev.Flow = l.flow
+	}
+	if ev.Event == "" {
+		return errors.New("eventlog: event has no name")
+	}
+	line, err := json.Marshal(ev)
+	if err != nil {
+		return err
+	}
+	line = append(line, '\n')
+	day := ev.Time().Format("2006-01-02")
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.file == nil || l.day != day {
+		if l.file != nil {
+			l.file.Close()
+			l.file = nil
+		}
+		if err := l.root.MkdirAll(l.dir, 0o755); err != nil {
+			return fmt.Errorf("eventlog: %w", err)
+		}
+		f, err := l.root.OpenFile(path.Join(l.dir, day+".jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return fmt.Errorf("eventlog: %w", err)
+		}
+		l.file, l.day = f, day
+	}
+	if _, err := l.file.Write(line); err != nil {
+		return fmt.Errorf("eventlog: %w", err)
+	}
+	return nil
+}
+
+// Close releases the open file and the workspace handle.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.file != nil {
+		l.file.Close()
+		l.file = nil
+	}
+	return l.root.Close()
+}
+
+// Decode reads events from r. A last line without a newline that does not parse is a torn
+// write and is skipped; any other bad line is an error naming its line number.
+func Decode(r io.Reader) ([]Event, error) {
+	br := bufio.NewReader(r)
+	var out []Event
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			complete := line[len(line)-1] == '\n'
+			trimmed := bytes.TrimSpace(line)
+			if len(trimmed) > 0 {
+				var ev Event
+				if uerr := json.Unmarshal(trimmed, &ev); uerr != nil {
+					if !complete {
+						return out, nil // torn last line
+					}
+					return out, fmt.Errorf("line %d: %w", n, uerr)
+				}
+				out = append(out, ev)
+			}
+		}
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+	}
+}
+
+// Days lists the days (YYYY-MM-DD) that have a log file for flow, oldest first.
+func Days(workspaceRoot, flow string) ([]string, error) {
+	if err := CheckFlowName(flow); err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(workspaceRoot)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	ents, err := fs.ReadDir(root.FS(), path.Join(LogsDir, flow))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var days []string
+	for _, e := range ents {
+		if d, ok := strings.CutSuffix(e.Name(), ".jsonl"); ok && e.Type().IsRegular() {
+			if _, perr := time.Parse("2006-01-02", d); perr == nil {
+				days = append(days, d)
+			}
+		}
+	}
+	sort.Strings(days)
+	return days, nil
+}
+
+// Read returns the events of one flow on one day (YYYY-MM-DD); a missing file is no events.
+func Read(workspaceRoot, flow, day string) ([]Event, error) {
+	if err := CheckFlowName(flow); err != nil {
+		return nil, err
+	}
+	if _, err := time.Parse("2006-01-02", day); err != nil {
+		return nil, fmt.Errorf("eventlog: day %q is not YYYY-MM-DD", day)
+	}
+	root, err := os.OpenRoot(workspaceRoot)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	name := path.Join(LogsDir, flow, day+".jsonl")
+	f, err := root.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	evs, err := Decode(f)
+	if err != nil {
+		return evs, fmt.Errorf("%s: %w", name, err)
+	}
+	return evs, nil
+}
+
+// ReadAll returns every event of a flow, oldest day first.
+func ReadAll(workspaceRoot, flow string) ([]Event, error) {
+	days, err := Days(workspaceRoot, flow)
+	if err != nil {
+		return nil, err
+	}
+	var all []Event
+	for _, d := range days {
+		evs, err := Read(workspaceRoot, flow, d)
+		all = append(all, evs...)
+		if err != nil {
+			return all, err
+		}
+	}
+	return all, nil
+}

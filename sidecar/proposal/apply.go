@@ -1,0 +1,355 @@
+package proposal
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
+	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
+)
+
+// Op names one filesystem step of an apply, for the fault-injection hook.
+type Op string
+
+const (
+	OpRemove  Op = "remove"  // delete a file or symlink
+	OpRmdir   Op = "rmdir"   // delete a folder the deletions left empty
+	OpMkdir   Op = "mkdir"   // create a parent folder
+	OpWrite   Op = "write"   // write a temporary file (called after half the data is written)
+	OpSymlink Op = "symlink" // create a temporary symlink
+	OpRename  Op = "rename"  // move a temporary file into place
+)
+
+// ApplyOptions for Check and Apply.
+type ApplyOptions struct {
+	DryRun        bool           // check only (the --check of the command line)
+	Rules         safepath.Rules // path rules; zero value blocks safepath.DefaultBlocked
+	MaxPatchBytes int64          // 0 means MaxPatchBytes
+	Flow          string         // event log flow; "" means DefaultFlow
+	// Hook, if set, runs before each filesystem step and fails the step when it returns an
+	// error. Tests use it to inject faults (permission denied on the Nth file, a full disk).
+	Hook func(op Op, path string) error
+}
+
+// Result of Check or Apply.
+type Result struct {
+	Applied  bool         `json:"applied"` // false for a dry run or a refusal
+	DryRun   bool         `json:"dryRun"`
+	Files    []FileResult `json:"files"`
+	Warnings []string     `json:"warnings"`
+	Problems []Problem    `json:"problems,omitempty"`
+}
+
+// Check is Apply with DryRun set.
+func Check(ctx context.Context, workspace, ref string, sel Selection, o ApplyOptions) (*Result, error) {
+	o.DryRun = true
+	return Apply(ctx, workspace, ref, sel, o)
+}
+
+// Apply checks the proposal (or patch) ref against the workspace and, unless o.DryRun, applies
+// the selection all-or-nothing. A refusal returns *RefusedError with the Result listing the
+// problems; the workspace is unchanged after any error.
+func Apply(ctx context.Context, workspace, ref string, sel Selection, o ApplyOptions) (*Result, error) {
+	l, err := Load(workspace, ref)
+	if err != nil {
+		return nil, err
+	}
+	res, err := ApplyLoaded(ctx, workspace, l, sel, o)
+	if err != nil || o.DryRun {
+		return res, err
+	}
+	if l.AgentDir != "" {
+		var files []string
+		for _, f := range res.Files {
+			files = append(files, f.Path)
+		}
+		if err := writeStatus(l, Status{State: "applied", Files: files}); err != nil {
+			res.Warnings = append(res.Warnings, "could not record the status: "+err.Error())
+		}
+	}
+	fields := map[string]any{"files": res.Files}
+	if len(res.Warnings) > 0 {
+		fields["warnings"] = res.Warnings
+	}
+	if err := logEvent(workspace, o.Flow, l, "proposal_applied", fields); err != nil {
+		res.Warnings = append(res.Warnings, "could not write the event log: "+err.Error())
+	}
+	return res, nil
+}
+
+// ApplyPatch checks and applies patch bytes directly (no proposal, no events).
+func ApplyPatch(ctx context.Context, workspace string, patch []byte, sel Selection, o ApplyOptions) (*Result, error) {
+	return ApplyLoaded(ctx, workspace, &Loaded{Patch: patch}, sel, o)
+}
+
+// ApplyLoaded is Apply for an already loaded proposal; it writes no status and no event.
+func ApplyLoaded(ctx context.Context, workspace string, l *Loaded, sel Selection, o ApplyOptions) (*Result, error) {
+	res := &Result{DryRun: o.DryRun, Files: []FileResult{}, Warnings: []string{}}
+	if l.Proposal != nil && l.Proposal.Base.GitHead != "" {
+		if head := sandbox.GitHead(workspace); head != l.Proposal.Base.GitHead {
+			cur := head
+			if cur == "" {
+				cur = "none"
+			}
+			res.Warnings = append(res.Warnings, fmt.Sprintf("the workspace HEAD (%s) differs from the proposal's base.gitHead (%s); the files may have changed since the sandbox was prepared", cur, l.Proposal.Base.GitHead))
+		}
+	}
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	pl, probs := buildPlan(root, l.Patch, sel, o.Rules, o.MaxPatchBytes)
+	if len(probs) > 0 {
+		res.Problems = probs
+		return res, &RefusedError{Problems: probs}
+	}
+	res.Files = pl.files
+	if len(pl.files) == 0 {
+		res.Warnings = append(res.Warnings, "nothing to apply: the patch (or the selection) holds no changes")
+	}
+	if o.DryRun {
+		return res, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	t := &txn{root: root, hook: o.Hook}
+	if err := t.run(pl); err != nil {
+		if rerr := t.rollback(); rerr != nil {
+			return res, fmt.Errorf("apply failed: %v; ROLLBACK INCOMPLETE: %v", err, rerr)
+		}
+		return res, fmt.Errorf("apply failed, workspace restored: %w", err)
+	}
+	res.Applied = true
+	return res, nil
+}
+
+// backup is the byte-exact state of one path before the apply touched it.
+type backup struct {
+	kind fileKind
+	perm fs.FileMode
+	data []byte // content or symlink target
+}
+
+type txn struct {
+	root *os.Root
+	hook func(Op, string) error
+	undo []func() error
+}
+
+func (t *txn) step(op Op, p string) error {
+	if t.hook != nil {
+		if err := t.hook(op, p); err != nil {
+			return fmt.Errorf("%s %s: %w", op, p, err)
+		}
+	}
+	return nil
+}
+
+func (t *txn) save(p string) (*backup, error) {
+	fi, err := t.root.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	b := &backup{kind: kindOfMode(fi.Mode()), perm: fi.Mode().Perm()}
+	switch b.kind {
+	case kindSymlink:
+		s, err := t.root.Readlink(p)
+		if err != nil {
+			return nil, err
+		}
+		b.data = []byte(s)
+	case kindFile:
+		if b.data, err = t.root.ReadFile(p); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("%s: is a %s", p, kindName(b.kind))
+	}
+	return b, nil
+}
+
+// restore puts a backup back at p (or removes p when there was nothing).
+func (t *txn) restore(p string, b *backup) error {
+	if b == nil {
+		err := t.root.Remove(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	tmp := tempName(p)
+	var err error
+	if b.kind == kindSymlink {
+		err = t.root.Symlink(string(b.data), tmp)
+	} else {
+		err = t.root.WriteFile(tmp, b.data, b.perm)
+		if err == nil {
+			err = t.root.Chmod(tmp, b.perm)
+		}
+	}
+	if err == nil {
+		err = t.root.Rename(tmp, p)
+	}
+	if err != nil {
+		t.root.Remove(tmp)
+	}
+	return err
+}
+
+func tempName(p string) string {
+	var r [8]byte
+	rand.Read(r[:])
+	return path.Join(path.Dir(p), ".agentcanvas-"+hex.EncodeToString(r[:])+".tmp")
+}
+
+func (t *txn) run(pl *plan) error {
+	for _, p := range pl.deletes {
+		b, err := t.save(p)
+		if err != nil {
+			return err
+		}
+		if err := t.step(OpRemove, p); err != nil {
+			return err
+		}
+		if err := t.root.Remove(p); err != nil {
+			return err
+		}
+		t.undo = append(t.undo, func() error { return t.restore(p, b) })
+		// git removes the folders a deletion leaves empty.
+		for d := path.Dir(p); d != "."; d = path.Dir(d) {
+			fi, err := t.root.Lstat(d)
+			if err != nil || !fi.IsDir() {
+				break
+			}
+			if ents, err := fs.ReadDir(t.root.FS(), d); err != nil || len(ents) > 0 {
+				break
+			}
+			if err := t.step(OpRmdir, d); err != nil {
+				return err
+			}
+			if err := t.root.Remove(d); err != nil {
+				return err
+			}
+			perm := fi.Mode().Perm()
+			t.undo = append(t.undo, func() error { return t.root.Mkdir(d, perm) })
+		}
+	}
+	for _, w := range pl.writes {
+		if err := t.mkdirs(path.Dir(w.path)); err != nil {
+			return err
+		}
+		b, err := t.save(w.path)
+		if err != nil {
+			return err
+		}
+		if err := t.put(w, b); err != nil {
+			return err
+		}
+		t.undo = append(t.undo, func() error { return t.restore(w.path, b) })
+	}
+	return nil
+}
+
+func (t *txn) mkdirs(dir string) error {
+	if dir == "." {
+		return nil
+	}
+	comps := strings.Split(dir, "/")
+	for i := range comps {
+		d := strings.Join(comps[:i+1], "/")
+		fi, err := t.root.Lstat(d)
+		if err == nil {
+			if !fi.IsDir() {
+				return fmt.Errorf("%s is not a folder", d)
+			}
+			continue
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		if err := t.step(OpMkdir, d); err != nil {
+			return err
+		}
+		if err := t.root.Mkdir(d, 0o755); err != nil {
+			return err
+		}
+		t.undo = append(t.undo, func() error { return t.root.Remove(d) })
+	}
+	return nil
+}
+
+// put writes w through a temporary file in the same folder and renames it into place.
+func (t *txn) put(w write, old *backup) (err error) {
+	tmp := tempName(w.path)
+	defer func() {
+		if err != nil {
+			t.root.Remove(tmp)
+		}
+	}()
+	if w.kind == kindSymlink {
+		if err := t.step(OpSymlink, w.path); err != nil {
+			return err
+		}
+		if err := t.root.Symlink(string(w.data), tmp); err != nil {
+			return err
+		}
+	} else {
+		perm := fs.FileMode(0o644)
+		if old != nil && old.kind == kindFile {
+			perm = old.perm
+		}
+		if w.exec && perm&0o100 == 0 {
+			perm |= (perm & 0o444) >> 2
+		} else if !w.exec {
+			perm &^= 0o111
+		}
+		f, err := t.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if err != nil {
+			return err
+		}
+		half := len(w.data) / 2
+		_, err = f.Write(w.data[:half])
+		if err == nil {
+			err = t.step(OpWrite, w.path)
+		}
+		if err == nil {
+			_, err = f.Write(w.data[half:])
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+		if err := t.root.Chmod(tmp, perm); err != nil {
+			return err
+		}
+	}
+	if err := t.step(OpRename, w.path); err != nil {
+		return err
+	}
+	return t.root.Rename(tmp, w.path)
+}
+
+func (t *txn) rollback() error {
+	var errs []error
+	for i := len(t.undo) - 1; i >= 0; i-- {
+		if err := t.undo[i](); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	t.undo = nil
+	return errors.Join(errs...)
+}

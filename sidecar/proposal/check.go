@@ -1,0 +1,725 @@
+package proposal
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/bluekeyes/go-gitdiff/gitdiff"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
+)
+
+// MaxPatchBytes is the default limit on a patch's size.
+const MaxPatchBytes = 64 << 20
+
+// Selection picks part of a patch. The zero value selects everything.
+type Selection struct {
+	// Files by path (the new path; the old path for deletions). Empty: every file.
+	Files []string `json:"files,omitempty"`
+	// Hunks by path: 1-based hunk numbers as Review lists them. A file named here gets only
+	// those hunks (text modifications only) and is selected even if Files does not name it.
+	Hunks map[string][]int `json:"hunks,omitempty"`
+}
+
+func (s Selection) all() bool { return len(s.Files) == 0 && len(s.Hunks) == 0 }
+
+// Problem is one reason a patch is refused.
+type Problem struct {
+	Path   string `json:"path,omitempty"`
+	Reason string `json:"reason"`
+}
+
+func (p Problem) String() string {
+	if p.Path == "" {
+		return p.Reason
+	}
+	return quoteNameWith(p.Path, false) + ": " + p.Reason // control characters shown escaped
+}
+
+// RefusedError is returned when Check or Apply refuses a patch. The workspace is unchanged.
+type RefusedError struct {
+	Problems []Problem
+}
+
+func (e *RefusedError) Error() string {
+	var s []string
+	for _, p := range e.Problems {
+		s = append(s, p.String())
+	}
+	return "patch refused: " + strings.Join(s, "; ")
+}
+
+// fileKind says what a path is on disk or in a patch.
+type fileKind int
+
+const (
+	kindNone fileKind = iota
+	kindFile
+	kindSymlink
+	kindDir
+	kindOther
+)
+
+func kindOfMode(m os.FileMode) fileKind {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return kindSymlink
+	case m.IsRegular():
+		return kindFile
+	case m.IsDir():
+		return kindDir
+	}
+	return kindOther
+}
+
+// write is one path the plan creates or replaces.
+type write struct {
+	path string
+	kind fileKind // kindFile or kindSymlink
+	exec bool
+	data []byte
+}
+
+// plan is a checked patch: deletions first, then writes (git's two phases).
+type plan struct {
+	deletes []string
+	writes  []write
+	files   []FileResult
+}
+
+// FileResult is one file of a checked or applied patch.
+type FileResult struct {
+	Path    string `json:"path"`
+	OldPath string `json:"oldPath,omitempty"` // renames and copies
+	Status  string `json:"status"`            // added, modified, deleted, renamed, copied
+	Hunks   []int  `json:"hunks,omitempty"`   // the hunks applied when a selection named some
+}
+
+// section is the header of one "diff --git" block as written, for the name checks.
+type section struct {
+	line                                       int
+	git                                        string
+	minus, plus                                *string
+	renameFrom, renameTo, copyFrom, copyTo     *string
+	hasOldMode, hasNewMode, hasNewFile, hasDel bool
+}
+
+// gitHeaderPrefixes are the lines go-gitdiff (and git) read as part of a file header; any other
+// line ends the header.
+var gitHeaderPrefixes = []string{"--- ", "+++ ", "old mode ", "new mode ", "deleted file mode ", "new file mode ",
+	"copy from ", "copy to ", "rename old ", "rename new ", "rename from ", "rename to ",
+	"similarity index ", "dissimilarity index ", "index "}
+
+func scanSections(patch []byte) []section {
+	var out []section
+	sc := bufio.NewScanner(bytes.NewReader(patch))
+	sc.Buffer(make([]byte, 64*1024), len(patch)+1)
+	inHeader := false
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimSuffix(sc.Text(), "\r")
+		if rest, ok := strings.CutPrefix(line, "diff --git "); ok {
+			out = append(out, section{line: n, git: rest})
+			inHeader = true
+			continue
+		}
+		if !inHeader {
+			continue
+		}
+		s := &out[len(out)-1]
+		known := false
+		for _, p := range gitHeaderPrefixes {
+			if v, ok := strings.CutPrefix(line, p); ok {
+				known = true
+				v := v
+				switch p {
+				case "--- ":
+					s.minus = &v
+				case "+++ ":
+					s.plus = &v
+				case "rename from ", "rename old ":
+					s.renameFrom = &v
+				case "rename to ", "rename new ":
+					s.renameTo = &v
+				case "copy from ":
+					s.copyFrom = &v
+				case "copy to ":
+					s.copyTo = &v
+				}
+				break
+			}
+		}
+		if !known {
+			inHeader = false
+		}
+	}
+	return out
+}
+
+// nameMatches: a name as written equals quote(name) in git's quoting, with or without the
+// quoting of bytes >= 0x80 (core.quotePath off), optionally followed by a tab and anything.
+func nameMatches(written, name string) bool {
+	for _, q := range []string{quoteNameWith(name, true), quoteNameWith(name, false)} {
+		if written == q || strings.HasPrefix(written, q+"\t") {
+			return true
+		}
+	}
+	return false
+}
+
+func verifyHeader(s section, f *gitdiff.File) error {
+	oldN, newN := f.OldName, f.NewName
+	if !f.IsRename && !f.IsCopy && oldN != "" && newN != "" && oldN != newN {
+		return fmt.Errorf("the old and new names disagree (%q, %q) without a rename", oldN, newN)
+	}
+	aName, bName := oldN, newN
+	if aName == "" {
+		aName = newN
+	}
+	if bName == "" {
+		bName = oldN
+	}
+	ok := false
+	for _, hi := range []bool{true, false} {
+		if s.git == quoteNameWith("a/"+aName, hi)+" "+quoteNameWith("b/"+bName, hi) {
+			ok = true
+		}
+	}
+	if !ok {
+		return fmt.Errorf("line %d: the 'diff --git' names do not match the other headers", s.line)
+	}
+	check := func(what string, written *string, want string, null bool) error {
+		if written == nil {
+			return nil
+		}
+		if null {
+			if *written != "/dev/null" && !strings.HasPrefix(*written, "/dev/null\t") {
+				return fmt.Errorf("the %s header names a file where /dev/null was expected", what)
+			}
+			return nil
+		}
+		if !nameMatches(*written, want) {
+			return fmt.Errorf("the %s header does not match the 'diff --git' line", what)
+		}
+		return nil
+	}
+	for _, c := range []struct {
+		what    string
+		written *string
+		want    string
+		null    bool
+	}{
+		{"---", s.minus, "a/" + oldN, f.IsNew},
+		{"+++", s.plus, "b/" + newN, f.IsDelete},
+		{"rename from", s.renameFrom, oldN, false},
+		{"rename to", s.renameTo, newN, false},
+		{"copy from", s.copyFrom, oldN, false},
+		{"copy to", s.copyTo, newN, false},
+	} {
+		if err := check(c.what, c.written, c.want, c.null); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func allowedMode(m os.FileMode) bool {
+	switch int(m) {
+	case 0, modeFile, modeExec, modeSymlink:
+		return true
+	}
+	return false
+}
+
+func isFullOID(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func fileStatus(f *gitdiff.File) string {
+	switch {
+	case f.IsNew:
+		return "added"
+	case f.IsDelete:
+		return "deleted"
+	case f.IsRename:
+		return "renamed"
+	case f.IsCopy:
+		return "copied"
+	}
+	return "modified"
+}
+
+// parsePatch parses a patch and checks everything that needs no filesystem: size, git format,
+// header agreement, names, modes, gitlinks, binary index lines, duplicates.
+func parsePatch(patch []byte, rules safepath.Rules, limit int64) ([]*gitdiff.File, []Problem) {
+	if limit <= 0 {
+		limit = MaxPatchBytes
+	}
+	if int64(len(patch)) > limit {
+		return nil, []Problem{{Reason: fmt.Sprintf("the patch is %d bytes, over the %d byte limit", len(patch), limit)}}
+	}
+	files, _, err := gitdiff.Parse(bytes.NewReader(patch))
+	if err != nil {
+		return nil, []Problem{{Reason: "the patch does not parse: " + err.Error()}}
+	}
+	secs := scanSections(patch)
+	if len(secs) != len(files) {
+		return nil, []Problem{{Reason: "not a git patch: every file needs its own 'diff --git' header"}}
+	}
+	var probs []Problem
+	add := func(p, format string, a ...any) {
+		probs = append(probs, Problem{Path: p, Reason: fmt.Sprintf(format, a...)})
+	}
+	touched := map[string]string{} // path -> how ("delete" or "write")
+	for i, f := range files {
+		name := f.NewName
+		if name == "" {
+			name = f.OldName
+		}
+		before := len(probs)
+		for _, n := range []string{f.OldName, f.NewName} {
+			if n == "" {
+				continue
+			}
+			c, err := safepath.Clean(n, rules)
+			if err != nil {
+				add(n, "%s", err.(*safepath.Error).Reason)
+			} else if c != n {
+				add(n, "the name is not in canonical form")
+			}
+		}
+		if len(probs) > before {
+			continue
+		}
+		if err := verifyHeader(secs[i], f); err != nil {
+			add(name, "%v", err)
+			continue
+		}
+		if int(f.OldMode) == modeGitlink || int(f.NewMode) == modeGitlink {
+			add(name, "gitlinks (submodules) are not applied")
+			continue
+		}
+		if !allowedMode(f.OldMode) || !allowedMode(f.NewMode) {
+			add(name, "unsupported file mode (%o, %o)", f.OldMode, f.NewMode)
+			continue
+		}
+		if f.IsNew && f.OldName != "" || f.IsDelete && f.NewName != "" {
+			add(name, "the headers disagree about whether the file is created or deleted")
+			continue
+		}
+		if f.IsBinary {
+			if f.BinaryFragment == nil {
+				add(name, "a binary change without data ('Binary files differ') cannot be applied; create the patch with --binary")
+				continue
+			}
+			if (!f.IsNew && !isFullOID(f.OldOIDPrefix)) || !isFullOID(f.NewOIDPrefix) {
+				add(name, "a binary patch needs full index lines")
+				continue
+			}
+		}
+		// Every path may be touched once, except a deletion followed by a creation (a type
+		// change, as git writes it).
+		mark := func(p, how string) {
+			prev, seen := touched[p]
+			switch {
+			case !seen:
+				touched[p] = how
+			case prev == "delete" && how == "create":
+				touched[p] = "write"
+			default:
+				add(p, "the patch touches this path more than once")
+			}
+		}
+		switch {
+		case f.IsNew:
+			mark(f.NewName, "create")
+		case f.IsDelete:
+			mark(f.OldName, "delete")
+		case f.IsRename:
+			mark(f.OldName, "delete")
+			mark(f.NewName, "create")
+		case f.IsCopy:
+			mark(f.NewName, "create")
+		default:
+			mark(f.NewName, "write")
+		}
+	}
+	return files, probs
+}
+
+func selected(sel Selection, f *gitdiff.File) (bool, []int) {
+	if sel.all() {
+		return true, nil
+	}
+	for _, n := range []string{f.NewName, f.OldName} {
+		if n == "" {
+			continue
+		}
+		if h, ok := sel.Hunks[n]; ok {
+			return true, h
+		}
+	}
+	for _, p := range sel.Files {
+		if p == f.NewName || (f.NewName == "" && p == f.OldName) || (f.IsRename && p == f.OldName) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// buildPlan checks a patch against the workspace and computes every result in memory.
+func buildPlan(root *os.Root, patch []byte, sel Selection, rules safepath.Rules, limit int64) (*plan, []Problem) {
+	files, probs := parsePatch(patch, rules, limit)
+	if len(probs) > 0 {
+		return nil, probs
+	}
+	add := func(p, format string, a ...any) {
+		probs = append(probs, Problem{Path: p, Reason: fmt.Sprintf(format, a...)})
+	}
+
+	// The selection must name only files of the patch.
+	known := map[string]bool{}
+	for _, f := range files {
+		known[f.OldName], known[f.NewName] = true, true
+	}
+	for _, p := range sel.Files {
+		if !known[p] || p == "" {
+			add(p, "the selection names a file the patch does not touch")
+		}
+	}
+	for p := range sel.Hunks {
+		if !known[p] || p == "" {
+			add(p, "the selection names a file the patch does not touch")
+		}
+	}
+	if len(probs) > 0 {
+		return nil, probs
+	}
+
+	// Paths the patch deletes: a folder prefix may be one of them (a file replaced by a folder).
+	patchDeletes := map[string]bool{}
+	for _, f := range files {
+		if f.IsDelete || f.IsRename {
+			patchDeletes[f.OldName] = true
+		}
+	}
+	onDiskPrefix := func(p string) bool {
+		if reason := diskPrefixProblem(root, p, patchDeletes); reason != "" {
+			add(p, "%s", reason)
+			return false
+		}
+		return true
+	}
+
+	pl := &plan{}
+	final := map[string]fileKind{} // what the patch leaves at each path it touches (kindNone: deleted)
+	for _, f := range files {
+		ok, hunkSel := selected(sel, f)
+		if !ok {
+			continue
+		}
+		name := f.NewName
+		if name == "" {
+			name = f.OldName
+		}
+		frags := f.TextFragments
+		if hunkSel != nil {
+			if f.IsNew || f.IsDelete || f.IsRename || f.IsCopy || f.IsBinary {
+				if !(len(hunkSel) == len(f.TextFragments) && len(f.TextFragments) <= 1) {
+					add(name, "hunks can be chosen only in a modified text file; select the whole file")
+					continue
+				}
+			}
+			frags = nil
+			seen := map[int]bool{}
+			for _, h := range hunkSel {
+				if h < 1 || h > len(f.TextFragments) || seen[h] {
+					add(name, "hunk %d does not exist (the file has %d)", h, len(f.TextFragments))
+					continue
+				}
+				seen[h] = true
+				frags = append(frags, f.TextFragments[h-1])
+			}
+			sort.Slice(frags, func(i, j int) bool { return frags[i].OldPosition < frags[j].OldPosition })
+		}
+
+		if (f.OldName != "" && !onDiskPrefix(f.OldName)) || (f.NewName != "" && f.NewName != f.OldName && !onDiskPrefix(f.NewName)) {
+			continue
+		}
+		// The preimage.
+		var old []byte
+		oldKind := kindNone
+		if !f.IsNew {
+			if final[f.OldName] != kindNone || wasTouched(final, f.OldName) {
+				add(f.OldName, "the patch changes this path twice")
+				continue
+			}
+			fi, err := root.Lstat(f.OldName)
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					add(f.OldName, "does not exist in the workspace")
+				} else {
+					add(f.OldName, "%v", err)
+				}
+				continue
+			}
+			oldKind = kindOfMode(fi.Mode())
+			want := kindFile
+			if int(f.OldMode) == modeSymlink {
+				want = kindSymlink
+			} else if f.OldMode == 0 && oldKind == kindSymlink {
+				want = kindSymlink
+			}
+			if oldKind != want {
+				add(f.OldName, "is a %s in the workspace, the patch expects a %s", kindName(oldKind), kindName(want))
+				continue
+			}
+			if oldKind == kindSymlink {
+				t, err := root.Readlink(f.OldName)
+				if err != nil {
+					add(f.OldName, "%v", err)
+					continue
+				}
+				old = []byte(t)
+			} else {
+				b, err := root.ReadFile(f.OldName)
+				if err != nil {
+					add(f.OldName, "%v", err)
+					continue
+				}
+				old = b
+			}
+		}
+
+		// The postimage.
+		var out bytes.Buffer
+		g := *f
+		g.TextFragments = frags
+		if f.IsBinary {
+			if !f.IsNew && blobOID(old) != f.OldOIDPrefix {
+				add(name, "the binary file has changed since the patch was made (its hash does not match the index line)")
+				continue
+			}
+		}
+		if err := gitdiff.Apply(&out, bytes.NewReader(old), &g); err != nil {
+			add(name, "does not apply: %v", describeApplyErr(err))
+			continue
+		}
+		if f.IsBinary && !f.IsDelete && blobOID(out.Bytes()) != f.NewOIDPrefix {
+			add(name, "the binary patch does not produce the file its index line names")
+			continue
+		}
+		if len(f.TextFragments) == 0 && !f.IsBinary && !f.IsNew && !f.IsRename && !f.IsCopy && f.IsDelete && len(old) != 0 {
+			add(name, "the patch deletes an empty file, but the file in the workspace is not empty")
+			continue
+		}
+
+		res := FileResult{Path: name, Status: fileStatus(f)}
+		if f.IsRename || f.IsCopy {
+			res.OldPath = f.OldName
+		}
+		if hunkSel != nil {
+			res.Hunks = append([]int(nil), hunkSel...)
+			sort.Ints(res.Hunks)
+		}
+		pl.files = append(pl.files, res)
+
+		if f.IsDelete {
+			if out.Len() != 0 {
+				add(name, "the deletion leaves content behind")
+				continue
+			}
+			pl.deletes = append(pl.deletes, f.OldName)
+			final[f.OldName] = kindNone
+			markTouched(final, f.OldName)
+			continue
+		}
+		if f.IsRename {
+			pl.deletes = append(pl.deletes, f.OldName)
+			final[f.OldName] = kindNone
+			markTouched(final, f.OldName)
+		}
+		mode := int(f.NewMode)
+		if mode == 0 {
+			mode = int(f.OldMode)
+		}
+		newKind := kindFile
+		if mode == modeSymlink || (mode == 0 && oldKind == kindSymlink) {
+			newKind = kindSymlink
+		}
+		if mode == 0 && oldKind == kindFile {
+			if fi, err := root.Lstat(f.OldName); err == nil && fi.Mode()&0o100 != 0 {
+				mode = modeExec
+			}
+		}
+		data := out.Bytes()
+		if newKind == kindSymlink {
+			t := string(data)
+			if t == "" || strings.ContainsAny(t, "\x00\n") {
+				add(name, "the symlink target is empty or not a single line")
+				continue
+			}
+			if err := checkLinkTarget(f.NewName, t, rules); err != nil {
+				add(name, "%v", err)
+				continue
+			}
+		}
+		// A path created by this patch must not exist yet (unless deleted just before).
+		if f.IsNew || f.IsRename || f.IsCopy {
+			if !wasTouched(final, f.NewName) {
+				if fi, err := root.Lstat(f.NewName); err == nil {
+					add(f.NewName, "already exists in the workspace (as a %s)", kindName(kindOfMode(fi.Mode())))
+					continue
+				} else if !errors.Is(err, fs.ErrNotExist) {
+					add(f.NewName, "%v", err)
+					continue
+				}
+			}
+		}
+		pl.writes = append(pl.writes, write{path: f.NewName, kind: newKind, exec: mode == modeExec, data: append([]byte(nil), data...)})
+		final[f.NewName] = newKind
+		markTouched(final, f.NewName)
+	}
+	if len(probs) > 0 {
+		return nil, probs
+	}
+	// Symlink traversal, on disk and inside the patch's own result: no touched path may lie
+	// under a symlink or a file, whether it is there now or the patch puts it there.
+	deleted := map[string]bool{}
+	for _, d := range pl.deletes {
+		deleted[d] = true
+	}
+	var touchedPaths []string
+	touchedPaths = append(touchedPaths, pl.deletes...)
+	for _, w := range pl.writes {
+		touchedPaths = append(touchedPaths, w.path)
+	}
+	for _, p := range touchedPaths {
+		for q := path.Dir(p); q != "."; q = path.Dir(q) {
+			if k, inPatch := final[q]; inPatch && k != kindNone {
+				add(p, "lies under %s, which this patch creates as a %s", q, kindName(k))
+				break
+			}
+			if deleted[q] {
+				continue
+			}
+			fi, err := root.Lstat(q)
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					continue
+				}
+				add(p, "%v", err)
+				break
+			}
+			if k := kindOfMode(fi.Mode()); k != kindDir {
+				add(p, "lies under %s, which is a %s in the workspace", q, kindName(k))
+				break
+			}
+		}
+	}
+	if len(probs) > 0 {
+		return nil, probs
+	}
+	return pl, nil
+}
+
+// diskPrefixProblem says why p cannot be reached on disk: a parent that is a symlink (in or
+// out of the workspace: git refuses to write "beyond a symbolic link" too) or a file, unless
+// the patch deletes that parent first.
+func diskPrefixProblem(root *os.Root, p string, deletes map[string]bool) string {
+	comps := strings.Split(p, "/")
+	for i := 1; i < len(comps); i++ {
+		q := strings.Join(comps[:i], "/")
+		if deletes[q] {
+			return ""
+		}
+		fi, err := root.Lstat(q)
+		if errors.Is(err, fs.ErrNotExist) {
+			return ""
+		}
+		if err != nil {
+			return err.Error()
+		}
+		switch k := kindOfMode(fi.Mode()); k {
+		case kindDir:
+		case kindSymlink:
+			t, _ := root.Readlink(q)
+			return fmt.Sprintf("lies under %s, which is a symlink (to %s) in the workspace", q, t)
+		default:
+			return fmt.Sprintf("lies under %s, which is a %s in the workspace", q, kindName(k))
+		}
+	}
+	return ""
+}
+
+// touched paths are tracked with a marker key so that "deleted" can be told from "never seen".
+func markTouched(final map[string]fileKind, p string) { final["\x00"+p] = kindFile }
+func wasTouched(final map[string]fileKind, p string) bool {
+	_, ok := final["\x00"+p]
+	return ok
+}
+
+// checkLinkTarget refuses symlinks that lead out of the workspace or into a blocked folder.
+func checkLinkTarget(link, target string, rules safepath.Rules) error {
+	if strings.HasPrefix(target, "/") || strings.Contains(target, "\\") || (len(target) > 1 && target[1] == ':') {
+		return fmt.Errorf("the symlink target %q is absolute", target)
+	}
+	j := path.Join(path.Dir(link), target)
+	if j == ".." || strings.HasPrefix(j, "../") {
+		return fmt.Errorf("the symlink target %q leads out of the workspace", target)
+	}
+	if j == "." {
+		return nil
+	}
+	if _, err := safepath.Clean(j, rules); err != nil {
+		return fmt.Errorf("the symlink target %q: %s", target, err.(*safepath.Error).Reason)
+	}
+	return nil
+}
+
+func kindName(k fileKind) string {
+	switch k {
+	case kindFile:
+		return "file"
+	case kindSymlink:
+		return "symlink"
+	case kindDir:
+		return "folder"
+	case kindNone:
+		return "missing path"
+	}
+	return "special file"
+}
+
+func describeApplyErr(err error) string {
+	var ae *gitdiff.ApplyError
+	if errors.As(err, &ae) {
+		s := ae.Unwrap().Error()
+		if ae.Fragment > 0 {
+			s = fmt.Sprintf("hunk %d", ae.Fragment) + func() string {
+				if ae.Line > 0 {
+					return fmt.Sprintf(" at line %d", ae.Line)
+				}
+				return ""
+			}() + ": " + s
+		}
+		return s
+	}
+	return err.Error()
+}

@@ -1,0 +1,345 @@
+package proposal
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
+	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
+)
+
+// CreateOptions for Create.
+type CreateOptions struct {
+	Workspace string
+	RunID     string
+	AgentID   string
+	Notes     string
+	Flow      string // event log flow; "" means DefaultFlow
+	// TestLog, when non-empty, is written to proposal/test.log (the handoff named tests and the
+	// engine ran them).
+	TestLog []byte
+	Rules   safepath.Rules
+}
+
+// Created is what Create returns: proposal.json as written, plus facts for the caller.
+type Created struct {
+	Proposal  *Proposal
+	AgentDir  string          // absolute
+	Stats     map[string]Stat // per changed path
+	Skipped   []string        // blocked folders in work/ left out of the patch (e.g. node_modules)
+	PatchSize int
+}
+
+// Stat is the +/- line count of one path (binary files count 0/0 and say so).
+type Stat struct {
+	Added, Deleted int
+	Binary         bool
+}
+
+type node struct {
+	mode int // modeFile, modeExec, modeSymlink
+	size int64
+}
+
+// Create diffs input/ against work/ of a prepared sandbox and writes proposal/changes.patch,
+// proposal/proposal.json and proposal/summary.md (and test.log). It appends proposal_created.
+func Create(ctx context.Context, o CreateOptions) (*Created, error) {
+	paths, err := sandbox.PathsFor(o.Workspace, o.RunID, o.AgentID)
+	if err != nil {
+		return nil, err
+	}
+	meta, err := sandbox.ReadMeta(o.Workspace, o.RunID, o.AgentID)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox for run %s agent %s: %w (prepare it first)", o.RunID, o.AgentID, err)
+	}
+	root, err := os.OpenRoot(paths.AgentDir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+
+	var skipped []string
+	in, err := scanTree(root, "input", o.Rules, nil)
+	if err != nil {
+		return nil, err
+	}
+	work, err := scanTree(root, "work", o.Rules, &skipped)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(in)+len(work))
+	for p := range in {
+		names = append(names, p)
+	}
+	for p := range work {
+		if _, ok := in[p]; !ok {
+			names = append(names, p)
+		}
+	}
+	sort.Strings(names)
+
+	type result struct {
+		sections [][]byte
+		stat     Stat
+		status   string
+		changed  bool
+	}
+	results := make([]result, len(names))
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+		next     int
+	)
+	workers := max(2, runtime.NumCPU()*2)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				i := next
+				next++
+				stop := firstErr != nil || i >= len(names) || ctx.Err() != nil
+				mu.Unlock()
+				if stop {
+					return
+				}
+				r, err := diffPath(root, names[i], in, work)
+				if err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+					return
+				}
+				results[i] = r
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	var patch bytes.Buffer
+	pr := &Proposal{
+		Version: jsonVersion, RunID: o.RunID, AgentID: o.AgentID,
+		CreatedAt: time.Now().UTC().Format(timeLayout),
+		Base:      Base{GitHead: meta.Base.GitHead},
+		Paths:     Paths{InputDir: "input", WorkDir: "work", PatchFile: PatchFile, SummaryFile: SummaryFile},
+		Notes:     o.Notes, ChangedFiles: []ChangedFile{},
+	}
+	stats := map[string]Stat{}
+	for i, r := range results {
+		if !r.changed {
+			continue
+		}
+		for _, s := range r.sections {
+			patch.Write(s)
+		}
+		pr.ChangedFiles = append(pr.ChangedFiles, ChangedFile{Path: names[i], Status: r.status})
+		stats[names[i]] = r.stat
+	}
+
+	if err := writeFileAtomic(root, PatchFile, patch.Bytes(), 0o644); err != nil {
+		return nil, err
+	}
+	if err := writeFileAtomic(root, SummaryFile, []byte(summaryMarkdown(pr, stats, skipped)), 0o644); err != nil {
+		return nil, err
+	}
+	if len(o.TestLog) > 0 {
+		if err := writeFileAtomic(root, TestLogFile, o.TestLog, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	jb, _ := json.MarshalIndent(pr, "", "  ")
+	if err := writeFileAtomic(root, JSONFile, append(jb, '\n'), 0o644); err != nil {
+		return nil, err
+	}
+	root.Remove(StatusFile) // a fresh proposal is pending again
+	l := &Loaded{Proposal: pr, AgentDir: paths.AgentDir}
+	files := make([]string, 0, len(pr.ChangedFiles))
+	for _, c := range pr.ChangedFiles {
+		files = append(files, c.Path)
+	}
+	if err := logEvent(o.Workspace, o.Flow, l, "proposal_created", map[string]any{"files": files}); err != nil {
+		return nil, err
+	}
+	return &Created{Proposal: pr, AgentDir: paths.AgentDir, Stats: stats, Skipped: skipped, PatchSize: patch.Len()}, nil
+}
+
+// scanTree lists files and symlinks under dir (folders are implicit, as in git). Blocked
+// folders are skipped (recorded in skipped when non-nil); other unsafe names and special files
+// are errors, since the patch could not be applied.
+func scanTree(root *os.Root, dir string, rules safepath.Rules, skipped *[]string) (map[string]node, error) {
+	out := map[string]node{}
+	err := fs.WalkDir(root.FS(), dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == dir {
+			return nil
+		}
+		rel := strings.TrimPrefix(p, dir+"/")
+		if _, blocked := safepath.IsBlocked(d.Name(), rules); blocked {
+			if skipped != nil {
+				*skipped = append(*skipped, rel)
+			}
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if _, err := safepath.Clean(rel, rules); err != nil {
+			return fmt.Errorf("%s/%s: cannot be proposed: %s", dir, rel, err.(*safepath.Error).Reason)
+		}
+		if d.IsDir() {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			out[rel] = node{mode: modeSymlink}
+		case fi.Mode().IsRegular():
+			m := modeFile
+			if fi.Mode()&0o100 != 0 {
+				m = modeExec
+			}
+			out[rel] = node{mode: m, size: fi.Size()}
+		default:
+			return fmt.Errorf("%s/%s: cannot be proposed: not a regular file or symlink", dir, rel)
+		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s/ is missing from the sandbox", dir)
+	}
+	return out, err
+}
+
+func readSide(root *os.Root, dir, p string, n node, ok bool) (side, error) {
+	if !ok {
+		return side{}, nil
+	}
+	name := dir + "/" + p
+	if n.mode == modeSymlink {
+		t, err := root.Readlink(name)
+		return side{exists: true, mode: n.mode, data: []byte(t)}, err
+	}
+	f, err := root.OpenFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		return side{}, err
+	}
+	defer f.Close()
+	var buf bytes.Buffer
+	buf.Grow(int(n.size) + 1)
+	if _, err := buf.ReadFrom(f); err != nil {
+		return side{}, err
+	}
+	return side{exists: true, mode: n.mode, data: buf.Bytes()}, nil
+}
+
+func diffPath(root *os.Root, p string, in, work map[string]node) (r struct {
+	sections [][]byte
+	stat     Stat
+	status   string
+	changed  bool
+}, err error) {
+	a, aok := in[p]
+	b, bok := work[p]
+	old, err := readSide(root, "input", p, a, aok)
+	if err != nil {
+		return r, err
+	}
+	new, err := readSide(root, "work", p, b, bok)
+	if err != nil {
+		return r, err
+	}
+	if aok && bok && old.mode == new.mode && bytes.Equal(old.data, new.data) {
+		return r, nil
+	}
+	r.changed = true
+	switch {
+	case !aok:
+		r.status = "added"
+	case !bok:
+		r.status = "deleted"
+	default:
+		r.status = "modified"
+	}
+	r.stat.Binary = isBinary(old.data) || isBinary(new.data)
+	emit := func(o, n side) error {
+		s, add, del, err := fileDiff(p, o, n)
+		if err != nil {
+			return err
+		}
+		r.sections = append(r.sections, s)
+		r.stat.Added += add
+		r.stat.Deleted += del
+		return nil
+	}
+	if aok && bok && (old.mode == modeSymlink) != (new.mode == modeSymlink) {
+		// A type change is a deletion then a creation, as git writes it.
+		if err := emit(old, side{}); err != nil {
+			return r, err
+		}
+		return r, emit(side{}, new)
+	}
+	return r, emit(old, new)
+}
+
+func summaryMarkdown(pr *Proposal, stats map[string]Stat, skipped []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Proposal: %s / %s\n\n", pr.RunID, pr.AgentID)
+	fmt.Fprintf(&b, "Created %s", pr.CreatedAt)
+	if pr.Base.GitHead != "" {
+		fmt.Fprintf(&b, " from commit `%s`", pr.Base.GitHead)
+	}
+	b.WriteString(".\n\n")
+	if pr.Notes != "" {
+		b.WriteString(pr.Notes + "\n\n")
+	}
+	add, del := 0, 0
+	for _, s := range stats {
+		add += s.Added
+		del += s.Deleted
+	}
+	fmt.Fprintf(&b, "%d file(s) changed, %d insertion(s)(+), %d deletion(s)(-)\n\n", len(pr.ChangedFiles), add, del)
+	if len(pr.ChangedFiles) > 0 {
+		b.WriteString("| file | status | + | - |\n|---|---|---|---|\n")
+		for _, c := range pr.ChangedFiles {
+			s := stats[c.Path]
+			plus, minus := fmt.Sprint(s.Added), fmt.Sprint(s.Deleted)
+			if s.Binary {
+				plus, minus = "bin", "bin"
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", strings.ReplaceAll(c.Path, "|", `\|`), c.Status, plus, minus)
+		}
+	}
+	if len(skipped) > 0 {
+		b.WriteString("\nLeft out (internal folders are never proposed):\n\n")
+		for _, s := range skipped {
+			fmt.Fprintf(&b, "- `%s`\n", path.Clean(s))
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,169 @@
+package proposal
+
+import (
+	"context"
+	"os"
+	"strings"
+
+	"github.com/bluekeyes/go-gitdiff/gitdiff"
+)
+
+// Review is what the editor shows for a proposal: every file with its hunks, the check result
+// against the current workspace, and warnings (a moved HEAD).
+type Review struct {
+	Proposal   *Proposal    `json:"proposal,omitempty"` // nil for a bare patch
+	AgentDir   string       `json:"agentDir,omitempty"`
+	PatchFile  string       `json:"patchFile"`
+	Files      []ReviewFile `json:"files"`
+	Applicable bool         `json:"applicable"` // the whole patch passes Check now
+	Problems   []Problem    `json:"problems,omitempty"`
+	Warnings   []string     `json:"warnings"`
+	Summary    string       `json:"summary,omitempty"` // summary.md
+	TestLog    string       `json:"testLog,omitempty"` // test.log, when there is one
+}
+
+// ReviewFile is one file of a patch.
+type ReviewFile struct {
+	Path       string       `json:"path"`
+	OldPath    string       `json:"oldPath,omitempty"`
+	Status     string       `json:"status"` // added, modified, deleted, renamed, copied
+	OldMode    string       `json:"oldMode,omitempty"`
+	NewMode    string       `json:"newMode,omitempty"`
+	Binary     bool         `json:"binary"`
+	Symlink    bool         `json:"symlink"`
+	Added      int          `json:"added"`
+	Deleted    int          `json:"deleted"`
+	Hunks      []ReviewHunk `json:"hunks"`
+	Selectable bool         `json:"selectable"` // hunks can be applied one by one
+}
+
+// ReviewHunk is one hunk; Index is the number a Selection uses.
+type ReviewHunk struct {
+	Index    int          `json:"index"`
+	Header   string       `json:"header"` // "@@ -1,3 +1,4 @@"
+	OldStart int64        `json:"oldStart"`
+	OldLines int64        `json:"oldLines"`
+	NewStart int64        `json:"newStart"`
+	NewLines int64        `json:"newLines"`
+	Lines    []ReviewLine `json:"lines"`
+}
+
+// ReviewLine is one line of a hunk. Kind is " ", "+" or "-"; Text has no newline.
+type ReviewLine struct {
+	Kind    string `json:"kind"`
+	Text    string `json:"text"`
+	NoEOL   bool   `json:"noEol,omitempty"`
+	OldLine int64  `json:"oldLine,omitempty"`
+	NewLine int64  `json:"newLine,omitempty"`
+}
+
+// ReviewOptions for GetReview.
+type ReviewOptions struct {
+	ApplyOptions
+	// Record appends a proposal_reviewed event (the orchestrator or the user reviewed it).
+	Record bool
+}
+
+// GetReview loads ref and returns its review data (named so as not to clash with the type).
+func GetReview(ctx context.Context, workspace, ref string, o ReviewOptions) (*Review, error) {
+	l, err := Load(workspace, ref)
+	if err != nil {
+		return nil, err
+	}
+	rv := &Review{Proposal: l.Proposal, AgentDir: l.AgentDir, PatchFile: l.PatchPath, Files: []ReviewFile{}, Warnings: []string{}}
+	files, probs := parsePatch(l.Patch, o.Rules, o.MaxPatchBytes)
+	if len(probs) == 0 {
+		for _, f := range files {
+			rv.Files = append(rv.Files, reviewFile(f))
+		}
+	}
+	res, err := ApplyLoaded(ctx, workspace, l, Selection{}, ApplyOptions{DryRun: true, Rules: o.Rules, MaxPatchBytes: o.MaxPatchBytes})
+	if res != nil {
+		rv.Warnings = append(rv.Warnings, res.Warnings...)
+		rv.Problems = res.Problems
+	}
+	if err != nil && res == nil {
+		return nil, err
+	}
+	rv.Applicable = err == nil
+	if l.AgentDir != "" {
+		if root, err := os.OpenRoot(l.AgentDir); err == nil {
+			if b, err := readRootCapped(root, SummaryFile, 1<<20); err == nil {
+				rv.Summary = string(b)
+			}
+			if b, err := readRootCapped(root, TestLogFile, 4<<20); err == nil {
+				rv.TestLog = string(b)
+			}
+			root.Close()
+		}
+	}
+	if o.Record {
+		fields := map[string]any{"applicable": rv.Applicable, "files": len(rv.Files)}
+		if len(rv.Problems) > 0 {
+			fields["problems"] = rv.Problems
+		}
+		if err := logEvent(workspace, o.Flow, l, "proposal_reviewed", fields); err != nil {
+			rv.Warnings = append(rv.Warnings, "could not write the event log: "+err.Error())
+		}
+	}
+	return rv, nil
+}
+
+func modeString(m os.FileMode) string {
+	if m == 0 {
+		return ""
+	}
+	return strings.TrimLeft(fmtOctal(uint32(m)), "0")
+}
+
+func fmtOctal(v uint32) string {
+	var b [12]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + v&7)
+		v >>= 3
+		if v == 0 {
+			break
+		}
+	}
+	return string(b[i:])
+}
+
+func reviewFile(f *gitdiff.File) ReviewFile {
+	name := f.NewName
+	if name == "" {
+		name = f.OldName
+	}
+	rf := ReviewFile{Path: name, Status: fileStatus(f), OldMode: modeString(f.OldMode), NewMode: modeString(f.NewMode),
+		Binary: f.IsBinary, Symlink: int(f.OldMode) == modeSymlink || int(f.NewMode) == modeSymlink, Hunks: []ReviewHunk{}}
+	if f.IsRename || f.IsCopy {
+		rf.OldPath = f.OldName
+	}
+	rf.Selectable = !f.IsNew && !f.IsDelete && !f.IsRename && !f.IsCopy && !f.IsBinary && len(f.TextFragments) > 0
+	for i, fr := range f.TextFragments {
+		h := ReviewHunk{Index: i + 1, Header: fr.Header(), OldStart: fr.OldPosition, OldLines: fr.OldLines,
+			NewStart: fr.NewPosition, NewLines: fr.NewLines, Lines: []ReviewLine{}}
+		oldN, newN := fr.OldPosition, fr.NewPosition
+		for _, ln := range fr.Lines {
+			rl := ReviewLine{Kind: ln.Op.String(), Text: strings.TrimSuffix(ln.Line, "\n"), NoEOL: ln.NoEOL()}
+			switch ln.Op {
+			case gitdiff.OpContext:
+				rl.OldLine, rl.NewLine = oldN, newN
+				oldN++
+				newN++
+			case gitdiff.OpDelete:
+				rl.OldLine = oldN
+				oldN++
+				rf.Deleted++
+			case gitdiff.OpAdd:
+				rl.NewLine = newN
+				newN++
+				rf.Added++
+			}
+			h.Lines = append(h.Lines, rl)
+		}
+		rf.Hunks = append(rf.Hunks, h)
+	}
+	return rf
+}

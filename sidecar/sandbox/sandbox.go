@@ -1,0 +1,599 @@
+// Package sandbox prepares the per-agent sandboxes of spec §6.1–6.3:
+// .agentcanvas/sandboxes/<runId>/<agentIdSanitised>/{input,work,proposal}. input/ is the
+// read-only baseline a proposal is diffed against, work/ is the worker's copy.
+//
+// Every path is checked before anything is created: the lexical rules of safepath, no
+// symlink on the way to a file (on disk), no symlink that leads out of the workspace, no
+// special files. The sandbox is built in a staging folder and renamed into place, so a
+// refusal or a failure part-way leaves nothing behind.
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
+)
+
+// Dir is the workspace-relative folder holding every run's sandboxes.
+const Dir = ".agentcanvas/sandboxes"
+
+// MetaFile is the file in an agent folder that records how the sandbox was prepared; proposal
+// creation reads base.gitHead from it (spec §6.4: gitHead is taken at prepare time).
+const MetaFile = "sandbox.json"
+
+// Options for Prepare.
+type Options struct {
+	Workspace string // absolute or relative path of the workspace root
+	RunID     string
+	AgentID   string
+	Files     []string // workspace-relative files or folders (folders honour .gitignore)
+	Rules     safepath.Rules
+	// Progress, if set, is called after each copied entry (from several goroutines, serialised).
+	Progress func(done, total int)
+	// Workers is the number of parallel copiers; 0 means a default from the CPU count.
+	Workers int
+	// AllowEmpty prepares a sandbox with no files (a worker that only creates files).
+	AllowEmpty bool
+}
+
+// Paths are the absolute folders of one agent's sandbox (JSON keys as DESIGN.md prints them).
+type Paths struct {
+	AgentDir    string `json:"agentDir"`
+	InputDir    string `json:"inputDir"`
+	WorkDir     string `json:"workDir"`
+	ProposalDir string `json:"proposalDir"`
+}
+
+// Meta is sandbox.json.
+type Meta struct {
+	Version   string   `json:"version"`
+	RunID     string   `json:"runId"`
+	AgentID   string   `json:"agentId"`
+	AgentDir  string   `json:"agentDir"` // the sanitised folder name
+	CreatedAt string   `json:"createdAt"`
+	Base      Base     `json:"base"`
+	Requested []string `json:"requested"` // Files as given (canonical form)
+	Files     []string `json:"files"`     // every file or symlink copied, sorted
+}
+
+// Base records the workspace revision a sandbox was copied from.
+type Base struct {
+	GitHead string `json:"gitHead"`
+}
+
+// RefusedError says why a sandbox was not prepared. Nothing was created.
+type RefusedError struct {
+	Path   string // the offending path, if any
+	Reason string
+}
+
+func (e *RefusedError) Error() string {
+	if e.Path == "" {
+		return "sandbox refused: " + e.Reason
+	}
+	return fmt.Sprintf("sandbox refused: %s: %s", e.Path, e.Reason)
+}
+
+func refuse(p, format string, a ...any) error {
+	return &RefusedError{Path: p, Reason: fmt.Sprintf(format, a...)}
+}
+
+var runIDRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// ValidateRunID accepts 1–128 characters of [A-Za-z0-9._-], starting with a letter or digit,
+// and not containing "..".
+func ValidateRunID(id string) error {
+	if !runIDRe.MatchString(id) || strings.Contains(id, "..") {
+		return refuse("", "run id %q: use 1-128 characters of A-Z a-z 0-9 . _ - starting with a letter or digit", id)
+	}
+	return nil
+}
+
+// SanitiseAgentID maps an agent id to a folder name: every character outside [A-Za-z0-9._-]
+// becomes '_', leading dots become '_', at most 100 characters. "custom:coder-1" becomes
+// "custom_coder-1". Ids that are empty or name a blocked folder are refused.
+func SanitiseAgentID(id string) (string, error) {
+	if id == "" {
+		return "", refuse("", "empty agent id")
+	}
+	var b strings.Builder
+	for _, c := range id {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == '-':
+			b.WriteRune(c)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	s := b.String()
+	for i := 0; i < len(s) && s[i] == '.'; i++ {
+		s = s[:i] + "_" + s[i+1:]
+	}
+	if len(s) > 100 {
+		s = s[:100]
+	}
+	if _, blocked := safepath.IsBlocked(s, safepath.Rules{}); blocked {
+		return "", refuse("", "agent id %q names an internal folder", id)
+	}
+	return s, nil
+}
+
+// RelDir returns the workspace-relative agent folder, checking both ids.
+func RelDir(runID, agentID string) (string, error) {
+	if err := ValidateRunID(runID); err != nil {
+		return "", err
+	}
+	a, err := SanitiseAgentID(agentID)
+	if err != nil {
+		return "", err
+	}
+	return path.Join(Dir, runID, a), nil
+}
+
+// PathsFor returns the folders of a sandbox without touching disk (spec §6.3 getSandboxPaths).
+func PathsFor(workspace, runID, agentID string) (Paths, error) {
+	rel, err := RelDir(runID, agentID)
+	if err != nil {
+		return Paths{}, err
+	}
+	abs, err := filepath.Abs(workspace)
+	if err != nil {
+		return Paths{}, err
+	}
+	d := filepath.Join(abs, filepath.FromSlash(rel))
+	return Paths{AgentDir: d, InputDir: filepath.Join(d, "input"), WorkDir: filepath.Join(d, "work"), ProposalDir: filepath.Join(d, "proposal")}, nil
+}
+
+// entry is one thing to copy.
+type entry struct {
+	path    string // workspace-relative
+	symlink string // target, if a symlink
+	exec    bool
+	size    int64
+}
+
+// Prepare checks every requested path, then creates and fills the sandbox. On any refusal or
+// failure nothing is left on disk (*RefusedError for refusals).
+func Prepare(ctx context.Context, o Options) (Paths, error) {
+	rel, err := RelDir(o.RunID, o.AgentID)
+	if err != nil {
+		return Paths{}, err
+	}
+	paths, err := PathsFor(o.Workspace, o.RunID, o.AgentID)
+	if err != nil {
+		return Paths{}, err
+	}
+	if len(o.Files) == 0 && !o.AllowEmpty {
+		return Paths{}, refuse("", "no files to copy")
+	}
+	root, err := os.OpenRoot(o.Workspace)
+	if err != nil {
+		return Paths{}, err
+	}
+	defer root.Close()
+
+	entries, requested, err := collect(root, o.Files, o.Rules)
+	if err != nil {
+		return Paths{}, err
+	}
+	if _, err := root.Lstat(rel); err == nil {
+		return Paths{}, refuse(rel, "the sandbox already exists")
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return Paths{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Paths{}, err
+	}
+
+	// Create the run folder (remembering what we made), stage, rename into place.
+	created, err := mkdirsRecording(root, path.Dir(rel))
+	if err != nil {
+		return Paths{}, err
+	}
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	staging := path.Join(path.Dir(rel), "."+path.Base(rel)+".staging-"+hex.EncodeToString(rnd[:]))
+	ok := false
+	defer func() {
+		if ok {
+			return
+		}
+		removeTree(root, staging)
+		for i := len(created) - 1; i >= 0; i-- {
+			root.Remove(created[i]) // only succeeds while empty
+		}
+	}()
+	if err := root.Mkdir(staging, 0o755); err != nil {
+		return Paths{}, err
+	}
+	st, err := root.OpenRoot(staging)
+	if err != nil {
+		return Paths{}, err
+	}
+	defer st.Close()
+	if err := fill(ctx, root, st, entries, o); err != nil {
+		return Paths{}, err
+	}
+	meta := Meta{Version: "1", RunID: o.RunID, AgentID: o.AgentID, AgentDir: path.Base(rel),
+		CreatedAt: time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), Base: Base{GitHead: GitHead(o.Workspace)},
+		Requested: requested}
+	for _, e := range entries {
+		meta.Files = append(meta.Files, e.path)
+	}
+	mb, _ := json.MarshalIndent(meta, "", "  ")
+	if err := st.WriteFile(MetaFile, append(mb, '\n'), 0o644); err != nil {
+		return Paths{}, err
+	}
+	if err := root.Rename(staging, rel); err != nil {
+		return Paths{}, err
+	}
+	ok = true
+	return paths, nil
+}
+
+// GitHead returns the commit the workspace's HEAD points at, or "" when the workspace is not a
+// git repository or HEAD is unborn.
+func GitHead(workspace string) string {
+	repo, err := git.PlainOpen(workspace)
+	if err != nil {
+		return ""
+	}
+	ref, err := repo.Head()
+	if err != nil {
+		return ""
+	}
+	return ref.Hash().String()
+}
+
+// ReadMeta reads sandbox.json of a prepared sandbox.
+func ReadMeta(workspace, runID, agentID string) (*Meta, error) {
+	rel, err := RelDir(runID, agentID)
+	if err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	b, err := root.ReadFile(path.Join(rel, MetaFile))
+	if err != nil {
+		return nil, err
+	}
+	var m Meta
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", path.Join(rel, MetaFile), err)
+	}
+	return &m, nil
+}
+
+// Remove deletes one agent's sandbox (making input/ writable first).
+func Remove(workspace, runID, agentID string) error {
+	rel, err := RelDir(runID, agentID)
+	if err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return removeTree(root, rel)
+}
+
+// removeTree makes every folder under name writable, then removes it.
+func removeTree(root *os.Root, name string) error {
+	// WalkDir calls us for a folder before reading it, so each folder is writable in time.
+	fs.WalkDir(root.FS(), name, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			root.Chmod(p, 0o755)
+		}
+		return nil
+	})
+	return root.RemoveAll(name)
+}
+
+func mkdirsRecording(root *os.Root, dir string) ([]string, error) {
+	var created []string
+	cur := ""
+	for _, c := range strings.Split(dir, "/") {
+		cur = path.Join(cur, c)
+		fi, err := root.Lstat(cur)
+		if err == nil {
+			if !fi.IsDir() {
+				return created, fmt.Errorf("%s exists and is not a folder", cur)
+			}
+			continue
+		}
+		if err := root.Mkdir(cur, 0o755); err != nil {
+			return created, err
+		}
+		created = append(created, cur)
+	}
+	return created, nil
+}
+
+// collect checks every requested path and expands folders. It touches nothing.
+func collect(root *os.Root, files []string, rules safepath.Rules) ([]entry, []string, error) {
+	seen := map[string]bool{}
+	var out []entry
+	var requested []string
+	for _, f := range files {
+		p, err := safepath.Clean(f, rules)
+		if err != nil {
+			return nil, nil, refuse(f, "%s", err.(*safepath.Error).Reason)
+		}
+		requested = append(requested, p)
+		if err := checkPrefix(root, p); err != nil {
+			return nil, nil, err
+		}
+		fi, err := root.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, refuse(p, "does not exist in the workspace")
+		} else if err != nil {
+			return nil, nil, refuse(p, "%v", err)
+		}
+		if fi.IsDir() {
+			ps, err := ancestorIgnores(root, p)
+			if err != nil {
+				return nil, nil, err
+			}
+			if err := walkDir(root, p, ps, rules, func(e entry) {
+				if !seen[e.path] {
+					seen[e.path] = true
+					out = append(out, e)
+				}
+			}); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		e, err := entryFor(root, p, fi)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, e)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	// A path may not be both a file and a folder prefix of another (a/ is a symlink and a/b a file).
+	for i := 1; i < len(out); i++ {
+		if strings.HasPrefix(out[i].path, out[i-1].path+"/") {
+			return nil, nil, refuse(out[i].path, "passes through %s, which is not a folder", out[i-1].path)
+		}
+	}
+	if len(out) == 0 && len(files) > 0 {
+		return nil, nil, refuse("", "the requested paths hold no files")
+	}
+	return out, requested, nil
+}
+
+// checkPrefix refuses a path when one of its parent folders is a symlink: leading out of the
+// workspace it is an escape, and inside it a proposal could not be applied safely either.
+func checkPrefix(root *os.Root, p string) error {
+	comps := strings.Split(p, "/")
+	cur := ""
+	for _, c := range comps[:len(comps)-1] {
+		cur = path.Join(cur, c)
+		fi, err := root.Lstat(cur)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return refuse(p, "does not exist in the workspace")
+			}
+			return refuse(p, "%v", err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			target, _ := root.Readlink(cur)
+			if escapes(cur, target) {
+				return refuse(p, "passes through the symlink %s -> %s, which leads out of the workspace", cur, target)
+			}
+			return refuse(p, "passes through the symlink %s -> %s; name the real path instead", cur, target)
+		}
+		if !fi.IsDir() {
+			return refuse(p, "%s is not a folder", cur)
+		}
+	}
+	return nil
+}
+
+// escapes reports whether a symlink at link with the given target points outside the
+// workspace (absolute, or climbing above the root).
+func escapes(link, target string) bool {
+	if target == "" || strings.HasPrefix(target, "/") || filepath.IsAbs(target) || strings.Contains(target, "\\") {
+		return true
+	}
+	j := path.Join(path.Dir(link), target)
+	return j == ".." || strings.HasPrefix(j, "../")
+}
+
+func entryFor(root *os.Root, p string, fi fs.FileInfo) (entry, error) {
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, err := root.Readlink(p)
+		if err != nil {
+			return entry{}, refuse(p, "%v", err)
+		}
+		if escapes(p, target) {
+			return entry{}, refuse(p, "is a symlink to %s, which leads out of the workspace", target)
+		}
+		return entry{path: p, symlink: target}, nil
+	case fi.Mode().IsRegular():
+		return entry{path: p, exec: fi.Mode()&0o111 != 0, size: fi.Size()}, nil
+	default:
+		return entry{}, refuse(p, "is not a regular file, folder or symlink (%v)", fi.Mode().Type())
+	}
+}
+
+func runWorkers(ctx context.Context, n int, jobs []func() error) error {
+	if n <= 0 {
+		n = max(4, runtime.NumCPU()*2)
+	}
+	var (
+		mu    sync.Mutex
+		first error
+		next  int
+		wg    sync.WaitGroup
+	)
+	for w := 0; w < n; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				if first != nil || next >= len(jobs) {
+					mu.Unlock()
+					return
+				}
+				if err := ctx.Err(); err != nil {
+					first = err
+					mu.Unlock()
+					return
+				}
+				j := jobs[next]
+				next++
+				mu.Unlock()
+				if err := j(); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// fill copies entries into input/ and work/ of the staging root, then makes input/ read-only.
+func fill(ctx context.Context, ws, st *os.Root, entries []entry, o Options) error {
+	dirs := map[string]bool{}
+	for _, e := range entries {
+		for d := path.Dir(e.path); d != "."; d = path.Dir(d) {
+			dirs[d] = true
+		}
+	}
+	sorted := make([]string, 0, len(dirs))
+	for d := range dirs {
+		sorted = append(sorted, d)
+	}
+	sort.Strings(sorted)
+	for _, side := range []string{"input", "work", "proposal"} {
+		if err := st.Mkdir(side, 0o755); err != nil {
+			return err
+		}
+		if side == "proposal" {
+			continue
+		}
+		for _, d := range sorted {
+			if err := st.Mkdir(side+"/"+d, 0o755); err != nil {
+				return err
+			}
+		}
+	}
+	var pmu sync.Mutex
+	done := 0
+	jobs := make([]func() error, len(entries))
+	for i, e := range entries {
+		jobs[i] = func() error {
+			if err := copyEntry(ws, st, e); err != nil {
+				return err
+			}
+			if o.Progress != nil {
+				pmu.Lock()
+				done++
+				o.Progress(done, len(entries))
+				pmu.Unlock()
+			}
+			return nil
+		}
+	}
+	if err := runWorkers(ctx, o.Workers, jobs); err != nil {
+		return err
+	}
+	// input/ folders read-only, deepest first, then input/ itself.
+	for i := len(sorted) - 1; i >= 0; i-- {
+		if err := st.Chmod("input/"+sorted[i], 0o555); err != nil {
+			return err
+		}
+	}
+	return st.Chmod("input", 0o555)
+}
+
+// smallFile is the size up to which a file is read once into memory and written twice;
+// bigger files are streamed (io.Copy between files uses copy_file_range on Linux).
+const smallFile = 1 << 20
+
+func copyEntry(ws, st *os.Root, e entry) error {
+	if e.symlink != "" {
+		if err := st.Symlink(e.symlink, "input/"+e.path); err != nil {
+			return err
+		}
+		return st.Symlink(e.symlink, "work/"+e.path)
+	}
+	perm := fs.FileMode(0o644)
+	if e.exec {
+		perm = 0o755
+	}
+	src, err := ws.Open(e.path)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	if fi, err := src.Stat(); err != nil {
+		return err
+	} else if !fi.Mode().IsRegular() {
+		return refuse(e.path, "changed while being copied")
+	}
+	var data []byte
+	if e.size <= smallFile {
+		if data, err = io.ReadAll(src); err != nil {
+			return err
+		}
+	}
+	for _, side := range []string{"input", "work"} {
+		p := perm
+		if side == "input" {
+			p &^= 0o222
+		}
+		dst, err := st.OpenFile(side+"/"+e.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, p)
+		if err != nil {
+			return err
+		}
+		if data != nil {
+			_, err = dst.Write(data)
+		} else {
+			if _, err = src.Seek(0, io.SeekStart); err == nil {
+				_, err = io.Copy(dst, src)
+			}
+		}
+		if cerr := dst.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("copy %s: %w", e.path, err)
+		}
+	}
+	return nil
+}
