@@ -415,7 +415,7 @@ func (c *ictx) sandbox(node string, files []string) (string, error) {
 		return paths.WorkDir, nil
 	}
 	c.r.emit(c.in.ID, "", "sandbox_prepared", map[string]any{"agent": node, "files": files})
-	if _, err := sandbox.Prepare(c.ctx, sandbox.Options{Workspace: c.r.o.Workspace, RunID: c.r.id, AgentID: node, Files: files}); err != nil {
+	if _, err := sandbox.Prepare(c.ctx, sandbox.Options{Workspace: c.r.o.Workspace, RunID: c.r.id, AgentID: node, Files: files, AllowEmpty: true}); err != nil {
 		return "", fmt.Errorf("agent %s: sandbox: %w", node, err)
 	}
 	return paths.WorkDir, nil

@@ -50,6 +50,9 @@ type Options struct {
 	Progress func(done, total int)
 	// Workers is the number of parallel copiers; 0 means a default from the CPU count.
 	Workers int
+	// AllowEmpty gives an agent that was given no files an empty sandbox (the engine's
+	// judges and curators in agentHome); without it no files is refused, as on the CLI.
+	AllowEmpty bool
 }
 
 // Paths are the absolute folders of one agent's sandbox (JSON keys as DESIGN.md prints them).
@@ -179,7 +182,7 @@ func Prepare(ctx context.Context, o Options) (Paths, error) {
 	if err != nil {
 		return Paths{}, err
 	}
-	if len(o.Files) == 0 {
+	if len(o.Files) == 0 && !o.AllowEmpty {
 		return Paths{}, refuse("", "no files to copy")
 	}
 	root, err := os.OpenRoot(o.Workspace)
@@ -380,7 +383,7 @@ func collect(root *os.Root, files []string, rules safepath.Rules) ([]entry, []st
 			return nil, nil, refuse(out[i].path, "passes through %s, which is not a folder", out[i-1].path)
 		}
 	}
-	if len(out) == 0 {
+	if len(out) == 0 && len(files) > 0 {
 		return nil, nil, refuse("", "the requested paths hold no files")
 	}
 	return out, requested, nil
