@@ -1042,16 +1042,17 @@ func publishSubscribe(c *ictx) (string, error) {
 		}
 		replies = replies[:0]
 		for _, p := range keyedLines(up.Text, "PUBLISH") {
-			e := &bus.Envelope{From: pub, To: bus.Recipients{"topic:" + p.Key}, Type: "notification", Payload: map[string]any{"eventType": p.Key, "text": truncate(p.Value, 2000)}, Context: bus.Context{InteractionID: c.in.ID}}
+			c.send(pub, broker, "publish", map[string]any{"topic": p.Key}, "")
+			e := &bus.Envelope{From: broker, To: bus.Recipients{"topic:" + p.Key}, Type: "notification", Payload: map[string]any{"eventType": p.Key, "text": truncate(p.Value, 2000)}, Context: bus.Context{InteractionID: c.in.ID}}
 			if ttl > 0 {
 				e.Options = &bus.Options{TTL: ttl}
 			}
 			to, err := c.bus.Send(e)
 			if err != nil {
-				c.note("message_refused", map[string]any{"from": pub, "type": "notification", "topic": p.Key, "error": err.Error()})
+				c.note("message_refused", map[string]any{"from": broker, "type": "notification", "topic": p.Key, "error": err.Error()})
 				continue
 			}
-			c.note("message", map[string]any{"id": e.ID, "from": pub, "to": to, "type": "notification", "topic": p.Key, "via": broker})
+			c.note("message", map[string]any{"id": e.ID, "from": broker, "to": to, "type": "notification", "topic": p.Key, "publisher": pub})
 		}
 		// The broker delivers what the rate limit lets through, one prompt per event.
 		for _, s := range subs {
