@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -259,8 +260,8 @@ func rolePlayPair(c *ictx) (string, error) {
 			return "", err
 		}
 		if strings.Contains(ins.Text, token) {
-			c.st.Metrics["task_done"] = 1
-			c.endRound()
+			c.st.Metrics["task_done"] = 1 // this turn is not sent to the assistant nor counted as a round
+			c.r.checkpoint()
 			return firstNonEmpty(last, ins.Text), nil
 		}
 		transcript = append(transcript, quote("Instruction", truncate(ins.Text, 1500)))
@@ -352,8 +353,8 @@ func markerLine(text, marker string) (string, bool) {
 // P04 — MetaGPT: a shared message pool; each reply is a message of its role's `publishes`
 // type; a message of type T goes to every role that watches T and has an edge from the
 // publisher (one FIFO queue: a role handles one message at a time). A reply with METRIC:
-// artifact_valid=1 accepts what it received and is not sent back to that sender (QA passing
-// the code ends the engineer–QA loop). At most max_rounds deliveries per edge.
+// artifact_valid=1 accepts what it received, and then nothing goes back up the line along a
+// feedback edge (QA passing the code ends the engineer–QA loop). At most max_rounds deliveries per edge.
 func sopAssemblyLine(c *ictx) (string, error) {
 	publishes := map[string]string{}
 	if m, ok := c.params["publishes"].(map[string]any); ok {
@@ -385,6 +386,10 @@ func sopAssemblyLine(c *ictx) (string, error) {
 	type msg struct{ typ, from, to, text string }
 	per := c.maxRounds(3)
 	rounds := map[[2]string]int{}
+	stage := map[string]int{}
+	for i, id := range c.chain() {
+		stage[id] = i
+	}
 	start := c.chain()[0]
 	queue := []msg{{typ: "task", from: "", to: start, text: c.task()}}
 	last := ""
@@ -407,8 +412,8 @@ func sopAssemblyLine(c *ictx) (string, error) {
 			if e.Source != m.to || !watching(e.Target, out) {
 				continue
 			}
-			if valid >= 1 && e.Target == m.from {
-				continue // accepted: nothing goes back to the sender
+			if valid >= 1 && stage[e.Target] < stage[m.to] {
+				continue // accepted: no feedback goes back up the line (QA passing ends the loop)
 			}
 			k := [2]string{e.Source, e.Target}
 			if rounds[k] >= per {
@@ -416,7 +421,7 @@ func sopAssemblyLine(c *ictx) (string, error) {
 				continue
 			}
 			rounds[k]++
-			c.send(m.to, e.Target, out, map[string]any{"bytes": len(rep.Text)}, "")
+			c.send(m.to, e.Target, busType(out), map[string]any{"artifact": out, "bytes": len(rep.Text)}, "")
 			queue = append(queue, msg{typ: out, from: m.to, to: e.Target, text: rep.Text})
 		}
 	}
@@ -1083,7 +1088,7 @@ func publishSubscribe(c *ictx) (string, error) {
 				}
 				if r := fieldOr(rep.Text, "REPLY"); r != "" {
 					replies = append(replies, quote("Reply of "+s, r))
-					c.send(s, pub, "reply", map[string]any{"bytes": len(r)}, "")
+					c.send(s, broker, "reply", map[string]any{"bytes": len(r), "for": pub}, "")
 				}
 			}
 		}
@@ -1374,7 +1379,20 @@ func planExecuteReflect(c *ictx) (string, error) {
 // dated notes older than keep_last_days are deleted.
 func memorySync(c *ictx) (string, error) {
 	curator := c.one("", "curator")
-	members := c.others(curator, c.one("", "memory"))
+	// Members are who reports to the curator; the memory store is the engine's.
+	var members []string
+	store := ""
+	for _, e := range c.in.Edges {
+		if e.Target == curator && e.Source != curator && !slices.Contains(members, e.Source) {
+			members = append(members, e.Source)
+		}
+		if e.Source == curator {
+			store = e.Target
+		}
+	}
+	if curator == "" {
+		return "", fmt.Errorf("memory_sync needs a curator")
+	}
 	notes := c.stepNotes()
 	var silent []string
 	for _, m := range members {
@@ -1414,8 +1432,8 @@ func memorySync(c *ictx) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if mem := c.one("", "memory"); mem != "" {
-		c.send(curator, mem, "memory_update", map[string]any{}, "")
+	if store != "" {
+		c.send(curator, store, "memory_update", map[string]any{}, "")
 	}
 	c.note("memory_updated", map[string]any{"by": curator, "memory": mem != "", "notes": dayNotes != "", "deleted": removed})
 	c.endRound()
@@ -1539,4 +1557,13 @@ func compactJSON(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// busType is t when the bus knows it, else information (a role's custom artefact type
+// travels in the payload).
+func busType(t string) string {
+	if slices.Contains(bus.Types, t) {
+		return t
+	}
+	return "information"
 }
