@@ -176,15 +176,25 @@ func (c *ictx) children(node string) []string {
 }
 
 // testCommand runs params.test_command (argv) in every worker's sandbox work folder; ok is
-// false when there is no command. passed is 1 when it exits 0 everywhere.
+// false when there is no command. passed is 1 when it exits 0 everywhere. Each output is kept
+// as the sandbox's proposal/test.log.
 func (c *ictx) testCommand(workers []string) (passed float64, ok bool) {
 	argv := stringList(c.params["test_command"])
 	if len(argv) == 0 || len(workers) == 0 {
 		return 0, false
 	}
+	root, err := os.OpenRoot(c.r.o.Workspace)
+	if err != nil {
+		return 0, true
+	}
+	defer root.Close()
 	passed = 1
 	for _, w := range workers {
 		paths, err := sandbox.PathsFor(c.r.o.Workspace, c.r.id, w)
+		if err != nil {
+			return 0, true
+		}
+		rel, err := sandbox.RelDir(c.r.id, w)
 		if err != nil {
 			return 0, true
 		}
@@ -194,7 +204,9 @@ func (c *ictx) testCommand(workers []string) (passed float64, ok bool) {
 		cmd := exec.CommandContext(c.ctx, argv[0], argv[1:]...)
 		cmd.Dir = paths.WorkDir
 		out, err := cmd.CombinedOutput()
-		_ = os.WriteFile(filepath.Join(paths.AgentDir, "test.log"), out, 0o644)
+		if root.MkdirAll(filepath.Join(rel, "proposal"), 0o755) == nil {
+			_ = root.WriteFile(filepath.Join(rel, "proposal", "test.log"), out, 0o644)
+		}
 		c.note("tests_run", map[string]any{"agent": w, "command": argv, "passed": err == nil})
 		if err != nil {
 			passed = 0

@@ -287,3 +287,46 @@ func fld(e eventlog.Event, key string) any {
 	}
 	return raw
 }
+
+// P01's params.test_command decides tests_passed (over the manager's METRIC line): run in
+// every worker's sandbox, its output kept as proposal/test.log.
+func TestManagerWorkerTestCommand(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		command []any
+		reason  string
+		rounds  int
+	}{
+		{"passes", []any{"sh", "-c", "cat work-*.txt"}, "quality_gate", 1},
+		{"fails", []any{"sh", "-c", "echo broken; exit 1"}, "max_rounds", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := gitWorkspace(t)
+			t.Setenv("AC_DIR", t.TempDir())
+			f := patternFlow(t, ws, "tests", flowSpec{pattern: "manager_worker", runtime: scripted(t), description: "the task", edit: setParam("test_command", tc.command)})
+			out, err := Run(context.Background(), f, Options{Workspace: ws})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ic := out.Interactions[0]
+			if ic.Reason != tc.reason || ic.Rounds != tc.rounds {
+				t.Errorf("reason %q after %d round(s), want %q after %d", ic.Reason, ic.Rounds, tc.reason, tc.rounds)
+			}
+			runs := eventsNamed(events(t, ws, "tests"), "tests_run")
+			if len(runs) != 2*tc.rounds {
+				t.Errorf("%d tests_run events, want one per worker and round", len(runs))
+			}
+			log, err := os.ReadFile(filepath.Join(ws, ".agentcanvas", "sandboxes", out.RunID, "worker_1", "proposal", "test.log"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "edit by worker_1"
+			if tc.name == "fails" {
+				want = "broken"
+			}
+			if !strings.Contains(string(log), want) {
+				t.Errorf("test.log = %q, want %q in it", log, want)
+			}
+		})
+	}
+}
