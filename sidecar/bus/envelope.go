@@ -44,7 +44,7 @@ var Types = []string{
 	"check_report", "code", "conclusion", "critique", "daily_summary", "decision", "defense",
 	"delivery", "error_report", "final_answer", "forward", "handoff", "inform-done",
 	"instruction", "memory_update", "notify", "observation", "plan", "prd", "private_log",
-	"reflection", "register", "reject-proposal", "request", "response", "revise",
+	"read", "reflection", "register", "reject-proposal", "request", "response", "revise",
 	"revised_solution", "sample", "search", "solution", "subscribe", "subtask",
 	"subtree_report", "system_design", "targeted_message", "task_list", "test_report", "tie",
 	"trace", "unsubscribe",
