@@ -83,7 +83,7 @@ func (r *run) runInteraction(parent context.Context, in *flow.Interaction) Inter
 	}
 	c.ctx = ctx
 	c.bus = bus.New(bus.Config{Topology: topology, Members: c.nodes, Hub: c.hub(), Stages: c.chain(), Tags: c.tags(),
-		RateLimitPerMin: intParam(c.params, "rate_limit_per_min", 0), Key: r.key, Now: r.now})
+		RateLimitPerMin: intParam(c.params, "rate_limit_per_min", 0), Key: r.key, Now: r.now, ACL: c.acl()})
 	if ret := retention(c.params); ret != nil {
 		c.board = bus.NewBlackboard(*ret, r.now)
 	}
