@@ -111,7 +111,11 @@ func (c *ictx) manage(mgr string, members []string, task string, depth int) (str
 	for _, m := range members {
 		if _, ok := assigned[m]; ok {
 			todo = append(todo, m)
-			c.send(mgr, m, "task_assignment", map[string]any{"assignment": truncate(assigned[m], 1000)}, "")
+			typ := "task_assignment"
+			if len(c.children(m)) > 0 {
+				typ = "subtask" // to a sub-manager (P15)
+			}
+			c.send(mgr, m, typ, map[string]any{"assignment": truncate(assigned[m], 1000)}, "")
 		} else {
 			c.note("warning", map[string]any{"message": "no ASSIGN line for " + m + "; it is skipped this round", "agent": m})
 		}
@@ -309,7 +313,7 @@ func chatChain(c *ictx) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			c.send(src, dst, "instruction", map[string]any{"bytes": len(ins.Text)}, "")
+			c.send(src, dst, c.edgeType(src, dst, "instruction"), map[string]any{"bytes": len(ins.Text)}, "")
 			rep, err := c.ask(src, dst, c.prompt(dst, message{Intent: fmt.Sprintf("Phase %s → %s: carry out the instruction as %s", src, dst, c.roles[dst]), Inputs: []string{quote("Task", c.task()), quote("Instruction", ins.Text)}, Plan: []string{"Do your part", "State its conclusion"}, Actions: []string{"A line starting with " + marker + " and the phase's conclusion when it is done"}}))
 			if err != nil {
 				return "", err
@@ -1163,7 +1167,7 @@ func brokerFacilitator(c *ictx) (string, error) {
 			}
 		}
 		if prov == "" {
-			c.send(broker, requester, "failure", map[string]any{"reason": "no provider"}, "")
+			c.send(broker, requester, "response", map[string]any{"failure": "no provider"}, "")
 			answers = append(answers, "failure: no provider for "+rq.Key)
 		} else {
 			forwards[prov]++
@@ -1182,7 +1186,8 @@ func brokerFacilitator(c *ictx) (string, error) {
 	}
 }
 
-// P14 — router: peers end their replies with JSON lines {"to": [tags], "text": …}; the router
+// P14 — router: peers end their replies with JSON lines {"to": [tags], "text": …} (an optional
+// "type", targeted_message by default, must be one the edge allows, or it is refused); the router
 // delivers each to every other peer carrying a tag (its id, its role, params.tags), under the
 // rate limit; the next round's prompts carry what was delivered and the acks.
 func routerTargeted(c *ictx) (string, error) {
@@ -1220,6 +1225,7 @@ func routerTargeted(c *ictx) (string, error) {
 			for _, m := range jsonLines(r.Text) {
 				want := stringList(m["to"])
 				text := str(m["text"])
+				typ := firstNonEmpty(str(m["type"]), "targeted_message")
 				if len(want) == 0 {
 					continue
 				}
@@ -1240,12 +1246,13 @@ func routerTargeted(c *ictx) (string, error) {
 					c.note("undeliverable", map[string]any{"from": r.Node, "to": want})
 					continue
 				}
-				e := &bus.Envelope{From: r.Node, To: bus.Recipients(to), Type: "targeted_message", Payload: map[string]any{"text": truncate(text, 2000)}, Context: bus.Context{InteractionID: c.in.ID}}
+				e := &bus.Envelope{From: r.Node, To: bus.Recipients(to), Type: typ, Payload: map[string]any{"text": truncate(text, 2000)}, Context: bus.Context{InteractionID: c.in.ID}}
 				if _, err := c.bus.Send(e); err != nil {
-					c.note("message_refused", map[string]any{"from": r.Node, "type": "targeted_message", "error": err.Error()})
+					c.note("message_refused", map[string]any{"from": r.Node, "to": to, "type": typ, "error": err.Error()})
+					acks[r.Node] = append(acks[r.Node], "ack: refused ("+err.Error()+")")
 					continue
 				}
-				c.note("message", map[string]any{"id": e.ID, "from": r.Node, "to": to, "type": "targeted_message", "via": router})
+				c.note("message", map[string]any{"id": e.ID, "from": r.Node, "to": to, "type": typ, "via": router})
 				if truthy(c.params["ack_required"]) {
 					acks[r.Node] = append(acks[r.Node], "ack: delivered to "+strings.Join(to, ", "))
 				}
@@ -1578,4 +1585,17 @@ func busType(t string) string {
 		return t
 	}
 	return "information"
+}
+
+// edgeType is want when the edge src → dst may carry it (its `messages`), else the edge's
+// first message type (the coder → tester phase carries code, not instruction).
+func (c *ictx) edgeType(src, dst, want string) string {
+	for _, e := range c.in.Edges {
+		if e.Source == src && e.Target == dst {
+			if msgs := stringList(e.Data.Params["messages"]); len(msgs) > 0 && !slices.Contains(msgs, want) {
+				return msgs[0]
+			}
+		}
+	}
+	return want
 }

@@ -153,3 +153,32 @@ func TestRateLimitHoldsUnderBurst(t *testing.T) {
 		t.Errorf("peer_2 should get bursts 1–10 only:\n%s", p)
 	}
 }
+
+// A peer sending a type its edge does not allow (task_assignment through the router, whose
+// edges carry targeted_message, delivery and ack) is refused by the bus's access control,
+// logged, and acknowledged to the sender as refused; the target never gets it.
+func TestTypeNotAllowedIsRefusedAndLogged(t *testing.T) {
+	ws := gitWorkspace(t)
+	dir := t.TempDir()
+	t.Setenv("AC_DIR", dir)
+	if err := os.WriteFile(filepath.Join(dir, "badtype"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := patternFlow(t, ws, "acl", flowSpec{pattern: "router_targeted", runtime: scripted(t), description: "acl"})
+	if _, err := Run(context.Background(), f, Options{Workspace: ws}); err != nil {
+		t.Fatal(err)
+	}
+	refused := eventsNamed(events(t, ws, "acl"), "message_refused")
+	if len(refused) != 1 || fld(refused[0], "type") != "task_assignment" || fld(refused[0], "from") != "peer_3" ||
+		!strings.Contains(str(fld(refused[0], "error")), "peer_3 may not send task_assignment to peer_1") {
+		t.Fatalf("refusals %v", refused)
+	}
+	p3, _ := os.ReadFile(filepath.Join(dir, "peer_3.1.prompt"))
+	if !strings.Contains(string(p3), "ack: refused") {
+		t.Errorf("peer_3 was not told of the refusal:\n%s", p3)
+	}
+	p1, _ := os.ReadFile(filepath.Join(dir, "peer_1.1.prompt"))
+	if strings.Contains(string(p1), "do my work") {
+		t.Error("the refused message reached peer_1")
+	}
+}

@@ -92,7 +92,9 @@ subscriber)
 requester) if [ "$n" -lt 2 ]; then echo "REQUEST provider: question $n"; else echo "nothing more"; fi ;;
 provider) echo "answer from $id" ;;
 peer)
-	if [ -e "$AC_DIR/burst" ] && [ "$id" = peer_1 ] && [ "$n" -eq 0 ]; then
+	if [ -e "$AC_DIR/badtype" ] && [ "$id" = peer_3 ] && [ "$n" -eq 0 ]; then
+		echo '{"to": ["peer_1"], "type": "task_assignment", "text": "do my work"}'
+	elif [ -e "$AC_DIR/burst" ] && [ "$id" = peer_1 ] && [ "$n" -eq 0 ]; then
 		for i in $(seq 1 15); do echo "{\"to\": [\"peer_2\"], \"text\": \"burst $i\"}"; done
 	elif [ "$n" -eq 0 ]; then
 		case "$id" in peer_1) echo '{"to": ["peer_2"], "text": "hi 2"}' ;; peer_2) echo '{"to": ["peer"], "text": "to all peers"}' ;; *) echo '{"to": ["nobody"], "text": "lost"}' ;; esac
