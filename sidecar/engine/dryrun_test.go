@@ -21,6 +21,7 @@ func TestDryRunEveryPatternEndsNaturally(t *testing.T) {
 	}
 	for _, p := range pattern.All() {
 		t.Run(p.PatternID, func(t *testing.T) {
+			t.Parallel()
 			ws := gitWorkspace(t)
 			f := patternFlow(t, ws, "dry", flowSpec{pattern: p.PatternID, description: "Say hello"})
 			out, err := Run(context.Background(), f, Options{Workspace: ws, DryRun: true})

@@ -83,7 +83,7 @@ type patternCase struct {
 	reason  string
 	rounds  int
 	result  string // a substring of the result
-	check   func(t *testing.T, ws string, out *Outcome, evs []eventlog.Event)
+	check   func(t *testing.T, ws, dir string, out *Outcome, evs []eventlog.Event)
 }
 
 func setParam(key string, v any) func(sg *pattern.Subgraph) {
@@ -96,7 +96,7 @@ func setParam(key string, v any) func(sg *pattern.Subgraph) {
 
 var patternCases = []patternCase{
 	{pattern: "manager_worker", order: []string{"manager", "worker_1|worker_2", "manager"}, reason: "quality_gate", rounds: 1, result: "ACCEPT all",
-		check: func(t *testing.T, ws string, out *Outcome, evs []eventlog.Event) {
+		check: func(t *testing.T, ws, dir string, out *Outcome, evs []eventlog.Event) {
 			if len(out.Proposals) != 2 {
 				t.Errorf("proposals = %v, want one per worker", out.Proposals)
 			}
@@ -107,9 +107,9 @@ var patternCases = []patternCase{
 	{pattern: "role_play_pair", order: []string{"user", "assistant", "user"}, reason: "quality_gate", rounds: 1, result: "Solution: hello 0"},
 	{pattern: "chat_chain_pipeline", reason: "quality_gate", rounds: 2, result: "doc_writer concluded",
 		order: []string{"planner", "designer", "planner", "designer", "designer", "coder", "coder", "tester", "tester", "doc_writer"},
-		check: func(t *testing.T, ws string, out *Outcome, evs []eventlog.Event) {
+		check: func(t *testing.T, ws, dir string, out *Outcome, evs []eventlog.Event) {
 			// The coder's phase gets the designer's conclusion, found on its second round.
-			p, _ := os.ReadFile(filepath.Join(os.Getenv("AC_DIR"), "designer.2.prompt"))
+			p, _ := os.ReadFile(filepath.Join(dir, "designer.2.prompt"))
 			if !strings.Contains(string(p), "designer concluded") {
 				t.Errorf("the next phase did not get the conclusion:\n%s", p)
 			}
@@ -117,22 +117,22 @@ var patternCases = []patternCase{
 	{pattern: "sop_assembly_line", order: []string{"pm", "architect", "engineer", "qa", "engineer", "qa"}, reason: "quality_gate", rounds: 2, result: "tests pass"},
 	{pattern: "debate_judge", reason: "judge_decision", rounds: 3, result: "debater_1: 4",
 		order: []string{"debater_1|debater_2", "debater_1", "debater_2", "debater_1", "debater_2", "judge"},
-		check: func(t *testing.T, ws string, out *Outcome, evs []eventlog.Event) {
+		check: func(t *testing.T, ws, dir string, out *Outcome, evs []eventlog.Event) {
 			// Round 2: debater_1 sees debater_2's independent answer.
-			p, _ := os.ReadFile(filepath.Join(os.Getenv("AC_DIR"), "debater_1.1.prompt"))
+			p, _ := os.ReadFile(filepath.Join(dir, "debater_1.1.prompt"))
 			if !strings.Contains(string(p), "ANSWER: 5") {
 				t.Errorf("debater_1 did not see debater_2's answer:\n%s", p)
 			}
 		}},
 	{pattern: "critic_refiner_curator", order: []string{"judge", "critic", "refiner", "judge", "curator"}, reason: "quality_gate", rounds: 2, result: "revised solution 0",
-		check: func(t *testing.T, ws string, out *Outcome, evs []eventlog.Event) {
+		check: func(t *testing.T, ws, dir string, out *Outcome, evs []eventlog.Event) {
 			if !memoryNotesContain(t, ws, "Lesson: check step 2 first") {
 				t.Error("the curator's note is not in today's memory notes")
 			}
 		}},
 	{pattern: "majority_vote", order: []string{"voter_1|voter_2|voter_3", "voter_1|voter_2|voter_3"}, reason: "consensus_threshold", rounds: 1, result: "red"},
 	{pattern: "self_consistency", order: []string{"sampler_1|sampler_2|sampler_3|sampler_4|sampler_5"}, reason: "max_rounds", rounds: 1, result: "42",
-		check: func(t *testing.T, ws string, out *Outcome, evs []eventlog.Event) {
+		check: func(t *testing.T, ws, dir string, out *Outcome, evs []eventlog.Event) {
 			if out.Interactions[0].Result != "42" {
 				t.Errorf("result %q, want the normalised majority 42", out.Interactions[0].Result)
 			}
@@ -141,7 +141,7 @@ var patternCases = []patternCase{
 			}
 		}},
 	{pattern: "contract_net", order: []string{"manager", "bidder_1|bidder_2|bidder_3", "manager", "bidder_2"}, reason: "max_rounds", rounds: 1, result: "inform-done by bidder_2",
-		check: func(t *testing.T, ws string, out *Outcome, evs []eventlog.Event) {
+		check: func(t *testing.T, ws, dir string, out *Outcome, evs []eventlog.Event) {
 			for typ, n := range map[string]int{"cfp": 3, "propose": 2, "refuse": 1, "accept-proposal": 1, "reject-proposal": 1, "inform-done": 1} {
 				if got := len(messages(evs, typ)); got != n {
 					t.Errorf("%d %s messages, want %d", got, typ, n)
@@ -154,7 +154,7 @@ var patternCases = []patternCase{
 	{pattern: "bilateral_negotiation", order: []string{"proposer", "responder", "proposer", "responder"}, reason: "quality_gate", rounds: 2, result: `deal: {"price":9}`},
 	{pattern: "blackboard", order: []string{"knowledge_source_1", "knowledge_source_2", "knowledge_source_3"}, reason: "quality_gate", rounds: 3, result: "s3",
 		edit: setParam("retention", map[string]any{"keep_last_n": 3}),
-		check: func(t *testing.T, ws string, out *Outcome, evs []eventlog.Event) {
+		check: func(t *testing.T, ws, dir string, out *Outcome, evs []eventlog.Event) {
 			posts := eventsNamed(evs, "blackboard_posted")
 			if len(posts) != 3 {
 				t.Fatalf("%d posts, want 3", len(posts))
@@ -163,29 +163,29 @@ var patternCases = []patternCase{
 			if fld(last, "kept") != float64(3) || fld(last, "trimmed") != float64(1) {
 				t.Errorf("retention keep_last_n 3 after 4 entries: kept %v trimmed %v", fld(last, "kept"), fld(last, "trimmed"))
 			}
-			p, _ := os.ReadFile(filepath.Join(os.Getenv("AC_DIR"), "knowledge_source_3.0.prompt"))
+			p, _ := os.ReadFile(filepath.Join(dir, "knowledge_source_3.0.prompt"))
 			if !strings.Contains(string(p), "partial_result by knowledge_source_2") {
 				t.Errorf("the third source did not see the board:\n%s", p)
 			}
 		}},
 	{pattern: "publish_subscribe", order: []string{"publisher", "subscriber_1", "subscriber_1", "subscriber_2", "publisher", "subscriber_1"}, reason: "all_unsubscribed", rounds: 2, result: "4 event(s) delivered",
-		check: func(t *testing.T, ws string, out *Outcome, evs []eventlog.Event) {
+		check: func(t *testing.T, ws, dir string, out *Outcome, evs []eventlog.Event) {
 			if n := len(messages(evs, "notification")); n != 3 {
 				t.Errorf("%d notifications, want 3", n)
 			}
 		}},
 	{pattern: "broker_facilitator", order: []string{"requester", "provider_1", "requester", "provider_2", "requester"}, reason: "completed", rounds: 2, result: "answer from provider_2",
-		check: func(t *testing.T, ws string, out *Outcome, evs []eventlog.Event) {
+		check: func(t *testing.T, ws, dir string, out *Outcome, evs []eventlog.Event) {
 			if n := len(eventsNamed(evs, "register")); n != 2 {
 				t.Errorf("%d register events, want 2", n)
 			}
 		}},
 	{pattern: "router_targeted", order: []string{"peer_1|peer_2|peer_3", "peer_1|peer_2|peer_3"}, reason: "quiescent", rounds: 2, result: "3 message(s) delivered, 0 held",
-		check: func(t *testing.T, ws string, out *Outcome, evs []eventlog.Event) {
+		check: func(t *testing.T, ws, dir string, out *Outcome, evs []eventlog.Event) {
 			if n := len(eventsNamed(evs, "undeliverable")); n != 1 {
 				t.Errorf("%d undeliverable, want 1", n)
 			}
-			p, _ := os.ReadFile(filepath.Join(os.Getenv("AC_DIR"), "peer_1.1.prompt"))
+			p, _ := os.ReadFile(filepath.Join(dir, "peer_1.1.prompt"))
 			if !strings.Contains(string(p), "to all peers") || !strings.Contains(string(p), "ack: delivered to peer_2") {
 				t.Errorf("peer_1's second prompt lacks its delivery or its ack:\n%s", p)
 			}
@@ -194,24 +194,24 @@ var patternCases = []patternCase{
 		order: []string{"root", "sub_manager_1|sub_manager_2", "worker_1|worker_2|worker_3|worker_4", "sub_manager_1|sub_manager_2", "root"}},
 	{pattern: "red_team_judge", order: []string{"red_team", "defender", "judge", "red_team", "defender", "judge"}, reason: "quality_gate", rounds: 2, result: "score 8"},
 	{pattern: "fact_check_verifier", order: []string{"producer", "verifier", "judge", "producer", "verifier", "judge"}, reason: "quality_gate", rounds: 2, result: "moon is rock",
-		check: func(t *testing.T, ws string, out *Outcome, evs []eventlog.Event) {
-			p, _ := os.ReadFile(filepath.Join(os.Getenv("AC_DIR"), "producer.1.prompt"))
+		check: func(t *testing.T, ws, dir string, out *Outcome, evs []eventlog.Event) {
+			p, _ := os.ReadFile(filepath.Join(dir, "producer.1.prompt"))
 			if !strings.Contains(string(p), "it is rock") {
 				t.Errorf("the producer did not get the failed claim's evidence:\n%s", p)
 			}
-			v, _ := os.ReadFile(filepath.Join(os.Getenv("AC_DIR"), "verifier.0.prompt"))
+			v, _ := os.ReadFile(filepath.Join(dir, "verifier.0.prompt"))
 			if strings.Contains(string(v), "Answer with sources") {
 				t.Error("the verifier saw the producer's prompt, not only the claims")
 			}
 		}},
 	{pattern: "plan_execute_reflect", order: []string{"planner", "executor", "observer", "reflector"}, reason: "max_rounds", rounds: 1, result: "keep steps small",
-		check: func(t *testing.T, ws string, out *Outcome, evs []eventlog.Event) {
+		check: func(t *testing.T, ws, dir string, out *Outcome, evs []eventlog.Event) {
 			if !memoryNotesContain(t, ws, "reflection: keep steps small") {
 				t.Error("the reflection is not in today's memory notes")
 			}
 		}},
 	{pattern: "memory_sync", order: []string{"member_1|member_2", "curator"}, reason: "max_rounds", rounds: 1, result: "synced",
-		check: func(t *testing.T, ws string, out *Outcome, evs []eventlog.Event) {
+		check: func(t *testing.T, ws, dir string, out *Outcome, evs []eventlog.Event) {
 			b, err := os.ReadFile(filepath.Join(ws, MemoryDir, "MEMORY.md"))
 			if err != nil || strings.TrimSpace(string(b)) != "- durable fact from curator" {
 				t.Errorf("MEMORY.md = %q, %v", b, err)
@@ -240,11 +240,11 @@ func TestPatternsEndToEnd(t *testing.T) {
 	}
 	for _, tc := range patternCases {
 		t.Run(tc.pattern, func(t *testing.T) {
+			t.Parallel()
 			ws := gitWorkspace(t)
 			dir := t.TempDir()
-			t.Setenv("AC_DIR", dir)
 			f := patternFlow(t, ws, "e2e", flowSpec{pattern: tc.pattern, counts: tc.counts, runtime: scripted(t), edit: tc.edit, description: "the task"})
-			out, err := Run(context.Background(), f, Options{Workspace: ws})
+			out, err := Run(context.Background(), f, Options{Workspace: ws, Env: map[string]string{"AC_DIR": dir}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -276,7 +276,7 @@ func TestPatternsEndToEnd(t *testing.T) {
 				t.Errorf("a message of the pattern was refused: %s %v → %v: %v", fld(e, "type"), fld(e, "from"), fld(e, "to"), fld(e, "error"))
 			}
 			if tc.check != nil {
-				tc.check(t, ws, out, evs)
+				tc.check(t, ws, dir, out, evs)
 			}
 		})
 	}
