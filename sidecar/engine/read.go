@@ -188,8 +188,6 @@ func num(v any) (float64, bool) {
 	return 0, false
 }
 
-func hasMarker(text, marker string) bool { return strings.Contains(text, marker) }
-
 // cleanLine strips the bullets and bold marks agents put around structured lines.
 func cleanLine(l string) string {
 	l = strings.TrimSpace(l)
