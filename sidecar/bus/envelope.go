@@ -39,6 +39,15 @@ var Types = []string{
 	// pattern conversation
 	"prompt", "reply", "verdict", "vote", "cfp", "propose", "refuse", "accept", "reject",
 	"inform_done", "failure", "offer", "counteroffer", "post", "publish", "query",
+	// the edge messages of the pattern templates (patterns/P*.json)
+	"accept-proposal", "accepted_fix", "ack", "answer", "argument", "attack", "ballot",
+	"check_report", "code", "conclusion", "critique", "daily_summary", "decision", "defense",
+	"delivery", "error_report", "final_answer", "forward", "handoff", "inform-done",
+	"instruction", "memory_update", "notify", "observation", "plan", "prd", "private_log",
+	"read", "reflection", "register", "reject-proposal", "request", "response", "revise",
+	"revised_solution", "sample", "search", "solution", "subscribe", "subtask",
+	"subtree_report", "system_design", "targeted_message", "task_list", "test_report", "tie",
+	"trace", "unsubscribe",
 }
 
 // Envelope is one message between agents.

@@ -84,7 +84,7 @@ func (r *run) runInteraction(parent context.Context, in *flow.Interaction) Inter
 	}
 	c.ctx = ctx
 	c.bus = bus.New(bus.Config{Topology: topology, Members: c.nodes, Hub: c.hub(), Stages: c.chain(), Tags: c.tags(),
-		RateLimitPerMin: intParam(c.params, "rate_limit_per_min", 0), Key: r.key, Now: r.now})
+		RateLimitPerMin: intParam(c.params, "rate_limit_per_min", 0), Key: r.key, Now: r.now, ACL: c.acl()})
 	if ret := retention(c.params); ret != nil {
 		c.board = bus.NewBlackboard(*ret, r.now)
 	}
@@ -585,12 +585,18 @@ func (c *ictx) reason() string {
 func (c *ictx) holds(t *flow.Termination) (bool, string) {
 	switch {
 	case len(t.Any) > 0:
+		// When several hold at once (a judge decides in the last round), the pattern's own
+		// end is the reason, not the bound that happened to be reached with it.
+		first := ""
 		for _, s := range t.Any {
 			if ok, why := c.holds(s); ok {
-				return true, why
+				if why != "max_rounds" && why != "timeout_ms" {
+					return true, why
+				}
+				first = firstNonEmpty(first, why)
 			}
 		}
-		return false, ""
+		return first != "", first
 	case len(t.All) > 0:
 		var whys []string
 		for _, s := range t.All {

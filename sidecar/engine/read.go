@@ -188,4 +188,87 @@ func num(v any) (float64, bool) {
 	return 0, false
 }
 
-func hasMarker(text, marker string) bool { return strings.Contains(text, marker) }
+// cleanLine strips the bullets and bold marks agents put around structured lines.
+func cleanLine(l string) string {
+	l = strings.TrimSpace(l)
+	l = strings.TrimLeft(l, "-*> ")
+	l = strings.TrimPrefix(l, "**")
+	return l
+}
+
+// keyed is one "WORD <key>: value" line.
+type keyed struct{ Key, Value string }
+
+// keyedLines reads every "WORD: value" or "WORD <key>: value" line, in order: POST <kind>:,
+// PUBLISH <topic>:, REQUEST <capability>:, ASSIGN <id>:, ATTACK <n>:, CHECK <n>:, CLAIM:.
+func keyedLines(text, word string) []keyed {
+	var out []keyed
+	for _, l := range strings.Split(text, "\n") {
+		l = cleanLine(l)
+		if len(l) <= len(word) || !strings.EqualFold(l[:len(word)], word) {
+			continue
+		}
+		rest := l[len(word):]
+		if rest[0] != ' ' && rest[0] != ':' && rest[0] != '*' {
+			continue // a longer word (POSTED, CHECKS)
+		}
+		i := strings.Index(rest, ":")
+		if i < 0 {
+			continue
+		}
+		key := strings.Trim(strings.TrimSpace(rest[:i]), "*<>")
+		out = append(out, keyed{Key: key, Value: strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rest[i+1:]), "**"))})
+	}
+	return out
+}
+
+// words reads every "WORD <arg>" line with no colon (SUBSCRIBE <topic>, UNSUBSCRIBE <topic>).
+func words(text, word string) []string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		f := strings.Fields(cleanLine(l))
+		if len(f) == 2 && strings.EqualFold(f[0], word) {
+			out = append(out, f[1])
+		}
+	}
+	return out
+}
+
+// metric reads "METRIC: name=N" (several name=N pairs may share a line); the last one wins.
+func metric(text, name string) (float64, bool) {
+	val, found := 0.0, false
+	for _, k := range keyedLines(text, "METRIC") {
+		for _, pair := range strings.Fields(strings.ReplaceAll(k.Value, ",", " ")) {
+			n, v, ok := strings.Cut(pair, "=")
+			if !ok || !strings.EqualFold(strings.TrimSpace(n), name) {
+				continue
+			}
+			if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+				val, found = f, true
+			}
+		}
+	}
+	return val, found
+}
+
+// jsonLines returns every line of text that is a JSON object, in order.
+func jsonLines(text string) []map[string]any {
+	var out []map[string]any
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(strings.Trim(strings.TrimSpace(l), "`"))
+		if !strings.HasPrefix(l, "{") {
+			continue
+		}
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// lastAnswer is the last ANSWER: line's value, if any (P08 drops replies without one).
+func lastAnswer(text string) (string, bool) {
+	a, ok := field(text, "ANSWER")
+	return strings.Join(strings.Fields(a), " "), ok && strings.TrimSpace(a) != ""
+}

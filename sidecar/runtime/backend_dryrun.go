@@ -20,6 +20,9 @@ import (
 //   - workers (any other role with a sandbox work folder) write dry-run-<agent>.md in it and
 //     print a valid HANDOFF block naming that file
 //   - everyone else answers in the standard response format and declares DONE.
+//
+// Every reply also carries the pattern marker its role prints (patternLines), so a dry run of
+// each pattern ends for its natural reason, not its round cap.
 type dryRunBackend struct{}
 
 func (dryRunBackend) id() string                              { return BackendDryRun }
@@ -45,6 +48,9 @@ func dryRunReply(s *Spec, in turnInput) (string, error) {
 	section := func(n int, title, body string) { fmt.Fprintf(&b, "%d. %s\n%s\n\n", n, title, body) }
 	section(1, "Intent", "- Dry run of "+label+": a deterministic reply, no model was called.")
 	section(2, "Assumptions/Inputs", fmt.Sprintf("- Prompt of %d bytes; turn %d.", len(in.prompt), in.turn))
+	if m := patternLines(s, in.prompt); m != "" {
+		b.WriteString(m + "\n\n")
+	}
 	switch {
 	case judgeRoleRE.MatchString(role):
 		section(3, "Plan", "- Read the candidates.\n- Compare them against the task.\n- Decide.")
@@ -77,6 +83,77 @@ func dryRunReply(s *Spec, in turnInput) (string, error) {
 		b.WriteString("6. Next Steps or DONE\n- DONE\n")
 	}
 	return b.String(), nil
+}
+
+// patternLines are the structured lines of the patterns (patterns/P*.md) a role prints.
+func patternLines(s *Spec, prompt string) string {
+	role := strings.ToLower(s.Role)
+	has := func(w ...string) bool {
+		for _, x := range w {
+			if strings.Contains(role, x) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has("judge", "tiebreak", "verifier"):
+		out := "DECISION: accept\nMETRIC: open_errors=0 score=10\nSTANDING: none"
+		if has("verifier") {
+			out += "\nCHECK 1: pass — dry run"
+		}
+		return out
+	case has("manager", "root", "orchestrator", "coordinator", "lead"):
+		var lines []string
+		for _, id := range teamIDs(prompt) {
+			lines = append(lines, "ASSIGN "+id+": dry-run part of the task")
+		}
+		return strings.Join(append(lines, "METRIC: tests_passed=1", "PERFORMATIVE: cfp"), "\n")
+	case has("user"):
+		return "<CAMEL_TASK_DONE>"
+	case has("bidder"):
+		if strings.Contains(prompt, "accept-proposal") {
+			return "PERFORMATIVE: inform-done"
+		}
+		return "PERFORMATIVE: propose\nCOST: 1"
+	case has("proposer"):
+		return `{"act": "offer", "terms": {"price": 1}}`
+	case has("responder"):
+		return `{"act": "accept"}`
+	case has("knowledge"):
+		return "POST solution: dry-run solution"
+	case has("publisher"):
+		return "PUBLISH updates: dry-run update"
+	case has("requester"):
+		if s.Round == 0 {
+			return "REQUEST provider: dry-run request"
+		}
+	case has("sampler", "debater"):
+		return "ANSWER: dry-run"
+	case has("producer"):
+		return "CLAIM: dry-run claim [1]"
+	case has("qa", "tester"):
+		return "METRIC: artifact_valid=1\n<INFO> dry-run: tests pass"
+	case has("curator"):
+		return "## NOTES\n- dry-run note"
+	}
+	return "<INFO> dry-run conclusion of " + s.AgentID + "\nMETRIC: artifact_valid=1"
+}
+
+// teamIDs are the member ids a manager's prompt lists on its "Team: a, b" line.
+func teamIDs(prompt string) []string {
+	for _, l := range strings.Split(prompt, "\n") {
+		if i := strings.Index(l, "Team: "); i >= 0 {
+			var ids []string
+			for _, id := range strings.Split(l[i+len("Team: "):], ",") {
+				if id = strings.TrimSpace(id); id != "" {
+					ids = append(ids, id)
+				}
+			}
+			return ids
+		}
+	}
+	return nil
 }
 
 // dryRunEdit writes (or, in later rounds, appends to) dry-run-<agent>.md in the sandbox
