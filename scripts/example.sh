@@ -9,8 +9,8 @@ BIN=${BIN:-bin/agentcanvas}
 FLOW=${1:-flows/manager-worker.yaml}
 WS=${2:-$PWD}
 
-echo "== agentcanvas validate flows"
-"$BIN" validate flows
+echo "== agentcanvas validate flows/*.yaml"
+"$BIN" validate flows/*.yaml
 
 echo "== agentcanvas run --dry-run $FLOW   (events as JSON lines)"
 events=$(mktemp)
