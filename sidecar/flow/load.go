@@ -55,6 +55,9 @@ func Parse(file string, src []byte) *Flow {
 		root = root.Content[0]
 	}
 	d := decoder{f: f}
+	values, keys := countPaths(root)
+	f.Spans = make(map[string]span.Range, values)
+	f.KeySpans = make(map[string]span.Range, keys)
 	d.record(root, "", 0, false)
 	d.flowRoot(root)
 	return f
@@ -106,10 +109,29 @@ func (d *decoder) record(n *yaml.Node, path string, indent int, inFlow bool) spa
 		}
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
-			d.record(c, fmt.Sprintf("%s/%d", path, i), n.Column-1, inFlow)
+			d.record(c, path+"/"+strconv.Itoa(i), n.Column-1, inFlow)
 		}
 	}
 	return r
+}
+
+// countPaths sizes the span maps up front: growing them was most of the loader's time on
+// large flows.
+func countPaths(n *yaml.Node) (values, keys int) {
+	values = 1
+	step := 1
+	if n.Kind == yaml.MappingNode {
+		step = 2
+	}
+	for i := step - 1; i < len(n.Content); i += step {
+		v, k := countPaths(n.Content[i])
+		values += v
+		keys += k
+		if step == 2 {
+			keys++
+		}
+	}
+	return values, keys
 }
 
 // escape escapes a map key for a model path (JSON pointer rules).
