@@ -39,6 +39,9 @@ type Config struct {
 	Stages []string
 	// Tags lets router_targeted deliver "tag:<t>" to every member carrying t.
 	Tags map[string][]string
+	// Links are the edges drawn in the flow, {source, target}: a drawn edge is always a
+	// route, in either direction (replies go back along it), whatever the topology's rule.
+	Links [][2]string
 	// RateLimitPerMin limits messages through a broker or router (0: DefaultRateLimitPerMin
 	// for those topologies; negative: unlimited).
 	RateLimitPerMin int
@@ -215,6 +218,9 @@ func (b *Bus) route(e *Envelope) ([]string, error) {
 	}
 	hub := b.cfg.Hub
 	for _, r := range to {
+		if b.linked(e.From, r) {
+			continue
+		}
 		switch b.cfg.Topology {
 		case "manager_worker", "broker", "blackboard":
 			// Spokes talk through the hub only.
@@ -228,6 +234,15 @@ func (b *Bus) route(e *Envelope) ([]string, error) {
 		}
 	}
 	return to, nil
+}
+
+func (b *Bus) linked(x, y string) bool {
+	for _, l := range b.cfg.Links {
+		if (l[0] == x && l[1] == y) || (l[0] == y && l[1] == x) {
+			return true
+		}
+	}
+	return false
 }
 
 func anyTopic(rs []string) bool {

@@ -105,6 +105,14 @@ func TestRoutingByTopology(t *testing.T) {
 	if _, err := p.Send(msg("b", "c")); err != nil {
 		t.Error(err)
 	}
+	// A drawn edge is a route both ways, whatever the topology says.
+	pl := New(Config{Topology: "pipeline", Members: []string{"a", "b", "c"}, Stages: []string{"a", "b", "c"}, Links: [][2]string{{"c", "a"}}})
+	if _, err := pl.Send(msg("c", "a")); err != nil {
+		t.Errorf("feedback edge refused: %v", err)
+	}
+	if _, err := pl.Send(msg("a", "c")); err != nil {
+		t.Errorf("reply along a drawn edge refused: %v", err)
+	}
 	r := New(Config{Topology: "router_targeted", Members: []string{"x", "y", "z"}, Hub: "router", Tags: map[string][]string{"y": {"reviewer"}, "z": {"reviewer", "tester"}}, RateLimitPerMin: -1})
 	if to, err := r.Send(msg("x", "tag:reviewer")); err != nil || fmt.Sprint(to) != "[y z]" {
 		t.Errorf("tags: %v %v", to, err)

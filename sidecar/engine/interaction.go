@@ -84,7 +84,7 @@ func (r *run) runInteraction(parent context.Context, in *flow.Interaction) Inter
 	}
 	c.ctx = ctx
 	c.bus = bus.New(bus.Config{Topology: topology, Members: c.nodes, Hub: c.hub(), Stages: c.chain(), Tags: c.tags(),
-		RateLimitPerMin: intParam(c.params, "rate_limit_per_min", 0), Key: r.key, Now: r.now, ACL: c.acl()})
+		RateLimitPerMin: intParam(c.params, "rate_limit_per_min", 0), Key: r.key, Now: r.now, ACL: c.acl(), Links: c.links()})
 	if ret := retention(c.params); ret != nil {
 		c.board = bus.NewBlackboard(*ret, r.now)
 	}
@@ -187,7 +187,26 @@ func (c *ictx) one(fallback string, words ...string) string {
 }
 
 // hub is the manager, broker, router or blackboard node, when there is one.
+// links are the interaction's drawn edges.
+func (c *ictx) links() [][2]string {
+	out := make([][2]string, 0, len(c.in.Edges))
+	for _, e := range c.in.Edges {
+		out = append(out, [2]string{e.Source, e.Target})
+	}
+	return out
+}
+
+// hub is the node spokes talk through: a tree (P15) has none (every manager is a hub of
+// its own subtree, which the drawn edges express), and in memory sync (P19) the curator is.
 func (c *ictx) hub() string {
+	switch c.pat {
+	case "hierarchical_tree":
+		return ""
+	case "memory_sync":
+		if ids := c.byRole("curator"); len(ids) > 0 {
+			return ids[0]
+		}
+	}
 	for _, w := range []string{"blackboard", "broker", "router", "manager", "orchestrator"} {
 		if ids := c.byRole(w); len(ids) > 0 {
 			return ids[0]

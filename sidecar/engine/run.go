@@ -131,6 +131,7 @@ type run struct {
 	state *State
 
 	mu        sync.Mutex
+	ckMu      sync.Mutex // serialises checkpoint writes
 	outcomes  map[string]*InteractionOutcome
 	proposals []string
 	metrics   *metricSet

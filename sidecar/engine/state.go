@@ -43,6 +43,11 @@ func newState(r *run) *State {
 
 // checkpoint writes state.json. Errors are reported as events, never fatal: the run goes on.
 func (r *run) checkpoint() {
+	// Checkpoints come from every interaction's goroutine: one at a time, snapshot and write
+	// together, so two writers never share the temporary file and the newest snapshot is
+	// the one left on disk.
+	r.ckMu.Lock()
+	defer r.ckMu.Unlock()
 	r.mu.Lock()
 	st := *r.state
 	st.Updated = r.now().UTC()
