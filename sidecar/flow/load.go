@@ -157,13 +157,13 @@ func (d *decoder) fields(n *yaml.Node, path, what string, table map[string]field
 		k, v := n.Content[i], n.Content[i+1]
 		p := path + "/" + escape(k.Value)
 		if seen[k.Value] {
-			d.f.problem(p, CodeSchema, diag.Error, fmt.Sprintf("%s has the key %q twice; keep one", what, k.Value), d.f.KeySpans[p])
+			d.f.problem(p, CodeSchema, diag.Error, fmt.Sprintf("%s has the key %q twice; keep one", what, k.Value), d.f.KeySpan(p))
 			continue
 		}
 		seen[k.Value] = true
 		fn, ok := table[k.Value]
 		if !ok {
-			d.f.problem(p, CodeSchema, diag.Warning, fmt.Sprintf("unknown field %q in %s%s; it is ignored", k.Value, what, suggest(k.Value, table)), d.f.KeySpans[p])
+			d.f.problem(p, CodeSchema, diag.Warning, fmt.Sprintf("unknown field %q in %s%s; it is ignored", k.Value, what, suggest(k.Value, table)), d.f.KeySpan(p))
 			continue
 		}
 		fn(k, v, p)
