@@ -143,7 +143,7 @@ func roleOf(f *flow.Flow, id string) string {
 	case !ok:
 		return ""
 	case n.System != nil:
-		return strings.ToLower(n.System.Type)
+		return strings.ToLower(strings.TrimSpace(n.System.Type + " " + n.System.Role))
 	default:
 		return strings.ToLower(strings.TrimSpace(n.Agent.Role))
 	}

@@ -400,6 +400,7 @@ func (d *decoder) systemNode(n *yaml.Node, path string) *SystemNode {
 	d.fields(n, path, "a system node", map[string]fieldFn{
 		"id":      func(_, v *yaml.Node, p string) { s.ID = d.str(v, p, "id") },
 		"type":    func(_, v *yaml.Node, p string) { s.Type = d.str(v, p, "type") },
+		"role":    func(_, v *yaml.Node, p string) { s.Role = d.str(v, p, "role") },
 		"name":    func(_, v *yaml.Node, p string) { s.Name = d.str(v, p, "name") },
 		"runtime": func(_, v *yaml.Node, p string) { s.Runtime = d.runtime(v, p) },
 		"params":  func(_, v *yaml.Node, p string) { s.Params = d.anyMap(v, p, "params") },

@@ -99,6 +99,7 @@ var SystemNodeTypes = []string{"judge", "blackboard", "router", "broker", "manag
 type SystemNode struct {
 	ID      string         `json:"id"`
 	Type    string         `json:"type"`
+	Role    string         `json:"role,omitempty"` // the pattern role it plays, e.g. tiebreak for a judge
 	Name    string         `json:"name,omitempty"`
 	Runtime *Runtime       `json:"runtime,omitempty"`
 	Params  map[string]any `json:"params,omitempty"`
