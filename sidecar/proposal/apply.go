@@ -106,7 +106,9 @@ func ApplyLoaded(ctx context.Context, workspace string, l *Loaded, sel Selection
 		return nil, err
 	}
 	defer root.Close()
-	pl, probs := buildPlan(root, l.Patch, sel, o.Rules, o.MaxPatchBytes)
+	d := newDirs(root)
+	defer d.close()
+	pl, probs := buildPlan(d, l.Patch, sel, o.Rules, o.MaxPatchBytes)
 	if len(probs) > 0 {
 		res.Problems = probs
 		return res, &RefusedError{Problems: probs}
@@ -121,7 +123,7 @@ func ApplyLoaded(ctx context.Context, workspace string, l *Loaded, sel Selection
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
-	t := &txn{root: root, hook: o.Hook}
+	t := &txn{root: root, dirs: d, hook: o.Hook}
 	if err := t.run(pl); err != nil {
 		if rerr := t.rollback(); rerr != nil {
 			return res, fmt.Errorf("apply failed: %v; ROLLBACK INCOMPLETE: %v", err, rerr)
@@ -140,7 +142,8 @@ type backup struct {
 }
 
 type txn struct {
-	root *os.Root
+	root *os.Root // rollback goes through it, by full paths
+	dirs *dirs    // the forward steps go through per-folder handles
 	hook func(Op, string) error
 	undo []func() error
 }
@@ -155,7 +158,7 @@ func (t *txn) step(op Op, p string) error {
 }
 
 func (t *txn) save(p string) (*backup, error) {
-	fi, err := t.root.Lstat(p)
+	fi, err := t.dirs.lstat(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -165,13 +168,13 @@ func (t *txn) save(p string) (*backup, error) {
 	b := &backup{kind: kindOfMode(fi.Mode()), perm: fi.Mode().Perm()}
 	switch b.kind {
 	case kindSymlink:
-		s, err := t.root.Readlink(p)
+		s, err := t.dirs.readlink(p)
 		if err != nil {
 			return nil, err
 		}
 		b.data = []byte(s)
 	case kindFile:
-		if b.data, err = t.root.ReadFile(p); err != nil {
+		if b.data, err = t.dirs.readFile(p); err != nil {
 			return nil, err
 		}
 	default:
@@ -215,33 +218,36 @@ func tempName(p string) string {
 }
 
 func (t *txn) run(pl *plan) error {
-	for _, p := range pl.deletes {
-		b, err := t.save(p)
-		if err != nil {
-			return err
-		}
+	for _, del := range pl.deletes {
+		p, b := del.path, del.old
 		if err := t.step(OpRemove, p); err != nil {
 			return err
 		}
-		if err := t.root.Remove(p); err != nil {
+		dr, name, err := t.dirs.split(p)
+		if err != nil {
+			return err
+		}
+		if err := dr.Remove(name); err != nil {
 			return err
 		}
 		t.undo = append(t.undo, func() error { return t.restore(p, b) })
 		// git removes the folders a deletion leaves empty.
 		for d := path.Dir(p); d != "."; d = path.Dir(d) {
-			fi, err := t.root.Lstat(d)
+			fi, err := t.dirs.lstat(d)
 			if err != nil || !fi.IsDir() {
-				break
-			}
-			if ents, err := fs.ReadDir(t.root.FS(), d); err != nil || len(ents) > 0 {
 				break
 			}
 			if err := t.step(OpRmdir, d); err != nil {
 				return err
 			}
-			if err := t.root.Remove(d); err != nil {
+			parent, name, err := t.dirs.split(d)
+			if err != nil {
 				return err
 			}
+			if err := parent.Remove(name); err != nil {
+				break // not empty: the folder stays, as with git
+			}
+			t.dirs.forget(d)
 			perm := fi.Mode().Perm()
 			t.undo = append(t.undo, func() error { return t.root.Mkdir(d, perm) })
 		}
@@ -250,14 +256,10 @@ func (t *txn) run(pl *plan) error {
 		if err := t.mkdirs(path.Dir(w.path)); err != nil {
 			return err
 		}
-		b, err := t.save(w.path)
-		if err != nil {
+		if err := t.put(w, w.old); err != nil {
 			return err
 		}
-		if err := t.put(w, b); err != nil {
-			return err
-		}
-		t.undo = append(t.undo, func() error { return t.restore(w.path, b) })
+		t.undo = append(t.undo, func() error { return t.restore(w.path, w.old) })
 	}
 	return nil
 }
@@ -269,7 +271,10 @@ func (t *txn) mkdirs(dir string) error {
 	comps := strings.Split(dir, "/")
 	for i := range comps {
 		d := strings.Join(comps[:i+1], "/")
-		fi, err := t.root.Lstat(d)
+		if _, cached := t.dirs.m[d]; cached {
+			continue // opened as a folder already
+		}
+		fi, err := t.dirs.lstat(d)
 		if err == nil {
 			if !fi.IsDir() {
 				return fmt.Errorf("%s is not a folder", d)
@@ -282,7 +287,11 @@ func (t *txn) mkdirs(dir string) error {
 		if err := t.step(OpMkdir, d); err != nil {
 			return err
 		}
-		if err := t.root.Mkdir(d, 0o755); err != nil {
+		parent, name, err := t.dirs.split(d)
+		if err != nil {
+			return err
+		}
+		if err := parent.Mkdir(name, 0o755); err != nil {
 			return err
 		}
 		t.undo = append(t.undo, func() error { return t.root.Remove(d) })
@@ -292,17 +301,21 @@ func (t *txn) mkdirs(dir string) error {
 
 // put writes w through a temporary file in the same folder and renames it into place.
 func (t *txn) put(w write, old *backup) (err error) {
-	tmp := tempName(w.path)
+	dr, name, err := t.dirs.split(w.path)
+	if err != nil {
+		return err
+	}
+	tmp := path.Base(tempName(w.path))
 	defer func() {
 		if err != nil {
-			t.root.Remove(tmp)
+			dr.Remove(tmp)
 		}
 	}()
 	if w.kind == kindSymlink {
 		if err := t.step(OpSymlink, w.path); err != nil {
 			return err
 		}
-		if err := t.root.Symlink(string(w.data), tmp); err != nil {
+		if err := dr.Symlink(string(w.data), tmp); err != nil {
 			return err
 		}
 	} else {
@@ -315,7 +328,7 @@ func (t *txn) put(w write, old *backup) (err error) {
 		} else if !w.exec {
 			perm &^= 0o111
 		}
-		f, err := t.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		f, err := dr.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 		if err != nil {
 			return err
 		}
@@ -327,20 +340,22 @@ func (t *txn) put(w write, old *backup) (err error) {
 		if err == nil {
 			_, err = f.Write(w.data[half:])
 		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
 		if err != nil {
+			f.Close()
 			return err
 		}
-		if err := t.root.Chmod(tmp, perm); err != nil {
+		if err := f.Chmod(perm); err != nil { // exact bits, whatever the umask
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
 			return err
 		}
 	}
 	if err := t.step(OpRename, w.path); err != nil {
 		return err
 	}
-	return t.root.Rename(tmp, w.path)
+	return dr.Rename(tmp, name)
 }
 
 func (t *txn) rollback() error {

@@ -85,11 +85,19 @@ type write struct {
 	kind fileKind // kindFile or kindSymlink
 	exec bool
 	data []byte
+	old  *backup // what is there now (nil: nothing)
 }
 
-// plan is a checked patch: deletions first, then writes (git's two phases).
+// deletion is one path the plan removes.
+type deletion struct {
+	path string
+	old  *backup
+}
+
+// plan is a checked patch: deletions first, then writes (git's two phases). The backups are
+// the bytes the check read and verified, so the apply restores exactly what was checked.
 type plan struct {
-	deletes []string
+	deletes []deletion
 	writes  []write
 	files   []FileResult
 }
@@ -384,7 +392,7 @@ func selected(sel Selection, f *gitdiff.File) (bool, []int) {
 }
 
 // buildPlan checks a patch against the workspace and computes every result in memory.
-func buildPlan(root *os.Root, patch []byte, sel Selection, rules safepath.Rules, limit int64) (*plan, []Problem) {
+func buildPlan(root *dirs, patch []byte, sel Selection, rules safepath.Rules, limit int64) (*plan, []Problem) {
 	files, probs := parsePatch(patch, rules, limit)
 	if len(probs) > 0 {
 		return nil, probs
@@ -464,13 +472,14 @@ func buildPlan(root *os.Root, patch []byte, sel Selection, rules safepath.Rules,
 		}
 		// The preimage.
 		var old []byte
+		var pre *backup
 		oldKind := kindNone
 		if !f.IsNew {
 			if final[f.OldName] != kindNone || wasTouched(final, f.OldName) {
 				add(f.OldName, "the patch changes this path twice")
 				continue
 			}
-			fi, err := root.Lstat(f.OldName)
+			fi, err := root.lstat(f.OldName)
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
 					add(f.OldName, "does not exist in the workspace")
@@ -491,20 +500,21 @@ func buildPlan(root *os.Root, patch []byte, sel Selection, rules safepath.Rules,
 				continue
 			}
 			if oldKind == kindSymlink {
-				t, err := root.Readlink(f.OldName)
+				t, err := root.readlink(f.OldName)
 				if err != nil {
 					add(f.OldName, "%v", err)
 					continue
 				}
 				old = []byte(t)
 			} else {
-				b, err := root.ReadFile(f.OldName)
+				b, err := root.readFile(f.OldName)
 				if err != nil {
 					add(f.OldName, "%v", err)
 					continue
 				}
 				old = b
 			}
+			pre = &backup{kind: oldKind, perm: fi.Mode().Perm(), data: old}
 		}
 
 		// The postimage.
@@ -545,13 +555,13 @@ func buildPlan(root *os.Root, patch []byte, sel Selection, rules safepath.Rules,
 				add(name, "the deletion leaves content behind")
 				continue
 			}
-			pl.deletes = append(pl.deletes, f.OldName)
+			pl.deletes = append(pl.deletes, deletion{f.OldName, pre})
 			final[f.OldName] = kindNone
 			markTouched(final, f.OldName)
 			continue
 		}
 		if f.IsRename {
-			pl.deletes = append(pl.deletes, f.OldName)
+			pl.deletes = append(pl.deletes, deletion{f.OldName, pre})
 			final[f.OldName] = kindNone
 			markTouched(final, f.OldName)
 		}
@@ -563,10 +573,8 @@ func buildPlan(root *os.Root, patch []byte, sel Selection, rules safepath.Rules,
 		if mode == modeSymlink || (mode == 0 && oldKind == kindSymlink) {
 			newKind = kindSymlink
 		}
-		if mode == 0 && oldKind == kindFile {
-			if fi, err := root.Lstat(f.OldName); err == nil && fi.Mode()&0o100 != 0 {
-				mode = modeExec
-			}
+		if mode == 0 && oldKind == kindFile && pre != nil && pre.perm&0o100 != 0 {
+			mode = modeExec
 		}
 		data := out.Bytes()
 		if newKind == kindSymlink {
@@ -583,7 +591,7 @@ func buildPlan(root *os.Root, patch []byte, sel Selection, rules safepath.Rules,
 		// A path created by this patch must not exist yet (unless deleted just before).
 		if f.IsNew || f.IsRename || f.IsCopy {
 			if !wasTouched(final, f.NewName) {
-				if fi, err := root.Lstat(f.NewName); err == nil {
+				if fi, err := root.lstat(f.NewName); err == nil {
 					add(f.NewName, "already exists in the workspace (as a %s)", kindName(kindOfMode(fi.Mode())))
 					continue
 				} else if !errors.Is(err, fs.ErrNotExist) {
@@ -592,7 +600,11 @@ func buildPlan(root *os.Root, patch []byte, sel Selection, rules safepath.Rules,
 				}
 			}
 		}
-		pl.writes = append(pl.writes, write{path: f.NewName, kind: newKind, exec: mode == modeExec, data: append([]byte(nil), data...)})
+		w := write{path: f.NewName, kind: newKind, exec: mode == modeExec, data: append([]byte(nil), data...)}
+		if !f.IsNew && !f.IsRename && !f.IsCopy {
+			w.old = pre
+		}
+		pl.writes = append(pl.writes, w)
 		final[f.NewName] = newKind
 		markTouched(final, f.NewName)
 	}
@@ -602,11 +614,11 @@ func buildPlan(root *os.Root, patch []byte, sel Selection, rules safepath.Rules,
 	// Symlink traversal, on disk and inside the patch's own result: no touched path may lie
 	// under a symlink or a file, whether it is there now or the patch puts it there.
 	deleted := map[string]bool{}
-	for _, d := range pl.deletes {
-		deleted[d] = true
-	}
 	var touchedPaths []string
-	touchedPaths = append(touchedPaths, pl.deletes...)
+	for _, d := range pl.deletes {
+		deleted[d.path] = true
+		touchedPaths = append(touchedPaths, d.path)
+	}
 	for _, w := range pl.writes {
 		touchedPaths = append(touchedPaths, w.path)
 	}
@@ -619,7 +631,7 @@ func buildPlan(root *os.Root, patch []byte, sel Selection, rules safepath.Rules,
 			if deleted[q] {
 				continue
 			}
-			fi, err := root.Lstat(q)
+			fi, err := root.lstat(q)
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
 					continue
@@ -642,14 +654,14 @@ func buildPlan(root *os.Root, patch []byte, sel Selection, rules safepath.Rules,
 // diskPrefixProblem says why p cannot be reached on disk: a parent that is a symlink (in or
 // out of the workspace: git refuses to write "beyond a symbolic link" too) or a file, unless
 // the patch deletes that parent first.
-func diskPrefixProblem(root *os.Root, p string, deletes map[string]bool) string {
+func diskPrefixProblem(root *dirs, p string, deletes map[string]bool) string {
 	comps := strings.Split(p, "/")
 	for i := 1; i < len(comps); i++ {
 		q := strings.Join(comps[:i], "/")
 		if deletes[q] {
 			return ""
 		}
-		fi, err := root.Lstat(q)
+		fi, err := root.lstat(q)
 		if errors.Is(err, fs.ErrNotExist) {
 			return ""
 		}
@@ -659,7 +671,7 @@ func diskPrefixProblem(root *os.Root, p string, deletes map[string]bool) string 
 		switch k := kindOfMode(fi.Mode()); k {
 		case kindDir:
 		case kindSymlink:
-			t, _ := root.Readlink(q)
+			t, _ := root.readlink(q)
 			return fmt.Sprintf("lies under %s, which is a symlink (to %s) in the workspace", q, t)
 		default:
 			return fmt.Sprintf("lies under %s, which is a %s in the workspace", q, kindName(k))
