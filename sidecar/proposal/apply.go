@@ -108,7 +108,7 @@ func ApplyLoaded(ctx context.Context, workspace string, l *Loaded, sel Selection
 	defer root.Close()
 	d := newDirs(root)
 	defer d.close()
-	pl, probs := buildPlan(d, l.Patch, sel, o.Rules, o.MaxPatchBytes)
+	pl, probs := buildPlan(d, l.Patch, sel, sandbox.WithInternal(o.Rules), o.MaxPatchBytes)
 	if len(probs) > 0 {
 		res.Problems = probs
 		return res, &RefusedError{Problems: probs}

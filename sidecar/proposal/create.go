@@ -70,11 +70,11 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 	defer root.Close()
 
 	var skipped []string
-	in, err := scanTree(root, "input", o.Rules, nil)
+	in, err := scanTree(root, "input", sandbox.WithInternal(o.Rules), nil)
 	if err != nil {
 		return nil, err
 	}
-	work, err := scanTree(root, "work", o.Rules, &skipped)
+	work, err := scanTree(root, "work", sandbox.WithInternal(o.Rules), &skipped)
 	if err != nil {
 		return nil, err
 	}

@@ -187,7 +187,7 @@ func Prepare(ctx context.Context, o Options) (Paths, error) {
 	}
 	defer root.Close()
 
-	entries, requested, err := collect(root, o.Files, o.Rules)
+	entries, requested, err := collect(root, o.Files, WithInternal(o.Rules))
 	if err != nil {
 		return Paths{}, err
 	}
@@ -244,6 +244,20 @@ func Prepare(ctx context.Context, o Options) (Paths, error) {
 	}
 	ok = true
 	return paths, nil
+}
+
+// WithInternal returns rules that block .agentcanvas/ whatever the configured list says: the
+// sidecar's own state (sandboxes, logs, runs) is never copied, proposed or patched.
+func WithInternal(r safepath.Rules) safepath.Rules {
+	if r.Blocked == nil {
+		return r
+	}
+	for _, b := range r.Blocked {
+		if strings.EqualFold(b, ".agentcanvas") {
+			return r
+		}
+	}
+	return safepath.Rules{Blocked: append(append([]string(nil), r.Blocked...), ".agentcanvas")}
 }
 
 // GitHead returns the commit the workspace's HEAD points at, or "" when the workspace is not a
