@@ -22,6 +22,7 @@ example: build
 
 # Benchmarks against baselines, printed as ratios.
 bench: build
+	./scripts/bench-proposals.sh $(BIN)
 
 # Short fuzzing runs of every fuzz target (FUZZTIME per target).
 FUZZTIME ?= 10s
