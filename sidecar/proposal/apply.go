@@ -11,6 +11,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
 )
@@ -57,6 +58,11 @@ func Check(ctx context.Context, workspace, ref string, sel Selection, o ApplyOpt
 // the selection all-or-nothing. A refusal returns *RefusedError with the Result listing the
 // problems; the workspace is unchanged after any error.
 func Apply(ctx context.Context, workspace, ref string, sel Selection, o ApplyOptions) (*Result, error) {
+	if o.Flow != "" && !o.DryRun {
+		if err := eventlog.CheckFlowName(o.Flow); err != nil {
+			return nil, err
+		}
+	}
 	l, err := Load(workspace, ref)
 	if err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
 )
@@ -58,6 +59,11 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 	paths, err := sandbox.PathsFor(o.Workspace, o.RunID, o.AgentID)
 	if err != nil {
 		return nil, err
+	}
+	if o.Flow != "" {
+		if err := eventlog.CheckFlowName(o.Flow); err != nil {
+			return nil, err
+		}
 	}
 	meta, err := sandbox.ReadMeta(o.Workspace, o.RunID, o.AgentID)
 	if err != nil {
