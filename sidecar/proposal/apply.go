@@ -163,32 +163,6 @@ func (t *txn) step(op Op, p string) error {
 	return nil
 }
 
-func (t *txn) save(p string) (*backup, error) {
-	fi, err := t.dirs.lstat(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	b := &backup{kind: kindOfMode(fi.Mode()), perm: fi.Mode().Perm()}
-	switch b.kind {
-	case kindSymlink:
-		s, err := t.dirs.readlink(p)
-		if err != nil {
-			return nil, err
-		}
-		b.data = []byte(s)
-	case kindFile:
-		if b.data, err = t.dirs.readFile(p); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, fmt.Errorf("%s: is a %s", p, kindName(b.kind))
-	}
-	return b, nil
-}
-
 // restore puts a backup back at p (or removes p when there was nothing).
 func (t *txn) restore(p string, b *backup) error {
 	if b == nil {
@@ -229,11 +203,7 @@ func (t *txn) run(pl *plan) error {
 		if err := t.step(OpRemove, p); err != nil {
 			return err
 		}
-		dr, name, err := t.dirs.split(p)
-		if err != nil {
-			return err
-		}
-		if err := dr.Remove(name); err != nil {
+		if err := t.dirs.remove(p); err != nil {
 			return err
 		}
 		t.undo = append(t.undo, func() error { return t.restore(p, b) })
@@ -246,14 +216,9 @@ func (t *txn) run(pl *plan) error {
 			if err := t.step(OpRmdir, d); err != nil {
 				return err
 			}
-			parent, name, err := t.dirs.split(d)
-			if err != nil {
-				return err
-			}
-			if err := parent.Remove(name); err != nil {
+			if err := t.dirs.rmdir(d); err != nil {
 				break // not empty: the folder stays, as with git
 			}
-			t.dirs.forget(d)
 			perm := fi.Mode().Perm()
 			t.undo = append(t.undo, func() error { return t.root.Mkdir(d, perm) })
 		}
@@ -277,7 +242,7 @@ func (t *txn) mkdirs(dir string) error {
 	comps := strings.Split(dir, "/")
 	for i := range comps {
 		d := strings.Join(comps[:i+1], "/")
-		if _, cached := t.dirs.m[d]; cached {
+		if t.dirs.has(d) {
 			continue // opened as a folder already
 		}
 		fi, err := t.dirs.lstat(d)
@@ -293,11 +258,7 @@ func (t *txn) mkdirs(dir string) error {
 		if err := t.step(OpMkdir, d); err != nil {
 			return err
 		}
-		parent, name, err := t.dirs.split(d)
-		if err != nil {
-			return err
-		}
-		if err := parent.Mkdir(name, 0o755); err != nil {
+		if err := t.dirs.mkdir(d, 0o755); err != nil {
 			return err
 		}
 		t.undo = append(t.undo, func() error { return t.root.Remove(d) })
@@ -307,21 +268,17 @@ func (t *txn) mkdirs(dir string) error {
 
 // put writes w through a temporary file in the same folder and renames it into place.
 func (t *txn) put(w write, old *backup) (err error) {
-	dr, name, err := t.dirs.split(w.path)
-	if err != nil {
-		return err
-	}
-	tmp := path.Base(tempName(w.path))
+	tmp := tempName(w.path)
 	defer func() {
 		if err != nil {
-			dr.Remove(tmp)
+			t.dirs.remove(tmp)
 		}
 	}()
 	if w.kind == kindSymlink {
 		if err := t.step(OpSymlink, w.path); err != nil {
 			return err
 		}
-		if err := dr.Symlink(string(w.data), tmp); err != nil {
+		if err := t.dirs.symlink(string(w.data), tmp); err != nil {
 			return err
 		}
 	} else {
@@ -334,17 +291,21 @@ func (t *txn) put(w write, old *backup) (err error) {
 		} else if !w.exec {
 			perm &^= 0o111
 		}
-		f, err := dr.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		f, err := t.dirs.create(tmp, perm)
 		if err != nil {
 			return err
 		}
-		half := len(w.data) / 2
-		_, err = f.Write(w.data[:half])
-		if err == nil {
-			err = t.step(OpWrite, w.path)
-		}
-		if err == nil {
-			_, err = f.Write(w.data[half:])
+		if t.hook != nil { // half the data, then the hook: a disk that fills up mid-file
+			half := len(w.data) / 2
+			_, err = f.Write(w.data[:half])
+			if err == nil {
+				err = t.step(OpWrite, w.path)
+			}
+			if err == nil {
+				_, err = f.Write(w.data[half:])
+			}
+		} else {
+			_, err = f.Write(w.data)
 		}
 		if err != nil {
 			f.Close()
@@ -361,7 +322,7 @@ func (t *txn) put(w write, old *backup) (err error) {
 	if err := t.step(OpRename, w.path); err != nil {
 		return err
 	}
-	return dr.Rename(tmp, name)
+	return t.dirs.rename(tmp, w.path)
 }
 
 func (t *txn) rollback() error {

@@ -628,7 +628,7 @@ func buildPlan(root *dirs, patch []byte, sel Selection, rules safepath.Rules, li
 				add(p, "lies under %s, which this patch creates as a %s", q, kindName(k))
 				break
 			}
-			if deleted[q] {
+			if deleted[q] || root.has(q) {
 				continue
 			}
 			fi, err := root.lstat(q)
@@ -660,6 +660,9 @@ func diskPrefixProblem(root *dirs, p string, deletes map[string]bool) string {
 		q := strings.Join(comps[:i], "/")
 		if deletes[q] {
 			return ""
+		}
+		if root.has(q) {
+			continue // reached as a real folder already
 		}
 		fi, err := root.lstat(q)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -734,4 +737,11 @@ func describeApplyErr(err error) string {
 		return s
 	}
 	return err.Error()
+}
+
+// writeFile is a file being written by an apply.
+type writeFile interface {
+	Write([]byte) (int, error)
+	Chmod(fs.FileMode) error
+	Close() error
 }

@@ -457,7 +457,7 @@ func entryFor(root *os.Root, p string, fi fs.FileInfo) (entry, error) {
 
 func runWorkers(ctx context.Context, n int, jobs []func() error) error {
 	if n <= 0 {
-		n = max(4, runtime.NumCPU()*2)
+		n = min(8, max(2, runtime.NumCPU())) // more only adds journal contention
 	}
 	var (
 		mu    sync.Mutex
