@@ -9,7 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
@@ -112,6 +114,10 @@ func ApplyLoaded(ctx context.Context, workspace string, l *Loaded, sel Selection
 		return nil, err
 	}
 	defer root.Close()
+	// One check-and-apply at a time per workspace in this process, so two requests from the
+	// editor cannot both pass their checks and then interleave their writes.
+	unlock := lockWorkspace(workspace)
+	defer unlock()
 	d := newDirs(root)
 	defer d.close()
 	pl, probs := buildPlan(d, l.Patch, sel, sandbox.WithInternal(o.Rules), o.MaxPatchBytes)
@@ -138,6 +144,27 @@ func ApplyLoaded(ctx context.Context, workspace string, l *Loaded, sel Selection
 	}
 	res.Applied = true
 	return res, nil
+}
+
+var (
+	wsLocksMu sync.Mutex
+	wsLocks   = map[string]*sync.Mutex{}
+)
+
+func lockWorkspace(workspace string) func() {
+	key, err := filepath.Abs(workspace)
+	if err != nil {
+		key = workspace
+	}
+	wsLocksMu.Lock()
+	m, ok := wsLocks[key]
+	if !ok {
+		m = &sync.Mutex{}
+		wsLocks[key] = m
+	}
+	wsLocksMu.Unlock()
+	m.Lock()
+	return m.Unlock
 }
 
 // backup is the byte-exact state of one path before the apply touched it.

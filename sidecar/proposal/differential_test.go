@@ -19,6 +19,9 @@ var words = []string{"alpha", "beta", "gamma", "delta", "", "    indented", "fun
 
 func randText(r *rand.Rand) string {
 	n := r.IntN(30)
+	if r.IntN(5) == 0 {
+		n = 100 + r.IntN(150) // long enough for several hunks
+	}
 	var b strings.Builder
 	for i := 0; i < n; i++ {
 		b.WriteString(words[r.IntN(len(words))])

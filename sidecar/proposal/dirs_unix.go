@@ -238,7 +238,13 @@ func (f *rawFile) Write(b []byte) (int, error) {
 	return n, nil
 }
 
+// Chmod sets the permission bits, skipping the call (an inode update) when the umask already
+// left them right.
 func (f *rawFile) Chmod(m fs.FileMode) error {
+	var st unix.Stat_t
+	if unix.Fstat(f.fd, &st) == nil && uint32(st.Mode)&0o7777 == uint32(m.Perm()) {
+		return nil
+	}
 	return pathErr("chmod", f.name, unix.Fchmod(f.fd, uint32(m.Perm())))
 }
 
