@@ -435,6 +435,14 @@ func buildPlan(root *dirs, patch []byte, sel Selection, rules safepath.Rules, li
 		return true
 	}
 
+	// Deletions the selection will carry out, for folders that become files.
+	selDeletes := map[string]bool{}
+	for _, f := range files {
+		if ok, _ := selected(sel, f); ok && (f.IsDelete || f.IsRename) {
+			selDeletes[f.OldName] = true
+		}
+	}
+
 	pl := &plan{}
 	final := map[string]fileKind{} // what the patch leaves at each path it touches (kindNone: deleted)
 	for _, f := range files {
@@ -590,10 +598,14 @@ func buildPlan(root *dirs, patch []byte, sel Selection, rules safepath.Rules, li
 		}
 		// A path created by this patch must not exist yet (unless deleted just before).
 		if f.IsNew || f.IsRename || f.IsCopy {
-			if !wasTouched(final, f.NewName) {
+			if !wasTouched(final, f.NewName) && !underDeleted(f.NewName, selDeletes) {
 				if fi, err := root.lstat(f.NewName); err == nil {
-					add(f.NewName, "already exists in the workspace (as a %s)", kindName(kindOfMode(fi.Mode())))
-					continue
+					// A folder whose every file the patch deletes first is fine: deletions
+					// run first and leave it empty, and it is removed (a folder becoming a file).
+					if !fi.IsDir() || !emptiedBy(root.root, f.NewName, selDeletes) {
+						add(f.NewName, "already exists in the workspace (as a %s)", kindName(kindOfMode(fi.Mode())))
+						continue
+					}
 				} else if !errors.Is(err, fs.ErrNotExist) {
 					add(f.NewName, "%v", err)
 					continue
@@ -613,11 +625,12 @@ func buildPlan(root *dirs, patch []byte, sel Selection, rules safepath.Rules, li
 	}
 	// Symlink traversal, on disk and inside the patch's own result: no touched path may lie
 	// under a symlink or a file, whether it is there now or the patch puts it there.
+	// Deletions run before any write, on the tree as it is on disk (checked above), so only the
+	// written paths are checked against what the patch creates.
 	deleted := map[string]bool{}
 	var touchedPaths []string
 	for _, d := range pl.deletes {
 		deleted[d.path] = true
-		touchedPaths = append(touchedPaths, d.path)
 	}
 	for _, w := range pl.writes {
 		touchedPaths = append(touchedPaths, w.path)
@@ -649,6 +662,33 @@ func buildPlan(root *dirs, patch []byte, sel Selection, rules safepath.Rules, li
 		return nil, probs
 	}
 	return pl, nil
+}
+
+// underDeleted reports whether a parent of p is a file the patch deletes (a file becoming a
+// folder): then p cannot exist yet.
+func underDeleted(p string, deletes map[string]bool) bool {
+	for q := path.Dir(p); q != "."; q = path.Dir(q) {
+		if deletes[q] {
+			return true
+		}
+	}
+	return false
+}
+
+// emptiedBy reports whether every file and symlink under the folder dir is in deletes.
+func emptiedBy(root *os.Root, dir string, deletes map[string]bool) bool {
+	ok := true
+	err := fs.WalkDir(root.FS(), dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && !deletes[p] {
+			ok = false
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return err == nil && ok
 }
 
 // diskPrefixProblem says why p cannot be reached on disk: a parent that is a symlink (in or

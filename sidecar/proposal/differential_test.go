@@ -156,6 +156,32 @@ func mutate(t *testing.T, r *rand.Rand, work string) {
 			}
 		}
 	}
+	// A file becomes a folder, and a folder becomes a file (or a symlink).
+	if r.IntN(3) == 0 {
+		for _, rel := range paths {
+			full := filepath.Join(work, rel)
+			if fi, err := os.Lstat(full); err == nil && fi.Mode().IsRegular() && !strings.Contains(rel, "/") {
+				os.Remove(full)
+				os.MkdirAll(full, 0o755)
+				os.WriteFile(filepath.Join(full, "inner.txt"), []byte(randContent(r)), 0o644)
+				break
+			}
+		}
+	}
+	if r.IntN(3) == 0 {
+		for _, dir := range []string{"dir", "a b"} {
+			full := filepath.Join(work, dir)
+			if fi, err := os.Lstat(full); err == nil && fi.IsDir() {
+				os.RemoveAll(full)
+				if r.IntN(2) == 0 {
+					os.WriteFile(full, []byte(randContent(r)), 0o644)
+				} else {
+					os.Symlink("plain.txt", full)
+				}
+				break
+			}
+		}
+	}
 	for i := 0; i < r.IntN(3); i++ {
 		p := filepath.Join(work, fmt.Sprintf("new%d/n é %d.txt", i, r.IntN(100)))
 		os.MkdirAll(filepath.Dir(p), 0o755)
