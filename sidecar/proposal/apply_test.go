@@ -42,6 +42,7 @@ func richProposal(t *testing.T) (ws, ref string) {
 	a = strings.Replace(a, "a line 35\n", "A LINE 35\n", 1)
 	must(os.WriteFile(filepath.Join(w, "src/a.txt"), []byte(a), 0o644))
 	must(os.RemoveAll(filepath.Join(w, "src/del")))
+	must(os.WriteFile(filepath.Join(w, "src/del"), []byte("a folder became this file\n"), 0o644))
 	must(os.Chmod(filepath.Join(w, "src/run.sh"), 0o755))
 	must(os.Remove(filepath.Join(w, "src/link")))
 	must(os.WriteFile(filepath.Join(w, "src/link"), []byte("now a file\n"), 0o644))
