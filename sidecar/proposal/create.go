@@ -35,17 +35,18 @@ type CreateOptions struct {
 
 // Created is what Create returns: proposal.json as written, plus facts for the caller.
 type Created struct {
-	Proposal  *Proposal
-	AgentDir  string          // absolute
-	Stats     map[string]Stat // per changed path
-	Skipped   []string        // blocked folders in work/ left out of the patch (e.g. node_modules)
-	PatchSize int
+	Proposal  *Proposal       `json:"proposal"`
+	AgentDir  string          `json:"agentDir"` // absolute
+	Stats     map[string]Stat `json:"stats"`    // per changed path
+	Skipped   []string        `json:"skipped"`  // blocked folders in work/ left out (e.g. node_modules)
+	PatchSize int             `json:"patchSize"`
 }
 
 // Stat is the +/- line count of one path (binary files count 0/0 and say so).
 type Stat struct {
-	Added, Deleted int
-	Binary         bool
+	Added   int  `json:"added"`
+	Deleted int  `json:"deleted"`
+	Binary  bool `json:"binary"`
 }
 
 type node struct {
