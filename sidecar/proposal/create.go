@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
 )
@@ -34,17 +35,18 @@ type CreateOptions struct {
 
 // Created is what Create returns: proposal.json as written, plus facts for the caller.
 type Created struct {
-	Proposal  *Proposal
-	AgentDir  string          // absolute
-	Stats     map[string]Stat // per changed path
-	Skipped   []string        // blocked folders in work/ left out of the patch (e.g. node_modules)
-	PatchSize int
+	Proposal  *Proposal       `json:"proposal"`
+	AgentDir  string          `json:"agentDir"` // absolute
+	Stats     map[string]Stat `json:"stats"`    // per changed path
+	Skipped   []string        `json:"skipped"`  // blocked folders in work/ left out (e.g. node_modules)
+	PatchSize int             `json:"patchSize"`
 }
 
 // Stat is the +/- line count of one path (binary files count 0/0 and say so).
 type Stat struct {
-	Added, Deleted int
-	Binary         bool
+	Added   int  `json:"added"`
+	Deleted int  `json:"deleted"`
+	Binary  bool `json:"binary"`
 }
 
 type node struct {
@@ -59,6 +61,11 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Flow != "" {
+		if err := eventlog.CheckFlowName(o.Flow); err != nil {
+			return nil, err
+		}
+	}
 	meta, err := sandbox.ReadMeta(o.Workspace, o.RunID, o.AgentID)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox for run %s agent %s: %w (prepare it first)", o.RunID, o.AgentID, err)
@@ -70,11 +77,11 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 	defer root.Close()
 
 	var skipped []string
-	in, err := scanTree(root, "input", o.Rules, nil)
+	in, err := scanTree(root, "input", sandbox.WithInternal(o.Rules), nil)
 	if err != nil {
 		return nil, err
 	}
-	work, err := scanTree(root, "work", o.Rules, &skipped)
+	work, err := scanTree(root, "work", sandbox.WithInternal(o.Rules), &skipped)
 	if err != nil {
 		return nil, err
 	}
@@ -89,13 +96,18 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 	}
 	sort.Strings(names)
 
-	type result struct {
-		sections [][]byte
-		stat     Stat
-		status   string
-		changed  bool
+	// Paths are grouped by folder so each folder of input/ and work/ is opened once.
+	results := make([]diffResult, len(names))
+	type group struct{ start, end int }
+	var groups []group
+	for i := 0; i < len(names); {
+		j := i + 1
+		for j < len(names) && j-i < 256 && path.Dir(names[j]) == path.Dir(names[i]) {
+			j++
+		}
+		groups = append(groups, group{i, j})
+		i = j
 	}
-	results := make([]result, len(names))
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
@@ -109,15 +121,15 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 			defer wg.Done()
 			for {
 				mu.Lock()
-				i := next
+				gi := next
 				next++
-				stop := firstErr != nil || i >= len(names) || ctx.Err() != nil
+				stop := firstErr != nil || gi >= len(groups) || ctx.Err() != nil
 				mu.Unlock()
 				if stop {
 					return
 				}
-				r, err := diffPath(root, names[i], in, work)
-				if err != nil {
+				g := groups[gi]
+				if err := diffGroup(root, names[g.start:g.end], in, work, results[g.start:g.end]); err != nil {
 					mu.Lock()
 					if firstErr == nil {
 						firstErr = err
@@ -125,7 +137,6 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 					mu.Unlock()
 					return
 				}
-				results[i] = r
 			}
 		}()
 	}
@@ -236,41 +247,69 @@ func scanTree(root *os.Root, dir string, rules safepath.Rules, skipped *[]string
 	return out, err
 }
 
-func readSide(root *os.Root, dir, p string, n node, ok bool) (side, error) {
-	if !ok {
-		return side{}, nil
-	}
-	name := dir + "/" + p
-	if n.mode == modeSymlink {
-		t, err := root.Readlink(name)
-		return side{exists: true, mode: n.mode, data: []byte(t)}, err
-	}
-	f, err := root.OpenFile(name, os.O_RDONLY, 0)
-	if err != nil {
-		return side{}, err
-	}
-	defer f.Close()
-	var buf bytes.Buffer
-	buf.Grow(int(n.size) + 1)
-	if _, err := buf.ReadFrom(f); err != nil {
-		return side{}, err
-	}
-	return side{exists: true, mode: n.mode, data: buf.Bytes()}, nil
-}
-
-func diffPath(root *os.Root, p string, in, work map[string]node) (r struct {
+type diffResult struct {
 	sections [][]byte
 	stat     Stat
 	status   string
 	changed  bool
-}, err error) {
+}
+
+// diffGroup diffs paths that share one folder.
+func diffGroup(root *os.Root, names []string, in, work map[string]node, out []diffResult) error {
+	dir := path.Dir(names[0])
+	open := func(side string, tree map[string]node) (*dirFiles, error) {
+		for _, n := range names {
+			if _, ok := tree[n]; ok {
+				return openDirFiles(root, path.Join(side, dir))
+			}
+		}
+		return nil, nil // the folder is only on the other side
+	}
+	inDir, err := open("input", in)
+	if err != nil {
+		return err
+	}
+	if inDir != nil {
+		defer inDir.Close()
+	}
+	workDir, err := open("work", work)
+	if err != nil {
+		return err
+	}
+	if workDir != nil {
+		defer workDir.Close()
+	}
+	for i, p := range names {
+		if out[i], err = diffPath(inDir, workDir, p, in, work); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func readSide(d *dirFiles, p string, n node, ok bool) (side, error) {
+	if !ok {
+		return side{}, nil
+	}
+	if n.mode == modeSymlink {
+		t, err := d.Readlink(p)
+		return side{exists: true, mode: n.mode, data: []byte(t)}, err
+	}
+	data, err := d.ReadFile(p, n.size)
+	if err != nil {
+		return side{}, err
+	}
+	return side{exists: true, mode: n.mode, data: data}, nil
+}
+
+func diffPath(inDir, workDir *dirFiles, p string, in, work map[string]node) (r diffResult, err error) {
 	a, aok := in[p]
 	b, bok := work[p]
-	old, err := readSide(root, "input", p, a, aok)
+	old, err := readSide(inDir, p, a, aok)
 	if err != nil {
 		return r, err
 	}
-	new, err := readSide(root, "work", p, b, bok)
+	new, err := readSide(workDir, p, b, bok)
 	if err != nil {
 		return r, err
 	}

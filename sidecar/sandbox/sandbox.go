@@ -15,7 +15,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -190,7 +189,7 @@ func Prepare(ctx context.Context, o Options) (Paths, error) {
 	}
 	defer root.Close()
 
-	entries, requested, err := collect(root, o.Files, o.Rules)
+	entries, requested, err := collect(root, o.Files, WithInternal(o.Rules))
 	if err != nil {
 		return Paths{}, err
 	}
@@ -247,6 +246,20 @@ func Prepare(ctx context.Context, o Options) (Paths, error) {
 	}
 	ok = true
 	return paths, nil
+}
+
+// WithInternal returns rules that block .agentcanvas/ whatever the configured list says: the
+// sidecar's own state (sandboxes, logs, runs) is never copied, proposed or patched.
+func WithInternal(r safepath.Rules) safepath.Rules {
+	if r.Blocked == nil {
+		return r
+	}
+	for _, b := range r.Blocked {
+		if strings.EqualFold(b, ".agentcanvas") {
+			return r
+		}
+	}
+	return safepath.Rules{Blocked: append(append([]string(nil), r.Blocked...), ".agentcanvas")}
 }
 
 // GitHead returns the commit the workspace's HEAD points at, or "" when the workspace is not a
@@ -446,7 +459,7 @@ func entryFor(root *os.Root, p string, fi fs.FileInfo) (entry, error) {
 
 func runWorkers(ctx context.Context, n int, jobs []func() error) error {
 	if n <= 0 {
-		n = max(4, runtime.NumCPU()*2)
+		n = min(8, max(2, runtime.NumCPU())) // more only adds journal contention
 	}
 	var (
 		mu    sync.Mutex
@@ -512,22 +525,35 @@ func fill(ctx context.Context, ws, st *os.Root, entries []entry, o Options) erro
 			}
 		}
 	}
+	// One job per folder (or per chunk of a big folder): each opens the source folder and the
+	// two destination folders once, so a file costs one open per side rather than one per
+	// path component.
 	var pmu sync.Mutex
 	done := 0
-	jobs := make([]func() error, len(entries))
-	for i, e := range entries {
-		jobs[i] = func() error {
-			if err := copyEntry(ws, st, e); err != nil {
+	var jobs []func() error
+	const chunk = 128
+	for i := 0; i < len(entries); {
+		j := i + 1
+		dir := path.Dir(entries[i].path)
+		for j < len(entries) && j-i < chunk && path.Dir(entries[j].path) == dir {
+			j++
+		}
+		group := entries[i:j]
+		jobs = append(jobs, func() error {
+			if err := copyGroup(ws, st, dir, group); err != nil {
 				return err
 			}
 			if o.Progress != nil {
 				pmu.Lock()
-				done++
-				o.Progress(done, len(entries))
+				for range group {
+					done++
+					o.Progress(done, len(entries))
+				}
 				pmu.Unlock()
 			}
 			return nil
-		}
+		})
+		i = j
 	}
 	if err := runWorkers(ctx, o.Workers, jobs); err != nil {
 		return err
@@ -544,56 +570,3 @@ func fill(ctx context.Context, ws, st *os.Root, entries []entry, o Options) erro
 // smallFile is the size up to which a file is read once into memory and written twice;
 // bigger files are streamed (io.Copy between files uses copy_file_range on Linux).
 const smallFile = 1 << 20
-
-func copyEntry(ws, st *os.Root, e entry) error {
-	if e.symlink != "" {
-		if err := st.Symlink(e.symlink, "input/"+e.path); err != nil {
-			return err
-		}
-		return st.Symlink(e.symlink, "work/"+e.path)
-	}
-	perm := fs.FileMode(0o644)
-	if e.exec {
-		perm = 0o755
-	}
-	src, err := ws.Open(e.path)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	if fi, err := src.Stat(); err != nil {
-		return err
-	} else if !fi.Mode().IsRegular() {
-		return refuse(e.path, "changed while being copied")
-	}
-	var data []byte
-	if e.size <= smallFile {
-		if data, err = io.ReadAll(src); err != nil {
-			return err
-		}
-	}
-	for _, side := range []string{"input", "work"} {
-		p := perm
-		if side == "input" {
-			p &^= 0o222
-		}
-		dst, err := st.OpenFile(side+"/"+e.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, p)
-		if err != nil {
-			return err
-		}
-		if data != nil {
-			_, err = dst.Write(data)
-		} else {
-			if _, err = src.Seek(0, io.SeekStart); err == nil {
-				_, err = io.Copy(dst, src)
-			}
-		}
-		if cerr := dst.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("copy %s: %w", e.path, err)
-		}
-	}
-	return nil
-}

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -199,9 +198,7 @@ func TestPrepareRecordsGitHead(t *testing.T) {
 func TestPrepareRefusalsCreateNothing(t *testing.T) {
 	parent, ws := baseTree(t)
 	fifo := filepath.Join(ws, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mkfifo(t, fifo)
 	before := listing(t, parent)
 	cases := []struct {
 		name         string
