@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
+	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/pattern"
 )
 
@@ -37,7 +38,11 @@ func steps(evs []eventlog.Event) []string {
 
 // matchOrder checks got against groups: each group (ids joined by "|") is a set of turns
 // that may come in any order (agents run in parallel), groups in sequence.
+// No groups means the case checks the order itself.
 func matchOrder(got []string, groups []string) bool {
+	if groups == nil {
+		return true
+	}
 	i := 0
 	for _, g := range groups {
 		want := strings.Split(g, "|")
@@ -190,8 +195,40 @@ var patternCases = []patternCase{
 				t.Errorf("peer_1's second prompt lacks its delivery or its ack:\n%s", p)
 			}
 		}},
+	// Subtrees run independently, so only the order within each subtree is fixed: the root
+	// first and last; each sub-manager plans before its workers and reviews after them.
 	{pattern: "hierarchical_tree", reason: "quality_gate", rounds: 1, result: "ACCEPT all",
-		order: []string{"root", "sub_manager_1|sub_manager_2", "worker_1|worker_2|worker_3|worker_4", "sub_manager_1|sub_manager_2", "root"}},
+		check: func(t *testing.T, ws, dir string, out *Outcome, evs []eventlog.Event) {
+			got := steps(evs)
+			src, err := os.ReadFile(filepath.Join(ws, ".agentcanvas", "flows", "e2e.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := flow.Parse("e2e.yaml", src)
+			if len(got) < 2 || got[0] != "root" || got[len(got)-1] != "root" {
+				t.Fatalf("steps %v: the root must plan first and review last", got)
+			}
+			for _, e := range f.Interactions[0].Edges {
+				if e.Source == "root" {
+					continue
+				}
+				first, last, child := -1, -1, -1
+				for i, s := range got {
+					switch s {
+					case e.Source:
+						if first < 0 {
+							first = i
+						}
+						last = i
+					case e.Target:
+						child = i
+					}
+				}
+				if !(first < child && child < last) {
+					t.Errorf("steps %v: %s must plan before %s and review after it", got, e.Source, e.Target)
+				}
+			}
+		}},
 	{pattern: "red_team_judge", order: []string{"red_team", "defender", "judge", "red_team", "defender", "judge"}, reason: "quality_gate", rounds: 2, result: "score 8"},
 	{pattern: "fact_check_verifier", order: []string{"producer", "verifier", "judge", "producer", "verifier", "judge"}, reason: "quality_gate", rounds: 2, result: "moon is rock",
 		check: func(t *testing.T, ws, dir string, out *Outcome, evs []eventlog.Event) {
