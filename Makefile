@@ -4,25 +4,36 @@ BIN     := bin/agentcanvas
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build test test-go example bench fuzz clean
+.PHONY: build test test-go test-extension example example-state bench fuzz package clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./sidecar/cmd/agentcanvas
 
-# Every test: Go (unit, integration, differential against git), then the extension's.
-test: build test-go
+# Every test: Go (unit, integration, differential against git, fuzz seed corpora), then the
+# extension's (type check, unit, the canvas in Chromium, end to end in a real VS Code).
+test: build test-go test-extension
 
 test-go:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 
+node_modules/.package-lock.json: package-lock.json
+	npm ci --no-audit --no-fund
+
+test-extension: node_modules/.package-lock.json
+	npm test
+
 # The main job: an example flow, end to end, with no API keys.
 example: build
-	./$(BIN) validate flows
+	./scripts/example.sh
 
-# Benchmarks against baselines, printed as ratios.
+# Regenerate .agentcanvas-example/ from a real dry run of an example flow.
+example-state: build
+	./scripts/example-state.sh
+
+# Benchmarks against their baselines (git, cp -a, bufio.Scanner, process start…), as ratios.
 bench: build
-	./scripts/bench-validate.sh
+	./scripts/bench.sh
 
 # Short fuzzing runs of every fuzz target (FUZZTIME per target).
 FUZZTIME ?= 10s
@@ -33,5 +44,9 @@ fuzz:
 	  done; \
 	done
 
+# One .vsix per platform, each with its cross-compiled sidecar.
+package: node_modules/.package-lock.json
+	npm run package
+
 clean:
-	rm -rf bin out
+	rm -rf bin out test-results

@@ -41,7 +41,21 @@ for i in range(n):
         os.chmod(p, 0o755)
 PY
 
-now() { date +%s%N; }
+# measure CMD...: runs CMD (output discarded) and prints "WALL_NS CPU_NS" (CPU = user + system
+# time of CMD and its children), so a loaded machine shows in the wall ratio but not the CPU one.
+measure() {
+  python3 - "$@" <<'PY'
+import os, subprocess, sys, time
+t0 = time.perf_counter_ns()
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+_, status, ru = os.wait4(p.pid, 0)
+wall = time.perf_counter_ns() - t0
+code = os.waitstatus_to_exitcode(status)
+if code not in (0, 1):  # git diff --no-index exits 1 when the trees differ
+    sys.exit("bench-proposals: %s exited %d" % (sys.argv[1:], code))
+print(wall, int((ru.ru_utime + ru.ru_stime) * 1e9))
+PY
+}
 best() { # best NAME... : prints the minimum of the durations (ns) given
   local m=""; for v in "$@"; do if [ -z "$m" ] || [ "$v" -lt "$m" ]; then m=$v; fi; done; echo "$m"; }
 
@@ -65,35 +79,35 @@ PY
 }
 
 prep_ours=(); prep_cp=(); create_ours=(); create_git=(); apply_ours=(); apply_git=()
+cpu_prep_ours=(); cpu_prep_cp=(); cpu_create_ours=(); cpu_create_git=(); cpu_apply_ours=(); cpu_apply_git=()
+add() { # add NAME WALL CPU
+  eval "$1+=($2)"; eval "cpu_$1+=($3)"; }
 for r in $(seq 1 "$R"); do
-  sync
-  t0=$(now); "$BIN" sandbox prepare --workspace "$W" --run "bench$r" --agent worker src >/dev/null; t1=$(now)
-  prep_ours+=($((t1 - t0)))
+  add prep_ours $(measure "$BIN" sandbox prepare --workspace "$W" --run "bench$r" --agent worker src)
   C=$T/cp$r; mkdir -p "$C/input" "$C/work"
-  t0=$(now); cp -a "$W/src" "$C/input/"; cp -a "$W/src" "$C/work/"; t1=$(now)
-  prep_cp+=($((t1 - t0)))
+  add prep_cp $(measure sh -c 'cp -a "$1" "$2/input/" && cp -a "$1" "$2/work/"' sh "$W/src" "$C")
 
   A=$W/.agentcanvas/sandboxes/bench$r/worker
   changed=$(mutate "$A/work/src")
-  t0=$(now); "$BIN" proposal create --workspace "$W" --run "bench$r" --agent worker >/dev/null; t1=$(now)
-  create_ours+=($((t1 - t0)))
-  t0=$(now); (cd "$A" && git diff --no-index --binary input work >/dev/null || true); t1=$(now)
-  create_git+=($((t1 - t0)))
+  add create_ours $(measure "$BIN" proposal create --workspace "$W" --run "bench$r" --agent worker)
+  add create_git $(measure git -C "$A" diff --no-index --binary input work)
 
   O=$T/apply-ours$r; G=$T/apply-git$r
   mkdir -p "$O" "$G"; cp -a "$W/src" "$O/"; cp -a "$W/src" "$G/"
   mkdir -p "$O/.agentcanvas/sandboxes/bench$r"; cp -a "$A" "$O/.agentcanvas/sandboxes/bench$r/"
-  t0=$(now); "$BIN" proposal apply --workspace "$O" "$O/.agentcanvas/sandboxes/bench$r/worker/proposal/proposal.json" >/dev/null; t1=$(now)
-  apply_ours+=($((t1 - t0)))
-  t0=$(now); (cd "$G" && git apply "$A/proposal/changes.patch"); t1=$(now)
-  apply_git+=($((t1 - t0)))
+  add apply_ours $(measure "$BIN" proposal apply --workspace "$O" "$O/.agentcanvas/sandboxes/bench$r/worker/proposal/proposal.json")
+  add apply_git $(measure git -C "$G" apply "$A/proposal/changes.patch")
   diff -r "$O/src" "$G/src" >/dev/null || { echo "bench-proposals: our apply and git apply differ" >&2; exit 1; }
+  diff -r "$O/src" "$A/work/src" >/dev/null || { echo "bench-proposals: our apply did not reproduce work/" >&2; exit 1; }
 done
 
-row() { # name ours base
-  awk -v n="$1" -v a="$2" -v b="$3" -v base="$4" 'BEGIN { printf "%-8s ours %8.1f ms   %-34s %8.1f ms   ratio %.2f\n", n, a/1e6, base, b/1e6, a/b }'
+row() { # NAME BASELINE-LABEL VAR-OURS VAR-BASE
+  local a b ca cb
+  eval "a=\$(best \"\${$3[@]}\"); b=\$(best \"\${$4[@]}\"); ca=\$(best \"\${cpu_$3[@]}\"); cb=\$(best \"\${cpu_$4[@]}\")"
+  awk -v n="$1" -v base="$2" -v a="$a" -v b="$b" -v ca="$ca" -v cb="$cb" 'BEGIN {
+    printf "%-8s ours %8.1f ms   %-30s %8.1f ms   ratio %.2f   (cpu %7.1f / %7.1f ms, ratio %.2f)\n", n, a/1e6, base, b/1e6, a/b, ca/1e6, cb/1e6, (cb > 0 ? ca/cb : 0) }'
 }
-echo "proposals bench: $N files, $changed changed (1%), best of $R"
-row prepare "$(best "${prep_ours[@]}")" "$(best "${prep_cp[@]}")" "cp -a x2 (input/ and work/)"
-row create "$(best "${create_ours[@]}")" "$(best "${create_git[@]}")" "git diff --no-index --binary"
-row apply "$(best "${apply_ours[@]}")" "$(best "${apply_git[@]}")" "git apply"
+echo "proposals bench: $N files, $changed changed (1%), best of $R; ratio = ours / baseline"
+row prepare "cp -a, to input/ and work/" prep_ours prep_cp
+row create "git diff --no-index --binary" create_ours create_git
+row apply "git apply" apply_ours apply_git

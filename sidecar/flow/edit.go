@@ -578,11 +578,11 @@ func (e *editor) replaceEdit(path string, v *yaml.Node) (span.TextEdit, error) {
 	}
 	r := e.f.Span(path)
 	old := resolve(loc.val)
+	keepStyle(old, v)
 	if loc.inFlow {
 		// Inside a flow collection only an inline value fits.
 		return span.TextEdit{Range: r, NewText: inline(flowAll(v))}, nil
 	}
-	keepStyle(old, v)
 	if isInline(v) {
 		if loc.key != nil && isBlockCollection(old) {
 			// "key:\n  a: 1" becomes "key: value": replace from just after the colon.

@@ -55,6 +55,9 @@ func Parse(file string, src []byte) *Flow {
 		root = root.Content[0]
 	}
 	d := decoder{f: f}
+	values, keys := countPaths(root)
+	f.Spans = make(map[string]span.Range, values)
+	f.KeySpans = make(map[string]span.Range, keys)
 	d.record(root, "", 0, false)
 	d.flowRoot(root)
 	return f
@@ -106,10 +109,29 @@ func (d *decoder) record(n *yaml.Node, path string, indent int, inFlow bool) spa
 		}
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
-			d.record(c, fmt.Sprintf("%s/%d", path, i), n.Column-1, inFlow)
+			d.record(c, path+"/"+strconv.Itoa(i), n.Column-1, inFlow)
 		}
 	}
 	return r
+}
+
+// countPaths sizes the span maps up front: growing them was most of the loader's time on
+// large flows.
+func countPaths(n *yaml.Node) (values, keys int) {
+	values = 1
+	step := 1
+	if n.Kind == yaml.MappingNode {
+		step = 2
+	}
+	for i := step - 1; i < len(n.Content); i += step {
+		v, k := countPaths(n.Content[i])
+		values += v
+		keys += k
+		if step == 2 {
+			keys++
+		}
+	}
+	return values, keys
 }
 
 // escape escapes a map key for a model path (JSON pointer rules).
@@ -135,13 +157,13 @@ func (d *decoder) fields(n *yaml.Node, path, what string, table map[string]field
 		k, v := n.Content[i], n.Content[i+1]
 		p := path + "/" + escape(k.Value)
 		if seen[k.Value] {
-			d.f.problem(p, CodeSchema, diag.Error, fmt.Sprintf("%s has the key %q twice; keep one", what, k.Value), d.f.KeySpans[p])
+			d.f.problem(p, CodeSchema, diag.Error, fmt.Sprintf("%s has the key %q twice; keep one", what, k.Value), d.f.KeySpan(p))
 			continue
 		}
 		seen[k.Value] = true
 		fn, ok := table[k.Value]
 		if !ok {
-			d.f.problem(p, CodeSchema, diag.Warning, fmt.Sprintf("unknown field %q in %s%s; it is ignored", k.Value, what, suggest(k.Value, table)), d.f.KeySpans[p])
+			d.f.problem(p, CodeSchema, diag.Warning, fmt.Sprintf("unknown field %q in %s%s; it is ignored", k.Value, what, suggest(k.Value, table)), d.f.KeySpan(p))
 			continue
 		}
 		fn(k, v, p)
@@ -378,6 +400,7 @@ func (d *decoder) systemNode(n *yaml.Node, path string) *SystemNode {
 	d.fields(n, path, "a system node", map[string]fieldFn{
 		"id":      func(_, v *yaml.Node, p string) { s.ID = d.str(v, p, "id") },
 		"type":    func(_, v *yaml.Node, p string) { s.Type = d.str(v, p, "type") },
+		"role":    func(_, v *yaml.Node, p string) { s.Role = d.str(v, p, "role") },
 		"name":    func(_, v *yaml.Node, p string) { s.Name = d.str(v, p, "name") },
 		"runtime": func(_, v *yaml.Node, p string) { s.Runtime = d.runtime(v, p) },
 		"params":  func(_, v *yaml.Node, p string) { s.Params = d.anyMap(v, p, "params") },
@@ -400,11 +423,15 @@ func (d *decoder) runtime(n *yaml.Node, path string) *Runtime {
 		},
 		"allowedTools":   func(_, v *yaml.Node, p string) { r.AllowedTools = d.strList(v, p, "runtime.allowedTools") },
 		"permissionMode": func(_, v *yaml.Node, p string) { r.PermissionMode = d.str(v, p, "runtime.permissionMode") },
+		"codexSandbox":   func(_, v *yaml.Node, p string) { r.CodexSandbox = d.str(v, p, "runtime.codexSandbox") },
+		"interactive":    func(_, v *yaml.Node, p string) { r.Interactive, _ = d.boolean(v, p, "runtime.interactive") },
 		"sessionLoop": func(_, v *yaml.Node, p string) {
 			sl := &SessionLoop{}
 			if d.fields(v, p, "runtime.sessionLoop", map[string]fieldFn{
 				"maxIterations": func(_, v *yaml.Node, p string) { x, _ := d.integer(v, p, "maxIterations"); sl.MaxIterations = int(x) },
 				"delayMs":       func(_, v *yaml.Node, p string) { x, _ := d.integer(v, p, "delayMs"); sl.DelayMs = int(x) },
+				"featureList":   func(_, v *yaml.Node, p string) { sl.FeatureList = d.str(v, p, "featureList") },
+				"progressFile":  func(_, v *yaml.Node, p string) { sl.ProgressFile = d.str(v, p, "progressFile") },
 			}) {
 				r.SessionLoop = sl
 			}

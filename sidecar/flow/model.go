@@ -78,13 +78,17 @@ type Runtime struct {
 	MaxTurns       int          `json:"maxTurns,omitempty"`
 	AllowedTools   []string     `json:"allowedTools,omitempty"`
 	PermissionMode string       `json:"permissionMode,omitempty"`
+	CodexSandbox   string       `json:"codexSandbox,omitempty"` // codex --sandbox: read-only, workspace-write, danger-full-access
+	Interactive    bool         `json:"interactive,omitempty"`  // a command agent keeps stdin open for answers
 	SessionLoop    *SessionLoop `json:"sessionLoop,omitempty"`
 }
 
 // SessionLoop runs an agent as repeated fresh-context sessions (cli-agent-session-loop.md).
 type SessionLoop struct {
-	MaxIterations int `json:"maxIterations,omitempty"`
-	DelayMs       int `json:"delayMs,omitempty"`
+	MaxIterations int    `json:"maxIterations,omitempty"`
+	DelayMs       int    `json:"delayMs,omitempty"`
+	FeatureList   string `json:"featureList,omitempty"`  // relative to the agent's working folder
+	ProgressFile  string `json:"progressFile,omitempty"` // relative to the agent's working folder
 }
 
 // SystemNode types.
@@ -95,6 +99,7 @@ var SystemNodeTypes = []string{"judge", "blackboard", "router", "broker", "manag
 type SystemNode struct {
 	ID      string         `json:"id"`
 	Type    string         `json:"type"`
+	Role    string         `json:"role,omitempty"` // the pattern role it plays, e.g. tiebreak for a judge
 	Name    string         `json:"name,omitempty"`
 	Runtime *Runtime       `json:"runtime,omitempty"`
 	Params  map[string]any `json:"params,omitempty"`

@@ -9,8 +9,11 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
+	"sync"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
 )
@@ -57,6 +60,11 @@ func Check(ctx context.Context, workspace, ref string, sel Selection, o ApplyOpt
 // the selection all-or-nothing. A refusal returns *RefusedError with the Result listing the
 // problems; the workspace is unchanged after any error.
 func Apply(ctx context.Context, workspace, ref string, sel Selection, o ApplyOptions) (*Result, error) {
+	if o.Flow != "" && !o.DryRun {
+		if err := eventlog.CheckFlowName(o.Flow); err != nil {
+			return nil, err
+		}
+	}
 	l, err := Load(workspace, ref)
 	if err != nil {
 		return nil, err
@@ -106,7 +114,13 @@ func ApplyLoaded(ctx context.Context, workspace string, l *Loaded, sel Selection
 		return nil, err
 	}
 	defer root.Close()
-	pl, probs := buildPlan(root, l.Patch, sel, o.Rules, o.MaxPatchBytes)
+	// One check-and-apply at a time per workspace in this process, so two requests from the
+	// editor cannot both pass their checks and then interleave their writes.
+	unlock := lockWorkspace(workspace)
+	defer unlock()
+	d := newDirs(root)
+	defer d.close()
+	pl, probs := buildPlan(d, l.Patch, sel, sandbox.WithInternal(o.Rules), o.MaxPatchBytes)
 	if len(probs) > 0 {
 		res.Problems = probs
 		return res, &RefusedError{Problems: probs}
@@ -121,7 +135,7 @@ func ApplyLoaded(ctx context.Context, workspace string, l *Loaded, sel Selection
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
-	t := &txn{root: root, hook: o.Hook}
+	t := &txn{root: root, dirs: d, hook: o.Hook}
 	if err := t.run(pl); err != nil {
 		if rerr := t.rollback(); rerr != nil {
 			return res, fmt.Errorf("apply failed: %v; ROLLBACK INCOMPLETE: %v", err, rerr)
@@ -132,6 +146,27 @@ func ApplyLoaded(ctx context.Context, workspace string, l *Loaded, sel Selection
 	return res, nil
 }
 
+var (
+	wsLocksMu sync.Mutex
+	wsLocks   = map[string]*sync.Mutex{}
+)
+
+func lockWorkspace(workspace string) func() {
+	key, err := filepath.Abs(workspace)
+	if err != nil {
+		key = workspace
+	}
+	wsLocksMu.Lock()
+	m, ok := wsLocks[key]
+	if !ok {
+		m = &sync.Mutex{}
+		wsLocks[key] = m
+	}
+	wsLocksMu.Unlock()
+	m.Lock()
+	return m.Unlock
+}
+
 // backup is the byte-exact state of one path before the apply touched it.
 type backup struct {
 	kind fileKind
@@ -140,7 +175,8 @@ type backup struct {
 }
 
 type txn struct {
-	root *os.Root
+	root *os.Root // rollback goes through it, by full paths
+	dirs *dirs    // the forward steps go through per-folder handles
 	hook func(Op, string) error
 	undo []func() error
 }
@@ -152,32 +188,6 @@ func (t *txn) step(op Op, p string) error {
 		}
 	}
 	return nil
-}
-
-func (t *txn) save(p string) (*backup, error) {
-	fi, err := t.root.Lstat(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	b := &backup{kind: kindOfMode(fi.Mode()), perm: fi.Mode().Perm()}
-	switch b.kind {
-	case kindSymlink:
-		s, err := t.root.Readlink(p)
-		if err != nil {
-			return nil, err
-		}
-		b.data = []byte(s)
-	case kindFile:
-		if b.data, err = t.root.ReadFile(p); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, fmt.Errorf("%s: is a %s", p, kindName(b.kind))
-	}
-	return b, nil
 }
 
 // restore puts a backup back at p (or removes p when there was nothing).
@@ -215,32 +225,26 @@ func tempName(p string) string {
 }
 
 func (t *txn) run(pl *plan) error {
-	for _, p := range pl.deletes {
-		b, err := t.save(p)
-		if err != nil {
-			return err
-		}
+	for _, del := range pl.deletes {
+		p, b := del.path, del.old
 		if err := t.step(OpRemove, p); err != nil {
 			return err
 		}
-		if err := t.root.Remove(p); err != nil {
+		if err := t.dirs.remove(p); err != nil {
 			return err
 		}
 		t.undo = append(t.undo, func() error { return t.restore(p, b) })
 		// git removes the folders a deletion leaves empty.
 		for d := path.Dir(p); d != "."; d = path.Dir(d) {
-			fi, err := t.root.Lstat(d)
+			fi, err := t.dirs.lstat(d)
 			if err != nil || !fi.IsDir() {
-				break
-			}
-			if ents, err := fs.ReadDir(t.root.FS(), d); err != nil || len(ents) > 0 {
 				break
 			}
 			if err := t.step(OpRmdir, d); err != nil {
 				return err
 			}
-			if err := t.root.Remove(d); err != nil {
-				return err
+			if err := t.dirs.rmdir(d); err != nil {
+				break // not empty: the folder stays, as with git
 			}
 			perm := fi.Mode().Perm()
 			t.undo = append(t.undo, func() error { return t.root.Mkdir(d, perm) })
@@ -250,14 +254,10 @@ func (t *txn) run(pl *plan) error {
 		if err := t.mkdirs(path.Dir(w.path)); err != nil {
 			return err
 		}
-		b, err := t.save(w.path)
-		if err != nil {
+		if err := t.put(w, w.old); err != nil {
 			return err
 		}
-		if err := t.put(w, b); err != nil {
-			return err
-		}
-		t.undo = append(t.undo, func() error { return t.restore(w.path, b) })
+		t.undo = append(t.undo, func() error { return t.restore(w.path, w.old) })
 	}
 	return nil
 }
@@ -269,7 +269,10 @@ func (t *txn) mkdirs(dir string) error {
 	comps := strings.Split(dir, "/")
 	for i := range comps {
 		d := strings.Join(comps[:i+1], "/")
-		fi, err := t.root.Lstat(d)
+		if t.dirs.has(d) {
+			continue // opened as a folder already
+		}
+		fi, err := t.dirs.lstat(d)
 		if err == nil {
 			if !fi.IsDir() {
 				return fmt.Errorf("%s is not a folder", d)
@@ -282,7 +285,7 @@ func (t *txn) mkdirs(dir string) error {
 		if err := t.step(OpMkdir, d); err != nil {
 			return err
 		}
-		if err := t.root.Mkdir(d, 0o755); err != nil {
+		if err := t.dirs.mkdir(d, 0o755); err != nil {
 			return err
 		}
 		t.undo = append(t.undo, func() error { return t.root.Remove(d) })
@@ -295,14 +298,14 @@ func (t *txn) put(w write, old *backup) (err error) {
 	tmp := tempName(w.path)
 	defer func() {
 		if err != nil {
-			t.root.Remove(tmp)
+			t.dirs.remove(tmp)
 		}
 	}()
 	if w.kind == kindSymlink {
 		if err := t.step(OpSymlink, w.path); err != nil {
 			return err
 		}
-		if err := t.root.Symlink(string(w.data), tmp); err != nil {
+		if err := t.dirs.symlink(string(w.data), tmp); err != nil {
 			return err
 		}
 	} else {
@@ -315,32 +318,38 @@ func (t *txn) put(w write, old *backup) (err error) {
 		} else if !w.exec {
 			perm &^= 0o111
 		}
-		f, err := t.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		f, err := t.dirs.create(tmp, perm)
 		if err != nil {
 			return err
 		}
-		half := len(w.data) / 2
-		_, err = f.Write(w.data[:half])
-		if err == nil {
-			err = t.step(OpWrite, w.path)
-		}
-		if err == nil {
-			_, err = f.Write(w.data[half:])
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
+		if t.hook != nil { // half the data, then the hook: a disk that fills up mid-file
+			half := len(w.data) / 2
+			_, err = f.Write(w.data[:half])
+			if err == nil {
+				err = t.step(OpWrite, w.path)
+			}
+			if err == nil {
+				_, err = f.Write(w.data[half:])
+			}
+		} else {
+			_, err = f.Write(w.data)
 		}
 		if err != nil {
+			f.Close()
 			return err
 		}
-		if err := t.root.Chmod(tmp, perm); err != nil {
+		if err := f.Chmod(perm); err != nil { // exact bits, whatever the umask
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
 			return err
 		}
 	}
 	if err := t.step(OpRename, w.path); err != nil {
 		return err
 	}
-	return t.root.Rename(tmp, w.path)
+	return t.dirs.rename(tmp, w.path)
 }
 
 func (t *txn) rollback() error {

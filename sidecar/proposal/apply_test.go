@@ -42,6 +42,7 @@ func richProposal(t *testing.T) (ws, ref string) {
 	a = strings.Replace(a, "a line 35\n", "A LINE 35\n", 1)
 	must(os.WriteFile(filepath.Join(w, "src/a.txt"), []byte(a), 0o644))
 	must(os.RemoveAll(filepath.Join(w, "src/del")))
+	must(os.WriteFile(filepath.Join(w, "src/del"), []byte("a folder became this file\n"), 0o644))
 	must(os.Chmod(filepath.Join(w, "src/run.sh"), 0o755))
 	must(os.Remove(filepath.Join(w, "src/link")))
 	must(os.WriteFile(filepath.Join(w, "src/link"), []byte("now a file\n"), 0o644))
@@ -224,5 +225,49 @@ func TestLoadRefusesPatchOutsideSandbox(t *testing.T) {
 	os.Symlink("/etc/passwd", pf)
 	if _, err := Load(ws, jf); err == nil {
 		t.Fatal("symlinked patch accepted")
+	}
+}
+
+func TestCreateRefusesNamesNoPatchCouldCarry(t *testing.T) {
+	ws, paths := prepared(t, map[string]string{"a.txt": "F:a\n"})
+	os.WriteFile(filepath.Join(paths.WorkDir, "bad\nname"), []byte("x"), 0o644)
+	_, err := Create(context.Background(), CreateOptions{Workspace: ws, RunID: "run1", AgentID: "custom:coder-1"})
+	if err == nil || !strings.Contains(err.Error(), "control character") {
+		t.Fatalf("got %v", err)
+	}
+	// A node_modules the worker installed is left out, and said so in summary.md.
+	os.Remove(filepath.Join(paths.WorkDir, "bad\nname"))
+	os.MkdirAll(filepath.Join(paths.WorkDir, "node_modules/x"), 0o755)
+	os.WriteFile(filepath.Join(paths.WorkDir, "node_modules/x/i.js"), []byte("x"), 0o644)
+	os.WriteFile(filepath.Join(paths.WorkDir, "a.txt"), []byte("b\n"), 0o644)
+	c, err := Create(context.Background(), CreateOptions{Workspace: ws, RunID: "run1", AgentID: "custom:coder-1"})
+	if err != nil || len(c.Proposal.ChangedFiles) != 1 || len(c.Skipped) != 1 {
+		t.Fatalf("%v %+v", err, c)
+	}
+	sum, _ := os.ReadFile(filepath.Join(paths.ProposalDir, "summary.md"))
+	if !strings.Contains(string(sum), "node_modules") || !strings.Contains(string(sum), "| `a.txt` | modified | 1 | 1 |") {
+		t.Fatalf("summary:\n%s", sum)
+	}
+}
+
+func TestApplyHandMadeRenameAndCopy(t *testing.T) {
+	_, ws := hazardWorkspace(t)
+	patch := "diff --git a/b.txt b/moved/b.txt\nsimilarity index 50%\nrename from b.txt\nrename to moved/b.txt\n--- a/b.txt\n+++ b/moved/b.txt\n@@ -1,2 +1,2 @@\n b1\n-b2\n+B2\n" +
+		"diff --git a/c.txt b/c2.txt\nsimilarity index 100%\ncopy from c.txt\ncopy to c2.txt\n"
+	gws := copyTree(t, ws)
+	if _, err := ApplyPatch(context.Background(), ws, []byte(patch), Selection{}, ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	needGit(t)
+	pf := filepath.Join(t.TempDir(), "p.patch")
+	os.WriteFile(pf, []byte(patch), 0o644)
+	if out, err := run(t, gws, "git", "apply", pf); err != nil {
+		t.Fatalf("git apply: %v %s", err, out)
+	}
+	if d := diffSnapshots(snapshotDirsToo(t, ws), snapshotDirsToo(t, gws)); d != "" {
+		t.Fatalf("differs from git:\n%s", d)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "b.txt")); err == nil {
+		t.Fatal("rename left the old file")
 	}
 }

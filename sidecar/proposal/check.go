@@ -85,11 +85,19 @@ type write struct {
 	kind fileKind // kindFile or kindSymlink
 	exec bool
 	data []byte
+	old  *backup // what is there now (nil: nothing)
 }
 
-// plan is a checked patch: deletions first, then writes (git's two phases).
+// deletion is one path the plan removes.
+type deletion struct {
+	path string
+	old  *backup
+}
+
+// plan is a checked patch: deletions first, then writes (git's two phases). The backups are
+// the bytes the check read and verified, so the apply restores exactly what was checked.
 type plan struct {
-	deletes []string
+	deletes []deletion
 	writes  []write
 	files   []FileResult
 }
@@ -384,7 +392,7 @@ func selected(sel Selection, f *gitdiff.File) (bool, []int) {
 }
 
 // buildPlan checks a patch against the workspace and computes every result in memory.
-func buildPlan(root *os.Root, patch []byte, sel Selection, rules safepath.Rules, limit int64) (*plan, []Problem) {
+func buildPlan(root *dirs, patch []byte, sel Selection, rules safepath.Rules, limit int64) (*plan, []Problem) {
 	files, probs := parsePatch(patch, rules, limit)
 	if len(probs) > 0 {
 		return nil, probs
@@ -427,6 +435,14 @@ func buildPlan(root *os.Root, patch []byte, sel Selection, rules safepath.Rules,
 		return true
 	}
 
+	// Deletions the selection will carry out, for folders that become files.
+	selDeletes := map[string]bool{}
+	for _, f := range files {
+		if ok, _ := selected(sel, f); ok && (f.IsDelete || f.IsRename) {
+			selDeletes[f.OldName] = true
+		}
+	}
+
 	pl := &plan{}
 	final := map[string]fileKind{} // what the patch leaves at each path it touches (kindNone: deleted)
 	for _, f := range files {
@@ -464,13 +480,14 @@ func buildPlan(root *os.Root, patch []byte, sel Selection, rules safepath.Rules,
 		}
 		// The preimage.
 		var old []byte
+		var pre *backup
 		oldKind := kindNone
 		if !f.IsNew {
 			if final[f.OldName] != kindNone || wasTouched(final, f.OldName) {
 				add(f.OldName, "the patch changes this path twice")
 				continue
 			}
-			fi, err := root.Lstat(f.OldName)
+			fi, err := root.lstat(f.OldName)
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
 					add(f.OldName, "does not exist in the workspace")
@@ -491,20 +508,21 @@ func buildPlan(root *os.Root, patch []byte, sel Selection, rules safepath.Rules,
 				continue
 			}
 			if oldKind == kindSymlink {
-				t, err := root.Readlink(f.OldName)
+				t, err := root.readlink(f.OldName)
 				if err != nil {
 					add(f.OldName, "%v", err)
 					continue
 				}
 				old = []byte(t)
 			} else {
-				b, err := root.ReadFile(f.OldName)
+				b, err := root.readFile(f.OldName)
 				if err != nil {
 					add(f.OldName, "%v", err)
 					continue
 				}
 				old = b
 			}
+			pre = &backup{kind: oldKind, perm: fi.Mode().Perm(), data: old}
 		}
 
 		// The postimage.
@@ -545,13 +563,13 @@ func buildPlan(root *os.Root, patch []byte, sel Selection, rules safepath.Rules,
 				add(name, "the deletion leaves content behind")
 				continue
 			}
-			pl.deletes = append(pl.deletes, f.OldName)
+			pl.deletes = append(pl.deletes, deletion{f.OldName, pre})
 			final[f.OldName] = kindNone
 			markTouched(final, f.OldName)
 			continue
 		}
 		if f.IsRename {
-			pl.deletes = append(pl.deletes, f.OldName)
+			pl.deletes = append(pl.deletes, deletion{f.OldName, pre})
 			final[f.OldName] = kindNone
 			markTouched(final, f.OldName)
 		}
@@ -563,10 +581,8 @@ func buildPlan(root *os.Root, patch []byte, sel Selection, rules safepath.Rules,
 		if mode == modeSymlink || (mode == 0 && oldKind == kindSymlink) {
 			newKind = kindSymlink
 		}
-		if mode == 0 && oldKind == kindFile {
-			if fi, err := root.Lstat(f.OldName); err == nil && fi.Mode()&0o100 != 0 {
-				mode = modeExec
-			}
+		if mode == 0 && oldKind == kindFile && pre != nil && pre.perm&0o100 != 0 {
+			mode = modeExec
 		}
 		data := out.Bytes()
 		if newKind == kindSymlink {
@@ -582,17 +598,25 @@ func buildPlan(root *os.Root, patch []byte, sel Selection, rules safepath.Rules,
 		}
 		// A path created by this patch must not exist yet (unless deleted just before).
 		if f.IsNew || f.IsRename || f.IsCopy {
-			if !wasTouched(final, f.NewName) {
-				if fi, err := root.Lstat(f.NewName); err == nil {
-					add(f.NewName, "already exists in the workspace (as a %s)", kindName(kindOfMode(fi.Mode())))
-					continue
+			if !wasTouched(final, f.NewName) && !underDeleted(f.NewName, selDeletes) {
+				if fi, err := root.lstat(f.NewName); err == nil {
+					// A folder whose every file the patch deletes first is fine: deletions
+					// run first and leave it empty, and it is removed (a folder becoming a file).
+					if !fi.IsDir() || !emptiedBy(root.root, f.NewName, selDeletes) {
+						add(f.NewName, "already exists in the workspace (as a %s)", kindName(kindOfMode(fi.Mode())))
+						continue
+					}
 				} else if !errors.Is(err, fs.ErrNotExist) {
 					add(f.NewName, "%v", err)
 					continue
 				}
 			}
 		}
-		pl.writes = append(pl.writes, write{path: f.NewName, kind: newKind, exec: mode == modeExec, data: append([]byte(nil), data...)})
+		w := write{path: f.NewName, kind: newKind, exec: mode == modeExec, data: append([]byte(nil), data...)}
+		if !f.IsNew && !f.IsRename && !f.IsCopy {
+			w.old = pre
+		}
+		pl.writes = append(pl.writes, w)
 		final[f.NewName] = newKind
 		markTouched(final, f.NewName)
 	}
@@ -601,12 +625,13 @@ func buildPlan(root *os.Root, patch []byte, sel Selection, rules safepath.Rules,
 	}
 	// Symlink traversal, on disk and inside the patch's own result: no touched path may lie
 	// under a symlink or a file, whether it is there now or the patch puts it there.
+	// Deletions run before any write, on the tree as it is on disk (checked above), so only the
+	// written paths are checked against what the patch creates.
 	deleted := map[string]bool{}
-	for _, d := range pl.deletes {
-		deleted[d] = true
-	}
 	var touchedPaths []string
-	touchedPaths = append(touchedPaths, pl.deletes...)
+	for _, d := range pl.deletes {
+		deleted[d.path] = true
+	}
 	for _, w := range pl.writes {
 		touchedPaths = append(touchedPaths, w.path)
 	}
@@ -616,10 +641,10 @@ func buildPlan(root *os.Root, patch []byte, sel Selection, rules safepath.Rules,
 				add(p, "lies under %s, which this patch creates as a %s", q, kindName(k))
 				break
 			}
-			if deleted[q] {
+			if deleted[q] || root.has(q) {
 				continue
 			}
-			fi, err := root.Lstat(q)
+			fi, err := root.lstat(q)
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
 					continue
@@ -639,17 +664,47 @@ func buildPlan(root *os.Root, patch []byte, sel Selection, rules safepath.Rules,
 	return pl, nil
 }
 
+// underDeleted reports whether a parent of p is a file the patch deletes (a file becoming a
+// folder): then p cannot exist yet.
+func underDeleted(p string, deletes map[string]bool) bool {
+	for q := path.Dir(p); q != "."; q = path.Dir(q) {
+		if deletes[q] {
+			return true
+		}
+	}
+	return false
+}
+
+// emptiedBy reports whether every file and symlink under the folder dir is in deletes.
+func emptiedBy(root *os.Root, dir string, deletes map[string]bool) bool {
+	ok := true
+	err := fs.WalkDir(root.FS(), dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && !deletes[p] {
+			ok = false
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return err == nil && ok
+}
+
 // diskPrefixProblem says why p cannot be reached on disk: a parent that is a symlink (in or
 // out of the workspace: git refuses to write "beyond a symbolic link" too) or a file, unless
 // the patch deletes that parent first.
-func diskPrefixProblem(root *os.Root, p string, deletes map[string]bool) string {
+func diskPrefixProblem(root *dirs, p string, deletes map[string]bool) string {
 	comps := strings.Split(p, "/")
 	for i := 1; i < len(comps); i++ {
 		q := strings.Join(comps[:i], "/")
 		if deletes[q] {
 			return ""
 		}
-		fi, err := root.Lstat(q)
+		if root.has(q) {
+			continue // reached as a real folder already
+		}
+		fi, err := root.lstat(q)
 		if errors.Is(err, fs.ErrNotExist) {
 			return ""
 		}
@@ -659,7 +714,7 @@ func diskPrefixProblem(root *os.Root, p string, deletes map[string]bool) string 
 		switch k := kindOfMode(fi.Mode()); k {
 		case kindDir:
 		case kindSymlink:
-			t, _ := root.Readlink(q)
+			t, _ := root.readlink(q)
 			return fmt.Sprintf("lies under %s, which is a symlink (to %s) in the workspace", q, t)
 		default:
 			return fmt.Sprintf("lies under %s, which is a %s in the workspace", q, kindName(k))
@@ -722,4 +777,11 @@ func describeApplyErr(err error) string {
 		return s
 	}
 	return err.Error()
+}
+
+// writeFile is a file being written by an apply.
+type writeFile interface {
+	Write([]byte) (int, error)
+	Chmod(fs.FileMode) error
+	Close() error
 }

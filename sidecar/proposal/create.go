@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
 )
@@ -34,17 +35,18 @@ type CreateOptions struct {
 
 // Created is what Create returns: proposal.json as written, plus facts for the caller.
 type Created struct {
-	Proposal  *Proposal
-	AgentDir  string          // absolute
-	Stats     map[string]Stat // per changed path
-	Skipped   []string        // blocked folders in work/ left out of the patch (e.g. node_modules)
-	PatchSize int
+	Proposal  *Proposal       `json:"proposal"`
+	AgentDir  string          `json:"agentDir"` // absolute
+	Stats     map[string]Stat `json:"stats"`    // per changed path
+	Skipped   []string        `json:"skipped"`  // blocked folders in work/ left out (e.g. node_modules)
+	PatchSize int             `json:"patchSize"`
 }
 
 // Stat is the +/- line count of one path (binary files count 0/0 and say so).
 type Stat struct {
-	Added, Deleted int
-	Binary         bool
+	Added   int  `json:"added"`
+	Deleted int  `json:"deleted"`
+	Binary  bool `json:"binary"`
 }
 
 type node struct {
@@ -59,6 +61,11 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Flow != "" {
+		if err := eventlog.CheckFlowName(o.Flow); err != nil {
+			return nil, err
+		}
+	}
 	meta, err := sandbox.ReadMeta(o.Workspace, o.RunID, o.AgentID)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox for run %s agent %s: %w (prepare it first)", o.RunID, o.AgentID, err)
@@ -70,11 +77,11 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 	defer root.Close()
 
 	var skipped []string
-	in, err := scanTree(root, "input", o.Rules, nil)
+	in, err := scanTree(root, "input", sandbox.WithInternal(o.Rules), nil)
 	if err != nil {
 		return nil, err
 	}
-	work, err := scanTree(root, "work", o.Rules, &skipped)
+	work, err := scanTree(root, "work", sandbox.WithInternal(o.Rules), &skipped)
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,9 @@ var words = []string{"alpha", "beta", "gamma", "delta", "", "    indented", "fun
 
 func randText(r *rand.Rand) string {
 	n := r.IntN(30)
+	if r.IntN(5) == 0 {
+		n = 100 + r.IntN(150) // long enough for several hunks
+	}
 	var b strings.Builder
 	for i := 0; i < n; i++ {
 		b.WriteString(words[r.IntN(len(words))])
@@ -150,6 +153,32 @@ func mutate(t *testing.T, r *rand.Rand, work string) {
 			if !isLink {
 				b, _ := os.ReadFile(full)
 				os.WriteFile(full, []byte(editLines(r, string(b))), fi.Mode().Perm())
+			}
+		}
+	}
+	// A file becomes a folder, and a folder becomes a file (or a symlink).
+	if r.IntN(3) == 0 {
+		for _, rel := range paths {
+			full := filepath.Join(work, rel)
+			if fi, err := os.Lstat(full); err == nil && fi.Mode().IsRegular() && !strings.Contains(rel, "/") {
+				os.Remove(full)
+				os.MkdirAll(full, 0o755)
+				os.WriteFile(filepath.Join(full, "inner.txt"), []byte(randContent(r)), 0o644)
+				break
+			}
+		}
+	}
+	if r.IntN(3) == 0 {
+		for _, dir := range []string{"dir", "a b"} {
+			full := filepath.Join(work, dir)
+			if fi, err := os.Lstat(full); err == nil && fi.IsDir() {
+				os.RemoveAll(full)
+				if r.IntN(2) == 0 {
+					os.WriteFile(full, []byte(randContent(r)), 0o644)
+				} else {
+					os.Symlink("plain.txt", full)
+				}
+				break
 			}
 		}
 	}

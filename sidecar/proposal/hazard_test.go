@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 )
 
 // hazardWorkspace is a parent folder holding the workspace "ws" and a sibling "outside" that
@@ -137,5 +139,20 @@ func TestHazardAsPatchFileRef(t *testing.T) {
 	}
 	if d := diffSnapshots(before, snapshot(t, parent, false)); d != "" {
 		t.Fatalf("tree changed:\n%s", d)
+	}
+}
+
+// A custom block list never unblocks the sidecar's own folder or .git.
+func TestCustomRulesKeepInternalFoldersBlocked(t *testing.T) {
+	parent, ws := hazardWorkspace(t)
+	before := snapshot(t, parent, false)
+	for _, name := range []string{".agentcanvas/runs/x/state.json", ".git/hooks/post-checkout"} {
+		_, err := ApplyPatch(context.Background(), ws, []byte(newFilePatch(name)), Selection{}, ApplyOptions{Rules: safepath.Rules{Blocked: []string{"vendor"}}})
+		if err == nil {
+			t.Fatalf("%s accepted", name)
+		}
+	}
+	if d := diffSnapshots(before, snapshot(t, parent, false)); d != "" {
+		t.Fatal(d)
 	}
 }

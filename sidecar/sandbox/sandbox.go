@@ -49,6 +49,8 @@ type Options struct {
 	Progress func(done, total int)
 	// Workers is the number of parallel copiers; 0 means a default from the CPU count.
 	Workers int
+	// AllowEmpty prepares a sandbox with no files (a worker that only creates files).
+	AllowEmpty bool
 }
 
 // Paths are the absolute folders of one agent's sandbox (JSON keys as DESIGN.md prints them).
@@ -178,7 +180,7 @@ func Prepare(ctx context.Context, o Options) (Paths, error) {
 	if err != nil {
 		return Paths{}, err
 	}
-	if len(o.Files) == 0 {
+	if len(o.Files) == 0 && !o.AllowEmpty {
 		return Paths{}, refuse("", "no files to copy")
 	}
 	root, err := os.OpenRoot(o.Workspace)
@@ -187,7 +189,7 @@ func Prepare(ctx context.Context, o Options) (Paths, error) {
 	}
 	defer root.Close()
 
-	entries, requested, err := collect(root, o.Files, o.Rules)
+	entries, requested, err := collect(root, o.Files, WithInternal(o.Rules))
 	if err != nil {
 		return Paths{}, err
 	}
@@ -244,6 +246,20 @@ func Prepare(ctx context.Context, o Options) (Paths, error) {
 	}
 	ok = true
 	return paths, nil
+}
+
+// WithInternal returns rules that block .agentcanvas/ whatever the configured list says: the
+// sidecar's own state (sandboxes, logs, runs) is never copied, proposed or patched.
+func WithInternal(r safepath.Rules) safepath.Rules {
+	if r.Blocked == nil {
+		return r
+	}
+	for _, b := range r.Blocked {
+		if strings.EqualFold(b, ".agentcanvas") {
+			return r
+		}
+	}
+	return safepath.Rules{Blocked: append(append([]string(nil), r.Blocked...), ".agentcanvas")}
 }
 
 // GitHead returns the commit the workspace's HEAD points at, or "" when the workspace is not a
@@ -379,7 +395,7 @@ func collect(root *os.Root, files []string, rules safepath.Rules) ([]entry, []st
 			return nil, nil, refuse(out[i].path, "passes through %s, which is not a folder", out[i-1].path)
 		}
 	}
-	if len(out) == 0 {
+	if len(out) == 0 && len(files) > 0 {
 		return nil, nil, refuse("", "the requested paths hold no files")
 	}
 	return out, requested, nil
@@ -443,7 +459,7 @@ func entryFor(root *os.Root, p string, fi fs.FileInfo) (entry, error) {
 
 func runWorkers(ctx context.Context, n int, jobs []func() error) error {
 	if n <= 0 {
-		n = max(4, runtime.NumCPU()*2)
+		n = min(8, max(2, runtime.NumCPU())) // more only adds journal contention
 	}
 	var (
 		mu    sync.Mutex

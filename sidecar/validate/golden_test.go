@@ -29,7 +29,7 @@ func validateFile(t testing.TB, rel string) (*flow.Flow, []diag.Diagnostic) {
 	}
 	root, ok := FindRoot(filepath.Dir(full))
 	if !ok {
-		t.Fatalf("no workspace root above %s", full)
+		root = repo // a checkout without .git: the command line would use the cwd
 	}
 	f := flow.Parse(filepath.ToSlash(rel), src)
 	return f, Flow(f, Workspace{Root: root})
@@ -141,7 +141,10 @@ func TestFixesFixTheirProblem(t *testing.T) {
 	n := 0
 	for _, file := range repoFiles(t, "flows/invalid/*.yaml") {
 		f, ds := validateFile(t, file)
-		root, _ := FindRoot(filepath.Dir(filepath.Join(repo, file)))
+		root, ok := FindRoot(filepath.Dir(filepath.Join(repo, file)))
+		if !ok {
+			root = repo
+		}
 		for _, d := range ds {
 			if d.Fix == nil {
 				continue

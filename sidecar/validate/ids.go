@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/diag"
+	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 )
 
 // duplicateIDs: ids are unique across agents, system nodes, interactions and edges, because
@@ -129,6 +131,7 @@ func (c *checker) references() {
 			}
 		}
 	}
+	c.dependencyCycles()
 	for _, id := range sortedKeys(c.f.Layout.Nodes) {
 		if _, ok := c.nodes[id]; ok {
 			continue
@@ -156,4 +159,46 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// dependencyCycles reports dependsOn entries that close a cycle of two or more interactions
+// (self-dependencies are reported above): such interactions would wait for each other forever.
+func (c *checker) dependencyCycles() {
+	byID := map[string]*flow.Interaction{}
+	for _, in := range c.f.Interactions {
+		if _, dup := byID[in.ID]; !dup {
+			byID[in.ID] = in
+		}
+	}
+	state := map[string]int{} // 1 on the current path, 2 done
+	var path []string
+	var visit func(in *flow.Interaction)
+	visit = func(in *flow.Interaction) {
+		state[in.ID] = 1
+		path = append(path, in.ID)
+		for i, dep := range in.DependsOn {
+			next, ok := byID[dep]
+			if !ok || dep == in.ID {
+				continue
+			}
+			switch state[dep] {
+			case 1:
+				start := slices.Index(path, dep)
+				cycle := append(append([]string(nil), path[start:]...), dep)
+				p := fmt.Sprintf("%s/dependsOn/%d", in.Path, i)
+				c.report(p, c.at(p), diag.Error, CodeUnknownAgent,
+					fmt.Sprintf("interactions depend on each other in a cycle (%s) and none of them would ever start; remove one of these dependsOn entries", strings.Join(cycle, " → ")),
+					c.deleteFix("Remove this dependency", p))
+			case 0:
+				visit(next)
+			}
+		}
+		path = path[:len(path)-1]
+		state[in.ID] = 2
+	}
+	for _, in := range c.f.Interactions {
+		if state[in.ID] == 0 {
+			visit(in)
+		}
+	}
 }

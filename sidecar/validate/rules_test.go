@@ -168,6 +168,22 @@ func TestUnknownAgentRule(t *testing.T) {
 		{"dependsOn known", strings.Replace(mw(term2), "patternId: manager_worker", "patternId: manager_worker\n    dependsOn: []", 1), nil},
 		{"dependsOn unknown", strings.Replace(mw(term2), "patternId: manager_worker", "patternId: manager_worker\n    dependsOn: [i0]", 1), []string{CodeUnknownAgent}},
 		{"dependsOn itself", strings.Replace(mw(term2), "patternId: manager_worker", "patternId: manager_worker\n    dependsOn: [i1]", 1), []string{CodeUnknownAgent}},
+		{"dependsOn cycle of two", mw(term2) + `  - id: i2
+    patternId: manager_worker
+    dependsOn: [i1]
+    edges:
+      - source: lead
+        target: w1
+        data: {termination: {type: max_rounds, rounds: 2}}
+`, nil},
+		{"dependsOn cycle", strings.Replace(mw(term2), "patternId: manager_worker", "patternId: manager_worker\n    dependsOn: [i2]", 1) + `  - id: i2
+    patternId: manager_worker
+    dependsOn: [i1]
+    edges:
+      - source: lead
+        target: w1
+        data: {termination: {type: max_rounds, rounds: 2}}
+`, []string{CodeUnknownAgent}},
 		{"layout of known nodes and edges", mw(term2) + "layout:\n  nodes:\n    lead: {x: 0, y: 0}\n  edges:\n    i1-e1: {}\n", nil},
 		{"layout of unknown node", mw(term2) + "layout:\n  nodes:\n    lead: {x: 0, y: 0}\n    gone: {x: 1, y: 1}\n", []string{CodeUnknownAgent}},
 	})

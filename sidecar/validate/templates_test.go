@@ -70,13 +70,7 @@ func insertPattern(t *testing.T, src []byte, p pattern.Pattern, without string) 
 	}
 	for _, s := range sg.SystemNodes {
 		pos := flow.Point(sg.Layout[s.ID])
-		// TODO(merge): pattern.SystemNode carries `role`, which flow.SystemNode does not
-		// have yet (the loader would warn "unknown field role"); left out until it does.
-		node := map[string]any{"id": s.ID, "type": s.Type, "name": s.Name}
-		if s.Runtime != nil {
-			node["runtime"] = s.Runtime
-		}
-		ops = append(ops, flow.Op{Op: "addSystemNode", Node: raw(node), Position: &pos})
+		ops = append(ops, flow.Op{Op: "addSystemNode", Node: raw(s), Position: &pos})
 	}
 	ops = append(ops, flow.Op{Op: "addInteraction", Interaction: raw(sg.Interaction)})
 	out, err := flow.EditText(src, "f.yaml", ops)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"flag"
 	"fmt"
@@ -168,9 +169,11 @@ func proposalApply(args []string, stdout, stderr io.Writer) int {
 		if *check {
 			verb = "would apply"
 		}
+		w := bufio.NewWriter(stdout)
 		for _, f := range res.Files {
-			fmt.Fprintf(stdout, "%s %s %s\n", verb, f.Status, f.Path)
+			fmt.Fprintf(w, "%s %s %s\n", verb, f.Status, f.Path)
 		}
+		w.Flush()
 	}
 	return exitOK
 }

@@ -76,7 +76,8 @@ func runSandbox(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	rules := safepath.Rules{}
 	if len(block) > 0 {
-		rules.Blocked = append([]string{".agentcanvas"}, block...)
+		rules.Blocked = block // .agentcanvas and .git stay blocked whatever the list
+
 	}
 	ctx, cancel := signalContext()
 	defer cancel()

@@ -1,0 +1,2 @@
+import { parseList } from "./parser";
+console.assert(parseList("a, b").join("|") === "a|b");

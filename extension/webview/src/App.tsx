@@ -1,0 +1,474 @@
+// The canvas app. The model is the host's: every change goes out as edit operations and comes
+// back as a new model; local state is only what the user is doing right now (a drag, a nudge,
+// the selection, the viewport).
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import {
+  applyEdgeChanges,
+  applyNodeChanges,
+  Background,
+  BackgroundVariant,
+  MarkerType,
+  ReactFlow,
+  ReactFlowProvider,
+  useKeyPress,
+  useReactFlow,
+  type EdgeChange,
+  type NodeChange,
+  type Viewport,
+} from "@xyflow/react";
+import type { Diagnostic, FlowModel, FlowOp, PatternInfo, Point } from "../../src/canvas/protocol";
+import { nearestSpan } from "../../src/canvas/positions";
+import { syntaxError } from "./diagnostics";
+import { edgeTypes, nodeTypes, RunContext } from "./elements";
+import { findElement, NODE_HEIGHT, NODE_WIDTH, toGraph, type CanvasEdge, type CanvasNode } from "./graph";
+import { loadState, onHostMessage, post, saveState } from "./host";
+import { Inspector } from "./Inspector";
+import { tidyLayout } from "./layout";
+import { deleteOps, layoutOp, moveOps, nudge } from "./ops";
+import { applyRunEvent, emptyOverlay } from "./overlay";
+import { Palette, PATTERN_MIME } from "./Palette";
+
+export const GRID = 16;
+const NUDGE_SETTLE_MS = 400;
+
+function isTextField(t: EventTarget | null): boolean {
+  const el = t as HTMLElement | null;
+  if (!el || !el.tagName) return false;
+  const tag = el.tagName;
+  return tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT" || el.isContentEditable;
+}
+
+// Canvas shortcuts act when focus is on the canvas (or nowhere), not in a panel's controls.
+function onCanvas(t: EventTarget | null): boolean {
+  const el = t as HTMLElement | null;
+  if (!el || el === document.body || el === document.documentElement) return true;
+  return !!el.closest?.(".react-flow") || el.classList?.contains("ac-canvas");
+}
+
+export function App() {
+  return (
+    <ReactFlowProvider>
+      <Canvas />
+    </ReactFlowProvider>
+  );
+}
+
+function Canvas() {
+  const rf = useReactFlow<CanvasNode, CanvasEdge>();
+  const saved = useMemo(loadState, []);
+  const [flow, setFlow] = useState<FlowModel | null>(null);
+  const [diags, setDiags] = useState<Diagnostic[]>([]);
+  const [syntax, setSyntax] = useState<Diagnostic>();
+  const [notice, setNotice] = useState<string>();
+  const [patterns, setPatterns] = useState<PatternInfo[]>([]);
+  const [overlay, setOverlay] = useState(emptyOverlay);
+  const [now, setNow] = useState(() => Date.now());
+  const [snap, setSnap] = useState(saved.snap ?? false);
+  const [paletteOpen, setPaletteOpen] = useState(saved.palette ?? true);
+  const [inspectorOpen, setInspectorOpen] = useState(saved.inspector ?? true);
+  const [nodes, setNodes] = useState<CanvasNode[]>([]);
+  const [edges, setEdges] = useState<CanvasEdge[]>([]);
+  const [busy, setBusy] = useState<string>();
+  const wrapper = useRef<HTMLDivElement>(null);
+  // While Space is held, a drag pans — over a node too: React Flow marks draggable nodes "nopan",
+  // so they stop being draggable for as long as the key is down.
+  const spaceDown = useKeyPress("Space");
+  const first = useRef(true);
+  const flowRef = useRef(flow);
+  flowRef.current = flow;
+  const nodesRef = useRef(nodes);
+  nodesRef.current = nodes;
+  const edgesRef = useRef(edges);
+  edgesRef.current = edges;
+  const snapRef = useRef(snap);
+  snapRef.current = snap;
+  const pendingNudge = useRef<{ positions: Record<string, Point>; timer?: ReturnType<typeof setTimeout> }>({ positions: {} });
+
+  const send = useCallback((ops: FlowOp[], label?: string) => {
+    if (ops.length) post({ type: "edit", ops, label });
+  }, []);
+
+  const reveal = useCallback((path: string) => {
+    post({ type: "reveal", path, range: nearestSpan(flowRef.current?.spans, path) });
+  }, []);
+
+  // Messages from the host.
+  useEffect(
+    () =>
+      onHostMessage((m) => {
+        switch (m.type) {
+          case "flow": {
+            const err = syntaxError(m.flow, m.diagnostics);
+            setSyntax(err);
+            if (!err && m.flow) {
+              setFlow(m.flow);
+              setDiags(m.diagnostics ?? []);
+            }
+            setNotice(undefined);
+            break;
+          }
+          case "patterns":
+            setPatterns(m.patterns);
+            break;
+          case "runEvent":
+            setOverlay((o) => applyRunEvent(o, m.event, flowRef.current));
+            break;
+          case "editFailed":
+            setNotice(m.message);
+            break;
+        }
+      }),
+    [],
+  );
+  useEffect(() => post({ type: "ready" }), []);
+
+  // The clock for the overlay's "time left", only while a run is on.
+  useEffect(() => {
+    if (!overlay.running) return;
+    setNow(Date.now());
+    const t = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(t);
+  }, [overlay.running]);
+
+  // The model as a graph; selection and measured sizes carry over from the previous one.
+  const graph = useMemo(() => (flow ? toGraph(flow, diags) : null), [flow, diags]);
+  useEffect(() => {
+    if (!graph) return;
+    const restoring = first.current;
+    const keepNodes = new Set(restoring ? saved.selection?.nodes ?? [] : nodesRef.current.filter((n) => n.selected).map((n) => n.id));
+    const keepEdges = new Set(restoring ? saved.selection?.edges ?? [] : edgesRef.current.filter((e) => e.selected).map((e) => e.id));
+    const measured = new Map(nodesRef.current.map((n) => [n.id, n.measured]));
+    setNodes(graph.nodes.map((n) => ({ ...n, selected: keepNodes.has(n.id), measured: measured.get(n.id) }) as CanvasNode));
+    setEdges(graph.edges.map((e) => ({ ...e, selected: keepEdges.has(e.id) })));
+    if (restoring) {
+      first.current = false;
+      if (saved.viewport) rf.setViewport(saved.viewport);
+      else requestAnimationFrame(() => rf.fitView({ padding: 0.15, maxZoom: 1 }));
+    }
+  }, [graph]); // eslint-disable-line react-hooks/exhaustive-deps
+
+  const onNodesChange = useCallback((c: NodeChange<CanvasNode>[]) => setNodes((ns) => applyNodeChanges(c, ns)), []);
+  const onEdgesChange = useCallback((c: EdgeChange<CanvasEdge>[]) => setEdges((es) => applyEdgeChanges(c, es)), []);
+
+  const selNodes = nodes.filter((n) => n.selected);
+  const selEdges = edges.filter((e) => e.selected);
+  const selKey = selNodes.map((n) => n.id).join("\u0000") + "\u0001" + selEdges.map((e) => e.id).join("\u0000");
+  useEffect(() => {
+    if (!first.current) saveState({ selection: { nodes: selNodes.map((n) => n.id), edges: selEdges.map((e) => e.id) } });
+  }, [selKey]); // eslint-disable-line react-hooks/exhaustive-deps
+
+  const select = useCallback((kind: "node" | "edge", id: string) => {
+    setNodes((ns) => ns.map((n) => (n.selected !== (kind === "node" && n.id === id) ? { ...n, selected: !n.selected } : n)));
+    setEdges((es) => es.map((e) => (e.selected !== (kind === "edge" && e.id === id) ? { ...e, selected: !e.selected } : e)));
+  }, []);
+  const selectEdge = useCallback((id: string) => select("edge", id), [select]);
+
+  const viewportCenter = useCallback((): Point => {
+    const r = wrapper.current?.querySelector(".react-flow")?.getBoundingClientRect();
+    if (!r) return { x: 0, y: 0 };
+    const p = rf.screenToFlowPosition({ x: r.left + r.width / 2, y: r.top + r.height / 2 });
+    return { x: Math.round(p.x), y: Math.round(p.y) };
+  }, [rf]);
+
+  const insertPattern = useCallback(
+    (p: PatternInfo) => send([{ op: "insertPattern", patternId: p.patternId, position: viewportCenter() }], `Insert ${p.patternId}`),
+    [send, viewportCenter],
+  );
+
+  const tidy = useCallback(async () => {
+    const ns = nodesRef.current;
+    if (ns.length === 0) return;
+    setBusy("Tidying…");
+    try {
+      const positions = await tidyLayout(
+        ns.map((n) => ({ id: n.id, width: n.measured?.width ?? NODE_WIDTH, height: n.measured?.height ?? NODE_HEIGHT })),
+        edgesRef.current.map((e) => ({ id: e.id, source: e.source, target: e.target })),
+      );
+      setNodes((cur) => cur.map((n) => (positions[n.id] ? { ...n, position: positions[n.id] } : n)));
+      send([layoutOp(positions)], "Tidy");
+      requestAnimationFrame(() => rf.fitView({ padding: 0.15, maxZoom: 1 }));
+    } catch (e) {
+      setNotice(`Tidy failed: ${(e as Error).message}`);
+      post({ type: "error", message: `tidy: ${(e as Error).message}` });
+    } finally {
+      setBusy(undefined);
+    }
+  }, [rf, send]);
+
+  const toggleSnap = useCallback(() => {
+    setSnap((s) => {
+      saveState({ snap: !s });
+      return !s;
+    });
+  }, []);
+
+  // Keyboard (spec §11). Listening on document, before VS Code's own forwarding listener on
+  // window, so a key the canvas handles does not also run a workbench keybinding.
+  useEffect(() => {
+    const flushNudge = () => {
+      const p = pendingNudge.current;
+      if (p.timer) clearTimeout(p.timer);
+      const positions = p.positions;
+      pendingNudge.current = { positions: {} };
+      send(moveOps(positions), "Move");
+    };
+    const handler = (e: KeyboardEvent) => {
+      const mod = e.ctrlKey || e.metaKey;
+      const key = e.key;
+      const consume = () => {
+        e.preventDefault();
+        e.stopPropagation();
+      };
+      if (mod && !e.altKey && (key === "z" || key === "Z" || key === "y" || key === "Y")) {
+        consume();
+        post({ type: (key === "y" || key === "Y" || e.shiftKey) ? "redo" : "undo" });
+        return;
+      }
+      if (isTextField(e.target)) return;
+      if (e.shiftKey && !mod && !e.altKey && (key === "S" || key === "s")) {
+        consume();
+        toggleSnap();
+        return;
+      }
+      if (!onCanvas(e.target) || mod || e.altKey) return;
+      switch (key) {
+        case "Tab": {
+          const order: Array<{ kind: "node" | "edge"; id: string }> = [
+            ...nodesRef.current.map((n) => ({ kind: "node" as const, id: n.id })),
+            ...edgesRef.current.map((x) => ({ kind: "edge" as const, id: x.id })),
+          ];
+          if (order.length === 0) return;
+          consume();
+          const cur = order.findIndex((o) =>
+            o.kind === "node" ? nodesRef.current.find((n) => n.id === o.id)?.selected : edgesRef.current.find((x) => x.id === o.id)?.selected,
+          );
+          const next = order[cur < 0 ? (e.shiftKey ? order.length - 1 : 0) : (cur + (e.shiftKey ? -1 : 1) + order.length) % order.length];
+          select(next.kind, next.id);
+          if (next.kind === "node") {
+            const n = rf.getInternalNode(next.id);
+            if (n) {
+              const { x, y, zoom } = rf.getViewport();
+              const r = wrapper.current?.querySelector(".react-flow")?.getBoundingClientRect();
+              const p = n.internals.positionAbsolute;
+              const w = n.measured.width ?? NODE_WIDTH;
+              const h = n.measured.height ?? NODE_HEIGHT;
+              const sx = p.x * zoom + x;
+              const sy = p.y * zoom + y;
+              if (r && (sx < 0 || sy < 0 || sx + w * zoom > r.width || sy + h * zoom > r.height)) {
+                rf.setCenter(p.x + w / 2, p.y + h / 2, { zoom });
+              }
+            }
+          }
+          requestAnimationFrame(() => {
+            const el = document.querySelector<HTMLElement>(`[data-testid="rf__${next.kind}-${CSS.escape(next.id)}"]`);
+            el?.focus({ preventScroll: true });
+          });
+          return;
+        }
+        case "+":
+        case "=":
+          consume();
+          rf.zoomIn({ duration: 0 });
+          return;
+        case "-":
+        case "_":
+          consume();
+          rf.zoomOut({ duration: 0 });
+          return;
+        case "0":
+          consume();
+          rf.fitView({ padding: 0.15, duration: 0 });
+          return;
+        case "1":
+          consume();
+          rf.zoomTo(1, { duration: 0 });
+          return;
+        case "Delete":
+        case "Backspace": {
+          const ns = nodesRef.current.filter((n) => n.selected).map((n) => n.id);
+          const es = edgesRef.current.filter((x) => x.selected);
+          if (ns.length + es.length === 0) return;
+          consume();
+          send(deleteOps(ns, es), "Delete");
+          return;
+        }
+        case "Escape":
+          consume();
+          setNodes((ns) => ns.map((n) => (n.selected ? { ...n, selected: false } : n)));
+          setEdges((es) => es.map((x) => (x.selected ? { ...x, selected: false } : x)));
+          return;
+        case "ArrowLeft":
+        case "ArrowRight":
+        case "ArrowUp":
+        case "ArrowDown": {
+          const sel = nodesRef.current.filter((n) => n.selected);
+          if (sel.length === 0) return;
+          consume();
+          const step = e.shiftKey ? 10 : 1;
+          const dx = key === "ArrowLeft" ? -step : key === "ArrowRight" ? step : 0;
+          const dy = key === "ArrowUp" ? -step : key === "ArrowDown" ? step : 0;
+          const from: Record<string, Point> = {};
+          for (const n of sel) from[n.id] = n.position;
+          const moved = nudge(from, dx, dy, snapRef.current ? GRID : undefined);
+          setNodes((ns) => ns.map((n) => (moved[n.id] ? { ...n, position: moved[n.id] } : n)));
+          const p = pendingNudge.current;
+          Object.assign(p.positions, moved);
+          if (p.timer) clearTimeout(p.timer);
+          p.timer = setTimeout(flushNudge, NUDGE_SETTLE_MS);
+          return;
+        }
+      }
+    };
+    document.addEventListener("keydown", handler);
+    return () => document.removeEventListener("keydown", handler);
+  }, [rf, select, send, toggleSnap]);
+
+  const selected = selNodes.length + selEdges.length === 1 ? findElement(flow, selNodes[0] ? { kind: "node", id: selNodes[0].id } : { kind: "edge", id: selEdges[0].id }) : undefined;
+  const selectedDiags = selNodes[0]
+    ? (graph?.diagnostics.nodes.get(selNodes[0].id) ?? [])
+    : selEdges[0]
+      ? (graph?.diagnostics.edges.get(selEdges[0].id) ?? [])
+      : [];
+  const flowDiags = graph?.diagnostics.flow ?? [];
+  const ctx = useMemo(() => ({ overlay, now, selectEdge }), [overlay, now, selectEdge]);
+  const big = nodes.length > 150;
+
+  // What a screen reader announces when the selection changes (Tab, clicks).
+  const announce =
+    selNodes.length + selEdges.length === 0
+      ? ""
+      : selNodes.length + selEdges.length > 1
+        ? `${selNodes.length + selEdges.length} selected`
+        : selNodes[0]
+          ? (selNodes[0].ariaLabel ?? selNodes[0].id)
+          : (selEdges[0].ariaLabel ?? selEdges[0].id);
+
+  return (
+    <div className="ac-root" ref={wrapper}>
+      <div className="ac-visually-hidden" aria-live="polite" data-testid="announce">
+        {announce}
+      </div>
+      {syntax ? (
+        <div className="ac-banner ac-banner-error" role="alert" data-testid="syntax-banner">
+          <button type="button" className="ac-link" onClick={() => reveal(syntax.path ?? "")}>
+            {flow ? "The YAML has an error; showing the last good graph." : "The YAML has an error."} Line {syntax.range.start.line}: {syntax.message}
+          </button>
+        </div>
+      ) : null}
+      {notice ? (
+        <div className="ac-banner ac-banner-warning" role="alert">
+          {notice}
+          <button type="button" className="ac-icon-button" aria-label="Dismiss" onClick={() => setNotice(undefined)}>
+            ×
+          </button>
+        </div>
+      ) : null}
+      {flowDiags.length > 0 ? (
+        <details className="ac-banner ac-banner-problems" data-testid="flow-problems">
+          <summary>
+            {flowDiags.length} problem{flowDiags.length > 1 ? "s" : ""} in the file
+          </summary>
+          <ul>
+            {flowDiags.map((d, i) => (
+              <li key={i} className={`ac-diag ac-diag-${d.severity}`}>
+                <button type="button" className="ac-link" onClick={() => reveal(d.path ?? "")}>
+                  Line {d.range.start.line}: {d.message}
+                </button>
+              </li>
+            ))}
+          </ul>
+        </details>
+      ) : null}
+      <div className="ac-main">
+        {paletteOpen ? <Palette patterns={patterns} onInsert={insertPattern} onClose={() => (setPaletteOpen(false), saveState({ palette: false }))} /> : null}
+        <div
+          className={`ac-canvas${spaceDown ? " panning" : ""}`}
+          onDragOver={(e) => {
+            if (e.dataTransfer.types.includes(PATTERN_MIME)) {
+              e.preventDefault();
+              e.dataTransfer.dropEffect = "copy";
+            }
+          }}
+          onDrop={(e) => {
+            const patternId = e.dataTransfer.getData(PATTERN_MIME);
+            if (!patternId) return;
+            e.preventDefault();
+            const p = rf.screenToFlowPosition({ x: e.clientX, y: e.clientY });
+            send([{ op: "insertPattern", patternId, position: { x: Math.round(p.x), y: Math.round(p.y) } }], `Insert ${patternId}`);
+          }}
+          aria-label={`Flow ${flow?.name ?? ""} canvas`} role="application" aria-roledescription="flow canvas">
+          <div className="ac-toolbar" role="toolbar" aria-label="Canvas tools">
+            {!paletteOpen ? (
+              <button type="button" onClick={() => (setPaletteOpen(true), saveState({ palette: true }))}>
+                Patterns
+              </button>
+            ) : null}
+            <button type="button" onClick={tidy} disabled={!!busy} title="Lay the graph out (elk)">
+              Tidy
+            </button>
+            <button type="button" onClick={() => rf.fitView({ padding: 0.15, duration: 0 })} title="Fit (0)">
+              Fit
+            </button>
+            <button type="button" aria-pressed={snap} onClick={toggleSnap} title="Snap to grid (Shift+S)">
+              Snap {snap ? "on" : "off"}
+            </button>
+            {!inspectorOpen ? (
+              <button type="button" onClick={() => (setInspectorOpen(true), saveState({ inspector: true }))}>
+                Inspector
+              </button>
+            ) : null}
+            {busy ? <span className="ac-busy">{busy}</span> : null}
+            {overlay.running ? <span className="ac-badge ac-run-badge active">run {overlay.runId ?? ""}</span> : null}
+          </div>
+          <RunContext.Provider value={ctx}>
+            <ReactFlow<CanvasNode, CanvasEdge>
+              nodes={nodes}
+              edges={edges}
+              nodeTypes={nodeTypes}
+              edgeTypes={edgeTypes}
+              onNodesChange={onNodesChange}
+              onEdgesChange={onEdgesChange}
+              onNodeDragStop={(_, __, dragged) => {
+                const pos: Record<string, Point> = {};
+                for (const n of dragged) pos[n.id] = n.position;
+                send(moveOps(pos), "Move");
+              }}
+              onMoveEnd={(_, vp: Viewport) => saveState({ viewport: vp })}
+              defaultEdgeOptions={{ markerEnd: { type: MarkerType.ArrowClosed } }}
+              nodesConnectable={false}
+              nodesDraggable={!spaceDown}
+              deleteKeyCode={null}
+              selectionKeyCode={null}
+              multiSelectionKeyCode={["Meta", "Control", "Shift"]}
+              panActivationKeyCode="Space"
+              disableKeyboardA11y
+              snapToGrid={snap}
+              snapGrid={[GRID, GRID]}
+              minZoom={0.05}
+              maxZoom={4}
+              onlyRenderVisibleElements={big}
+              proOptions={{ hideAttribution: true }}
+              zoomOnDoubleClick={false}
+            >
+              <Background variant={snap ? BackgroundVariant.Lines : BackgroundVariant.Dots} gap={GRID} />
+            </ReactFlow>
+          </RunContext.Provider>
+          {flow && nodes.length === 0 ? <div className="ac-empty">This flow has no nodes yet. Insert a pattern from the palette.</div> : null}
+          {!flow && !syntax ? <div className="ac-empty">Loading the flow…</div> : null}
+        </div>
+        {inspectorOpen ? (
+          <Inspector
+            flow={flow}
+            selected={selected}
+            count={selNodes.length + selEdges.length}
+            diagnostics={selectedDiags}
+            patterns={patterns}
+            send={send}
+            reveal={reveal}
+            onClose={() => (setInspectorOpen(false), saveState({ inspector: false }))}
+          />
+        ) : null}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,68 @@
+// Edge labels: `patternId (key parameter)`, spec §4.3 — for example `debate_judge (3r)`.
+import type { EdgeData, Termination } from "../../src/canvas/protocol";
+
+/** formatDuration writes milliseconds the short way a label has room for: 600000 → "10m". */
+export function formatDuration(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return "?";
+  if (ms >= 3_600_000 && ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms >= 60_000 && ms % 60_000 === 0) return `${ms / 60_000}m`;
+  if (ms >= 1000 && ms % 1000 === 0) return `${ms / 1000}s`;
+  if (ms >= 1000) return `${(ms / 1000).toFixed(1)}s`;
+  return `${ms}ms`;
+}
+
+/** conditions flattens a termination (one condition or any:/all: lists) into its leaves. */
+export function conditions(t: Termination | undefined): Termination[] {
+  if (!t) return [];
+  const out: Termination[] = [];
+  const walk = (c: Termination) => {
+    if (c.type) out.push(c);
+    c.any?.forEach(walk);
+    c.all?.forEach(walk);
+  };
+  walk(t);
+  return out;
+}
+
+function conditionLabel(c: Termination): string | undefined {
+  switch (c.type) {
+    case "max_rounds":
+      return c.rounds !== undefined ? `${c.rounds}r` : undefined;
+    case "timeout_ms":
+      return c.ms !== undefined ? formatDuration(c.ms) : undefined;
+    case "consensus_threshold":
+      return c.threshold !== undefined ? `≥${c.threshold}` : undefined;
+    case "quality_gate":
+      return c.metric ? `${c.metric}${c.op ?? ">="}${c.value ?? ""}` : "gate";
+    case "judge_decision":
+      return "judge";
+  }
+  return undefined;
+}
+
+// The parameter that says most about how long an interaction runs, best first.
+const PRIORITY = ["max_rounds", "consensus_threshold", "quality_gate", "judge_decision", "timeout_ms"];
+
+/** keyParameter is the one parameter an edge label shows, or undefined when there is none. */
+export function keyParameter(data: EdgeData | undefined): string | undefined {
+  const conds = conditions(data?.termination);
+  for (const type of PRIORITY) {
+    const c = conds.find((x) => x.type === type);
+    const l = c && conditionLabel(c);
+    if (l) return l;
+  }
+  // A condition without its number (the loader dropped a bad value): name its type.
+  if (conds.length > 0 && conds[0].type) return `${conds[0].type}?`;
+  const p = data?.params ?? {};
+  if (typeof p.timeout_ms === "number") return formatDuration(p.timeout_ms);
+  if (typeof p.n === "number") return `n=${p.n}`;
+  if (typeof p.rate_limit_per_min === "number") return `${p.rate_limit_per_min}/min`;
+  return undefined;
+}
+
+/** edgeLabel is the label drawn on an interaction edge. */
+export function edgeLabel(patternId: string, data: EdgeData | undefined): string {
+  const k = keyParameter(data);
+  const id = patternId || "?";
+  return k ? `${id} (${k})` : `${id} (no termination)`;
+}

@@ -1,0 +1,121 @@
+// The run overlay: runEvent notifications folded into what the canvas highlights — which
+// agents and edges are active, and per edge the rounds used, the time left and the messages in
+// the last minute. Pure (the clock is passed in) so it is unit-tested.
+import type { FlowModel, RunEvent } from "../../src/canvas/protocol";
+import { conditions, formatDuration } from "./labels";
+
+export interface EdgeRun {
+  active: boolean;
+  rounds: number; // rounds (steps) used so far
+  maxRounds?: number;
+  deadline?: number; // epoch ms when the timeout fires
+  messages: number[]; // timestamps of messages, last minute only
+}
+
+export interface NodeRun {
+  active: boolean;
+  messages: number;
+}
+
+export interface RunOverlay {
+  runId?: string;
+  running: boolean;
+  nodes: Record<string, NodeRun>;
+  edges: Record<string, EdgeRun>;
+}
+
+export const emptyOverlay: RunOverlay = { running: false, nodes: {}, edges: {} };
+
+export function eventTime(e: RunEvent): number {
+  if (typeof e.ts === "number") return e.ts;
+  const t = Date.parse(String(e.ts));
+  return Number.isFinite(t) ? t : 0;
+}
+
+// Edges an event concerns: its edgeId, or every edge of its interaction.
+function edgesOf(flow: FlowModel | null, e: RunEvent): string[] {
+  if (e.edgeId) return [e.edgeId];
+  if (!e.interactionId || !flow) return [];
+  const it = (flow.interactions ?? []).find((i) => i.id === e.interactionId);
+  return (it?.edges ?? []).map((x) => x.id);
+}
+
+function termination(flow: FlowModel | null, edgeId: string) {
+  for (const it of flow?.interactions ?? []) for (const e of it.edges ?? []) if (e.id === edgeId) return e.data;
+  return undefined;
+}
+
+const ENDED = new Set(["terminated", "interaction_finished", "interaction_failed", "edge_finished"]);
+const RUN_ENDED = new Set(["run_finished", "run_failed", "run_stopped", "finished", "stopped"]);
+
+/** applyRunEvent folds one event into the overlay. */
+export function applyRunEvent(o: RunOverlay, e: RunEvent, flow: FlowModel | null): RunOverlay {
+  const t = eventTime(e);
+  let next: RunOverlay = o;
+  if (e.runId && e.runId !== o.runId) next = { runId: e.runId, running: true, nodes: {}, edges: {} };
+  else next = { ...o, running: true, nodes: { ...o.nodes }, edges: { ...o.edges } };
+
+  const edge = (id: string): EdgeRun => {
+    const cur = next.edges[id] ?? { active: false, rounds: 0, messages: [] };
+    const copy = { ...cur, messages: cur.messages.slice() };
+    next.edges[id] = copy;
+    return copy;
+  };
+  const node = (id: string, active: boolean, message = false) => {
+    const cur = next.nodes[id] ?? { active: false, messages: 0 };
+    next.nodes[id] = { active, messages: cur.messages + (message ? 1 : 0) };
+  };
+
+  if (RUN_ENDED.has(e.event)) {
+    next.running = false;
+    for (const k of Object.keys(next.nodes)) next.nodes[k] = { ...next.nodes[k], active: false };
+    for (const k of Object.keys(next.edges)) next.edges[k] = { ...next.edges[k], active: false };
+    return next;
+  }
+  if (e.event === "agent_started" && e.agentId) node(e.agentId, true);
+  if ((e.event === "agent_finished" || e.event === "agent_failed") && e.agentId) node(e.agentId, false);
+
+  for (const id of edgesOf(flow, e)) {
+    const er = edge(id);
+    if (e.event === "configured" || e.event === "interaction_started") {
+      er.active = true;
+      const conds = conditions(termination(flow, id)?.termination);
+      const rounds = conds.find((c) => c.type === "max_rounds")?.rounds;
+      const ms = conds.find((c) => c.type === "timeout_ms")?.ms ?? (termination(flow, id)?.params?.timeout_ms as number | undefined);
+      if (rounds !== undefined) er.maxRounds = rounds;
+      if (typeof ms === "number") er.deadline = t + ms;
+    } else if (e.event === "step" || e.event === "message") {
+      er.active = true;
+      const r = typeof e.round === "number" ? e.round : typeof e.step === "number" ? e.step : er.rounds + 1;
+      er.rounds = Math.max(er.rounds, r);
+      er.messages.push(t);
+    } else if (ENDED.has(e.event)) {
+      er.active = false;
+    }
+  }
+  if (e.event === "step" || e.event === "message") {
+    if (e.from) node(e.from, true, true);
+    if (e.to) node(e.to, true);
+  }
+  return next;
+}
+
+/**
+ * messagesPerMinute counts an edge's messages in the minute before now. Events stamped a little
+ * after now (the sidecar's clock, or a tick not yet taken) count as in the last minute.
+ */
+export function messagesPerMinute(er: EdgeRun, now: number): number {
+  return er.messages.filter((t) => t > now - 60_000).length;
+}
+
+/** edgeCounters is the overlay text on an edge: "2/3r · 4m left · 5/min". */
+export function edgeCounters(er: EdgeRun | undefined, now: number): string | undefined {
+  if (!er) return undefined;
+  const parts = [er.maxRounds !== undefined ? `${er.rounds}/${er.maxRounds}r` : `${er.rounds}r`];
+  if (er.deadline !== undefined) {
+    const left = Math.max(0, er.deadline - now);
+    parts.push(`${formatDuration(Math.ceil(left / 1000) * 1000)} left`);
+  }
+  parts.push(`${messagesPerMinute(er, now)}/min`);
+  return parts.join(" · ");
+}

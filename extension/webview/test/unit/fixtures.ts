@@ -1,0 +1,16 @@
+// Fixtures: what the sidecar's real loader makes of testdata/*.yaml (see testdata/dumpflow).
+import type { LoadFlowResult } from "../../../src/canvas/protocol";
+import allPatternsJSON from "../testdata/all-patterns.json";
+import brokenJSON from "../testdata/broken.json";
+import problemsJSON from "../testdata/problems.json";
+
+export const allPatterns = allPatternsJSON as unknown as LoadFlowResult;
+export const problems = problemsJSON as unknown as LoadFlowResult;
+export const broken = brokenJSON as unknown as LoadFlowResult;
+
+export const PATTERN_IDS = [
+  "manager_worker", "role_play_pair", "chat_chain_pipeline", "sop_assembly_line", "debate_judge",
+  "critic_refiner_curator", "majority_vote", "self_consistency", "contract_net", "bilateral_negotiation",
+  "blackboard", "publish_subscribe", "broker_facilitator", "router_targeted", "hierarchical_tree",
+  "red_team_judge", "fact_check_verifier", "plan_execute_reflect", "memory_sync", "protocol_bridge",
+];

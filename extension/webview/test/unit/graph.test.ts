@@ -1,0 +1,131 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { indexDiagnostics, isPathPrefix, syntaxError, worstSeverity } from "../../src/diagnostics";
+import { backendBadge, findElement, NODE_HEIGHT, NODE_WIDTH, toGraph } from "../../src/graph";
+import { edgeLabel, formatDuration, keyParameter } from "../../src/labels";
+import type { Diagnostic, FlowModel } from "../../../src/canvas/protocol";
+import { allPatterns, broken, PATTERN_IDS, problems } from "./fixtures";
+
+test("labels show the pattern and its key parameter", () => {
+  assert.equal(edgeLabel("debate_judge", { termination: { any: [{ type: "max_rounds", rounds: 3 }, { type: "judge_decision" }] } }), "debate_judge (3r)");
+  assert.equal(edgeLabel("contract_net", { termination: { type: "timeout_ms", ms: 600000 } }), "contract_net (10m)");
+  assert.equal(edgeLabel("majority_vote", { termination: { type: "consensus_threshold", threshold: 0.6 } }), "majority_vote (≥0.6)");
+  assert.equal(
+    edgeLabel("fact_check_verifier", { termination: { type: "quality_gate", metric: "citations_count", op: ">=", value: 3 } }),
+    "fact_check_verifier (citations_count>=3)",
+  );
+  assert.equal(edgeLabel("memory_sync", { termination: { type: "judge_decision" } }), "memory_sync (judge)");
+  // Rounds win over a timeout in an all: list.
+  assert.equal(edgeLabel("bilateral_negotiation", { termination: { all: [{ type: "timeout_ms", ms: 1000 }, { type: "max_rounds", rounds: 5 }] } }), "bilateral_negotiation (5r)");
+  // No termination: the params that bound the run, else say so.
+  assert.equal(edgeLabel("self_consistency", { params: { n: 5 } }), "self_consistency (n=5)");
+  assert.equal(edgeLabel("debate_judge", { params: { timeout_ms: 90000 } }), "debate_judge (90s)");
+  assert.equal(edgeLabel("p2p", {}), "p2p (no termination)");
+  assert.equal(edgeLabel("debate_judge", { termination: { type: "max_rounds" } }), "debate_judge (max_rounds?)");
+  assert.equal(keyParameter(undefined), undefined);
+  assert.deepEqual([formatDuration(500), formatDuration(1500), formatDuration(7_200_000), formatDuration(-1)], ["500ms", "1.5s", "2h", "?"]);
+});
+
+test("a flow using all 20 patterns maps to nodes and labelled edges", () => {
+  const flow = allPatterns.flow!;
+  const g = toGraph(flow, allPatterns.diagnostics);
+  assert.equal(g.nodes.length, flow.agents!.length + flow.systemNodes!.length);
+  assert.deepEqual([...new Set(g.edges.map((e) => e.data!.patternId))].sort(), [...PATTERN_IDS].sort());
+  const edgeCount = flow.interactions!.reduce((n, i) => n + (i.edges ?? []).length, 0);
+  assert.equal(g.edges.length, edgeCount);
+  // Every edge joins two nodes that are drawn, and is labelled `patternId (key)`.
+  const ids = new Set(g.nodes.map((n) => n.id));
+  for (const e of g.edges) {
+    assert.ok(ids.has(e.source) && ids.has(e.target), e.id);
+    assert.match(e.data!.label, new RegExp(`^${e.data!.patternId} \\(.+\\)$`));
+  }
+  assert.equal(g.edges.find((e) => e.data!.patternId === "debate_judge")!.data!.label, "debate_judge (3r)");
+  assert.equal(g.edges.find((e) => e.data!.patternId === "blackboard")!.data!.label, "blackboard (15m)");
+  assert.equal(g.edges.find((e) => e.data!.patternId === "self_consistency")!.data!.label, "self_consistency (n=5)");
+  // Agents carry name, role and backend; system nodes their type.
+  const coder = g.nodes.find((n) => n.id === "coder")!;
+  assert.equal(coder.type, "agent");
+  assert.equal(coder.data.kind === "agent" && coder.data.backend, "codex");
+  assert.equal(coder.data.kind === "agent" && coder.data.role, "coder");
+  assert.equal(g.nodes.find((n) => n.id === "planner")!.data.kind === "agent" && (g.nodes.find((n) => n.id === "planner")!.data as { backend: string }).backend, "auto");
+  const sysTypes = new Set(g.nodes.filter((n) => n.type === "system").map((n) => (n.data as { sysType: string }).sysType));
+  assert.deepEqual([...sysTypes].sort(), ["aggregator", "blackboard", "bridge", "broker", "curator", "judge", "manager", "router"]);
+  assert.match(coder.ariaLabel!, /Agent Coder, role coder, backend codex/);
+});
+
+test("saved positions are used; the rest are placed on a grid below them without overlap", () => {
+  const g = toGraph(allPatterns.flow!, []);
+  assert.deepEqual(g.nodes.find((n) => n.id === "w1")!.position, { x: 300, y: -60 });
+  assert.deepEqual(g.nodes.find((n) => n.id === "mgr")!.position, { x: 0, y: 0 });
+  const free = g.nodes.filter((n) => !["mgr", "w1", "w2"].includes(n.id));
+  for (const n of free) assert.ok(n.position.y >= 60 + NODE_HEIGHT, `${n.id} is below the laid-out nodes`);
+  for (let i = 0; i < free.length; i++)
+    for (let j = i + 1; j < free.length; j++) {
+      const a = free[i].position;
+      const b = free[j].position;
+      assert.ok(Math.abs(a.x - b.x) >= NODE_WIDTH || Math.abs(a.y - b.y) >= NODE_HEIGHT, `${free[i].id} overlaps ${free[j].id}`);
+    }
+});
+
+test("edges naming a missing node, and duplicate ids, are not drawn", () => {
+  const flow: FlowModel = {
+    file: "f.yaml",
+    name: "f",
+    agents: [
+      { id: "a", path: "/agents/0" },
+      { id: "a", path: "/agents/1" },
+    ],
+    systemNodes: null,
+    interactions: [{ id: "i1", patternId: "p2p", path: "/interactions/0", edges: [{ id: "i1-e1", source: "a", target: "ghost", data: {}, path: "/interactions/0/edges/0" }] }],
+    layout: { nodes: null, edges: null },
+    spans: null,
+  };
+  const g = toGraph(flow, []);
+  assert.equal(g.nodes.length, 1);
+  assert.equal(g.edges.length, 0);
+  assert.equal(backendBadge({ id: "x", path: "" }), "auto");
+});
+
+test("diagnostics go to the node or edge their path names", () => {
+  const idx = indexDiagnostics(problems.flow, problems.diagnostics);
+  const codes = (ds: Diagnostic[] | undefined) => (ds ?? []).map((d) => d.path);
+  assert.deepEqual(codes(idx.nodes.get("a1")), ["/agents/0/colour"]);
+  assert.deepEqual(codes(idx.nodes.get("a2")), ["/agents/1/runtime/maxTurns"]);
+  assert.deepEqual(codes(idx.edges.get("i1-e1")), ["/interactions/0/edges/0/data/termination/rounds"]);
+  assert.deepEqual(codes(idx.edges.get("i1-e2")), ["/interactions/0/edges/1/data/wibble"]);
+  assert.deepEqual(codes(idx.flow), ["/unknownTop"]);
+  assert.equal(worstSeverity(idx.nodes.get("a2")), "error");
+  assert.equal(worstSeverity(idx.nodes.get("a1")), "warning");
+  // Drawn on the graph.
+  const g = toGraph(problems.flow!, problems.diagnostics);
+  assert.equal(g.nodes.find((n) => n.id === "a2")!.data.severity, "error");
+  assert.equal(g.edges.find((e) => e.id === "i1-e1")!.data!.severity, "error");
+  assert.equal(g.nodes.find((n) => n.id === "j")!.data.severity, undefined);
+});
+
+test("a diagnostic on an interaction marks all its edges; one on a layout entry marks its node", () => {
+  const mk = (path: string): Diagnostic => ({ file: "f", range: problems.diagnostics[0].range, severity: "error", code: "x", message: path, path });
+  const idx = indexDiagnostics(problems.flow, [mk("/interactions/0/patternId"), mk("/layout/nodes/j"), mk("/agents/10"), mk("")]);
+  assert.equal(idx.edges.get("i1-e1")!.length, 1);
+  assert.equal(idx.edges.get("i1-e2")!.length, 1);
+  assert.equal(idx.nodes.get("j")!.length, 1);
+  assert.equal(idx.flow.length, 2);
+  assert.ok(isPathPrefix("/agents/1", "/agents/1/name"));
+  assert.ok(!isPathPrefix("/agents/1", "/agents/10"));
+});
+
+test("a YAML syntax error is recognised; a flow with warnings is not one", () => {
+  assert.equal(syntaxError(broken.flow, broken.diagnostics)?.code, "yaml-syntax");
+  assert.equal(syntaxError(problems.flow, problems.diagnostics), undefined);
+  assert.equal(syntaxError(null, [])?.code, "yaml-syntax");
+});
+
+test("findElement finds the inspected element in the current model", () => {
+  const flow = allPatterns.flow!;
+  assert.equal(findElement(flow, { kind: "node", id: "judge" })?.kind, "system");
+  assert.equal(findElement(flow, { kind: "node", id: "coder" })?.kind, "agent");
+  const e = findElement(flow, { kind: "edge", id: "i5-e2" });
+  assert.equal(e?.kind === "edge" && e.interaction.patternId, "debate_judge");
+  assert.equal(findElement(flow, { kind: "node", id: "nobody" }), undefined);
+  assert.equal(findElement(null, { kind: "node", id: "coder" }), undefined);
+});

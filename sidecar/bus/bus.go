@@ -1,0 +1,396 @@
+package bus
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Errors a Send can return. The engine logs each refusal as an event.
+var (
+	ErrDenied      = errors.New("bus: access denied")
+	ErrNoRecipient = errors.New("bus: unknown recipient")
+	ErrRoute       = errors.New("bus: the topology does not allow this route")
+	ErrMailboxFull = errors.New("bus: mailbox full")
+)
+
+// DefaultRateLimitPerMin applies to brokers and routers when the flow sets none (spec §8).
+const DefaultRateLimitPerMin = 10
+
+// Rule lets a sender send some message types to some recipients ("*" for any).
+type Rule struct {
+	Types []string `json:"types"`
+	To    []string `json:"to"`
+}
+
+// Config describes one interaction's bus.
+type Config struct {
+	// Topology: p2p, manager_worker, pipeline, blackboard, market_auction, debate_judge,
+	// broker, router_targeted, broadcast.
+	Topology string
+	// Members are the node ids on the bus.
+	Members []string
+	// Hub is the manager, broker, router or blackboard node, when the topology has one.
+	Hub string
+	// Stages orders a pipeline.
+	Stages []string
+	// Tags lets router_targeted deliver "tag:<t>" to every member carrying t.
+	Tags map[string][]string
+	// Links are the edges drawn in the flow, {source, target}: a drawn edge is always a
+	// route, in either direction (replies go back along it), whatever the topology's rule.
+	Links [][2]string
+	// RateLimitPerMin limits messages through a broker or router (0: DefaultRateLimitPerMin
+	// for those topologies; negative: unlimited).
+	RateLimitPerMin int
+	// ACL, when non-nil, lists what each sender may send; anything else is refused.
+	ACL map[string][]Rule
+	// Key, when set, signs every message on Send and verifies it on Receive.
+	Key []byte
+	// MailboxCap bounds each mailbox (0: 100,000).
+	MailboxCap int
+	// Now is the clock (tests set it).
+	Now func() time.Time
+}
+
+// Bus routes envelopes between the members of one interaction.
+type Bus struct {
+	cfg     Config
+	mu      sync.Mutex
+	members map[string]bool
+	boxes   map[string][]*Envelope
+	held    []*Envelope // rate-limited, released as tokens come back
+	retry   []*Envelope // retryable messages that found a mailbox full
+	subs    map[string]map[string]bool
+	tokens  float64
+	last    time.Time
+	m       metrics
+}
+
+// New makes a bus.
+func New(cfg Config) *Bus {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.MailboxCap == 0 {
+		cfg.MailboxCap = 100_000
+	}
+	if cfg.RateLimitPerMin == 0 && (cfg.Topology == "broker" || cfg.Topology == "router_targeted") {
+		cfg.RateLimitPerMin = DefaultRateLimitPerMin
+	}
+	b := &Bus{cfg: cfg, members: map[string]bool{}, boxes: map[string][]*Envelope{}, subs: map[string]map[string]bool{}, m: newMetrics()}
+	for _, id := range cfg.Members {
+		b.members[id] = true
+	}
+	if cfg.Hub != "" {
+		b.members[cfg.Hub] = true
+	}
+	b.tokens = float64(cfg.RateLimitPerMin)
+	b.last = cfg.Now()
+	return b
+}
+
+// Send validates, authorises, routes and delivers (or holds, when rate-limited) e. It fills
+// id, timestamp, version and priority when empty. It returns the recipients e reached or
+// will reach.
+func (b *Bus) Send(e *Envelope) ([]string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.cfg.Now()
+	if e.ID == "" {
+		e.ID = NewID()
+	}
+	if e.Timestamp.IsZero() {
+		e.Timestamp = now
+	}
+	if e.Version == "" {
+		e.Version = Version
+	}
+	if e.Priority == "" {
+		e.Priority = "medium"
+	}
+	if err := e.Validate(); err != nil {
+		b.m.refused(e)
+		return nil, err
+	}
+	to, err := b.route(e)
+	if err != nil {
+		b.m.refused(e)
+		return nil, err
+	}
+	if err := b.authorise(e, to); err != nil {
+		b.m.refused(e)
+		return nil, err
+	}
+	e.To = to
+	if err := e.Compress(); err != nil {
+		return nil, err
+	}
+	if b.cfg.Key != nil && e.Signature == "" {
+		e.Sign(b.cfg.Key)
+	}
+	b.m.sent(e)
+	if b.cfg.RateLimitPerMin > 0 {
+		b.refill(now)
+		if b.tokens < 1 || len(b.held) > 0 {
+			b.held = append(b.held, e)
+			return to, nil
+		}
+		b.tokens--
+	}
+	return to, b.deliver(e)
+}
+
+func (b *Bus) refill(now time.Time) {
+	rate := float64(b.cfg.RateLimitPerMin) / float64(time.Minute)
+	b.tokens += float64(now.Sub(b.last)) * rate
+	if max := float64(b.cfg.RateLimitPerMin); b.tokens > max {
+		b.tokens = max
+	}
+	b.last = now
+}
+
+func (b *Bus) deliver(e *Envelope) error {
+	for _, r := range e.To {
+		if len(b.boxes[r]) >= b.cfg.MailboxCap {
+			if e.Options != nil && e.Options.Retryable {
+				b.retry = append(b.retry, e)
+				continue
+			}
+			b.m.failed(e)
+			return fmt.Errorf("%w: %s", ErrMailboxFull, r)
+		}
+		b.boxes[r] = append(b.boxes[r], e)
+	}
+	return nil
+}
+
+// route resolves recipients and checks the topology allows the route.
+func (b *Bus) route(e *Envelope) ([]string, error) {
+	if !b.members[e.From] {
+		return nil, fmt.Errorf("%w: sender %q is not on this interaction's bus", ErrNoRecipient, e.From)
+	}
+	var to []string
+	seen := map[string]bool{}
+	add := func(id string) {
+		if id != e.From && !seen[id] {
+			seen[id] = true
+			to = append(to, id)
+		}
+	}
+	for _, r := range e.To {
+		switch {
+		case r == "*":
+			for _, id := range b.sortedMembers() {
+				add(id)
+			}
+		case strings.HasPrefix(r, "tag:"):
+			if b.cfg.Topology != "router_targeted" {
+				return nil, fmt.Errorf("%w: target tags need a router_targeted interaction", ErrRoute)
+			}
+			tag := strings.TrimPrefix(r, "tag:")
+			for _, id := range b.sortedMembers() {
+				if contains(b.cfg.Tags[id], tag) {
+					add(id)
+				}
+			}
+		case strings.HasPrefix(r, "topic:"):
+			topic := strings.TrimPrefix(r, "topic:")
+			subs := make([]string, 0, len(b.subs[topic]))
+			for id := range b.subs[topic] {
+				subs = append(subs, id)
+			}
+			sort.Strings(subs)
+			for _, id := range subs {
+				add(id)
+			}
+		default:
+			if !b.members[r] {
+				return nil, fmt.Errorf("%w: %q", ErrNoRecipient, r)
+			}
+			add(r)
+		}
+	}
+	if len(to) == 0 && !anyTopic(e.To) {
+		return nil, fmt.Errorf("%w: message %s resolves to no recipient", ErrNoRecipient, e.ID)
+	}
+	hub := b.cfg.Hub
+	for _, r := range to {
+		if b.linked(e.From, r) {
+			continue
+		}
+		switch b.cfg.Topology {
+		case "manager_worker", "broker", "blackboard":
+			// Spokes talk through the hub only.
+			if hub != "" && e.From != hub && r != hub {
+				return nil, fmt.Errorf("%w: in %s, %s may send only to %s, not to %s", ErrRoute, b.cfg.Topology, e.From, hub, r)
+			}
+		case "pipeline":
+			if !b.nextStage(e.From, r) {
+				return nil, fmt.Errorf("%w: in a pipeline, %s may send only to the next stage, not to %s", ErrRoute, e.From, r)
+			}
+		}
+	}
+	return to, nil
+}
+
+func (b *Bus) linked(x, y string) bool {
+	for _, l := range b.cfg.Links {
+		if (l[0] == x && l[1] == y) || (l[0] == y && l[1] == x) {
+			return true
+		}
+	}
+	return false
+}
+
+func anyTopic(rs []string) bool {
+	for _, r := range rs {
+		if strings.HasPrefix(r, "topic:") {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *Bus) nextStage(from, to string) bool {
+	for i, s := range b.cfg.Stages {
+		if s == from {
+			return i+1 < len(b.cfg.Stages) && b.cfg.Stages[i+1] == to
+		}
+	}
+	return len(b.cfg.Stages) == 0
+}
+
+func (b *Bus) sortedMembers() []string {
+	ids := make([]string, 0, len(b.members))
+	for id := range b.members {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+func (b *Bus) authorise(e *Envelope, to []string) error {
+	if b.cfg.ACL == nil {
+		return nil
+	}
+	for _, r := range to {
+		ok := false
+		for _, rule := range b.cfg.ACL[e.From] {
+			if (contains(rule.Types, "*") || contains(rule.Types, e.Type)) && (contains(rule.To, "*") || contains(rule.To, r)) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return fmt.Errorf("%w: %s may not send %s to %s", ErrDenied, e.From, e.Type, r)
+		}
+	}
+	return nil
+}
+
+// Subscribe adds agent to a topic (publish_subscribe); Unsubscribe removes it.
+func (b *Bus) Subscribe(agent, topic string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.subs[topic] == nil {
+		b.subs[topic] = map[string]bool{}
+	}
+	b.subs[topic][agent] = true
+}
+
+func (b *Bus) Unsubscribe(agent, topic string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.subs[topic], agent)
+}
+
+// Receive takes agent's deliverable messages, most urgent first, then in send order.
+// Expired messages are dropped (and counted); a message whose signature fails is dropped
+// and reported in rejected.
+func (b *Bus) Receive(agent string) (msgs []*Envelope, rejected []error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.cfg.Now()
+	b.release(now)
+	box := b.boxes[agent]
+	delete(b.boxes, agent)
+	for _, e := range box {
+		if e.Expired(now) {
+			b.m.expired(e)
+			continue
+		}
+		if b.cfg.Key != nil {
+			if err := e.Verify(b.cfg.Key); err != nil {
+				b.m.failed(e)
+				rejected = append(rejected, fmt.Errorf("message %s from %s: %w", e.ID, e.From, err))
+				continue
+			}
+		}
+		c := *e
+		if err := c.Decompress(); err != nil {
+			rejected = append(rejected, err)
+			continue
+		}
+		b.m.received(agent, &c, now)
+		msgs = append(msgs, &c)
+	}
+	sort.SliceStable(msgs, func(i, j int) bool { return prio(msgs[i].Priority) < prio(msgs[j].Priority) })
+	return msgs, rejected
+}
+
+// Pending counts messages not yet received, held by the rate limit included.
+func (b *Bus) Pending() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := len(b.held) + len(b.retry)
+	for _, box := range b.boxes {
+		n += len(box)
+	}
+	return n
+}
+
+// NextRelease is when the next rate-limited message can be delivered (zero if none held).
+func (b *Bus) NextRelease() time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.held) == 0 {
+		return time.Time{}
+	}
+	need := 1 - b.tokens
+	if need <= 0 {
+		return b.last
+	}
+	return b.last.Add(time.Duration(need * float64(time.Minute) / float64(b.cfg.RateLimitPerMin)))
+}
+
+func (b *Bus) release(now time.Time) {
+	if len(b.retry) > 0 {
+		r := b.retry
+		b.retry = nil
+		for _, e := range r {
+			_ = b.deliver(e)
+		}
+	}
+	if b.cfg.RateLimitPerMin <= 0 || len(b.held) == 0 {
+		return
+	}
+	b.refill(now)
+	for len(b.held) > 0 && b.tokens >= 1 {
+		e := b.held[0]
+		b.held = b.held[1:]
+		b.tokens--
+		_ = b.deliver(e)
+	}
+}
+
+func prio(p string) int {
+	for i, x := range Priorities {
+		if x == p {
+			return i
+		}
+	}
+	return len(Priorities)
+}

@@ -1,0 +1,241 @@
+package bus
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time          { return c.t }
+func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
+func newClock() *clock                   { return &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
+func msg(from string, to ...string) *Envelope {
+	return &Envelope{From: from, To: to, Type: "information", Payload: "hi"}
+}
+
+func TestRateLimitHoldsUnderBurst(t *testing.T) {
+	c := newClock()
+	b := New(Config{Topology: "broker", Members: []string{"pub", "sub"}, Hub: "broker", Now: c.now})
+	for i := 0; i < 25; i++ {
+		if _, err := b.Send(&Envelope{From: "pub", To: Recipients{"broker"}, Type: "publish", Payload: i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _ := b.Receive("broker")
+	if len(got) != DefaultRateLimitPerMin {
+		t.Fatalf("first minute delivered %d, want %d", len(got), DefaultRateLimitPerMin)
+	}
+	c.advance(30 * time.Second)
+	got, _ = b.Receive("broker")
+	if len(got) != 5 {
+		t.Fatalf("after 30s delivered %d, want 5", len(got))
+	}
+	c.advance(time.Minute)
+	got, _ = b.Receive("broker")
+	if len(got) != 10 || b.Pending() != 0 {
+		t.Fatalf("after 90s delivered %d (pending %d), want the last 10", len(got), b.Pending())
+	}
+	if got[9].Payload.(int) != 24 {
+		t.Errorf("order lost: last payload %v", got[9].Payload)
+	}
+}
+
+func TestExpiredNotDelivered(t *testing.T) {
+	c := newClock()
+	b := New(Config{Topology: "p2p", Members: []string{"a", "b"}, Now: c.now})
+	e := msg("a", "b")
+	e.Options = &Options{TTL: 60}
+	b.Send(e)
+	b.Send(msg("a", "b"))
+	c.advance(61 * time.Second)
+	got, _ := b.Receive("b")
+	if len(got) != 1 || got[0].Options != nil {
+		t.Fatalf("got %d messages; the expired one must not be delivered", len(got))
+	}
+	if b.Metrics().Expired != 1 {
+		t.Errorf("expired not counted: %+v", b.Metrics())
+	}
+}
+
+func TestSignedMessageAlteredIsRejected(t *testing.T) {
+	b := New(Config{Topology: "p2p", Members: []string{"a", "b"}, Key: NewKey()})
+	b.Send(msg("a", "b"))
+	b.Send(msg("a", "b"))
+	b.boxes["b"][0].Payload = "tampered" // in transit
+	got, rejected := b.Receive("b")
+	if len(got) != 1 || len(rejected) != 1 || !strings.Contains(rejected[0].Error(), "altered") {
+		t.Fatalf("got %d, rejected %v", len(got), rejected)
+	}
+}
+
+func TestACLRefusesAndCounts(t *testing.T) {
+	b := New(Config{Topology: "p2p", Members: []string{"a", "b"}, ACL: map[string][]Rule{"a": {{Types: []string{"question"}, To: []string{"b"}}}}})
+	if _, err := b.Send(&Envelope{From: "a", To: Recipients{"b"}, Type: "question", Payload: "?"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := b.Send(&Envelope{From: "a", To: Recipients{"b"}, Type: "task_assignment", Payload: "x"})
+	if !errors.Is(err, ErrDenied) {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := b.Send(msg("b", "a")); !errors.Is(err, ErrDenied) {
+		t.Fatalf("b has no rule: err = %v", err)
+	}
+	if m := b.Metrics(); m.Refused != 2 || m.ErrorRate == 0 {
+		t.Errorf("metrics = %+v", m)
+	}
+}
+
+func TestRoutingByTopology(t *testing.T) {
+	mw := New(Config{Topology: "manager_worker", Members: []string{"m", "w1", "w2"}, Hub: "m"})
+	if _, err := mw.Send(msg("w1", "w2")); !errors.Is(err, ErrRoute) {
+		t.Errorf("worker to worker: %v", err)
+	}
+	if to, err := mw.Send(msg("m", "*")); err != nil || fmt.Sprint(to) != "[w1 w2]" {
+		t.Errorf("manager broadcast: %v %v", to, err)
+	}
+	p := New(Config{Topology: "pipeline", Members: []string{"a", "b", "c"}, Stages: []string{"a", "b", "c"}})
+	if _, err := p.Send(msg("a", "c")); !errors.Is(err, ErrRoute) {
+		t.Errorf("pipeline skip: %v", err)
+	}
+	if _, err := p.Send(msg("b", "c")); err != nil {
+		t.Error(err)
+	}
+	// A drawn edge is a route both ways, whatever the topology says.
+	pl := New(Config{Topology: "pipeline", Members: []string{"a", "b", "c"}, Stages: []string{"a", "b", "c"}, Links: [][2]string{{"c", "a"}}})
+	if _, err := pl.Send(msg("c", "a")); err != nil {
+		t.Errorf("feedback edge refused: %v", err)
+	}
+	if _, err := pl.Send(msg("a", "c")); err != nil {
+		t.Errorf("reply along a drawn edge refused: %v", err)
+	}
+	r := New(Config{Topology: "router_targeted", Members: []string{"x", "y", "z"}, Hub: "router", Tags: map[string][]string{"y": {"reviewer"}, "z": {"reviewer", "tester"}}, RateLimitPerMin: -1})
+	if to, err := r.Send(msg("x", "tag:reviewer")); err != nil || fmt.Sprint(to) != "[y z]" {
+		t.Errorf("tags: %v %v", to, err)
+	}
+	ps := New(Config{Topology: "broker", Members: []string{"pub", "s1", "s2"}, RateLimitPerMin: -1})
+	ps.Subscribe("s1", "news")
+	if to, err := ps.Send(&Envelope{From: "pub", To: Recipients{"topic:news"}, Type: "publish", Payload: 1}); err != nil || fmt.Sprint(to) != "[s1]" {
+		t.Errorf("pub/sub: %v %v", to, err)
+	}
+	if _, err := ps.Send(msg("pub", "nobody")); !errors.Is(err, ErrNoRecipient) {
+		t.Errorf("unknown recipient: %v", err)
+	}
+}
+
+func TestVersionAndPriority(t *testing.T) {
+	b := New(Config{Topology: "p2p", Members: []string{"a", "b"}})
+	e := msg("a", "b")
+	e.Version = "2.0.0"
+	if _, err := b.Send(e); err == nil || !strings.Contains(err.Error(), "major") {
+		t.Errorf("v2 accepted: %v", err)
+	}
+	low, crit := msg("a", "b"), msg("a", "b")
+	low.Priority, crit.Priority = "low", "critical"
+	b.Send(low)
+	b.Send(crit)
+	got, _ := b.Receive("b")
+	if got[0].Priority != "critical" {
+		t.Errorf("priority order: %s first", got[0].Priority)
+	}
+}
+
+func TestCompressionRoundTrip(t *testing.T) {
+	b := New(Config{Topology: "p2p", Members: []string{"a", "b"}, Key: NewKey()})
+	big := strings.Repeat("x", CompressThreshold*2)
+	b.Send(&Envelope{From: "a", To: Recipients{"b"}, Type: "information", Payload: big})
+	if c, ok := b.boxes["b"][0].Payload.(Compressed); !ok || len(c.Data) > len(big)/10 {
+		t.Fatalf("payload not compressed in transit")
+	}
+	got, rej := b.Receive("b")
+	if len(rej) != 0 || got[0].Payload != big {
+		t.Fatalf("payload not restored: %v", rej)
+	}
+}
+
+func TestResponseTimeMetrics(t *testing.T) {
+	c := newClock()
+	b := New(Config{Topology: "p2p", Members: []string{"a", "b"}, Now: c.now})
+	q := &Envelope{From: "a", To: Recipients{"b"}, Type: "question", Payload: "?", Options: &Options{RequiresResponse: true}}
+	b.Send(q)
+	c.advance(2 * time.Second)
+	b.Send(&Envelope{From: "b", To: Recipients{"a"}, Type: "reply", Payload: "!", Context: Context{ParentMessageID: q.ID}})
+	m := b.Metrics()
+	if m.AverageResponseTime != 2000 || m.AgentActivity["b"].AvgResponseTime != 2000 || m.MessagesByType["question"] != 1 {
+		t.Errorf("metrics = %+v", m)
+	}
+}
+
+func TestBlackboardRetention(t *testing.T) {
+	c := newClock()
+	bb := NewBlackboard(Retention{KeepLastN: 3}, c.now)
+	for i := 0; i < 5; i++ {
+		bb.Post("a", "note", fmt.Sprint(i))
+	}
+	if e := bb.Entries(); len(e) != 3 || e[0].Text != "2" || bb.Trimmed() != 2 {
+		t.Fatalf("keep_last_n: %+v", e)
+	}
+	bd := NewBlackboard(Retention{KeepLastDays: 1}, c.now)
+	bd.Post("a", "note", "old")
+	c.advance(25 * time.Hour)
+	bd.Post("a", "note", "new")
+	if e := bd.Entries(); len(e) != 1 || e[0].Text != "new" {
+		t.Fatalf("keep_last_days: %+v", e)
+	}
+}
+
+func TestNoMessageLostUnderConcurrency(t *testing.T) {
+	const agents, perAgent = 50, 200
+	ids := make([]string, agents)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("a%02d", i)
+	}
+	b := New(Config{Topology: "p2p", Members: ids})
+	var wg sync.WaitGroup
+	for i := range ids {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			for n := 0; n < perAgent; n++ {
+				if _, err := b.Send(msg(ids[i], ids[(i+1+n%(agents-1))%agents])); err != nil {
+					t.Error(err)
+				}
+			}
+		}(i)
+	}
+	wg.Wait()
+	total := 0
+	for _, id := range ids {
+		got, _ := b.Receive(id)
+		total += len(got)
+	}
+	if total != agents*perAgent {
+		t.Fatalf("received %d of %d", total, agents*perAgent)
+	}
+}
+
+// BenchmarkFiftyAgentsTenThousandMessages: 50 agents exchanging 10,000 messages, none lost.
+func BenchmarkFiftyAgentsTenThousandMessages(bm *testing.B) {
+	ids := make([]string, 50)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("a%02d", i)
+	}
+	for bm.Loop() {
+		b := New(Config{Topology: "p2p", Members: ids, Key: NewKey()})
+		for n := 0; n < 10_000; n++ {
+			b.Send(msg(ids[n%50], ids[(n+1)%50]))
+		}
+		total := 0
+		for _, id := range ids {
+			got, _ := b.Receive(id)
+			total += len(got)
+		}
+		if total != 10_000 {
+			bm.Fatalf("lost messages: %d", total)
+		}
+	}
+}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/engine"
+	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
+	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+)
+
+func init() {
+	register(&command{name: "run", summary: "run a flow headless (events to the JSONL log and to stdout)", run: runFlow})
+}
+
+func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	workspace := fs.String("workspace", "", "workspace root (default: the folder holding the flow's .agentcanvas/ or flows/)")
+	dryRun := fs.Bool("dry-run", false, "run every agent with the built-in dry-run backend (no CLI, no key)")
+	answers := fs.String("answers", "", "JSON file of answers by question id or text")
+	nonInteractive := fs.Bool("non-interactive", false, "never prompt: questions take their default or fail the run")
+	backend := fs.String("backend", "", "override every agent's backendId (auto, claude, codex, gemini, command, dry-run)")
+	task := fs.String("task", "", "the run's task (default: the flow's description)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: agentcanvas run [--workspace W] [--dry-run] [--answers FILE] [--non-interactive] FLOW")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return exitUsage
+	}
+	file := fs.Arg(0)
+	src, err := os.ReadFile(file)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentcanvas run: %v\n", err)
+		return exitUsage
+	}
+	ws := *workspace
+	if ws == "" {
+		ws = workspaceOf(file)
+	}
+	if ws, err = filepath.Abs(ws); err != nil {
+		fmt.Fprintf(stderr, "agentcanvas run: %v\n", err)
+		return exitUsage
+	}
+	opts := engine.Options{Workspace: ws, DryRun: *dryRun, Backend: *backend, Task: *task}
+	var ans map[string]string
+	if *answers != "" {
+		if ans, err = engine.LoadAnswers(*answers); err != nil {
+			fmt.Fprintf(stderr, "agentcanvas run: %v\n", err)
+			return exitUsage
+		}
+	}
+	if *nonInteractive || !isTerminal(stdin) {
+		opts.Human = engine.NonInteractive{Answers: ans}
+	} else {
+		opts.Human = &engine.Terminal{R: stdin, W: stderr, Answers: ans}
+	}
+	enc := json.NewEncoder(stdout)
+	opts.Sink = func(ev eventlog.Event) { _ = enc.Encode(ev) }
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	f := flow.Parse(file, src)
+	out, err := engine.Run(ctx, f, opts)
+	if err != nil {
+		var inv *engine.InvalidFlowError
+		if errors.As(err, &inv) {
+			fmt.Fprintln(stderr, err)
+			return exitFail
+		}
+		fmt.Fprintf(stderr, "agentcanvas run: %v\n", err)
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "run %s: %s", out.RunID, out.Status)
+	if out.Reason != "" {
+		fmt.Fprintf(stderr, " (%s)", out.Reason)
+	}
+	fmt.Fprintln(stderr)
+	for _, in := range out.Interactions {
+		fmt.Fprintf(stderr, "  %-12s %-24s %-10s %-20s rounds=%d  %s\n", in.ID, in.PatternID, in.Status, in.Reason, in.Rounds, oneLine(firstNonEmptyStr(in.Error, engine.Summary(in.Result)), 80))
+	}
+	for _, p := range out.Proposals {
+		fmt.Fprintf(stderr, "  proposal: %s (review: agentcanvas proposal apply --check --workspace %s %s)\n", p, ws, p)
+	}
+	fmt.Fprintf(stderr, "  log: %s\n", filepath.Join(ws, eventlog.LogsDir, f.Name))
+	if out.Status != engine.StatusCompleted {
+		return exitFail
+	}
+	return exitOK
+}
+
+// workspaceOf finds the workspace of a flow file: the folder above its .agentcanvas/flows/ or
+// flows/ folder, else the nearest ancestor holding .agentcanvas/ or .git/, else the cwd.
+func workspaceOf(file string) string {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return "."
+	}
+	dir := filepath.Dir(abs)
+	if filepath.Base(dir) == "flows" {
+		parent := filepath.Dir(dir)
+		if filepath.Base(parent) == ".agentcanvas" {
+			return filepath.Dir(parent)
+		}
+		return parent
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		for _, marker := range []string{".agentcanvas", ".git"} {
+			if st, err := os.Stat(filepath.Join(d, marker)); err == nil && st.IsDir() {
+				return d
+			}
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	wd, _ := os.Getwd()
+	return wd
+}
+
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func oneLine(s string, n int) string {
+	for i, c := range s {
+		if c == '\n' {
+			s = s[:i]
+			break
+		}
+	}
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+func firstNonEmptyStr(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}

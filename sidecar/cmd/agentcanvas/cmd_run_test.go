@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runWorkspace copies an example flow into a fresh git workspace.
+func runWorkspace(t *testing.T, example string) (ws, file string) {
+	t.Helper()
+	ws = t.TempDir()
+	if out, err := exec.Command("git", "-C", ws, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	src, err := os.ReadFile(filepath.Join("..", "..", "..", "flows", example))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(ws, "flows"), 0o755)
+	file = filepath.Join(ws, "flows", example)
+	os.WriteFile(file, src, 0o644)
+	return ws, file
+}
+
+func TestRunDryRunExample(t *testing.T) {
+	ws, file := runWorkspace(t, "manager-worker.yaml")
+	var out, errb bytes.Buffer
+	code := run([]string{"run", "--dry-run", "--non-interactive", file}, strings.NewReader(""), &out, &errb)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, errb.String())
+	}
+	events := map[string]int{}
+	sc := bufio.NewScanner(&out)
+	for sc.Scan() {
+		var ev map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("stdout line is not JSON: %q", sc.Text())
+		}
+		events[ev["event"].(string)]++
+	}
+	for _, want := range []string{"run_started", "configured", "step", "message", "terminated", "proposal_created", "run_finished"} {
+		if events[want] == 0 {
+			t.Errorf("no %s event on stdout (got %v)", want, events)
+		}
+	}
+	if !strings.Contains(errb.String(), "completed") || !strings.Contains(errb.String(), "proposal:") {
+		t.Errorf("summary:\n%s", errb.String())
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".agentcanvas", "logs", "manager-worker")); err != nil {
+		t.Errorf("no JSONL log: %v", err)
+	}
+}
+
+func TestRunRefusesInvalidFlow(t *testing.T) {
+	ws := t.TempDir()
+	file := filepath.Join(ws, "bad.yaml")
+	os.WriteFile(file, []byte("version: 0.2\nagents:\n  - {id: a}\ninteractions:\n  - id: i1\n    patternId: role_play_pair\n    edges:\n      - {source: a, target: ghost}\n"), 0o644)
+	var out, errb bytes.Buffer
+	if code := run([]string{"run", "--dry-run", "--workspace", ws, file}, strings.NewReader(""), &out, &errb); code != exitFail {
+		t.Fatalf("exit %d, want %d\n%s", code, exitFail, errb.String())
+	}
+	if !strings.Contains(errb.String(), "unknown-agent") || out.Len() != 0 {
+		t.Errorf("stderr %q stdout %q", errb.String(), out.String())
+	}
+	if code := run([]string{"run", filepath.Join(ws, "missing.yaml")}, strings.NewReader(""), &out, &errb); code != exitUsage {
+		t.Errorf("missing file: exit %d", code)
+	}
+}
+
+func TestMCPServesAFlow(t *testing.T) {
+	_, file := runWorkspace(t, "debate-judge.yaml")
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"run_debate-judge","arguments":{"task":"Is 17 prime?"}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nope","arguments":{}}}`,
+		`not json`,
+		`{"jsonrpc":"2.0","id":5,"method":"resources/list"}`,
+	}, "\n") + "\n"
+	var out, errb bytes.Buffer
+	if code := run([]string{"mcp", "--dry-run", file}, strings.NewReader(in), &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var replies []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("not JSON-RPC: %q", l)
+		}
+		replies = append(replies, m)
+	}
+	if len(replies) != 6 {
+		t.Fatalf("got %d replies, want 6 (the notification gets none):\n%s", len(replies), out.String())
+	}
+	init := replies[0]["result"].(map[string]any)
+	if init["protocolVersion"] != mcpProtocolVersion || init["capabilities"].(map[string]any)["tools"] == nil {
+		t.Errorf("initialize = %v", init)
+	}
+	tools := replies[1]["result"].(map[string]any)["tools"].([]any)
+	if len(tools) != 1 || tools[0].(map[string]any)["name"] != "run_debate-judge" {
+		t.Errorf("tools/list = %v", tools)
+	}
+	call := replies[2]["result"].(map[string]any)
+	sc := call["structuredContent"].(map[string]any)
+	if call["isError"] != false || sc["status"] != "completed" || len(sc["interactions"].([]any)) != 1 {
+		t.Errorf("tools/call = %v", call)
+	}
+	if replies[3]["error"].(map[string]any)["code"].(float64) != -32602 || replies[4]["error"].(map[string]any)["code"].(float64) != -32700 || replies[5]["error"].(map[string]any)["code"].(float64) != -32601 {
+		t.Errorf("errors = %v %v %v", replies[3], replies[4], replies[5])
+	}
+}

@@ -1,0 +1,101 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
+	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+)
+
+// TestMain lets the crash test re-execute this test binary as a stand-alone engine.
+func TestMain(m *testing.M) {
+	if file := os.Getenv("AC_ENGINE_HELPER_FLOW"); file != "" {
+		src, _ := os.ReadFile(file)
+		f := flow.Parse(file, src)
+		_, err := Run(context.Background(), f, Options{Workspace: os.Getenv("AC_ENGINE_HELPER_WS")})
+		if err != nil {
+			os.Stderr.WriteString(err.Error())
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestCrashedRunIsListedWithCheckpoint(t *testing.T) {
+	agentDir := t.TempDir()
+	agent := script(t, agentDir, "agent.sh", "cat >/dev/null; echo $$ >> \""+agentDir+"/pids\"; sleep 300\n")
+	ws, f := workspace(t, strings.ReplaceAll(twoStage, "AGENT", agent))
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "AC_ENGINE_HELPER_FLOW="+f.File, "AC_ENGINE_HELPER_WS="+ws)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the first agent runs: the engine has checkpointed and logged by then.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if b, _ := os.ReadFile(filepath.Join(agentDir, "pids")); len(b) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the engine never started its agent")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+
+	states, err := ListStates(ws)
+	if err != nil || len(states) != 1 {
+		t.Fatalf("states = %+v, %v", states, err)
+	}
+	st := states[0]
+	if st.Status != StatusInterrupted || st.Flow != "t" || len(st.Interactions) != 2 {
+		t.Fatalf("crashed run = %+v", st)
+	}
+	evs, err := eventlog.ReadAll(ws, "t")
+	if err != nil || len(evs) < 2 || evs[0].Event != "run_started" {
+		t.Fatalf("log after the crash: %d events, %v", len(evs), err)
+	}
+	// The agent does not outlive the engine (the runtime's guardian kills it).
+	b, _ := os.ReadFile(filepath.Join(agentDir, "pids"))
+	var pid int
+	for _, p := range strings.Fields(string(b)) {
+		pid = atoi(p)
+	}
+	gone := time.Now().Add(10 * time.Second)
+	for processAlive(pid) && !zombie(pid) && time.Now().Before(gone) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if processAlive(pid) && !zombie(pid) {
+		t.Errorf("agent %d outlived the killed engine", pid)
+	}
+	// It can be closed, and is then stopped.
+	if err := CloseRun(ws, st.RunID); err != nil {
+		t.Fatal(err)
+	}
+	if st2, _ := ReadState(ws, st.RunID); st2.Status != StatusStopped {
+		t.Errorf("after close: %s", st2.Status)
+	}
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}

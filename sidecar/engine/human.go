@@ -1,0 +1,283 @@
+package engine
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Request is something only a person can answer: a USER_QUESTION, a DEPENDENCY_REQUEST or a
+// phase approval. Fields are the block's fields as the spec names them.
+type Request struct {
+	RunID         string         `json:"runId"`
+	AgentID       string         `json:"agentId"`
+	InteractionID string         `json:"interactionId"`
+	ID            string         `json:"id"`
+	Kind          string         `json:"kind"` // question, dependency, phase_complete
+	Fields        map[string]any `json:"fields"`
+	Deadline      time.Time      `json:"deadline,omitzero"`
+}
+
+// Field returns a field as text.
+func (r Request) Field(name string) string {
+	switch v := r.Fields[name].(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
+// Options lists a question's options.
+func (r Request) Options() []string {
+	switch v := r.Fields["options"].(type) {
+	case []string:
+		return v
+	case []any:
+		out := make([]string, 0, len(v))
+		for _, x := range v {
+			out = append(out, fmt.Sprint(x))
+		}
+		return out
+	}
+	return nil
+}
+
+// Response answers a Request. Value holds an answer or a dependency's value (never logged).
+type Response struct {
+	Value  string `json:"value"`
+	Reject bool   `json:"reject,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Human answers requests. Ask blocks until there is an answer or ctx ends.
+type Human interface {
+	Ask(ctx context.Context, r Request) (Response, error)
+}
+
+// ErrNoAnswer is returned by NonInteractive when a question has no default.
+var ErrNoAnswer = errors.New("the question has no default and the run is non-interactive")
+
+// NonInteractive answers without a person: a question takes its default (or fails), a
+// dependency is rejected unless Answers has it, a phase is approved.
+type NonInteractive struct {
+	// Answers by question id or question text (the --answers file).
+	Answers map[string]string
+}
+
+func (n NonInteractive) Ask(_ context.Context, r Request) (Response, error) {
+	if v, ok := lookupAnswer(n.Answers, r); ok {
+		return Response{Value: v}, nil
+	}
+	switch r.Kind {
+	case "question":
+		if d := r.Field("default"); d != "" {
+			return Response{Value: d}, nil
+		}
+		return Response{}, fmt.Errorf("question %q from %s: %w (supply it with --answers)", r.Field("question"), r.AgentID, ErrNoAnswer)
+	case "dependency":
+		return Response{Reject: true, Reason: "non-interactive run: no value supplied for " + firstNonEmpty(r.Field("name"), r.ID)}, nil
+	}
+	return Response{Value: "approved"}, nil
+}
+
+func lookupAnswer(answers map[string]string, r Request) (string, bool) {
+	for _, k := range []string{r.ID, r.Field("question"), r.Field("name")} {
+		if k == "" {
+			continue
+		}
+		if v, ok := answers[k]; ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// LoadAnswers reads an --answers file: a JSON object mapping question ids or question
+// texts (or dependency names) to answers.
+func LoadAnswers(path string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s: an answers file is a JSON object {\"question id or text\": \"answer\"}: %w", path, err)
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		s, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("%s: the answer to %q must be a string", path, k)
+		}
+		out[k] = s
+	}
+	return out, nil
+}
+
+// Terminal asks at a prompt: the question and its options on W, the answer read from R.
+// Answers are consulted first. Secret values are read without echo when R is a terminal
+// (not attempted here: the caller passes a reader); they are never printed back.
+type Terminal struct {
+	R       io.Reader
+	W       io.Writer
+	Answers map[string]string
+	mu      sync.Mutex
+	br      *bufio.Reader
+}
+
+func (t *Terminal) Ask(ctx context.Context, r Request) (Response, error) {
+	if v, ok := lookupAnswer(t.Answers, r); ok {
+		return Response{Value: v}, nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.br == nil {
+		t.br = bufio.NewReader(t.R)
+	}
+	w := t.W
+	switch r.Kind {
+	case "question":
+		fmt.Fprintf(w, "\n[%s] %s asks: %s\n", r.InteractionID, r.AgentID, r.Field("question"))
+		if c := r.Field("context"); c != "" {
+			fmt.Fprintf(w, "  context: %s\n", c)
+		}
+		opts := r.Options()
+		for i, o := range opts {
+			fmt.Fprintf(w, "  %d) %s\n", i+1, o)
+		}
+		def := r.Field("default")
+		if def != "" {
+			fmt.Fprintf(w, "answer [%s]: ", def)
+		} else {
+			fmt.Fprint(w, "answer: ")
+		}
+		line, err := t.readLine(ctx)
+		if err != nil {
+			if def != "" && errors.Is(err, io.EOF) {
+				return Response{Value: def}, nil
+			}
+			return Response{}, err
+		}
+		if line == "" {
+			if def == "" {
+				return Response{}, fmt.Errorf("question %q: %w", r.Field("question"), ErrNoAnswer)
+			}
+			return Response{Value: def}, nil
+		}
+		if n, err := strconv.Atoi(line); err == nil && n >= 1 && n <= len(opts) {
+			return Response{Value: opts[n-1]}, nil
+		}
+		return Response{Value: line}, nil
+	case "dependency":
+		fmt.Fprintf(w, "\n[%s] %s needs %s %q: %s\n", r.InteractionID, r.AgentID, r.Field("type"), r.Field("name"), r.Field("reason"))
+		fmt.Fprint(w, "value (empty to reject): ")
+		line, err := t.readLine(ctx)
+		if err != nil || line == "" {
+			return Response{Reject: true, Reason: "rejected at the terminal"}, nil
+		}
+		return Response{Value: line}, nil
+	default:
+		fmt.Fprintf(w, "\n[%s] %s completed phase %s. Continue? [Y/n]: ", r.InteractionID, r.AgentID, r.Field("phase"))
+		line, _ := t.readLine(ctx)
+		if strings.EqualFold(line, "n") || strings.EqualFold(line, "no") {
+			return Response{Reject: true, Reason: "phase not approved"}, nil
+		}
+		return Response{Value: "approved"}, nil
+	}
+}
+
+func (t *Terminal) readLine(ctx context.Context) (string, error) {
+	type res struct {
+		s   string
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		s, err := t.br.ReadString('\n')
+		if err != nil && s != "" {
+			err = nil
+		}
+		ch <- res{strings.TrimSpace(s), err}
+	}()
+	select {
+	case r := <-ch:
+		return r.s, r.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// Inbox is the Human of the server: a request is published (via Notify) and waits until
+// Answer names it. Pending requests can be listed again after a window reload.
+type Inbox struct {
+	Notify  func(Request)
+	mu      sync.Mutex
+	waiting map[string]chan Response
+	reqs    map[string]Request
+}
+
+func inboxKey(runID, id string) string { return runID + "\x00" + id }
+
+func (b *Inbox) Ask(ctx context.Context, r Request) (Response, error) {
+	ch := make(chan Response, 1)
+	b.mu.Lock()
+	if b.waiting == nil {
+		b.waiting, b.reqs = map[string]chan Response{}, map[string]Request{}
+	}
+	k := inboxKey(r.RunID, r.ID)
+	b.waiting[k], b.reqs[k] = ch, r
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		delete(b.waiting, k)
+		delete(b.reqs, k)
+		b.mu.Unlock()
+	}()
+	if b.Notify != nil {
+		b.Notify(r)
+	}
+	select {
+	case resp := <-ch:
+		return resp, nil
+	case <-ctx.Done():
+		return Response{}, ctx.Err()
+	}
+}
+
+// Answer resolves a pending request; it fails when there is none with that id.
+func (b *Inbox) Answer(runID, id string, resp Response) error {
+	b.mu.Lock()
+	ch, ok := b.waiting[inboxKey(runID, id)]
+	b.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("run %s has no pending request %q", runID, id)
+	}
+	select {
+	case ch <- resp:
+		return nil
+	default:
+		return fmt.Errorf("request %q was already answered", id)
+	}
+}
+
+// Pending lists the requests waiting for a person.
+func (b *Inbox) Pending() []Request {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]Request, 0, len(b.reqs))
+	for _, r := range b.reqs {
+		out = append(out, r)
+	}
+	return out
+}

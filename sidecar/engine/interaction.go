@@ -1,0 +1,732 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/bus"
+	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
+	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/pattern"
+	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
+	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
+	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
+)
+
+// ictx is one interaction being executed: its nodes and roles, its bus, its termination
+// and the helpers every executor uses to ask agents and record what happened.
+type ictx struct {
+	ctx    context.Context
+	r      *run
+	in     *flow.Interaction
+	pat    string // canonical pattern id
+	term   *flow.Termination
+	params map[string]any
+	nodes  []string          // in order of first appearance on the edges
+	roles  map[string]string // node id → lower-case role (agent role or system node type)
+	bus    *bus.Bus
+	board  *bus.Blackboard
+
+	mu       sync.Mutex
+	st       termState
+	step     int
+	sessions map[string]string // node → CLI session id, resumed on its next turn
+	prepared map[string]bool   // node → sandbox prepared
+	edgeOf   map[[2]string]string
+}
+
+// termState is what termination conditions are evaluated against.
+type termState struct {
+	Round     int
+	Decided   bool
+	Decision  string
+	Consensus float64
+	Metrics   map[string]float64 // quality-gate metrics: tests_passed, citations_count, score, tool_check_pass
+	TimedOut  bool
+	Done      string // a natural end of the pattern ("completed", "accepted", …)
+}
+
+func (r *run) runInteraction(parent context.Context, in *flow.Interaction) InteractionOutcome {
+	p, _ := pattern.Lookup(in.PatternID)
+	c := &ictx{r: r, in: in, pat: p.PatternID, roles: map[string]string{}, params: map[string]any{}, sessions: map[string]string{}, prepared: map[string]bool{}, edgeOf: map[[2]string]string{}}
+	c.st.Metrics = map[string]float64{}
+	topology := p.Topology
+	for _, e := range in.Edges {
+		for _, id := range []string{e.Source, e.Target} {
+			if _, ok := c.roles[id]; !ok {
+				c.nodes = append(c.nodes, id)
+				c.roles[id] = roleOf(r.f, id)
+			}
+		}
+		if c.term == nil && e.Data.Termination != nil {
+			c.term = e.Data.Termination
+		}
+		for k, v := range e.Data.Params {
+			c.params[k] = v
+		}
+		if e.Data.Topology != "" {
+			topology = e.Data.Topology
+		}
+		c.edgeOf[[2]string{e.Source, e.Target}] = e.ID
+	}
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	if ms := timeoutMs(c.term, c.params); ms > 0 {
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
+		defer cancel()
+	}
+	c.ctx = ctx
+	c.bus = bus.New(bus.Config{Topology: topology, Members: c.nodes, Hub: c.hub(), Stages: c.chain(), Tags: c.tags(),
+		RateLimitPerMin: intParam(c.params, "rate_limit_per_min", 0), Key: r.key, Now: r.now, ACL: c.acl(), Links: c.links()})
+	if ret := retention(c.params); ret != nil {
+		c.board = bus.NewBlackboard(*ret, r.now)
+	}
+	r.emit(in.ID, "", "interaction_started", map[string]any{"patternId": c.pat, "nodes": c.nodes})
+	r.emit(in.ID, "", "configured", map[string]any{"data": map[string]any{"patternId": c.pat, "topology": topology, "nodes": c.nodes, "roles": c.roles, "termination": c.term, "params": c.params}})
+
+	exec := executors[c.pat]
+	var result string
+	var err error
+	if exec == nil {
+		err = fmt.Errorf("pattern %q has no executor", in.PatternID)
+	} else {
+		result, err = c.safely(exec)
+	}
+	r.metrics.addBus(c.bus.Metrics())
+
+	out := InteractionOutcome{ID: in.ID, PatternID: c.pat, Rounds: c.st.Round, Result: result}
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) && parent.Err() == nil:
+		out.Status, out.Reason = StatusCompleted, "timeout_ms"
+		if result == "" {
+			out.Result = "timed out after " + fmt.Sprint(c.st.Round) + " round(s)"
+		}
+	case parent.Err() != nil:
+		out.Status, out.Reason = StatusStopped, "stopped"
+	case err != nil:
+		out.Status, out.Reason, out.Error = StatusFailed, "error", err.Error()
+	default:
+		out.Status, out.Reason = StatusCompleted, firstNonEmpty(c.reason(), c.st.Done, "completed")
+	}
+	fields := map[string]any{"reason": out.Reason, "rounds": out.Rounds, "status": out.Status}
+	if out.Result != "" {
+		fields["result"] = truncate(out.Result, 2000)
+	}
+	if out.Error != "" {
+		fields["error"] = out.Error
+	}
+	r.emit(in.ID, "", "terminated", fields)
+	return out
+}
+
+// safely runs an executor, turning a panic into an error (a bug must not take the sidecar down).
+func (c *ictx) safely(exec executor) (res string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("internal error in the %s executor: %v", c.pat, p)
+		}
+	}()
+	return exec(c)
+}
+
+// roleOf is a node's role: the system node type, or the agent's role, in lower case.
+func roleOf(f *flow.Flow, id string) string {
+	n, ok := f.NodeByID(id)
+	switch {
+	case !ok:
+		return ""
+	case n.System != nil:
+		return strings.ToLower(strings.TrimSpace(n.System.Type + " " + n.System.Role))
+	default:
+		return strings.ToLower(strings.TrimSpace(n.Agent.Role))
+	}
+}
+
+// byRole returns the nodes whose role contains any of the words, in node order.
+func (c *ictx) byRole(words ...string) []string {
+	var out []string
+	for _, id := range c.nodes {
+		for _, w := range words {
+			if strings.Contains(c.roles[id], w) {
+				out = append(out, id)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// others returns the nodes not in except.
+func (c *ictx) others(except ...string) []string {
+	skip := map[string]bool{}
+	for _, e := range except {
+		skip[e] = true
+	}
+	var out []string
+	for _, id := range c.nodes {
+		if !skip[id] {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// one returns the first node with a role among words, else fallback.
+func (c *ictx) one(fallback string, words ...string) string {
+	if ids := c.byRole(words...); len(ids) > 0 {
+		return ids[0]
+	}
+	return fallback
+}
+
+// hub is the manager, broker, router or blackboard node, when there is one.
+// links are the interaction's drawn edges.
+func (c *ictx) links() [][2]string {
+	out := make([][2]string, 0, len(c.in.Edges))
+	for _, e := range c.in.Edges {
+		out = append(out, [2]string{e.Source, e.Target})
+	}
+	return out
+}
+
+// hub is the node spokes talk through: a tree (P15) has none (every manager is a hub of
+// its own subtree, which the drawn edges express), and in memory sync (P19) the curator is.
+func (c *ictx) hub() string {
+	switch c.pat {
+	case "hierarchical_tree":
+		return ""
+	case "memory_sync":
+		if ids := c.byRole("curator"); len(ids) > 0 {
+			return ids[0]
+		}
+	}
+	for _, w := range []string{"blackboard", "broker", "router", "manager", "orchestrator"} {
+		if ids := c.byRole(w); len(ids) > 0 {
+			return ids[0]
+		}
+	}
+	return ""
+}
+
+// chain orders the nodes along the edges (a pipeline): start from a node nobody points to.
+func (c *ictx) chain() []string {
+	next := map[string]string{}
+	into := map[string]bool{}
+	for _, e := range c.in.Edges {
+		if e.Source == e.Target {
+			continue
+		}
+		if _, ok := next[e.Source]; !ok {
+			next[e.Source] = e.Target
+		}
+		into[e.Target] = true
+	}
+	start := ""
+	for _, id := range c.nodes {
+		if !into[id] {
+			start = id
+			break
+		}
+	}
+	if start == "" && len(c.nodes) > 0 {
+		start = c.nodes[0]
+	}
+	var out []string
+	seen := map[string]bool{}
+	for id := start; id != "" && !seen[id]; id = next[id] {
+		seen[id] = true
+		out = append(out, id)
+	}
+	for _, id := range c.nodes { // nodes off the main chain go last
+		if !seen[id] {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// tags lets router_targeted deliver by role: every node carries its role and its id.
+func (c *ictx) tags() map[string][]string {
+	t := map[string][]string{}
+	for id, role := range c.roles {
+		t[id] = []string{role, id}
+	}
+	return t
+}
+
+// --- asking agents ---------------------------------------------------------------------------
+
+// Reply is what one agent turn produced, read for the structured lines patterns use.
+type Reply struct {
+	Node    string
+	Text    string
+	Handoff map[string]any
+	Failed  bool
+	Reason  string
+}
+
+// ask runs one turn of node with prompt, logging the step and the messages, and waits for
+// its reply. from is who is asking (the node or the engine, "") for the log and the bus.
+func (c *ictx) ask(from, node, prompt string) (*Reply, error) {
+	if err := c.ctx.Err(); err != nil {
+		return nil, err
+	}
+	spec, err := c.spec(node)
+	if err != nil {
+		return nil, err
+	}
+	edge := c.edgeOf[[2]string{from, node}]
+	c.send(from, node, "prompt", map[string]any{"bytes": len(prompt)}, "")
+	c.r.emit(c.in.ID, edge, "agent_started", map[string]any{"agent": node, "from": firstNonEmpty(from, "engine"), "round": c.st.Round, "backend": spec.BackendID})
+	proc, err := runtime.Start(c.ctx, spec, prompt)
+	if err != nil {
+		c.r.emit(c.in.ID, edge, "agent_finished", map[string]any{"agent": node, "status": "failed", "error": err.Error()})
+		return nil, fmt.Errorf("agent %s: %w", node, err)
+	}
+	started := c.r.now()
+	for ev := range proc.Events() {
+		switch ev.Kind {
+		case runtime.EventPending:
+			go c.handlePending(proc, node, ev.Pending)
+		case runtime.EventSession:
+			c.mu.Lock()
+			c.sessions[node] = ev.SessionID
+			c.mu.Unlock()
+		case runtime.EventBlock:
+			if ev.Block != nil && (ev.Block.Kind == "invalid" || ev.Block.Kind == "error") {
+				c.r.emit(c.in.ID, edge, "error", map[string]any{"agent": node, "block": ev.Block})
+			}
+		case runtime.EventWarning:
+			c.r.emit(c.in.ID, edge, "warning", map[string]any{"agent": node, "message": ev.Text})
+		}
+	}
+	res := proc.Wait()
+	c.r.metrics.addTurn(node, res, c.r.now().Sub(started))
+	rep := &Reply{Node: node, Text: res.Reply, Handoff: res.Handoff}
+	c.mu.Lock()
+	c.step++
+	step := c.step
+	c.mu.Unlock()
+	fields := map[string]any{"step": step, "from": firstNonEmpty(from, "engine"), "to": node, "round": c.st.Round, "backend": res.Backend, "note": truncate(firstLine(res.Reply), 200)}
+	if res.Status != runtime.StatusCompleted {
+		rep.Failed, rep.Reason = true, firstNonEmpty(res.Reason, string(res.Status))
+		fields["failed"] = rep.Reason
+	}
+	c.r.emit(c.in.ID, edge, "step", fields)
+	c.r.emit(c.in.ID, edge, "agent_finished", map[string]any{"agent": node, "status": string(res.Status), "turns": res.Turns})
+	if c.ctx.Err() != nil {
+		return rep, c.ctx.Err()
+	}
+	if rep.Failed {
+		return rep, fmt.Errorf("agent %s failed: %s", node, rep.Reason)
+	}
+	c.send(node, from, "reply", map[string]any{"text": truncate(res.Reply, 4000)}, "")
+	if res.Handoff != nil {
+		c.proposal(node, res.Handoff)
+	}
+	return rep, nil
+}
+
+// askAll asks several nodes in parallel (independent answers) and returns replies in order.
+func (c *ictx) askAll(from string, nodes []string, prompt func(node string) string) ([]*Reply, error) {
+	reps := make([]*Reply, len(nodes))
+	errs := make([]error, len(nodes))
+	var wg sync.WaitGroup
+	for i, n := range nodes {
+		wg.Add(1)
+		go func(i int, n string) {
+			defer wg.Done()
+			reps[i], errs[i] = c.ask(from, n, prompt(n))
+		}(i, n)
+	}
+	wg.Wait()
+	return reps, errors.Join(errs...)
+}
+
+// send puts a message on the interaction's bus and logs it; refusals are logged, not fatal.
+func (c *ictx) send(from, to, typ string, payload any, parent string) {
+	if from == "" || to == "" {
+		return // the engine itself is not on the bus
+	}
+	e := &bus.Envelope{From: from, To: bus.Recipients{to}, Type: typ, Payload: payload, Context: bus.Context{InteractionID: c.in.ID, ParentMessageID: parent, ThreadID: c.r.id + "/" + c.in.ID}}
+	edge := c.edgeOf[[2]string{from, to}]
+	if _, err := c.bus.Send(e); err != nil {
+		c.r.emit(c.in.ID, edge, "message_refused", map[string]any{"from": from, "to": to, "type": typ, "error": err.Error()})
+		return
+	}
+	c.r.emit(c.in.ID, edge, "message", map[string]any{"id": e.ID, "from": from, "to": to, "type": typ, "priority": e.Priority})
+	c.bus.Receive(to) // delivered: the agent reads it in its prompt
+}
+
+// spec builds the runtime spec of a node for this turn.
+func (c *ictx) spec(node string) (runtime.Spec, error) {
+	n, ok := c.r.f.NodeByID(node)
+	if !ok {
+		return runtime.Spec{}, fmt.Errorf("unknown node %q", node)
+	}
+	var rt *flow.Runtime
+	var files []string
+	if n.Agent != nil {
+		rt, files = n.Agent.Runtime, n.Agent.Files
+	} else {
+		rt = n.System.Runtime
+	}
+	if rt == nil {
+		rt = &flow.Runtime{}
+	}
+	s := runtime.Spec{RunID: c.r.id, AgentID: node, Role: c.roles[node], InteractionID: c.in.ID, Round: c.st.Round,
+		BackendID: rt.BackendID, Command: rt.Command, CwdMode: rt.CwdMode, Workspace: c.r.o.Workspace,
+		Model: rt.Model, MaxTurns: rt.MaxTurns, AllowedTools: rt.AllowedTools, PermissionMode: rt.PermissionMode, StopGrace: c.r.o.StopGrace,
+		CodexSandbox: rt.CodexSandbox, Interactive: rt.Interactive}
+	if c.r.o.Backend != "" {
+		s.BackendID = c.r.o.Backend
+	}
+	if c.r.o.DryRun {
+		s.BackendID = runtime.BackendDryRun
+	}
+	if s.BackendID == "" {
+		s.BackendID = "auto"
+	}
+	if s.CwdMode == "" {
+		s.CwdMode = runtime.CwdWorkspace
+		if isWorker(c.roles[node]) {
+			s.CwdMode = runtime.CwdAgentHome
+		}
+	}
+	if s.CwdMode == runtime.CwdAgentHome {
+		work, err := c.sandbox(node, files)
+		if err != nil {
+			return s, err
+		}
+		s.SandboxWork = work
+	}
+	c.mu.Lock()
+	s.ResumeSession = c.sessions[node]
+	c.mu.Unlock()
+	env, err := runtime.ResolveEnv(rt.Env, c.r.o.Env, os.LookupEnv)
+	if err != nil {
+		return s, fmt.Errorf("agent %s: %w", node, err)
+	}
+	s.Env = env
+	s.Checkpoint = func(p runtime.Pending) error { c.r.checkpoint(); return nil }
+	return s, nil
+}
+
+func isWorker(role string) bool {
+	for _, w := range []string{"worker", "coder", "engineer", "executor", "refiner", "developer", "implementer", "bidder", "contractor"} {
+		if strings.Contains(role, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// sandbox prepares a node's sandbox once per run and returns its work/ folder.
+func (c *ictx) sandbox(node string, files []string) (string, error) {
+	c.r.mu.Lock()
+	defer c.r.mu.Unlock()
+	paths, err := sandbox.PathsFor(c.r.o.Workspace, c.r.id, node)
+	if err != nil {
+		return "", err
+	}
+	if st, err := os.Stat(paths.WorkDir); err == nil && st.IsDir() {
+		return paths.WorkDir, nil
+	}
+	// A file the flow names that does not exist yet is one the worker is to create: it
+	// starts without it (said in the log). Unsafe paths are still refused by Prepare.
+	var present []string
+	for _, f := range files {
+		if _, err := os.Lstat(filepath.Join(c.r.o.Workspace, filepath.FromSlash(f))); err != nil && os.IsNotExist(err) {
+			c.r.emit(c.in.ID, "", "warning", map[string]any{"agent": node, "message": f + " does not exist in the workspace yet; the agent starts without it"})
+			continue
+		}
+		present = append(present, f)
+	}
+	c.r.emit(c.in.ID, "", "sandbox_prepared", map[string]any{"agent": node, "files": present})
+	if _, err := sandbox.Prepare(c.ctx, sandbox.Options{Workspace: c.r.o.Workspace, RunID: c.r.id, AgentID: node, Files: present, AllowEmpty: true}); err != nil {
+		return "", fmt.Errorf("agent %s: sandbox: %w", node, err)
+	}
+	return paths.WorkDir, nil
+}
+
+// proposal turns a worker's HANDOFF into a proposal, reviews it (a check against the
+// workspace), and applies it only when the flow allows auto-apply and its gate passed.
+func (c *ictx) proposal(node string, handoff map[string]any) {
+	c.r.mu.Lock()
+	defer c.r.mu.Unlock()
+	cr, err := proposal.Create(c.ctx, proposal.CreateOptions{Workspace: c.r.o.Workspace, RunID: c.r.id, AgentID: node, Notes: fmt.Sprint(handoff["Goal"]), Flow: c.r.f.Name})
+	if err != nil {
+		c.r.emit(c.in.ID, "", "error", map[string]any{"agent": node, "message": "proposal: " + err.Error()})
+		return
+	}
+	if len(cr.Proposal.ChangedFiles) == 0 {
+		return
+	}
+	dir, _ := sandbox.RelDir(c.r.id, node)
+	ref := filepath.ToSlash(filepath.Join(dir, "proposal", "proposal.json"))
+	for _, p := range c.r.proposals {
+		if p == ref {
+			return
+		}
+	}
+	c.r.proposals = append(c.r.proposals, ref)
+	// proposal.Create logged proposal_created itself; the sink (stdout, runEvent) hears of it here.
+	if c.r.o.Sink != nil {
+		c.r.o.Sink(eventlog.Event{TS: c.r.now().UnixMilli(), Flow: c.r.f.Name, RunID: c.r.id, InteractionID: c.in.ID, Event: "proposal_created",
+			Fields: map[string]any{"agent": node, "proposal": ref, "changedFiles": cr.Proposal.ChangedFiles}})
+	}
+	res, err := proposal.Check(c.ctx, c.r.o.Workspace, ref, proposal.Selection{}, proposal.ApplyOptions{Flow: c.r.f.Name})
+	ok := err == nil && res != nil && len(res.Problems) == 0
+	c.r.emit(c.in.ID, "", "proposal_reviewed", map[string]any{"agent": node, "proposal": ref, "applicable": ok, "reviewer": "engine"})
+	if ok && c.r.f.Policy.AutoApply && c.gatePassed() {
+		if _, err := proposal.Apply(c.ctx, c.r.o.Workspace, ref, proposal.Selection{}, proposal.ApplyOptions{Flow: c.r.f.Name}); err != nil {
+			c.r.emit(c.in.ID, "", "error", map[string]any{"agent": node, "message": "auto-apply: " + err.Error()})
+		}
+	}
+}
+
+// gatePassed: a flow's quality gate, if any, holds now.
+func (c *ictx) gatePassed() bool {
+	ok := true
+	c.term.Walk(func(t *flow.Termination) {
+		if t.Type == "quality_gate" && !c.gateHolds(t) {
+			ok = false
+		}
+	})
+	return ok
+}
+
+func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pending) {
+	if pend == nil {
+		return
+	}
+	req := Request{RunID: c.r.id, AgentID: node, InteractionID: c.in.ID, ID: pend.ID, Kind: string(pend.Kind), Fields: pend.Fields}
+	kindEvent := map[string]string{"question": "question_asked", "dependency": "dependency_requested", "phase_complete": "phase_completed"}[req.Kind]
+	c.r.emit(c.in.ID, "", kindEvent, map[string]any{"agent": node, "id": pend.ID, "fields": publicFields(req)})
+	c.r.mu.Lock()
+	c.r.state.Pending = append(c.r.state.Pending, req)
+	c.r.mu.Unlock()
+	c.r.checkpoint()
+	human := c.r.o.Human
+	if human == nil {
+		human = NonInteractive{}
+	}
+	resp, err := human.Ask(c.ctx, req)
+	c.r.mu.Lock()
+	for i, q := range c.r.state.Pending {
+		if q.ID == req.ID && q.AgentID == node {
+			c.r.state.Pending = append(c.r.state.Pending[:i], c.r.state.Pending[i+1:]...)
+			break
+		}
+	}
+	c.r.mu.Unlock()
+	outcome := "answered"
+	switch {
+	case err != nil:
+		outcome = "failed: " + err.Error()
+		p.Stop(err.Error())
+	case req.Kind == "question":
+		err = p.Answer(pend.ID, resp.Value)
+	case req.Kind == "dependency" && resp.Reject:
+		outcome = "rejected"
+		err = p.RejectDependency(pend.ID, resp.Reason)
+	case req.Kind == "dependency":
+		outcome = "provided"
+		err = p.ProvideDependency(pend.ID, resp.Value)
+	default:
+		if resp.Reject {
+			outcome = "not approved"
+			p.Stop("phase not approved")
+		} else {
+			err = p.Continue(pend.ID)
+		}
+	}
+	if err != nil && outcome == "answered" {
+		outcome = "error: " + err.Error()
+	}
+	// The value itself is never logged: secrets reach only the agent.
+	resolved := map[string]string{"question": "question_answered", "dependency": "dependency_resolved", "phase_complete": "phase_resolved"}[req.Kind]
+	c.r.emit(c.in.ID, "", resolved, map[string]any{"agent": node, "id": pend.ID, "outcome": outcome})
+	c.r.checkpoint()
+}
+
+// publicFields drops nothing today but is where a value-bearing field would be removed.
+func publicFields(r Request) map[string]any {
+	out := map[string]any{}
+	for k, v := range r.Fields {
+		if k == "value" {
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// --- termination -----------------------------------------------------------------------------
+
+// endRound closes a round and reports whether the interaction should end, and why.
+func (c *ictx) endRound() bool {
+	c.st.Round++
+	c.r.checkpoint()
+	if c.ctx.Err() != nil {
+		return true
+	}
+	if c.reason() != "" {
+		return true
+	}
+	if c.st.Round >= c.r.o.RoundCap {
+		c.st.Done = "round_cap"
+		c.r.emit(c.in.ID, "", "warning", map[string]any{"message": fmt.Sprintf("no termination condition held after %d rounds; the engine's round cap ends the interaction", c.st.Round)})
+		return true
+	}
+	return false
+}
+
+// reason is the termination condition that holds now, "" if none.
+func (c *ictx) reason() string {
+	if c.term == nil {
+		return ""
+	}
+	ok, why := c.holds(c.term)
+	if !ok {
+		return ""
+	}
+	return why
+}
+
+func (c *ictx) holds(t *flow.Termination) (bool, string) {
+	switch {
+	case len(t.Any) > 0:
+		// When several hold at once (a judge decides in the last round), the pattern's own
+		// end is the reason, not the bound that happened to be reached with it.
+		first := ""
+		for _, s := range t.Any {
+			if ok, why := c.holds(s); ok {
+				if why != "max_rounds" && why != "timeout_ms" {
+					return true, why
+				}
+				first = firstNonEmpty(first, why)
+			}
+		}
+		return first != "", first
+	case len(t.All) > 0:
+		var whys []string
+		for _, s := range t.All {
+			ok, why := c.holds(s)
+			if !ok {
+				return false, ""
+			}
+			whys = append(whys, why)
+		}
+		return true, strings.Join(whys, "+")
+	}
+	switch t.Type {
+	case "max_rounds":
+		return t.Rounds != nil && c.st.Round >= *t.Rounds, "max_rounds"
+	case "timeout_ms":
+		return c.st.TimedOut, "timeout_ms"
+	case "judge_decision":
+		return c.st.Decided, "judge_decision"
+	case "consensus_threshold":
+		return t.Threshold != nil && c.st.Consensus >= *t.Threshold && c.st.Round > 0, "consensus_threshold"
+	case "quality_gate":
+		return c.gateHolds(t), "quality_gate"
+	}
+	return false, ""
+}
+
+func (c *ictx) gateHolds(t *flow.Termination) bool {
+	v, ok := c.st.Metrics[t.Metric]
+	if !ok {
+		return false
+	}
+	want := 1.0
+	if t.Value != nil {
+		want = *t.Value
+	}
+	if t.Op == "<=" {
+		return v <= want
+	}
+	return v >= want
+}
+
+// maxRounds is the max_rounds bound when the termination has one (for patterns that plan
+// their rounds), else def.
+func (c *ictx) maxRounds(def int) int {
+	n := 0
+	c.term.Walk(func(t *flow.Termination) {
+		if t.Type == "max_rounds" && t.Rounds != nil && (n == 0 || *t.Rounds < n) {
+			n = *t.Rounds
+		}
+	})
+	if n == 0 {
+		n = def
+	}
+	return min(n, c.r.o.RoundCap)
+}
+
+func timeoutMs(t *flow.Termination, params map[string]any) int64 {
+	var ms int64
+	t.Walk(func(x *flow.Termination) {
+		if x.Type == "timeout_ms" && x.Ms != nil && (ms == 0 || *x.Ms < ms) {
+			ms = *x.Ms
+		}
+	})
+	if p := int64(intParam(params, "timeout_ms", 0)); p > 0 && (ms == 0 || p < ms) {
+		ms = p
+	}
+	return ms
+}
+
+func intParam(params map[string]any, key string, def int) int {
+	if v, ok := pattern.Number(params[key]); ok {
+		return int(v)
+	}
+	return def
+}
+
+func retention(params map[string]any) *bus.Retention {
+	m, ok := params["retention"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	return &bus.Retention{KeepLastN: intParam(m, "keep_last_n", 0), KeepLastDays: intParam(m, "keep_last_days", 0)}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// Summary is a one-line summary of an agent's reply (its first line with content).
+func Summary(text string) string { return firstLine(text) }
+
+// firstLine is the first line with content, skipping the numbered section headers of the
+// standard response format ("1. Intent") and bullet marks.
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !isSectionHeader(l) {
+			return strings.TrimSpace(strings.TrimLeft(l, "-* "))
+		}
+	}
+	return ""
+}
+
+// sortedKeys is a small helper for deterministic output.
+func sortedKeys[M ~map[string]V, V any](m M) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

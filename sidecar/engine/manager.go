@@ -1,0 +1,207 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
+	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+)
+
+// Manager runs flows for the server: several at once, each stoppable, with questions and
+// dependency requests answered through its Inbox (answerQuestion, provideDependency,
+// rejectDependency). Runs outlive the request that started them.
+type Manager struct {
+	Workspace string
+	// Event receives every run event (agentcanvas/runEvent).
+	Event func(eventlog.Event)
+	// Asked is told about each request waiting for a person (also sent as a runEvent).
+	Asked func(Request)
+
+	once  sync.Once
+	inbox *Inbox
+	mu    sync.Mutex
+	runs  map[string]*managedRun
+}
+
+type managedRun struct {
+	info    RunInfo
+	cancel  context.CancelFunc
+	done    chan struct{}
+	outcome *Outcome
+}
+
+// StartParams start a run.
+type StartParams struct {
+	DryRun  bool              `json:"dryRun,omitempty"`
+	Backend string            `json:"backend,omitempty"`
+	Task    string            `json:"task,omitempty"`
+	Env     map[string]string `json:"-"` // secret values from the editor; never logged or persisted
+}
+
+// RunInfo is a run as listRuns shows it.
+type RunInfo struct {
+	RunID        string               `json:"runId"`
+	Flow         string               `json:"flow"`
+	FlowFile     string               `json:"flowFile"`
+	Status       string               `json:"status"`
+	Reason       string               `json:"reason,omitempty"`
+	DryRun       bool                 `json:"dryRun,omitempty"`
+	Started      time.Time            `json:"started"`
+	Finished     time.Time            `json:"finished,omitzero"`
+	Interactions []InteractionOutcome `json:"interactions"`
+	Pending      []Request            `json:"pending"`
+	Proposals    []string             `json:"proposals"`
+	Metrics      *Metrics             `json:"metrics,omitempty"`
+}
+
+func (m *Manager) init() {
+	m.once.Do(func() {
+		m.runs = map[string]*managedRun{}
+		m.inbox = &Inbox{Notify: func(r Request) {
+			if m.Asked != nil {
+				m.Asked(r)
+			}
+		}}
+	})
+}
+
+// Start starts f and returns at once with the new run's id; the run goes on in the
+// background. A flow with validation errors is refused here.
+func (m *Manager) Start(f *flow.Flow, p StartParams) (RunInfo, error) {
+	m.init()
+	id := NewRunID(time.Now())
+	r, err := newRun(f, Options{Workspace: m.Workspace, DryRun: p.DryRun, Backend: p.Backend, Task: p.Task, Env: p.Env, RunID: id, Human: m.inbox, Sink: m.Event})
+	if err != nil {
+		return RunInfo{}, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	mr := &managedRun{cancel: cancel, done: make(chan struct{}), info: RunInfo{RunID: id, Flow: f.Name, FlowFile: f.File, Status: StatusRunning, DryRun: p.DryRun, Started: r.state.Started}}
+	m.mu.Lock()
+	m.runs[id] = mr
+	m.mu.Unlock()
+	go func() {
+		defer close(mr.done)
+		out := r.execute(ctx)
+		m.mu.Lock()
+		mr.outcome = out
+		m.mu.Unlock()
+	}()
+	return mr.info, nil
+}
+
+// Stop stops a run: every agent's process group gets SIGTERM, then SIGKILL.
+func (m *Manager) Stop(runID string) error {
+	m.init()
+	m.mu.Lock()
+	mr, ok := m.runs[runID]
+	m.mu.Unlock()
+	if !ok {
+		if err := CloseRun(m.Workspace, runID); err == nil {
+			return nil
+		}
+		return fmt.Errorf("no running run %q", runID)
+	}
+	mr.cancel()
+	return nil
+}
+
+// Wait blocks until a run started here ends (tests, the mcp command).
+func (m *Manager) Wait(runID string) (*Outcome, error) {
+	m.init()
+	m.mu.Lock()
+	mr, ok := m.runs[runID]
+	m.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("no run %q started here", runID)
+	}
+	<-mr.done
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return mr.outcome, nil
+}
+
+// List returns every run: those of this sidecar, live, and those on disk (finished, or
+// interrupted by a crash), newest first.
+func (m *Manager) List() ([]RunInfo, error) {
+	m.init()
+	states, err := ListStates(m.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	pending := m.inbox.Pending()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []RunInfo
+	seen := map[string]bool{}
+	for _, st := range states {
+		info := RunInfo{RunID: st.RunID, Flow: st.Flow, FlowFile: st.FlowFile, Status: st.Status, Reason: st.Reason, DryRun: st.DryRun, Started: st.Started, Finished: st.Finished, Interactions: st.Interactions, Proposals: st.Proposals, Pending: []Request{}}
+		if mr, ok := m.runs[st.RunID]; ok {
+			if mr.outcome != nil {
+				info.Status, info.Reason = mr.outcome.Status, mr.outcome.Reason
+				met := mr.outcome.Metrics
+				info.Metrics = &met
+			} else {
+				info.Status = StatusRunning
+			}
+		}
+		for _, q := range pending {
+			if q.RunID == st.RunID {
+				info.Pending = append(info.Pending, q)
+			}
+		}
+		if len(info.Pending) > 0 && info.Status == StatusRunning {
+			info.Status = StatusWaiting
+		}
+		if info.Proposals == nil {
+			info.Proposals = []string{}
+		}
+		seen[st.RunID] = true
+		out = append(out, info)
+	}
+	for id, mr := range m.runs { // started but not yet checkpointed
+		if !seen[id] {
+			info := mr.info
+			info.Pending, info.Proposals = []Request{}, []string{}
+			out = append(out, info)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Started.After(out[j].Started) })
+	return out, nil
+}
+
+// Answer answers a USER_QUESTION (or approves a phase).
+func (m *Manager) Answer(runID, id, value string) error {
+	m.init()
+	return m.inbox.Answer(runID, id, Response{Value: value})
+}
+
+// Provide supplies a dependency's value (kept in memory and given to the agent only).
+func (m *Manager) Provide(runID, id, value string) error {
+	m.init()
+	return m.inbox.Answer(runID, id, Response{Value: value})
+}
+
+// Reject rejects a dependency request (or declines a phase).
+func (m *Manager) Reject(runID, id, reason string) error {
+	m.init()
+	return m.inbox.Answer(runID, id, Response{Reject: true, Reason: reason})
+}
+
+// Close stops every run and waits for them to end.
+func (m *Manager) Close() {
+	m.init()
+	m.mu.Lock()
+	var runs []*managedRun
+	for _, mr := range m.runs {
+		mr.cancel()
+		runs = append(runs, mr)
+	}
+	m.mu.Unlock()
+	for _, mr := range runs {
+		<-mr.done
+	}
+}

@@ -1,0 +1,187 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
+)
+
+// message is a prompt in the standard message format of spec §2.1.
+type message struct {
+	Intent    string
+	Inputs    []string
+	Plan      []string
+	Actions   []string // what the agent must produce, including structured lines
+	Questions []string
+}
+
+// prompt renders m for node: the rule chain and the node's rules and skills first, then the
+// five sections, then how to reply (spec §2.2) so the runtime can read it.
+func (c *ictx) prompt(node string, m message) string {
+	var b strings.Builder
+	n, _ := c.r.f.NodeByID(node)
+	name, role := node, c.roles[node]
+	if n.Agent != nil && n.Agent.Name != "" {
+		name = n.Agent.Name
+	} else if n.System != nil && n.System.Name != "" {
+		name = n.System.Name
+	}
+	fmt.Fprintf(&b, "You are %s (id %s, role %s) in the AgentCanvas flow %q, interaction %s (pattern %s), round %d.\n", name, node, firstNonEmpty(role, "agent"), c.r.f.Name, c.in.ID, c.pat, c.st.Round+1)
+	if n.Agent != nil && n.Agent.Instructions != "" {
+		b.WriteString("\n## Your instructions\n" + strings.TrimSpace(n.Agent.Instructions) + "\n")
+	}
+	if rules := c.rules(n); rules != "" {
+		b.WriteString("\n## Rules (in order; later rules refine earlier ones)\n" + rules)
+	}
+	if skills := c.skills(n); skills != "" {
+		b.WriteString("\n## Skills you may use\n" + skills)
+	}
+	if mem := readMemory(c.r.o.Workspace); mem != "" {
+		b.WriteString("\n## Workspace memory (MEMORY.md)\n" + mem + "\n")
+	}
+	b.WriteString("\n## Message\n")
+	fmt.Fprintf(&b, "1. Intent\n%s\n", m.Intent)
+	b.WriteString("2. Inputs\n")
+	for _, in := range m.Inputs {
+		b.WriteString(indentBullet(in))
+	}
+	if len(m.Inputs) == 0 {
+		b.WriteString("- (none)\n")
+	}
+	b.WriteString("3. Plan\n")
+	for i, p := range m.Plan {
+		fmt.Fprintf(&b, "%d. %s\n", i+1, p)
+	}
+	b.WriteString("4. Actions\n")
+	for _, a := range m.Actions {
+		b.WriteString(indentBullet(a))
+	}
+	b.WriteString("5. Open Questions\n")
+	if len(m.Questions) == 0 {
+		b.WriteString("- none\n")
+	}
+	for _, q := range m.Questions {
+		b.WriteString(indentBullet(q))
+	}
+	b.WriteString("\n## How to reply\nReply in the standard response format: 1. Intent, 2. Assumptions/Inputs, 3. Plan, 4. Actions/Artifacts, 5. Risks/Safety Notes, 6. Next Steps or DONE. " +
+		"Put the structured lines asked for above on lines of their own. If you need a decision from the user, print a [USER_QUESTION] block; if you need a secret, file, permission or package, print a [DEPENDENCY_REQUEST] block; never guess a secret.\n")
+	if isWorker(role) {
+		b.WriteString("Work only inside your sandbox work folder (your current directory). When you changed files, end with a HANDOFF block naming SandboxWorkDir, ProposalJson, ChangedFiles, DoD and Tests.\n")
+	}
+	return b.String()
+}
+
+func indentBullet(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return "- " + strings.Join(lines, "\n  ") + "\n"
+}
+
+// rules resolves the rule chain: commonRules.ruleChainRefs (KIND:path; PROJECT paths are
+// read from the workspace through its root, ~ paths from the user's home), the flow's
+// common rules, then the node's own rules.
+func (c *ictx) rules(n flow.Node) string {
+	var b strings.Builder
+	for _, ref := range c.r.f.CommonRules.RuleChainRefs {
+		kind, p, ok := strings.Cut(ref, ":")
+		if !ok {
+			kind, p = "PROJECT", ref
+		}
+		text, err := readRuleFile(c.r.o.Workspace, p)
+		if err != nil {
+			fmt.Fprintf(&b, "- [%s %s] (not read: %v)\n", kind, p, err)
+			continue
+		}
+		fmt.Fprintf(&b, "- [%s %s]\n%s\n", kind, p, indent(truncate(text, 6000)))
+	}
+	for _, r := range c.r.f.CommonRules.Rules {
+		b.WriteString(indentBullet(r))
+	}
+	if n.Agent != nil {
+		for _, r := range n.Agent.Rules {
+			b.WriteString(indentBullet(r))
+		}
+	}
+	return b.String()
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
+}
+
+func readRuleFile(workspace, p string) (string, error) {
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		b, err := os.ReadFile(filepath.Join(home, filepath.FromSlash(rest)))
+		return string(b), err
+	}
+	clean, err := safepath.Clean(p, safepath.Rules{})
+	if err != nil {
+		return "", err
+	}
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	b, err := root.ReadFile(clean)
+	return string(b), err
+}
+
+// skills lists the node's skills with their descriptions, leaving out every skill marked
+// disable-model-invocation: such a skill is never offered to a model (spec §7.2).
+func (c *ictx) skills(n flow.Node) string {
+	if n.Agent == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, name := range n.Agent.Skills {
+		fm := readSkill(c.r.o.Workspace, name)
+		if fm == nil {
+			continue
+		}
+		if strings.EqualFold(fm["disable-model-invocation"], "true") {
+			c.r.emit(c.in.ID, "", "warning", map[string]any{"message": fmt.Sprintf("skill %s is marked disable-model-invocation and is not offered to %s", name, n.ID)})
+			continue
+		}
+		fmt.Fprintf(&b, "- %s: %s (instructions: .agentcanvas/skills/%s/SKILL.md)\n", name, fm["description"], name)
+	}
+	return b.String()
+}
+
+// readSkill returns a SKILL.md's frontmatter as flat key: value pairs, nil when missing.
+func readSkill(workspace, name string) map[string]string {
+	if _, err := safepath.Clean(name, safepath.Rules{}); err != nil || strings.Contains(name, "/") {
+		return nil
+	}
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return nil
+	}
+	defer root.Close()
+	b, err := root.ReadFile(filepath.Join(".agentcanvas", "skills", name, "SKILL.md"))
+	if err != nil {
+		return nil
+	}
+	text := strings.ReplaceAll(string(b), "\r\n", "\n")
+	if !strings.HasPrefix(text, "---\n") {
+		return map[string]string{}
+	}
+	end := strings.Index(text[4:], "\n---")
+	if end < 0 {
+		return map[string]string{}
+	}
+	fm := map[string]string{}
+	for _, l := range strings.Split(text[4:4+end], "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok {
+			fm[strings.TrimSpace(k)] = strings.Trim(strings.TrimSpace(v), `"'`)
+		}
+	}
+	return fm
+}

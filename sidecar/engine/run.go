@@ -1,0 +1,337 @@
+// Package engine runs flows: interactions in dependency order (independent ones in
+// parallel), each executed by its pattern's executor with termination enforced here, never
+// left to the agents. Agents run through the runtime package; workers get sandboxes and their
+// handoffs become proposals; every step goes to the JSONL event log; run state is
+// checkpointed atomically so a crashed run is listed again with its last checkpoint.
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/bus"
+	"github.com/agentcanvas/agentcanvas/sidecar/diag"
+	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
+	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/validate"
+)
+
+// Options configure one run.
+type Options struct {
+	// Workspace is the workspace root (absolute).
+	Workspace string
+	// DryRun runs every node with the built-in dry-run backend.
+	DryRun bool
+	// Backend, when set, overrides every node's runtime.backendId (the extension's pick).
+	Backend string
+	// RunID, when set, names the run (it must pass sandbox.ValidateRunID); else a fresh id.
+	RunID string
+	// Human answers questions, dependency requests and phase approvals. Nil: questions take
+	// their default or fail the run, dependencies are rejected, phases are approved.
+	Human Human
+	// Env supplies values for the environment-variable names the flow lists; a name missing
+	// here is read from the sidecar's own environment.
+	Env map[string]string
+	// Sink receives every event as it is logged (stdout for the command line, runEvent
+	// notifications for the server). It must not block for long.
+	Sink func(eventlog.Event)
+	// Task, when set, is the run's task (the flow's description otherwise).
+	Task string
+	// RoundCap bounds rounds when no termination condition can end an interaction
+	// (default 10): the engine never loops forever.
+	RoundCap int
+	// StopGrace is the time between SIGTERM and SIGKILL when agents are stopped.
+	StopGrace time.Duration
+	// Now is the clock (tests); nil means time.Now.
+	Now func() time.Time
+}
+
+// Status of a run or interaction.
+const (
+	StatusRunning   = "running"
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+	StatusStopped   = "stopped"
+	StatusSkipped   = "skipped"
+	StatusWaiting   = "waiting" // waiting for a person
+)
+
+// Outcome is what a finished run yields.
+type Outcome struct {
+	RunID        string               `json:"runId"`
+	Flow         string               `json:"flow"`
+	Status       string               `json:"status"`
+	Reason       string               `json:"reason,omitempty"`
+	Interactions []InteractionOutcome `json:"interactions"`
+	Proposals    []string             `json:"proposals,omitempty"` // workspace-relative proposal.json paths
+	Metrics      Metrics              `json:"metrics"`
+}
+
+// InteractionOutcome is one interaction's end.
+type InteractionOutcome struct {
+	ID        string `json:"id"`
+	PatternID string `json:"patternId"`
+	Status    string `json:"status"`
+	Reason    string `json:"reason,omitempty"` // the termination reason
+	Rounds    int    `json:"rounds"`
+	Result    string `json:"result,omitempty"` // what the pattern yields (a decision, an answer…)
+	Error     string `json:"error,omitempty"`
+}
+
+// ErrInvalidFlow is returned when the flow has validation errors; a run never starts then.
+var ErrInvalidFlow = errors.New("the flow has validation errors")
+
+// InvalidFlowError lists them.
+type InvalidFlowError struct{ Diagnostics []diag.Diagnostic }
+
+func (e *InvalidFlowError) Error() string {
+	var b strings.Builder
+	b.WriteString("the flow has validation errors; fix them before running:")
+	n := 0
+	for _, d := range e.Diagnostics {
+		if d.Severity == diag.Error {
+			b.WriteString("\n  " + d.String())
+			if n++; n == 10 {
+				b.WriteString("\n  …")
+				break
+			}
+		}
+	}
+	return b.String()
+}
+
+func (e *InvalidFlowError) Unwrap() error { return ErrInvalidFlow }
+
+// Run runs a flow to its end and returns its outcome. Cancelling ctx stops the run: every
+// agent's process group is stopped and the run ends with status stopped.
+func Run(ctx context.Context, f *flow.Flow, o Options) (*Outcome, error) {
+	r, err := newRun(f, o)
+	if err != nil {
+		return nil, err
+	}
+	return r.execute(ctx), nil
+}
+
+// run is one execution of a flow.
+type run struct {
+	f     *flow.Flow
+	o     Options
+	id    string
+	log   *eventlog.Log
+	now   func() time.Time
+	key   []byte // per-run signing key, memory only
+	state *State
+
+	mu        sync.Mutex
+	ckMu      sync.Mutex // serialises checkpoint writes
+	outcomes  map[string]*InteractionOutcome
+	proposals []string
+	metrics   *metricSet
+}
+
+func newRun(f *flow.Flow, o Options) (*run, error) {
+	if f.Doc == nil {
+		return nil, &InvalidFlowError{Diagnostics: f.Problems}
+	}
+	if o.Workspace == "" {
+		return nil, errors.New("engine: no workspace")
+	}
+	if ds := validate.Flow(f, validate.Workspace{Root: o.Workspace}); diag.HasErrors(ds) {
+		return nil, &InvalidFlowError{Diagnostics: ds}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.RoundCap <= 0 {
+		o.RoundCap = 10
+	}
+	id := o.RunID
+	if id == "" {
+		id = NewRunID(o.Now())
+	}
+	if err := checkRunID(id); err != nil {
+		return nil, err
+	}
+	log, err := eventlog.Open(o.Workspace, f.Name)
+	if err != nil {
+		return nil, fmt.Errorf("engine: event log: %w", err)
+	}
+	r := &run{f: f, o: o, id: id, log: log, now: o.Now, key: bus.NewKey(), outcomes: map[string]*InteractionOutcome{}, metrics: newMetricSet()}
+	r.state = newState(r)
+	return r, nil
+}
+
+// NewRunID makes a run id that sorts by start time: run_YYYYMMDD-HHMMSS_<6 hex>.
+func NewRunID(t time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return "run_" + t.UTC().Format("20060102-150405") + "_" + hex.EncodeToString(b[:])
+}
+
+// emit logs an event and passes it to the sink.
+func (r *run) emit(interactionID, edgeID, event string, fields map[string]any) {
+	ev := eventlog.Event{TS: r.now().UnixMilli(), Flow: r.f.Name, RunID: r.id, InteractionID: interactionID, EdgeID: edgeID, Event: event, Fields: fields}
+	if err := r.log.Append(ev); err != nil {
+		fmt.Fprintf(os.Stderr, "agentcanvas: event log: %v\n", err)
+	}
+	if r.o.Sink != nil {
+		r.o.Sink(ev)
+	}
+}
+
+func (r *run) execute(ctx context.Context) *Outcome {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r.emit("", "", "run_started", map[string]any{"workspace": r.o.Workspace, "dryRun": r.o.DryRun, "interactions": len(r.f.Interactions), "task": r.task()})
+
+	order, err := schedule(r.f.Interactions)
+	out := &Outcome{RunID: r.id, Flow: r.f.Name}
+	if err != nil {
+		out.Status, out.Reason = StatusFailed, err.Error()
+		r.emit("", "", "error", map[string]any{"message": err.Error()})
+		r.finish(out)
+		return out
+	}
+	done := map[string]chan struct{}{}
+	for _, in := range order {
+		done[in.ID] = make(chan struct{})
+		r.outcomes[in.ID] = &InteractionOutcome{ID: in.ID, PatternID: in.PatternID, Status: "pending"}
+	}
+	r.checkpoint()
+	var wg sync.WaitGroup
+	for _, in := range order {
+		wg.Add(1)
+		go func(in *flow.Interaction) {
+			defer wg.Done()
+			defer close(done[in.ID])
+			for _, dep := range in.DependsOn {
+				select {
+				case <-done[dep]:
+				case <-ctx.Done():
+				}
+			}
+			r.mu.Lock()
+			oc := r.outcomes[in.ID]
+			var failedDep string
+			for _, dep := range in.DependsOn {
+				if s := r.outcomes[dep].Status; s != StatusCompleted {
+					failedDep = dep
+				}
+			}
+			r.mu.Unlock()
+			switch {
+			case ctx.Err() != nil:
+				r.setOutcome(oc, InteractionOutcome{Status: StatusStopped, Reason: "stopped"})
+			case failedDep != "":
+				r.setOutcome(oc, InteractionOutcome{Status: StatusSkipped, Reason: "dependency " + failedDep + " did not complete"})
+				r.emit(in.ID, "", "terminated", map[string]any{"reason": "skipped", "note": oc.Reason})
+			default:
+				r.mu.Lock()
+				oc.Status = StatusRunning
+				r.mu.Unlock()
+				r.checkpoint()
+				res := r.runInteraction(ctx, in)
+				r.setOutcome(oc, res)
+			}
+			r.checkpoint()
+		}(in)
+	}
+	wg.Wait()
+
+	out.Status = StatusCompleted
+	for _, in := range order {
+		oc := *r.outcomes[in.ID]
+		out.Interactions = append(out.Interactions, oc)
+		if oc.Status != StatusCompleted && out.Status == StatusCompleted {
+			out.Status, out.Reason = oc.Status, fmt.Sprintf("interaction %s: %s", in.ID, firstNonEmpty(oc.Error, oc.Reason))
+		}
+	}
+	if ctx.Err() != nil {
+		out.Status, out.Reason = StatusStopped, "stopped"
+	}
+	r.finish(out)
+	return out
+}
+
+func (r *run) setOutcome(oc *InteractionOutcome, res InteractionOutcome) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	oc.Status, oc.Reason, oc.Rounds, oc.Result, oc.Error = res.Status, res.Reason, res.Rounds, res.Result, res.Error
+}
+
+func (r *run) finish(out *Outcome) {
+	r.mu.Lock()
+	out.Proposals = append([]string(nil), r.proposals...)
+	r.mu.Unlock()
+	out.Metrics = r.metrics.snapshot()
+	r.state.Status = out.Status
+	r.state.Reason = out.Reason
+	r.state.Finished = r.now().UTC()
+	r.checkpoint()
+	r.emit("", "", "run_finished", map[string]any{"status": out.Status, "reason": out.Reason, "metrics": out.Metrics, "proposals": out.Proposals})
+	if err := writeMemory(r, out); err != nil {
+		r.emit("", "", "warning", map[string]any{"message": "memory notes: " + err.Error()})
+	}
+}
+
+func (r *run) task() string {
+	return firstNonEmpty(r.o.Task, r.f.Description, r.f.Title, "Run the flow "+r.f.Name)
+}
+
+// schedule orders interactions so every one comes after those it depends on; it refuses
+// unknown dependencies and cycles.
+func schedule(ins []*flow.Interaction) ([]*flow.Interaction, error) {
+	byID := map[string]*flow.Interaction{}
+	for _, in := range ins {
+		byID[in.ID] = in
+	}
+	var order []*flow.Interaction
+	mark := map[string]int{} // 1 visiting, 2 done
+	var visit func(in *flow.Interaction, path []string) error
+	visit = func(in *flow.Interaction, path []string) error {
+		switch mark[in.ID] {
+		case 1:
+			return fmt.Errorf("interactions depend on each other in a cycle: %s", strings.Join(append(path, in.ID), " → "))
+		case 2:
+			return nil
+		}
+		mark[in.ID] = 1
+		deps := append([]string(nil), in.DependsOn...)
+		sort.Strings(deps)
+		for _, d := range deps {
+			dep, ok := byID[d]
+			if !ok {
+				return fmt.Errorf("interaction %s depends on %q, which does not exist", in.ID, d)
+			}
+			if err := visit(dep, append(path, in.ID)); err != nil {
+				return err
+			}
+		}
+		mark[in.ID] = 2
+		order = append(order, in)
+		return nil
+	}
+	for _, in := range ins {
+		if err := visit(in, nil); err != nil {
+			return nil, err
+		}
+	}
+	return order, nil
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if strings.TrimSpace(s) != "" {
+			return s
+		}
+	}
+	return ""
+}

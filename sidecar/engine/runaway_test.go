@@ -1,0 +1,184 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/pattern"
+)
+
+func setRole(role string, ids ...string) func(sg *pattern.Subgraph) {
+	return func(sg *pattern.Subgraph) {
+		for i := range sg.Agents {
+			for _, id := range ids {
+				if sg.Agents[i].ID == id {
+					sg.Agents[i].Role = role
+				}
+			}
+		}
+	}
+}
+
+func setTermination(term pattern.Termination) func(sg *pattern.Subgraph) {
+	return func(sg *pattern.Subgraph) {
+		for i := range sg.Interaction.Edges {
+			sg.Interaction.Edges[i].Data.Termination = term
+			delete(sg.Interaction.Edges[i].Data.Params, "timeout_ms")
+		}
+	}
+}
+
+func edits(fs ...func(sg *pattern.Subgraph)) func(sg *pattern.Subgraph) {
+	return func(sg *pattern.Subgraph) {
+		for _, f := range fs {
+			f(sg)
+		}
+	}
+}
+
+// alive reports whether pid is still in the process table as a live process (a zombie
+// waiting to be reaped is not).
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b))
+	return len(f) < 3 || f[2] != "Z"
+}
+
+func readPID(t *testing.T, file string) int {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("the agent did not record its pid: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+// A runaway agent (it sleeps forever, with a grandchild doing the same) is stopped by
+// timeout_ms: the interaction ends with reason timeout_ms and both processes are gone.
+func TestRunawayStoppedByTimeout(t *testing.T) {
+	ws := gitWorkspace(t)
+	dir := t.TempDir()
+	t.Setenv("AC_DIR", dir)
+	f := patternFlow(t, ws, "runaway", flowSpec{pattern: "protocol_bridge", runtime: scripted(t), description: "sleep",
+		edit: edits(setRole("sleeper", "local_agent"), setTermination(pattern.Termination{Type: "timeout_ms", Ms: 500}))})
+	out, err := Run(context.Background(), f, Options{Workspace: ws, StopGrace: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ic := out.Interactions[0]
+	if ic.Reason != "timeout_ms" {
+		t.Fatalf("reason %q (%s), want timeout_ms", ic.Reason, ic.Error)
+	}
+	term := eventsNamed(events(t, ws, "runaway"), "terminated")
+	if len(term) != 1 || fld(term[0], "reason") != "timeout_ms" {
+		t.Errorf("terminated events %v", term)
+	}
+	for _, name := range []string{"child.pid", "grandchild.pid"} {
+		pid := readPID(t, filepath.Join(dir, name))
+		// The guardian reaps the tree as Run returns; give the kernel a moment to finish.
+		for i := 0; i < 100 && alive(pid); i++ {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if alive(pid) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Errorf("%s %d is still running after the timeout", name, pid)
+		}
+	}
+}
+
+// Two negotiators who only ever counter each other are stopped by max_rounds.
+func TestRunawayStoppedByMaxRounds(t *testing.T) {
+	ws := gitWorkspace(t)
+	t.Setenv("AC_DIR", t.TempDir())
+	f := patternFlow(t, ws, "haggle", flowSpec{pattern: "bilateral_negotiation", runtime: scripted(t), description: "haggle",
+		edit: edits(setRole("haggler", "proposer", "responder"), setTermination(pattern.Termination{Any: []pattern.Termination{{Type: "max_rounds", Rounds: 3}, {Type: "timeout_ms", Ms: 600000}}}))})
+	out, err := Run(context.Background(), f, Options{Workspace: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ic := out.Interactions[0]
+	if ic.Reason != "max_rounds" || ic.Rounds != 3 || ic.Result != "no deal" {
+		t.Errorf("reason %q after %d rounds, result %q; want max_rounds after 3, no deal", ic.Reason, ic.Rounds, ic.Result)
+	}
+	evs := events(t, ws, "haggle")
+	if got := steps(evs); len(got) != 6 {
+		t.Errorf("%d steps %v, want 6 (two a round)", len(got), got)
+	}
+	if n := len(messages(evs, "counteroffer")); n != 6 {
+		t.Errorf("%d counteroffers, want 6", n)
+	}
+}
+
+// A burst of 15 targeted messages through a router limited to 10 a minute: 10 are delivered,
+// the rest are held (the clock is frozen so no token comes back during the run).
+func TestRateLimitHoldsUnderBurst(t *testing.T) {
+	ws := gitWorkspace(t)
+	dir := t.TempDir()
+	t.Setenv("AC_DIR", dir)
+	if err := os.WriteFile(filepath.Join(dir, "burst"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := patternFlow(t, ws, "burst", flowSpec{pattern: "router_targeted", runtime: scripted(t), description: "burst"})
+	frozen := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
+	out, err := Run(context.Background(), f, Options{Workspace: ws, Now: func() time.Time { return frozen }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ic := out.Interactions[0]
+	// peer_1's 15, then peer_2's one to the peers: 10 delivered, 6 held; peer_3's is undeliverable.
+	if !strings.Contains(ic.Result, "10 message(s) delivered, 6 held by the rate limit") {
+		t.Errorf("result %q", ic.Result)
+	}
+	p, err := os.ReadFile(filepath.Join(dir, "peer_2.1.prompt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(p), "burst 10") || strings.Contains(string(p), "burst 11") {
+		t.Errorf("peer_2 should get bursts 1–10 only:\n%s", p)
+	}
+}
+
+// A peer sending a type its edge does not allow (task_assignment through the router, whose
+// edges carry targeted_message, delivery and ack) is refused by the bus's access control,
+// logged, and acknowledged to the sender as refused; the target never gets it.
+func TestTypeNotAllowedIsRefusedAndLogged(t *testing.T) {
+	ws := gitWorkspace(t)
+	dir := t.TempDir()
+	t.Setenv("AC_DIR", dir)
+	if err := os.WriteFile(filepath.Join(dir, "badtype"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := patternFlow(t, ws, "acl", flowSpec{pattern: "router_targeted", runtime: scripted(t), description: "acl"})
+	if _, err := Run(context.Background(), f, Options{Workspace: ws}); err != nil {
+		t.Fatal(err)
+	}
+	refused := eventsNamed(events(t, ws, "acl"), "message_refused")
+	if len(refused) != 1 || fld(refused[0], "type") != "task_assignment" || fld(refused[0], "from") != "peer_3" ||
+		!strings.Contains(str(fld(refused[0], "error")), "peer_3 may not send task_assignment to peer_1") {
+		t.Fatalf("refusals %v", refused)
+	}
+	p3, _ := os.ReadFile(filepath.Join(dir, "peer_3.1.prompt"))
+	if !strings.Contains(string(p3), "ack: refused") {
+		t.Errorf("peer_3 was not told of the refusal:\n%s", p3)
+	}
+	p1, _ := os.ReadFile(filepath.Join(dir, "peer_1.1.prompt"))
+	if strings.Contains(string(p1), "do my work") {
+		t.Error("the refused message reached peer_1")
+	}
+}

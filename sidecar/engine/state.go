@@ -1,0 +1,171 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
+)
+
+// RunsDir is the workspace-relative folder of run checkpoints.
+const RunsDir = ".agentcanvas/runs"
+
+// State is a run's checkpoint, .agentcanvas/runs/<runId>/state.json. It is rewritten
+// atomically (temp file + rename) at every step and pause, so a reader never sees half of it.
+type State struct {
+	RunID        string               `json:"runId"`
+	Flow         string               `json:"flow"`
+	FlowFile     string               `json:"flowFile"`
+	Status       string               `json:"status"`
+	Reason       string               `json:"reason,omitempty"`
+	DryRun       bool                 `json:"dryRun,omitempty"`
+	Started      time.Time            `json:"started"`
+	Updated      time.Time            `json:"updated"`
+	Finished     time.Time            `json:"finished,omitzero"`
+	PID          int                  `json:"pid"` // the engine's process, to tell a crashed run
+	Interactions []InteractionOutcome `json:"interactions"`
+	Pending      []Request            `json:"pending,omitempty"` // questions waiting for a person
+	Proposals    []string             `json:"proposals,omitempty"`
+}
+
+func checkRunID(id string) error { return sandbox.ValidateRunID(id) }
+
+func newState(r *run) *State {
+	now := r.now().UTC()
+	return &State{RunID: r.id, Flow: r.f.Name, FlowFile: r.f.File, Status: StatusRunning, DryRun: r.o.DryRun, Started: now, Updated: now, PID: os.Getpid()}
+}
+
+// checkpoint writes state.json. Errors are reported as events, never fatal: the run goes on.
+func (r *run) checkpoint() {
+	// Checkpoints come from every interaction's goroutine: one at a time, snapshot and write
+	// together, so two writers never share the temporary file and the newest snapshot is
+	// the one left on disk.
+	r.ckMu.Lock()
+	defer r.ckMu.Unlock()
+	r.mu.Lock()
+	st := *r.state
+	st.Updated = r.now().UTC()
+	st.Interactions = nil
+	for _, in := range r.f.Interactions {
+		if oc, ok := r.outcomes[in.ID]; ok {
+			st.Interactions = append(st.Interactions, *oc)
+		}
+	}
+	st.Pending = append([]Request(nil), r.state.Pending...)
+	st.Proposals = append([]string(nil), r.proposals...)
+	r.mu.Unlock()
+	if err := writeState(r.o.Workspace, &st); err != nil {
+		r.emit("", "", "warning", map[string]any{"message": "checkpoint: " + err.Error()})
+	}
+}
+
+func writeState(workspace string, st *State) error {
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	dir := filepath.Join(RunsDir, st.RunID)
+	if err := root.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, fmt.Sprintf(".state.json.%d.tmp", os.Getpid()))
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		root.Remove(tmp)
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		root.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		root.Remove(tmp)
+		return err
+	}
+	return root.Rename(tmp, filepath.Join(dir, "state.json"))
+}
+
+// ReadState reads one run's checkpoint.
+func ReadState(workspace, runID string) (*State, error) {
+	if err := checkRunID(runID); err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	b, err := root.ReadFile(filepath.Join(RunsDir, runID, "state.json"))
+	if err != nil {
+		return nil, err
+	}
+	var st State
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("%s/%s/state.json: %w", RunsDir, runID, err)
+	}
+	return &st, nil
+}
+
+// ListStates lists every run checkpoint of a workspace, newest first. A run recorded as
+// running whose engine process is gone is reported as "interrupted": it crashed or was
+// killed, and can be resumed or closed.
+func ListStates(workspace string) ([]State, error) {
+	entries, err := os.ReadDir(filepath.Join(workspace, RunsDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []State
+	for _, e := range entries {
+		if !e.IsDir() || checkRunID(e.Name()) != nil {
+			continue
+		}
+		st, err := ReadState(workspace, e.Name())
+		if err != nil {
+			continue
+		}
+		if (st.Status == StatusRunning || st.Status == StatusWaiting) && !processAlive(st.PID) {
+			st.Status = StatusInterrupted
+		}
+		out = append(out, *st)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Started.After(out[j].Started) })
+	return out, nil
+}
+
+// StatusInterrupted marks a run whose engine died before it finished.
+const StatusInterrupted = "interrupted"
+
+// CloseRun marks an interrupted run as stopped, so it is no longer offered for resuming.
+func CloseRun(workspace, runID string) error {
+	st, err := ReadState(workspace, runID)
+	if err != nil {
+		return err
+	}
+	if st.Status != StatusRunning && st.Status != StatusWaiting {
+		return fmt.Errorf("run %s is %s, not interrupted", runID, st.Status)
+	}
+	if processAlive(st.PID) && st.PID != os.Getpid() {
+		return fmt.Errorf("run %s is still running (process %d)", runID, st.PID)
+	}
+	st.Status, st.Reason, st.Finished = StatusStopped, "closed after an interruption", time.Now().UTC()
+	return writeState(workspace, st)
+}

@@ -1,0 +1,295 @@
+//go:build unix
+
+package proposal
+
+import (
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// dirs caches one descriptor per folder of the workspace. The workspace root is opened through
+// os.Root; every folder below it is opened from its parent's descriptor by one name with
+// O_DIRECTORY|O_NOFOLLOW, so a cached folder is a real folder reached without crossing any
+// symlink. Every operation on a file is then a single system call on its folder's descriptor
+// with a single name and no symlink following: it cannot leave that folder. This is what keeps
+// a check and apply of many files close to git's cost.
+type dirs struct {
+	root *os.Root
+	m    map[string]dirHandle
+}
+
+type dirHandle struct {
+	f  *os.File // the root's, kept open; nil for folders opened raw
+	fd int      // taken once: each File.Fd call costs an fcntl
+}
+
+func (h dirHandle) close() {
+	if h.f != nil {
+		h.f.Close()
+	} else {
+		unix.Close(h.fd)
+	}
+}
+
+func newDirs(root *os.Root) *dirs { return &dirs{root: root, m: map[string]dirHandle{}} }
+
+func (d *dirs) fd(dir string) (int, error) {
+	if dir == "" {
+		dir = "."
+	}
+	if h, ok := d.m[dir]; ok {
+		return h.fd, nil
+	}
+	if dir == "." {
+		f, err := d.root.Open(".")
+		if err != nil {
+			return -1, err
+		}
+		h := dirHandle{f: f, fd: int(f.Fd())}
+		d.m[dir] = h
+		return h.fd, nil
+	}
+	parent, err := d.fd(path.Dir(dir))
+	if err != nil {
+		return -1, err
+	}
+	fd, err := unix.Openat(parent, path.Base(dir), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err == unix.ELOOP {
+		err = unix.ENOTDIR // a symlink where a folder should be
+	}
+	if err != nil {
+		return -1, pathErr("open", dir, err)
+	}
+	d.m[dir] = dirHandle{fd: fd}
+	return fd, nil
+}
+
+// has reports whether dir is cached, that is known to be a real folder.
+func (d *dirs) has(dir string) bool { _, ok := d.m[dir]; return ok }
+
+func (d *dirs) split(p string) (int, string, error) {
+	fd, err := d.fd(path.Dir(p))
+	return fd, path.Base(p), err
+}
+
+func pathErr(op, p string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &os.PathError{Op: op, Path: p, Err: err}
+}
+
+// statInfo is the fs.FileInfo of an fstatat.
+type statInfo struct {
+	name string
+	st   unix.Stat_t
+}
+
+func (s *statInfo) Name() string       { return s.name }
+func (s *statInfo) Size() int64        { return s.st.Size }
+func (s *statInfo) ModTime() time.Time { return time.Unix(int64(s.st.Mtim.Sec), int64(s.st.Mtim.Nsec)) }
+func (s *statInfo) IsDir() bool        { return s.st.Mode&unix.S_IFMT == unix.S_IFDIR }
+func (s *statInfo) Sys() any           { return &s.st }
+func (s *statInfo) Mode() fs.FileMode {
+	m := fs.FileMode(s.st.Mode & 0o777)
+	switch s.st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		m |= fs.ModeDir
+	case unix.S_IFLNK:
+		m |= fs.ModeSymlink
+	case unix.S_IFREG:
+	case unix.S_IFIFO:
+		m |= fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		m |= fs.ModeSocket
+	default:
+		m |= fs.ModeDevice
+	}
+	return m
+}
+
+func (d *dirs) lstat(p string) (fs.FileInfo, error) {
+	fd, n, err := d.split(p)
+	if err != nil {
+		return nil, err
+	}
+	s := &statInfo{name: n}
+	for {
+		err = unix.Fstatat(fd, n, &s.st, unix.AT_SYMLINK_NOFOLLOW)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return nil, pathErr("lstat", p, err)
+	}
+	return s, nil
+}
+
+func (d *dirs) readFile(p string) ([]byte, error) {
+	dfd, n, err := d.split(p)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.Openat(dfd, n, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, pathErr("open", p, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, pathErr("stat", p, err)
+	}
+	buf := make([]byte, 0, st.Size+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		m, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, pathErr("read", p, err)
+		}
+		if m == 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+m]
+	}
+}
+
+func (d *dirs) readlink(p string) (string, error) {
+	fd, n, err := d.split(p)
+	if err != nil {
+		return "", err
+	}
+	for size := 256; ; size *= 2 {
+		b := make([]byte, size)
+		m, err := unix.Readlinkat(fd, n, b)
+		if err != nil {
+			return "", pathErr("readlink", p, err)
+		}
+		if m < size {
+			return string(b[:m]), nil
+		}
+	}
+}
+
+func (d *dirs) remove(p string) error {
+	fd, n, err := d.split(p)
+	if err != nil {
+		return err
+	}
+	return pathErr("remove", p, unix.Unlinkat(fd, n, 0))
+}
+
+func (d *dirs) rmdir(p string) error {
+	fd, n, err := d.split(p)
+	if err != nil {
+		return err
+	}
+	if err := unix.Unlinkat(fd, n, unix.AT_REMOVEDIR); err != nil {
+		return pathErr("rmdir", p, err)
+	}
+	d.forget(p)
+	return nil
+}
+
+func (d *dirs) mkdir(p string, perm fs.FileMode) error {
+	fd, n, err := d.split(p)
+	if err != nil {
+		return err
+	}
+	return pathErr("mkdir", p, unix.Mkdirat(fd, n, uint32(perm.Perm())))
+}
+
+func (d *dirs) symlink(target, p string) error {
+	fd, n, err := d.split(p)
+	if err != nil {
+		return err
+	}
+	return pathErr("symlink", p, unix.Symlinkat(target, fd, n))
+}
+
+// rawFile is a file being written through its raw descriptor.
+type rawFile struct {
+	fd   int
+	name string
+}
+
+func (f *rawFile) Write(b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := unix.Write(f.fd, b[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, pathErr("write", f.name, err)
+		}
+		n += m
+	}
+	return n, nil
+}
+
+// Chmod sets the permission bits, skipping the call (an inode update) when the umask already
+// left them right.
+func (f *rawFile) Chmod(m fs.FileMode) error {
+	var st unix.Stat_t
+	if unix.Fstat(f.fd, &st) == nil && uint32(st.Mode)&0o7777 == uint32(m.Perm()) {
+		return nil
+	}
+	return pathErr("chmod", f.name, unix.Fchmod(f.fd, uint32(m.Perm())))
+}
+
+func (f *rawFile) Close() error {
+	if f.fd < 0 {
+		return nil
+	}
+	err := unix.Close(f.fd)
+	f.fd = -1
+	return pathErr("close", f.name, err)
+}
+
+func (d *dirs) create(p string, perm fs.FileMode) (writeFile, error) {
+	dfd, n, err := d.split(p)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.Openat(dfd, n, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
+	if err != nil {
+		return nil, pathErr("open", p, err)
+	}
+	return &rawFile{fd: fd, name: p}, nil
+}
+
+// rename moves from to p within one folder.
+func (d *dirs) rename(from, p string) error {
+	fd, n, err := d.split(p)
+	if err != nil {
+		return err
+	}
+	return pathErr("rename", p, unix.Renameat(fd, path.Base(from), fd, n))
+}
+
+func (d *dirs) forget(dir string) {
+	for k, h := range d.m {
+		if k == dir || strings.HasPrefix(k, dir+"/") {
+			h.close()
+			delete(d.m, k)
+		}
+	}
+}
+
+func (d *dirs) close() {
+	for _, h := range d.m {
+		h.close()
+	}
+	d.m = map[string]dirHandle{}
+}

@@ -1,0 +1,198 @@
+package runtime
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// codexBackend runs the Codex CLI non-interactively: codex exec --json [flags] PROMPT, and
+// codex exec --json [flags] resume THREAD_ID PROMPT to carry answers (flags repeated, as the
+// CLI requires). exec never asks for approval; --sandbox bounds what it may touch.
+type codexBackend struct{}
+
+func (codexBackend) id() string { return BackendCodex }
+
+func (codexBackend) argv(s *Spec, in turnInput) ([]string, error) {
+	a := []string{exe(s, "codex"), "exec", "--json", "--skip-git-repo-check"}
+	sb := s.CodexSandbox
+	if sb == "" {
+		sb = "workspace-write"
+	}
+	switch sb {
+	case "read-only", "workspace-write", "danger-full-access":
+	default:
+		return nil, fmt.Errorf("runtime: agent %s: codex sandbox %q is not read-only, workspace-write or danger-full-access", s.AgentID, sb)
+	}
+	a = append(a, "--sandbox", sb)
+	if s.Model != "" {
+		a = append(a, "-m", s.Model)
+	}
+	a = append(a, s.ExtraArgs...)
+	if in.resume != "" {
+		a = append(a, "resume", in.resume)
+	}
+	if len(in.prompt) > maxArgPrompt {
+		return append(a, "-"), nil // codex exec reads the prompt from stdin
+	}
+	return append(a, in.prompt), nil
+}
+
+func (codexBackend) stdin(_ *Spec, in turnInput) string {
+	if len(in.prompt) > maxArgPrompt {
+		return in.prompt
+	}
+	return ""
+}
+func (codexBackend) newDecoder() decoder { return &codexDecoder{} }
+func (codexBackend) followUp(o, a, s string) turnInput {
+	return cliFollowUp(o, a, s)
+}
+
+type codexDecoder struct {
+	thread    string
+	completed bool
+	failedMsg string
+	lastError string
+	out       turnOutcome
+}
+
+type codexItem struct {
+	ID               string `json:"id"`
+	Type             string `json:"type"`
+	Text             string `json:"text"`
+	Command          string `json:"command"`
+	AggregatedOutput string `json:"aggregated_output"`
+	ExitCode         *int   `json:"exit_code"`
+	Status           string `json:"status"`
+	Changes          []struct {
+		Path string `json:"path"`
+		Kind string `json:"kind"`
+	} `json:"changes"`
+	Server    string          `json:"server"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	Query     string          `json:"query"`
+	Message   string          `json:"message"`
+	Items     []struct {
+		Text      string `json:"text"`
+		Completed bool   `json:"completed"`
+	} `json:"items"`
+}
+
+type codexLine struct {
+	Type     string    `json:"type"`
+	ThreadID string    `json:"thread_id"`
+	Item     codexItem `json:"item"`
+	Usage    struct {
+		InputTokens       int64 `json:"input_tokens"`
+		CachedInputTokens int64 `json:"cached_input_tokens"`
+		OutputTokens      int64 `json:"output_tokens"`
+	} `json:"usage"`
+	Error struct {
+		Message string `json:"message"`
+	} `json:"error"`
+	Message string `json:"message"`
+}
+
+func (d *codexDecoder) line(l []byte) []Event {
+	var m codexLine
+	if err := json.Unmarshal(l, &m); err != nil {
+		return nonJSONLine("codex", l)
+	}
+	switch m.Type {
+	case "thread.started":
+		d.thread = m.ThreadID
+		return []Event{{Kind: EventSession, SessionID: m.ThreadID}}
+	case "turn.completed":
+		d.completed = true
+		u := Usage{InputTokens: m.Usage.InputTokens, CachedInputTokens: m.Usage.CachedInputTokens, OutputTokens: m.Usage.OutputTokens}
+		d.out.usage.add(u)
+		return []Event{{Kind: EventUsage, Usage: &u}}
+	case "turn.failed":
+		d.failedMsg = m.Error.Message
+		if d.failedMsg == "" {
+			d.failedMsg = "turn failed"
+		}
+		return []Event{{Kind: EventWarning, Reason: "codex turn.failed: " + firstLine(d.failedMsg)}}
+	case "error":
+		d.lastError = m.Message
+		return []Event{{Kind: EventWarning, Reason: "codex error: " + firstLine(m.Message)}}
+	case "item.started", "item.updated", "item.completed":
+		return d.item(m.Type, &m.Item)
+	}
+	return nil
+}
+
+func (d *codexDecoder) item(phase string, it *codexItem) []Event {
+	done := phase == "item.completed"
+	switch it.Type {
+	case "agent_message":
+		if !done {
+			return nil
+		}
+		d.out.reply = it.Text
+		return []Event{{Kind: EventText, Text: it.Text}}
+	case "command_execution":
+		if phase == "item.started" {
+			return []Event{{Kind: EventToolUse, Tool: "command_execution", ToolID: it.ID, Input: map[string]any{"command": it.Command}}}
+		}
+		if done {
+			failed := it.Status == "failed" || (it.ExitCode != nil && *it.ExitCode != 0)
+			return []Event{{Kind: EventToolResult, Tool: "command_execution", ToolID: it.ID, Text: it.AggregatedOutput, IsError: failed}}
+		}
+	case "file_change":
+		if !done {
+			return nil
+		}
+		ch := make([]any, 0, len(it.Changes))
+		for _, c := range it.Changes {
+			ch = append(ch, map[string]any{"path": c.Path, "kind": c.Kind})
+		}
+		return []Event{
+			{Kind: EventToolUse, Tool: "file_change", ToolID: it.ID, Input: map[string]any{"changes": ch}},
+			{Kind: EventToolResult, Tool: "file_change", ToolID: it.ID, Text: it.Status, IsError: it.Status == "failed"},
+		}
+	case "mcp_tool_call":
+		if phase == "item.started" {
+			var args any
+			_ = json.Unmarshal(it.Arguments, &args)
+			return []Event{{Kind: EventToolUse, Tool: it.Server + "." + it.Tool, ToolID: it.ID, Input: map[string]any{"arguments": args}}}
+		}
+		if done {
+			return []Event{{Kind: EventToolResult, Tool: it.Server + "." + it.Tool, ToolID: it.ID, Text: it.Status, IsError: it.Status == "failed"}}
+		}
+	case "web_search":
+		if done {
+			return []Event{{Kind: EventToolUse, Tool: "web_search", ToolID: it.ID, Input: map[string]any{"query": it.Query}}}
+		}
+	case "todo_list":
+		if done {
+			var items []any
+			for _, t := range it.Items {
+				items = append(items, map[string]any{"text": t.Text, "completed": t.Completed})
+			}
+			return []Event{{Kind: EventToolUse, Tool: "todo_list", ToolID: it.ID, Input: map[string]any{"items": items}}}
+		}
+	case "error":
+		if done {
+			return []Event{{Kind: EventWarning, Reason: "codex item error: " + firstLine(it.Message)}}
+		}
+	}
+	// reasoning and unknown item types are not agent output.
+	return nil
+}
+
+func (d *codexDecoder) end(code int) turnOutcome {
+	d.out.sessionID = d.thread
+	switch {
+	case d.failedMsg != "":
+		d.out.failed, d.out.reason = true, "codex turn failed: "+firstLine(d.failedMsg)
+	case !d.completed && d.lastError != "":
+		d.out.failed, d.out.reason = true, "codex error: "+firstLine(d.lastError)
+	case !d.completed:
+		d.out.failed, d.out.reason = true, fmt.Sprintf("codex exited with code %d without turn.completed", code)
+	case code != 0:
+		d.out.failed, d.out.reason = true, fmt.Sprintf("codex exited with code %d", code)
+	}
+	return d.out
+}

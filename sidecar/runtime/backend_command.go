@@ -1,0 +1,69 @@
+package runtime
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// commandBackend runs any argv (runtime.command) in the agent's working folder. The prompt is
+// written to stdin, then stdin is closed; stdout is the reply. With Spec.Interactive, stdin
+// stays open: the prompt is sent as one JSON line {"type":"prompt","text":…} and answers
+// follow on later lines (docs/agents.md).
+type commandBackend struct{}
+
+func (commandBackend) id() string { return BackendCommand }
+
+func (commandBackend) argv(s *Spec, in turnInput) ([]string, error) {
+	return append([]string(nil), s.Command...), nil
+}
+
+func (commandBackend) stdin(s *Spec, in turnInput) string {
+	if s.Interactive {
+		b, _ := json.Marshal(struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}{"prompt", in.prompt})
+		return string(b) + "\n"
+	}
+	return in.prompt
+}
+
+func (commandBackend) newDecoder() decoder { return &textDecoder{name: "command"} }
+
+// followUp re-runs the command with its original prompt followed by the answers, since a
+// plain command has no session to resume (AGENTCANVAS_TURN tells it which turn it is).
+func (commandBackend) followUp(original, answers, _ string) turnInput {
+	return turnInput{prompt: original + "\n\n" + answers}
+}
+
+// maxReply bounds the reply text kept in memory for plain-text agents.
+const maxReply = 8 << 20
+
+// textDecoder treats stdout as the agent's text (command and dry-run agents).
+type textDecoder struct {
+	name      string
+	reply     strings.Builder
+	truncated bool
+}
+
+func (d *textDecoder) line(l []byte) []Event {
+	if d.reply.Len()+len(l) <= maxReply {
+		d.reply.Write(l)
+	} else {
+		d.truncated = true
+	}
+	return []Event{{Kind: EventText, Text: string(l), cont: true}}
+}
+
+func (d *textDecoder) end(code int) turnOutcome {
+	out := turnOutcome{reply: d.reply.String()}
+	if d.truncated {
+		out.reply += "\n[agentcanvas: reply truncated at 8 MiB]\n"
+	}
+	if code != 0 {
+		out.failed = true
+		out.reason = fmt.Sprintf("%s exited with code %d", d.name, code)
+	}
+	return out
+}

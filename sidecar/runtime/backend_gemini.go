@@ -1,0 +1,165 @@
+package runtime
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// geminiBackend runs the Gemini CLI headless: gemini -p PROMPT --output-format stream-json,
+// resumed with --resume SESSION_ID.
+type geminiBackend struct{}
+
+func (geminiBackend) id() string { return BackendGemini }
+
+func (geminiBackend) argv(s *Spec, in turnInput) ([]string, error) {
+	prompt := in.prompt
+	if len(prompt) > maxArgPrompt {
+		// gemini adds what it reads on stdin to the -p prompt.
+		prompt = "Follow the instructions given on standard input."
+	}
+	a := []string{exe(s, "gemini"), "-p", prompt, "--output-format", "stream-json"}
+	if in.resume != "" {
+		a = append(a, "--resume", in.resume)
+	}
+	if s.Model != "" {
+		a = append(a, "-m", s.Model)
+	}
+	if s.PermissionMode != "" {
+		a = append(a, "--approval-mode", s.PermissionMode)
+	}
+	return append(a, s.ExtraArgs...), nil
+}
+
+func (geminiBackend) stdin(_ *Spec, in turnInput) string {
+	if len(in.prompt) > maxArgPrompt {
+		return in.prompt
+	}
+	return ""
+}
+func (geminiBackend) newDecoder() decoder { return &geminiDecoder{} }
+func (geminiBackend) followUp(o, a, s string) turnInput {
+	return cliFollowUp(o, a, s)
+}
+
+// geminiExitReasons are the Gemini CLI's documented exit codes.
+var geminiExitReasons = map[int]string{
+	1: "general error or API failure", 41: "authentication error", 42: "input error",
+	52: "configuration error", 53: "turn limit exceeded", 54: "fatal tool error", 130: "interrupted",
+}
+
+type geminiDecoder struct {
+	session   string
+	reply     strings.Builder
+	inMessage bool // the previous event was an assistant message chunk
+	gotResult bool
+	out       turnOutcome
+}
+
+type geminiLine struct {
+	Type       string          `json:"type"`
+	SessionID  string          `json:"session_id"`
+	Model      string          `json:"model"`
+	Role       string          `json:"role"`
+	Content    string          `json:"content"`
+	Delta      bool            `json:"delta"`
+	ToolName   string          `json:"tool_name"`
+	ToolID     string          `json:"tool_id"`
+	Parameters map[string]any  `json:"parameters"`
+	Status     string          `json:"status"`
+	Output     json.RawMessage `json:"output"`
+	Error      json.RawMessage `json:"error"`
+	Severity   string          `json:"severity"`
+	Message    string          `json:"message"`
+	Stats      struct {
+		InputTokens  int64 `json:"input_tokens"`
+		OutputTokens int64 `json:"output_tokens"`
+		Cached       int64 `json:"cached"`
+	} `json:"stats"`
+}
+
+func (d *geminiDecoder) line(l []byte) []Event {
+	var m geminiLine
+	if err := json.Unmarshal(l, &m); err != nil {
+		return nonJSONLine("gemini", l)
+	}
+	wasInMessage := d.inMessage
+	d.inMessage = false
+	switch m.Type {
+	case "init":
+		d.session = m.SessionID
+		return []Event{{Kind: EventSession, SessionID: m.SessionID, Model: m.Model}}
+	case "message":
+		if m.Role != "assistant" {
+			return nil
+		}
+		d.inMessage = m.Delta
+		d.reply.WriteString(m.Content)
+		// Delta chunks of one message continue each other: no line break between them.
+		return []Event{{Kind: EventText, Text: m.Content, cont: m.Delta && wasInMessage}}
+	case "tool_use":
+		return []Event{{Kind: EventToolUse, Tool: m.ToolName, ToolID: m.ToolID, Input: m.Parameters}}
+	case "tool_result":
+		failed := m.Status == "error" || len(m.Error) > 0 && string(m.Error) != "null"
+		text := rawText(m.Output)
+		if failed && text == "" {
+			text = errorText(m.Error)
+		}
+		return []Event{{Kind: EventToolResult, ToolID: m.ToolID, Text: text, IsError: failed}}
+	case "error":
+		return []Event{{Kind: EventWarning, Reason: "gemini " + orNone(m.Severity) + ": " + firstLine(m.Message)}}
+	case "result":
+		d.gotResult = true
+		d.out.usage = Usage{InputTokens: m.Stats.InputTokens, CachedInputTokens: m.Stats.Cached, OutputTokens: m.Stats.OutputTokens}
+		if m.Status != "success" || (len(m.Error) > 0 && string(m.Error) != "null") {
+			d.out.failed = true
+			d.out.reason = "gemini result: status " + orNone(m.Status)
+			if e := errorText(m.Error); e != "" {
+				d.out.reason += ": " + firstLine(e)
+			}
+		}
+		return []Event{{Kind: EventUsage, Usage: &d.out.usage}}
+	}
+	return nil
+}
+
+func (d *geminiDecoder) end(code int) turnOutcome {
+	d.out.sessionID = d.session
+	d.out.reply = d.reply.String()
+	if code != 0 && !d.out.failed {
+		d.out.failed = true
+		d.out.reason = fmt.Sprintf("gemini exited with code %d", code)
+		if r, ok := geminiExitReasons[code]; ok {
+			d.out.reason += " (" + r + ")"
+		}
+	} else if !d.gotResult && !d.out.failed {
+		d.out.failed = true
+		d.out.reason = fmt.Sprintf("gemini exited with code %d without a result", code)
+	}
+	return d.out
+}
+
+func rawText(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}
+
+func errorText(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var e struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(raw, &e) == nil && e.Message != "" {
+		return e.Message
+	}
+	return rawText(raw)
+}

@@ -1,0 +1,79 @@
+package runtime
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/agentproto"
+)
+
+// PendingKind says what a paused agent waits for.
+type PendingKind string
+
+const (
+	PendingQuestion   PendingKind = "question"
+	PendingDependency PendingKind = "dependency"
+	PendingPhase      PendingKind = "phase_complete"
+	// PendingError is only seen by Spec.Checkpoint: the checkpoint before a fatal [ERROR]
+	// fails the agent. Nothing waits for it.
+	PendingError PendingKind = "error"
+)
+
+// Pending is a request of the agent that blocks it until it is resolved by Answer,
+// ProvideDependency, RejectDependency or Continue (or by the dependency timeout).
+type Pending struct {
+	ID     string         `json:"id"`
+	Kind   PendingKind    `json:"kind"`
+	Fields map[string]any `json:"fields"`
+	// Outcome is set on EventAnswered: "answered", "provided", "rejected", "timeout",
+	// "continued". Values are never included.
+	Outcome string `json:"outcome,omitempty"`
+	Line    int    `json:"line,omitempty"`
+}
+
+func (p *Pending) str(name string) string {
+	if v, ok := p.Fields[name]; ok {
+		if s, ok := v.(string); ok {
+			return s
+		}
+		return fmt.Sprint(v)
+	}
+	return ""
+}
+
+// Required reports the block's required field (true when absent or unparseable, the safe side).
+func (p *Pending) Required() bool {
+	switch v := p.Fields["required"].(type) {
+	case bool:
+		return v
+	case string:
+		return !strings.EqualFold(strings.TrimSpace(v), "false")
+	}
+	return true
+}
+
+// questionAnswerJSON is the stdin answer format of agent-stdout-protocols.md §2.
+func questionAnswerJSON(id, answer string) string {
+	b, _ := agentproto.FormatQuestionAnswer(id, answer) // id is ours, never empty
+	return string(b)
+}
+
+// dependencyProvidedBlock is the injection format of dependency-request-handling.md.
+func dependencyProvidedBlock(name, value string) string {
+	s, err := agentproto.FormatDependencyProvided(name, value)
+	if err != nil { // the parser only passes one-line, non-empty names
+		return ""
+	}
+	return s
+}
+
+// secretDependencyTypes are the dependency types whose values are treated as secrets: they go
+// into the agent's environment (and its stdin when interactive) but never into a prompt,
+// which per-turn CLIs receive on their command line and send to a model provider.
+func secretDependencyType(t string) bool {
+	switch t {
+	case "api_key", "env_variable", "service":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,302 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Working-folder modes (agentcanvas-protocol.md §6.2).
+const (
+	CwdWorkspace = "workspace" // the workspace root (orchestrators)
+	CwdAgentHome = "agentHome" // the agent's sandbox work/ folder (workers)
+)
+
+// Spec is everything needed to run one agent. The run engine fills it from the flow
+// (agents[].runtime) and the run; values of Env are supplied at run time and never persisted.
+type Spec struct {
+	RunID         string
+	AgentID       string
+	Role          string
+	InteractionID string
+	Round         int
+
+	// BackendID: auto, claude, codex, gemini, command, dry-run ("" means auto).
+	BackendID string
+	// Command is the argv of a command agent (runtime.command).
+	Command []string
+	// Interactive keeps a command agent's stdin open after the prompt so answers can be
+	// written to it (see docs/agents.md); otherwise stdin is closed after the prompt.
+	Interactive bool
+	// Executable overrides the CLI binary of claude/codex/gemini (default: found on PATH).
+	Executable string
+
+	// CwdMode: workspace (default) or agentHome. Workspace and SandboxWork are absolute.
+	CwdMode     string
+	Workspace   string
+	SandboxWork string
+
+	// Env holds the values of the names the flow lists (runtime.env), resolved by the caller
+	// (ResolveEnv). Only these, a fixed set of harmless variables (PATH, HOME, locale, proxy,
+	// TMPDIR; see baseEnvNames) and the AGENTCANVAS_* variables reach the agent.
+	Env map[string]string
+
+	// CLI settings (claude/codex/gemini; ignored where a CLI has no such flag).
+	Model          string
+	MaxTurns       int      // claude --max-turns
+	AllowedTools   []string // claude --allowedTools
+	PermissionMode string   // claude --permission-mode; gemini --approval-mode
+	CodexSandbox   string   // codex --sandbox (default workspace-write)
+	SystemPrompt   string   // claude --append-system-prompt
+	ExtraArgs      []string // appended to the CLI's argv before the prompt
+	// ResumeSession starts the first turn by resuming this CLI session id.
+	ResumeSession string
+
+	// StopGrace is the time between SIGTERM and SIGKILL when stopping (default 5s).
+	StopGrace time.Duration
+	// DependencyTimeout bounds how long a dependency request may stay pending (default 1h):
+	// then a required dependency fails the agent, an optional one is resumed with "".
+	DependencyTimeout time.Duration
+	// PauseOnPhaseComplete pauses the agent at === PHASE N COMPLETE === until Continue.
+	PauseOnPhaseComplete bool
+	// MaxFollowUpTurns bounds the follow-up turns that carry answers (default 20).
+	MaxFollowUpTurns int
+
+	// Checkpoint is called before the agent is paused for a pending request (and before it
+	// fails on a fatal [ERROR]), so the engine can write its state; an error is reported as a
+	// warning and the pause goes ahead. It runs on the supervising goroutine: it must not
+	// call Answer, ProvideDependency, RejectDependency or Continue (Stop is fine).
+	Checkpoint func(Pending) error
+	// MaxBlockBytes caps one protocol block (agentproto.Options; 0 = its default, 64 KiB).
+	MaxBlockBytes int
+}
+
+const (
+	defaultStopGrace         = 5 * time.Second
+	defaultDependencyTimeout = time.Hour
+	defaultMaxFollowUps      = 20
+)
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// baseEnvNames are inherited from the sidecar's own environment: what a CLI needs to find
+// itself, its config and the network. Nothing here is meant to be a secret; everything else
+// must be listed in the flow.
+var baseEnvNames = []string{
+	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM",
+	"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR",
+	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+	"SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "SYSTEMROOT", "COMSPEC", "PATHEXT",
+}
+
+// ResolveEnv returns the values for the names a flow lists: supplied[name] when present,
+// else lookup(name) (e.g. os.LookupEnv for headless runs), else the name is left out.
+// It refuses names that are not valid environment variable names.
+func ResolveEnv(names []string, supplied map[string]string, lookup func(string) (string, bool)) (map[string]string, error) {
+	out := map[string]string{}
+	for _, n := range names {
+		if !envNameRE.MatchString(n) {
+			return nil, fmt.Errorf("runtime.env: %q is not a valid environment variable name", n)
+		}
+		if v, ok := supplied[n]; ok {
+			out[n] = v
+		} else if lookup != nil {
+			if v, ok := lookup(n); ok {
+				out[n] = v
+			}
+		}
+	}
+	return out, nil
+}
+
+func (s *Spec) validate() error {
+	if s.AgentID == "" {
+		return errors.New("runtime: spec has no AgentID")
+	}
+	switch s.CwdMode {
+	case "", CwdWorkspace, CwdAgentHome:
+	default:
+		return fmt.Errorf("runtime: agent %s: cwdMode %q is not workspace or agentHome", s.AgentID, s.CwdMode)
+	}
+	for n := range s.Env {
+		if !envNameRE.MatchString(n) {
+			return fmt.Errorf("runtime: agent %s: env name %q is not a valid environment variable name", s.AgentID, n)
+		}
+	}
+	return nil
+}
+
+// workDir is the agent's working folder per cwdMode.
+func (s *Spec) workDir() (string, error) {
+	dir := s.Workspace
+	if s.CwdMode == CwdAgentHome {
+		if s.SandboxWork == "" {
+			return "", fmt.Errorf("runtime: agent %s: cwdMode agentHome needs a sandbox work folder", s.AgentID)
+		}
+		dir = s.SandboxWork
+	}
+	if dir == "" {
+		return "", fmt.Errorf("runtime: agent %s: no working folder (workspace not set)", s.AgentID)
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return "", fmt.Errorf("runtime: agent %s: working folder: %w", s.AgentID, err)
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("runtime: agent %s: working folder %s is not a directory", s.AgentID, dir)
+	}
+	return dir, nil
+}
+
+// environ builds the agent's environment: base names from our own environment, the listed
+// values, extra (values provided for dependencies) and the AGENTCANVAS_* variables, sorted.
+func (s *Spec) environ(extra map[string]string, turn int) []string {
+	m := map[string]string{}
+	for _, n := range baseEnvNames {
+		if v, ok := os.LookupEnv(n); ok {
+			m[n] = v
+		}
+	}
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "LC_") {
+			if i := strings.IndexByte(kv, '='); i > 0 {
+				m[kv[:i]] = kv[i+1:]
+			}
+		}
+	}
+	for n, v := range s.Env {
+		m[n] = v
+	}
+	for n, v := range extra {
+		m[n] = v
+	}
+	m["AGENTCANVAS_RUN_ID"] = s.RunID
+	m["AGENTCANVAS_AGENT_ID"] = s.AgentID
+	m["AGENTCANVAS_ROLE"] = s.Role
+	m["AGENTCANVAS_INTERACTION_ID"] = s.InteractionID
+	m["AGENTCANVAS_ROUND"] = strconv.Itoa(s.Round)
+	m["AGENTCANVAS_TURN"] = strconv.Itoa(turn)
+	if s.SandboxWork != "" {
+		m["AGENTCANVAS_SANDBOX"] = s.SandboxWork
+	}
+	env := make([]string, 0, len(m))
+	for n, v := range m {
+		env = append(env, n+"="+v)
+	}
+	sort.Strings(env)
+	return env
+}
+
+// lookPath finds file on the agent's PATH (not necessarily the sidecar's).
+func lookPath(file string, env []string) (string, error) {
+	if strings.Contains(file, "/") {
+		if st, err := os.Stat(file); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+			return "", fmt.Errorf("%s: not an executable file", file)
+		}
+		return file, nil
+	}
+	path := ""
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "PATH=") {
+			path = kv[5:]
+		}
+	}
+	for _, dir := range strings.Split(path, string(os.PathListSeparator)) {
+		if dir == "" {
+			dir = "."
+		}
+		p := dir + string(os.PathSeparator) + file
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: executable not found on PATH", file)
+}
+
+// redactor replaces secret values with [redacted:NAME] in everything the runtime reports.
+type redactor struct {
+	r *strings.Replacer
+	m map[string]string // value -> name
+}
+
+// minSecretLen avoids scrubbing short values such as "1", "true" or "dev" everywhere; every
+// listed value at least this long is treated as a secret.
+const minSecretLen = 6
+
+func (r *redactor) add(name, value string) {
+	if len(value) < minSecretLen {
+		return
+	}
+	if r.m == nil {
+		r.m = map[string]string{}
+	}
+	r.m[value] = name
+	vals := make([]string, 0, len(r.m))
+	for v := range r.m {
+		vals = append(vals, v)
+	}
+	// Longest first so a value containing another is replaced whole.
+	sort.Slice(vals, func(i, j int) bool { return len(vals[i]) > len(vals[j]) })
+	args := make([]string, 0, 2*len(vals))
+	for _, v := range vals {
+		args = append(args, v, "[redacted:"+r.m[v]+"]")
+	}
+	r.r = strings.NewReplacer(args...)
+}
+
+func (r *redactor) str(s string) string {
+	if r.r == nil || s == "" {
+		return s
+	}
+	return r.r.Replace(s)
+}
+
+func (r *redactor) any(v any) any {
+	if r.r == nil {
+		return v
+	}
+	switch t := v.(type) {
+	case string:
+		return r.str(t)
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			out[k] = r.any(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = r.any(x)
+		}
+		return out
+	case []string:
+		out := make([]string, len(t))
+		for i, x := range t {
+			out[i] = r.str(x)
+		}
+		return out
+	}
+	return v
+}
+
+// scrubbedError keeps errors.Is/As working while its text is scrubbed.
+type scrubbedError struct {
+	msg string
+	err error
+}
+
+func (e *scrubbedError) Error() string { return e.msg }
+func (e *scrubbedError) Unwrap() error { return e.err }
+
+func (r *redactor) err(err error) error {
+	if err == nil || r.r == nil {
+		return err
+	}
+	return &scrubbedError{msg: r.str(err.Error()), err: err}
+}
