@@ -97,7 +97,7 @@ func TestLifecycle(t *testing.T) {
 		t.Error("a second initialize was accepted")
 	}
 	c.mustCall("shutdown", nil, nil)
-	if _, err := c.call("agentcanvas/listRuns", nil); err == nil || err.Code != -32600 {
+	if err := c.ping(); err == nil || err.Code != -32600 {
 		t.Errorf("a request after shutdown: got %v, want -32600", err)
 	}
 	c.notify("exit", nil)
@@ -217,7 +217,7 @@ func TestMalformedInput(t *testing.T) {
 	}
 	alive := func(what string) {
 		t.Helper()
-		if _, err := c.call("agentcanvas/listRuns", nil); err == nil || err.Code != int(CodeNotAvailable) {
+		if err := c.ping(); err != nil {
 			t.Fatalf("after %s the server does not answer normally: %v", what, err)
 		}
 	}
@@ -286,7 +286,7 @@ func TestCancelRequest(t *testing.T) {
 	c.notify("$/cancelRequest", map[string]any{"id": 12345})
 	c.notify("$/cancelRequest", map[string]any{"id": map[string]any{}})
 	c.notify("$/cancelRequest", nil)
-	if _, err := c.call("agentcanvas/listRuns", nil); err == nil || err.Code != int(CodeNotAvailable) {
+	if err := c.ping(); err != nil {
 		t.Fatalf("server after odd cancellations: %v", err)
 	}
 	c.shutdownExit()

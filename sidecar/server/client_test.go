@@ -359,6 +359,17 @@ func (c *client) mustCall(method string, params any, out any) {
 	}
 }
 
+// ping makes a trivial request (hover in a document that is not open: a null result).
+func (c *client) ping() *rpcError {
+	c.t.Helper()
+	res, err := c.call("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": "file:///nowhere/flows/x.yaml"},
+		"position": map[string]any{"line": 0, "character": 0}})
+	if err == nil && string(res) != "null" {
+		c.t.Errorf("ping: %s", res)
+	}
+	return err
+}
+
 func (c *client) notify(method string, params any) {
 	msg := map[string]any{"jsonrpc": "2.0", "method": method}
 	if params != nil {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The sandbox → proposal → review → apply → logs path, on the real binary and real files.
@@ -128,6 +129,132 @@ func TestProposalsOnTheBinary(t *testing.T) {
 	}
 	if _, err := c.call("agentcanvas/queryLogs", map[string]any{"flow": "../etc"}); err == nil || err.Code != -32602 {
 		t.Errorf("queryLogs with a bad flow name: %v", err)
+	}
+	c.shutdownExit()
+}
+
+// A dry run from the editor: events stream as runEvent, status lists the running flow,
+// listRuns shows the outcome.
+func TestRunsOnTheBinary(t *testing.T) {
+	root, uri := workspace(t, "team.yaml", goodFlow)
+	c := startBinary(t)
+	c.initialize(root)
+	c.waitNote("agentcanvas/status", nil)
+	var info struct{ RunID, Flow, Status string }
+	c.mustCall("agentcanvas/startRun", map[string]any{"uri": uri, "dryRun": true, "task": "say hello"}, &info)
+	if info.RunID == "" || info.Flow != "team" {
+		t.Fatalf("startRun: %+v", info)
+	}
+	c.waitNote("agentcanvas/runEvent", func(p json.RawMessage) bool {
+		return strings.Contains(string(p), `"event":"run_started"`) && strings.Contains(string(p), info.RunID)
+	})
+	c.waitNote("agentcanvas/status", func(p json.RawMessage) bool { return strings.Contains(string(p), `"runningFlows":["team"]`) })
+	fin := c.waitNote("agentcanvas/runEvent", func(p json.RawMessage) bool {
+		return strings.Contains(string(p), `"event":"run_finished"`)
+	})
+	c.waitNote("agentcanvas/status", func(p json.RawMessage) bool { return strings.Contains(string(p), `"runningFlows":[]`) })
+	// The engine records the outcome just after it sends run_finished: wait for it.
+	var runs []struct{ RunID, Status string }
+	for end := time.Now().Add(deadline); ; {
+		c.mustCall("agentcanvas/listRuns", nil, &runs)
+		if len(runs) != 1 || runs[0].Status != "running" || time.Now().After(end) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(runs) != 1 || runs[0].RunID != info.RunID || runs[0].Status != "completed" {
+		t.Errorf("listRuns after the run: %+v (run_finished: %s)", runs, fin)
+	}
+	// The run's events are in the log too.
+	var logs queryLogsResult
+	c.mustCall("agentcanvas/queryLogs", map[string]any{"flow": "team", "runId": info.RunID}, &logs)
+	if len(logs.Events) == 0 || logs.Events[0].Event != "run_started" {
+		t.Errorf("queryLogs: %+v", logs.Events)
+	}
+	// A flow with errors is refused before anything starts; unknown runs and requests too.
+	bad := strings.Replace(goodFlow, "target: a2", "target: nobody", 1)
+	c.open(uri, bad, 1)
+	if _, err := c.call("agentcanvas/startRun", map[string]any{"uri": uri, "dryRun": true}); err == nil || err.Code != int(CodeRequestFailed) || !strings.Contains(err.Message, "has errors") {
+		t.Errorf("startRun of a broken flow: %v", err)
+	}
+	if _, err := c.call("agentcanvas/stopRun", map[string]any{"runId": "run_nope"}); err == nil || err.Code != int(CodeRequestFailed) {
+		t.Errorf("stopRun of an unknown run: %v", err)
+	}
+	if _, err := c.call("agentcanvas/answerQuestion", map[string]any{"runId": info.RunID, "questionId": "q9", "answer": "x"}); err == nil || err.Code != int(CodeRequestFailed) {
+		t.Errorf("answerQuestion with no pending question: %v", err)
+	}
+	c.shutdownExit()
+}
+
+// A person answers an agent's question from the editor: the question arrives as a runEvent,
+// answerQuestion resumes the agent, the run completes.
+func TestQuestionAnsweredFromTheEditor(t *testing.T) {
+	dir := t.TempDir()
+	agent := filepath.Join(dir, "agent.sh")
+	script := `cat > /dev/null
+if grep -q db "$(dirname "$0")/seen" 2>/dev/null; then echo "ANSWER: done"; exit 0; fi
+echo "[USER_QUESTION]"
+echo "category: choice"
+echo "question: Which database?"
+echo "options:"
+echo "  - postgres"
+echo "  - sqlite"
+echo "required: true"
+echo "[/USER_QUESTION]"
+echo db > "$(dirname "$0")/seen"
+`
+	if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	text := `version: "1.0"
+agents:
+  - {id: a, role: planner, runtime: {backendId: command, command: [bash, AGENT]}}
+  - {id: b, role: reviewer, runtime: {backendId: command, command: [bash, AGENT]}}
+interactions:
+  - id: first
+    patternId: role_play_pair
+    edges:
+      - source: a
+        target: b
+        data: {topology: p2p, termination: {type: max_rounds, rounds: 1}}
+`
+	root, uri := workspace(t, "ask.yaml", strings.ReplaceAll(text, "AGENT", agent))
+	c := startBinary(t)
+	c.initialize(root)
+	var info struct{ RunID string }
+	c.mustCall("agentcanvas/startRun", map[string]any{"uri": uri}, &info)
+	c.waitNote("agentcanvas/runEvent", func(p json.RawMessage) bool {
+		return strings.Contains(string(p), `"event":"question_asked"`)
+	})
+	// Answer once the request is pending (request_pending), as the extension does.
+	raw := c.waitNote("agentcanvas/runEvent", func(p json.RawMessage) bool {
+		return strings.Contains(string(p), `"event":"request_pending"`)
+	})
+	var ev struct {
+		Flow   string         `json:"flow"`
+		RunID  string         `json:"runId"`
+		ID     string         `json:"id"`
+		Kind   string         `json:"kind"`
+		Fields map[string]any `json:"fields"`
+	}
+	if err := json.Unmarshal(raw, &ev); err != nil || ev.ID == "" || ev.RunID != info.RunID || ev.Flow != "ask" || ev.Kind != "question" || ev.Fields["question"] != "Which database?" {
+		t.Fatalf("question_asked: %s (%v)", raw, err)
+	}
+	var runs []struct {
+		Status  string
+		Pending []struct{ ID string }
+	}
+	c.mustCall("agentcanvas/listRuns", nil, &runs)
+	if len(runs) != 1 || runs[0].Status != "waiting" || len(runs[0].Pending) != 1 {
+		t.Errorf("listRuns while waiting: %+v", runs)
+	}
+	c.mustCall("agentcanvas/answerQuestion", map[string]any{"runId": info.RunID, "questionId": ev.ID, "answer": "postgres"}, nil)
+	fin := c.waitNote("agentcanvas/runEvent", func(p json.RawMessage) bool { return strings.Contains(string(p), `"event":"run_finished"`) })
+	if !strings.Contains(string(fin), `"status":"completed"`) {
+		t.Errorf("run_finished: %s", fin)
+	}
+	if _, err := c.call("agentcanvas/answerQuestion", map[string]any{"runId": info.RunID, "questionId": ev.ID, "answer": "again"}); err == nil {
+		t.Error("a second answer was accepted")
 	}
 	c.shutdownExit()
 }

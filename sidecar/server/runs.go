@@ -3,6 +3,10 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/diag"
+	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 )
 
 func init() {
@@ -39,16 +43,18 @@ func (s *Server) engine() (RunEngine, error) {
 }
 
 // runEvent forwards an engine event to the client and keeps the status's running flows.
-func (s *Server) runEvent(ev RunEvent) {
+func (s *Server) runEvent(ev eventlog.Event) {
 	switch ev.Event {
 	case "run_started":
 		s.status.runChanged(s, ev.Flow, +1)
-	case "run_finished", "run_failed", "run_stopped":
+	case "run_finished":
 		s.status.runChanged(s, ev.Flow, -1)
 	}
 	s.notify("agentcanvas/runEvent", ev)
 }
 
+// startRun runs the flow as the editor shows it: the open document's text when it is open
+// (optionally at version), else the file on disk. A flow with errors is refused.
 func (s *Server) startRun(ctx context.Context, params json.RawMessage) (any, error) {
 	var p StartRunParams
 	if err := decode(params, &p); err != nil {
@@ -61,11 +67,24 @@ func (s *Server) startRun(ctx context.Context, params json.RawMessage) (any, err
 	if err != nil {
 		return nil, err
 	}
-	if p.File, err = uriPath(p.URI); err != nil {
+	a, _, err := s.flowAt(p.flowRef)
+	if err != nil {
 		return nil, err
 	}
+	if diag.HasErrors(a.diags) {
+		return nil, fmt.Errorf("%s has errors; fix them before running (first: %s)", p.URI, firstError(a.diags))
+	}
 	p.Workspace = s.workspaceRoot()
-	return e.Start(ctx, p)
+	return e.Start(ctx, a.flow, p)
+}
+
+func firstError(ds []diag.Diagnostic) string {
+	for _, d := range ds {
+		if d.Severity == diag.Error {
+			return d.String()
+		}
+	}
+	return ""
 }
 
 func (s *Server) stopRun(ctx context.Context, params json.RawMessage) (any, error) {
@@ -90,11 +109,7 @@ func (s *Server) listRuns(ctx context.Context, _ json.RawMessage) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	runs, err := e.List(ctx)
-	if runs == nil {
-		runs = []RunInfo{}
-	}
-	return runs, err
+	return e.List(ctx)
 }
 
 func (s *Server) answerQuestion(ctx context.Context, params json.RawMessage) (any, error) {

@@ -74,6 +74,7 @@ type Server struct {
 
 	exitOnce sync.Once
 	exited   chan struct{}
+	ending   atomic.Bool // the session is ending: notifications may fail quietly
 	exitCode atomic.Int32
 
 	engineMu sync.Mutex // guards svc.Runs
@@ -134,6 +135,7 @@ func (s *Server) Run(ctx context.Context, in io.Reader, out io.Writer) int {
 
 // stop releases everything the session started.
 func (s *Server) stop() {
+	s.ending.Store(true)
 	s.docs.stop()
 	if s.watch != nil {
 		s.watch.close()
@@ -384,7 +386,7 @@ func (s *Server) notify(method string, params any) {
 	if s.conn == nil {
 		return
 	}
-	if err := s.conn.Notify(context.Background(), method, params); err != nil {
+	if err := s.conn.Notify(context.Background(), method, params); err != nil && !s.ending.Load() {
 		s.logf("notify %s: %v", method, err)
 	}
 }

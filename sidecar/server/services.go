@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/span"
 )
@@ -52,6 +53,9 @@ func (s Services) withDefaults() Services {
 	}
 	if s.Logs == nil {
 		s.Logs = logService{}
+	}
+	if s.NewRunEngine == nil {
+		s.NewRunEngine = newManagerEngine
 	}
 	return s
 }
@@ -186,52 +190,40 @@ type QueryLogsParams struct {
 	Limit     int    `json:"limit,omitempty"`
 }
 
-// RunEngine runs flows. The run engine package implements it; until it lands the run
-// methods answer "not available yet".
+// RunEngine runs flows (default: sidecar/engine's Manager). Results are the engine's own
+// values, encoded as JSON unchanged.
 type RunEngine interface {
-	Start(ctx context.Context, p StartRunParams) (RunInfo, error)
+	// Start starts a run of f and returns at once with the run's description.
+	Start(ctx context.Context, f *flow.Flow, p StartRunParams) (any, error)
 	Stop(ctx context.Context, runID string) error
-	List(ctx context.Context) ([]RunInfo, error)
+	// List lists the runs: live ones and those on disk.
+	List(ctx context.Context) (any, error)
 	Answer(ctx context.Context, p AnswerParams) error
 	Provide(ctx context.Context, p DependencyParams) error
 	Reject(ctx context.Context, p DependencyParams) error
-	// Close stops every run (the session is ending).
+	// Close stops every run (the session is ending) and waits for them.
 	Close()
 }
 
-// RunEventSink receives run events; the server forwards each as agentcanvas/runEvent.
-type RunEventSink func(RunEvent)
-
-// RunEvent is one event of a run, as written to the JSONL log.
-type RunEvent struct {
-	Flow          string         `json:"flow"`
-	RunID         string         `json:"runId"`
-	Event         string         `json:"event"` // run_started, message, question, dependency_request, proposal, run_finished…
-	TS            string         `json:"ts"`
-	InteractionID string         `json:"interactionId,omitempty"`
-	EdgeID        string         `json:"edgeId,omitempty"`
-	AgentID       string         `json:"agentId,omitempty"`
-	Data          map[string]any `json:"data,omitempty"`
-}
+// RunEventSink receives run events; the server forwards each as agentcanvas/runEvent, in
+// the JSONL log's form.
+type RunEventSink func(eventlog.Event)
 
 // StartRunParams: agentcanvas/startRun.
 type StartRunParams struct {
-	Workspace      string `json:"-"`
-	URI            string `json:"uri"`
-	File           string `json:"-"` // the flow file, resolved from URI
-	DryRun         bool   `json:"dryRun,omitempty"`
-	NonInteractive bool   `json:"nonInteractive,omitempty"`
+	flowRef
+	Workspace string `json:"-"`
+	DryRun    bool   `json:"dryRun,omitempty"`
+	// Backend overrides every agent's backendId (auto, claude, codex, gemini, command, dry-run).
+	Backend string `json:"backend,omitempty"`
+	// Task is the user's request, given to the flow's first agents.
+	Task string `json:"task,omitempty"`
+	// Env holds secret values from the editor's secret storage, by variable name. They reach
+	// the agents' processes only: never logged, echoed or written to disk.
+	Env map[string]string `json:"env,omitempty"`
 }
 
-// RunInfo describes a run.
-type RunInfo struct {
-	RunID     string `json:"runId"`
-	Flow      string `json:"flow"`
-	State     string `json:"state"` // running, waiting, finished, failed, stopped
-	StartedAt string `json:"startedAt"`
-}
-
-// AnswerParams: agentcanvas/answerQuestion.
+// AnswerParams: agentcanvas/answerQuestion (also approves a phase).
 type AnswerParams struct {
 	RunID      string `json:"runId"`
 	QuestionID string `json:"questionId"`
@@ -242,6 +234,6 @@ type AnswerParams struct {
 type DependencyParams struct {
 	RunID     string `json:"runId"`
 	RequestID string `json:"requestId"`
-	Value     string `json:"value,omitempty"` // provideDependency: the value or an env var name
+	Value     string `json:"value,omitempty"` // provideDependency: never logged
 	Reason    string `json:"reason,omitempty"`
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/span"
 )
@@ -54,20 +55,20 @@ func (f *fakeProposals) Reject(ctx context.Context, p RejectProposalParams) (any
 
 type fakeEngine struct{ sink RunEventSink }
 
-func (e *fakeEngine) Start(ctx context.Context, p StartRunParams) (RunInfo, error) {
-	e.sink(RunEvent{Flow: "team", RunID: "r1", Event: "run_started"})
-	e.sink(RunEvent{Flow: "team", RunID: "r1", Event: "message", AgentID: "a1", Data: map[string]any{"text": "hi"}})
-	return RunInfo{RunID: "r1", Flow: "team", State: "running"}, nil
+func (e *fakeEngine) Start(ctx context.Context, f *flow.Flow, p StartRunParams) (any, error) {
+	e.sink(eventlog.Event{Flow: f.Name, RunID: "r1", Event: "run_started"})
+	e.sink(eventlog.Event{Flow: f.Name, RunID: "r1", Event: "message", Fields: map[string]any{"agent": "a1", "text": "hi"}})
+	return map[string]any{"runId": "r1", "flow": f.Name, "status": "running", "env": len(p.Env)}, nil
 }
 func (e *fakeEngine) Stop(ctx context.Context, id string) error {
-	e.sink(RunEvent{Flow: "team", RunID: id, Event: "run_stopped"})
+	e.sink(eventlog.Event{Flow: "team", RunID: id, Event: "run_finished", Fields: map[string]any{"status": "stopped"}})
 	return nil
 }
-func (e *fakeEngine) List(ctx context.Context) ([]RunInfo, error)           { return nil, nil }
-func (e *fakeEngine) Answer(ctx context.Context, p AnswerParams) error      { return nil }
+func (e *fakeEngine) List(ctx context.Context) (any, error)                { return []any{}, nil }
+func (e *fakeEngine) Answer(ctx context.Context, p AnswerParams) error     { return nil }
 func (e *fakeEngine) Provide(ctx context.Context, p DependencyParams) error { return nil }
 func (e *fakeEngine) Reject(ctx context.Context, p DependencyParams) error  { return nil }
-func (e *fakeEngine) Close()                                                {}
+func (e *fakeEngine) Close()                                               {}
 
 func TestServicesPlumbing(t *testing.T) {
 	root, uri := workspace(t, "team.yaml", goodFlow)
@@ -146,13 +147,16 @@ func TestServicesPlumbing(t *testing.T) {
 	fp.mu.Unlock()
 
 	// Runs: events are forwarded, and status lists the running flow.
-	var info RunInfo
-	c.mustCall("agentcanvas/startRun", map[string]any{"uri": uri, "dryRun": true}, &info)
+	var info map[string]any
+	c.mustCall("agentcanvas/startRun", map[string]any{"uri": uri, "dryRun": true, "env": map[string]string{"OPENAI_API_KEY": "sk-secret"}}, &info)
+	if info["runId"] != "r1" || info["env"] != float64(1) {
+		t.Errorf("startRun: %v", info)
+	}
 	c.waitNote("agentcanvas/runEvent", func(p json.RawMessage) bool { return strings.Contains(string(p), `"event":"message"`) })
 	c.waitNote("agentcanvas/status", func(p json.RawMessage) bool { return strings.Contains(string(p), `"runningFlows":["team"]`) })
 	c.mustCall("agentcanvas/stopRun", map[string]any{"runId": "r1"}, nil)
 	c.waitNote("agentcanvas/status", func(p json.RawMessage) bool { return strings.Contains(string(p), `"runningFlows":[]`) })
-	var runs []RunInfo
+	var runs []any
 	c.mustCall("agentcanvas/listRuns", nil, &runs)
 
 	// editFlow: edits against the open version, in UTF-16 positions; stale versions refused.
