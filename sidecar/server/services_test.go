@@ -64,11 +64,11 @@ func (e *fakeEngine) Stop(ctx context.Context, id string) error {
 	e.sink(eventlog.Event{Flow: "team", RunID: id, Event: "run_finished", Fields: map[string]any{"status": "stopped"}})
 	return nil
 }
-func (e *fakeEngine) List(ctx context.Context) (any, error)                { return []any{}, nil }
-func (e *fakeEngine) Answer(ctx context.Context, p AnswerParams) error     { return nil }
+func (e *fakeEngine) List(ctx context.Context) (any, error)                 { return []any{}, nil }
+func (e *fakeEngine) Answer(ctx context.Context, p AnswerParams) error      { return nil }
 func (e *fakeEngine) Provide(ctx context.Context, p DependencyParams) error { return nil }
 func (e *fakeEngine) Reject(ctx context.Context, p DependencyParams) error  { return nil }
-func (e *fakeEngine) Close()                                               {}
+func (e *fakeEngine) Close()                                                {}
 
 func TestServicesPlumbing(t *testing.T) {
 	root, uri := workspace(t, "team.yaml", goodFlow)
