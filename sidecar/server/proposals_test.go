@@ -258,3 +258,99 @@ interactions:
 	}
 	c.shutdownExit()
 }
+
+// A secret provided from the editor reaches the agent and nothing else: not the log, not the
+// run's state, not a notification, not the sidecar's stderr.
+func TestDependencyProvidedFromTheEditor(t *testing.T) {
+	dir := t.TempDir()
+	agent := filepath.Join(dir, "agent.sh")
+	script := `cat > /dev/null
+if [ -n "$MY_TOKEN" ]; then echo "$MY_TOKEN" > "$(dirname "$0")/got"; echo "ANSWER: done"; exit 0; fi
+echo "[DEPENDENCY_REQUEST]"
+echo "type: api_key"
+echo "name: MY_TOKEN"
+echo "description: the token for the test service"
+echo "required: true"
+echo "[/DEPENDENCY_REQUEST]"
+`
+	if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	text := `version: "1.0"
+agents:
+  - {id: a, role: planner, runtime: {backendId: command, command: [bash, AGENT], env: [MY_TOKEN]}}
+  - {id: b, role: reviewer, runtime: {backendId: command, command: [bash, AGENT], env: [MY_TOKEN]}}
+interactions:
+  - id: first
+    patternId: role_play_pair
+    edges:
+      - source: a
+        target: b
+        data: {topology: p2p, termination: {type: max_rounds, rounds: 1}}
+`
+	root, uri := workspace(t, "dep.yaml", strings.ReplaceAll(text, "AGENT", agent))
+	c := startBinary(t)
+	c.initialize(root)
+	var info struct{ RunID string }
+	c.mustCall("agentcanvas/startRun", map[string]any{"uri": uri}, &info)
+	defer func() {
+		if t.Failed() {
+			c.mu.Lock()
+			for _, m := range c.log {
+				t.Logf("%s %.300s", m.Method, m.Params)
+			}
+			c.mu.Unlock()
+		}
+	}()
+	// Each agent asks for the token (a value reaches only the agent it was given to).
+	const secret = "tok-5ecret-value-4242"
+	var fin json.RawMessage
+	for provided := 0; fin == nil; {
+		raw := c.waitNote("agentcanvas/runEvent", func(p json.RawMessage) bool {
+			return strings.Contains(string(p), `"event":"request_pending"`) || strings.Contains(string(p), `"event":"run_finished"`)
+		})
+		var ev struct {
+			Event string `json:"event"`
+			ID    string `json:"id"`
+			Kind  string `json:"kind"`
+		}
+		_ = json.Unmarshal(raw, &ev)
+		if ev.Event == "run_finished" {
+			fin = raw
+			break
+		}
+		if ev.Kind != "dependency" || provided > 4 {
+			t.Fatalf("request_pending: %s", raw)
+		}
+		c.mustCall("agentcanvas/provideDependency", map[string]any{"runId": info.RunID, "requestId": ev.ID, "value": secret}, nil)
+		provided++
+	}
+	if !strings.Contains(string(fin), `"status":"completed"`) {
+		t.Errorf("run_finished: %s", fin)
+	}
+	got, _ := os.ReadFile(filepath.Join(dir, "got"))
+	if strings.TrimSpace(string(got)) != secret {
+		t.Errorf("the agent did not get the value (got %q); run_finished: %s", got, fin)
+	}
+	c.shutdownExit()
+	c.waitExit()
+	// Nowhere else.
+	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), secret) {
+				t.Errorf("the secret was written to %s", p)
+			}
+		}
+		return nil
+	})
+	c.mu.Lock()
+	for _, m := range c.log {
+		if strings.Contains(string(m.Params), secret) {
+			t.Errorf("the secret was sent in %s", m.Method)
+		}
+	}
+	c.mu.Unlock()
+	if strings.Contains(c.stderr.String(), secret) {
+		t.Error("the secret was logged on stderr")
+	}
+}
