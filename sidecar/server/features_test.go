@@ -47,6 +47,11 @@ func TestCustomMethodsOnTheBinary(t *testing.T) {
 	if vf.Version == nil || *vf.Version != 3 || vf.Problems == nil {
 		t.Errorf("validateFlow: %+v", vf)
 	}
+	// With text, the given text is validated (a client that does not sync the document).
+	c.mustCall("agentcanvas/validateFlow", map[string]any{"uri": uri, "text": strings.Replace(goodFlow, "target: a2", "target: nobody", 1)}, &vf)
+	if vf.Version != nil || len(vf.Problems) == 0 || vf.Problems[0].Line != 15 {
+		t.Errorf("validateFlow with text: %+v", vf)
+	}
 	// A file outside the workspace, or not a flow, is refused without being read.
 	if _, err := c.call("agentcanvas/loadFlow", map[string]any{"uri": pathURI("/etc/passwd")}); err == nil || err.Code != -32602 {
 		t.Errorf("loadFlow outside the workspace: %v", err)

@@ -20,10 +20,13 @@ func init() {
 	register("agentcanvas/editFlow", method{handle: (*Server).editFlow})
 }
 
-// flowRef names a flow: by URI, optionally at a document version.
+// flowRef names a flow: by URI, optionally at a document version, or with its text.
 type flowRef struct {
 	URI     string `json:"uri"`
 	Version *int32 `json:"version,omitempty"`
+	// Text, when given, is the flow's text as the client has it: used as is (no version
+	// check), for clients that do not sync the document.
+	Text *string `json:"text,omitempty"`
 }
 
 // flowAt returns the analysis of a flow: the open document's (refusing a version that is
@@ -35,6 +38,16 @@ func (s *Server) flowAt(ref flowRef) (a *analysis, open bool, err error) {
 	path, err := uriPath(ref.URI)
 	if err != nil {
 		return nil, false, err
+	}
+	if ref.Text != nil {
+		if !isFlowPath(path) {
+			return nil, false, badParams("%s is not a flow file (flows/*.yaml or .agentcanvas/flows/*.yaml)", ref.URI)
+		}
+		var v int32
+		if ref.Version != nil {
+			v = *ref.Version
+		}
+		return s.analyze(path, v, []byte(*ref.Text)), ref.Version != nil, nil
 	}
 	if d := s.docs.get(ref.URI); d != nil {
 		if !d.isFlow {
