@@ -103,8 +103,10 @@ func TestProposalsOnTheBinary(t *testing.T) {
 		t.Error("an unselected file was applied")
 	}
 	// Applying the same hunk again conflicts: refused, workspace unchanged.
-	if _, err := c.call("agentcanvas/applyProposal", map[string]any{"runId": "r1", "agentId": "w1", "hunks": []any{map[string]any{"file": "src/a.txt", "index": 1}}}); err == nil || err.Code != int(CodeRequestFailed) {
-		t.Errorf("re-applying: %v", err)
+	_, rerr := c.call("agentcanvas/applyProposal", map[string]any{"runId": "r1", "agentId": "w1", "hunks": []any{map[string]any{"file": "src/a.txt", "index": 1}}})
+	var data struct{ Problems []struct{ Path, Reason string } }
+	if rerr == nil || rerr.Code != int(CodeRequestFailed) || json.Unmarshal(rerr.Data, &data) != nil || len(data.Problems) == 0 || data.Problems[0].Path != "src/a.txt" {
+		t.Errorf("re-applying: %v (data %s)", rerr, rerr.Data)
 	}
 	if again, _ := os.ReadFile(filepath.Join(src, "a.txt")); string(again) != string(got) {
 		t.Error("a refused apply changed the workspace")

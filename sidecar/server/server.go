@@ -305,6 +305,15 @@ type (
 	unavailError struct{ what string }
 )
 
+// dataError is a domain refusal with structured data for the client (the error's "data").
+type dataError struct {
+	err  error
+	data any
+}
+
+func (e *dataError) Error() string { return e.err.Error() }
+func (e *dataError) Unwrap() error { return e.err }
+
 func (e *paramsError) Error() string  { return e.msg }
 func (e *staleError) Error() string   { return e.msg }
 func (e *unavailError) Error() string { return "not available yet: " + e.what }
@@ -337,6 +346,12 @@ func wireError(ctx context.Context, name string, err error) error {
 		return jsonrpc2.Errorf(jsonrpc2.InternalError, "%s: internal error: %s", name, be.msg)
 	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
 		return jsonrpc2.Errorf(CodeRequestCancelled, "%s: cancelled", name)
+	}
+	var de *dataError
+	if errors.As(err, &de) {
+		e := jsonrpc2.Errorf(CodeRequestFailed, "%s: %v", name, err)
+		e.Data, _ = json.Marshal(de.data)
+		return e
 	}
 	return jsonrpc2.Errorf(CodeRequestFailed, "%s: %v", name, err)
 }

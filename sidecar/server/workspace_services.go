@@ -80,8 +80,9 @@ func (proposalService) Apply(ctx context.Context, p ApplyProposalParams) (any, e
 	res, err := proposal.Apply(ctx, p.Workspace, ref, sel, o)
 	var refused *proposal.RefusedError
 	if errors.As(err, &refused) {
-		// Refused or conflicting: the workspace is unchanged; the message lists the problems.
-		return nil, fmt.Errorf("%w (the workspace is unchanged)", err)
+		// Refused or conflicting: the workspace is unchanged. The message lists the problems;
+		// the error's data carries them for the review UI.
+		return nil, &dataError{fmt.Errorf("%w (the workspace is unchanged)", err), map[string]any{"problems": refused.Problems}}
 	}
 	return res, err
 }
