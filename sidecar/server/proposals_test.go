@@ -104,7 +104,9 @@ func TestProposalsOnTheBinary(t *testing.T) {
 	}
 	// Applying the same hunk again conflicts: refused, workspace unchanged.
 	_, rerr := c.call("agentcanvas/applyProposal", map[string]any{"runId": "r1", "agentId": "w1", "hunks": []any{map[string]any{"file": "src/a.txt", "index": 1}}})
-	var data struct{ Problems []struct{ Path, Reason string } }
+	var data struct {
+		Problems []struct{ Path, Reason string }
+	}
 	if rerr == nil || rerr.Code != int(CodeRequestFailed) || json.Unmarshal(rerr.Data, &data) != nil || len(data.Problems) == 0 || data.Problems[0].Path != "src/a.txt" {
 		t.Errorf("re-applying: %v (data %s)", rerr, rerr.Data)
 	}
