@@ -140,8 +140,11 @@ func (s *Server) stop() {
 	if s.watch != nil {
 		s.watch.close()
 	}
-	if s.svc.Runs != nil {
-		s.svc.Runs.Close()
+	s.engineMu.Lock()
+	runs := s.svc.Runs
+	s.engineMu.Unlock()
+	if runs != nil {
+		runs.Close() // stops every run and waits: no agent outlives the session
 	}
 	// Close the stream rather than Conn.Close: Close waits for in-flight handlers, and a
 	// handler blocked on the client must not keep the process alive after exit.
