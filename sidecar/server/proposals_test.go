@@ -358,3 +358,61 @@ interactions:
 		t.Error("the secret was logged on stderr")
 	}
 }
+
+// When the editor goes away mid-run (stdin closes), the server stops the run and its agents
+// before exiting: no agent process outlives the session.
+func TestSessionEndStopsRunningAgents(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("needs /proc")
+	}
+	dir := t.TempDir()
+	agent := filepath.Join(dir, "agent.sh")
+	// The agent records its pid, then works for a long time.
+	if err := os.WriteFile(agent, []byte("cat > /dev/null\necho $$ > \"$(dirname \"$0\")/pid\"\nexec sleep 300\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	text := `version: "1.0"
+agents:
+  - {id: a, role: planner, runtime: {backendId: command, command: [bash, AGENT]}}
+  - {id: b, role: reviewer, runtime: {backendId: command, command: [bash, AGENT]}}
+interactions:
+  - id: first
+    patternId: role_play_pair
+    edges:
+      - source: a
+        target: b
+        data: {topology: p2p, termination: {type: max_rounds, rounds: 1}}
+`
+	root, uri := workspace(t, "long.yaml", strings.ReplaceAll(text, "AGENT", agent))
+	c := startBinary(t)
+	c.initialize(root)
+	c.mustCall("agentcanvas/startRun", map[string]any{"uri": uri}, nil)
+	c.waitNote("agentcanvas/runEvent", func(p json.RawMessage) bool { return strings.Contains(string(p), `"event":"agent_started"`) })
+	var pid int
+	for end := time.Now().Add(deadline); pid == 0 && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		b, _ := os.ReadFile(filepath.Join(dir, "pid"))
+		fmt.Sscan(strings.TrimSpace(string(b)), &pid)
+	}
+	if pid == 0 || !alive(pid) {
+		t.Fatalf("the agent did not start (pid %d)", pid)
+	}
+	c.w.Close()
+	if code := c.waitExit(); code != 0 {
+		t.Errorf("exit code %d", code)
+	}
+	if alive(pid) {
+		t.Errorf("agent process %d outlived the session", pid)
+		_ = syscallKill(pid)
+	}
+}
+
+// alive reports whether pid is a running (not zombie) process.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndex(s, ")")
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
