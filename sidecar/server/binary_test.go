@@ -368,3 +368,15 @@ func TestExitWhenTheParentDies(t *testing.T) {
 		t.Fatalf("the server outlived its parent; stderr:\n%s", stderr.String())
 	}
 }
+
+// didSave validates again (workspace rules read the disk, which a save changes).
+func TestDidSaveRevalidates(t *testing.T) {
+	root, uri := workspace(t, "team.yaml", goodFlow)
+	c := startBinary(t)
+	c.initialize(root)
+	c.open(uri, goodFlow, 1)
+	c.diagnostics(uri, 1)
+	c.notify("textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": uri}})
+	c.diagnostics(uri, 1) // published again for the same version
+	c.shutdownExit()
+}
