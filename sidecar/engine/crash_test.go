@@ -99,3 +99,65 @@ func atoi(s string) int {
 	}
 	return n
 }
+
+// TestResumeInterruptedRun: a run killed during its second interaction is resumed under the
+// same id; the first interaction is kept, not run again, and the second completes.
+func TestResumeInterruptedRun(t *testing.T) {
+	agentDir := t.TempDir()
+	agent := script(t, agentDir, "agent.sh", `cat >/dev/null
+echo "$AGENTCANVAS_INTERACTION_ID" >> "`+agentDir+`/calls"
+if [ "$AGENTCANVAS_INTERACTION_ID" = second ] && [ ! -e "`+agentDir+`/resumed" ]; then echo $$ >> "`+agentDir+`/pids"; sleep 300; fi
+echo "ANSWER: ok"
+`)
+	ws, f := workspace(t, strings.ReplaceAll(twoStage, "AGENT", agent))
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "AC_ENGINE_HELPER_FLOW="+f.File, "AC_ENGINE_HELPER_WS="+ws)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if b, _ := os.ReadFile(filepath.Join(agentDir, "pids")); len(b) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the second interaction never started")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	states, _ := ListStates(ws)
+	if len(states) != 1 || states[0].Status != StatusInterrupted {
+		t.Fatalf("states = %+v", states)
+	}
+	before, _ := os.ReadFile(filepath.Join(agentDir, "calls"))
+	firstCalls := strings.Count(string(before), "first")
+
+	os.WriteFile(filepath.Join(agentDir, "resumed"), nil, 0o644)
+	out, err := Resume(context.Background(), f, states[0].RunID, Options{Workspace: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.RunID != states[0].RunID || out.Status != StatusCompleted || out.Interactions[0].Status != StatusCompleted || out.Interactions[1].Status != StatusCompleted {
+		t.Fatalf("resumed outcome = %+v", out)
+	}
+	after, _ := os.ReadFile(filepath.Join(agentDir, "calls"))
+	if n := strings.Count(string(after), "first"); n != firstCalls {
+		t.Errorf("the completed interaction ran again: %d calls before, %d after", firstCalls, n)
+	}
+	if _, err := Resume(context.Background(), f, out.RunID, Options{Workspace: ws}); err == nil {
+		t.Error("a finished run must not be resumed")
+	}
+	evs, _ := eventlog.ReadAll(ws, "t")
+	resumed := 0
+	for _, e := range evs {
+		if e.Event == "run_resumed" {
+			resumed++
+		}
+	}
+	if resumed != 1 {
+		t.Errorf("%d run_resumed events", resumed)
+	}
+}

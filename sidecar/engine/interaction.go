@@ -34,12 +34,13 @@ type ictx struct {
 	bus    *bus.Bus
 	board  *bus.Blackboard
 
-	mu       sync.Mutex
-	st       termState
-	step     int
-	sessions map[string]string // node → CLI session id, resumed on its next turn
-	prepared map[string]bool   // node → sandbox prepared
-	edgeOf   map[[2]string]string
+	mu        sync.Mutex
+	st        termState
+	step      int
+	sessions  map[string]string // node → CLI session id, resumed on its next turn
+	prepared  map[string]bool   // node → sandbox prepared
+	questions map[string]int    // node → questions asked in its current phase
+	edgeOf    map[[2]string]string
 }
 
 // termState is what termination conditions are evaluated against.
@@ -55,7 +56,7 @@ type termState struct {
 
 func (r *run) runInteraction(parent context.Context, in *flow.Interaction) InteractionOutcome {
 	p, _ := pattern.Lookup(in.PatternID)
-	c := &ictx{r: r, in: in, pat: p.PatternID, roles: map[string]string{}, params: map[string]any{}, sessions: map[string]string{}, prepared: map[string]bool{}, edgeOf: map[[2]string]string{}}
+	c := &ictx{r: r, in: in, pat: p.PatternID, roles: map[string]string{}, params: map[string]any{}, sessions: map[string]string{}, prepared: map[string]bool{}, questions: map[string]int{}, edgeOf: map[[2]string]string{}}
 	c.st.Metrics = map[string]float64{}
 	topology := p.Topology
 	for _, e := range in.Edges {
@@ -508,6 +509,19 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 		return
 	}
 	req := Request{RunID: c.r.id, AgentID: node, InteractionID: c.in.ID, ID: pend.ID, Kind: string(pend.Kind), Fields: pend.Fields}
+	// More than three questions in one phase means the agent is not working on its own
+	// (agent-stdout-protocols.md): said in the log, not refused.
+	c.mu.Lock()
+	switch req.Kind {
+	case "question":
+		c.questions[node]++
+		if c.questions[node] == 4 {
+			c.r.emit(c.in.ID, "", "warning", map[string]any{"agent": node, "message": node + " has asked more than three questions in one phase"})
+		}
+	case "phase_complete":
+		c.questions[node] = 0
+	}
+	c.mu.Unlock()
 	kindEvent := map[string]string{"question": "question_asked", "dependency": "dependency_requested", "phase_complete": "phase_completed"}[req.Kind]
 	c.r.emit(c.in.ID, "", kindEvent, map[string]any{"agent": node, "id": pend.ID, "fields": publicFields(req)})
 	c.r.mu.Lock()

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"sync"
 	"time"
@@ -36,10 +37,12 @@ type managedRun struct {
 
 // StartParams start a run.
 type StartParams struct {
-	DryRun  bool              `json:"dryRun,omitempty"`
-	Backend string            `json:"backend,omitempty"`
-	Task    string            `json:"task,omitempty"`
-	Env     map[string]string `json:"-"` // secret values from the editor; never logged or persisted
+	DryRun  bool   `json:"dryRun,omitempty"`
+	Backend string `json:"backend,omitempty"`
+	Task    string `json:"task,omitempty"`
+	// ResumeRunID continues that interrupted run instead of starting a new one.
+	ResumeRunID string            `json:"resumeRunId,omitempty"`
+	Env         map[string]string `json:"-"` // secret values from the editor; never logged or persisted
 }
 
 // RunInfo is a run as listRuns shows it.
@@ -73,8 +76,25 @@ func (m *Manager) init() {
 // background. A flow with validation errors is refused here.
 func (m *Manager) Start(f *flow.Flow, p StartParams) (RunInfo, error) {
 	m.init()
-	id := NewRunID(time.Now())
-	r, err := newRun(f, Options{Workspace: m.Workspace, DryRun: p.DryRun, Backend: p.Backend, Task: p.Task, Env: p.Env, RunID: id, Human: m.inbox, Sink: m.Event})
+	o := Options{Workspace: m.Workspace, DryRun: p.DryRun, Backend: p.Backend, Task: p.Task, Env: p.Env, RunID: NewRunID(time.Now()), Human: m.inbox, Sink: m.Event}
+	if p.ResumeRunID != "" {
+		st, err := ReadState(m.Workspace, p.ResumeRunID)
+		if err != nil {
+			return RunInfo{}, err
+		}
+		if (st.Status != StatusRunning && st.Status != StatusWaiting) || processAlive(st.PID) && st.PID != os.Getpid() {
+			return RunInfo{}, fmt.Errorf("run %s is %s, not interrupted; only an interrupted run can be resumed", st.RunID, st.Status)
+		}
+		m.mu.Lock()
+		_, live := m.runs[st.RunID]
+		m.mu.Unlock()
+		if live {
+			return RunInfo{}, fmt.Errorf("run %s is running in this session", st.RunID)
+		}
+		o.Resume, o.RunID = st, st.RunID
+	}
+	id := o.RunID
+	r, err := newRun(f, o)
 	if err != nil {
 		return RunInfo{}, err
 	}

@@ -50,6 +50,9 @@ type Options struct {
 	RoundCap int
 	// StopGrace is the time between SIGTERM and SIGKILL when agents are stopped.
 	StopGrace time.Duration
+	// Resume continues an interrupted run from its checkpoint: the same run id, and the
+	// interactions it completed are kept, not run again. Set by Resume.
+	Resume *State
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
 }
@@ -154,6 +157,9 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 		o.RoundCap = 10
 	}
 	id := o.RunID
+	if o.Resume != nil {
+		id = o.Resume.RunID
+	}
 	if id == "" {
 		id = NewRunID(o.Now())
 	}
@@ -166,7 +172,28 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	}
 	r := &run{f: f, o: o, id: id, log: log, now: o.Now, key: bus.NewKey(), outcomes: map[string]*InteractionOutcome{}, metrics: newMetricSet()}
 	r.state = newState(r)
+	if o.Resume != nil {
+		r.state.Started = o.Resume.Started
+		r.proposals = append(r.proposals, o.Resume.Proposals...)
+	}
 	return r, nil
+}
+
+// Resume continues an interrupted run (status interrupted in ListStates) of the flow f:
+// the interactions it completed are kept, the others run again, under the same run id.
+func Resume(ctx context.Context, f *flow.Flow, runID string, o Options) (*Outcome, error) {
+	st, err := ReadState(o.Workspace, runID)
+	if err != nil {
+		return nil, err
+	}
+	if (st.Status != StatusRunning && st.Status != StatusWaiting) || processAlive(st.PID) && st.PID != os.Getpid() {
+		return nil, fmt.Errorf("run %s is %s, not interrupted; only an interrupted run can be resumed", runID, st.Status)
+	}
+	if st.Flow != f.Name {
+		return nil, fmt.Errorf("run %s ran the flow %q, not %q", runID, st.Flow, f.Name)
+	}
+	o.Resume = st
+	return Run(ctx, f, o)
 }
 
 // NewRunID makes a run id that sorts by start time: run_YYYYMMDD-HHMMSS_<6 hex>.
@@ -190,7 +217,11 @@ func (r *run) emit(interactionID, edgeID, event string, fields map[string]any) {
 func (r *run) execute(ctx context.Context) *Outcome {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	r.emit("", "", "run_started", map[string]any{"workspace": r.o.Workspace, "dryRun": r.o.DryRun, "interactions": len(r.f.Interactions), "task": r.task()})
+	if r.o.Resume != nil {
+		r.emit("", "", "run_resumed", map[string]any{"workspace": r.o.Workspace, "dryRun": r.o.DryRun, "interactions": len(r.f.Interactions), "task": r.task()})
+	} else {
+		r.emit("", "", "run_started", map[string]any{"workspace": r.o.Workspace, "dryRun": r.o.DryRun, "interactions": len(r.f.Interactions), "task": r.task()})
+	}
 
 	order, err := schedule(r.f.Interactions)
 	out := &Outcome{RunID: r.id, Flow: r.f.Name}
@@ -201,9 +232,19 @@ func (r *run) execute(ctx context.Context) *Outcome {
 		return out
 	}
 	done := map[string]chan struct{}{}
+	kept := map[string]bool{} // completed before an interruption: not run again
 	for _, in := range order {
 		done[in.ID] = make(chan struct{})
 		r.outcomes[in.ID] = &InteractionOutcome{ID: in.ID, PatternID: in.PatternID, Status: "pending"}
+		if r.o.Resume != nil {
+			for _, prev := range r.o.Resume.Interactions {
+				if prev.ID == in.ID && prev.Status == StatusCompleted {
+					c := prev
+					r.outcomes[in.ID] = &c
+					kept[in.ID] = true
+				}
+			}
+		}
 	}
 	r.checkpoint()
 	var wg sync.WaitGroup
@@ -212,6 +253,9 @@ func (r *run) execute(ctx context.Context) *Outcome {
 		go func(in *flow.Interaction) {
 			defer wg.Done()
 			defer close(done[in.ID])
+			if kept[in.ID] {
+				return
+			}
 			for _, dep := range in.DependsOn {
 				select {
 				case <-done[dep]:

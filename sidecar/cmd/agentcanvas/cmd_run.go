@@ -30,8 +30,9 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	nonInteractive := fs.Bool("non-interactive", false, "never prompt: questions take their default or fail the run")
 	backend := fs.String("backend", "", "override every agent's backendId (auto, claude, codex, gemini, command, dry-run)")
 	task := fs.String("task", "", "the run's task (default: the flow's description)")
+	resume := fs.String("resume", "", "continue the interrupted run RUN_ID (its completed interactions are kept)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentcanvas run [--workspace W] [--dry-run] [--answers FILE] [--non-interactive] FLOW")
+		fmt.Fprintln(stderr, "usage: agentcanvas run [--workspace W] [--dry-run] [--answers FILE] [--non-interactive] [--resume RUN_ID] FLOW")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -74,7 +75,12 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	f := flow.Parse(file, src)
-	out, err := engine.Run(ctx, f, opts)
+	var out *engine.Outcome
+	if *resume != "" {
+		out, err = engine.Resume(ctx, f, *resume, opts)
+	} else {
+		out, err = engine.Run(ctx, f, opts)
+	}
 	if err != nil {
 		var inv *engine.InvalidFlowError
 		if errors.As(err, &inv) {
