@@ -58,7 +58,7 @@ func publicFields(f map[string]any) map[string]any {
 }
 
 func (e managerEngine) Start(ctx context.Context, f *flow.Flow, p StartRunParams) (any, error) {
-	return e.m.Start(f, engine.StartParams{DryRun: p.DryRun, Backend: p.Backend, Task: p.Task, Env: p.Env})
+	return e.m.Start(f, engine.StartParams{DryRun: p.DryRun, Backend: p.Backend, Task: p.Task, ResumeRunID: p.ResumeRunID, Env: p.Env})
 }
 
 func (e managerEngine) Stop(ctx context.Context, runID string) error { return e.m.Stop(runID) }

@@ -218,6 +218,8 @@ type StartRunParams struct {
 	Backend string `json:"backend,omitempty"`
 	// Task is the user's request, given to the flow's first agents.
 	Task string `json:"task,omitempty"`
+	// ResumeRunID continues that interrupted run (completed interactions are kept).
+	ResumeRunID string `json:"resumeRunId,omitempty"`
 	// Env holds secret values from the editor's secret storage, by variable name. They reach
 	// the agents' processes only: never logged, echoed or written to disk.
 	Env map[string]string `json:"env,omitempty"`
