@@ -33,27 +33,8 @@ func TestCrashedRunIsListedWithCheckpoint(t *testing.T) {
 	agentDir := t.TempDir()
 	agent := script(t, agentDir, "agent.sh", "cat >/dev/null; echo $$ >> \""+agentDir+"/pids\"; sleep 300\n")
 	ws, f := workspace(t, strings.ReplaceAll(twoStage, "AGENT", agent))
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "AC_ENGINE_HELPER_FLOW="+f.File, "AC_ENGINE_HELPER_WS="+ws)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// Wait until the first agent runs: the engine has checkpointed and logged by then.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if b, _ := os.ReadFile(filepath.Join(agentDir, "pids")); len(b) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatal("the engine never started its agent")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
+	// Kill the engine once its agent runs: it has checkpointed and logged by then.
+	killEngineWhen(t, f, ws, filepath.Join(agentDir, "pids"))
 
 	states, err := ListStates(ws)
 	if err != nil || len(states) != 1 {
@@ -110,24 +91,7 @@ if [ "$AGENTCANVAS_INTERACTION_ID" = second ] && [ ! -e "`+agentDir+`/resumed" ]
 echo "ANSWER: ok"
 `)
 	ws, f := workspace(t, strings.ReplaceAll(twoStage, "AGENT", agent))
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "AC_ENGINE_HELPER_FLOW="+f.File, "AC_ENGINE_HELPER_WS="+ws)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if b, _ := os.ReadFile(filepath.Join(agentDir, "pids")); len(b) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatal("the second interaction never started")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
+	killEngineWhen(t, f, ws, filepath.Join(agentDir, "pids"))
 	states, _ := ListStates(ws)
 	if len(states) != 1 || states[0].Status != StatusInterrupted {
 		t.Fatalf("states = %+v", states)
@@ -160,4 +124,31 @@ echo "ANSWER: ok"
 	if resumed != 1 {
 		t.Errorf("%d run_resumed events", resumed)
 	}
+}
+
+// killEngineWhen runs the flow in a separate engine process (this test binary, see TestMain)
+// and SIGKILLs it as soon as the file marker has content.
+func killEngineWhen(t *testing.T, f *flow.Flow, ws, marker string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "AC_ENGINE_HELPER_FLOW="+f.File, "AC_ENGINE_HELPER_WS="+ws)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if b, _ := os.ReadFile(marker); len(b) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatal("the engine never got to its agent")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
 }
