@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -40,6 +41,7 @@ type ictx struct {
 	sessions  map[string]string // node → CLI session id, resumed on its next turn
 	prepared  map[string]bool   // node → sandbox prepared
 	questions map[string]int    // node → questions asked in its current phase
+	reworks   map[string]int    // node → failed verifications of its current phase
 	edgeOf    map[[2]string]string
 }
 
@@ -56,7 +58,7 @@ type termState struct {
 
 func (r *run) runInteraction(parent context.Context, in *flow.Interaction) InteractionOutcome {
 	p, _ := pattern.Lookup(in.PatternID)
-	c := &ictx{r: r, in: in, pat: p.PatternID, roles: map[string]string{}, params: map[string]any{}, sessions: map[string]string{}, prepared: map[string]bool{}, questions: map[string]int{}, edgeOf: map[[2]string]string{}}
+	c := &ictx{r: r, in: in, pat: p.PatternID, roles: map[string]string{}, params: map[string]any{}, sessions: map[string]string{}, prepared: map[string]bool{}, questions: map[string]int{}, reworks: map[string]int{}, edgeOf: map[[2]string]string{}}
 	c.st.Metrics = map[string]float64{}
 	topology := p.Topology
 	for _, e := range in.Edges {
@@ -385,7 +387,7 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 	s := runtime.Spec{RunID: c.r.id, AgentID: node, Role: c.roles[node], InteractionID: c.in.ID, Round: c.st.Round,
 		BackendID: rt.BackendID, Command: rt.Command, CwdMode: rt.CwdMode, Workspace: c.r.o.Workspace,
 		Model: rt.Model, MaxTurns: rt.MaxTurns, AllowedTools: rt.AllowedTools, PermissionMode: rt.PermissionMode, StopGrace: c.r.o.StopGrace,
-		CodexSandbox: rt.CodexSandbox, Interactive: rt.Interactive}
+		CodexSandbox: rt.CodexSandbox, Interactive: rt.Interactive, PauseOnPhaseComplete: true}
 	if c.r.o.Backend != "" {
 		s.BackendID = c.r.o.Backend
 	}
@@ -524,6 +526,9 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 	c.mu.Unlock()
 	kindEvent := map[string]string{"question": "question_asked", "dependency": "dependency_requested", "phase_complete": "phase_completed"}[req.Kind]
 	c.r.emit(c.in.ID, "", kindEvent, map[string]any{"agent": node, "id": pend.ID, "fields": publicFields(req)})
+	if req.Kind == "phase_complete" && c.verifyPhase(p, node, pend) {
+		return // sent back for rework, or failed: no approval to ask for
+	}
 	c.r.mu.Lock()
 	c.r.state.Pending = append(c.r.state.Pending, req)
 	c.r.mu.Unlock()
@@ -569,6 +574,75 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 	resolved := map[string]string{"question": "question_answered", "dependency": "dependency_resolved", "phase_complete": "phase_resolved"}[req.Kind]
 	c.r.emit(c.in.ID, "", resolved, map[string]any{"agent": node, "id": pend.ID, "outcome": outcome})
 	c.r.checkpoint()
+}
+
+// maxReworks is how often a phase that fails verification is sent back before the agent
+// fails (agent-stdout-protocols.md §3).
+const maxReworks = 3
+
+// verifyPhase runs the interaction's verifier (params.verify_command) on a completed phase,
+// in the agent's working folder. A failure sends the phase back for rework with the
+// verifier's output, at most maxReworks times; then the agent is stopped. It reports whether
+// it resolved the pause itself (true), or the phase passed (or there is no verifier) and
+// the user's approval is still to be asked (false).
+func (c *ictx) verifyPhase(p *runtime.Process, node string, pend *runtime.Pending) bool {
+	argv := commandParam(c.params["verify_command"])
+	if len(argv) == 0 {
+		return false
+	}
+	spec, err := c.spec(node)
+	if err != nil {
+		return false
+	}
+	dir := c.r.o.Workspace
+	if spec.CwdMode == runtime.CwdAgentHome && spec.SandboxWork != "" {
+		dir = spec.SandboxWork
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = dir
+	out, runErr := cmd.CombinedOutput()
+	passed := runErr == nil
+	c.mu.Lock()
+	if passed {
+		c.reworks[node] = 0
+	} else {
+		c.reworks[node]++
+	}
+	n := c.reworks[node]
+	c.mu.Unlock()
+	c.r.emit(c.in.ID, "", "phase_verified", map[string]any{"agent": node, "id": pend.ID, "passed": passed, "command": argv, "output": truncate(string(out), 2000), "reworks": n})
+	if passed {
+		return false
+	}
+	if n > maxReworks {
+		p.Stop(fmt.Sprintf("the phase failed verification %d times", n))
+		return true
+	}
+	feedback := fmt.Sprintf("The verifier `%s` failed (%v).\n%s", strings.Join(argv, " "), runErr, truncate(string(out), 4000))
+	if err := p.Rework(pend.ID, feedback); err != nil {
+		c.r.emit(c.in.ID, "", "error", map[string]any{"agent": node, "message": "rework: " + err.Error()})
+	}
+	return true
+}
+
+// commandParam reads a command parameter: an argv list, or a string run by sh -c.
+func commandParam(v any) []string {
+	switch t := v.(type) {
+	case string:
+		if strings.TrimSpace(t) == "" {
+			return nil
+		}
+		return []string{"sh", "-c", t}
+	case []any:
+		var out []string
+		for _, x := range t {
+			out = append(out, fmt.Sprint(x))
+		}
+		return out
+	}
+	return nil
 }
 
 // publicFields drops nothing today but is where a value-bearing field would be removed.

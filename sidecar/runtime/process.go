@@ -198,6 +198,12 @@ func (p *Process) Continue(id string) error {
 	return p.resolve(resolution{id: id, kind: PendingPhase})
 }
 
+// Rework resumes an agent paused at a completed phase with the reason the phase must be
+// done again (a failed verification); the agent gets it as its next input.
+func (p *Process) Rework(id, feedback string) error {
+	return p.resolve(resolution{id: id, kind: PendingPhase, reject: true, reason: feedback})
+}
+
 func (p *Process) resolve(r resolution) error {
 	r.errc = make(chan error, 1)
 	select {
@@ -706,6 +712,11 @@ func (p *Process) apply(t *turn, pend *Pending, r resolution, st *agentState) er
 		p.deliver(t, questionAnswerJSON(pend.ID, r.value), st)
 		p.finishPending(pend, "answered")
 	case PendingPhase:
+		if r.reject {
+			p.deliver(t, "[AGENTCANVAS] The phase you completed did not pass verification; rework it:\n"+r.reason+"\n", st)
+			p.finishPending(pend, "rework")
+			break
+		}
 		p.finishPending(pend, "continued")
 	case PendingDependency:
 		name, typ := pend.str("name"), pend.str("type")
