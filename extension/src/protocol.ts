@@ -1,7 +1,7 @@
 // The agentcanvas/* JSON-RPC surface as the extension uses it: method names (contract, DESIGN.md)
-// and the parameter/result shapes. Shapes follow docs/protocol.md on the server branch; where that
-// document was not yet written they are the extension's proposal, kept in this one file so that an
-// adjustment touches nothing else. Readers of results are tolerant (optional fields, both a bare
+// and the parameter/result shapes, as sidecar/server (server branch, services.go) defines them.
+// The pending-request payloads of run events are the extension's proposal until the run engine
+// lands; they are kept in this one file so that an adjustment touches nothing else. Readers of results are tolerant (optional fields, both a bare
 // array and {items: []}) because the sidecar and the extension are released together but built by
 // different people.
 
@@ -47,6 +47,7 @@ export interface StatusParams {
   message?: string;
   runningFlows?: RunningFlow[];
   pendingRequests?: number;
+  version?: string;
 }
 
 /** Reads an agentcanvas/status notification; anything malformed becomes a warning, never a throw. */
@@ -54,13 +55,16 @@ export function readStatus(raw: unknown): StatusParams {
   const o = asObject(raw);
   const h = o.health;
   const health: Health = h === 'ok' || h === 'warning' || h === 'error' ? h : 'warning';
-  const runningFlows = asArray(o.runningFlows)
-    .map((r) => asObject(r))
-    .filter((r) => typeof r.runId === 'string')
-    .map((r) => ({ runId: String(r.runId), flow: typeof r.flow === 'string' ? r.flow : '' }));
+  // The server sends flow names; objects {runId, flow} are accepted too.
+  const runningFlows = asArray(o.runningFlows).flatMap((r): RunningFlow[] => {
+    if (typeof r === 'string') return [{ runId: '', flow: r }];
+    const x = asObject(r);
+    return typeof x.runId === 'string' || typeof x.flow === 'string' ? [{ runId: String(x.runId ?? ''), flow: String(x.flow ?? '') }] : [];
+  });
   return {
     health,
-    message: typeof o.message === 'string' ? o.message : h === health ? undefined : `unknown health ${JSON.stringify(h)}`,
+    message: typeof o.message === 'string' && o.message !== '' ? o.message : h === health ? undefined : `unknown health ${JSON.stringify(h)}`,
+    version: typeof o.version === 'string' ? o.version : undefined,
     runningFlows,
     pendingRequests: typeof o.pendingRequests === 'number' ? o.pendingRequests : undefined,
   };
@@ -153,9 +157,10 @@ export const Backends = ['auto', 'claude', 'codex', 'gemini', 'command', 'dry-ru
 export type Backend = (typeof Backends)[number];
 
 export interface StartRunParams {
-  flow: string; // workspace-relative path of the flow file
-  backend?: Backend; // overrides every agent's backendId; "dry-run" needs no agent CLI
+  uri: string; // the flow file
   dryRun?: boolean;
+  /** Overrides every agent's backendId (extension proposal; dryRun covers "dry-run"). */
+  backend?: Backend;
 }
 
 export interface AgentState {
@@ -251,9 +256,11 @@ function readInteraction(raw: unknown): InteractionState {
  * malformed event can never raise a prompt with missing text.
  */
 export function readPending(raw: unknown, runIdFallback?: string): PendingRequest | undefined {
-  const o = asObject(raw);
+  // A run event carries its payload in "data"; listRuns' pending entries are flat. Merge both.
+  const outer = asObject(raw);
+  const o: Record<string, unknown> = { ...asObject(outer.data), ...outer };
   const runId = typeof o.runId === 'string' ? o.runId : runIdFallback;
-  const requestId = typeof o.requestId === 'string' ? o.requestId : typeof o.id === 'string' ? o.id : undefined;
+  const requestId = [o.requestId, o.questionId, o.id].find((x): x is string => typeof x === 'string' && x !== '');
   if (!runId || !requestId) return undefined;
   const base: PendingBase = {
     runId,
@@ -263,8 +270,9 @@ export function readPending(raw: unknown, runIdFallback?: string): PendingReques
     deadline: readDeadline(o),
   };
   const kind = o.kind ?? o.event;
-  if (kind === 'question' || kind === 'user_question' || o.question && typeof o.question === 'object') {
-    const q = asObject(o.question);
+  if (kind === 'question' || kind === 'user_question' || (o.question && typeof o.question === 'object')) {
+    // {question: {category, question, options…}} or the fields flat, as the stdout block has them
+    const q = o.question && typeof o.question === 'object' ? asObject(o.question) : o;
     if (typeof q.question !== 'string' || q.question.trim() === '') return undefined;
     return {
       ...base,
@@ -278,8 +286,8 @@ export function readPending(raw: unknown, runIdFallback?: string): PendingReques
       },
     };
   }
-  if (kind === 'dependency' || kind === 'dependency_request' || o.dependency && typeof o.dependency === 'object') {
-    const d = asObject(o.dependency);
+  if (kind === 'dependency' || kind === 'dependency_request' || (o.dependency && typeof o.dependency === 'object')) {
+    const d = o.dependency && typeof o.dependency === 'object' ? asObject(o.dependency) : o;
     if (typeof d.name !== 'string' || d.name === '' || !DependencyTypes.includes(d.type as DependencyType)) return undefined;
     return {
       ...base,
@@ -316,7 +324,7 @@ export function readRuns(raw: unknown): RunState[] {
       return {
         runId,
         flow: typeof r.flow === 'string' ? r.flow : '',
-        status: typeof r.status === 'string' ? r.status : 'unknown',
+        status: typeof r.state === 'string' ? r.state : typeof r.status === 'string' ? r.status : 'unknown',
         startedAt: typeof r.startedAt === 'string' ? r.startedAt : undefined,
         endedAt: typeof r.endedAt === 'string' ? r.endedAt : undefined,
         terminationReason: typeof r.terminationReason === 'string' ? r.terminationReason : undefined,
@@ -347,7 +355,7 @@ export function readRunEvent(raw: unknown): RunEvent | undefined {
 
 export interface AnswerQuestionParams {
   runId: string;
-  requestId: string;
+  questionId: string;
   answer: string;
 }
 export interface ProvideDependencyParams {
@@ -363,16 +371,18 @@ export interface RejectDependencyParams {
 
 // ---- proposals ------------------------------------------------------------------------------
 
-export interface ApplyProposalParams {
-  /** Absolute path of the proposal.json. */
-  proposal: string;
+export interface ProposalRef {
+  runId: string;
+  agentId: string;
+}
+
+export interface ApplyProposalParams extends ProposalRef {
+  /** Whole files accepted, by path. With hunks empty too, everything is applied. */
+  files?: string[];
+  /** Single hunks accepted (index into the file's hunks in changes.patch). */
+  hunks?: Array<{ file: string; index: number }>;
   /** Only check (git apply --check semantics); nothing is written. */
   check?: boolean;
-  /**
-   * The accepted part of the proposal, when the user deselected files or hunks: a unified diff
-   * made of whole hunks of changes.patch (see patch.ts). Absent means the whole proposal.
-   */
-  patch?: string;
 }
 
 export interface ApplyConflict {
@@ -399,10 +409,12 @@ export function readApplyResult(raw: unknown): ApplyResult {
   };
 }
 
-export interface RejectProposalParams {
-  proposal: string;
+export interface RejectProposalParams extends ProposalRef {
   reason?: string;
 }
+
+/** The sidecar's error code for a feature whose package has not landed in this build. */
+export const CodeNotAvailable = -32010;
 
 // ---- helpers --------------------------------------------------------------------------------
 

@@ -275,6 +275,6 @@ export async function withSidecar<T>(sidecar: SidecarClient, log: Log, fn: () =>
 export function describeError(e: unknown): string {
   const code = (e as { code?: unknown })?.code;
   const message = e instanceof Error ? e.message : String(e);
-  if (code === -32601) return `this sidecar does not support that yet (${message})`;
+  if (code === -32601 || code === -32010) return `this sidecar build does not support that yet (${message})`;
   return message;
 }

@@ -27,7 +27,7 @@ export function renderStatus(state: ClientState, health: StatusParams | undefine
   const runs = running.length > 0 ? ` $(play) ${running.length}` : '';
   const lines = [`AgentCanvas sidecar: ${health?.health === 'warning' ? 'warning' : health?.health === 'error' ? 'error' : 'healthy'}`];
   if (health?.message) lines.push(health.message);
-  for (const r of running) lines.push(`running: ${r.flow || r.runId} (${r.runId})`);
+  for (const r of running) lines.push(`running: ${r.flow || r.runId}${r.runId && r.flow ? ` (${r.runId})` : ''}`);
   if (pendingPrompts > 0) lines.push(`${pendingPrompts} request(s) waiting for you`);
   const tooltip = lines.join('\n');
   switch (health?.health) {

@@ -50,14 +50,13 @@ async function newFlow(sidecar: SidecarClient, log: Log): Promise<void> {
   }
   const choice = await withSidecar(sidecar, log, () => pickPattern(sidecar, 'Start from an empty flow or a pattern', true));
   if (!choice) return;
-  let text = emptyFlowYaml(name);
+  await vscode.workspace.fs.writeFile(target, Buffer.from(emptyFlowYaml(name), 'utf8'));
   if (choice !== 'empty') {
-    const res = await withSidecar(sidecar, log, () => sidecar.request<unknown>(Method.instantiatePattern, { patternId: choice.patternId, name }));
-    const t = (res as { text?: unknown } | undefined)?.text;
-    if (typeof t !== 'string') return; // the error was already shown
-    text = t;
+    // The sidecar expands the pattern into the new file (editFlow insertPattern): one source of
+    // ids, positions and default terminations for the canvas and for this command.
+    const ok = await withSidecar(sidecar, log, () => applyFlowOps(sidecar, target, [{ op: 'insertPattern', patternId: choice.patternId }]));
+    if (ok) await (await vscode.workspace.openTextDocument(target)).save();
   }
-  await vscode.workspace.fs.writeFile(target, Buffer.from(text, 'utf8'));
   log.info(`created ${target.fsPath}`);
   await vscode.commands.executeCommand('vscode.openWith', target, CANVAS_VIEW_TYPE).then(undefined, async () => {
     await vscode.window.showTextDocument(target); // the canvas is not installed in this build
@@ -101,15 +100,17 @@ async function insertPattern(sidecar: SidecarClient, arg?: unknown): Promise<voi
   if (!uri) return;
   const picked = await pickPattern(sidecar, 'Pick a pattern to insert', false);
   if (!picked || picked === 'empty') return;
+  await applyFlowOps(sidecar, uri, [{ op: 'insertPattern', patternId: picked.patternId }]);
+}
+
+/** Sends edit operations for a flow and applies the sidecar's text edits to its document. */
+export async function applyFlowOps(sidecar: SidecarClient, uri: vscode.Uri, ops: Array<Record<string, unknown>>): Promise<boolean> {
   const doc = await vscode.workspace.openTextDocument(uri);
-  const res = await sidecar.request<unknown>(Method.editFlow, {
-    uri: uri.toString(),
-    text: doc.getText(),
-    ops: [{ op: 'insertPattern', patternId: picked.patternId }],
-  });
+  const res = await sidecar.request<unknown>(Method.editFlow, { uri: uri.toString(), text: doc.getText(), ops });
   const edits = readTextEdits(res);
-  if (edits.length === 0) return;
+  if (edits.length === 0) return true;
   const we = new vscode.WorkspaceEdit();
   for (const e of edits) we.replace(uri, toVsRange(e.range), e.newText);
   if (!(await vscode.workspace.applyEdit(we))) throw new Error(`could not apply the edit to ${vscode.workspace.asRelativePath(uri)} (it changed meanwhile?)`);
+  return true;
 }

@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import { Method, readApplyResult, type ApplyResult } from '../protocol';
 import { describeError, withSidecar, type SidecarClient } from '../sidecar';
 import type { Log } from '../log';
-import { headWarning, patchForSelection, scanProposals, selectionSummary, setAccepted, type Proposal } from '../views/proposalsModel';
+import { headWarning, scanProposals, selectionParams, selectionSummary, setAccepted, type Proposal } from '../views/proposalsModel';
 import type { ProposalNode, ProposalsTree } from '../views/proposalsTree';
 
 /** Serves the left side of a diff for a file the agent added (there is no input/ file). */
@@ -121,8 +121,7 @@ export class ProposalController {
       const go = await vscode.window.showWarningMessage(`Apply ${what} from ${p.agentId}?`, { modal: true, detail: warn }, 'Apply Anyway');
       if (go !== 'Apply Anyway') return;
     }
-    const patch = patchForSelection(p);
-    const base = { proposal: p.proposalJson, ...(patch !== undefined ? { patch } : {}) };
+    const base = { runId: p.runId, agentId: p.agentId, ...selectionParams(p) };
     // Check first (git apply --check semantics): a conflict is explained before anything is written.
     const check = readApplyResult(await this.sidecar.request(Method.applyProposal, { ...base, check: true }));
     if (!check.applied) {
@@ -168,7 +167,7 @@ export class ProposalController {
     if (!p) return;
     const reason = await vscode.window.showInputBox({ title: `Reject the proposal from ${p.agentId}`, prompt: 'Why (optional; recorded in the run log)' });
     if (reason === undefined) return;
-    await this.sidecar.request(Method.rejectProposal, { proposal: p.proposalJson, reason });
+    await this.sidecar.request(Method.rejectProposal, { runId: p.runId, agentId: p.agentId, reason });
     this.log.info(`rejected ${p.proposalJson}`);
     await this.refresh();
   }
@@ -181,9 +180,10 @@ export class ProposalController {
     for (const p of this.tree.proposals) {
       if (p.status !== 'pending' || p.error || headWarning(p, head)) continue;
       try {
-        const check = readApplyResult(await this.sidecar.request(Method.applyProposal, { proposal: p.proposalJson, check: true }));
+        const ref = { runId: p.runId, agentId: p.agentId };
+        const check = readApplyResult(await this.sidecar.request(Method.applyProposal, { ...ref, check: true }));
         if (!check.applied) continue;
-        const res = readApplyResult(await this.sidecar.request(Method.applyProposal, { proposal: p.proposalJson }));
+        const res = readApplyResult(await this.sidecar.request(Method.applyProposal, ref));
         if (res.applied) this.log.info(`auto-applied ${p.proposalJson}`);
       } catch (e) {
         this.log.warn(`auto-apply of ${p.proposalJson}: ${describeError(e)}`);

@@ -90,7 +90,7 @@ export class RunController {
     const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
     if (doc?.isDirty) await doc.save();
     const flow = vscode.workspace.asRelativePath(uri, false);
-    const res = (await this.sidecar.request<{ runId?: unknown }>(Method.startRun, { flow, backend, dryRun: backend === 'dry-run' })) ?? {};
+    const res = (await this.sidecar.request<{ runId?: unknown }>(Method.startRun, { uri: uri.toString(), backend, dryRun: backend === 'dry-run' })) ?? {};
     if (typeof res.runId !== 'string') throw new Error('the sidecar did not return a runId');
     const runId = res.runId;
     this.log.info(`started run ${runId} of ${flow} with backend ${backend}`);
@@ -139,7 +139,7 @@ export class RunController {
       const active = [
         ...new Map(
           [
-            ...this.status.runningFlows.map((r) => [r.runId, r.flow] as const),
+            ...this.status.runningFlows.filter((r) => r.runId !== '').map((r) => [r.runId, r.flow] as const),
             ...this.tree.model.all().filter((r) => r.status === 'running' || r.status === 'waiting').map((r) => [r.runId, r.flow] as const),
           ],
         ).entries(),

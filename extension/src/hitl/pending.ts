@@ -57,7 +57,7 @@ export class PendingQueue {
 
   /** Updates the queue from a run event; true when a new request arrived. */
   onRunEvent(ev: RunEvent): boolean {
-    if (ev.event === 'user_question' || ev.event === 'dependency_request') {
+    if (ev.event === 'question' || ev.event === 'user_question' || ev.event === 'dependency_request') {
       const p = readPending(ev, ev.runId);
       if (p) {
         this.add(p);
@@ -66,7 +66,9 @@ export class PendingQueue {
       return false;
     }
     if (CLOSING_EVENTS.has(ev.event)) {
-      if (typeof ev.requestId === 'string') this.remove(ev.runId, ev.requestId);
+      const data = (ev.data ?? {}) as Record<string, unknown>;
+      const id = [ev.requestId, ev.questionId, data.requestId, data.questionId].find((x): x is string => typeof x === 'string');
+      if (id) this.remove(ev.runId, id);
       else if (ev.event.startsWith('run_')) for (const p of this.list()) if (p.runId === ev.runId) this.remove(p.runId, p.requestId);
     }
     return false;

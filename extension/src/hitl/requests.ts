@@ -110,8 +110,10 @@ export type Answer =
 export function answerRequest(p: PendingRequest, a: Answer): { method: string; params: Record<string, unknown> } {
   const ids = { runId: p.runId, requestId: p.requestId };
   if (p.kind === 'question') {
-    if (a.kind === 'answer') return { method: Method.answerQuestion, params: { ...ids, answer: a.text } };
-    if (a.kind === 'reject') return { method: Method.answerQuestion, params: { ...ids, answer: "", skipped: true, reason: a.reason } };
+    const q = { runId: p.runId, questionId: p.requestId };
+    if (a.kind === 'answer') return { method: Method.answerQuestion, params: { ...q, answer: a.text } };
+    // A skipped (optional) question is answered with nothing; the agent gets an empty answer.
+    if (a.kind === 'reject') return { method: Method.answerQuestion, params: { ...q, answer: '', skipped: true, reason: a.reason } };
     throw new Error('a question is answered, not provided');
   }
   if (a.kind === 'provide') return { method: Method.provideDependency, params: { ...ids, value: a.value } };

