@@ -1,0 +1,75 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readApplyResult, readDiagnostics, readPatterns, readPending, readRuns, readStatus } from '../../src/protocol';
+
+test('status: the server sends flow names; health falls back to warning when unknown', () => {
+  assert.deepEqual(readStatus({ health: 'ok', message: 'ready', runningFlows: ['team.yaml'], version: '0.1.0' }), {
+    health: 'ok',
+    message: 'ready',
+    runningFlows: [{ runId: '', flow: 'team.yaml' }],
+    pendingRequests: undefined,
+    version: '0.1.0',
+  });
+  const odd = readStatus({ health: 'sunny' });
+  assert.equal(odd.health, 'warning');
+  assert.match(odd.message ?? '', /unknown health "sunny"/);
+  assert.equal(readStatus(null).health, 'warning');
+});
+
+test('pending question from a run event (payload in data) and from listRuns (flat)', () => {
+  const ev = {
+    runId: 'r1',
+    event: 'question',
+    agentId: 'coder',
+    ts: '2026-11-22T00:00:00Z',
+    data: { questionId: 'q_1', category: 'choice', question: 'Which database?', options: ['PostgreSQL', 'SQLite'], default: 'SQLite', required: true, deadline: '2026-11-22T00:05:00Z' },
+  };
+  assert.deepEqual(readPending(ev), {
+    kind: 'question',
+    runId: 'r1',
+    requestId: 'q_1',
+    agentId: 'coder',
+    flow: undefined,
+    deadline: Date.parse('2026-11-22T00:05:00Z'),
+    question: { category: 'choice', question: 'Which database?', options: ['PostgreSQL', 'SQLite'], default: 'SQLite', required: true },
+  });
+  const flat = readPending({ kind: 'question', requestId: 'q_2', question: { question: 'Proceed?', required: 'false' } }, 'r2');
+  assert.equal(flat?.runId, 'r2');
+  assert.equal(flat?.kind === 'question' && flat.question.required, false);
+});
+
+test('pending dependency; malformed ones are dropped, never half-shown', () => {
+  const d = readPending({ runId: 'r', event: 'dependency_request', data: { requestId: 'd1', type: 'api_key', name: 'OPENAI_API_KEY', description: 'for GPT', required: true } });
+  assert.equal(d?.kind, 'dependency');
+  assert.deepEqual(d?.kind === 'dependency' && d.dependency, { type: 'api_key', name: 'OPENAI_API_KEY', description: 'for GPT', required: true, default: undefined });
+  assert.equal(readPending({ runId: 'r', event: 'dependency_request', data: { requestId: 'd2', type: 'telepathy', name: 'X' } }), undefined);
+  assert.equal(readPending({ runId: 'r', event: 'dependency_request', data: { requestId: 'd3', type: 'file' } }), undefined);
+  assert.equal(readPending({ runId: 'r', event: 'question', data: { questionId: 'q', question: '  ' } }), undefined);
+  assert.equal(readPending({ event: 'question', data: { questionId: 'q', question: 'no run' } }), undefined);
+});
+
+test('runs: RunInfo.state, nested interactions and pending', () => {
+  const runs = readRuns([
+    { runId: 'r1', flow: 'flows/a.yaml', state: 'waiting', startedAt: 't', interactions: [{ id: 'i1', patternId: 'debate_judge', status: 'running', agents: [{ id: 'a', status: 'waiting' }] }], pending: [{ kind: 'question', requestId: 'q', question: { question: 'ok?' } }] },
+    { nope: true },
+  ]);
+  assert.equal(runs.length, 1);
+  assert.equal(runs[0].status, 'waiting');
+  assert.equal(runs[0].interactions[0].agents[0].status, 'waiting');
+  assert.equal(runs[0].pending[0].runId, 'r1');
+  assert.deepEqual(readRuns({ runs: [] }), []);
+});
+
+test('patterns, diagnostics and apply results, bare or wrapped', () => {
+  assert.equal(readPatterns([{ id: 'P05', patternId: 'debate_judge', name: 'Debate + Judge' }])[0].name, 'Debate + Judge');
+  assert.equal(readPatterns({ patterns: [{ id: 'P01', patternId: 'manager_worker' }] })[0].name, 'manager_worker');
+  const diags = readDiagnostics({ diagnostics: [{ range: { start: { line: 7, character: 11 }, end: { line: 7, character: 21 } }, severity: 1, code: 'schema', message: 'files must be a list' }, { message: 'no range' }] });
+  assert.equal(diags.length, 1);
+  assert.equal(diags[0].code, 'schema');
+  assert.deepEqual(readApplyResult({ applied: false, conflicts: [{ file: 'src/a.ts', message: 'hunk 2 does not match' }] }), {
+    applied: false,
+    files: [],
+    conflicts: [{ path: 'src/a.ts', reason: 'hunk 2 does not match' }],
+    message: undefined,
+  });
+});
