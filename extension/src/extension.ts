@@ -15,13 +15,17 @@ import { PendingQueue } from './hitl/pending';
 import { askUser } from './hitl/prompts';
 import { promptKind, secretKey } from './hitl/requests';
 import { isFlowPath } from './flows';
+import { registerSkills } from './skills/skillsView';
+import { createCanvasBackend, type CanvasBackendImpl } from './canvasBackend';
 
 let sidecar: SidecarClient | undefined;
 const STORED_KEYS = 'agentcanvas.storedSecretKeys';
 
 export interface AgentCanvasApi {
-  /** The running client, for the canvas (CanvasBackend) and for tests. */
+  /** The running client, for tests. */
   sidecar: SidecarClient;
+  /** What the canvas custom editor needs: CanvasEditorProvider.register(context, api.canvasBackend). */
+  canvasBackend: CanvasBackendImpl;
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<AgentCanvasApi> {
@@ -127,9 +131,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<AgentC
     }),
   );
 
+  // Skills
+  registerSkills(context);
+
+  const canvasBackend = createCanvasBackend(client, (listener) =>
+    client.onNotification(Notification.runEvent, (raw) => {
+      const ev = readRunEvent(raw);
+      if (ev) listener(ev);
+    }),
+  );
+
   void proposals.refresh();
   await client.start();
-  return { sidecar: client };
+  return { sidecar: client, canvasBackend };
 }
 
 export async function deactivate(): Promise<void> {
