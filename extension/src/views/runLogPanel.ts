@@ -48,7 +48,7 @@ export class RunLogPanel {
     }
     const parsed = parseJsonl(text);
     this.panel.title = `Run Log: ${vscode.workspace.asRelativePath(this.file)}`;
-    this.panel.webview.html = renderHtml(this.panel.webview, vscode.workspace.asRelativePath(this.file), parsed, metrics(parsed.events), this.runId);
+    this.panel.webview.html = renderHtml(vscode.workspace.asRelativePath(this.file), parsed, metrics(parsed.events), this.runId);
   }
 }
 
@@ -56,7 +56,7 @@ function escapeJsonForScript(v: unknown): string {
   return JSON.stringify(v).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
 }
 
-function renderHtml(webview: vscode.Webview, title: string, parsed: ReturnType<typeof parseJsonl>, m: ReturnType<typeof metrics>, runId?: string): string {
+function renderHtml(title: string, parsed: ReturnType<typeof parseJsonl>, m: ReturnType<typeof metrics>, runId?: string): string {
   const nonce = crypto.randomBytes(16).toString('base64');
   const data = escapeJsonForScript({ events: parsed.events.map((e) => ({ ...e, raw: e.raw })), errors: parsed.errors, metrics: m, runId: runId ?? '' });
   return `<!DOCTYPE html>
@@ -98,7 +98,7 @@ const mt = [['events', m.events], ['steps', m.steps], ['duration', m.durationMs 
   ['messages by agent', Object.entries(m.messagesByAgent).map(([a,n]) => a+' '+n).join(', ') || '—']];
 for (const [k,v] of mt){ const d=document.createElement('div'); d.textContent = k+': '+v; $('metrics').appendChild(d); }
 if (DATA.errors.length) $('errors').textContent = DATA.errors.length+' unreadable line(s): '+DATA.errors.slice(0,5).map(e => 'line '+e.line+': '+e.message).join('; ');
-function fmt(ts){ if (typeof ts === 'number' && ts > 1e11) return new Date(ts).toLocaleTimeString(); return ts === undefined ? '' : String(ts); }
+function fmt(ts){ if (typeof ts === 'number' && ts > 1e11) return new Date(ts).toLocaleTimeString(); if (typeof ts === 'string' && !isNaN(Date.parse(ts))) return new Date(ts).toLocaleTimeString(); return ts === undefined ? '' : String(ts); }
 function render(){
   const run=$('f-run').value, ev=$('f-event').value, ag=$('f-agent').value, it=$('f-inter').value, tx=$('f-text').value.toLowerCase();
   const rows = DATA.events.filter(e => (!run||e.runId===run)&&(!ev||e.event===ev)&&(!ag||e.agentId===ag||e.from===ag||e.to===ag)&&(!it||e.interactionId===it)&&(!tx||JSON.stringify(e.raw).toLowerCase().includes(tx)));

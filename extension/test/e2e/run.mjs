@@ -55,6 +55,57 @@ const STEPS = [
     },
   },
   {
+    name: 'the Proposals view lists a worker\'s proposal with +/- counts; a file opens the native diff of input against work; a hunk can be unticked',
+    async run({ page, shot }) {
+      await runCommand(page, 'AgentCanvas: Focus on Proposals View');
+      const view = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Proposals' }) });
+      const proposal = view.locator('.monaco-list-row', { hasText: 'writer' });
+      await proposal.first().waitFor({ timeout: TIMEOUT });
+      const desc = await proposal.first().innerText();
+      if (!/run_e2e_1 · 1 file\(s\) \+3 −2 · pending/.test(desc)) throw new Error(`proposal row says ${JSON.stringify(desc)}`);
+      const file = view.locator('.monaco-list-row', { hasText: 'src/parser.ts' });
+      await file.first().locator('.label-name, .monaco-highlighted-label').first().click();
+      await page.locator('.tab', { hasText: 'parser.ts (writer: input ↔ work)' }).first().waitFor({ timeout: TIMEOUT });
+      await page.locator('.monaco-diff-editor').first().waitFor({ state: 'visible', timeout: TIMEOUT });
+      // expand the file and untick its second hunk
+      const twisty = file.first().locator('.monaco-tl-twistie');
+      if (await twisty.getAttribute('class').then((c) => c?.includes('collapsed'))) await twisty.click();
+      const hunk = view.locator('.monaco-list-row', { hasText: '@@ -22' });
+      await hunk.first().waitFor({ timeout: TIMEOUT });
+      await hunk.first().locator('.custom-view-tree-node-item-checkbox, .monaco-checkbox, [role=checkbox]').first().click();
+      await view.locator('.monaco-list-row', { hasText: '1/2 hunks accepted' }).first().waitFor({ timeout: TIMEOUT });
+      await shot('03-proposal-diff');
+    },
+  },
+  {
+    name: '"AgentCanvas: Show Run Log" shows the JSONL timeline with metrics and filters',
+    async run({ page, shot }) {
+      await runCommand(page, 'AgentCanvas: Show Run Log');
+      await page.locator('.quick-input-widget .monaco-list-row', { hasText: '2026-11-22.jsonl' }).first().waitFor({ timeout: TIMEOUT });
+      await page.keyboard.press('Enter');
+      const frame = await webviewFrame(page, '#metrics');
+      const metrics = await frame.locator('#metrics').innerText();
+      for (const want of ['events: 5', 'steps: 2', 'duration: 6.0 s', 'terminations: review: max_rounds', 'created 1']) {
+        if (!metrics.includes(want)) throw new Error(`metrics lack ${JSON.stringify(want)}: ${JSON.stringify(metrics)}`);
+      }
+      await frame.locator('#count', { hasText: '5 of 5 events' }).waitFor({ timeout: TIMEOUT });
+      await frame.locator('#f-event').selectOption('step');
+      await frame.locator('#count', { hasText: '2 of 5 events' }).waitFor({ timeout: TIMEOUT });
+      await shot('04-run-log');
+    },
+  },
+  {
+    name: 'a SKILL.md whose name differs from its folder is flagged in the Problems panel',
+    async run({ page, shot }) {
+      await quickOpen(page, 'SKILL.md');
+      await page.locator('.markers-panel .monaco-list-row', { hasText: 'must equal the folder name "release-notes"' }).first().waitFor({ timeout: TIMEOUT }).catch(async () => {
+        await runCommand(page, 'View: Focus Problems');
+        await page.locator('.markers-panel .monaco-list-row', { hasText: 'must equal the folder name "release-notes"' }).first().waitFor({ timeout: TIMEOUT });
+      });
+      await shot('05-skill-check');
+    },
+  },
+  {
     name: 'a killed sidecar is restarted and the status item returns to healthy',
     async run({ page, shot }) {
       const first = await sidecarPid();
@@ -62,7 +113,7 @@ const STEPS = [
       const next = await waitForNewSidecar(first);
       await page.locator('[aria-label="AgentCanvas sidecar: healthy"]').first().waitFor({ state: 'visible', timeout: TIMEOUT });
       if (next === first) throw new Error('the sidecar was not restarted');
-      await shot('03-restarted-after-crash');
+      await shot('06-restarted-after-crash');
     },
   },
   {
@@ -81,7 +132,7 @@ const STEPS = [
       // no pop-up storm: the four restarts were silent, the fifth crash says so once
       const toasts = await page.locator('.notifications-toasts .notification-toast').allInnerTexts();
       if (toasts.length !== 1) throw new Error(`expected exactly one notification, found ${JSON.stringify(toasts)}`);
-      await shot('04-crash-cap');
+      await shot('07-crash-cap');
       await page.keyboard.press('Escape');
       await dismissToasts(page);
       await runCommand(page, 'AgentCanvas: Validate Flow');
@@ -89,10 +140,10 @@ const STEPS = [
       const restart = notRunning.first().getByRole('button', { name: 'Restart' });
       await restart.waitFor({ state: 'visible', timeout: TIMEOUT });
       await page.waitForTimeout(300); // let the toast finish sliding in, for a readable screenshot
-      await shot('05-not-running');
+      await shot('08-not-running');
       await restart.click();
       await page.locator('[aria-label="AgentCanvas sidecar: healthy"]').first().waitFor({ state: 'visible', timeout: TIMEOUT });
-      await shot('06-restarted-by-user');
+      await shot('09-restarted-by-user');
     },
   },
 ];
@@ -130,6 +181,17 @@ async function dismissToasts(page) {
     await page.locator('.notifications-toasts .notification-toast').first().hover();
     await page.locator('.notifications-toasts .notification-toast .codicon-notifications-clear').first().click().catch(() => {});
   }
+}
+
+/** The frame of a webview whose document has selector (webviews are nested iframes). */
+async function webviewFrame(page, selector) {
+  for (let i = 0; i < 300; i++) {
+    for (const f of page.frames()) {
+      if (await f.locator(selector).count().catch(() => 0)) return f;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no webview with ${selector}`);
 }
 
 // ---- palette helpers (the recipe: F1, type the title, Enter) ---------------------------------
@@ -199,11 +261,34 @@ writeFileSync(
     'workbench.enableExperiments': false,
   }),
 );
+// A proposal as `proposal create` lays it out (spec §6.1/§6.4), its patch made by git diff --no-index.
+const parser = Array.from({ length: 30 }, (_, i) => `export const l${i + 1} = ${i + 1};`).join('\n') + '\n';
+mkdirSync(path.join(workspace, 'src'), { recursive: true });
+writeFileSync(path.join(workspace, 'src', 'parser.ts'), parser);
+const agentDir = path.join(workspace, '.agentcanvas', 'sandboxes', 'run_e2e_1', 'writer');
+for (const d of ['input/src', 'work/src', 'proposal']) mkdirSync(path.join(agentDir, d), { recursive: true });
+writeFileSync(path.join(agentDir, 'input/src/parser.ts'), parser);
+writeFileSync(
+  path.join(agentDir, 'work/src/parser.ts'),
+  parser.replace('export const l2 = 2;', 'export const l2 = 20;').replace('export const l25 = 25;', 'export const l25 = 250;\nexport const extra = true;'),
+);
+const diff = spawnSync('git', ['diff', '--no-index', '--no-color', 'input', 'work'], { cwd: agentDir, encoding: 'utf8' }).stdout;
+writeFileSync(path.join(agentDir, 'proposal/changes.patch'), diff.replace(/a\/input\//g, 'a/').replace(/b\/work\//g, 'b/'));
+writeFileSync(path.join(agentDir, 'proposal/summary.md'), '# writer\n\nChanged two constants and added one.\n');
 // A git repository, as a real workspace (proposals record and compare its HEAD).
 const git = (...a) => spawnSync('git', a, { cwd: workspace, stdio: 'ignore' });
 git('init', '-q');
 git('-c', 'user.email=e2e@example.invalid', '-c', 'user.name=e2e', 'add', '-A');
 git('-c', 'user.email=e2e@example.invalid', '-c', 'user.name=e2e', 'commit', '-qm', 'fixture');
+const head = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: workspace, encoding: 'utf8' }).stdout.trim();
+writeFileSync(
+  path.join(agentDir, 'proposal/proposal.json'),
+  JSON.stringify({
+    version: '1', runId: 'run_e2e_1', agentId: 'writer', createdAt: new Date().toISOString(), base: { gitHead: head },
+    paths: { inputDir: 'input', workDir: 'work', patchFile: 'proposal/changes.patch', summaryFile: 'proposal/summary.md' },
+    changedFiles: [{ path: 'src/parser.ts', status: 'modified' }], notes: 'e2e fixture',
+  }, null, 2),
+);
 
 const env = { ...process.env, PATH: `${path.dirname(node24)}:${process.env.PATH}` };
 delete env.AGENTCANVAS_SIDECAR; // the bundled sidecar must be found on its own
