@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import { Log } from './log';
 import { StatusItem } from './status';
 import { SidecarClient } from './sidecar';
-import { Notification, readRunEvent, type PendingRequest } from './protocol';
+import { Method, Notification, readRunEvent, type PendingRequest } from './protocol';
 import { registerFlowCommands } from './commands/flowCommands';
 import { RunController } from './commands/runCommands';
 import { ProposalController } from './commands/proposalCommands';
@@ -39,7 +39,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<AgentC
   const root = () => vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   const pending = new PendingQueue({
     ask: (p) => askUser(p, { secrets: context.secrets, workspaceRoot: root() }),
-    send: (method, params) => client.request(method, params),
+    send: (method, params) => {
+      // registered before sending: a trace of the request must not show the value either
+      const value = (params as { value?: unknown }).value;
+      if (method === Method.provideDependency && typeof value === 'string') log.addSecret(value);
+      return client.request(method, params);
+    },
     onSecretProvided: async (p, value) => {
       if (p.kind !== 'dependency' || promptKind(p.dependency.type) !== 'secret') return;
       log.addSecret(value);

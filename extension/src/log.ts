@@ -31,6 +31,37 @@ export class Log implements vscode.Disposable {
   show(): void {
     this.channel.show(true);
   }
+
+  /**
+   * An OutputChannel for the language client (the sidecar's stderr and, when the user turns on
+   * agentcanvas.trace.server, every JSON-RPC message) that redacts secrets: a provideDependency
+   * request carries the value the user typed.
+   */
+  redactingChannel(): vscode.LogOutputChannel {
+    const ch = this.channel;
+    const r = (v: string) => this.redact(v);
+    const err = (e: string | Error) => (e instanceof Error ? new Error(r(e.message)) : r(e));
+    return {
+      name: ch.name,
+      get logLevel() {
+        return ch.logLevel;
+      },
+      onDidChangeLogLevel: ch.onDidChangeLogLevel,
+      trace: (m: string, ...a: unknown[]) => ch.trace(r(m), ...a.map((x) => r(String(x)))),
+      debug: (m: string, ...a: unknown[]) => ch.debug(r(m), ...a.map((x) => r(String(x)))),
+      info: (m: string, ...a: unknown[]) => ch.info(r(m), ...a.map((x) => r(String(x)))),
+      warn: (m: string, ...a: unknown[]) => ch.warn(r(m), ...a.map((x) => r(String(x)))),
+      error: (e: string | Error, ...a: unknown[]) => ch.error(err(e), ...a.map((x) => r(String(x)))),
+      append: (v: string) => ch.append(r(v)),
+      appendLine: (v: string) => ch.appendLine(r(v)),
+      replace: (v: string) => ch.replace(r(v)),
+      clear: () => ch.clear(),
+      show: (a?: unknown, b?: boolean) => ch.show(typeof a === 'boolean' ? a : b),
+      hide: () => ch.hide(),
+      dispose: () => undefined, // the Log owns the channel
+    } as vscode.LogOutputChannel;
+  }
+
   dispose(): void {
     this.channel.dispose();
   }

@@ -114,7 +114,8 @@ export class SidecarClient implements vscode.Disposable {
     const cfg = vscode.workspace.getConfiguration('agentcanvas');
     const clientOptions: LanguageClientOptions = {
       documentSelector: flowDocumentSelector,
-      outputChannel: this.log.channel,
+      outputChannel: this.log.redactingChannel(),
+      traceOutputChannel: this.log.redactingChannel(),
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       errorHandler: this.errorHandler(),
       initializationOptions: {
