@@ -379,7 +379,7 @@ export interface ProposalRef {
 export interface ApplyProposalParams extends ProposalRef {
   /** Whole files accepted, by path. With hunks empty too, everything is applied. */
   files?: string[];
-  /** Single hunks accepted (index into the file's hunks in changes.patch). */
+  /** Single hunks accepted (index of the hunk in the file in changes.patch, from 1). */
   hunks?: Array<{ file: string; index: number }>;
   /** Only check (git apply --check semantics); nothing is written. */
   check?: boolean;
@@ -395,19 +395,24 @@ export interface ApplyResult {
   files: string[];
   conflicts: ApplyConflict[];
   message?: string;
+  warnings?: string[];
 }
 
 export function readApplyResult(raw: unknown): ApplyResult {
   const o = asObject(raw);
   return {
     applied: o.applied === true || o.ok === true,
-    files: asArray(o.files ?? o.appliedFiles).filter((f): f is string => typeof f === 'string'),
+    files: asArray(o.files ?? o.appliedFiles).flatMap((f) => (typeof f === 'string' ? [f] : typeof asObject(f).path === 'string' ? [String(asObject(f).path)] : [])),
     conflicts: asArray(o.conflicts)
       .map((c) => asObject(c))
       .map((c) => ({ path: String(c.path ?? c.file ?? '?'), reason: String(c.reason ?? c.message ?? 'conflict') })),
     message: typeof o.message === 'string' ? o.message : undefined,
+    warnings: asArray(o.warnings).filter((w): w is string => typeof w === 'string'),
   };
 }
+
+/** The sidecar's error for a well-formed request the domain refused (a proposal that does not apply). */
+export const CodeRequestFailed = -32803;
 
 export interface RejectProposalParams extends ProposalRef {
   reason?: string;

@@ -2,10 +2,10 @@
 import * as vscode from 'vscode';
 import * as path from 'node:path';
 import { execFile } from 'node:child_process';
-import { Method, readApplyResult, type ApplyResult } from '../protocol';
+import { CodeRequestFailed, Method, readApplyResult, type ApplyResult } from '../protocol';
 import { describeError, withSidecar, type SidecarClient } from '../sidecar';
 import type { Log } from '../log';
-import { headWarning, scanProposals, selectionParams, selectionSummary, setAccepted, type Proposal } from '../views/proposalsModel';
+import { conflictsFromMessage, headWarning, mergeStates, scanProposals, selectionParams, selectionSummary, setAccepted, type Proposal } from '../views/proposalsModel';
 import type { ProposalNode, ProposalsTree } from '../views/proposalsTree';
 
 /** Serves the left side of a diff for a file the agent added (there is no input/ file). */
@@ -37,6 +37,14 @@ export class ProposalController {
     if (!root) return;
     this.tree.proposals = await scanProposals(root, this.tree.proposals);
     this.tree.currentHead = await gitHead(root);
+    if (this.sidecar.running) {
+      // applied/rejected is the sidecar's record; the files on disk do not say it
+      try {
+        mergeStates(this.tree.proposals, await this.sidecar.request(Method.listProposals, {}), root);
+      } catch (e) {
+        this.log.warn(`listProposals: ${describeError(e)}`);
+      }
+    }
     this.tree.refresh();
     const pending = this.tree.proposals.filter((p) => p.status === 'pending').length;
     if (this.view) this.view.badge = pending > 0 ? { value: pending, tooltip: `${pending} proposal(s) to review` } : undefined;
@@ -123,12 +131,12 @@ export class ProposalController {
     }
     const base = { runId: p.runId, agentId: p.agentId, ...selectionParams(p) };
     // Check first (git apply --check semantics): a conflict is explained before anything is written.
-    const check = readApplyResult(await this.sidecar.request(Method.applyProposal, { ...base, check: true }));
+    const check = await this.applyRequest({ ...base, check: true });
     if (!check.applied) {
       await this.explainConflicts(p, check);
       return;
     }
-    const res = readApplyResult(await this.sidecar.request(Method.applyProposal, base));
+    const res = await this.applyRequest(base);
     if (!res.applied) {
       await this.explainConflicts(p, res);
       return;
@@ -138,12 +146,23 @@ export class ProposalController {
     await this.refresh();
   }
 
+  /** applyProposal; a refusal (-32803, the message lists the problems) becomes applied: false. */
+  private async applyRequest(params: Record<string, unknown>): Promise<ApplyResult> {
+    try {
+      return readApplyResult(await this.sidecar.request(Method.applyProposal, params));
+    } catch (e) {
+      if ((e as { code?: unknown })?.code !== CodeRequestFailed) throw e;
+      const message = e instanceof Error ? e.message : String(e);
+      return { applied: false, files: [], conflicts: conflictsFromMessage(message), message };
+    }
+  }
+
   private async explainConflicts(p: Proposal, r: ApplyResult): Promise<void> {
-    const lines = r.conflicts.map((c) => `- \`${c.path}\`: ${c.reason}`);
+    const lines = r.conflicts.map((c) => (c.path ? `- \`${c.path}\`: ${c.reason}` : `- ${c.reason}`));
     this.log.warn(`applying ${p.proposalJson} was refused: ${r.message ?? ''} ${r.conflicts.map((c) => `${c.path}: ${c.reason}`).join('; ')}`);
     const pick = await vscode.window.showErrorMessage(
       `AgentCanvas: the proposal from ${p.agentId} does not apply; the workspace is unchanged.`,
-      { detail: [r.message, ...r.conflicts.map((c) => `${c.path}: ${c.reason}`)].filter(Boolean).join('\n') },
+      { detail: r.conflicts.length > 0 ? r.conflicts.map((c) => (c.path ? `${c.path}: ${c.reason}` : c.reason)).join('\n') : r.message },
       'Show Details',
     );
     if (pick === 'Show Details') {
@@ -181,9 +200,9 @@ export class ProposalController {
       if (p.status !== 'pending' || p.error || headWarning(p, head)) continue;
       try {
         const ref = { runId: p.runId, agentId: p.agentId };
-        const check = readApplyResult(await this.sidecar.request(Method.applyProposal, { ...ref, check: true }));
+        const check = await this.applyRequest({ ...ref, check: true });
         if (!check.applied) continue;
-        const res = readApplyResult(await this.sidecar.request(Method.applyProposal, ref));
+        const res = await this.applyRequest(ref);
         if (res.applied) this.log.info(`auto-applied ${p.proposalJson}`);
       } catch (e) {
         this.log.warn(`auto-apply of ${p.proposalJson}: ${describeError(e)}`);

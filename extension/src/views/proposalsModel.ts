@@ -133,7 +133,8 @@ export function patchForSelection(p: Proposal): string | undefined {
 
 /**
  * applyProposal's selection: {} for everything; else whole files by path and single hunks by
- * index (files whose hunks are all accepted go in `files`).
+ * index, numbered from 1 as getProposal numbers them (files whose hunks are all accepted go in
+ * `files`).
  */
 export function selectionParams(p: Proposal): { files?: string[]; hunks?: Array<{ file: string; index: number }> } {
   if (isWholeSelection(p.files, p.selection)) return {};
@@ -142,7 +143,7 @@ export function selectionParams(p: Proposal): { files?: string[]; hunks?: Array<
   for (const f of p.files) {
     const flags = p.selection.get(f.path) ?? [];
     if (flags.length > 0 && flags.every(Boolean)) files.push(f.path);
-    else flags.forEach((on, index) => on && hunks.push({ file: f.path, index }));
+    else flags.forEach((on, i) => on && hunks.push({ file: f.path, index: i + 1 }));
   }
   return { files, hunks };
 }
@@ -162,6 +163,24 @@ export function selectionSummary(p: Proposal): { files: number; hunks: number; t
   return { files, hunks, totalHunks: total };
 }
 
+/**
+ * Applies the sidecar's listProposals states (applied, rejected) to proposals read from disk,
+ * matched by their sandbox folder (workspace-relative in the listing).
+ */
+export function mergeStates(proposals: Proposal[], listing: unknown, workspaceRoot: string): void {
+  const list = Array.isArray(listing) ? listing : [];
+  const byDir = new Map<string, string>();
+  for (const x of list) {
+    const o = (x ?? {}) as { agentDir?: unknown; state?: unknown };
+    if (typeof o.agentDir !== 'string' || typeof o.state !== 'string') continue;
+    byDir.set(path.resolve(workspaceRoot, o.agentDir), o.state);
+  }
+  for (const p of proposals) {
+    const st = byDir.get(path.resolve(p.agentDir));
+    if (st === 'applied' || st === 'rejected' || st === 'pending') p.status = st;
+  }
+}
+
 /** Flips a whole file, or one hunk of it. */
 export function setAccepted(p: Proposal, filePath: string, accepted: boolean, hunk?: number): void {
   const f = p.files.find((x) => x.path === filePath);
@@ -177,4 +196,25 @@ export function setAccepted(p: Proposal, filePath: string, accepted: boolean, hu
 export function headWarning(p: Proposal, currentHead: string | undefined): string | undefined {
   if (!p.gitHead || !currentHead || p.gitHead === currentHead) return undefined;
   return `This proposal was made against commit ${p.gitHead.slice(0, 12)}, but the workspace is at ${currentHead.slice(0, 12)}. The files may have changed since; the sidecar checks every hunk before writing.`;
+}
+
+/**
+ * The problems in a refusal from the sidecar, whose message reads
+ * "agentcanvas/applyProposal: patch refused: src/a.ts: <reason>; src/b.ts: <reason> (the workspace is unchanged)".
+ * A problem without a path (a whole-patch reason) keeps path "".
+ */
+export function conflictsFromMessage(message: string): Array<{ path: string; reason: string }> {
+  const at = message.indexOf('patch refused: ');
+  if (at < 0) return [];
+  const body = message.slice(at + 'patch refused: '.length).replace(/\s*\(the workspace is unchanged\)\s*$/, '');
+  return body
+    .split(/\n|;\s+/)
+    .map((l) => l.trim())
+    .filter((l) => l !== '')
+    .map((l) => {
+      const q = /^("(?:[^"\\]|\\.)*")\s*:\s+(.*)$/.exec(l); // a quoted (unusual) name
+      if (q) return { path: JSON.parse(q[1]) as string, reason: q[2] };
+      const i = l.indexOf(': ');
+      return i > 0 && !l.slice(0, i).includes(' ') ? { path: l.slice(0, i), reason: l.slice(i + 2) } : { path: '', reason: l };
+    });
 }

@@ -4,7 +4,7 @@ import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { headWarning, insideAgentDir, patchForSelection, scanProposals, selectionParams, selectionSummary, setAccepted } from '../../src/views/proposalsModel';
+import { conflictsFromMessage, headWarning, insideAgentDir, mergeStates, patchForSelection, scanProposals, selectionParams, selectionSummary, setAccepted } from '../../src/views/proposalsModel';
 import { ProposalsTree } from '../../src/views/proposalsTree';
 
 /** A workspace with one proposal laid out as `proposal create` writes it (spec §6.1, §6.4). */
@@ -66,13 +66,13 @@ test('per-file and per-hunk choices become applyProposal selections, and survive
   try {
     const [p] = await scanProposals(ws);
     setAccepted(p, 'src/a.ts', false, 1); // reject the second hunk of a.ts
-    assert.deepEqual(selectionParams(p), { files: ['src/b.ts'], hunks: [{ file: 'src/a.ts', index: 0 }] });
+    assert.deepEqual(selectionParams(p), { files: ['src/b.ts'], hunks: [{ file: 'src/a.ts', index: 1 }] });
     setAccepted(p, 'src/b.ts', false);
-    assert.deepEqual(selectionParams(p), { files: [], hunks: [{ file: 'src/a.ts', index: 0 }] });
+    assert.deepEqual(selectionParams(p), { files: [], hunks: [{ file: 'src/a.ts', index: 1 }] });
     assert.match(patchForSelection(p) ?? '', /^diff --git a\/src\/a\.ts b\/src\/a\.ts\n[\s\S]*\+L2\n/);
     assert.doesNotMatch(patchForSelection(p) ?? '', /L35|b\.ts/);
     const [again] = await scanProposals(ws, [p]);
-    assert.deepEqual(selectionParams(again), { files: [], hunks: [{ file: 'src/a.ts', index: 0 }] });
+    assert.deepEqual(selectionParams(again), { files: [], hunks: [{ file: 'src/a.ts', index: 1 }] });
   } finally {
     cleanup();
   }
@@ -118,4 +118,29 @@ test('an unreadable proposal.json is reported with its path', async () => {
   } finally {
     cleanup();
   }
+});
+
+test("the sidecar's applied/rejected states are merged by sandbox folder", async () => {
+  const { ws, cleanup } = workspace();
+  try {
+    const ps = await scanProposals(ws);
+    mergeStates(ps, [{ runId: 'run_20261122_1', agentId: 'custom:coder-1', agentDir: '.agentcanvas/sandboxes/run_20261122_1/custom_coder-1', state: 'applied' }], ws);
+    assert.equal(ps[0].status, 'applied');
+    mergeStates(ps, { not: 'a list' }, ws);
+    assert.equal(ps[0].status, 'applied');
+  } finally {
+    cleanup();
+  }
+});
+
+test('conflicts are read from a refusal message', () => {
+  assert.deepEqual(
+    conflictsFromMessage('agentcanvas/applyProposal: patch refused: src/a.ts: hunk 2 does not match the workspace; src/b.ts: already exists; base HEAD moved (the workspace is unchanged)'),
+    [
+      { path: 'src/a.ts', reason: 'hunk 2 does not match the workspace' },
+      { path: 'src/b.ts', reason: 'already exists' },
+      { path: '', reason: 'base HEAD moved' },
+    ],
+  );
+  assert.deepEqual(conflictsFromMessage('agentcanvas/applyProposal: nothing to apply'), []);
 });

@@ -71,5 +71,8 @@ test('patterns, diagnostics and apply results, bare or wrapped', () => {
     files: [],
     conflicts: [{ path: 'src/a.ts', reason: 'hunk 2 does not match' }],
     message: undefined,
+    warnings: [],
   });
+  // the server's answer: files as objects
+  assert.deepEqual(readApplyResult({ applied: true, dryRun: false, files: [{ path: 'src/b.ts', status: 'modified' }, { path: 'src/a.ts', hunks: [1] }], warnings: ['HEAD moved'] }).files, ['src/b.ts', 'src/a.ts']);
 });
