@@ -391,6 +391,7 @@ export interface ApplyConflict {
 }
 
 export interface ApplyResult {
+  /** Applied; for a check (check: true), would apply. */
   applied: boolean;
   files: string[];
   conflicts: ApplyConflict[];
@@ -401,7 +402,8 @@ export interface ApplyResult {
 export function readApplyResult(raw: unknown): ApplyResult {
   const o = asObject(raw);
   return {
-    applied: o.applied === true || o.ok === true,
+    // a check (dryRun) that was not refused would apply: refusals are errors (-32803)
+    applied: o.applied === true || o.ok === true || o.dryRun === true,
     files: asArray(o.files ?? o.appliedFiles).flatMap((f) => (typeof f === 'string' ? [f] : typeof asObject(f).path === 'string' ? [String(asObject(f).path)] : [])),
     conflicts: asArray(o.conflicts)
       .map((c) => asObject(c))

@@ -73,6 +73,8 @@ test('patterns, diagnostics and apply results, bare or wrapped', () => {
     message: undefined,
     warnings: [],
   });
+  // a check that was not refused would apply (refusals are -32803 errors)
+  assert.equal(readApplyResult({ applied: false, dryRun: true, files: [{ path: 'src/parser.ts', hunks: [1] }], warnings: [] }).applied, true);
   // the server's answer: files as objects
   assert.deepEqual(readApplyResult({ applied: true, dryRun: false, files: [{ path: 'src/b.ts', status: 'modified' }, { path: 'src/a.ts', hunks: [1] }], warnings: ['HEAD moved'] }).files, ['src/b.ts', 'src/a.ts']);
 });
