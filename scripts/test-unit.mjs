@@ -1,5 +1,6 @@
 // Unit tests: each extension/test/unit/*.test.ts is bundled by esbuild with `vscode` replaced by
-// the mock in vscode-mock.ts, then all run under node's test runner.
+// the mock in vscode-mock.ts (and the language client by languageclient-stub.ts), then all run
+// under node's test runner.
 import * as esbuild from 'esbuild';
 import { readdirSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
@@ -17,7 +18,7 @@ await esbuild.build({
   format: 'cjs',
   target: 'node20',
   sourcemap: 'inline',
-  alias: { vscode: path.resolve(dir, 'vscode-mock.ts') },
+  alias: { vscode: path.resolve(dir, 'vscode-mock.ts'), 'vscode-languageclient/node': path.resolve(dir, 'languageclient-stub.ts') },
   external: ['node:*'],
   logLevel: 'warning',
 });

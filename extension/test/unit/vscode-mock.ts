@@ -134,7 +134,9 @@ export const mock = {
   quickPickAnswer: undefined as ((items: Array<Record<string, unknown>>) => unknown) | undefined,
   openDialogAnswer: undefined as Uri[] | undefined,
   commands: [] as Array<{ command: string; args: unknown[] }>,
+  progress: [] as Array<{ opts: unknown; reports: unknown[]; cancel: () => void }>,
   reset(): void {
+    this.progress = [];
     this.shown = [];
     this.onShow = (i) => i.hide();
     this.messages = [];
@@ -162,6 +164,13 @@ export const window = {
   showWarningMessage: message('warning'),
   showErrorMessage: message('error'),
   showOpenDialog: async () => mock.openDialogAnswer,
+  /** Runs the task with a token the test can cancel through mock.progressCancel. */
+  withProgress: async <T>(opts: unknown, task: (p: { report(v: unknown): void }, t: unknown) => Promise<T>) => {
+    const src = new CancellationTokenSource();
+    mock.progress.push({ opts, reports: [], cancel: () => src.cancel() });
+    const entry = mock.progress[mock.progress.length - 1];
+    return task({ report: (v) => entry.reports.push(v) }, src.token);
+  },
   createStatusBarItem: () => ({ show() {}, dispose() {} }),
 };
 
@@ -172,7 +181,30 @@ export const commands = {
   },
 };
 
+export enum ProgressLocation {
+  SourceControl = 1,
+  Window = 10,
+  Notification = 15,
+}
+
+export class CancellationTokenSource {
+  private readonly e = new EventEmitter<void>();
+  token = { isCancellationRequested: false, onCancellationRequested: this.e.event };
+  cancel(): void {
+    this.token.isCancellationRequested = true;
+    this.e.fire();
+  }
+}
+
+/** Settings the code under test reads, by full key ("agentcanvas.sidecarPath"). */
+export const settings = new Map<string, unknown>();
+
 export const workspace = {
-  workspaceFolders: undefined,
-  getConfiguration: () => ({ get: <T>(_k: string, d?: T) => d }),
+  workspaceFolders: undefined as undefined | Array<{ uri: Uri; name: string }>,
+  textDocuments: [] as unknown[],
+  getConfiguration: (section?: string) => ({
+    get: <T>(k: string, d?: T) => (settings.has(section ? `${section}.${k}` : k) ? (settings.get(section ? `${section}.${k}` : k) as T) : d),
+  }),
+  asRelativePath: (u: Uri | string) => (typeof u === 'string' ? u : u.fsPath).replace(/^\/ws\//, ''),
+  createFileSystemWatcher: () => ({ dispose() {}, onDidCreate: () => ({ dispose() {} }), onDidChange: () => ({ dispose() {} }), onDidDelete: () => ({ dispose() {} }) }),
 };
