@@ -26,6 +26,17 @@ import type { StatusItem } from './status';
 
 export const NOT_RUNNING = 'AgentCanvas sidecar is not running';
 
+/**
+ * The language client, minus its own error pop-ups: it forces a notification when a restart or
+ * an initialize fails, which during a crash loop is one pop-up per attempt. Everything is still
+ * logged; SidecarClient decides what the user is told, once.
+ */
+class QuietLanguageClient extends LanguageClient {
+  override error(message: string, data?: unknown): void {
+    super.error(message, data, false);
+  }
+}
+
 export class NotRunningError extends Error {
   constructor() {
     super(NOT_RUNNING);
@@ -46,6 +57,11 @@ export class SidecarClient implements vscode.Disposable {
   private binary: SidecarBinary | undefined;
   private readonly crashCap = new CrashCap(5, 3 * 60_000);
   private stopping = false;
+  private restartTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The client whose crash was already counted (a crash during initialize is seen twice). */
+  private crashCounted: LanguageClient | undefined;
+  /** Delay before the n-th automatic restart in the window: a little backoff, no busy loop. */
+  restartDelayMs = (n: number): number => 250 * n;
   private readonly handlers: Array<[string, NotificationHandler]> = [];
   private readonly handlerDisposables: vscode.Disposable[] = [];
   private readonly stateEmitter = new vscode.EventEmitter<boolean>();
@@ -118,6 +134,11 @@ export class SidecarClient implements vscode.Disposable {
       traceOutputChannel: this.log.redactingChannel(),
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       errorHandler: this.errorHandler(),
+      // false: no retry and no pop-up from the client; the close or the failed start counts as a crash
+      initializationFailedHandler: (e) => {
+        this.log.error('the sidecar failed to initialize', e);
+        return false;
+      },
       initializationOptions: {
         allowedFolders: cfg.get<string[]>('allowedFolders', []),
         blockedFolders: cfg.get<string[]>('blockedFolders', []),
@@ -128,7 +149,7 @@ export class SidecarClient implements vscode.Disposable {
         fileEvents: vscode.workspace.createFileSystemWatcher('**/{.agentcanvas/flows,flows}/*.yaml'),
       },
     };
-    const client = new LanguageClient('agentcanvas', 'AgentCanvas', serverOptions, clientOptions);
+    const client = new QuietLanguageClient('agentcanvas', 'AgentCanvas', serverOptions, clientOptions);
     this.client = client;
     this.stopping = false;
     client.onDidChangeState((e) => {
@@ -150,14 +171,13 @@ export class SidecarClient implements vscode.Disposable {
       await client.start();
       this.log.info('sidecar ready');
     } catch (e) {
-      this.log.error('the sidecar failed to start', e);
-      this.status.setState('failed');
-      await this.setRunningContext(false);
-      void this.notifyDown(`The AgentCanvas sidecar failed to start: ${e instanceof Error ? e.message : String(e)}`);
+      this.crashed(client, `the sidecar failed to start: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
 
   async stop(): Promise<void> {
+    clearTimeout(this.restartTimer);
+    this.restartTimer = undefined;
     const c = this.client;
     this.client = undefined;
     for (const d of this.handlerDisposables.splice(0)) d.dispose();
@@ -193,17 +213,36 @@ export class SidecarClient implements vscode.Disposable {
         return { action: (count ?? 1) <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown, handled: true };
       },
       closed: (): CloseHandlerResult => {
-        if (this.stopping) return { action: CloseAction.DoNotRestart, handled: true };
-        if (this.crashCap.recordCrash()) {
-          this.log.warn(`the sidecar exited unexpectedly; restarting (${this.crashCap.recent} crash(es) in the last 3 minutes)`);
-          return { action: CloseAction.Restart, handled: true };
-        }
-        const msg = `The AgentCanvas sidecar crashed ${this.crashCap.recent} times in the last 3 minutes and will not be restarted automatically.`;
-        this.log.error(msg);
-        void this.notifyDown(msg);
+        // The client never restarts itself: restarts are ours, counted against the cap.
+        if (!this.stopping && this.client) this.crashed(this.client, 'the sidecar exited unexpectedly');
         return { action: CloseAction.DoNotRestart, handled: true };
       },
     };
+  }
+
+  /**
+   * A crash (an exit, or a start that failed). Below the cap: log it and restart after a short
+   * delay, silently. At the cap: stay down and say so once.
+   */
+  private crashed(client: LanguageClient, reason: string): void {
+    if (this.stopping || this.crashCounted === client || client !== this.client) return;
+    this.crashCounted = client;
+    if (this.crashCap.recordCrash()) {
+      const n = this.crashCap.recent;
+      this.log.warn(`${reason}; restarting (${n} crash(es) in the last 3 minutes)`);
+      this.status.setState('starting');
+      clearTimeout(this.restartTimer);
+      this.restartTimer = setTimeout(() => {
+        this.restartTimer = undefined;
+        void this.stop().then(() => this.start());
+      }, this.restartDelayMs(n));
+      return;
+    }
+    const msg = `The AgentCanvas sidecar crashed ${this.crashCap.recent} times in the last 3 minutes and will not be restarted automatically.`;
+    this.log.error(`${reason}. ${msg}`);
+    this.status.setState('failed');
+    void this.setRunningContext(false);
+    void this.notifyDown(msg);
   }
 
   /** One notification, with the two things a user can do about it. */

@@ -122,6 +122,20 @@ const STEPS = [
     },
   },
   {
+    name: 'a window reload stops the old sidecar (no orphan) and starts one new, healthy sidecar',
+    async run({ page, shot }) {
+      const before = await sidecarPid();
+      await runCommand(page, 'Developer: Reload Window');
+      await page.locator('.monaco-workbench').waitFor({ timeout: TIMEOUT });
+      await page.locator('[aria-label="AgentCanvas sidecar: healthy"]').first().waitFor({ state: 'visible', timeout: TIMEOUT });
+      const after = await waitForNewSidecar(before);
+      for (let i = 0; i < 100 && sidecarPids().includes(before); i++) await new Promise((r) => setTimeout(r, 100));
+      if (sidecarPids().includes(before)) throw new Error(`the old sidecar ${before} is still running after the reload`);
+      if (sidecarPids().length !== 1) throw new Error(`expected one sidecar, found ${sidecarPids().join(',')} (new ${after})`);
+      await shot('07-after-reload');
+    },
+  },
+  {
     name: 'a killed sidecar is restarted and the status item returns to healthy',
     async run({ page, shot }) {
       const first = await sidecarPid();
@@ -129,7 +143,7 @@ const STEPS = [
       const next = await waitForNewSidecar(first);
       await page.locator('[aria-label="AgentCanvas sidecar: healthy"]').first().waitFor({ state: 'visible', timeout: TIMEOUT });
       if (next === first) throw new Error('the sidecar was not restarted');
-      await shot('07-restarted-after-crash');
+      await shot('08-restarted-after-crash');
     },
   },
   {
@@ -148,7 +162,7 @@ const STEPS = [
       // no pop-up storm: the four restarts were silent, the fifth crash says so once
       const toasts = await page.locator('.notifications-toasts .notification-toast').allInnerTexts();
       if (toasts.length !== 1) throw new Error(`expected exactly one notification, found ${JSON.stringify(toasts)}`);
-      await shot('08-crash-cap');
+      await shot('09-crash-cap');
       await page.keyboard.press('Escape');
       await dismissToasts(page);
       await runCommand(page, 'AgentCanvas: Validate Flow');
@@ -156,10 +170,10 @@ const STEPS = [
       const restart = notRunning.first().getByRole('button', { name: 'Restart' });
       await restart.waitFor({ state: 'visible', timeout: TIMEOUT });
       await page.waitForTimeout(300); // let the toast finish sliding in, for a readable screenshot
-      await shot('09-not-running');
+      await shot('10-not-running');
       await restart.click();
       await page.locator('[aria-label="AgentCanvas sidecar: healthy"]').first().waitFor({ state: 'visible', timeout: TIMEOUT });
-      await shot('10-restarted-by-user');
+      await shot('11-restarted-by-user');
     },
   },
 ];
@@ -363,8 +377,21 @@ try {
   console.log(`not ok - harness: ${e?.stack ?? e}`);
 } finally {
   await browser?.close().catch(() => {});
+  // Stop code-server itself first: its extension host goes, and the sidecar must follow (its stdin
+  // closes) rather than live on as an orphan.
   try {
-    process.kill(-server.pid, 'SIGTERM'); // the process group we started, by id
+    process.kill(server.pid, 'SIGTERM');
+  } catch {
+    // already gone
+  }
+  for (let i = 0; i < 100 && server.exitCode === null && server.signalCode === null; i++) await new Promise((r) => setTimeout(r, 100));
+  for (let i = 0; i < 100 && sidecarPids().length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+  if (sidecarPids().length > 0) {
+    failures++;
+    console.log(`not ok - the sidecar outlived code-server (pids ${sidecarPids().join(', ')})`);
+  } else console.log('ok - no sidecar process is left after code-server exits');
+  try {
+    process.kill(-server.pid, 'SIGTERM'); // whatever is left of the process group we started, by id
   } catch {
     // already gone
   }

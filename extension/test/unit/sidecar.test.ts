@@ -50,21 +50,46 @@ test('starts `<binary> serve` found by the setting, with the flow document selec
   }
 });
 
+const tick = () => new Promise((r) => setTimeout(r, 5));
+
 test('crashes restart silently up to the cap, then one notification and no restart', async () => {
   const { bin, cleanup } = fakeSidecar();
   try {
-    const { client } = await started(bin);
-    const actions: CloseAction[] = [];
-    for (let i = 0; i < 5; i++) {
-      const r = await client.clientOptions.errorHandler.closed();
-      assert.equal(r.handled, true, 'the client must not pop up its own message');
-      actions.push(r.action);
+    const { sc } = await started(bin);
+    sc.restartDelayMs = () => 0;
+    for (let crash = 1; crash <= 5; crash++) {
+      const current = clients.at(-1)!;
+      const r = await current.clientOptions.errorHandler.closed();
+      // the client never restarts itself and never pops up its own message
+      assert.deepEqual(r, { action: CloseAction.DoNotRestart, handled: true });
+      current.setState(State.Stopped);
+      for (let i = 0; i < 100 && clients.length === crash; i++) await tick();
+      if (crash < 5) {
+        assert.equal(clients.length, crash + 1, `crash ${crash} is followed by a new client`);
+        assert.equal(sc.running, true);
+      }
     }
-    assert.deepEqual(actions, [CloseAction.Restart, CloseAction.Restart, CloseAction.Restart, CloseAction.Restart, CloseAction.DoNotRestart]);
-    await new Promise((r) => setImmediate(r));
+    await tick();
+    assert.equal(clients.length, 5, 'no sixth client after the fifth crash');
+    assert.equal(sc.running, false);
     assert.equal(mock.messages.length, 1);
     assert.match(mock.messages[0].message, /crashed 5 times in the last 3 minutes/);
     assert.deepEqual(mock.messages[0].items, ['Restart', 'Show Log']);
+  } finally {
+    cleanup();
+  }
+});
+
+test('a crash during start is counted once, though the client reports it twice', async () => {
+  const { bin, cleanup } = fakeSidecar();
+  try {
+    const { sc } = await started(bin);
+    sc.restartDelayMs = () => 60_000; // the restart must not happen within the test
+    const c = clients[0];
+    await c.clientOptions.errorHandler.closed();
+    await c.clientOptions.errorHandler.closed();
+    assert.equal((sc as unknown as { crashCap: { recent: number } }).crashCap.recent, 1);
+    await sc.stop();
   } finally {
     cleanup();
   }
