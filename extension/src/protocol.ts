@@ -90,7 +90,8 @@ export function readPatterns(raw: unknown): PatternInfo[] {
       patternId: String(p.patternId),
       name: typeof p.name === 'string' ? p.name : String(p.patternId),
       topology: typeof p.topology === 'string' ? p.topology : undefined,
-      roles: asArray(p.roles).filter((r): r is string => typeof r === 'string'),
+      // roles are names, or {role, name, kind…} objects (sidecar/pattern)
+      roles: asArray(p.roles).flatMap((r) => (typeof r === 'string' ? [r] : typeof asObject(r).role === 'string' ? [String(asObject(r).name ?? asObject(r).role)] : [])),
     }));
 }
 

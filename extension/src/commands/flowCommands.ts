@@ -2,7 +2,7 @@
 import * as vscode from 'vscode';
 import { emptyFlowYaml, resolveFlow, validateFlowName } from '../flows';
 import { Method, readDiagnostics, readPatterns, readTextEdits, type LspTextEdit, type PatternInfo } from '../protocol';
-import { withSidecar, type SidecarClient } from '../sidecar';
+import { NotRunningError, withSidecar, type SidecarClient } from '../sidecar';
 import type { Log } from '../log';
 
 export const CANVAS_VIEW_TYPE = 'agentcanvas.canvas';
@@ -68,6 +68,7 @@ export function toVsRange(r: LspTextEdit['range']): vscode.Range {
 }
 
 async function validateFlow(sidecar: SidecarClient, arg?: unknown): Promise<void> {
+  if (!sidecar.running) throw new NotRunningError(); // before asking which flow
   const uri = await resolveFlow(arg, 'Pick a flow to validate');
   if (!uri) return;
   const doc = await vscode.workspace.openTextDocument(uri); // also syncs it to the sidecar (didOpen)
@@ -96,6 +97,7 @@ async function validateFlow(sidecar: SidecarClient, arg?: unknown): Promise<void
 }
 
 async function insertPattern(sidecar: SidecarClient, arg?: unknown): Promise<void> {
+  if (!sidecar.running) throw new NotRunningError();
   const uri = await resolveFlow(arg, 'Pick the flow to insert a pattern into');
   if (!uri) return;
   const picked = await pickPattern(sidecar, 'Pick a pattern to insert', false);

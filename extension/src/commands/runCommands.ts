@@ -82,9 +82,9 @@ export class RunController {
   }
 
   private async runFlow(arg?: unknown): Promise<void> {
+    if (!this.sidecar.running) throw new NotRunningError(); // before asking which flow
     const uri = await resolveFlow(arg, 'Pick a flow to run');
     if (!uri) return;
-    if (!this.sidecar.running) throw new NotRunningError();
     const backend = await this.pickBackend();
     if (!backend) return;
     const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
@@ -134,6 +134,7 @@ export class RunController {
   }
 
   private async stopRun(arg?: unknown): Promise<void> {
+    if (!this.sidecar.running) throw new NotRunningError();
     let runId = (arg as RunNode & { run?: { runId?: string } })?.run?.runId ?? (typeof arg === 'string' ? arg : undefined);
     if (!runId) {
       const active = [

@@ -55,6 +55,28 @@ const STEPS = [
     },
   },
   {
+    name: '"AgentCanvas: New Flow…" from a pattern writes .agentcanvas/flows/<name>.yaml expanded by the sidecar',
+    async run({ page, shot, workspace }) {
+      await runCommand(page, 'AgentCanvas: New Flow…');
+      const input = page.locator('.quick-input-widget .quick-input-box input');
+      await page.locator('.quick-input-widget', { hasText: 'Flow name' }).waitFor({ timeout: TIMEOUT });
+      await input.fill('team-debate');
+      await page.keyboard.press('Enter');
+      await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'debate_judge' }).first().waitFor({ timeout: TIMEOUT });
+      await input.fill('debate_judge');
+      await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'debate_judge' }).first().waitFor({ timeout: TIMEOUT });
+      await page.keyboard.press('Enter');
+      const file = path.join(workspace, '.agentcanvas', 'flows', 'team-debate.yaml');
+      let text = '';
+      for (let i = 0; i < 300 && !/patternId: debate_judge/.test(text); i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+      }
+      if (!/name: team-debate/.test(text) || !/patternId: debate_judge/.test(text) || !/- id: /.test(text)) throw new Error(`team-debate.yaml is ${JSON.stringify(text.slice(0, 300))}`);
+      await shot('03-new-flow-from-pattern');
+    },
+  },
+  {
     name: 'the Proposals view lists a worker\'s proposal with +/- counts; a file opens the native diff of input against work; a hunk can be unticked',
     async run({ page, shot }) {
       await runCommand(page, 'AgentCanvas: Focus on Proposals View');

@@ -63,6 +63,7 @@ test('runs: RunInfo.state, nested interactions and pending', () => {
 test('patterns, diagnostics and apply results, bare or wrapped', () => {
   assert.equal(readPatterns([{ id: 'P05', patternId: 'debate_judge', name: 'Debate + Judge' }])[0].name, 'Debate + Judge');
   assert.equal(readPatterns({ patterns: [{ id: 'P01', patternId: 'manager_worker' }] })[0].name, 'manager_worker');
+  assert.deepEqual(readPatterns([{ id: 'P05', patternId: 'debate_judge', roles: [{ role: 'debater', name: 'Debater', kind: 'agent' }, { role: 'judge' }, 'observer'] }])[0].roles, ['Debater', 'judge', 'observer']);
   const diags = readDiagnostics({ diagnostics: [{ range: { start: { line: 7, character: 11 }, end: { line: 7, character: 21 } }, severity: 1, code: 'schema', message: 'files must be a list' }, { message: 'no range' }] });
   assert.equal(diags.length, 1);
   assert.equal(diags[0].code, 'schema');
