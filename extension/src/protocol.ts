@@ -266,14 +266,32 @@ export function readPending(raw: unknown, runIdFallback?: string): PendingReques
   const base: PendingBase = {
     runId,
     requestId,
-    agentId: typeof o.agentId === 'string' ? o.agentId : undefined,
+    agentId: typeof o.agentId === 'string' ? o.agentId : typeof o.agent === 'string' ? o.agent : undefined,
     flow: typeof o.flow === 'string' ? o.flow : undefined,
     deadline: readDeadline(o),
   };
   const kind = o.kind ?? o.event;
-  if (kind === 'question' || kind === 'user_question' || (o.question && typeof o.question === 'object')) {
-    // {question: {category, question, options…}} or the fields flat, as the stdout block has them
-    const q = o.question && typeof o.question === 'object' ? asObject(o.question) : o;
+  // The block's fields: {fields: {…}} (the engine's Request), {question: {…}} / {dependency: {…}},
+  // or flat beside the ids.
+  const fields = o.fields && typeof o.fields === 'object' ? asObject(o.fields) : undefined;
+  if (kind === 'phase_complete' || kind === 'phase_completed') {
+    // The agent finished a phase and waits for approval to go on (stdout protocol §3).
+    const f = fields ?? o;
+    const phase = f.phase ?? f.number ?? f.name;
+    return {
+      ...base,
+      kind: 'question',
+      question: {
+        category: 'confirmation',
+        question: `Phase ${phase === undefined ? '' : `${String(phase)} `}complete${typeof f.summary === 'string' ? `: ${f.summary}` : ''}. Continue?`,
+        options: ['Continue', 'Stop'],
+        default: 'Continue',
+        required: true,
+      },
+    };
+  }
+  if (kind === 'question' || kind === 'user_question' || kind === 'question_asked' || (o.question && typeof o.question === 'object')) {
+    const q = fields ?? (o.question && typeof o.question === 'object' ? asObject(o.question) : o);
     if (typeof q.question !== 'string' || q.question.trim() === '') return undefined;
     return {
       ...base,
@@ -281,14 +299,14 @@ export function readPending(raw: unknown, runIdFallback?: string): PendingReques
       question: {
         category: typeof q.category === 'string' ? q.category : undefined,
         question: q.question,
-        options: asArray(q.options).filter((x): x is string => typeof x === 'string' && x !== ''),
+        options: (typeof q.options === 'string' ? q.options.split('\n') : asArray(q.options)).filter((x): x is string => typeof x === 'string' && x.trim() !== ''),
         default: typeof q.default === 'string' ? q.default : undefined,
         required: q.required === undefined ? true : q.required === true || q.required === 'true',
       },
     };
   }
-  if (kind === 'dependency' || kind === 'dependency_request' || (o.dependency && typeof o.dependency === 'object')) {
-    const d = o.dependency && typeof o.dependency === 'object' ? asObject(o.dependency) : o;
+  if (kind === 'dependency' || kind === 'dependency_request' || kind === 'dependency_requested' || (o.dependency && typeof o.dependency === 'object')) {
+    const d = fields ?? (o.dependency && typeof o.dependency === 'object' ? asObject(o.dependency) : o);
     if (typeof d.name !== 'string' || d.name === '' || !DependencyTypes.includes(d.type as DependencyType)) return undefined;
     return {
       ...base,

@@ -6,13 +6,19 @@ import { NotRunningError, withSidecar, type SidecarClient } from '../sidecar';
 import type { Log } from '../log';
 
 export const CANVAS_VIEW_TYPE = 'agentcanvas.canvas';
+/** The canvas registers a second view type for flows/*.yaml (an option there, not the default). */
+export const CANVAS_OPTION_VIEW_TYPE = 'agentcanvas.canvas.flows';
+
+export function canvasViewType(uri: vscode.Uri): string {
+  return /[\\/]\.agentcanvas[\\/]flows[\\/]/.test(uri.fsPath) ? CANVAS_VIEW_TYPE : CANVAS_OPTION_VIEW_TYPE;
+}
 
 export function registerFlowCommands(sidecar: SidecarClient, log: Log): vscode.Disposable[] {
   return [
     vscode.commands.registerCommand('agentcanvas.newFlow', () => newFlow(sidecar, log)),
     vscode.commands.registerCommand('agentcanvas.openCanvas', async (arg?: unknown) => {
       const uri = await resolveFlow(arg, 'Pick a flow to open on the canvas');
-      if (uri) await vscode.commands.executeCommand('vscode.openWith', uri, CANVAS_VIEW_TYPE);
+      if (uri) await vscode.commands.executeCommand('vscode.openWith', uri, canvasViewType(uri));
     }),
     vscode.commands.registerCommand('agentcanvas.validateFlow', (arg?: unknown) => withSidecar(sidecar, log, () => validateFlow(sidecar, arg))),
     vscode.commands.registerCommand('agentcanvas.insertPattern', (arg?: unknown) => withSidecar(sidecar, log, () => insertPattern(sidecar, arg))),
@@ -58,7 +64,7 @@ async function newFlow(sidecar: SidecarClient, log: Log): Promise<void> {
     if (ok) await (await vscode.workspace.openTextDocument(target)).save();
   }
   log.info(`created ${target.fsPath}`);
-  await vscode.commands.executeCommand('vscode.openWith', target, CANVAS_VIEW_TYPE).then(undefined, async () => {
+  await vscode.commands.executeCommand('vscode.openWith', target, canvasViewType(target)).then(undefined, async () => {
     await vscode.window.showTextDocument(target); // the canvas is not installed in this build
   });
 }

@@ -105,15 +105,16 @@ export class RunController {
               this.listeners.delete(l);
               resolve();
               const reason = typeof ev.reason === 'string' ? ` (${ev.reason})` : '';
-              const msg = `AgentCanvas: ${path.basename(flow)} ${ev.event.slice(4)}${reason}.`;
-              const show = ev.event === 'run_finished' ? vscode.window.showInformationMessage : vscode.window.showWarningMessage;
+              const outcome = typeof ev.status === 'string' ? ev.status : ev.event.slice(4);
+              const msg = `AgentCanvas: ${path.basename(flow)} ${outcome}${reason}.`;
+              const show = outcome === 'finished' ? vscode.window.showInformationMessage : vscode.window.showWarningMessage;
               void show(msg, 'Show Run Log', 'Review Proposals').then((p) => {
                 if (p === 'Show Run Log') void vscode.commands.executeCommand('agentcanvas.showRunLog', { runId, flow });
                 if (p === 'Review Proposals') void vscode.commands.executeCommand('agentcanvas.reviewProposal');
               });
               return;
             }
-            const who = ev.agentId ?? (typeof ev.from === 'string' ? ev.from : undefined);
+            const who = ev.agentId ?? (typeof ev.agent === 'string' ? ev.agent : typeof ev.from === 'string' ? ev.from : undefined);
             progress.report({ message: [ev.interactionId, who, ev.event].filter(Boolean).join(' · ') });
           };
           this.listeners.add(l);

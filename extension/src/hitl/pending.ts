@@ -5,11 +5,16 @@ import * as vscode from 'vscode';
 import { readPending, type PendingRequest, type RunEvent } from '../protocol';
 import { pendingKey, answerRequest, secretKey, type Answer } from './requests';
 
+/** Events that ask the user something (the server's names and the engine's). */
+const OPENING_EVENTS = new Set(['question', 'user_question', 'question_asked', 'dependency_request', 'dependency_requested', 'phase_completed']);
+
 /** Events after which a request is no longer pending, whoever answered it. */
 const CLOSING_EVENTS = new Set([
   'question_answered',
   'dependency_provided',
   'dependency_rejected',
+  'dependency_resolved',
+  'phase_resolved',
   'request_expired',
   'request_cancelled',
   'run_finished',
@@ -57,7 +62,7 @@ export class PendingQueue {
 
   /** Updates the queue from a run event; true when a new request arrived. */
   onRunEvent(ev: RunEvent): boolean {
-    if (ev.event === 'question' || ev.event === 'user_question' || ev.event === 'dependency_request') {
+    if (OPENING_EVENTS.has(ev.event)) {
       const p = readPending(ev, ev.runId);
       if (p) {
         this.add(p);
@@ -67,7 +72,7 @@ export class PendingQueue {
     }
     if (CLOSING_EVENTS.has(ev.event)) {
       const data = (ev.data ?? {}) as Record<string, unknown>;
-      const id = [ev.requestId, ev.questionId, data.requestId, data.questionId].find((x): x is string => typeof x === 'string');
+      const id = [ev.requestId, ev.questionId, ev.id, data.requestId, data.questionId, data.id].find((x): x is string => typeof x === 'string');
       if (id) this.remove(ev.runId, id);
       else if (ev.event.startsWith('run_')) for (const p of this.list()) if (p.runId === ev.runId) this.remove(p.runId, p.requestId);
     }

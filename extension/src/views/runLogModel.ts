@@ -50,7 +50,7 @@ export function parseJsonl(text: string): ParsedLog {
       event: r.event as string,
       from: s('from'),
       to: s('to'),
-      agentId: s('agentId'),
+      agentId: s('agentId') ?? s('agent'),
       raw: r,
     });
   });

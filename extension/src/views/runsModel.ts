@@ -38,7 +38,8 @@ export class RunsModel {
       this.runs.set(ev.runId, run);
       unknown = true;
     }
-    const rs = RUN_STATUS[ev.event];
+    // run_finished carries the outcome in status (finished, failed, stopped)
+    const rs = ev.event === 'run_finished' && typeof ev.status === 'string' ? ev.status : RUN_STATUS[ev.event];
     if (rs) {
       run.status = rs;
       if (typeof ev.reason === 'string') run.terminationReason = ev.reason;
@@ -52,24 +53,23 @@ export class RunsModel {
       if (ev.event === 'terminated') {
         inter.status = 'terminated';
         if (typeof ev.reason === 'string') inter.terminationReason = ev.reason;
-      } else if (ev.event === 'step' || ev.event === 'configured') {
+      } else if (ev.event === 'step' || ev.event === 'configured' || ev.event === 'interaction_started') {
         if (inter.status === 'unknown' || inter.status === 'pending') inter.status = 'running';
         if (typeof ev.step === 'number') inter.round = ev.step;
       }
     }
-    const agentId = typeof ev.agentId === 'string' ? ev.agentId : undefined;
+    const agentId = typeof ev.agentId === 'string' ? ev.agentId : typeof ev.agent === 'string' ? ev.agent : undefined;
     if (agentId) {
       const agent = this.agent(run, inter, agentId);
       if (typeof ev.status === 'string') agent.status = ev.status;
       else if (ev.event === 'agent_started') agent.status = 'running';
       else if (ev.event === 'agent_finished') agent.status = 'finished';
       else if (ev.event === 'agent_failed') agent.status = 'failed';
-      else if (ev.event === 'question' || ev.event === 'user_question' || ev.event === 'dependency_request') agent.status = 'waiting';
-      else if (ev.event === 'question_answered' || ev.event === 'dependency_provided') agent.status = 'running';
+      else if (['question', 'user_question', 'question_asked', 'dependency_request', 'dependency_requested', 'phase_completed'].includes(ev.event)) agent.status = 'waiting';
+      else if (['question_answered', 'dependency_provided', 'dependency_resolved', 'phase_resolved'].includes(ev.event)) agent.status = 'running';
       if (typeof ev.role === 'string') agent.role = ev.role;
-      if (typeof ev.reason === 'string' && (ev.event === 'agent_finished' || ev.event === 'agent_failed' || ev.event === 'agent_stopped')) {
-        agent.terminationReason = ev.reason;
-      }
+      const why = typeof ev.reason === 'string' ? ev.reason : typeof ev.error === 'string' ? ev.error : undefined;
+      if (why && (ev.event === 'agent_finished' || ev.event === 'agent_failed' || ev.event === 'agent_stopped')) agent.terminationReason = why;
     }
     return unknown;
   }

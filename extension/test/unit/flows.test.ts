@@ -22,3 +22,10 @@ test('flow names become file names', () => {
 test('an empty flow has the spec §10 sections', () => {
   assert.equal(emptyFlowYaml('demo'), 'version: 0.2\nname: demo\n\nagents: []\n\ninteractions: []\n\nlayout:\n  nodes: {}\n  edges: {}\n');
 });
+
+test('Open Canvas uses the view type the canvas registers for each folder', async () => {
+  const { canvasViewType } = await import('../../src/commands/flowCommands');
+  const { Uri } = await import('./vscode-mock');
+  assert.equal(canvasViewType(Uri.file('/ws/.agentcanvas/flows/a.yaml') as never), 'agentcanvas.canvas');
+  assert.equal(canvasViewType(Uri.file('/ws/flows/a.yaml') as never), 'agentcanvas.canvas.flows');
+});

@@ -82,3 +82,18 @@ test('status item: client state and sidecar health', () => {
   assert.match(busy.tooltip, /running: team\.yaml\n2 request\(s\) waiting for you/);
   assert.equal(renderStatus('failed', undefined, 0).background, 'statusBarItem.errorBackground');
 });
+
+test("runs model: the engine's event fields (agent, status, error)", () => {
+  const m = new RunsModel();
+  m.apply({ runId: 'r2', flow: 'team', event: 'run_started' });
+  m.apply({ runId: 'r2', event: 'interaction_started', interactionId: 'i1', patternId: 'manager_worker' });
+  m.apply({ runId: 'r2', event: 'agent_started', interactionId: 'i1', agent: 'lead' });
+  m.apply({ runId: 'r2', event: 'question_asked', interactionId: 'i1', agent: 'lead', id: 'q1' });
+  assert.equal(m.get('r2')!.interactions[0].agents[0].status, 'waiting');
+  m.apply({ runId: 'r2', event: 'question_answered', interactionId: 'i1', agent: 'lead', id: 'q1', outcome: 'answered' });
+  m.apply({ runId: 'r2', event: 'agent_finished', interactionId: 'i1', agent: 'lead', status: 'failed', error: 'exit status 3' });
+  const a = m.get('r2')!.interactions[0].agents[0];
+  assert.deepEqual([a.status, a.terminationReason], ['failed', 'exit status 3']);
+  m.apply({ runId: 'r2', event: 'run_finished', status: 'failed', reason: 'interaction i1 failed' });
+  assert.deepEqual([m.get('r2')!.status, m.get('r2')!.terminationReason], ['failed', 'interaction i1 failed']);
+});

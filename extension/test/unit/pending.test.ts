@@ -86,3 +86,12 @@ test('after a reload the queue is rebuilt from listRuns', () => {
   assert.deepEqual(q.list().map((p) => p.requestId), ['q9']);
   assert.equal(changes, 1);
 });
+
+test("the engine's events open and close requests", () => {
+  const q = new PendingQueue(sink([]).s);
+  q.onRunEvent({ runId: 'r1', event: 'dependency_requested', data: { agent: 'coder', id: 'd1', fields: { type: 'api_key', name: 'KEY' } } });
+  q.onRunEvent({ runId: 'r1', event: 'question_asked', data: { agent: 'coder', id: 'q1', fields: { question: 'ok?' } } });
+  assert.equal(q.size, 2);
+  q.onRunEvent({ runId: 'r1', event: 'dependency_resolved', data: { agent: 'coder', id: 'd1', outcome: 'provided' } });
+  assert.deepEqual(q.list().map((p) => p.requestId), ['q1']);
+});

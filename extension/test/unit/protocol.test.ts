@@ -79,3 +79,20 @@ test('patterns, diagnostics and apply results, bare or wrapped', () => {
   // the server's answer: files as objects
   assert.deepEqual(readApplyResult({ applied: true, dryRun: false, files: [{ path: 'src/b.ts', status: 'modified' }, { path: 'src/a.ts', hunks: [1] }], warnings: ['HEAD moved'] }).files, ['src/b.ts', 'src/a.ts']);
 });
+
+test("the run engine's shapes: question_asked/dependency_requested events and Request entries", () => {
+  const ev = { runId: 'r1', event: 'question_asked', interactionId: 'i1', data: { agent: 'planner', id: 'q7', fields: { category: 'choice', question: 'Which DB?', options: ['PostgreSQL', 'SQLite'], default: 'SQLite', required: 'true' } } };
+  const q = readPending(ev);
+  assert.equal(q?.kind, 'question');
+  assert.deepEqual([q?.requestId, q?.agentId], ['q7', 'planner']);
+  assert.deepEqual(q?.kind === 'question' && q.question.options, ['PostgreSQL', 'SQLite']);
+  // the JSONL form: fields flat beside the common ones
+  const flat = readPending({ ts: 1, runId: 'r1', event: 'dependency_requested', agent: 'coder', id: 'd2', fields: { type: 'env_variable', name: 'DATABASE_URL', description: 'db', required: false } });
+  assert.deepEqual(flat?.kind === 'dependency' && [flat.requestId, flat.agentId, flat.dependency.type, flat.dependency.required], ['d2', 'coder', 'env_variable', false]);
+  // engine.Request in listRuns' pending (kind + fields + deadline)
+  const [run] = readRuns([{ runId: 'r1', flow: 'team', state: 'waiting', pending: [{ runId: 'r1', agentId: 'coder', interactionId: 'i1', id: 'd3', kind: 'dependency', fields: { type: 'api_key', name: 'OPENAI_API_KEY', description: 'GPT' }, deadline: '2026-11-22T03:00:00Z' }] }]);
+  assert.equal(run.pending[0].kind, 'dependency');
+  assert.equal(run.pending[0].deadline, Date.parse('2026-11-22T03:00:00Z'));
+  const phase = readPending({ runId: 'r1', event: 'phase_completed', data: { agent: 'a', id: 'p1', fields: { phase: 2 } } });
+  assert.deepEqual(phase?.kind === 'question' && [phase.question.question, phase.question.options], ['Phase 2 complete. Continue?', ['Continue', 'Stop']]);
+});
