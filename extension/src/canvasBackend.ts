@@ -6,7 +6,7 @@
 // the canvas model wants spans as the Go loader makes them (1-based line, 1-based code-point
 // column, byte offset). toSrcRange converts against the same text the sidecar analysed.
 import type * as vscode from 'vscode';
-import { Method, asArray, asObject, readPatterns, readTextEdits, type LspPosition, type LspRange, type LspTextEdit, type PatternInfo, type RunEvent } from './protocol';
+import { Method, asArray, asObject, readTextEdits, type LspPosition, type LspRange, type LspTextEdit, type PatternInfo, type RunEvent } from './protocol';
 import type { SidecarClient } from './sidecar';
 
 export interface SrcPos {
@@ -81,6 +81,7 @@ export function toCanvasLoadResult(raw: unknown, text: string, file: string): Ca
 export interface CanvasBackendImpl {
   loadFlow(uri: string, text: string): Promise<CanvasLoadFlowResult>;
   editFlow(uri: string, version: number, text: string, ops: Array<Record<string, unknown>>): Promise<LspTextEdit[]>;
+  /** The sidecar's patterns as it sends them (roles as objects, docs, default terminations). */
   listPatterns(): Promise<PatternInfo[]>;
   onRunEvent(listener: (e: RunEvent) => void): vscode.Disposable;
 }
@@ -100,7 +101,10 @@ export function createCanvasBackend(sidecar: SidecarClient, onRunEvent: (l: (e: 
       return readTextEdits(await sidecar.request(Method.editFlow, { uri, version, ops }));
     },
     async listPatterns() {
-      return readPatterns(await sidecar.request(Method.listPatterns, {}));
+      // passed through whole: the canvas shows role details and docs that readPatterns drops
+      const raw = await sidecar.request(Method.listPatterns, {});
+      const list = Array.isArray(raw) ? raw : asArray(asObject(raw).patterns);
+      return list.filter((p) => typeof asObject(p).id === 'string' && typeof asObject(p).patternId === 'string') as PatternInfo[];
     },
     onRunEvent,
   };
