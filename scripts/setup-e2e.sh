@@ -8,9 +8,10 @@ ROOT=$PWD
 NODE24_VERSION=24.21.0
 CODE_SERVER_VERSION=4.139.1
 
-# chromium drives the workbench; the others build code-server's native modules.
+# chromium drives the workbench; libkrb5-dev, build-essential and python3 build code-server's
+# native modules; procps (pgrep) watches the sidecar process; zip/unzip are the unit tests' oracle.
 missing=()
-for pkg in chromium libkrb5-dev build-essential python3; do
+for pkg in chromium libkrb5-dev build-essential python3 procps zip unzip git; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then
