@@ -63,7 +63,20 @@ export async function activate(context: vscode.ExtensionContext): Promise<AgentC
 
   // Runs
   const runsTree = new RunsTree(new RunsModel());
-  const runs = new RunController(client, log, runsTree, pending, status);
+  const runs = new RunController(client, log, runsTree, pending, status, async (names) => {
+    const env: Record<string, string> = {};
+    for (const name of names) {
+      for (const type of ['env_variable', 'api_key'] as const) {
+        const v = await context.secrets.get(secretKey({ type, name }));
+        if (v !== undefined) {
+          log.addSecret(v);
+          env[name] = v;
+          break;
+        }
+      }
+    }
+    return env;
+  });
   context.subscriptions.push(vscode.window.createTreeView('agentcanvas.runs', { treeDataProvider: runsTree, showCollapseAll: true }), ...runs.register());
 
   // Proposals

@@ -160,6 +160,8 @@ export type Backend = (typeof Backends)[number];
 export interface StartRunParams {
   uri: string; // the flow file
   dryRun?: boolean;
+  /** Values for the environment-variable names the flow lists, from SecretStorage (never logged). */
+  env?: Record<string, string>;
   /** Overrides every agent's backendId (extension proposal; dryRun covers "dry-run"). */
   backend?: Backend;
 }
@@ -245,8 +247,8 @@ function readInteraction(raw: unknown): InteractionState {
     id: String(i.id ?? i.interactionId ?? '?'),
     patternId: typeof i.patternId === 'string' ? i.patternId : undefined,
     status: typeof i.status === 'string' ? i.status : 'unknown',
-    terminationReason: typeof i.terminationReason === 'string' ? i.terminationReason : undefined,
-    round: typeof i.round === 'number' ? i.round : undefined,
+    terminationReason: typeof i.terminationReason === 'string' ? i.terminationReason : typeof i.reason === 'string' && i.reason !== '' ? i.reason : undefined,
+    round: typeof i.round === 'number' ? i.round : typeof i.rounds === 'number' ? i.rounds : undefined,
     agents: asArray(i.agents).map(readAgent),
   };
 }
@@ -344,9 +346,9 @@ export function readRuns(raw: unknown): RunState[] {
         runId,
         flow: typeof r.flow === 'string' ? r.flow : '',
         status: typeof r.state === 'string' ? r.state : typeof r.status === 'string' ? r.status : 'unknown',
-        startedAt: typeof r.startedAt === 'string' ? r.startedAt : undefined,
+        startedAt: typeof r.startedAt === 'string' ? r.startedAt : typeof r.started === 'string' ? r.started : undefined,
         endedAt: typeof r.endedAt === 'string' ? r.endedAt : undefined,
-        terminationReason: typeof r.terminationReason === 'string' ? r.terminationReason : undefined,
+        terminationReason: typeof r.terminationReason === 'string' ? r.terminationReason : typeof r.reason === 'string' && r.reason !== '' ? r.reason : undefined,
         interactions: asArray(r.interactions).map(readInteraction),
         pending: asArray(r.pending)
           .map((p) => readPending(p, runId))
@@ -364,6 +366,14 @@ export interface RunEvent {
   interactionId?: string;
   agentId?: string;
   [k: string]: unknown;
+}
+
+/** The environment-variable names a flow's agents ask for (agents[].runtime.env), from loadFlow. */
+export function flowEnvNames(loadFlowResult: unknown): string[] {
+  const flow = asObject(asObject(loadFlowResult).flow);
+  const names = new Set<string>();
+  for (const a of asArray(flow.agents)) for (const n of asArray(asObject(asObject(a).runtime).env)) if (typeof n === 'string' && n !== '') names.add(n);
+  return [...names].sort();
 }
 
 export function readRunEvent(raw: unknown): RunEvent | undefined {

@@ -2,7 +2,7 @@
 import * as vscode from 'vscode';
 import * as path from 'node:path';
 import { resolveFlow } from '../flows';
-import { Backends, Method, readRuns, type Backend, type RunEvent } from '../protocol';
+import { Backends, Method, flowEnvNames, readRuns, type Backend, type RunEvent } from '../protocol';
 import { describeError, NotRunningError, withSidecar, type SidecarClient } from '../sidecar';
 import type { Log } from '../log';
 import type { RunsTree, RunNode } from '../views/runsTree';
@@ -21,6 +21,8 @@ export class RunController {
     private readonly tree: RunsTree,
     private readonly pending: PendingQueue,
     private readonly status: StatusItem,
+    /** Stored values for environment-variable names (SecretStorage); none by default. */
+    private readonly storedEnv: (names: string[]) => Promise<Record<string, string>> = async () => ({}),
   ) {}
 
   /** Called for every agentcanvas/runEvent. */
@@ -90,10 +92,19 @@ export class RunController {
     const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
     if (doc?.isDirty) await doc.save();
     const flow = vscode.workspace.asRelativePath(uri, false);
-    const res = (await this.sidecar.request<{ runId?: unknown }>(Method.startRun, { uri: uri.toString(), backend, dryRun: backend === 'dry-run' })) ?? {};
+    // Values the user stored earlier for the env names the flow lists go with the run, so an
+    // agent does not have to ask again; the sidecar gives them only to the agents that list them.
+    let env: Record<string, string> = {};
+    try {
+      env = await this.storedEnv(flowEnvNames(await this.sidecar.request(Method.loadFlow, { uri: uri.toString() })));
+    } catch (e) {
+      this.log.warn(`reading the flow's env names: ${describeError(e)}`);
+    }
+    const params = { uri: uri.toString(), backend, dryRun: backend === 'dry-run', ...(Object.keys(env).length > 0 ? { env } : {}) };
+    const res = (await this.sidecar.request<{ runId?: unknown }>(Method.startRun, params)) ?? {};
     if (typeof res.runId !== 'string') throw new Error('the sidecar did not return a runId');
     const runId = res.runId;
-    this.log.info(`started run ${runId} of ${flow} with backend ${backend}`);
+    this.log.info(`started run ${runId} of ${flow} with backend ${backend}${Object.keys(env).length ? ` (stored values for ${Object.keys(env).join(', ')})` : ''}`);
     void this.refresh();
     await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `AgentCanvas: running ${path.basename(flow)}`, cancellable: true },
@@ -107,7 +118,7 @@ export class RunController {
               const reason = typeof ev.reason === 'string' ? ` (${ev.reason})` : '';
               const outcome = typeof ev.status === 'string' ? ev.status : ev.event.slice(4);
               const msg = `AgentCanvas: ${path.basename(flow)} ${outcome}${reason}.`;
-              const show = outcome === 'finished' ? vscode.window.showInformationMessage : vscode.window.showWarningMessage;
+              const show = outcome === 'finished' || outcome === 'completed' ? vscode.window.showInformationMessage : vscode.window.showWarningMessage;
               void show(msg, 'Show Run Log', 'Review Proposals').then((p) => {
                 if (p === 'Show Run Log') void vscode.commands.executeCommand('agentcanvas.showRunLog', { runId, flow });
                 if (p === 'Review Proposals') void vscode.commands.executeCommand('agentcanvas.reviewProposal');

@@ -43,7 +43,7 @@ export class RunsModel {
     if (rs) {
       run.status = rs;
       if (typeof ev.reason === 'string') run.terminationReason = ev.reason;
-      if (rs !== 'running' && rs !== 'waiting') {
+      if (rs !== 'running' && rs !== 'waiting' && rs !== 'completed' && rs !== 'finished') {
         run.pending = [];
         for (const i of run.interactions) for (const a of i.agents) if (a.status === 'running' || a.status === 'waiting') a.status = rs;
       }
@@ -114,6 +114,7 @@ export function statusIcon(status: string): string {
     case 'waiting':
       return 'bell';
     case 'finished':
+    case 'completed':
     case 'terminated':
       return 'pass';
     case 'failed':

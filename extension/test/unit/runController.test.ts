@@ -22,7 +22,7 @@ beforeEach(() => {
   clients.length = 0;
 });
 
-async function setup() {
+async function setup(storedEnv?: (names: string[]) => Promise<Record<string, string>>) {
   const dir = mkdtempSync(path.join(tmpdir(), 'ac-run-'));
   const bin = path.join(dir, 'agentcanvas');
   writeFileSync(bin, '#!/bin/sh\necho "agentcanvas 1.0.0"\n');
@@ -39,7 +39,7 @@ async function setup() {
   client.answers.set('agentcanvas/stopRun', () => null);
   const tree = new RunsTree(new RunsModel());
   const pending = new PendingQueue({ ask: async () => undefined, send: async () => undefined, onSecretProvided: async () => {}, error: () => {} });
-  const rc = new RunController(sc, log, tree, pending, status);
+  const rc = new RunController(sc, log, tree, pending, status, storedEnv);
   return { rc, client, tree, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
@@ -101,6 +101,35 @@ test('Runs view refresh: listRuns fills the model; "not available" is shown, not
     client.answers.delete('agentcanvas/listRuns');
     await rc.refresh();
     assert.match(tree.message ?? '', /Runs are not available: this sidecar build does not support that yet/);
+  } finally {
+    cleanup();
+  }
+});
+
+test('stored values for the env names the flow lists go with startRun', async () => {
+  const asked: string[][] = [];
+  const { rc, client, cleanup } = await setup(async (names) => {
+    asked.push(names);
+    return names.includes('OPENAI_API_KEY') ? { OPENAI_API_KEY: 'sk-stored-0123456789' } : {};
+  });
+  try {
+    client.answers.set('agentcanvas/loadFlow', () => ({
+      flow: { agents: [{ id: 'a', runtime: { env: ['OPENAI_API_KEY', 'DATABASE_URL'] } }, { id: 'b', runtime: { env: ['OPENAI_API_KEY'] } }, { id: 'c' }] },
+    }));
+    mock.quickPickAnswer = (items) => items.find((i) => i.label === 'codex');
+    const run = (rc as unknown as { runFlow(u: unknown): Promise<void> }).runFlow(flow);
+    for (let i = 0; i < 50 && mock.progress.length === 0; i++) await new Promise((r) => setImmediate(r));
+    assert.deepEqual(asked, [['DATABASE_URL', 'OPENAI_API_KEY']]);
+    assert.deepEqual(client.requests.find((r) => r.method === 'agentcanvas/startRun')?.params, {
+      uri: 'file:///ws/flows/team.yaml',
+      backend: 'codex',
+      dryRun: false,
+      env: { OPENAI_API_KEY: 'sk-stored-0123456789' },
+    });
+    rc.onRunEvent({ runId: 'r1', event: 'run_finished', status: 'completed' });
+    await run;
+    assert.equal(mock.messages.at(-1)?.level, 'info');
+    assert.match(mock.messages.at(-1)?.message ?? '', /team\.yaml completed/);
   } finally {
     cleanup();
   }
