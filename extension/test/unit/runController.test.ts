@@ -108,7 +108,7 @@ test('Runs view refresh: listRuns fills the model; "not available" is shown, not
 
 test('stored values for the env names the flow lists go with startRun', async () => {
   const asked: string[][] = [];
-  const { rc, client, cleanup } = await setup(async (names) => {
+  const { rc, client, cleanup } = await setup(async (names): Promise<Record<string, string>> => {
     asked.push(names);
     return names.includes('OPENAI_API_KEY') ? { OPENAI_API_KEY: 'sk-stored-0123456789' } : {};
   });

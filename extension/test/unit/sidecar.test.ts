@@ -134,3 +134,21 @@ test('a missing binary leaves the client down with one explanation', async () =>
   assert.equal(mock.messages.length, 1);
   assert.match(mock.messages[0].message, /agentcanvas\.sidecarPath.*\/no\/such\/agentcanvas.*does not exist/);
 });
+
+test('several listeners of one notification all hear it, across a restart (the client keeps one handler per method)', async () => {
+  const { bin, cleanup } = fakeSidecar();
+  try {
+    const { sc } = await started(bin);
+    const heard: string[] = [];
+    sc.onNotification('agentcanvas/runEvent', (p) => heard.push(`runs:${(p as { event: string }).event}`));
+    const d = sc.onNotification('agentcanvas/runEvent', (p) => heard.push(`canvas:${(p as { event: string }).event}`));
+    clients[0].notificationHandlers.get('agentcanvas/runEvent')!({ event: 'step' });
+    d.dispose();
+    await sc.restart();
+    clients.at(-1)!.notificationHandlers.get('agentcanvas/runEvent')!({ event: 'run_finished' });
+    clients.at(-1)!.notificationHandlers.get('agentcanvas/status')!({ health: 'ok', runningFlows: ['team'] });
+    assert.deepEqual(heard, ['runs:step', 'canvas:step', 'runs:run_finished']);
+  } finally {
+    cleanup();
+  }
+});
