@@ -376,10 +376,14 @@ export function flowEnvNames(loadFlowResult: unknown): string[] {
   return [...names].sort();
 }
 
+/**
+ * Reads an agentcanvas/runEvent. The server nests the event's own fields in "data"; the JSONL
+ * log has them flat. Consumers get them flat (the common fields win), with "data" kept as is.
+ */
 export function readRunEvent(raw: unknown): RunEvent | undefined {
   const o = asObject(raw);
   if (typeof o.runId !== 'string' || typeof o.event !== 'string') return undefined;
-  return o as RunEvent;
+  return { ...asObject(o.data), ...o } as RunEvent;
 }
 
 export interface AnswerQuestionParams {

@@ -313,6 +313,8 @@ async function webviewFrame(page, selector) {
 // ---- palette helpers (the recipe: F1, type the title, Enter) ---------------------------------
 
 async function palette(page, text) {
+  // A focused webview (the canvas) keeps F1 to itself: move the focus to the workbench first.
+  await page.locator('.part.sidebar .composite.title').first().click({ timeout: 2000 }).catch(() => {});
   await page.keyboard.press('F1');
   const input = page.locator('.quick-input-widget .quick-input-box input');
   await input.waitFor({ state: 'visible', timeout: TIMEOUT });

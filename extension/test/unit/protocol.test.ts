@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readApplyResult, readDiagnostics, readPatterns, readPending, readRuns, readStatus } from '../../src/protocol';
+import { readApplyResult, readDiagnostics, readPatterns, readPending, readRunEvent, readRuns, readStatus } from '../../src/protocol';
 
 test('status: the server sends flow names; health falls back to warning when unknown', () => {
   assert.deepEqual(readStatus({ health: 'ok', message: 'ready', runningFlows: ['team.yaml'], version: '0.1.0' }), {
@@ -95,4 +95,11 @@ test("the run engine's shapes: question_asked/dependency_requested events and Re
   assert.equal(run.pending[0].deadline, Date.parse('2026-11-22T03:00:00Z'));
   const phase = readPending({ runId: 'r1', event: 'phase_completed', data: { agent: 'a', id: 'p1', fields: { phase: 2 } } });
   assert.deepEqual(phase?.kind === 'question' && [phase.question.question, phase.question.options], ['Phase 2 complete. Continue?', ['Continue', 'Stop']]);
+});
+
+test('run events come flat, whether the fields were nested in data or not', () => {
+  const ev = readRunEvent({ flow: 'ask', runId: 'r1', event: 'run_finished', ts: 't', data: { status: 'completed', reason: '', runId: 'spoofed' } });
+  assert.equal(ev?.status, 'completed');
+  assert.equal(ev?.runId, 'r1', 'the common fields win over data');
+  assert.equal(readRunEvent({ event: 'x' }), undefined);
 });
