@@ -61,7 +61,7 @@ const STEPS = [
     async run({ page, shot }) {
       const item = page.locator('[aria-label="AgentCanvas sidecar: healthy"]');
       await item.first().waitFor({ state: 'visible', timeout: TIMEOUT });
-      await shot('01-status-healthy');
+      await shot('status-healthy');
       const text = await item.first().innerText();
       if (!text.includes('AgentCanvas')) throw new Error(`status item text is ${JSON.stringify(text)}`);
     },
@@ -76,7 +76,7 @@ const STEPS = [
       await page.locator('.notifications-toasts .notification-toast', { hasText: /broken\.yaml: [1-9]\d* error\(s\)/ }).first().waitFor({ timeout: TIMEOUT });
       const marker = page.locator('.markers-panel .monaco-list-row', { hasText: 'files must be a list of strings' });
       await marker.first().waitFor({ state: 'visible', timeout: TIMEOUT });
-      await shot('02-validate-problems');
+      await shot('validate-problems');
       const count = await page.locator('.markers-panel .monaco-list-row', { hasText: 'broken.yaml' }).count();
       if (count < 1) throw new Error('the Problems panel does not name broken.yaml');
     },
@@ -100,7 +100,7 @@ const STEPS = [
         text = existsSync(file) ? readFileSync(file, 'utf8') : '';
       }
       if (!/name: team-debate/.test(text) || !/patternId: debate_judge/.test(text) || !/- id: /.test(text)) throw new Error(`team-debate.yaml is ${JSON.stringify(text.slice(0, 300))}`);
-      await shot('03-new-flow-from-pattern');
+      await shot('new-flow-from-pattern');
     },
   },
   {
@@ -114,11 +114,11 @@ const STEPS = [
       await frame.locator('.react-flow__node').first().waitFor({ timeout: TIMEOUT });
       const nodes = await frame.locator('.react-flow__node').count();
       if (nodes < 2) throw new Error(`the canvas shows ${nodes} node(s) for a debate`);
-      await shot('04-canvas');
+      await shot('canvas');
     },
   },
   {
-    name: '"AgentCanvas: Run Flow…": an agent\'s USER_QUESTION becomes a QuickPick with its options and default; the answer reaches the agent and the run completes',
+    name: '"AgentCanvas: Run Flow…": an agent\'s USER_QUESTION is a QuickPick with its options and default, its DEPENDENCY_REQUEST (api_key) a password InputBox; the answers reach the agent; the run completes',
     skip: () => runsUnavailable,
     async run({ page, shot, workspace }) {
       await quickOpen(page, 'ask.yaml');
@@ -129,15 +129,32 @@ const STEPS = [
       await question.waitFor({ timeout: TIMEOUT });
       const rows = await page.locator('.quick-input-widget .monaco-list-row').allInnerTexts();
       if (!rows.some((r) => r.includes('PostgreSQL')) || !rows.some((r) => r.includes('SQLite') && r.includes('(default)'))) throw new Error(`the QuickPick shows ${JSON.stringify(rows)}`);
-      await shot('04-question-quickpick');
+      await shot('question-quickpick');
       await page.locator('.quick-input-widget .quick-input-box input').fill('PostgreSQL');
+      await page.keyboard.press('Enter');
+      // then the agent's DEPENDENCY_REQUEST (api_key): a password InputBox
+      await page.locator('.quick-input-widget', { hasText: 'asker asks: api_key E2E_SERVICE_KEY' }).waitFor({ timeout: TIMEOUT });
+      const box = page.locator('.quick-input-widget .quick-input-box input');
+      if ((await box.getAttribute('type')) !== 'password') throw new Error('the API key is not asked in a password box');
+      await box.fill(SECRET);
+      await shot('dependency-password');
       await page.keyboard.press('Enter');
       await page.locator('.notifications-toasts .notification-toast', { hasText: 'ask.yaml completed' }).first().waitFor({ timeout: TIMEOUT });
       const logs = path.join(workspace, '.agentcanvas', 'logs', 'ask');
-      const text = readdirSync(logs).map((f) => readFileSync(path.join(logs, f), 'utf8')).join('');
-      const answered = text.split('\n').filter((l) => l.includes('"question_answered"'));
+      const lines = readdirSync(logs).flatMap((f) => readFileSync(path.join(logs, f), 'utf8').split('\n'));
+      const answered = lines.filter((l) => l.includes('"question_answered"'));
       if (answered.length !== 1 || !answered[0].includes('"outcome":"answered"')) throw new Error(`the log records ${JSON.stringify(answered)}`);
-      await shot('05-run-completed');
+      const provided = lines.filter((l) => l.includes('"dependency_resolved"'));
+      if (provided.length !== 1 || !provided[0].includes('"outcome":"provided"')) throw new Error(`the log records ${JSON.stringify(provided)}`);
+      await shot('run-completed');
+    },
+  },
+  {
+    name: 'the API key the user typed is in no file: not the workspace, not the run logs, not the extension\'s output',
+    skip: () => runsUnavailable,
+    async run({ workspace, userData }) {
+      const found = [...filesContaining(workspace, SECRET), ...filesContaining(userData, SECRET)];
+      if (found.length > 0) throw new Error(`the secret was written to ${found.join(', ')}`);
     },
   },
   {
@@ -160,7 +177,7 @@ const STEPS = [
       await hunk.first().waitFor({ timeout: TIMEOUT });
       await hunk.first().locator('.custom-view-tree-node-item-checkbox, .monaco-checkbox, [role=checkbox]').first().click();
       await view.locator('.monaco-list-row', { hasText: '1/2 hunks accepted' }).first().waitFor({ timeout: TIMEOUT });
-      await shot('03-proposal-diff');
+      await shot('proposal-diff');
     },
   },
   {
@@ -176,7 +193,7 @@ const STEPS = [
       if (after === before) throw new Error('src/parser.ts did not change');
       const view = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Proposals' }) });
       await view.locator('.monaco-list-row', { hasText: 'applied' }).first().waitFor({ timeout: TIMEOUT });
-      await shot('04-proposal-applied');
+      await shot('proposal-applied');
     },
   },
   {
@@ -193,7 +210,7 @@ const STEPS = [
       await frame.locator('#count', { hasText: '5 of 5 events' }).waitFor({ timeout: TIMEOUT });
       await frame.locator('#f-event').selectOption('step');
       await frame.locator('#count', { hasText: '2 of 5 events' }).waitFor({ timeout: TIMEOUT });
-      await shot('05-run-log');
+      await shot('run-log');
     },
   },
   {
@@ -204,7 +221,7 @@ const STEPS = [
         await runCommand(page, 'View: Focus Problems');
         await page.locator('.markers-panel .monaco-list-row', { hasText: 'must equal the folder name "release-notes"' }).first().waitFor({ timeout: TIMEOUT });
       });
-      await shot('06-skill-check');
+      await shot('skill-check');
     },
   },
   {
@@ -218,7 +235,7 @@ const STEPS = [
       for (let i = 0; i < 100 && sidecarPids().includes(before); i++) await new Promise((r) => setTimeout(r, 100));
       if (sidecarPids().includes(before)) throw new Error(`the old sidecar ${before} is still running after the reload`);
       if (sidecarPids().length !== 1) throw new Error(`expected one sidecar, found ${sidecarPids().join(',')} (new ${after})`);
-      await shot('07-after-reload');
+      await shot('after-reload');
     },
   },
   {
@@ -229,7 +246,7 @@ const STEPS = [
       const next = await waitForNewSidecar(first);
       await page.locator('[aria-label="AgentCanvas sidecar: healthy"]').first().waitFor({ state: 'visible', timeout: TIMEOUT });
       if (next === first) throw new Error('the sidecar was not restarted');
-      await shot('08-restarted-after-crash');
+      await shot('restarted-after-crash');
     },
   },
   {
@@ -248,7 +265,7 @@ const STEPS = [
       // no pop-up storm: the four restarts were silent, the fifth crash says so once
       const toasts = await page.locator('.notifications-toasts .notification-toast').allInnerTexts();
       if (toasts.length !== 1) throw new Error(`expected exactly one notification, found ${JSON.stringify(toasts)}`);
-      await shot('09-crash-cap');
+      await shot('crash-cap');
       await page.keyboard.press('Escape');
       await dismissToasts(page);
       await runCommand(page, 'AgentCanvas: Validate Flow');
@@ -256,10 +273,10 @@ const STEPS = [
       const restart = notRunning.first().getByRole('button', { name: 'Restart' });
       await restart.waitFor({ state: 'visible', timeout: TIMEOUT });
       await page.waitForTimeout(300); // let the toast finish sliding in, for a readable screenshot
-      await shot('10-not-running');
+      await shot('not-running');
       await restart.click();
       await page.locator('[aria-label="AgentCanvas sidecar: healthy"]').first().waitFor({ state: 'visible', timeout: TIMEOUT });
-      await shot('11-restarted-by-user');
+      await shot('restarted-by-user');
     },
   },
 ];
@@ -297,6 +314,22 @@ async function dismissToasts(page) {
     await page.locator('.notifications-toasts .notification-toast').first().hover();
     await page.locator('.notifications-toasts .notification-toast .codicon-notifications-clear').first().click().catch(() => {});
   }
+}
+
+const SECRET = 'sk-e2e-secret-0123456789';
+
+/** Files under dir whose bytes contain needle (the VS Code profile includes its logs). */
+function filesContaining(dir, needle) {
+  const out = [];
+  const walk = (d) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile() && readFileSync(p).includes(needle)) out.push(p);
+    }
+  };
+  walk(dir);
+  return out;
 }
 
 /** The frame of a webview whose document has selector (webviews are nested iframes). */
@@ -438,9 +471,10 @@ try {
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
   await page.locator('.monaco-workbench').waitFor({ timeout: TIMEOUT });
-  const shot = (name) => page.screenshot({ path: path.join(artefacts, `${name}.png`) });
-  const ctx = { page, shot, workspace, root };
   let n = 0;
+  // screenshots are named after the step that took them: 05-run-completed.png
+  const shot = (name) => page.screenshot({ path: path.join(artefacts, `${String(n).padStart(2, '0')}-${name}.png`) });
+  const ctx = { page, shot, workspace, root, userData };
   for (const step of STEPS) {
     n++;
     const skip = step.skip?.();
@@ -454,7 +488,7 @@ try {
     } catch (e) {
       failures++;
       console.log(`not ok ${n} - ${step.name}\n  # ${String(e?.message ?? e).split('\n').join('\n  # ')}`);
-      await shot(`failed-${String(n).padStart(2, '0')}`).catch(() => {});
+      await shot('failed').catch(() => {});
       break; // later steps build on earlier ones
     }
   }
