@@ -115,7 +115,7 @@ export class RunController {
             if (ENDED.has(ev.event)) {
               this.listeners.delete(l);
               resolve();
-              const reason = typeof ev.reason === 'string' ? ` (${ev.reason})` : '';
+              const reason = typeof ev.reason === 'string' && ev.reason !== '' ? ` (${ev.reason})` : '';
               const outcome = typeof ev.status === 'string' ? ev.status : ev.event.slice(4);
               const msg = `AgentCanvas: ${path.basename(flow)} ${outcome}${reason}.`;
               const show = outcome === 'finished' || outcome === 'completed' ? vscode.window.showInformationMessage : vscode.window.showWarningMessage;

@@ -146,6 +146,12 @@ const STEPS = [
       if (answered.length !== 1 || !answered[0].includes('"outcome":"answered"')) throw new Error(`the log records ${JSON.stringify(answered)}`);
       const provided = lines.filter((l) => l.includes('"dependency_resolved"'));
       if (provided.length !== 1 || !provided[0].includes('"outcome":"provided"')) throw new Error(`the log records ${JSON.stringify(provided)}`);
+      // the Runs view: the run, its interaction and agents with their status and termination reason
+      await runCommand(page, 'AgentCanvas: Focus on Runs View');
+      const runs = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Runs' }) });
+      await runs.locator('.monaco-list-row', { hasText: 'completed' }).first().waitFor({ timeout: TIMEOUT });
+      await runs.locator('.monaco-list-row', { hasText: 'choose (manager_worker)' }).first().waitFor({ timeout: TIMEOUT });
+      await runs.locator('.monaco-list-row', { hasText: 'asker' }).first().waitFor({ timeout: TIMEOUT });
       await shot('run-completed');
     },
   },
