@@ -289,10 +289,14 @@ const STEPS = [
 
 // ---- sidecar process helpers (the sidecar is a child of the extension host we started) ----------
 
-const SIDECAR_PATTERN = 'extensions/agentcanvas.agentcanvas-.*/bin/linux-x64/agentcanvas serve';
+/** Only the sidecar of this run's extensions folder: other e2e runs may share the machine. */
+function sidecarPattern() {
+  const dir = extensions.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return `${dir}/agentcanvas\\.agentcanvas-[^/]*/bin/linux-x64/agentcanvas serve`;
+}
 
 function sidecarPids() {
-  const r = spawnSync('pgrep', ['-f', SIDECAR_PATTERN], { encoding: 'utf8' });
+  const r = spawnSync('pgrep', ['-f', sidecarPattern()], { encoding: 'utf8' });
   return r.stdout.trim().split('\n').filter(Boolean).map(Number);
 }
 
