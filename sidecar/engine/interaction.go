@@ -388,7 +388,8 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 		BackendID: rt.BackendID, Command: rt.Command, CwdMode: rt.CwdMode, Workspace: c.r.o.Workspace,
 		Model: rt.Model, MaxTurns: rt.MaxTurns, AllowedTools: rt.AllowedTools, PermissionMode: rt.PermissionMode, StopGrace: c.r.o.StopGrace,
 		CodexSandbox: rt.CodexSandbox, Interactive: rt.Interactive, PauseOnPhaseComplete: true}
-	if c.r.o.Backend != "" {
+	// "auto" as an override means each node keeps its own backend (the editor's default pick).
+	if c.r.o.Backend != "" && c.r.o.Backend != "auto" {
 		s.BackendID = c.r.o.Backend
 	}
 	if c.r.o.DryRun {

@@ -30,7 +30,8 @@ type Options struct {
 	Workspace string
 	// DryRun runs every node with the built-in dry-run backend.
 	DryRun bool
-	// Backend, when set, overrides every node's runtime.backendId (the extension's pick).
+	// Backend, when set, overrides every node's runtime.backendId (the extension's pick);
+	// "auto" keeps each node's own.
 	Backend string
 	// RunID, when set, names the run (it must pass sandbox.ValidateRunID); else a fresh id.
 	RunID string

@@ -28,7 +28,7 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	dryRun := fs.Bool("dry-run", false, "run every agent with the built-in dry-run backend (no CLI, no key)")
 	answers := fs.String("answers", "", "JSON file of answers by question id or text")
 	nonInteractive := fs.Bool("non-interactive", false, "never prompt: questions take their default or fail the run")
-	backend := fs.String("backend", "", "override every agent's backendId (auto, claude, codex, gemini, command, dry-run)")
+	backend := fs.String("backend", "", "override every agent's backendId (claude, codex, gemini, command, dry-run; auto keeps each agent's own)")
 	task := fs.String("task", "", "the run's task (default: the flow's description)")
 	resume := fs.String("resume", "", "continue the interrupted run RUN_ID (its completed interactions are kept)")
 	fs.Usage = func() {

@@ -1,0 +1,198 @@
+// Run Flow, Stop Run, Show Run Log, and the Runs view refresh.
+import * as vscode from 'vscode';
+import * as path from 'node:path';
+import { resolveFlow } from '../flows';
+import { Backends, Method, flowEnvNames, readRuns, type Backend, type RunEvent } from '../protocol';
+import { describeError, NotRunningError, withSidecar, type SidecarClient } from '../sidecar';
+import type { Log } from '../log';
+import type { RunsTree, RunNode } from '../views/runsTree';
+import type { PendingQueue } from '../hitl/pending';
+import { RunLogPanel } from '../views/runLogPanel';
+import type { StatusItem } from '../status';
+
+const ENDED = new Set(['run_finished', 'run_failed', 'run_stopped']);
+
+export class RunController {
+  private readonly listeners = new Set<(ev: RunEvent) => void>();
+
+  constructor(
+    private readonly sidecar: SidecarClient,
+    private readonly log: Log,
+    private readonly tree: RunsTree,
+    private readonly pending: PendingQueue,
+    private readonly status: StatusItem,
+    /** Stored values for environment-variable names (SecretStorage); none by default. */
+    private readonly storedEnv: (names: string[]) => Promise<Record<string, string>> = async () => ({}),
+  ) {}
+
+  /** Called for every agentcanvas/runEvent. */
+  onRunEvent(ev: RunEvent): void {
+    const unknown = this.tree.model.apply(ev);
+    if (this.pending.onRunEvent(ev)) void this.pending.promptNext();
+    this.tree.model.setPending(this.pending.list());
+    this.tree.refresh();
+    for (const l of this.listeners) l(ev);
+    if (unknown) void this.refresh();
+  }
+
+  /** Re-fetches runs and the requests they wait on (after activation, reload or restart). */
+  async refresh(): Promise<void> {
+    if (!this.sidecar.running) {
+      this.tree.message = 'The AgentCanvas sidecar is not running.';
+      this.tree.refresh();
+      return;
+    }
+    try {
+      const runs = readRuns(await this.sidecar.request(Method.listRuns, {}));
+      this.tree.message = undefined;
+      this.tree.model.replace(runs);
+      this.pending.replaceAll(runs.flatMap((r) => r.pending));
+      this.tree.model.setPending(this.pending.list());
+    } catch (e) {
+      this.tree.message = `Runs are not available: ${describeError(e)}`;
+      this.log.warn(`listRuns: ${describeError(e)}`);
+    }
+    this.tree.refresh();
+    if (this.pending.size > 0) void this.pending.promptNext();
+  }
+
+  register(): vscode.Disposable[] {
+    return [
+      vscode.commands.registerCommand('agentcanvas.runFlow', (arg?: unknown) => withSidecar(this.sidecar, this.log, () => this.runFlow(arg))),
+      vscode.commands.registerCommand('agentcanvas.stopRun', (arg?: unknown) => withSidecar(this.sidecar, this.log, () => this.stopRun(arg))),
+      vscode.commands.registerCommand('agentcanvas.showRunLog', (arg?: unknown) => this.showRunLog(arg)),
+      vscode.commands.registerCommand('agentcanvas.refreshRuns', () => this.refresh()),
+    ];
+  }
+
+  private async pickBackend(): Promise<Backend | undefined> {
+    const def = vscode.workspace.getConfiguration('agentcanvas').get<string>('defaultBackend', 'auto') as Backend;
+    const describe: Record<Backend, string> = {
+      auto: "each agent's own backend (claude, codex, gemini or command)",
+      claude: 'Claude Code for every agent',
+      codex: 'Codex CLI for every agent',
+      gemini: 'Gemini CLI for every agent',
+      command: "each agent's command",
+      'dry-run': 'no agent CLI: scripted replies, no API keys',
+    };
+    const order = [def, ...Backends.filter((b) => b !== def)];
+    const picked = await vscode.window.showQuickPick(
+      order.map((b) => ({ label: b, description: b === def ? `${describe[b]} (default)` : describe[b], backend: b })),
+      { placeHolder: 'Run with which backend?' },
+    );
+    return picked?.backend;
+  }
+
+  private async runFlow(arg?: unknown): Promise<void> {
+    if (!this.sidecar.running) throw new NotRunningError(); // before asking which flow
+    const uri = await resolveFlow(arg, 'Pick a flow to run');
+    if (!uri) return;
+    const backend = await this.pickBackend();
+    if (!backend) return;
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+    if (doc?.isDirty) await doc.save();
+    const flow = vscode.workspace.asRelativePath(uri, false);
+    // Values the user stored earlier for the env names the flow lists go with the run, so an
+    // agent does not have to ask again; the sidecar gives them only to the agents that list them.
+    let env: Record<string, string> = {};
+    try {
+      env = await this.storedEnv(flowEnvNames(await this.sidecar.request(Method.loadFlow, { uri: uri.toString() })));
+    } catch (e) {
+      this.log.warn(`reading the flow's env names: ${describeError(e)}`);
+    }
+    const params = { uri: uri.toString(), backend, dryRun: backend === 'dry-run', ...(Object.keys(env).length > 0 ? { env } : {}) };
+    const res = (await this.sidecar.request<{ runId?: unknown }>(Method.startRun, params)) ?? {};
+    if (typeof res.runId !== 'string') throw new Error('the sidecar did not return a runId');
+    const runId = res.runId;
+    this.log.info(`started run ${runId} of ${flow} with backend ${backend}${Object.keys(env).length ? ` (stored values for ${Object.keys(env).join(', ')})` : ''}`);
+    void this.refresh();
+    await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `AgentCanvas: running ${path.basename(flow)}`, cancellable: true },
+      (progress, token) =>
+        new Promise<void>((resolve) => {
+          const l = (ev: RunEvent) => {
+            if (ev.runId !== runId) return;
+            if (ENDED.has(ev.event)) {
+              this.listeners.delete(l);
+              resolve();
+              const reason = typeof ev.reason === 'string' && ev.reason !== '' ? ` (${ev.reason})` : '';
+              const outcome = typeof ev.status === 'string' ? ev.status : ev.event.slice(4);
+              const msg = `AgentCanvas: ${path.basename(flow)} ${outcome}${reason}.`;
+              const show = outcome === 'finished' || outcome === 'completed' ? vscode.window.showInformationMessage : vscode.window.showWarningMessage;
+              void show(msg, 'Show Run Log', 'Review Proposals').then((p) => {
+                if (p === 'Show Run Log') void vscode.commands.executeCommand('agentcanvas.showRunLog', { runId, flow });
+                if (p === 'Review Proposals') void vscode.commands.executeCommand('agentcanvas.reviewProposal');
+              });
+              return;
+            }
+            const who = ev.agentId ?? (typeof ev.agent === 'string' ? ev.agent : typeof ev.from === 'string' ? ev.from : undefined);
+            progress.report({ message: [ev.interactionId, who, ev.event].filter(Boolean).join(' · ') });
+          };
+          this.listeners.add(l);
+          token.onCancellationRequested(() => {
+            this.listeners.delete(l);
+            resolve();
+            void withSidecar(this.sidecar, this.log, () => this.sidecar.request(Method.stopRun, { runId }));
+          });
+          const down = this.sidecar.onDidChangeRunning((up) => {
+            if (!up) {
+              this.listeners.delete(l);
+              down.dispose();
+              resolve();
+            }
+          });
+        }),
+    );
+  }
+
+  private async stopRun(arg?: unknown): Promise<void> {
+    if (!this.sidecar.running) throw new NotRunningError();
+    let runId = (arg as RunNode & { run?: { runId?: string } })?.run?.runId ?? (typeof arg === 'string' ? arg : undefined);
+    if (!runId) {
+      const active = [
+        ...new Map(
+          [
+            ...this.status.runningFlows.filter((r) => r.runId !== '').map((r) => [r.runId, r.flow] as const),
+            ...this.tree.model.all().filter((r) => r.status === 'running' || r.status === 'waiting').map((r) => [r.runId, r.flow] as const),
+          ],
+        ).entries(),
+      ];
+      if (active.length === 0) {
+        void vscode.window.showInformationMessage('AgentCanvas: no run is active.');
+        return;
+      }
+      if (active.length === 1) runId = active[0][0];
+      else runId = (await vscode.window.showQuickPick(active.map(([id, flow]) => ({ label: flow || id, description: id, id })), { placeHolder: 'Stop which run?' }))?.id;
+    }
+    if (!runId) return;
+    await this.sidecar.request(Method.stopRun, { runId });
+    this.log.info(`asked to stop run ${runId}`);
+  }
+
+  private async showRunLog(arg?: unknown): Promise<void> {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    if (!folder) return;
+    const a = arg as { run?: { runId?: string; flow?: string }; runId?: string; flow?: string } | undefined;
+    const runId = a?.run?.runId ?? a?.runId;
+    const flowPath = a?.run?.flow ?? a?.flow;
+    const logs = await vscode.workspace.findFiles('.agentcanvas/logs/*/*.jsonl', undefined, 1000);
+    if (logs.length === 0) {
+      void vscode.window.showInformationMessage('AgentCanvas: no run logs yet (.agentcanvas/logs/ is empty).');
+      return;
+    }
+    // The log folder is named after the flow; prefer that flow's newest file.
+    const flowName = flowPath ? path.basename(flowPath).replace(/\.ya?ml$/, '') : undefined;
+    const sorted = logs.sort((x, y) => y.fsPath.localeCompare(x.fsPath));
+    const mine = flowName ? sorted.filter((u) => path.basename(path.dirname(u.fsPath)) === flowName) : [];
+    let file: vscode.Uri | undefined = mine[0];
+    if (!file) {
+      file = (
+        await vscode.window.showQuickPick(
+          sorted.map((u) => ({ label: vscode.workspace.asRelativePath(u), uri: u })),
+          { placeHolder: 'Which run log?' },
+        )
+      )?.uri;
+    }
+    if (file) await RunLogPanel.show(file, runId);
+  }
+}

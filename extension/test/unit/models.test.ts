@@ -1,0 +1,99 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { RunsModel, statusIcon } from '../../src/views/runsModel';
+import { filterEvents, metrics, parseJsonl } from '../../src/views/runLogModel';
+import { renderStatus } from '../../src/status';
+import { RunsTree } from '../../src/views/runsTree';
+
+test('runs model: events build runs → interactions → agents with status and termination reason', () => {
+  const m = new RunsModel();
+  assert.equal(m.apply({ runId: 'r1', flow: 'flows/debate.yaml', event: 'run_started' }), true, 'an unknown run asks for a refresh');
+  m.apply({ runId: 'r1', event: 'configured', interactionId: 'i1', data: { patternId: 'debate_judge' } });
+  m.apply({ runId: 'r1', event: 'agent_started', interactionId: 'i1', agentId: 'pro', data: { role: 'debater' } });
+  m.apply({ runId: 'r1', event: 'step', interactionId: 'i1', agentId: 'con', step: 2 });
+  m.apply({ runId: 'r1', event: 'question', interactionId: 'i1', agentId: 'con', data: { questionId: 'q' } });
+  let r = m.get('r1')!;
+  assert.equal(r.interactions[0].patternId, 'debate_judge');
+  assert.equal(r.interactions[0].round, 2);
+  assert.deepEqual(r.interactions[0].agents.map((a) => [a.id, a.role, a.status]), [['pro', 'debater', 'running'], ['con', undefined, 'waiting']]);
+  m.apply({ runId: 'r1', event: 'terminated', interactionId: 'i1', reason: 'judge_decision' });
+  m.apply({ runId: 'r1', event: 'run_stopped', reason: 'stopped by the user' });
+  r = m.get('r1')!;
+  assert.equal(r.interactions[0].status, 'terminated');
+  assert.equal(r.interactions[0].terminationReason, 'judge_decision');
+  assert.equal(r.status, 'stopped');
+  assert.equal(r.terminationReason, 'stopped by the user');
+  assert.deepEqual(r.interactions[0].agents.map((a) => a.status), ['stopped', 'stopped'], 'agents still running when the run stops are stopped');
+  assert.equal(statusIcon('waiting'), 'bell');
+});
+
+test('runs tree: pending requests first, then interactions; an empty tree explains itself', () => {
+  const m = new RunsModel();
+  const t = new RunsTree(m);
+  const empty = t.getChildren();
+  assert.equal(empty[0].kind, 'message');
+  m.replace([{ runId: 'r1', flow: 'f', status: 'waiting', interactions: [{ id: 'i1', status: 'running', agents: [{ id: 'a', status: 'waiting' }] }], pending: [{ kind: 'question', runId: 'r1', requestId: 'q', question: { question: 'ok?' } }] }]);
+  const [run] = t.getChildren();
+  const kids = t.getChildren(run);
+  assert.deepEqual(kids.map((k) => k.kind), ['pending', 'interaction']);
+  const item = t.getTreeItem(kids[0]);
+  assert.equal(item.command?.command, 'agentcanvas.answerPending');
+  assert.equal(t.getTreeItem(run).contextValue, 'run.active');
+});
+
+const jsonl = [
+  '{"ts": 1000, "flow": "team", "runId": "r1", "interactionId": "i1", "edgeId": "e1", "event": "configured", "data": {}}',
+  '{"ts": 2000, "flow": "team", "runId": "r1", "interactionId": "i1", "edgeId": "e1", "event": "step", "step": 1, "from": "debater_a", "to": "judge", "note": "opening"}',
+  'not json',
+  '{"ts": 3500, "flow": "team", "runId": "r1", "interactionId": "i1", "event": "step", "step": 2, "from": "debater_b", "to": "judge"}',
+  '{"ts": 4000, "flow": "team", "runId": "r1", "interactionId": "i1", "edgeId": "e1", "event": "terminated", "reason": "judge_decision"}',
+  '{"ts": 5000, "flow": "team", "runId": "r2", "event": "proposal_created", "agentId": "coder"}',
+  '[1,2]',
+  '',
+].join('\n');
+
+test('run log: JSONL parsed with bad lines reported by number', () => {
+  const p = parseJsonl(jsonl);
+  assert.equal(p.events.length, 5);
+  assert.deepEqual(p.errors.map((e) => e.line), [3, 7]);
+});
+
+test('run log: filters and metrics', () => {
+  const { events } = parseJsonl(jsonl);
+  assert.equal(filterEvents(events, { runId: 'r1' }).length, 4);
+  assert.equal(filterEvents(events, { events: ['step'], agent: 'judge' }).length, 2);
+  assert.equal(filterEvents(events, { text: 'OPENING' }).length, 1);
+  const m = metrics(filterEvents(events, { runId: 'r1' }));
+  assert.equal(m.steps, 2);
+  assert.deepEqual(m.messagesByAgent, { debater_a: 1, debater_b: 1 });
+  assert.deepEqual(m.terminations, [{ interactionId: 'i1', reason: 'judge_decision' }]);
+  assert.equal(m.durationMs, 3000);
+  assert.equal(metrics(events).proposals.created, 1);
+  assert.deepEqual(metrics(events).runs, ['r1', 'r2']);
+});
+
+test('status item: client state and sidecar health', () => {
+  assert.equal(renderStatus('starting', undefined, 0).text, '$(sync~spin) AgentCanvas');
+  const healthy = renderStatus('running', { health: 'ok', runningFlows: [] }, 0);
+  assert.deepEqual(healthy, { text: '$(check) AgentCanvas', tooltip: 'AgentCanvas sidecar: healthy' });
+  const busy = renderStatus('running', { health: 'warning', message: 'not watching', runningFlows: [{ runId: '', flow: 'team.yaml' }] }, 2);
+  assert.equal(busy.text, '$(warning) AgentCanvas $(play) 1 $(bell) 2');
+  assert.equal(busy.background, 'statusBarItem.warningBackground');
+  assert.match(busy.tooltip, /running: team\.yaml\n2 request\(s\) waiting for you/);
+  assert.equal(renderStatus('failed', undefined, 0).background, 'statusBarItem.errorBackground');
+});
+
+test("runs model: the engine's event fields (agent, status, error)", () => {
+  const m = new RunsModel();
+  m.apply({ runId: 'r2', flow: 'team', event: 'run_started' });
+  m.apply({ runId: 'r2', event: 'interaction_started', interactionId: 'i1', patternId: 'manager_worker' });
+  m.apply({ runId: 'r2', event: 'agent_started', interactionId: 'i1', agent: 'lead' });
+  m.apply({ runId: 'r2', event: 'question_asked', interactionId: 'i1', agent: 'lead', id: 'q1' });
+  assert.equal(m.get('r2')!.interactions[0].agents[0].status, 'waiting');
+  m.apply({ runId: 'r2', event: 'question_answered', interactionId: 'i1', agent: 'lead', id: 'q1', outcome: 'answered' });
+  m.apply({ runId: 'r2', event: 'agent_finished', interactionId: 'i1', agent: 'lead', status: 'failed', error: 'exit status 3' });
+  const a = m.get('r2')!.interactions[0].agents[0];
+  assert.deepEqual([a.status, a.terminationReason], ['failed', 'exit status 3']);
+  m.apply({ runId: 'r2', event: 'run_finished', status: 'failed', reason: 'interaction i1 failed' });
+  assert.deepEqual([m.get('r2')!.status, m.get('r2')!.terminationReason], ['failed', 'interaction i1 failed']);
+});

@@ -1,0 +1,210 @@
+// A small stand-in for the `vscode` module, enough for the logic under test. Tests script the
+// window.* prompts through `mock` (what the user "answers") and read back what was shown.
+
+export class Disposable {
+  constructor(private readonly fn: () => void = () => {}) {}
+  dispose(): void {
+    this.fn();
+  }
+}
+
+export class EventEmitter<T> {
+  private listeners: Array<(e: T) => void> = [];
+  event = (l: (e: T) => void) => {
+    this.listeners.push(l);
+    return new Disposable(() => (this.listeners = this.listeners.filter((x) => x !== l)));
+  };
+  fire(e: T): void {
+    for (const l of [...this.listeners]) l(e);
+  }
+  dispose(): void {
+    this.listeners = [];
+  }
+}
+
+export class Uri {
+  private constructor(
+    readonly scheme: string,
+    readonly path: string,
+  ) {}
+  static file(p: string): Uri {
+    return new Uri('file', p);
+  }
+  static from(c: { scheme: string; path: string }): Uri {
+    return new Uri(c.scheme, c.path);
+  }
+  get fsPath(): string {
+    return this.path;
+  }
+  toString(): string {
+    return `${this.scheme}://${this.path}`;
+  }
+}
+
+export class ThemeIcon {
+  constructor(readonly id: string) {}
+}
+export class ThemeColor {
+  constructor(readonly id: string) {}
+}
+export class MarkdownString {
+  constructor(readonly value = '') {}
+}
+export class Range {
+  constructor(
+    readonly startLine: number,
+    readonly startCharacter: number,
+    readonly endLine: number,
+    readonly endCharacter: number,
+  ) {}
+}
+export enum TreeItemCollapsibleState {
+  None = 0,
+  Collapsed = 1,
+  Expanded = 2,
+}
+export enum TreeItemCheckboxState {
+  Unchecked = 0,
+  Checked = 1,
+}
+export enum StatusBarAlignment {
+  Left = 1,
+  Right = 2,
+}
+export enum QuickPickItemKind {
+  Separator = -1,
+  Default = 0,
+}
+export class TreeItem {
+  id?: string;
+  description?: string;
+  iconPath?: ThemeIcon;
+  contextValue?: string;
+  tooltip?: unknown;
+  command?: { command: string; title: string; arguments?: unknown[] };
+  checkboxState?: TreeItemCheckboxState;
+  resourceUri?: Uri;
+  constructor(
+    readonly label: string,
+    readonly collapsibleState: TreeItemCollapsibleState = TreeItemCollapsibleState.None,
+  ) {}
+}
+export class CancellationError extends Error {}
+
+/** A scripted QuickPick / InputBox: the test decides what the user does through `mock`. */
+class FakeInput {
+  title?: string;
+  placeholder?: string;
+  prompt?: string;
+  value = '';
+  password = false;
+  ignoreFocusOut = false;
+  items: Array<Record<string, unknown>> = [];
+  activeItems: Array<Record<string, unknown>> = [];
+  selectedItems: Array<Record<string, unknown>> = [];
+  buttons: unknown[] = [];
+  validationMessage?: string;
+  readonly accept = new EventEmitter<void>();
+  readonly hideE = new EventEmitter<void>();
+  readonly button = new EventEmitter<unknown>();
+  readonly changeValue = new EventEmitter<string>();
+  onDidAccept = this.accept.event;
+  onDidHide = this.hideE.event;
+  onDidTriggerButton = this.button.event;
+  onDidChangeValue = this.changeValue.event;
+  constructor(readonly type: 'quickPick' | 'inputBox') {}
+  show(): void {
+    mock.shown.push(this);
+    queueMicrotask(() => mock.onShow(this));
+  }
+  hide(): void {
+    this.hideE.fire();
+  }
+  dispose(): void {}
+}
+export type { FakeInput };
+
+export const mock = {
+  shown: [] as FakeInput[],
+  /** What the "user" does when an input appears; default: dismiss it. */
+  onShow: (i: FakeInput) => i.hide(),
+  messages: [] as Array<{ level: string; message: string; options?: unknown; items: string[] }>,
+  /** Button the "user" clicks in the next message, by level. */
+  messageAnswer: undefined as string | undefined,
+  quickPickAnswer: undefined as ((items: Array<Record<string, unknown>>) => unknown) | undefined,
+  openDialogAnswer: undefined as Uri[] | undefined,
+  commands: [] as Array<{ command: string; args: unknown[] }>,
+  progress: [] as Array<{ opts: unknown; reports: unknown[]; cancel: () => void }>,
+  reset(): void {
+    this.progress = [];
+    this.shown = [];
+    this.onShow = (i) => i.hide();
+    this.messages = [];
+    this.messageAnswer = undefined;
+    this.quickPickAnswer = undefined;
+    this.openDialogAnswer = undefined;
+    this.commands = [];
+  },
+};
+
+function message(level: string) {
+  return async (msg: string, ...rest: unknown[]) => {
+    const options = rest[0] && typeof rest[0] === 'object' ? rest[0] : undefined;
+    const items = rest.filter((x): x is string => typeof x === 'string');
+    mock.messages.push({ level, message: msg, options, items });
+    return mock.messageAnswer;
+  };
+}
+
+export const window = {
+  createQuickPick: () => new FakeInput('quickPick'),
+  createInputBox: () => new FakeInput('inputBox'),
+  showQuickPick: async (items: Array<Record<string, unknown>>) => mock.quickPickAnswer?.(items),
+  showInformationMessage: message('info'),
+  showWarningMessage: message('warning'),
+  showErrorMessage: message('error'),
+  showOpenDialog: async () => mock.openDialogAnswer,
+  /** Runs the task with a token the test can cancel through mock.progressCancel. */
+  withProgress: async <T>(opts: unknown, task: (p: { report(v: unknown): void }, t: unknown) => Promise<T>) => {
+    const src = new CancellationTokenSource();
+    mock.progress.push({ opts, reports: [], cancel: () => src.cancel() });
+    const entry = mock.progress[mock.progress.length - 1];
+    return task({ report: (v) => entry.reports.push(v) }, src.token);
+  },
+  createStatusBarItem: () => ({ show() {}, dispose() {} }),
+};
+
+export const commands = {
+  executeCommand: async (command: string, ...args: unknown[]) => {
+    mock.commands.push({ command, args });
+    return undefined;
+  },
+};
+
+export enum ProgressLocation {
+  SourceControl = 1,
+  Window = 10,
+  Notification = 15,
+}
+
+export class CancellationTokenSource {
+  private readonly e = new EventEmitter<void>();
+  token = { isCancellationRequested: false, onCancellationRequested: this.e.event };
+  cancel(): void {
+    this.token.isCancellationRequested = true;
+    this.e.fire();
+  }
+}
+
+/** Settings the code under test reads, by full key ("agentcanvas.sidecarPath"). */
+export const settings = new Map<string, unknown>();
+
+export const workspace = {
+  workspaceFolders: undefined as undefined | Array<{ uri: Uri; name: string }>,
+  textDocuments: [] as unknown[],
+  getConfiguration: (section?: string) => ({
+    get: <T>(k: string, d?: T) => (settings.has(section ? `${section}.${k}` : k) ? (settings.get(section ? `${section}.${k}` : k) as T) : d),
+  }),
+  asRelativePath: (u: Uri | string) => (typeof u === 'string' ? u : u.fsPath).replace(/^\/ws\//, ''),
+  createFileSystemWatcher: () => ({ dispose() {}, onDidCreate: () => ({ dispose() {} }), onDidChange: () => ({ dispose() {} }), onDidDelete: () => ({ dispose() {} }) }),
+};
