@@ -112,6 +112,13 @@ func guardianMain(argv []string) int {
 				if ws.Signaled() {
 					code = 128 + int(ws.Signal())
 				}
+				// The common case: the agent left nothing behind. Saying so before the exit
+				// code spares killTree its two scans of /proc (most of a turn's cost).
+				if !reapExited() {
+					close(noChildren)
+					leaderExit <- code
+					return
+				}
 				leaderExit <- code
 			}
 		}
@@ -124,7 +131,11 @@ func guardianMain(argv []string) int {
 		grace = 0 // the sidecar is gone: nobody waits for a graceful end
 	case <-sigs:
 	}
-	killTree(leader, syscall.SIGTERM, grace, noChildren)
+	select {
+	case <-noChildren: // nothing left to end
+	default:
+		killTree(leader, syscall.SIGTERM, grace, noChildren)
+	}
 	if code < 0 {
 		select {
 		case code = <-leaderExit:
@@ -134,6 +145,22 @@ func guardianMain(argv []string) int {
 	}
 	fmt.Fprintf(status, "exit %d\n", code)
 	return code
+}
+
+// reapExited reaps the children that have already exited and reports whether any child is
+// left (ECHILD: none, and so no descendant either).
+func reapExited() bool {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		switch {
+		case err == syscall.EINTR:
+		case err != nil:
+			return false
+		case pid == 0:
+			return true
+		}
+	}
 }
 
 // killTree ends the agent's group and every descendant of this process: SIGTERM (and
