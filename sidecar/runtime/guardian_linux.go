@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -13,18 +14,24 @@ import (
 )
 
 // The guardian is how no agent process outlives its agent or the sidecar, even when the
-// sidecar is killed with SIGKILL. spawnOS re-executes this binary with AGENTCANVAS_GUARDIAN
-// set; init below then runs guardianMain instead of the program. The guardian
+// sidecar is killed with SIGKILL. It is this binary re-executed with AGENTCANVAS_GUARDIAN
+// set; init below then runs guardianMain instead of the program. One guardian serves one
+// agent turn. It
 //
 //   - makes itself a child subreaper (PR_SET_CHILD_SUBREAPER), so every descendant of the
 //     agent that loses its parent (daemons, setsid'd grandchildren) is re-parented to it;
+//   - reads the turn's request (argv, env, dir; see guardianRequest) from a pipe whose only
+//     write end the sidecar holds, and keeps watching that pipe as its lifeline: EOF means
+//     the sidecar is gone, however it died;
 //   - starts the agent in a new process group (the group the sidecar pauses, resumes and
-//     stops) with Pdeathsig=SIGKILL;
-//   - watches a lifeline pipe whose only write end the sidecar holds: EOF means the sidecar
-//     is gone, however it died;
+//     stops) with Pdeathsig=SIGKILL, and reports its pid on its status pipe;
 //   - when the agent exits, the lifeline breaks or it is told to stop, it sends SIGTERM to
 //     every descendant, waits a grace period, then SIGKILLs until it has no child left, and
 //     reports the agent's exit code on its status pipe.
+//
+// Starting a Go binary costs milliseconds, so the sidecar starts each guardian one turn
+// ahead (spawn_unix.go): the next turn's guardian has already started up and waits, blocked
+// on its request pipe, doing nothing. If the sidecar dies first, it sees EOF and exits.
 //
 // It lives outside the agent's process group, so SIGTSTP to the group does not stop it, and
 // the group is never orphaned (which would make the kernel discard SIGTSTP).
@@ -36,22 +43,27 @@ func init() {
 	if os.Getenv(guardianEnv) != guardianMagic {
 		return
 	}
-	os.Exit(guardianMain(os.Args[1:]))
+	os.Exit(guardianMain())
 }
 
-func guardianMain(argv []string) int {
+func guardianMain() int {
 	// Pdeathsig fires when the forking thread exits; keep this goroutine on its thread.
 	goruntime.LockOSThread()
 	syscall.CloseOnExec(3)
 	syscall.CloseOnExec(4)
-	lifeline := os.NewFile(3, "lifeline")
+	lifeline := bufio.NewReader(os.NewFile(3, "lifeline"))
 	status := os.NewFile(4, "status")
-	if len(argv) == 0 {
-		fmt.Fprintln(status, "error guardian: no command")
-		return 2
-	}
+	// Everything that does not depend on the request is done before it comes.
 	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0, 0, 0, 0); e != 0 {
 		fmt.Fprintf(status, "error guardian: PR_SET_CHILD_SUBREAPER: %v\n", e)
+		return 2
+	}
+	req, err := readGuardianRequest(lifeline)
+	if err == io.EOF {
+		return 0 // the sidecar ended, or gave up on this guardian, with no turn to start
+	}
+	if err != nil {
+		fmt.Fprintf(status, "error %v\n", err)
 		return 2
 	}
 	// No signal.Ignore here: ignored dispositions survive exec, and the agent must stop on
@@ -59,21 +71,10 @@ func guardianMain(argv []string) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 
-	grace := 2 * time.Second
-	env := make([]string, 0, len(os.Environ()))
-	for _, kv := range os.Environ() {
-		switch {
-		case strings.HasPrefix(kv, guardianEnv+"="):
-		case strings.HasPrefix(kv, guardianGraceEnv+"="):
-			if ms, err := strconv.Atoi(kv[len(guardianGraceEnv)+1:]); err == nil && ms >= 0 {
-				grace = time.Duration(ms) * time.Millisecond
-			}
-		default:
-			env = append(env, kv)
-		}
-	}
-	proc, err := os.StartProcess(argv[0], argv, &os.ProcAttr{
-		Env:   env,
+	grace := req.grace
+	proc, err := os.StartProcess(req.path, req.argv, &os.ProcAttr{
+		Dir:   req.dir,
+		Env:   req.env,
 		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
 		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 	})

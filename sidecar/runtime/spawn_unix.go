@@ -60,15 +60,8 @@ func (c *osChild) wait() int {
 	return c.code
 }
 
-// guardianEnv marks a re-execution of this binary as an agent's guardian.
-const (
-	guardianEnv   = "AGENTCANVAS_GUARDIAN"
-	guardianMagic = "v1"
-	// guardianGraceEnv is how long leftovers of a finished agent get between SIGTERM and SIGKILL.
-	guardianGraceEnv = "AGENTCANVAS_GUARDIAN_GRACE_MS"
-)
-
-// spawnOS starts argv in dir with exactly env, in its own process group.
+// spawnOS starts argv in dir with exactly env, in its own process group: through a guardian
+// where there is one (Linux), directly otherwise.
 func spawnOS(argv []string, dir string, env []string, stdinData string, keepStdin bool) (*osChild, error) {
 	exe := argv[0]
 	if strings.Contains(exe, "/") && !filepath.IsAbs(exe) {
@@ -78,105 +71,17 @@ func spawnOS(argv []string, dir string, env []string, stdinData string, keepStdi
 	if err != nil {
 		return nil, err
 	}
-	var files []*os.File
-	closeAll := func() {
-		for _, f := range files {
-			f.Close()
-		}
+	var c *osChild
+	if guardianSupported {
+		c, err = spawnGuarded(newGuardianRequest(path, argv, dir, env))
 	}
-	pipe := func() (*os.File, *os.File, error) {
-		r, w, err := os.Pipe()
-		if err == nil {
-			files = append(files, r, w)
-		}
-		return r, w, err
+	if c == nil && err == nil {
+		// No guardian: our own binary cannot be re-executed (deleted by an upgrade, say).
+		// Run the agent directly, still in its own group, without the guardian's guarantees.
+		c, err = spawnDirect(path, argv, dir, env)
 	}
-	inR, inW, err1 := pipe()
-	outR, outW, err2 := pipe()
-	errR, errW, err3 := pipe()
-	if err := errors.Join(err1, err2, err3); err != nil {
-		closeAll()
-		return nil, err
-	}
-	c := &osChild{out: outR, err: errR, done: make(chan struct{})}
-	c.in.w = inW
-
-	var lifeR, statW *os.File
-	useGuardian := guardianSupported
-	if useGuardian {
-		self, err := os.Executable()
-		if err != nil {
-			useGuardian = false
-		} else {
-			var err4, err5 error
-			var lifeW, statR *os.File
-			lifeR, lifeW, err4 = pipe()
-			statR, statW, err5 = pipe()
-			if err := errors.Join(err4, err5); err != nil {
-				closeAll()
-				return nil, err
-			}
-			c.lifeline = lifeW
-			c.status, c.statusR = bufio.NewReader(statR), statR
-			c.cmd = exec.Command(self, append([]string{path}, argv[1:]...)...)
-			c.cmd.Env = append(append([]string(nil), env...), guardianEnv+"="+guardianMagic)
-			c.cmd.ExtraFiles = []*os.File{lifeR, statW}
-		}
-	}
-	if !useGuardian {
-		c.cmd = exec.Command(path, argv[1:]...)
-		c.cmd.Env = env
-	}
-	c.cmd.Args[0] = argv[0]
-	c.cmd.Dir = dir
-	c.cmd.Stdin, c.cmd.Stdout, c.cmd.Stderr = inR, outW, errW
-	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := c.cmd.Start(); err != nil && useGuardian {
-		// Our own binary cannot be re-executed (deleted by an upgrade, say): run the agent
-		// directly, still in its own group, without the guardian's guarantees.
-		c.lifeline.Close()
-		c.statusR.Close()
-		c.status, c.lifeline, c.statusR = nil, nil, nil
-		direct := exec.Command(path, argv[1:]...)
-		direct.Args[0], direct.Env, direct.Dir = argv[0], env, dir
-		direct.Stdin, direct.Stdout, direct.Stderr = inR, outW, errW
-		direct.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		c.cmd = direct
-		if err := c.cmd.Start(); err != nil {
-			closeAll()
-			return nil, fmt.Errorf("start %s: %w", argv[0], err)
-		}
-	} else if err != nil {
-		closeAll()
+	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
-	}
-	// Only the child keeps its ends of the pipes.
-	for _, f := range []*os.File{inR, outW, errW, lifeR, statW} {
-		if f != nil {
-			f.Close()
-		}
-	}
-	if c.status != nil {
-		line, _ := c.status.ReadString('\n')
-		line = strings.TrimSpace(line)
-		pidStr, ok := strings.CutPrefix(line, "started ")
-		pid, perr := strconv.Atoi(pidStr)
-		if !ok || perr != nil {
-			c.cmd.Wait()
-			c.lifeline.Close()
-			c.statusR.Close()
-			outR.Close()
-			errR.Close()
-			inW.Close()
-			msg := strings.TrimPrefix(line, "error ")
-			if msg == "" {
-				msg = "the guardian ended before starting the agent"
-			}
-			return nil, fmt.Errorf("start %s: %s", argv[0], msg)
-		}
-		c.agentPID = pid
-	} else {
-		c.agentPID = c.cmd.Process.Pid
 	}
 	go c.reap()
 	go func() {
@@ -188,6 +93,193 @@ func spawnOS(argv []string, dir string, env []string, stdinData string, keepStdi
 		}
 	}()
 	return c, nil
+}
+
+func spawnDirect(path string, argv []string, dir string, env []string) (*osChild, error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeFiles(inR, inW)
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeFiles(inR, inW, outR, outW)
+		return nil, err
+	}
+	cmd := exec.Command(path, argv[1:]...)
+	cmd.Args[0], cmd.Env, cmd.Dir = argv[0], env, dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	closeFiles(inR, outW, errW) // only the child keeps its ends
+	if err != nil {
+		closeFiles(inW, outR, errR)
+		return nil, err
+	}
+	c := &osChild{cmd: cmd, agentPID: cmd.Process.Pid, out: outR, err: errR, done: make(chan struct{})}
+	c.in.w = inW
+	return c, nil
+}
+
+// spawnGuarded starts a turn through a guardian; (nil, nil) when no guardian can be started.
+func spawnGuarded(req guardianRequest) (*osChild, error) {
+	msg, err := req.encode()
+	if err != nil {
+		return nil, err
+	}
+	g, spare := takeGuardian()
+	if g == nil {
+		return nil, nil
+	}
+	c, err := g.startTurn(msg)
+	if err == errGuardianGone && spare {
+		// The spare died while it waited (killed by someone): once more with a new one.
+		if g = newGuardian(); g == nil {
+			return nil, nil
+		}
+		c, err = g.startTurn(msg)
+	}
+	return c, err
+}
+
+// guardian is a started guardian process waiting for its turn's request, with the
+// sidecar's ends of its pipes.
+type guardian struct {
+	cmd      *exec.Cmd
+	lifeline *os.File // the request goes here; then held open while the guardian runs
+	status   *os.File
+	stdin    *os.File
+	stdout   *os.File
+	stderr   *os.File
+}
+
+// The spare guardian, started one turn ahead: a Go binary takes milliseconds to start, and
+// doing that while the previous turn runs takes it off every turn's path. It holds no
+// agent and no state, so one spare serves any agent; it exits when the sidecar does.
+var spareGuardian struct {
+	sync.Mutex
+	g        *guardian
+	starting bool
+}
+
+// takeGuardian returns the spare guardian (spare true) or a new one, and has the next spare
+// started in the background. It returns nil when this binary cannot be re-executed.
+func takeGuardian() (g *guardian, spare bool) {
+	spareGuardian.Lock()
+	g, spareGuardian.g = spareGuardian.g, nil
+	spareGuardian.Unlock()
+	spare = g != nil
+	if g == nil {
+		if g = newGuardian(); g == nil {
+			return nil, false
+		}
+	}
+	go refillSpareGuardian()
+	return g, spare
+}
+
+func refillSpareGuardian() {
+	spareGuardian.Lock()
+	if spareGuardian.g != nil || spareGuardian.starting {
+		spareGuardian.Unlock()
+		return
+	}
+	spareGuardian.starting = true
+	spareGuardian.Unlock()
+	g := newGuardian()
+	spareGuardian.Lock()
+	spareGuardian.starting = false
+	if spareGuardian.g == nil {
+		spareGuardian.g, g = g, nil
+	}
+	spareGuardian.Unlock()
+	if g != nil { // a spare appeared meanwhile (cannot today; harmless if it ever does)
+		g.abandon()
+	}
+}
+
+// newGuardian starts a guardian; nil when this binary cannot be re-executed.
+func newGuardian() *guardian {
+	self, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	var files []*os.File
+	pipe := func() (r, w *os.File) {
+		if r, w, err2 := os.Pipe(); err2 == nil {
+			files = append(files, r, w)
+			return r, w
+		} else if err == nil {
+			err = err2
+		}
+		return nil, nil
+	}
+	inR, inW := pipe()
+	outR, outW := pipe()
+	errR, errW := pipe()
+	lifeR, lifeW := pipe()
+	statR, statW := pipe()
+	if err != nil {
+		closeFiles(files...)
+		return nil
+	}
+	cmd := exec.Command(self)
+	cmd.Args[0] = "agentcanvas-guardian"
+	cmd.Env = append(os.Environ(), guardianEnv+"="+guardianMagic)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	cmd.ExtraFiles = []*os.File{lifeR, statW}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	closeFiles(inR, outW, errW, lifeR, statW) // only the guardian keeps its ends
+	if err != nil {
+		closeFiles(inW, outR, errR, lifeW, statR)
+		return nil
+	}
+	return &guardian{cmd: cmd, lifeline: lifeW, status: statR, stdin: inW, stdout: outR, stderr: errR}
+}
+
+var errGuardianGone = errors.New("the guardian ended before starting the agent")
+
+// startTurn sends the request and waits for the guardian to say the agent started.
+func (g *guardian) startTurn(request []byte) (*osChild, error) {
+	status := bufio.NewReader(g.status)
+	_, err := g.lifeline.Write(request)
+	line := ""
+	if err == nil {
+		line, _ = status.ReadString('\n')
+		line = strings.TrimSpace(line)
+	}
+	pid, perr := strconv.Atoi(strings.TrimPrefix(line, "started "))
+	if !strings.HasPrefix(line, "started ") || perr != nil {
+		g.abandon()
+		if msg, ok := strings.CutPrefix(line, "error "); ok {
+			return nil, errors.New(msg)
+		}
+		return nil, errGuardianGone
+	}
+	c := &osChild{cmd: g.cmd, agentPID: pid, out: g.stdout, err: g.stderr, done: make(chan struct{}),
+		status: status, statusR: g.status, lifeline: g.lifeline}
+	c.in.w = g.stdin
+	return c, nil
+}
+
+// abandon ends a guardian that has no agent (EOF on its lifeline) and frees its pipes.
+func (g *guardian) abandon() {
+	closeFiles(g.lifeline, g.stdin, g.stdout, g.stderr)
+	_ = g.cmd.Wait()
+	g.status.Close()
+}
+
+func closeFiles(fs ...*os.File) {
+	for _, f := range fs {
+		if f != nil {
+			f.Close()
+		}
+	}
 }
 
 func (c *osChild) reap() {
