@@ -1,9 +1,10 @@
 package runtime
 
 import (
-	"bufio"
+	"encoding/binary"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	goruntime "runtime"
@@ -15,23 +16,24 @@ import (
 
 // The guardian is how no agent process outlives its agent or the sidecar, even when the
 // sidecar is killed with SIGKILL. It is this binary re-executed with AGENTCANVAS_GUARDIAN
-// set; init below then runs guardianMain instead of the program. One guardian serves one
-// agent turn. It
+// set; init below then runs guardianMain instead of the program. A guardian runs one agent
+// turn at a time, and serves turn after turn (spawn_unix.go keeps idle ones for reuse:
+// starting a Go binary costs more than the agent turn it would guard). It
 //
 //   - makes itself a child subreaper (PR_SET_CHILD_SUBREAPER), so every descendant of the
 //     agent that loses its parent (daemons, setsid'd grandchildren) is re-parented to it;
-//   - reads the turn's request (argv, env, dir; see guardianRequest) from a pipe whose only
-//     write end the sidecar holds, and keeps watching that pipe as its lifeline: EOF means
-//     the sidecar is gone, however it died;
+//   - reads each turn's request (argv, env, dir, grace; see guardianRequest) and the agent's
+//     stdin, stdout and stderr (SCM_RIGHTS) from a socket whose only other end the sidecar
+//     holds, and watches that socket as its lifeline: EOF means the sidecar is gone, however
+//     it died;
 //   - starts the agent in a new process group (the group the sidecar pauses, resumes and
-//     stops) with Pdeathsig=SIGKILL, and reports its pid on its status pipe;
+//     stops) with Pdeathsig=SIGKILL, and replies "started PID";
 //   - when the agent exits, the lifeline breaks or it is told to stop, it sends SIGTERM to
 //     every descendant, waits a grace period, then SIGKILLs until it has no child left, and
-//     reports the agent's exit code on its status pipe.
+//     replies "exit CODE". Having no child left, it has no descendant at all, so whatever is
+//     re-parented to it during its next turn belongs to that turn.
 //
-// Starting a Go binary costs milliseconds, so the sidecar starts each guardian one turn
-// ahead (spawn_unix.go): the next turn's guardian has already started up and waits, blocked
-// on its request pipe, doing nothing. If the sidecar dies first, it sees EOF and exits.
+// If the lifeline breaks or it is told to stop, it exits after ending the turn.
 //
 // It lives outside the agent's process group, so SIGTSTP to the group does not stop it, and
 // the group is never orphaned (which would make the kernel discard SIGTSTP).
@@ -46,24 +48,27 @@ func init() {
 	os.Exit(guardianMain())
 }
 
+// guardianTurn is a request received with the agent's stdio.
+type guardianTurn struct {
+	req   guardianRequest
+	stdio []*os.File
+}
+
 func guardianMain() int {
-	// Pdeathsig fires when the forking thread exits; keep this goroutine on its thread.
+	// Pdeathsig fires when the forking thread exits; keep this goroutine, the only one that
+	// starts agents, on its thread.
 	goruntime.LockOSThread()
 	syscall.CloseOnExec(3)
-	syscall.CloseOnExec(4)
-	lifeline := bufio.NewReader(os.NewFile(3, "lifeline"))
-	status := os.NewFile(4, "status")
-	// Everything that does not depend on the request is done before it comes.
-	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0, 0, 0, 0); e != 0 {
-		fmt.Fprintf(status, "error guardian: PR_SET_CHILD_SUBREAPER: %v\n", e)
+	f := os.NewFile(3, "control")
+	fc, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
 		return 2
 	}
-	req, err := readGuardianRequest(lifeline)
-	if err == io.EOF {
-		return 0 // the sidecar ended, or gave up on this guardian, with no turn to start
-	}
-	if err != nil {
-		fmt.Fprintf(status, "error %v\n", err)
+	conn := fc.(*net.UnixConn)
+	reply := func(format string, args ...any) { fmt.Fprintf(conn, format+"\n", args...) }
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0, 0, 0, 0); e != 0 {
+		reply("error guardian: PR_SET_CHILD_SUBREAPER: %v", e)
 		return 2
 	}
 	// No signal.Ignore here: ignored dispositions survive exec, and the agent must stop on
@@ -71,29 +76,53 @@ func guardianMain() int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 
-	grace := req.grace
-	proc, err := os.StartProcess(req.path, req.argv, &os.ProcAttr{
-		Dir:   req.dir,
-		Env:   req.env,
-		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
-		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
-	})
-	if err != nil {
-		fmt.Fprintf(status, "error %v\n", err)
-		return 127
-	}
-	leader := proc.Pid
-	fmt.Fprintf(status, "started %d\n", leader)
-	// Only the agent tree holds the stdio pipes now: the sidecar sees EOF when it is gone.
-	os.Stdin.Close()
-	os.Stdout.Close()
-	os.Stderr.Close()
-
+	turns := make(chan guardianTurn)
 	lifelineGone := make(chan struct{})
 	go func() {
-		_, _ = io.Copy(io.Discard, lifeline)
-		close(lifelineGone)
+		// EOF, or anything but a well-formed request (which only a broken sidecar sends):
+		// the lifeline is gone.
+		defer close(lifelineGone)
+		for {
+			req, stdio, err := readGuardianTurn(conn)
+			if err != nil {
+				return
+			}
+			turns <- guardianTurn{req, stdio}
+		}
 	}()
+	for {
+		select {
+		case <-lifelineGone:
+			return 0
+		case <-sigs:
+			return 0
+		case t := <-turns:
+			if !guardTurn(t, reply, lifelineGone, sigs) {
+				return 0
+			}
+		}
+	}
+}
+
+// guardTurn runs one turn to the end of its whole tree; false when the guardian must exit.
+func guardTurn(t guardianTurn, reply func(string, ...any), lifelineGone <-chan struct{}, sigs <-chan os.Signal) bool {
+	proc, err := os.StartProcess(t.req.path, t.req.argv, &os.ProcAttr{
+		Dir:   t.req.dir,
+		Env:   t.req.env,
+		Files: t.stdio,
+		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+	})
+	// Only the agent tree holds the stdio pipes now: the sidecar sees EOF when it is gone.
+	for _, f := range t.stdio {
+		f.Close()
+	}
+	if err != nil {
+		reply("error %v", err)
+		return true
+	}
+	leader := proc.Pid
+	proc.Release() // reaped below with wait4
+	reply("started %d", leader)
 
 	leaderExit := make(chan int, 1)
 	noChildren := make(chan struct{})
@@ -114,7 +143,7 @@ func guardianMain() int {
 					code = 128 + int(ws.Signal())
 				}
 				// The common case: the agent left nothing behind. Saying so before the exit
-				// code spares killTree its two scans of /proc (most of a turn's cost).
+				// code spares killTree its scans of /proc.
 				if !reapExited() {
 					close(noChildren)
 					leaderExit <- code
@@ -126,11 +155,15 @@ func guardianMain() int {
 	}()
 
 	code := -1
+	grace := t.req.grace
+	keep := true
 	select {
 	case code = <-leaderExit:
 	case <-lifelineGone:
 		grace = 0 // the sidecar is gone: nobody waits for a graceful end
+		keep = false
 	case <-sigs:
+		keep = false
 	}
 	select {
 	case <-noChildren: // nothing left to end
@@ -144,8 +177,8 @@ func guardianMain() int {
 			code = 128 + int(syscall.SIGKILL)
 		}
 	}
-	fmt.Fprintf(status, "exit %d\n", code)
-	return code
+	reply("exit %d", code)
+	return keep
 }
 
 // reapExited reaps the children that have already exited and reports whether any child is
@@ -243,4 +276,57 @@ func parentPID(pid int) (int, bool) {
 	}
 	ppid, err := strconv.Atoi(f[1])
 	return ppid, err == nil
+}
+
+// readGuardianTurn reads one request: a 4-byte big-endian length sent with the agent's
+// stdin, stdout and stderr as SCM_RIGHTS, then that many bytes of encoded guardianRequest.
+// io.EOF before its first byte means the sidecar is gone (or dismissed this guardian).
+func readGuardianTurn(conn *net.UnixConn) (guardianRequest, []*os.File, error) {
+	var hdr [4]byte
+	oob := make([]byte, syscall.CmsgSpace(3*4))
+	n, oobn, _, _, err := conn.ReadMsgUnix(hdr[:], oob)
+	if n == 0 && err == nil {
+		err = io.EOF
+	}
+	if err != nil {
+		return guardianRequest{}, nil, err
+	}
+	var stdio []*os.File
+	if msgs, err := syscall.ParseSocketControlMessage(oob[:oobn]); err == nil {
+		for _, m := range msgs {
+			fds, err := syscall.ParseUnixRights(&m)
+			if err != nil {
+				continue
+			}
+			for _, fd := range fds {
+				syscall.CloseOnExec(fd)
+				stdio = append(stdio, os.NewFile(uintptr(fd), "stdio"))
+			}
+		}
+	}
+	fail := func(err error) (guardianRequest, []*os.File, error) {
+		for _, f := range stdio {
+			f.Close()
+		}
+		return guardianRequest{}, nil, err
+	}
+	if len(stdio) != 3 {
+		return fail(fmt.Errorf("request with %d descriptors, want 3", len(stdio)))
+	}
+	if _, err := io.ReadFull(conn, hdr[n:]); err != nil {
+		return fail(err)
+	}
+	size := binary.BigEndian.Uint32(hdr[:])
+	if size > maxGuardianRequest {
+		return fail(fmt.Errorf("request of %d bytes", size))
+	}
+	body := make([]byte, size)
+	if _, err := io.ReadFull(conn, body); err != nil {
+		return fail(err)
+	}
+	req, err := decodeGuardianRequest(body)
+	if err != nil {
+		return fail(err)
+	}
+	return req, stdio, nil
 }

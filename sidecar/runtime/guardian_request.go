@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -19,9 +20,8 @@ const (
 	guardianGraceEnv = "AGENTCANVAS_GUARDIAN_GRACE_MS"
 )
 
-// guardianRequest is what the sidecar sends a waiting guardian (on its fd 3) to start one
-// agent turn: NUL-terminated fields "v2", path, dir, grace in ms, len(argv), argv…,
-// len(env), env…. Nothing follows it; the pipe then stays open as the lifeline.
+// guardianRequest is what the sidecar sends a guardian to start one agent turn, encoded as
+// NUL-terminated fields "v2", path, dir, grace in ms, len(argv), argv…, len(env), env….
 type guardianRequest struct {
 	path  string
 	dir   string
@@ -77,24 +77,22 @@ func (r guardianRequest) encode() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// maxGuardianList bounds argv and env counts read by a guardian (a garbled request must not
-// make it allocate without end).
-const maxGuardianList = 1 << 20
+// maxGuardianList bounds argv and env counts read by a guardian, maxGuardianRequest a whole
+// request (a garbled request must not make it allocate without end).
+const (
+	maxGuardianList    = 1 << 20
+	maxGuardianRequest = 64 << 20
+)
 
-// readGuardianRequest reads one request. io.EOF before its first byte means the sidecar
-// ended (or gave up on this guardian) without a turn to start.
-func readGuardianRequest(br *bufio.Reader) (guardianRequest, error) {
+// decodeGuardianRequest is encode's inverse.
+func decodeGuardianRequest(b []byte) (guardianRequest, error) {
+	br := bufio.NewReader(bytes.NewReader(b))
 	var r guardianRequest
-	first := true
 	field := func() (string, error) {
 		s, err := br.ReadString(0)
 		if err != nil {
-			if first && s == "" {
-				return "", err
-			}
-			return "", fmt.Errorf("guardian request cut short: %w", err)
+			return "", errors.New("guardian request cut short")
 		}
-		first = false
 		return s[:len(s)-1], nil
 	}
 	count := func() (int, error) {
@@ -153,6 +151,9 @@ func readGuardianRequest(br *bufio.Reader) (guardianRequest, error) {
 	}
 	if r.env, err = list(); err != nil {
 		return r, err
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		return r, errors.New("guardian request: trailing bytes")
 	}
 	return r, nil
 }

@@ -4,9 +4,11 @@ package runtime
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,14 +21,11 @@ import (
 // osChild is one agent process group. On Linux it is started through the guardian (see
 // guardian_linux.go), so pid() is the agent's pid, which is also its process-group id.
 type osChild struct {
-	cmd      *exec.Cmd
+	g        *guardian // the turn's guardian; nil when started directly
+	cmd      *exec.Cmd // the agent, when started directly
 	agentPID int
 	out, err *os.File
 	in       stdinWriter
-
-	status   *bufio.Reader // guardian status lines; nil without a guardian
-	statusR  *os.File
-	lifeline *os.File // write end held open while the guardian runs
 
 	mu   sync.Mutex
 	gone bool // the group was reaped: stop signalling (its id may be reused)
@@ -127,78 +126,92 @@ func spawnDirect(path string, argv []string, dir string, env []string) (*osChild
 
 // spawnGuarded starts a turn through a guardian; (nil, nil) when no guardian can be started.
 func spawnGuarded(req guardianRequest) (*osChild, error) {
-	msg, err := req.encode()
+	body, err := req.encode()
 	if err != nil {
 		return nil, err
 	}
-	g, spare := takeGuardian()
-	if g == nil {
-		return nil, nil
+	// The agent's stdio: the guardian gets inR, outW, errW, passes them on and closes them.
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
 	}
-	c, err := g.startTurn(msg)
-	if err == errGuardianGone && spare {
-		// The spare died while it waited (killed by someone): once more with a new one.
-		if g = newGuardian(); g == nil {
-			return nil, nil
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeFiles(inR, inW)
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeFiles(inR, inW, outR, outW)
+		return nil, err
+	}
+	g, idle := takeGuardian()
+	var pid int
+	if g != nil {
+		pid, err = g.startTurn(body, inR, outW, errW)
+		if err == errGuardianGone && idle {
+			// The idle guardian died while it waited (killed by someone): once more with a
+			// new one.
+			if g = newGuardian(); g != nil {
+				pid, err = g.startTurn(body, inR, outW, errW)
+			}
 		}
-		c, err = g.startTurn(msg)
 	}
-	return c, err
+	closeFiles(inR, outW, errW)
+	if g == nil || err != nil {
+		closeFiles(inW, outR, errR)
+		return nil, err
+	}
+	c := &osChild{g: g, agentPID: pid, out: outR, err: errR, done: make(chan struct{})}
+	c.in.w = inW
+	return c, nil
 }
 
-// guardian is a started guardian process waiting for its turn's request, with the
-// sidecar's ends of its pipes.
+// guardian is a running guardian process and the sidecar's end of its control socket.
 type guardian struct {
-	cmd      *exec.Cmd
-	lifeline *os.File // the request goes here; then held open while the guardian runs
-	status   *os.File
-	stdin    *os.File
-	stdout   *os.File
-	stderr   *os.File
+	cmd     *exec.Cmd
+	conn    *net.UnixConn // requests go out here; its EOF is the guardian's lifeline
+	replies *bufio.Reader // "started PID", "error MSG", "exit CODE"
 }
 
-// The spare guardian, started one turn ahead: a Go binary takes milliseconds to start, and
-// doing that while the previous turn runs takes it off every turn's path. It holds no
-// agent and no state, so one spare serves any agent; it exits when the sidecar does.
-var spareGuardian struct {
+// Guardians between turns, for reuse: a turn through an idle guardian costs a few
+// messages, one through a new guardian the start of a Go program (several times the cost
+// of a small agent). Each has no child at all while idle, so reuse keeps it exact which
+// turn every process re-parented to it belongs to.
+var idleGuardians struct {
 	sync.Mutex
-	g        *guardian
-	starting bool
+	list []*guardian
 }
 
-// takeGuardian returns the spare guardian (spare true) or a new one, and has the next spare
-// started in the background. It returns nil when this binary cannot be re-executed.
-func takeGuardian() (g *guardian, spare bool) {
-	spareGuardian.Lock()
-	g, spareGuardian.g = spareGuardian.g, nil
-	spareGuardian.Unlock()
-	spare = g != nil
-	if g == nil {
-		if g = newGuardian(); g == nil {
-			return nil, false
-		}
+// maxIdleGuardians bounds the guardians kept between turns (as many as agents ran at once,
+// up to this).
+const maxIdleGuardians = 8
+
+// takeGuardian returns an idle guardian (idle true) or a new one; nil when this binary
+// cannot be re-executed.
+func takeGuardian() (g *guardian, idle bool) {
+	idleGuardians.Lock()
+	if n := len(idleGuardians.list); n > 0 {
+		g = idleGuardians.list[n-1]
+		idleGuardians.list = idleGuardians.list[:n-1]
 	}
-	go refillSpareGuardian()
-	return g, spare
+	idleGuardians.Unlock()
+	if g != nil {
+		return g, true
+	}
+	return newGuardian(), false
 }
 
-func refillSpareGuardian() {
-	spareGuardian.Lock()
-	if spareGuardian.g != nil || spareGuardian.starting {
-		spareGuardian.Unlock()
-		return
+// putGuardian keeps a guardian whose turn has ended for the next one.
+func putGuardian(g *guardian) {
+	idleGuardians.Lock()
+	if len(idleGuardians.list) < maxIdleGuardians {
+		idleGuardians.list = append(idleGuardians.list, g)
+		g = nil
 	}
-	spareGuardian.starting = true
-	spareGuardian.Unlock()
-	g := newGuardian()
-	spareGuardian.Lock()
-	spareGuardian.starting = false
-	if spareGuardian.g == nil {
-		spareGuardian.g, g = g, nil
-	}
-	spareGuardian.Unlock()
-	if g != nil { // a spare appeared meanwhile (cannot today; harmless if it ever does)
-		g.abandon()
+	idleGuardians.Unlock()
+	if g != nil {
+		g.dismiss()
 	}
 }
 
@@ -208,70 +221,76 @@ func newGuardian() *guardian {
 	if err != nil {
 		return nil
 	}
-	var files []*os.File
-	pipe := func() (r, w *os.File) {
-		if r, w, err2 := os.Pipe(); err2 == nil {
-			files = append(files, r, w)
-			return r, w
-		} else if err == nil {
-			err = err2
-		}
-		return nil, nil
-	}
-	inR, inW := pipe()
-	outR, outW := pipe()
-	errR, errW := pipe()
-	lifeR, lifeW := pipe()
-	statR, statW := pipe()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
-		closeFiles(files...)
+		return nil
+	}
+	mine, theirs := os.NewFile(uintptr(fds[0]), "guardian"), os.NewFile(uintptr(fds[1]), "guardian")
+	defer theirs.Close() // only the guardian keeps its end
+	fc, err := net.FileConn(mine)
+	mine.Close()
+	if err != nil {
 		return nil
 	}
 	cmd := exec.Command(self)
 	cmd.Args[0] = "agentcanvas-guardian"
 	cmd.Env = append(os.Environ(), guardianEnv+"="+guardianMagic)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	cmd.ExtraFiles = []*os.File{lifeR, statW}
+	cmd.ExtraFiles = []*os.File{theirs}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	err = cmd.Start()
-	closeFiles(inR, outW, errW, lifeR, statW) // only the guardian keeps its ends
-	if err != nil {
-		closeFiles(inW, outR, errR, lifeW, statR)
+	if err := cmd.Start(); err != nil {
+		fc.Close()
 		return nil
 	}
-	return &guardian{cmd: cmd, lifeline: lifeW, status: statR, stdin: inW, stdout: outR, stderr: errR}
+	conn := fc.(*net.UnixConn)
+	return &guardian{cmd: cmd, conn: conn, replies: bufio.NewReader(conn)}
 }
 
 var errGuardianGone = errors.New("the guardian ended before starting the agent")
 
-// startTurn sends the request and waits for the guardian to say the agent started.
-func (g *guardian) startTurn(request []byte) (*osChild, error) {
-	status := bufio.NewReader(g.status)
-	_, err := g.lifeline.Write(request)
+// startTurn sends a request with the agent's stdio and waits for the guardian to say the
+// agent started.
+func (g *guardian) startTurn(body []byte, stdin, stdout, stderr *os.File) (int, error) {
+	var hdr [4]byte
+	binary.BigEndian.PutUint32(hdr[:], uint32(len(body)))
+	rights := syscall.UnixRights(int(stdin.Fd()), int(stdout.Fd()), int(stderr.Fd()))
+	_, _, err := g.conn.WriteMsgUnix(hdr[:], rights, nil)
+	if err == nil {
+		_, err = g.conn.Write(body)
+	}
 	line := ""
 	if err == nil {
-		line, _ = status.ReadString('\n')
+		line, _ = g.replies.ReadString('\n')
 		line = strings.TrimSpace(line)
 	}
-	pid, perr := strconv.Atoi(strings.TrimPrefix(line, "started "))
-	if !strings.HasPrefix(line, "started ") || perr != nil {
-		g.abandon()
-		if msg, ok := strings.CutPrefix(line, "error "); ok {
-			return nil, errors.New(msg)
+	if s, ok := strings.CutPrefix(line, "started "); ok {
+		if pid, err := strconv.Atoi(s); err == nil {
+			return pid, nil
 		}
-		return nil, errGuardianGone
 	}
-	c := &osChild{cmd: g.cmd, agentPID: pid, out: g.stdout, err: g.stderr, done: make(chan struct{}),
-		status: status, statusR: g.status, lifeline: g.lifeline}
-	c.in.w = g.stdin
-	return c, nil
+	if msg, ok := strings.CutPrefix(line, "error "); ok {
+		putGuardian(g) // no agent started: ready for another turn (or gone, found next time)
+		return 0, errors.New(msg)
+	}
+	g.dismiss()
+	return 0, errGuardianGone
 }
 
-// abandon ends a guardian that has no agent (EOF on its lifeline) and frees its pipes.
-func (g *guardian) abandon() {
-	closeFiles(g.lifeline, g.stdin, g.stdout, g.stderr)
-	_ = g.cmd.Wait()
-	g.status.Close()
+// endTurn waits for the guardian's report that the agent's whole tree is gone; ok is false
+// when the guardian itself died (its own exit status is then the best there is).
+func (g *guardian) endTurn() (code int, ok bool) {
+	line, err := g.replies.ReadString('\n')
+	if s, found := strings.CutPrefix(strings.TrimSpace(line), "exit "); found && err == nil {
+		if n, err := strconv.Atoi(s); err == nil {
+			return n, true
+		}
+	}
+	return -1, false
+}
+
+// dismiss ends a guardian between turns (EOF on its lifeline) and reaps it.
+func (g *guardian) dismiss() {
+	g.conn.Close()
+	go g.cmd.Wait()
 }
 
 func closeFiles(fs ...*os.File) {
@@ -283,19 +302,24 @@ func closeFiles(fs ...*os.File) {
 }
 
 func (c *osChild) reap() {
-	err := c.cmd.Wait()
-	code := c.cmd.ProcessState.ExitCode()
-	if c.status != nil {
-		// The guardian reports the agent's own exit after it has cleaned up the tree.
-		line, _ := c.status.ReadString('\n')
-		if s, ok := strings.CutPrefix(strings.TrimSpace(line), "exit "); ok {
-			if n, err := strconv.Atoi(s); err == nil {
-				code = n
-			}
+	code := -1
+	var err error
+	if c.g != nil {
+		// The guardian reports the agent's own exit after it has ended the whole tree.
+		var ok bool
+		if code, ok = c.g.endTurn(); ok {
+			defer putGuardian(c.g) // after c.gone: no signal may reach its next agent
+		} else {
+			// The guardian died (killed by someone): its agent got SIGKILL (Pdeathsig); so
+			// does whatever is left in the agent's group.
+			_ = syscall.Kill(-c.agentPID, syscall.SIGKILL)
+			c.g.conn.Close()
+			err = c.g.cmd.Wait()
+			code = c.g.cmd.ProcessState.ExitCode()
 		}
-		c.lifeline.Close()
-		c.statusR.Close()
 	} else {
+		err = c.cmd.Wait()
+		code = c.cmd.ProcessState.ExitCode()
 		// Without a guardian: whatever is left in the agent's group goes with it.
 		_ = syscall.Kill(-c.agentPID, syscall.SIGKILL)
 	}
