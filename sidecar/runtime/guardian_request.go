@@ -101,7 +101,7 @@ func decodeGuardianRequest(b []byte) (guardianRequest, error) {
 			return 0, err
 		}
 		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 || n > maxGuardianList {
+		if err != nil || n < 0 || n > maxGuardianList || strconv.Itoa(n) != s {
 			return 0, fmt.Errorf("guardian request: bad count %q", s)
 		}
 		return n, nil
@@ -139,7 +139,7 @@ func decodeGuardianRequest(b []byte) (guardianRequest, error) {
 		return r, err
 	}
 	ms, err := strconv.ParseInt(graceMS, 10, 32)
-	if err != nil || ms < 0 {
+	if err != nil || ms < 0 || strconv.FormatInt(ms, 10) != graceMS {
 		return r, fmt.Errorf("guardian request: bad grace %q", graceMS)
 	}
 	r.grace = time.Duration(ms) * time.Millisecond
