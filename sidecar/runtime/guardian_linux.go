@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/signal"
 	goruntime "runtime"
@@ -48,25 +47,21 @@ func init() {
 	os.Exit(guardianMain())
 }
 
-// guardianTurn is a request received with the agent's stdio.
+// guardianTurn is a turn whose agent has started.
 type guardianTurn struct {
-	req   guardianRequest
-	stdio []*os.File
+	leader int
+	grace  time.Duration
 }
 
+// guardianControl is the control socket's descriptor, in blocking mode: the goroutine that
+// reads requests sleeps in the kernel and wakes on its thread, with no scheduler hop.
+const guardianControl = 3
+
 func guardianMain() int {
-	// Pdeathsig fires when the forking thread exits; keep this goroutine, the only one that
-	// starts agents, on its thread.
-	goruntime.LockOSThread()
-	syscall.CloseOnExec(3)
-	f := os.NewFile(3, "control")
-	fc, err := net.FileConn(f)
-	f.Close()
-	if err != nil {
-		return 2
+	syscall.CloseOnExec(guardianControl)
+	reply := func(format string, args ...any) {
+		_, _ = syscall.Write(guardianControl, []byte(fmt.Sprintf(format+"\n", args...)))
 	}
-	conn := fc.(*net.UnixConn)
-	reply := func(format string, args ...any) { fmt.Fprintf(conn, format+"\n", args...) }
 	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0, 0, 0, 0); e != 0 {
 		reply("error guardian: PR_SET_CHILD_SUBREAPER: %v", e)
 		return 2
@@ -79,15 +74,20 @@ func guardianMain() int {
 	turns := make(chan guardianTurn)
 	lifelineGone := make(chan struct{})
 	go func() {
-		// EOF, or anything but a well-formed request (which only a broken sidecar sends):
-		// the lifeline is gone.
-		defer close(lifelineGone)
+		// This goroutine reads the requests and starts the agents. Pdeathsig fires when the
+		// forking thread exits: it stays on its thread, which lives as long as the guardian.
+		goruntime.LockOSThread()
 		for {
-			req, stdio, err := readGuardianTurn(conn)
+			req, stdio, err := readGuardianTurn(guardianControl)
 			if err != nil {
-				return
+				// EOF, or anything but a well-formed request (which only a broken sidecar
+				// sends): the lifeline is gone.
+				close(lifelineGone)
+				select {}
 			}
-			turns <- guardianTurn{req, stdio}
+			if leader, ok := startAgent(req, stdio, reply); ok {
+				turns <- guardianTurn{leader, req.grace}
+			}
 		}
 	}()
 	for {
@@ -104,26 +104,31 @@ func guardianMain() int {
 	}
 }
 
-// guardTurn runs one turn to the end of its whole tree; false when the guardian must exit.
-func guardTurn(t guardianTurn, reply func(string, ...any), lifelineGone <-chan struct{}, sigs <-chan os.Signal) bool {
-	proc, err := os.StartProcess(t.req.path, t.req.argv, &os.ProcAttr{
-		Dir:   t.req.dir,
-		Env:   t.req.env,
-		Files: t.stdio,
+// startAgent starts a turn's agent and replies "started PID" or "error MSG".
+func startAgent(req guardianRequest, stdio []*os.File, reply func(string, ...any)) (int, bool) {
+	proc, err := os.StartProcess(req.path, req.argv, &os.ProcAttr{
+		Dir:   req.dir,
+		Env:   req.env,
+		Files: stdio,
 		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 	})
 	// Only the agent tree holds the stdio pipes now: the sidecar sees EOF when it is gone.
-	for _, f := range t.stdio {
+	for _, f := range stdio {
 		f.Close()
 	}
 	if err != nil {
 		reply("error %v", err)
-		return true
+		return 0, false
 	}
 	leader := proc.Pid
-	proc.Release() // reaped below with wait4
+	proc.Release() // reaped by guardTurn with wait4
 	reply("started %d", leader)
+	return leader, true
+}
 
+// guardTurn runs one turn to the end of its whole tree; false when the guardian must exit.
+func guardTurn(t guardianTurn, reply func(string, ...any), lifelineGone <-chan struct{}, sigs <-chan os.Signal) bool {
+	leader := t.leader
 	leaderExit := make(chan int, 1)
 	noChildren := make(chan struct{})
 	go func() {
@@ -155,7 +160,7 @@ func guardTurn(t guardianTurn, reply func(string, ...any), lifelineGone <-chan s
 	}()
 
 	code := -1
-	grace := t.req.grace
+	grace := t.grace
 	keep := true
 	select {
 	case code = <-leaderExit:
@@ -278,13 +283,21 @@ func parentPID(pid int) (int, bool) {
 	return ppid, err == nil
 }
 
-// readGuardianTurn reads one request: a 4-byte big-endian length sent with the agent's
-// stdin, stdout and stderr as SCM_RIGHTS, then that many bytes of encoded guardianRequest.
-// io.EOF before its first byte means the sidecar is gone (or dismissed this guardian).
-func readGuardianTurn(conn *net.UnixConn) (guardianRequest, []*os.File, error) {
+// readGuardianTurn reads one request from fd: a 4-byte big-endian length sent with the
+// agent's stdin, stdout and stderr as SCM_RIGHTS, then that many bytes of encoded
+// guardianRequest. io.EOF before its first byte means the sidecar is gone (or dismissed
+// this guardian).
+func readGuardianTurn(fd int) (guardianRequest, []*os.File, error) {
 	var hdr [4]byte
 	oob := make([]byte, syscall.CmsgSpace(3*4))
-	n, oobn, _, _, err := conn.ReadMsgUnix(hdr[:], oob)
+	var n, oobn int
+	var err error
+	for {
+		n, oobn, _, _, err = syscall.Recvmsg(fd, hdr[:], oob, syscall.MSG_CMSG_CLOEXEC)
+		if err != syscall.EINTR {
+			break
+		}
+	}
 	if n == 0 && err == nil {
 		err = io.EOF
 	}
@@ -299,7 +312,6 @@ func readGuardianTurn(conn *net.UnixConn) (guardianRequest, []*os.File, error) {
 				continue
 			}
 			for _, fd := range fds {
-				syscall.CloseOnExec(fd)
 				stdio = append(stdio, os.NewFile(uintptr(fd), "stdio"))
 			}
 		}
@@ -313,7 +325,7 @@ func readGuardianTurn(conn *net.UnixConn) (guardianRequest, []*os.File, error) {
 	if len(stdio) != 3 {
 		return fail(fmt.Errorf("request with %d descriptors, want 3", len(stdio)))
 	}
-	if _, err := io.ReadFull(conn, hdr[n:]); err != nil {
+	if err := readFullFD(fd, hdr[n:]); err != nil {
 		return fail(err)
 	}
 	size := binary.BigEndian.Uint32(hdr[:])
@@ -321,7 +333,7 @@ func readGuardianTurn(conn *net.UnixConn) (guardianRequest, []*os.File, error) {
 		return fail(fmt.Errorf("request of %d bytes", size))
 	}
 	body := make([]byte, size)
-	if _, err := io.ReadFull(conn, body); err != nil {
+	if err := readFullFD(fd, body); err != nil {
 		return fail(err)
 	}
 	req, err := decodeGuardianRequest(body)
@@ -329,4 +341,21 @@ func readGuardianTurn(conn *net.UnixConn) (guardianRequest, []*os.File, error) {
 		return fail(err)
 	}
 	return req, stdio, nil
+}
+
+func readFullFD(fd int, b []byte) error {
+	for len(b) > 0 {
+		n, err := syscall.Read(fd, b)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return io.ErrUnexpectedEOF
+		}
+		b = b[n:]
+	}
+	return nil
 }
