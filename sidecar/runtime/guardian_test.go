@@ -48,6 +48,17 @@ func TestGuardianReusedAfterEscapedLeftover(t *testing.T) {
 	if kids := descendants(guardian); len(kids) != 0 {
 		t.Errorf("the idle guardian %d still has processes below it: %v", guardian, kids)
 	}
+	// Nor does it keep anything of its turns: the agents' stdio, pidfds.
+	fds := func() int { e, _ := os.ReadDir("/proc/" + second[0] + "/fd"); return len(e) }
+	before := fds()
+	for range 5 {
+		if got := shellLines(t, `echo $PPID; echo err >&2`); got[0] != second[0] {
+			t.Fatalf("turn under guardian %s, not %s", got[0], second[0])
+		}
+	}
+	if after := fds(); after != before {
+		t.Errorf("the guardian's open descriptors went from %d to %d over 5 turns", before, after)
+	}
 }
 
 // An idle guardian that dies (killed by someone) is replaced: the next turn still runs.
