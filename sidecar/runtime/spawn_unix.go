@@ -94,33 +94,54 @@ func spawnOS(argv []string, dir string, env []string, stdinData string, keepStdi
 	return c, nil
 }
 
+// stdio is a new agent's stdin, stdout and stderr pipes: the child's ends and the sidecar's.
+type stdio struct {
+	inR, outW, errW *os.File // the child's
+	inW, outR, errR *os.File // ours
+}
+
+func newStdio() (*stdio, error) {
+	var s stdio
+	var err1, err2, err3 error
+	s.inR, s.inW, err1 = os.Pipe()
+	s.outR, s.outW, err2 = os.Pipe()
+	s.errR, s.errW, err3 = os.Pipe()
+	if err := errors.Join(err1, err2, err3); err != nil {
+		s.closeChildEnds()
+		s.closeOurEnds()
+		return nil, err
+	}
+	return &s, nil
+}
+
+func (s *stdio) closeChildEnds() { closeFiles(s.inR, s.outW, s.errW) }
+func (s *stdio) closeOurEnds()   { closeFiles(s.inW, s.outR, s.errR) }
+
+// started is the osChild for this stdio once the agent started (the child's ends are closed:
+// only the agent holds them now, so stdout's EOF means the agent's tree is done with it).
+func (s *stdio) started(pid int) *osChild {
+	s.closeChildEnds()
+	c := &osChild{agentPID: pid, out: s.outR, err: s.errR, done: make(chan struct{})}
+	c.in.w = s.inW
+	return c
+}
+
 func spawnDirect(path string, argv []string, dir string, env []string) (*osChild, error) {
-	inR, inW, err := os.Pipe()
+	s, err := newStdio()
 	if err != nil {
-		return nil, err
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		closeFiles(inR, inW)
-		return nil, err
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		closeFiles(inR, inW, outR, outW)
 		return nil, err
 	}
 	cmd := exec.Command(path, argv[1:]...)
 	cmd.Args[0], cmd.Env, cmd.Dir = argv[0], env, dir
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.inR, s.outW, s.errW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	err = cmd.Start()
-	closeFiles(inR, outW, errW) // only the child keeps its ends
-	if err != nil {
-		closeFiles(inW, outR, errR)
+	if err := cmd.Start(); err != nil {
+		s.closeChildEnds()
+		s.closeOurEnds()
 		return nil, err
 	}
-	c := &osChild{cmd: cmd, agentPID: cmd.Process.Pid, out: outR, err: errR, done: make(chan struct{})}
-	c.in.w = inW
+	c := s.started(cmd.Process.Pid)
+	c.cmd = cmd
 	return c, nil
 }
 
@@ -130,40 +151,29 @@ func spawnGuarded(req guardianRequest) (*osChild, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The agent's stdio: the guardian gets inR, outW, errW, passes them on and closes them.
-	inR, inW, err := os.Pipe()
+	s, err := newStdio()
 	if err != nil {
-		return nil, err
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		closeFiles(inR, inW)
-		return nil, err
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		closeFiles(inR, inW, outR, outW)
 		return nil, err
 	}
 	g, idle := takeGuardian()
 	var pid int
 	if g != nil {
-		pid, err = g.startTurn(body, inR, outW, errW)
+		pid, err = g.startTurn(body, s.inR, s.outW, s.errW)
 		if err == errGuardianGone && idle {
 			// The idle guardian died while it waited (killed by someone): once more with a
 			// new one.
-			if g = newGuardian(); g != nil {
-				pid, err = g.startTurn(body, inR, outW, errW)
+			if g, err = newGuardian(), nil; g != nil {
+				pid, err = g.startTurn(body, s.inR, s.outW, s.errW)
 			}
 		}
 	}
-	closeFiles(inR, outW, errW)
 	if g == nil || err != nil {
-		closeFiles(inW, outR, errR)
+		s.closeChildEnds()
+		s.closeOurEnds()
 		return nil, err
 	}
-	c := &osChild{g: g, agentPID: pid, out: outR, err: errR, done: make(chan struct{})}
-	c.in.w = inW
+	c := s.started(pid)
+	c.g = g
 	return c, nil
 }
 
