@@ -314,11 +314,12 @@ func closeFiles(fs ...*os.File) {
 func (c *osChild) reap() {
 	code := -1
 	var err error
+	var reuse *guardian
 	if c.g != nil {
 		// The guardian reports the agent's own exit after it has ended the whole tree.
 		var ok bool
 		if code, ok = c.g.endTurn(); ok {
-			defer putGuardian(c.g) // after c.gone: no signal may reach its next agent
+			reuse = c.g
 		} else {
 			// The guardian died (killed by someone): its agent got SIGKILL (Pdeathsig); so
 			// does whatever is left in the agent's group.
@@ -347,5 +348,10 @@ func (c *osChild) reap() {
 	c.code = code
 	c.mu.Unlock()
 	c.in.close()
+	// Back to the idle guardians after c.gone (no signal of this turn may reach its next
+	// agent) and before done (the agent's next turn finds it there).
+	if reuse != nil {
+		putGuardian(reuse)
+	}
 	close(c.done)
 }
