@@ -11,6 +11,8 @@
 // answered, stopped with SIGTERM then SIGKILL, and never left orphaned: on Linux every agent
 // is started through a small guardian (this same binary, re-executed; see guardian_linux.go)
 // that is a child subreaper and kills the whole tree when the agent ends or the sidecar dies.
+// A guardian runs one turn at a time and is kept for later turns (spawn_unix.go), so a turn
+// costs about what starting its process directly costs.
 //
 // Answers reach the agent in one of two ways. Per-turn CLIs (claude, codex, gemini, and
 // command agents whose stdin is closed after the prompt) get them in a follow-up turn: the

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -13,18 +14,25 @@ import (
 )
 
 // The guardian is how no agent process outlives its agent or the sidecar, even when the
-// sidecar is killed with SIGKILL. spawnOS re-executes this binary with AGENTCANVAS_GUARDIAN
-// set; init below then runs guardianMain instead of the program. The guardian
+// sidecar is killed with SIGKILL. It is this binary re-executed with AGENTCANVAS_GUARDIAN
+// set; init below then runs guardianMain instead of the program. A guardian runs one agent
+// turn at a time, and serves turn after turn (spawn_unix.go keeps idle ones for reuse:
+// starting a Go binary costs more than the agent turn it would guard). It
 //
 //   - makes itself a child subreaper (PR_SET_CHILD_SUBREAPER), so every descendant of the
 //     agent that loses its parent (daemons, setsid'd grandchildren) is re-parented to it;
+//   - reads each turn's request (argv, env, dir, grace; see guardianRequest) and the agent's
+//     stdin, stdout and stderr (SCM_RIGHTS) from a socket whose only other end the sidecar
+//     holds, and watches that socket as its lifeline: EOF means the sidecar is gone, however
+//     it died;
 //   - starts the agent in a new process group (the group the sidecar pauses, resumes and
-//     stops) with Pdeathsig=SIGKILL;
-//   - watches a lifeline pipe whose only write end the sidecar holds: EOF means the sidecar
-//     is gone, however it died;
+//     stops) with Pdeathsig=SIGKILL, and replies "started PID";
 //   - when the agent exits, the lifeline breaks or it is told to stop, it sends SIGTERM to
 //     every descendant, waits a grace period, then SIGKILLs until it has no child left, and
-//     reports the agent's exit code on its status pipe.
+//     replies "exit CODE". Having no child left, it has no descendant at all, so whatever is
+//     re-parented to it during its next turn belongs to that turn.
+//
+// If the lifeline breaks or it is told to stop, it exits after ending the turn.
 //
 // It lives outside the agent's process group, so SIGTSTP to the group does not stop it, and
 // the group is never orphaned (which would make the kernel discard SIGTSTP).
@@ -36,22 +44,26 @@ func init() {
 	if os.Getenv(guardianEnv) != guardianMagic {
 		return
 	}
-	os.Exit(guardianMain(os.Args[1:]))
+	os.Exit(guardianMain())
 }
 
-func guardianMain(argv []string) int {
-	// Pdeathsig fires when the forking thread exits; keep this goroutine on its thread.
-	goruntime.LockOSThread()
-	syscall.CloseOnExec(3)
-	syscall.CloseOnExec(4)
-	lifeline := os.NewFile(3, "lifeline")
-	status := os.NewFile(4, "status")
-	if len(argv) == 0 {
-		fmt.Fprintln(status, "error guardian: no command")
-		return 2
+// guardianTurn is a turn whose agent has started.
+type guardianTurn struct {
+	leader int
+	grace  time.Duration
+}
+
+// guardianControl is the control socket's descriptor, in blocking mode: the goroutine that
+// reads requests sleeps in the kernel and wakes on its thread, with no scheduler hop.
+const guardianControl = 3
+
+func guardianMain() int {
+	syscall.CloseOnExec(guardianControl)
+	reply := func(format string, args ...any) {
+		_, _ = syscall.Write(guardianControl, []byte(fmt.Sprintf(format+"\n", args...)))
 	}
 	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0, 0, 0, 0); e != 0 {
-		fmt.Fprintf(status, "error guardian: PR_SET_CHILD_SUBREAPER: %v\n", e)
+		reply("error guardian: PR_SET_CHILD_SUBREAPER: %v", e)
 		return 2
 	}
 	// No signal.Ignore here: ignored dispositions survive exec, and the agent must stop on
@@ -59,41 +71,64 @@ func guardianMain(argv []string) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 
-	grace := 2 * time.Second
-	env := make([]string, 0, len(os.Environ()))
-	for _, kv := range os.Environ() {
-		switch {
-		case strings.HasPrefix(kv, guardianEnv+"="):
-		case strings.HasPrefix(kv, guardianGraceEnv+"="):
-			if ms, err := strconv.Atoi(kv[len(guardianGraceEnv)+1:]); err == nil && ms >= 0 {
-				grace = time.Duration(ms) * time.Millisecond
-			}
-		default:
-			env = append(env, kv)
-		}
-	}
-	proc, err := os.StartProcess(argv[0], argv, &os.ProcAttr{
-		Env:   env,
-		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
-		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
-	})
-	if err != nil {
-		fmt.Fprintf(status, "error %v\n", err)
-		return 127
-	}
-	leader := proc.Pid
-	fmt.Fprintf(status, "started %d\n", leader)
-	// Only the agent tree holds the stdio pipes now: the sidecar sees EOF when it is gone.
-	os.Stdin.Close()
-	os.Stdout.Close()
-	os.Stderr.Close()
-
+	turns := make(chan guardianTurn)
 	lifelineGone := make(chan struct{})
 	go func() {
-		_, _ = io.Copy(io.Discard, lifeline)
-		close(lifelineGone)
+		// This goroutine reads the requests and starts the agents. Pdeathsig fires when the
+		// forking thread exits: it stays on its thread, which lives as long as the guardian.
+		goruntime.LockOSThread()
+		for {
+			req, stdio, err := readGuardianTurn(guardianControl)
+			if err != nil {
+				// EOF, or anything but a well-formed request (which only a broken sidecar
+				// sends): the lifeline is gone.
+				close(lifelineGone)
+				select {}
+			}
+			if leader, ok := startAgent(req, stdio, reply); ok {
+				turns <- guardianTurn{leader, req.grace}
+			}
+		}
 	}()
+	for {
+		select {
+		case <-lifelineGone:
+			return 0
+		case <-sigs:
+			return 0
+		case t := <-turns:
+			if !guardTurn(t, reply, lifelineGone, sigs) {
+				return 0
+			}
+		}
+	}
+}
 
+// startAgent starts a turn's agent and replies "started PID" or "error MSG".
+func startAgent(req guardianRequest, stdio []*os.File, reply func(string, ...any)) (int, bool) {
+	proc, err := os.StartProcess(req.path, req.argv, &os.ProcAttr{
+		Dir:   req.dir,
+		Env:   req.env,
+		Files: stdio,
+		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+	})
+	// Only the agent tree holds the stdio pipes now: the sidecar sees EOF when it is gone.
+	for _, f := range stdio {
+		f.Close()
+	}
+	if err != nil {
+		reply("error %v", err)
+		return 0, false
+	}
+	leader := proc.Pid
+	proc.Release() // reaped by guardTurn with wait4
+	reply("started %d", leader)
+	return leader, true
+}
+
+// guardTurn runs one turn to the end of its whole tree; false when the guardian must exit.
+func guardTurn(t guardianTurn, reply func(string, ...any), lifelineGone <-chan struct{}, sigs <-chan os.Signal) bool {
+	leader := t.leader
 	leaderExit := make(chan int, 1)
 	noChildren := make(chan struct{})
 	go func() {
@@ -112,19 +147,34 @@ func guardianMain(argv []string) int {
 				if ws.Signaled() {
 					code = 128 + int(ws.Signal())
 				}
+				// The common case: the agent left nothing behind. Saying so before the exit
+				// code spares killTree its scans of /proc.
+				if !reapExited() {
+					close(noChildren)
+					leaderExit <- code
+					return
+				}
 				leaderExit <- code
 			}
 		}
 	}()
 
 	code := -1
+	grace := t.grace
+	keep := true
 	select {
 	case code = <-leaderExit:
 	case <-lifelineGone:
 		grace = 0 // the sidecar is gone: nobody waits for a graceful end
+		keep = false
 	case <-sigs:
+		keep = false
 	}
-	killTree(leader, syscall.SIGTERM, grace, noChildren)
+	select {
+	case <-noChildren: // nothing left to end
+	default:
+		killTree(leader, syscall.SIGTERM, grace, noChildren)
+	}
 	if code < 0 {
 		select {
 		case code = <-leaderExit:
@@ -132,8 +182,24 @@ func guardianMain(argv []string) int {
 			code = 128 + int(syscall.SIGKILL)
 		}
 	}
-	fmt.Fprintf(status, "exit %d\n", code)
-	return code
+	reply("exit %d", code)
+	return keep
+}
+
+// reapExited reaps the children that have already exited and reports whether any child is
+// left (ECHILD: none, and so no descendant either).
+func reapExited() bool {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		switch {
+		case err == syscall.EINTR:
+		case err != nil:
+			return false
+		case pid == 0:
+			return true
+		}
+	}
 }
 
 // killTree ends the agent's group and every descendant of this process: SIGTERM (and
@@ -215,4 +281,81 @@ func parentPID(pid int) (int, bool) {
 	}
 	ppid, err := strconv.Atoi(f[1])
 	return ppid, err == nil
+}
+
+// readGuardianTurn reads one request from fd: a 4-byte big-endian length sent with the
+// agent's stdin, stdout and stderr as SCM_RIGHTS, then that many bytes of encoded
+// guardianRequest. io.EOF before its first byte means the sidecar is gone (or dismissed
+// this guardian).
+func readGuardianTurn(fd int) (guardianRequest, []*os.File, error) {
+	var hdr [4]byte
+	oob := make([]byte, syscall.CmsgSpace(3*4))
+	var n, oobn int
+	var err error
+	for {
+		n, oobn, _, _, err = syscall.Recvmsg(fd, hdr[:], oob, syscall.MSG_CMSG_CLOEXEC)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if n == 0 && err == nil {
+		err = io.EOF
+	}
+	if err != nil {
+		return guardianRequest{}, nil, err
+	}
+	var stdio []*os.File
+	if msgs, err := syscall.ParseSocketControlMessage(oob[:oobn]); err == nil {
+		for _, m := range msgs {
+			fds, err := syscall.ParseUnixRights(&m)
+			if err != nil {
+				continue
+			}
+			for _, fd := range fds {
+				stdio = append(stdio, os.NewFile(uintptr(fd), "stdio"))
+			}
+		}
+	}
+	fail := func(err error) (guardianRequest, []*os.File, error) {
+		for _, f := range stdio {
+			f.Close()
+		}
+		return guardianRequest{}, nil, err
+	}
+	if len(stdio) != 3 {
+		return fail(fmt.Errorf("request with %d descriptors, want 3", len(stdio)))
+	}
+	if err := readFullFD(fd, hdr[n:]); err != nil {
+		return fail(err)
+	}
+	size := binary.BigEndian.Uint32(hdr[:])
+	if size > maxGuardianRequest {
+		return fail(fmt.Errorf("request of %d bytes", size))
+	}
+	body := make([]byte, size)
+	if err := readFullFD(fd, body); err != nil {
+		return fail(err)
+	}
+	req, err := decodeGuardianRequest(body)
+	if err != nil {
+		return fail(err)
+	}
+	return req, stdio, nil
+}
+
+func readFullFD(fd int, b []byte) error {
+	for len(b) > 0 {
+		n, err := syscall.Read(fd, b)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return io.ErrUnexpectedEOF
+		}
+		b = b[n:]
+	}
+	return nil
 }

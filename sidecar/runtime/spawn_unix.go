@@ -3,14 +3,12 @@
 package runtime
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,14 +17,11 @@ import (
 // osChild is one agent process group. On Linux it is started through the guardian (see
 // guardian_linux.go), so pid() is the agent's pid, which is also its process-group id.
 type osChild struct {
-	cmd      *exec.Cmd
+	g        *guardian // the turn's guardian; nil when started directly
+	cmd      *exec.Cmd // the agent, when started directly
 	agentPID int
 	out, err *os.File
 	in       stdinWriter
-
-	status   *bufio.Reader // guardian status lines; nil without a guardian
-	statusR  *os.File
-	lifeline *os.File // write end held open while the guardian runs
 
 	mu   sync.Mutex
 	gone bool // the group was reaped: stop signalling (its id may be reused)
@@ -60,15 +55,8 @@ func (c *osChild) wait() int {
 	return c.code
 }
 
-// guardianEnv marks a re-execution of this binary as an agent's guardian.
-const (
-	guardianEnv   = "AGENTCANVAS_GUARDIAN"
-	guardianMagic = "v1"
-	// guardianGraceEnv is how long leftovers of a finished agent get between SIGTERM and SIGKILL.
-	guardianGraceEnv = "AGENTCANVAS_GUARDIAN_GRACE_MS"
-)
-
-// spawnOS starts argv in dir with exactly env, in its own process group.
+// spawnOS starts argv in dir with exactly env, in its own process group: through a guardian
+// where there is one (Linux), directly otherwise.
 func spawnOS(argv []string, dir string, env []string, stdinData string, keepStdin bool) (*osChild, error) {
 	exe := argv[0]
 	if strings.Contains(exe, "/") && !filepath.IsAbs(exe) {
@@ -78,105 +66,17 @@ func spawnOS(argv []string, dir string, env []string, stdinData string, keepStdi
 	if err != nil {
 		return nil, err
 	}
-	var files []*os.File
-	closeAll := func() {
-		for _, f := range files {
-			f.Close()
-		}
+	var c *osChild
+	if guardianSupported {
+		c, err = spawnGuarded(newGuardianRequest(path, argv, dir, env))
 	}
-	pipe := func() (*os.File, *os.File, error) {
-		r, w, err := os.Pipe()
-		if err == nil {
-			files = append(files, r, w)
-		}
-		return r, w, err
+	if c == nil && err == nil {
+		// No guardian: our own binary cannot be re-executed (deleted by an upgrade, say).
+		// Run the agent directly, still in its own group, without the guardian's guarantees.
+		c, err = spawnDirect(path, argv, dir, env)
 	}
-	inR, inW, err1 := pipe()
-	outR, outW, err2 := pipe()
-	errR, errW, err3 := pipe()
-	if err := errors.Join(err1, err2, err3); err != nil {
-		closeAll()
-		return nil, err
-	}
-	c := &osChild{out: outR, err: errR, done: make(chan struct{})}
-	c.in.w = inW
-
-	var lifeR, statW *os.File
-	useGuardian := guardianSupported
-	if useGuardian {
-		self, err := os.Executable()
-		if err != nil {
-			useGuardian = false
-		} else {
-			var err4, err5 error
-			var lifeW, statR *os.File
-			lifeR, lifeW, err4 = pipe()
-			statR, statW, err5 = pipe()
-			if err := errors.Join(err4, err5); err != nil {
-				closeAll()
-				return nil, err
-			}
-			c.lifeline = lifeW
-			c.status, c.statusR = bufio.NewReader(statR), statR
-			c.cmd = exec.Command(self, append([]string{path}, argv[1:]...)...)
-			c.cmd.Env = append(append([]string(nil), env...), guardianEnv+"="+guardianMagic)
-			c.cmd.ExtraFiles = []*os.File{lifeR, statW}
-		}
-	}
-	if !useGuardian {
-		c.cmd = exec.Command(path, argv[1:]...)
-		c.cmd.Env = env
-	}
-	c.cmd.Args[0] = argv[0]
-	c.cmd.Dir = dir
-	c.cmd.Stdin, c.cmd.Stdout, c.cmd.Stderr = inR, outW, errW
-	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := c.cmd.Start(); err != nil && useGuardian {
-		// Our own binary cannot be re-executed (deleted by an upgrade, say): run the agent
-		// directly, still in its own group, without the guardian's guarantees.
-		c.lifeline.Close()
-		c.statusR.Close()
-		c.status, c.lifeline, c.statusR = nil, nil, nil
-		direct := exec.Command(path, argv[1:]...)
-		direct.Args[0], direct.Env, direct.Dir = argv[0], env, dir
-		direct.Stdin, direct.Stdout, direct.Stderr = inR, outW, errW
-		direct.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		c.cmd = direct
-		if err := c.cmd.Start(); err != nil {
-			closeAll()
-			return nil, fmt.Errorf("start %s: %w", argv[0], err)
-		}
-	} else if err != nil {
-		closeAll()
+	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
-	}
-	// Only the child keeps its ends of the pipes.
-	for _, f := range []*os.File{inR, outW, errW, lifeR, statW} {
-		if f != nil {
-			f.Close()
-		}
-	}
-	if c.status != nil {
-		line, _ := c.status.ReadString('\n')
-		line = strings.TrimSpace(line)
-		pidStr, ok := strings.CutPrefix(line, "started ")
-		pid, perr := strconv.Atoi(pidStr)
-		if !ok || perr != nil {
-			c.cmd.Wait()
-			c.lifeline.Close()
-			c.statusR.Close()
-			outR.Close()
-			errR.Close()
-			inW.Close()
-			msg := strings.TrimPrefix(line, "error ")
-			if msg == "" {
-				msg = "the guardian ended before starting the agent"
-			}
-			return nil, fmt.Errorf("start %s: %s", argv[0], msg)
-		}
-		c.agentPID = pid
-	} else {
-		c.agentPID = c.cmd.Process.Pid
 	}
 	go c.reap()
 	go func() {
@@ -190,20 +90,84 @@ func spawnOS(argv []string, dir string, env []string, stdinData string, keepStdi
 	return c, nil
 }
 
-func (c *osChild) reap() {
-	err := c.cmd.Wait()
-	code := c.cmd.ProcessState.ExitCode()
-	if c.status != nil {
-		// The guardian reports the agent's own exit after it has cleaned up the tree.
-		line, _ := c.status.ReadString('\n')
-		if s, ok := strings.CutPrefix(strings.TrimSpace(line), "exit "); ok {
-			if n, err := strconv.Atoi(s); err == nil {
-				code = n
-			}
+// stdio is a new agent's stdin, stdout and stderr pipes: the child's ends and the sidecar's.
+type stdio struct {
+	inR, outW, errW *os.File // the child's
+	inW, outR, errR *os.File // ours
+}
+
+func newStdio() (*stdio, error) {
+	var s stdio
+	var err1, err2, err3 error
+	s.inR, s.inW, err1 = os.Pipe()
+	s.outR, s.outW, err2 = os.Pipe()
+	s.errR, s.errW, err3 = os.Pipe()
+	if err := errors.Join(err1, err2, err3); err != nil {
+		s.closeChildEnds()
+		s.closeOurEnds()
+		return nil, err
+	}
+	return &s, nil
+}
+
+func (s *stdio) closeChildEnds() { closeFiles(s.inR, s.outW, s.errW) }
+func (s *stdio) closeOurEnds()   { closeFiles(s.inW, s.outR, s.errR) }
+
+// started is the osChild for this stdio once the agent started (the child's ends are closed:
+// only the agent holds them now, so stdout's EOF means the agent's tree is done with it).
+func (s *stdio) started(pid int) *osChild {
+	s.closeChildEnds()
+	c := &osChild{agentPID: pid, out: s.outR, err: s.errR, done: make(chan struct{})}
+	c.in.w = s.inW
+	return c
+}
+
+func spawnDirect(path string, argv []string, dir string, env []string) (*osChild, error) {
+	s, err := newStdio()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(path, argv[1:]...)
+	cmd.Args[0], cmd.Env, cmd.Dir = argv[0], env, dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.inR, s.outW, s.errW
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		s.closeChildEnds()
+		s.closeOurEnds()
+		return nil, err
+	}
+	c := s.started(cmd.Process.Pid)
+	c.cmd = cmd
+	return c, nil
+}
+
+func closeFiles(fs ...*os.File) {
+	for _, f := range fs {
+		if f != nil {
+			f.Close()
 		}
-		c.lifeline.Close()
-		c.statusR.Close()
+	}
+}
+
+func (c *osChild) reap() {
+	code := -1
+	var err error
+	var reuse *guardian
+	if c.g != nil {
+		// The guardian reports the agent's own exit after it has ended the whole tree.
+		var ok bool
+		if code, ok = c.g.endTurn(); ok {
+			reuse = c.g
+		} else {
+			// The guardian died (killed by someone): its agent got SIGKILL (Pdeathsig); so
+			// does whatever is left in the agent's group.
+			_ = syscall.Kill(-c.agentPID, syscall.SIGKILL)
+			err = c.g.wait()
+			code = c.g.cmd.ProcessState.ExitCode()
+		}
 	} else {
+		err = c.cmd.Wait()
+		code = c.cmd.ProcessState.ExitCode()
 		// Without a guardian: whatever is left in the agent's group goes with it.
 		_ = syscall.Kill(-c.agentPID, syscall.SIGKILL)
 	}
@@ -221,5 +185,10 @@ func (c *osChild) reap() {
 	c.code = code
 	c.mu.Unlock()
 	c.in.close()
+	// Back to the idle guardians after c.gone (no signal of this turn may reach its next
+	// agent) and before done (the agent's next turn finds it there).
+	if reuse != nil {
+		putGuardian(reuse)
+	}
 	close(c.done)
 }

@@ -1,0 +1,181 @@
+package runtime
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// The sidecar's side of the guardians (guardian_linux.go): starting them, keeping idle ones,
+// and one turn's request and replies.
+
+// spawnGuarded starts a turn through a guardian; (nil, nil) when no guardian can be started.
+func spawnGuarded(req guardianRequest) (*osChild, error) {
+	body, err := req.encode()
+	if err != nil {
+		return nil, err
+	}
+	s, err := newStdio()
+	if err != nil {
+		return nil, err
+	}
+	g, idle := takeGuardian()
+	var pid int
+	if g != nil {
+		pid, err = g.startTurn(body, s.inR, s.outW, s.errW)
+		if err == errGuardianGone && idle {
+			// The idle guardian died while it waited (killed by someone): once more with a
+			// new one.
+			if g, err = newGuardian(), nil; g != nil {
+				pid, err = g.startTurn(body, s.inR, s.outW, s.errW)
+			}
+		}
+	}
+	if g == nil || err != nil {
+		s.closeChildEnds()
+		s.closeOurEnds()
+		return nil, err
+	}
+	c := s.started(pid)
+	c.g = g
+	return c, nil
+}
+
+// guardian is a running guardian process and the sidecar's end of its control socket.
+type guardian struct {
+	cmd     *exec.Cmd
+	conn    *net.UnixConn // requests go out here; its EOF is the guardian's lifeline
+	replies *bufio.Reader // "started PID", "error MSG", "exit CODE"
+}
+
+// Guardians between turns, for reuse: a turn through an idle guardian costs a few
+// messages, one through a new guardian the start of a Go program (several times the cost
+// of a small agent). Each has no child at all while idle, so reuse keeps it exact which
+// turn every process re-parented to it belongs to.
+var idleGuardians struct {
+	sync.Mutex
+	list []*guardian
+}
+
+// maxIdleGuardians bounds the guardians kept between turns (as many as agents ran at once,
+// up to this).
+const maxIdleGuardians = 8
+
+// takeGuardian returns an idle guardian (idle true) or a new one; nil when this binary
+// cannot be re-executed.
+func takeGuardian() (g *guardian, idle bool) {
+	idleGuardians.Lock()
+	if n := len(idleGuardians.list); n > 0 {
+		g = idleGuardians.list[n-1]
+		idleGuardians.list = idleGuardians.list[:n-1]
+	}
+	idleGuardians.Unlock()
+	if g != nil {
+		return g, true
+	}
+	return newGuardian(), false
+}
+
+// putGuardian keeps a guardian whose turn has ended for the next one.
+func putGuardian(g *guardian) {
+	idleGuardians.Lock()
+	if len(idleGuardians.list) < maxIdleGuardians {
+		idleGuardians.list = append(idleGuardians.list, g)
+		g = nil
+	}
+	idleGuardians.Unlock()
+	if g != nil {
+		g.dismiss()
+	}
+}
+
+// newGuardian starts a guardian; nil when this binary cannot be re-executed.
+func newGuardian() *guardian {
+	self, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	mine, theirs := os.NewFile(uintptr(fds[0]), "guardian"), os.NewFile(uintptr(fds[1]), "guardian")
+	defer theirs.Close() // only the guardian keeps its end
+	fc, err := net.FileConn(mine)
+	mine.Close()
+	if err != nil {
+		return nil
+	}
+	cmd := exec.Command(self)
+	cmd.Args[0] = "agentcanvas-guardian"
+	cmd.Env = append(os.Environ(), guardianEnv+"="+guardianMagic)
+	cmd.ExtraFiles = []*os.File{theirs}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		fc.Close()
+		return nil
+	}
+	conn := fc.(*net.UnixConn)
+	return &guardian{cmd: cmd, conn: conn, replies: bufio.NewReader(conn)}
+}
+
+var errGuardianGone = errors.New("the guardian ended before starting the agent")
+
+// startTurn sends a request with the agent's stdio and waits for the guardian to say the
+// agent started.
+func (g *guardian) startTurn(body []byte, stdin, stdout, stderr *os.File) (int, error) {
+	var hdr [4]byte
+	binary.BigEndian.PutUint32(hdr[:], uint32(len(body)))
+	rights := syscall.UnixRights(int(stdin.Fd()), int(stdout.Fd()), int(stderr.Fd()))
+	_, _, err := g.conn.WriteMsgUnix(hdr[:], rights, nil)
+	if err == nil {
+		_, err = g.conn.Write(body)
+	}
+	line := ""
+	if err == nil {
+		line, _ = g.replies.ReadString('\n')
+		line = strings.TrimSpace(line)
+	}
+	if s, ok := strings.CutPrefix(line, "started "); ok {
+		if pid, err := strconv.Atoi(s); err == nil {
+			return pid, nil
+		}
+	}
+	if msg, ok := strings.CutPrefix(line, "error "); ok {
+		putGuardian(g) // no agent started: ready for another turn (or gone, found next time)
+		return 0, errors.New(msg)
+	}
+	g.dismiss()
+	return 0, errGuardianGone
+}
+
+// endTurn waits for the guardian's report that the agent's whole tree is gone; ok is false
+// when the guardian itself died (its own exit status is then the best there is).
+func (g *guardian) endTurn() (code int, ok bool) {
+	line, err := g.replies.ReadString('\n')
+	if s, found := strings.CutPrefix(strings.TrimSpace(line), "exit "); found && err == nil {
+		if n, err := strconv.Atoi(s); err == nil {
+			return n, true
+		}
+	}
+	return -1, false
+}
+
+// dismiss ends a guardian between turns (EOF on its lifeline) and reaps it.
+func (g *guardian) dismiss() {
+	g.conn.Close()
+	go g.cmd.Wait()
+}
+
+// wait reaps a guardian that died during a turn.
+func (g *guardian) wait() error {
+	g.conn.Close()
+	return g.cmd.Wait()
+}
