@@ -663,7 +663,7 @@ func publicFields(r Request) map[string]any {
 // endRound closes a round and reports whether the interaction should end, and why.
 func (c *ictx) endRound() bool {
 	c.st.Round++
-	c.r.checkpoint()
+	c.r.checkpointRound()
 	if c.ctx.Err() != nil {
 		return true
 	}

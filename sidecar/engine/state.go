@@ -42,7 +42,14 @@ func newState(r *run) *State {
 }
 
 // checkpoint writes state.json. Errors are reported as events, never fatal: the run goes on.
-func (r *run) checkpoint() {
+func (r *run) checkpoint() { r.writeCheckpoint(true) }
+
+// checkpointRound is the checkpoint at the end of a round: atomic like every other (the
+// rename), but not fsynced — a round is cheap to redo, and an fsync a round cost more than
+// the turn itself. Pauses, interaction ends and the run's end are fsynced.
+func (r *run) checkpointRound() { r.writeCheckpoint(false) }
+
+func (r *run) writeCheckpoint(durable bool) {
 	// Checkpoints come from every interaction's goroutine: one at a time, snapshot and write
 	// together, so two writers never share the temporary file and the newest snapshot is
 	// the one left on disk.
@@ -60,12 +67,12 @@ func (r *run) checkpoint() {
 	st.Pending = append([]Request(nil), r.state.Pending...)
 	st.Proposals = append([]string(nil), r.proposals...)
 	r.mu.Unlock()
-	if err := writeState(r.o.Workspace, &st); err != nil {
+	if err := writeState(r.o.Workspace, &st, durable); err != nil {
 		r.emit("", "", "warning", map[string]any{"message": "checkpoint: " + err.Error()})
 	}
 }
 
-func writeState(workspace string, st *State) error {
+func writeState(workspace string, st *State, durable bool) error {
 	root, err := os.OpenRoot(workspace)
 	if err != nil {
 		return err
@@ -89,7 +96,7 @@ func writeState(workspace string, st *State) error {
 		root.Remove(tmp)
 		return err
 	}
-	if err := f.Sync(); err != nil {
+	if err := syncIf(durable, f); err != nil {
 		f.Close()
 		root.Remove(tmp)
 		return err
@@ -167,5 +174,12 @@ func CloseRun(workspace, runID string) error {
 		return fmt.Errorf("run %s is still running (process %d)", runID, st.PID)
 	}
 	st.Status, st.Reason, st.Finished = StatusStopped, "closed after an interruption", time.Now().UTC()
-	return writeState(workspace, st)
+	return writeState(workspace, st, true)
+}
+
+func syncIf(durable bool, f *os.File) error {
+	if !durable {
+		return nil
+	}
+	return f.Sync()
 }
