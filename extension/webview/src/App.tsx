@@ -64,8 +64,10 @@ function Canvas() {
   const [overlay, setOverlay] = useState(emptyOverlay);
   const [now, setNow] = useState(() => Date.now());
   const [snap, setSnap] = useState(saved.snap ?? false);
-  const [paletteOpen, setPaletteOpen] = useState(saved.palette ?? true);
-  const [inspectorOpen, setInspectorOpen] = useState(saved.inspector ?? true);
+  // In a narrow editor the side panels start closed, so the graph keeps most of the room
+  // (both reopen from their buttons, and the choice is remembered).
+  const [paletteOpen, setPaletteOpen] = useState(saved.palette ?? window.innerWidth >= 1100);
+  const [inspectorOpen, setInspectorOpen] = useState(saved.inspector ?? window.innerWidth >= 900);
   const [nodes, setNodes] = useState<CanvasNode[]>([]);
   const [edges, setEdges] = useState<CanvasEdge[]>([]);
   const [busy, setBusy] = useState<string>();
