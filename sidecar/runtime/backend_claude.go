@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/mcpconfig"
 )
 
 // claudeBackend runs Claude Code headless: claude -p PROMPT --output-format stream-json
@@ -40,6 +42,12 @@ func (claudeBackend) argv(s *Spec, in turnInput) ([]string, error) {
 	}
 	if s.SystemPrompt != "" {
 		a = append(a, "--append-system-prompt", s.SystemPrompt)
+	}
+	if s.MCPServers != nil {
+		// The definitions as one JSON string (no file to leave behind); --strict-mcp-config
+		// makes them the only servers, ignoring the workspace's .mcp.json and user settings.
+		// Claude expands their ${NAME} references from its own environment.
+		a = append(a, "--mcp-config", mcpconfig.Document(s.MCPServers), "--strict-mcp-config")
 	}
 	return append(a, s.ExtraArgs...), nil
 }

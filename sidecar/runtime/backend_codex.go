@@ -3,6 +3,10 @@ package runtime
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/mcpconfig"
 )
 
 // codexBackend runs the Codex CLI non-interactively: codex exec --json [flags] PROMPT, and
@@ -27,6 +31,7 @@ func (codexBackend) argv(s *Spec, in turnInput) ([]string, error) {
 	if s.Model != "" {
 		a = append(a, "-m", s.Model)
 	}
+	a = append(a, codexMCPArgs(s.MCPServers)...)
 	a = append(a, s.ExtraArgs...)
 	if in.resume != "" {
 		a = append(a, "resume", in.resume)
@@ -35,6 +40,70 @@ func (codexBackend) argv(s *Spec, in turnInput) ([]string, error) {
 		return append(a, "-"), nil // codex exec reads the prompt from stdin
 	}
 	return append(a, in.prompt), nil
+}
+
+// codexMCPArgs gives codex each server as -c mcp_servers.<name>.<key>=<TOML value> overrides
+// (codex has no flag for a server file). Variables are passed by name only: env_vars (stdio),
+// bearer_token_env_var and env_http_headers (http); codex reads the values from its own
+// environment. Codex has no SSE transport: such servers are left out (see mcpWarnings).
+func codexMCPArgs(servers []mcpconfig.Server) []string {
+	var a []string
+	set := func(name, key, value string) {
+		a = append(a, "-c", "mcp_servers."+name+"."+key+"="+value)
+	}
+	for _, srv := range servers {
+		switch srv.Type {
+		case mcpconfig.TypeStdio:
+			set(srv.Name, "command", tomlString(srv.Command))
+			if len(srv.Args) > 0 {
+				set(srv.Name, "args", tomlStrings(srv.Args))
+			}
+			if len(srv.Env) > 0 {
+				set(srv.Name, "env_vars", tomlStrings(sortedKeys(srv.EnvRefs())))
+			}
+		case mcpconfig.TypeHTTP:
+			set(srv.Name, "url", tomlString(srv.URL))
+			var headers []string
+			for _, h := range sortedKeys(srv.Headers) {
+				ref, bearer := srv.HeaderRef(h)
+				if bearer && strings.EqualFold(h, "Authorization") {
+					set(srv.Name, "bearer_token_env_var", tomlString(ref))
+					continue
+				}
+				if bearer {
+					continue // codex cannot prefix "Bearer " to another header (warned)
+				}
+				headers = append(headers, tomlString(h)+" = "+tomlString(ref))
+			}
+			if len(headers) > 0 {
+				set(srv.Name, "env_http_headers", "{ "+strings.Join(headers, ", ")+" }")
+			}
+		}
+	}
+	return a
+}
+
+// tomlString is a TOML basic string; JSON's string escapes are all valid TOML escapes.
+func tomlString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func tomlStrings(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = tomlString(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
 }
 
 func (codexBackend) stdin(_ *Spec, in turnInput) string {

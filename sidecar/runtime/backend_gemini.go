@@ -28,8 +28,20 @@ func (geminiBackend) argv(s *Spec, in turnInput) ([]string, error) {
 	if s.PermissionMode != "" {
 		a = append(a, "--approval-mode", s.PermissionMode)
 	}
+	if s.MCPServers != nil {
+		// Gemini takes server definitions from its own settings only; what it does take is
+		// the names it may connect to. No server: a name no settings file defines.
+		names := geminiNoMCPServer
+		if len(s.MCPServers) > 0 {
+			names = mcpNames(s.MCPServers)
+		}
+		a = append(a, "--allowed-mcp-server-names", names)
+	}
 	return append(a, s.ExtraArgs...), nil
 }
+
+// geminiNoMCPServer is allowed when an agent gets no MCP server, so gemini connects to none.
+const geminiNoMCPServer = "agentcanvas-no-mcp-server"
 
 func (geminiBackend) stdin(_ *Spec, in turnInput) string {
 	if len(in.prompt) > maxArgPrompt {

@@ -74,6 +74,8 @@ type invocation struct {
 	Args  []string `json:"args"`
 	Cwd   string   `json:"cwd"`
 	Stdin string   `json:"stdin"`
+	// Env holds the variables FAKECLI_LOG_ENV names that were set in the CLI's environment.
+	Env map[string]string `json:"env"`
 }
 
 func invocations(t *testing.T, log string) []invocation {

@@ -94,6 +94,9 @@ func Start(ctx context.Context, spec Spec, prompt string) (*Process, error) {
 	for n, v := range spec.Env {
 		p.red.add(n, v)
 	}
+	for _, w := range mcpWarnings(be.id(), spec.MCPServers) {
+		p.emit(Event{Kind: EventWarning, Reason: w})
+	}
 	first := turnInput{prompt: prompt, resume: spec.ResumeSession, turn: 1}
 	c, err := p.startTurn(first)
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/mcpconfig"
 )
 
 // Working-folder modes (agentcanvas-protocol.md §6.2).
@@ -54,6 +56,12 @@ type Spec struct {
 	CodexSandbox   string   // codex --sandbox (default workspace-write)
 	SystemPrompt   string   // claude --append-system-prompt
 	ExtraArgs      []string // appended to the CLI's argv before the prompt
+	// MCPServers are the agent's MCP servers (spec §7.3), resolved by the engine through
+	// mcpconfig. nil: the flow names none and the CLI keeps its own MCP settings. Non-nil,
+	// even empty: the agent gets exactly these (claude --mcp-config + --strict-mcp-config,
+	// codex -c mcp_servers.*, gemini --allowed-mcp-server-names, AGENTCANVAS_MCP_SERVERS for
+	// command agents). Their env and headers hold ${NAME} references; Env holds the values.
+	MCPServers []mcpconfig.Server
 	// ResumeSession starts the first turn by resuming this CLI session id.
 	ResumeSession string
 
@@ -174,6 +182,20 @@ func (s *Spec) environ(extra map[string]string, turn int) []string {
 	}
 	for n, v := range extra {
 		m[n] = v
+	}
+	// An MCP server env entry KEY: "${NAME}" with KEY != NAME also gets KEY set, since codex
+	// forwards variables to servers by their own name only (env_vars).
+	for _, srv := range s.MCPServers {
+		for k, ref := range srv.EnvRefs() {
+			if v, ok := s.Env[ref]; ok && k != ref {
+				if _, listed := s.Env[k]; !listed {
+					m[k] = v
+				}
+			}
+		}
+	}
+	if s.MCPServers != nil {
+		m["AGENTCANVAS_MCP_SERVERS"] = mcpconfig.Document(s.MCPServers)
 	}
 	m["AGENTCANVAS_RUN_ID"] = s.RunID
 	m["AGENTCANVAS_AGENT_ID"] = s.AgentID

@@ -8,7 +8,13 @@
 //	{{CWD}}      the working folder, JSON-escaped
 //	#stderr TEXT  writes TEXT to stderr               #exit N  exits with N
 //
-// When FAKECLI_LOG is set, each invocation appends {"cli","args","cwd","stdin"} to that file.
+// When FAKECLI_LOG is set, each invocation appends {"cli","args","cwd","stdin","env"} to that
+// file; env holds the variables named in FAKECLI_LOG_ENV (comma-separated) that are set.
+//
+// MCP flags are checked as the CLIs parse them: claude --mcp-config takes one or more JSON
+// strings of the .mcp.json shape; codex -c mcp_servers.<name>.<key>=<TOML value> must name a
+// known key with a well-formed value, and a server needs a command or a url; gemini
+// --allowed-mcp-server-names takes a value.
 package main
 
 import (
@@ -18,6 +24,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -38,7 +45,13 @@ func main() {
 	if log := os.Getenv("FAKECLI_LOG"); log != "" {
 		f, err := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 		if err == nil {
-			b, _ := json.Marshal(map[string]any{"cli": cli, "args": args, "cwd": cwd, "stdin": string(stdin)})
+			env := map[string]string{}
+			for _, n := range strings.Split(os.Getenv("FAKECLI_LOG_ENV"), ",") {
+				if v, ok := os.LookupEnv(n); ok && n != "" {
+					env[n] = v
+				}
+			}
+			b, _ := json.Marshal(map[string]any{"cli": cli, "args": args, "cwd": cwd, "stdin": string(stdin), "env": env})
 			f.Write(append(b, '\n'))
 			f.Close()
 		}
@@ -121,6 +134,20 @@ func parseArgs(cli string, args []string) (prompt, resume string, err error) {
 					return
 				}
 				i++
+			case "--mcp-config":
+				// Variadic, as in the real CLI: every following argument up to the next option.
+				n := 0
+				for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+					i++
+					n++
+					if err = checkClaudeMCPConfig(args[i]); err != nil {
+						return
+					}
+				}
+				if n == 0 {
+					return "", "", fmt.Errorf("error: option '--mcp-config <configs...>' argument missing")
+				}
+			case "--strict-mcp-config":
 			case "--model", "--max-turns", "--allowedTools", "--permission-mode", "--append-system-prompt":
 				if _, err = val(i); err != nil {
 					return
@@ -142,12 +169,22 @@ func parseArgs(cli string, args []string) (prompt, resume string, err error) {
 		}
 		jsonOut := false
 		rest := []string{}
+		mcp := map[string]map[string]bool{} // server -> keys set
 		for i := 1; i < len(args); i++ {
 			switch args[i] {
 			case "--json":
 				jsonOut = true
 			case "--skip-git-repo-check":
-			case "--sandbox", "-s", "-m", "--model", "-C", "--cd", "-c":
+			case "-c", "--config":
+				var kv string
+				if kv, err = val(i); err != nil {
+					return
+				}
+				i++
+				if err = checkCodexOverride(kv, mcp); err != nil {
+					return
+				}
+			case "--sandbox", "-s", "-m", "--model", "-C", "--cd":
 				if _, err = val(i); err != nil {
 					return
 				}
@@ -161,6 +198,16 @@ func parseArgs(cli string, args []string) (prompt, resume string, err error) {
 		}
 		if !jsonOut {
 			return "", "", fmt.Errorf("fakecli: only codex exec --json is recorded")
+		}
+		for name, keys := range mcp {
+			if keys["command"] == keys["url"] {
+				return "", "", fmt.Errorf("Error loading config.toml: invalid transport in `mcp_servers.%s`", name)
+			}
+			for k := range keys {
+				if keys["url"] && stdioOnly[k] || keys["command"] && httpOnly[k] {
+					return "", "", fmt.Errorf("Error loading config.toml: %s is not supported for this transport in `mcp_servers.%s`", k, name)
+				}
+			}
 		}
 		if len(rest) > 0 && rest[0] == "resume" {
 			if len(rest) != 3 {
@@ -191,7 +238,7 @@ func parseArgs(cli string, args []string) (prompt, resume string, err error) {
 					return
 				}
 				i++
-			case "-m", "--model", "--approval-mode":
+			case "-m", "--model", "--approval-mode", "--allowed-mcp-server-names":
 				if _, err = val(i); err != nil {
 					return
 				}
@@ -207,4 +254,81 @@ func parseArgs(cli string, args []string) (prompt, resume string, err error) {
 		return "", "", fmt.Errorf("fakecli: unknown CLI name %q", cli)
 	}
 	return prompt, resume, nil
+}
+
+// checkClaudeMCPConfig checks one --mcp-config value the way claude loads it: a JSON object
+// with mcpServers, each server a stdio command or an http/sse url.
+func checkClaudeMCPConfig(v string) error {
+	var doc struct {
+		MCPServers map[string]struct {
+			Type    string            `json:"type"`
+			Command string            `json:"command"`
+			Args    []string          `json:"args"`
+			URL     string            `json:"url"`
+			Env     map[string]string `json:"env"`
+			Headers map[string]string `json:"headers"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal([]byte(v), &doc); err != nil || doc.MCPServers == nil {
+		return fmt.Errorf("Error: Invalid MCP configuration: %q is not a JSON {\"mcpServers\": …} string", v)
+	}
+	for name, s := range doc.MCPServers {
+		switch s.Type {
+		case "", "stdio":
+			if s.Command == "" {
+				return fmt.Errorf("Error: Invalid MCP configuration: mcpServers.%s: command: Required", name)
+			}
+		case "http", "sse":
+			if s.URL == "" {
+				return fmt.Errorf("Error: Invalid MCP configuration: mcpServers.%s: url: Required", name)
+			}
+		default:
+			return fmt.Errorf("Error: Invalid MCP configuration: mcpServers.%s: type: Invalid input", name)
+		}
+	}
+	return nil
+}
+
+var (
+	stdioOnly = map[string]bool{"command": true, "args": true, "env": true, "env_vars": true, "cwd": true}
+	httpOnly  = map[string]bool{"url": true, "bearer_token_env_var": true, "http_headers": true, "env_http_headers": true}
+	// tomlInlineTable is the inline table of strings the runtime writes: { "k" = "v", … }.
+	tomlInlineTable = regexp.MustCompile(`^\{ "(?:[^"\\]|\\.)*" = "(?:[^"\\]|\\.)*"(?:, "(?:[^"\\]|\\.)*" = "(?:[^"\\]|\\.)*")* \}$`)
+	mcpKeyRE        = regexp.MustCompile(`^mcp_servers\.([A-Za-z0-9_-]+)\.([a-z_]+)$`)
+)
+
+// checkCodexOverride checks one -c key=value. Keys under mcp_servers must be codex's server
+// keys, with values TOML strings, arrays of strings or inline tables of strings.
+func checkCodexOverride(kv string, mcp map[string]map[string]bool) error {
+	key, value, ok := strings.Cut(kv, "=")
+	if !ok {
+		return fmt.Errorf("error: Invalid override (missing '='): %s", kv)
+	}
+	if !strings.HasPrefix(key, "mcp_servers") {
+		return nil
+	}
+	m := mcpKeyRE.FindStringSubmatch(key)
+	if m == nil || !stdioOnly[m[2]] && !httpOnly[m[2]] {
+		return fmt.Errorf("error: unknown MCP server key in override %q", key)
+	}
+	switch {
+	case strings.HasPrefix(value, "\""):
+		var s string
+		if json.Unmarshal([]byte(value), &s) != nil || s == "" {
+			return fmt.Errorf("error: %s: not a TOML string: %s", key, value)
+		}
+	case strings.HasPrefix(value, "["):
+		var ss []string
+		if json.Unmarshal([]byte(value), &ss) != nil {
+			return fmt.Errorf("error: %s: not a TOML array of strings: %s", key, value)
+		}
+	case tomlInlineTable.MatchString(value):
+	default:
+		return fmt.Errorf("error: %s: value %s is not quoted TOML (codex would take it as a bare string)", key, value)
+	}
+	if mcp[m[1]] == nil {
+		mcp[m[1]] = map[string]bool{}
+	}
+	mcp[m[1]][m[2]] = true
+	return nil
 }
