@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -307,7 +308,7 @@ func (c *ictx) ask(from, node, prompt string) (*Reply, error) {
 				c.r.emit(c.in.ID, edge, "error", map[string]any{"agent": node, "block": ev.Block})
 			}
 		case runtime.EventWarning:
-			c.r.emit(c.in.ID, edge, "warning", map[string]any{"agent": node, "message": ev.Text})
+			c.r.emit(c.in.ID, edge, "warning", map[string]any{"agent": node, "message": firstNonEmpty(ev.Reason, ev.Text)})
 		}
 	}
 	res := proc.Wait()
@@ -414,7 +415,12 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 	c.mu.Lock()
 	s.ResumeSession = c.sessions[node]
 	c.mu.Unlock()
-	env, err := runtime.ResolveEnv(rt.Env, c.r.o.Env, os.LookupEnv)
+	envNames := rt.Env
+	if n.Agent != nil && len(n.Agent.MCP) > 0 { // spec §7.3: only allowlisted, defined servers
+		s.MCPServers = c.r.mcpServers(c.in.ID, node, n.Agent.MCP)
+		envNames = append(slices.Clone(rt.Env), mcpEnvNames(s.MCPServers)...)
+	}
+	env, err := runtime.ResolveEnv(envNames, c.r.o.Env, os.LookupEnv)
 	if err != nil {
 		return s, fmt.Errorf("agent %s: %w", node, err)
 	}

@@ -139,6 +139,7 @@ type run struct {
 	outcomes  map[string]*InteractionOutcome
 	proposals []string
 	metrics   *metricSet
+	mcp       mcpState // the workspace's MCP servers and allowlist, read once (mcp.go)
 }
 
 func newRun(f *flow.Flow, o Options) (*run, error) {

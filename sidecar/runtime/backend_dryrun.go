@@ -47,7 +47,11 @@ func dryRunReply(s *Spec, in turnInput) (string, error) {
 	var b strings.Builder
 	section := func(n int, title, body string) { fmt.Fprintf(&b, "%d. %s\n%s\n\n", n, title, body) }
 	section(1, "Intent", "- Dry run of "+label+": a deterministic reply, no model was called.")
-	section(2, "Assumptions/Inputs", fmt.Sprintf("- Prompt of %d bytes; turn %d.", len(in.prompt), in.turn))
+	inputs := fmt.Sprintf("- Prompt of %d bytes; turn %d.", len(in.prompt), in.turn)
+	if s.MCPServers != nil { // what a real agent would have been given (AGENTCANVAS_MCP_SERVERS)
+		inputs += "\n- MCP servers: " + orNone(mcpNames(s.MCPServers)) + "."
+	}
+	section(2, "Assumptions/Inputs", inputs)
 	if m := patternLines(s, in.prompt); m != "" {
 		b.WriteString(m + "\n\n")
 	}

@@ -182,3 +182,13 @@ func TestCommandAgentGetsMCPServersJSON(t *testing.T) {
 		t.Errorf("AGENTCANVAS_MCP_SERVERS = %s, want %s", res.Reply, want)
 	}
 }
+
+func TestDryRunNamesItsMCPServers(t *testing.T) {
+	s, _ := fakeSpec(t, BackendDryRun, "")
+	s.Role = "planner"
+	s.MCPServers = mcpServers(t, "github", "jira")
+	_, res := drain(t, start(t, s, "x"), nil)
+	if !strings.Contains(res.Reply, "- MCP servers: github,jira.") {
+		t.Errorf("dry-run reply does not name its MCP servers:\n%s", res.Reply)
+	}
+}
