@@ -164,7 +164,9 @@ func (m *Manager) List() ([]RunInfo, error) {
 				info.Status, info.Reason = mr.outcome.Status, mr.outcome.Reason
 				met := mr.outcome.Metrics
 				info.Metrics = &met
-			} else {
+			} else if info.Status == StatusInterrupted {
+				// Its engine is this process: it is running, not interrupted. A final status
+				// on disk (written before run_finished) is kept.
 				info.Status = StatusRunning
 			}
 		}
