@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -59,6 +60,13 @@ func richProposal(t *testing.T) (ws, ref string) {
 }
 
 func TestFaultInjectionLeavesWorkspaceIdentical(t *testing.T) {
+	t.Run("exchange", testFaultInjection)
+	renameOnly = true
+	defer func() { renameOnly = false }()
+	t.Run("rename", testFaultInjection)
+}
+
+func testFaultInjection(t *testing.T) {
 	for _, fault := range []struct {
 		name string
 		op   Op // "" = any step
@@ -105,8 +113,14 @@ func TestFaultInjectionLeavesWorkspaceIdentical(t *testing.T) {
 					t.Fatalf("failing step %d left the workspace changed:\n%s", n, d)
 				}
 			}
-			if d := diffSnapshots(before, snapshot(t, ws, true)); d == "" {
+			after := snapshot(t, ws, true)
+			if d := diffSnapshots(before, after); d == "" {
 				t.Fatal("the final, unfailed apply changed nothing")
+			}
+			for p := range after {
+				if strings.HasPrefix(path.Base(p), ".agentcanvas-") {
+					t.Errorf("the apply left its temporary file %s behind", p)
+				}
 			}
 		})
 	}
