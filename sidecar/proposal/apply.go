@@ -143,9 +143,6 @@ func ApplyLoaded(ctx context.Context, workspace string, l *Loaded, sel Selection
 		return res, fmt.Errorf("apply failed, workspace restored: %w", err)
 	}
 	res.Applied = true
-	for _, p := range t.finish() {
-		res.Warnings = append(res.Warnings, "could not remove the replaced file's temporary copy "+p)
-	}
 	return res, nil
 }
 
@@ -182,16 +179,7 @@ type txn struct {
 	dirs *dirs    // the forward steps go through per-folder handles
 	hook func(Op, string) error
 	undo []func() error
-	// olds are the temporary names that hold the replaced files after an exchange, removed
-	// once every step has succeeded (the rollback swaps them back instead).
-	olds []string
 }
-
-// errNoExchange: the system or filesystem cannot swap two names; rename over the target.
-var errNoExchange = errors.New("rename exchange not supported")
-
-// renameOnly makes put rename over the target even where an exchange works (tests cover both).
-var renameOnly bool
 
 func (t *txn) step(op Op, p string) error {
 	if t.hook != nil {
@@ -269,21 +257,9 @@ func (t *txn) run(pl *plan) error {
 		if err := t.put(w, w.old); err != nil {
 			return err
 		}
+		t.undo = append(t.undo, func() error { return t.restore(w.path, w.old) })
 	}
 	return nil
-}
-
-// finish removes the replaced files the exchanges left under temporary names. The apply has
-// succeeded by then; a name that cannot be removed is returned for a warning.
-func (t *txn) finish() []string {
-	var left []string
-	for _, p := range t.olds {
-		if err := t.dirs.remove(p); err != nil {
-			left = append(left, p)
-		}
-	}
-	t.olds = nil
-	return left
 }
 
 func (t *txn) mkdirs(dir string) error {
@@ -373,41 +349,7 @@ func (t *txn) put(w write, old *backup) (err error) {
 	if err := t.step(OpRename, w.path); err != nil {
 		return err
 	}
-	if old != nil && !renameOnly { // w.path exists: swap, so the old file stays whole under tmp
-		switch err := t.dirs.exchange(tmp, w.path); err {
-		case nil:
-			t.olds = append(t.olds, tmp)
-			t.undo = append(t.undo, func() error { return t.unexchange(tmp, w.path, old) })
-			return nil
-		case errNoExchange:
-		default:
-			return err
-		}
-	}
-	if err := t.dirs.rename(tmp, w.path); err != nil {
-		return err
-	}
-	t.undo = append(t.undo, func() error { return t.restore(w.path, old) })
-	return nil
-}
-
-// unexchange undoes an exchange: the old file, whole under tmp, is swapped back and the new
-// one removed. Should the swap fail, the old file is rewritten from its backup.
-func (t *txn) unexchange(tmp, p string, old *backup) error {
-	for i, q := range t.olds {
-		if q == tmp {
-			t.olds = append(t.olds[:i], t.olds[i+1:]...)
-			break
-		}
-	}
-	if err := t.dirs.exchange(tmp, p); err != nil {
-		err = t.restore(p, old)
-		if rerr := t.root.Remove(tmp); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) && err == nil {
-			err = rerr
-		}
-		return err
-	}
-	return t.dirs.remove(tmp)
+	return t.dirs.rename(tmp, w.path)
 }
 
 func (t *txn) rollback() error {
