@@ -7,12 +7,15 @@
 #   create   vs  git diff --no-index --binary input work
 #   apply    vs  git apply changes.patch (each in a fresh copy of the workspace)
 #
-# Usage: scripts/bench-proposals.sh [BINARY]   (env: N=10000 R=3 KEEP=1 to keep the temp dir)
+# Apply is measured AR times a round (default 3), so best of R*AR.
+#
+# Usage: scripts/bench-proposals.sh [BINARY]   (env: N=10000 R=3 AR=3 KEEP=1 to keep the temp dir)
 set -euo pipefail
 BIN=${1:-bin/agentcanvas}
 BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 N=${N:-10000}
 R=${R:-3}
+AR=${AR:-3}
 command -v git >/dev/null || { echo "bench-proposals: git is required" >&2; exit 2; }
 [ -x "$BIN" ] || { echo "bench-proposals: $BIN not built (make build)" >&2; exit 2; }
 
@@ -92,13 +95,19 @@ for r in $(seq 1 "$R"); do
   add create_ours $(measure "$BIN" proposal create --workspace "$W" --run "bench$r" --agent worker)
   add create_git $(measure git -C "$A" diff --no-index --binary input work)
 
-  O=$T/apply-ours$r; G=$T/apply-git$r
-  mkdir -p "$O" "$G"; cp -a "$W/src" "$O/"; cp -a "$W/src" "$G/"
-  mkdir -p "$O/.agentcanvas/sandboxes/bench$r"; cp -a "$A" "$O/.agentcanvas/sandboxes/bench$r/"
-  add apply_ours $(measure "$BIN" proposal apply --workspace "$O" "$O/.agentcanvas/sandboxes/bench$r/worker/proposal/proposal.json")
-  add apply_git $(measure git -C "$G" apply "$A/proposal/changes.patch")
-  diff -r "$O/src" "$G/src" >/dev/null || { echo "bench-proposals: our apply and git apply differ" >&2; exit 1; }
-  diff -r "$O/src" "$A/work/src" >/dev/null || { echo "bench-proposals: our apply did not reproduce work/" >&2; exit 1; }
+  # Apply takes a few ms, so one sample is at the mercy of a busy machine: AR samples a round,
+  # each in fresh copies, taking turns at going first.
+  for k in $(seq 1 "$AR"); do
+    O=$T/apply-ours$r-$k; G=$T/apply-git$r-$k
+    mkdir -p "$O" "$G"; cp -a "$W/src" "$O/"; cp -a "$W/src" "$G/"
+    mkdir -p "$O/.agentcanvas/sandboxes/bench$r"; cp -a "$A" "$O/.agentcanvas/sandboxes/bench$r/"
+    ours() { add apply_ours $(measure "$BIN" proposal apply --workspace "$O" "$O/.agentcanvas/sandboxes/bench$r/worker/proposal/proposal.json"); }
+    theirs() { add apply_git $(measure git -C "$G" apply "$A/proposal/changes.patch"); }
+    if [ $((k % 2)) = 1 ]; then ours; theirs; else theirs; ours; fi
+    diff -r "$O/src" "$G/src" >/dev/null || { echo "bench-proposals: our apply and git apply differ" >&2; exit 1; }
+    diff -r "$O/src" "$A/work/src" >/dev/null || { echo "bench-proposals: our apply did not reproduce work/" >&2; exit 1; }
+    rm -rf "$O" "$G"
+  done
 done
 
 row() { # NAME BASELINE-LABEL VAR-OURS VAR-BASE
@@ -107,7 +116,7 @@ row() { # NAME BASELINE-LABEL VAR-OURS VAR-BASE
   awk -v n="$1" -v base="$2" -v a="$a" -v b="$b" -v ca="$ca" -v cb="$cb" 'BEGIN {
     printf "%-8s ours %8.1f ms   %-30s %8.1f ms   ratio %.2f   (cpu %7.1f / %7.1f ms, ratio %.2f)\n", n, a/1e6, base, b/1e6, a/b, ca/1e6, cb/1e6, (cb > 0 ? ca/cb : 0) }'
 }
-echo "proposals bench: $N files, $changed changed (1%), best of $R; ratio = ours / baseline"
+echo "proposals bench: $N files, $changed changed (1%), best of $R (apply: of $((R * AR))); ratio = ours / baseline"
 row prepare "cp -a, to input/ and work/" prep_ours prep_cp
 row create "git diff --no-index --binary" create_ours create_git
 row apply "git apply" apply_ours apply_git

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // ValidateDependencyValue checks a value the user provides for a dependency
@@ -83,13 +84,13 @@ var (
 	// PyPI: PEP 508 names.
 	pypiRE = regexp.MustCompile(`^([A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9])$`)
 	// crates.io: ASCII letter first, then letters, digits, _ and -, at most 64.
-	cargoRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
+	cargoRE = lazyRE(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
 	// RubyGems.
 	gemRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 	// Maven: groupId:artifactId.
 	mavenRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+:[A-Za-z0-9_.-]+$`)
 	// NuGet package ids, at most 100.
-	nugetRE = regexp.MustCompile(`^[A-Za-z0-9_]([A-Za-z0-9_.-]{0,98}[A-Za-z0-9_])?$`)
+	nugetRE = lazyRE(`^[A-Za-z0-9_]([A-Za-z0-9_.-]{0,98}[A-Za-z0-9_])?$`)
 	// Composer (Packagist): vendor/package.
 	composerRE = regexp.MustCompile(`^[a-z0-9]([_.-]?[a-z0-9]+)*/[a-z0-9](([_.]|-{1,2})?[a-z0-9]+)*$`)
 	// Debian package names (Policy 5.6.1).
@@ -135,7 +136,7 @@ func ParsePackage(name string) (ecosystem, pkg string, err error) {
 			return bad("a module path such as github.com/owner/repo: domain first, slash-separated elements")
 		}
 	case "cargo":
-		if !cargoRE.MatchString(pkg) {
+		if !cargoRE().MatchString(pkg) {
 			return bad("a letter, then letters, digits, _ or -, at most 64")
 		}
 	case "gem":
@@ -147,7 +148,7 @@ func ParsePackage(name string) (ecosystem, pkg string, err error) {
 			return bad("groupId:artifactId")
 		}
 	case "nuget":
-		if !nugetRE.MatchString(pkg) {
+		if !nugetRE().MatchString(pkg) {
 			return bad("letters, digits, . _ -, at most 100")
 		}
 	case "composer":
@@ -256,4 +257,10 @@ func FormatQuestionAnswer(questionID, answer string) ([]byte, error) {
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+// lazyRE compiles a regexp on first use: the counted repetitions above ({0,63}, {0,98}) unroll
+// into large programs whose compilation at init cost every start of the binary ~0.3 ms.
+func lazyRE(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

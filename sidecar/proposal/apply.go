@@ -1,6 +1,7 @@
 package proposal
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -28,6 +29,7 @@ const (
 	OpWrite   Op = "write"   // write a temporary file (called after half the data is written)
 	OpSymlink Op = "symlink" // create a temporary symlink
 	OpRename  Op = "rename"  // move a temporary file into place
+	OpChmod   Op = "chmod"   // change only the permission bits of a file whose content stays
 )
 
 // ApplyOptions for Check and Apply.
@@ -293,8 +295,23 @@ func (t *txn) mkdirs(dir string) error {
 	return nil
 }
 
-// put writes w through a temporary file in the same folder and renames it into place.
+// put writes w through a temporary file in the same folder and renames it into place; a file
+// whose content stays gets at most a chmod, itself atomic.
 func (t *txn) put(w write, old *backup) (err error) {
+	if w.kind == kindFile && old != nil && old.kind == kindFile && bytes.Equal(w.data, old.data) {
+		perm := filePerm(w, old)
+		if perm == old.perm {
+			return nil // nothing changes (a selection left the file as it is)
+		}
+		if err := t.step(OpChmod, w.path); err != nil {
+			return err
+		}
+		if err := t.dirs.chmod(w.path, perm); err != nil {
+			return err
+		}
+		t.undo = append(t.undo, func() error { return t.dirs.chmod(w.path, old.perm) })
+		return nil
+	}
 	tmp := tempName(w.path)
 	defer func() {
 		if err != nil {
@@ -309,15 +326,7 @@ func (t *txn) put(w write, old *backup) (err error) {
 			return err
 		}
 	} else {
-		perm := fs.FileMode(0o644)
-		if old != nil && old.kind == kindFile {
-			perm = old.perm
-		}
-		if w.exec && perm&0o100 == 0 {
-			perm |= (perm & 0o444) >> 2
-		} else if !w.exec {
-			perm &^= 0o111
-		}
+		perm := filePerm(w, old)
 		f, err := t.dirs.create(tmp, perm)
 		if err != nil {
 			return err
@@ -350,6 +359,21 @@ func (t *txn) put(w write, old *backup) (err error) {
 		return err
 	}
 	return t.dirs.rename(tmp, w.path)
+}
+
+// filePerm: a modified file keeps its permission bits, only the executable bits follow the
+// patch; a new file is 0644 or 0755.
+func filePerm(w write, old *backup) fs.FileMode {
+	perm := fs.FileMode(0o644)
+	if old != nil && old.kind == kindFile {
+		perm = old.perm
+	}
+	if w.exec && perm&0o100 == 0 {
+		perm |= (perm & 0o444) >> 2
+	} else if !w.exec {
+		perm &^= 0o111
+	}
+	return perm
 }
 
 func (t *txn) rollback() error {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -105,8 +106,14 @@ func TestFaultInjectionLeavesWorkspaceIdentical(t *testing.T) {
 					t.Fatalf("failing step %d left the workspace changed:\n%s", n, d)
 				}
 			}
-			if d := diffSnapshots(before, snapshot(t, ws, true)); d == "" {
+			after := snapshot(t, ws, true)
+			if d := diffSnapshots(before, after); d == "" {
 				t.Fatal("the final, unfailed apply changed nothing")
+			}
+			for p := range after {
+				if strings.HasPrefix(path.Base(p), ".agentcanvas-") {
+					t.Errorf("the apply left its temporary file %s behind", p)
+				}
 			}
 		})
 	}

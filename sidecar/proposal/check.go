@@ -1,7 +1,6 @@
 package proposal
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -127,21 +126,23 @@ var gitHeaderPrefixes = []string{"--- ", "+++ ", "old mode ", "new mode ", "dele
 
 func scanSections(patch []byte) []section {
 	var out []section
-	sc := bufio.NewScanner(bytes.NewReader(patch))
-	sc.Buffer(make([]byte, 64*1024), len(patch)+1)
 	inHeader := false
 	n := 0
-	for sc.Scan() {
+	for rest := patch; len(rest) > 0; {
 		n++
-		line := strings.TrimSuffix(sc.Text(), "\r")
-		if rest, ok := strings.CutPrefix(line, "diff --git "); ok {
-			out = append(out, section{line: n, git: rest})
+		var b []byte
+		b, rest, _ = bytes.Cut(rest, []byte("\n"))
+		b = bytes.TrimSuffix(b, []byte("\r"))
+		if rest, ok := bytes.CutPrefix(b, []byte("diff --git ")); ok {
+			out = append(out, section{line: n, git: string(rest)})
 			inHeader = true
 			continue
 		}
+		// Hunk lines are most of a patch: only header lines become strings.
 		if !inHeader {
 			continue
 		}
+		line := string(b)
 		s := &out[len(out)-1]
 		known := false
 		for _, p := range gitHeaderPrefixes {
@@ -525,8 +526,9 @@ func buildPlan(root *dirs, patch []byte, sel Selection, rules safepath.Rules, li
 			pre = &backup{kind: oldKind, perm: fi.Mode().Perm(), data: old}
 		}
 
-		// The postimage.
+		// The postimage, in a buffer sized for it: growing it was a third of a check's memory.
 		var out bytes.Buffer
+		out.Grow(len(old) + addedBytes(frags))
 		g := *f
 		g.TextFragments = frags
 		if f.IsBinary {
@@ -612,7 +614,7 @@ func buildPlan(root *dirs, patch []byte, sel Selection, rules safepath.Rules, li
 				}
 			}
 		}
-		w := write{path: f.NewName, kind: newKind, exec: mode == modeExec, data: append([]byte(nil), data...)}
+		w := write{path: f.NewName, kind: newKind, exec: mode == modeExec, data: data} // out is this file's own
 		if !f.IsNew && !f.IsRename && !f.IsCopy {
 			w.old = pre
 		}
@@ -662,6 +664,19 @@ func buildPlan(root *dirs, patch []byte, sel Selection, rules safepath.Rules, li
 		return nil, probs
 	}
 	return pl, nil
+}
+
+// addedBytes is the size of the lines the fragments add.
+func addedBytes(frags []*gitdiff.TextFragment) int {
+	n := 0
+	for _, fr := range frags {
+		for _, l := range fr.Lines {
+			if l.Op == gitdiff.OpAdd {
+				n += len(l.Line)
+			}
+		}
+	}
+	return n
 }
 
 // underDeleted reports whether a parent of p is a file the patch deletes (a file becoming a

@@ -106,6 +106,15 @@ func (d *dirs) create(p string, perm fs.FileMode) (writeFile, error) {
 	return r.OpenFile(n, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 }
 
+// chmod sets the permission bits of the file p.
+func (d *dirs) chmod(p string, perm fs.FileMode) error {
+	r, n, err := d.split(p)
+	if err != nil {
+		return err
+	}
+	return r.Chmod(n, perm)
+}
+
 // rename moves from to p within one folder.
 func (d *dirs) rename(from, p string) error {
 	r, n, err := d.split(p)

@@ -217,6 +217,27 @@ func (d *dirs) symlink(target, p string) error {
 	return pathErr("symlink", p, unix.Symlinkat(target, fd, n))
 }
 
+// chmod sets the permission bits of the regular file p, opened without following a symlink.
+func (d *dirs) chmod(p string, perm fs.FileMode) error {
+	dfd, n, err := d.split(p)
+	if err != nil {
+		return err
+	}
+	fd, err := unix.Openat(dfd, n, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return pathErr("open", p, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return pathErr("stat", p, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return pathErr("chmod", p, unix.EINVAL)
+	}
+	return pathErr("chmod", p, unix.Fchmod(fd, uint32(perm.Perm())))
+}
+
 // rawFile is a file being written through its raw descriptor.
 type rawFile struct {
 	fd   int

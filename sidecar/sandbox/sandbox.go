@@ -19,7 +19,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -95,12 +94,26 @@ func refuse(p, format string, a ...any) error {
 	return &RefusedError{Path: p, Reason: fmt.Sprintf(format, a...)}
 }
 
-var runIDRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+// validRunID is ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$ without a regexp: compiling that one at
+// init cost ~0.3 ms (the {0,127} unrolls) on every start of the binary.
+func validRunID(id string) bool {
+	if len(id) == 0 || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		alnum := c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // ValidateRunID accepts 1–128 characters of [A-Za-z0-9._-], starting with a letter or digit,
 // and not containing "..".
 func ValidateRunID(id string) error {
-	if !runIDRe.MatchString(id) || strings.Contains(id, "..") {
+	if !validRunID(id) || strings.Contains(id, "..") {
 		return refuse("", "run id %q: use 1-128 characters of A-Z a-z 0-9 . _ - starting with a letter or digit", id)
 	}
 	return nil
