@@ -97,6 +97,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<AgentC
   setFlowContext();
 
   // Sidecar notifications
+  let offeredResume = false;
   context.subscriptions.push(
     client.onNotification(Notification.runEvent, (raw) => {
       const ev = readRunEvent(raw);
@@ -104,7 +105,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<AgentC
     }),
     client.onNotification(Notification.proposalChanged, onProposalFiles),
     client.onDidChangeRunning((up) => {
-      if (up) void runs.refresh(); // re-fetch pending requests: they survive a reload or a restart
+      if (!up) return;
+      // re-fetch pending requests: they survive a reload or a restart
+      void runs.refresh().then(() => {
+        // the first time after activation (a window reload): one notification for the runs
+        // the reload interrupted, however many
+        if (offeredResume) return;
+        offeredResume = true;
+        return runs.offerResume();
+      });
     }),
   );
 

@@ -223,8 +223,13 @@ export interface PendingDependency extends PendingBase {
 export interface RunState {
   runId: string;
   flow: string;
-  status: string; // running | waiting | finished | failed | stopped
+  /** The flow file's path as the sidecar ran it (absolute, or workspace-relative). */
+  flowFile?: string;
+  status: string; // running | waiting | completed | failed | stopped | interrupted
+  dryRun?: boolean;
   startedAt?: string;
+  /** When the run's last checkpoint was written (interrupted runs: where it stopped). */
+  updatedAt?: string;
   endedAt?: string;
   terminationReason?: string;
   interactions: InteractionState[];
@@ -345,6 +350,9 @@ export function readRuns(raw: unknown): RunState[] {
       return {
         runId,
         flow: typeof r.flow === 'string' ? r.flow : '',
+        flowFile: typeof r.flowFile === 'string' && r.flowFile !== '' ? r.flowFile : undefined,
+        dryRun: r.dryRun === true ? true : undefined,
+        updatedAt: typeof r.updated === 'string' ? r.updated : undefined,
         status: typeof r.state === 'string' ? r.state : typeof r.status === 'string' ? r.status : 'unknown',
         startedAt: typeof r.startedAt === 'string' ? r.startedAt : typeof r.started === 'string' ? r.started : undefined,
         endedAt: typeof r.endedAt === 'string' ? r.endedAt : undefined,

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -28,9 +29,15 @@ type Manager struct {
 	runs  map[string]*managedRun
 }
 
+// ErrSessionEnded is the cause a run is cancelled with when its session ends (Close: the
+// editor's window reloads or the sidecar restarts). Unlike a user's Stop it does not end the
+// run: its agents are stopped but its checkpoint is left as it was — running, with the
+// requests it was waiting on — so the next session lists it as interrupted, to resume or close.
+var ErrSessionEnded = errors.New("the sidecar session ended")
+
 type managedRun struct {
 	info    RunInfo
-	cancel  context.CancelFunc
+	cancel  context.CancelCauseFunc
 	done    chan struct{}
 	outcome *Outcome
 }
@@ -55,10 +62,13 @@ type RunInfo struct {
 	DryRun       bool                 `json:"dryRun,omitempty"`
 	Started      time.Time            `json:"started"`
 	Finished     time.Time            `json:"finished,omitzero"`
+	Updated      time.Time            `json:"updated,omitzero"` // the last checkpoint
 	Interactions []InteractionOutcome `json:"interactions"`
-	Pending      []Request            `json:"pending"`
-	Proposals    []string             `json:"proposals"`
-	Metrics      *Metrics             `json:"metrics,omitempty"`
+	// Pending: the requests waiting for an answer; for an interrupted run, those it was
+	// waiting on at its last checkpoint (not answerable: resuming asks them again).
+	Pending   []Request `json:"pending"`
+	Proposals []string  `json:"proposals"`
+	Metrics   *Metrics  `json:"metrics,omitempty"`
 }
 
 func (m *Manager) init() {
@@ -98,7 +108,7 @@ func (m *Manager) Start(f *flow.Flow, p StartParams) (RunInfo, error) {
 	if err != nil {
 		return RunInfo{}, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	mr := &managedRun{cancel: cancel, done: make(chan struct{}), info: RunInfo{RunID: id, Flow: f.Name, FlowFile: f.File, Status: StatusRunning, DryRun: p.DryRun, Started: r.state.Started}}
 	m.mu.Lock()
 	m.runs[id] = mr
@@ -125,7 +135,7 @@ func (m *Manager) Stop(runID string) error {
 		}
 		return fmt.Errorf("no running run %q", runID)
 	}
-	mr.cancel()
+	mr.cancel(nil)
 	return nil
 }
 
@@ -158,7 +168,10 @@ func (m *Manager) List() ([]RunInfo, error) {
 	var out []RunInfo
 	seen := map[string]bool{}
 	for _, st := range states {
-		info := RunInfo{RunID: st.RunID, Flow: st.Flow, FlowFile: st.FlowFile, Status: st.Status, Reason: st.Reason, DryRun: st.DryRun, Started: st.Started, Finished: st.Finished, Interactions: st.Interactions, Proposals: st.Proposals, Pending: []Request{}}
+		info := RunInfo{RunID: st.RunID, Flow: st.Flow, FlowFile: st.FlowFile, Status: st.Status, Reason: st.Reason, DryRun: st.DryRun, Started: st.Started, Finished: st.Finished, Updated: st.Updated, Interactions: st.Interactions, Proposals: st.Proposals, Pending: []Request{}}
+		if st.Status == StatusInterrupted && st.Pending != nil {
+			info.Pending = st.Pending
+		}
 		if mr, ok := m.runs[st.RunID]; ok {
 			if mr.outcome != nil {
 				info.Status, info.Reason = mr.outcome.Status, mr.outcome.Reason
@@ -213,13 +226,14 @@ func (m *Manager) Reject(runID, id, reason string) error {
 	return m.inbox.Answer(runID, id, Response{Reject: true, Reason: reason})
 }
 
-// Close stops every run and waits for them to end.
+// Close stops every run's agents and waits for them to end. The runs are left interrupted
+// (ErrSessionEnded), not stopped: the next session can resume them.
 func (m *Manager) Close() {
 	m.init()
 	m.mu.Lock()
 	var runs []*managedRun
 	for _, mr := range m.runs {
-		mr.cancel()
+		mr.cancel(ErrSessionEnded)
 		runs = append(runs, mr)
 	}
 	m.mu.Unlock()

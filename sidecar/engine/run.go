@@ -133,6 +133,7 @@ type run struct {
 	now   func() time.Time
 	key   []byte // per-run signing key, memory only
 	state *State
+	ctx   context.Context // execute's; set before any goroutine starts
 
 	mu        sync.Mutex
 	ckMu      sync.Mutex // serialises checkpoint writes
@@ -219,6 +220,7 @@ func (r *run) emit(interactionID, edgeID, event string, fields map[string]any) {
 func (r *run) execute(ctx context.Context) *Outcome {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	r.ctx = ctx
 	if r.o.Resume != nil {
 		r.emit("", "", "run_resumed", map[string]any{"workspace": r.o.Workspace, "dryRun": r.o.DryRun, "interactions": len(r.f.Interactions), "task": r.task()})
 	} else {
@@ -313,7 +315,18 @@ func (r *run) setOutcome(oc *InteractionOutcome, res InteractionOutcome) {
 	oc.Status, oc.Reason, oc.Rounds, oc.Result, oc.Error = res.Status, res.Reason, res.Rounds, res.Result, res.Error
 }
 
+// sessionEnded: the run was cancelled because its session ended (ErrSessionEnded), not
+// stopped by anyone; its checkpoint stays the last one written before that.
+func (r *run) sessionEnded() bool {
+	return r.ctx != nil && errors.Is(context.Cause(r.ctx), ErrSessionEnded)
+}
+
 func (r *run) finish(out *Outcome) {
+	if r.sessionEnded() {
+		out.Status, out.Reason = StatusInterrupted, ErrSessionEnded.Error()
+		r.emit("", "", "run_interrupted", map[string]any{"reason": out.Reason})
+		return
+	}
 	r.mu.Lock()
 	out.Proposals = append([]string(nil), r.proposals...)
 	r.mu.Unlock()

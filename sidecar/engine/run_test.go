@@ -282,3 +282,97 @@ func zombie(pid int) bool {
 	f := strings.Fields(string(b))
 	return len(f) > 2 && f[2] == "Z"
 }
+
+// A session that ends (a window reload) while an agent waits for the user leaves the run
+// interrupted, not stopped: its checkpoint keeps status running and the question, and a new
+// session resumes it under the same run id.
+func TestSessionEndLeavesRunResumable(t *testing.T) {
+	agent := script(t, t.TempDir(), "agent.sh", `cat > /dev/null
+if grep -q "db" "$(dirname "$0")/seen" 2>/dev/null; then echo "ANSWER: done"; exit 0; fi
+echo "[USER_QUESTION]"
+echo "category: choice"
+echo "question: Which database?"
+echo "options:"
+echo "  - postgres"
+echo "  - sqlite"
+echo "required: true"
+echo "[/USER_QUESTION]"
+echo db > "$(dirname "$0")/seen"
+`)
+	ws, f := workspace(t, strings.ReplaceAll(twoStage, "AGENT", agent))
+	asked := make(chan Request, 4)
+	m := &Manager{Workspace: ws, Asked: func(r Request) { asked <- r }}
+	info, err := m.Start(f, StartParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-asked:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no question reached the manager")
+	}
+	m.Close()
+	st, err := ReadState(ws, info.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != StatusRunning || st.Reason != "" || !st.Finished.IsZero() {
+		t.Fatalf("checkpoint after the session ended: status %q reason %q finished %v; want running", st.Status, st.Reason, st.Finished)
+	}
+	if len(st.Pending) != 1 || st.Pending[0].Field("question") != "Which database?" {
+		t.Fatalf("checkpoint's pending = %+v, want the question", st.Pending)
+	}
+
+	// The next session: this process is alive, so the run reads as running, not interrupted;
+	// the manager still resumes it (the same pid is allowed).
+	// The interrupted interaction runs again, so its agent asks again; this time it is answered.
+	m2 := &Manager{Workspace: ws, Asked: func(r Request) { asked <- r }}
+	res, err := m2.Start(f, StartParams{ResumeRunID: info.RunID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RunID != info.RunID {
+		t.Fatalf("resumed as %s, want %s", res.RunID, info.RunID)
+	}
+	go func() {
+		for q := range asked {
+			_ = m2.Answer(q.RunID, q.ID, "postgres")
+		}
+	}()
+	out, _ := m2.Wait(res.RunID)
+	close(asked)
+	if out.Status != StatusCompleted {
+		t.Fatalf("resumed run = %+v", out)
+	}
+	if st, _ := ReadState(ws, info.RunID); st.Status != StatusCompleted || len(st.Pending) != 0 {
+		t.Fatalf("checkpoint after resuming = %s, %d pending", st.Status, len(st.Pending))
+	}
+}
+
+// listRuns shows an interrupted run with the requests it was waiting on at its last
+// checkpoint, and the checkpoint's time.
+func TestListShowsInterruptedRunsPending(t *testing.T) {
+	ws := t.TempDir()
+	st := &State{RunID: "run_20261122_010203_abcd", Flow: "ask", FlowFile: "flows/ask.yaml", Status: StatusWaiting, PID: deadPID(t),
+		Started: time.Date(2026, 11, 22, 1, 2, 3, 0, time.UTC), Updated: time.Date(2026, 11, 22, 1, 2, 9, 0, time.UTC),
+		Pending: []Request{{RunID: "run_20261122_010203_abcd", AgentID: "asker", ID: "q1", Kind: "question", Fields: map[string]any{"question": "Which?"}}}}
+	if err := writeState(ws, st, true); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := (&Manager{Workspace: ws}).List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].Status != StatusInterrupted || len(runs[0].Pending) != 1 || runs[0].Pending[0].ID != "q1" || !runs[0].Updated.Equal(st.Updated) {
+		t.Fatalf("listRuns = %+v", runs)
+	}
+}
+
+// deadPID is the pid of a process that has exited and been reaped.
+func deadPID(t *testing.T) int {
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
+}

@@ -50,6 +50,9 @@ func (r *run) checkpoint() { r.writeCheckpoint(true) }
 func (r *run) checkpointRound() { r.writeCheckpoint(false) }
 
 func (r *run) writeCheckpoint(durable bool) {
+	if r.sessionEnded() {
+		return // left as it was when the session ended: running, with its pending requests
+	}
 	// Checkpoints come from every interaction's goroutine: one at a time, snapshot and write
 	// together, so two writers never share the temporary file and the newest snapshot is
 	// the one left on disk.

@@ -1,11 +1,13 @@
-// Run Flow, Stop Run, Show Run Log, and the Runs view refresh.
+// Run Flow, Stop Run, Resume Run and Close Run (interrupted runs), Show Run Log, and the Runs
+// view refresh.
 import * as vscode from 'vscode';
 import * as path from 'node:path';
 import { resolveFlow } from '../flows';
-import { Backends, Method, flowEnvNames, readRuns, type Backend, type RunEvent } from '../protocol';
+import { Backends, Method, flowEnvNames, readRuns, type Backend, type RunEvent, type RunState } from '../protocol';
 import { describeError, NotRunningError, withSidecar, type SidecarClient } from '../sidecar';
 import type { Log } from '../log';
 import type { RunsTree, RunNode } from '../views/runsTree';
+import { answerable, interruptedToOffer, isInterrupted } from '../views/runsModel';
 import type { PendingQueue } from '../hitl/pending';
 import { RunLogPanel } from '../views/runLogPanel';
 import type { StatusItem } from '../status';
@@ -46,7 +48,7 @@ export class RunController {
       const runs = readRuns(await this.sidecar.request(Method.listRuns, {}));
       this.tree.message = undefined;
       this.tree.model.replace(runs);
-      this.pending.replaceAll(runs.flatMap((r) => r.pending));
+      this.pending.replaceAll(answerable(runs));
       this.tree.model.setPending(this.pending.list());
     } catch (e) {
       this.tree.message = `Runs are not available: ${describeError(e)}`;
@@ -62,7 +64,91 @@ export class RunController {
       vscode.commands.registerCommand('agentcanvas.stopRun', (arg?: unknown) => withSidecar(this.sidecar, this.log, () => this.stopRun(arg))),
       vscode.commands.registerCommand('agentcanvas.showRunLog', (arg?: unknown) => this.showRunLog(arg)),
       vscode.commands.registerCommand('agentcanvas.refreshRuns', () => this.refresh()),
+      vscode.commands.registerCommand('agentcanvas.resumeRun', (arg?: unknown) => withSidecar(this.sidecar, this.log, () => this.resumeRun(arg))),
+      vscode.commands.registerCommand('agentcanvas.closeRun', (arg?: unknown) => withSidecar(this.sidecar, this.log, () => this.closeRun(arg))),
     ];
+  }
+
+  /**
+   * After activation (a window reload stopped the previous sidecar and its runs): ONE
+   * notification for the interrupted runs worth resuming — those that were waiting for the user,
+   * and any started in the last hour — however many there are. Resume resumes them all.
+   */
+  async offerResume(now = Date.now()): Promise<void> {
+    const runs = interruptedToOffer(this.tree.model.all(), now);
+    if (runs.length === 0) return;
+    const pick = await vscode.window.showWarningMessage(`AgentCanvas: ${runs.length} run(s) were interrupted by the window reload`, 'Resume', 'Show Runs', 'Dismiss');
+    if (pick === 'Resume') await Promise.all(runs.map((r) => withSidecar(this.sidecar, this.log, () => this.resumeRun(r.runId))));
+    else if (pick === 'Show Runs') await vscode.commands.executeCommand('agentcanvas.runs.focus');
+  }
+
+  /** The interrupted run an argument names (a Runs view item, a run id), or the one the user picks. */
+  private async interruptedRun(arg: unknown, verb: string): Promise<RunState | undefined> {
+    const id = (arg as { run?: { runId?: unknown } } | undefined)?.run?.runId ?? (typeof arg === 'string' ? arg : undefined);
+    const all = this.tree.model.all().filter(isInterrupted);
+    if (typeof id === 'string') {
+      const run = this.tree.model.get(id);
+      if (!run || !isInterrupted(run)) {
+        void vscode.window.showInformationMessage(`AgentCanvas: run ${id} is ${run?.status ?? 'unknown'}, not interrupted.`);
+        return undefined;
+      }
+      return run;
+    }
+    if (all.length === 0) {
+      void vscode.window.showInformationMessage('AgentCanvas: no run is interrupted.');
+      return undefined;
+    }
+    if (all.length === 1) return all[0];
+    const picked = await vscode.window.showQuickPick(
+      all.map((r) => ({ label: r.flow || r.runId, description: `${r.runId}${r.pending.length > 0 ? ` · was waiting on ${r.pending.length} request(s)` : ''}`, run: r })),
+      { placeHolder: `${verb} which interrupted run?` },
+    );
+    return picked?.run;
+  }
+
+  /** The flow file of a run, as a URI for startRun (the sidecar records absolute paths; relative ones are the workspace's). */
+  private flowUri(run: RunState): vscode.Uri | undefined {
+    if (!run.flowFile) return undefined;
+    if (path.isAbsolute(run.flowFile)) return vscode.Uri.file(run.flowFile);
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    return folder ? vscode.Uri.file(path.join(folder.uri.fsPath, run.flowFile)) : undefined;
+  }
+
+  /** Resume Run: startRun with resumeRunId (completed interactions kept, the same run id), followed like Run Flow. */
+  private async resumeRun(arg?: unknown): Promise<void> {
+    if (!this.sidecar.running) throw new NotRunningError();
+    const run = await this.interruptedRun(arg, 'Resume');
+    if (!run) return;
+    const uri = this.flowUri(run);
+    if (!uri) throw new Error(`run ${run.runId} does not record its flow file`);
+    const env = await this.envFor(uri);
+    const params = { uri: uri.toString(), resumeRunId: run.runId, ...(run.dryRun ? { dryRun: true } : {}), ...(Object.keys(env).length > 0 ? { env } : {}) };
+    const res = (await this.sidecar.request<{ runId?: unknown }>(Method.startRun, params)) ?? {};
+    const runId = typeof res.runId === 'string' ? res.runId : run.runId;
+    const flow = vscode.workspace.asRelativePath(uri, false);
+    this.log.info(`resumed run ${runId} of ${flow}`);
+    void this.refresh();
+    await this.follow(runId, flow, 'resuming');
+  }
+
+  /** Close Run: stopRun marks the interrupted run stopped, so it is no longer offered. */
+  private async closeRun(arg?: unknown): Promise<void> {
+    if (!this.sidecar.running) throw new NotRunningError();
+    const run = await this.interruptedRun(arg, 'Close');
+    if (!run) return;
+    await this.sidecar.request(Method.stopRun, { runId: run.runId });
+    this.log.info(`closed interrupted run ${run.runId}`);
+    await this.refresh();
+  }
+
+  /** Values the user stored earlier for the env names the flow lists (none when it cannot be read). */
+  private async envFor(uri: vscode.Uri): Promise<Record<string, string>> {
+    try {
+      return await this.storedEnv(flowEnvNames(await this.sidecar.request(Method.loadFlow, { uri: uri.toString() })));
+    } catch (e) {
+      this.log.warn(`reading the flow's env names: ${describeError(e)}`);
+      return {};
+    }
   }
 
   private async pickBackend(): Promise<Backend | undefined> {
@@ -94,20 +180,20 @@ export class RunController {
     const flow = vscode.workspace.asRelativePath(uri, false);
     // Values the user stored earlier for the env names the flow lists go with the run, so an
     // agent does not have to ask again; the sidecar gives them only to the agents that list them.
-    let env: Record<string, string> = {};
-    try {
-      env = await this.storedEnv(flowEnvNames(await this.sidecar.request(Method.loadFlow, { uri: uri.toString() })));
-    } catch (e) {
-      this.log.warn(`reading the flow's env names: ${describeError(e)}`);
-    }
+    const env = await this.envFor(uri);
     const params = { uri: uri.toString(), backend, dryRun: backend === 'dry-run', ...(Object.keys(env).length > 0 ? { env } : {}) };
     const res = (await this.sidecar.request<{ runId?: unknown }>(Method.startRun, params)) ?? {};
     if (typeof res.runId !== 'string') throw new Error('the sidecar did not return a runId');
     const runId = res.runId;
     this.log.info(`started run ${runId} of ${flow} with backend ${backend}${Object.keys(env).length ? ` (stored values for ${Object.keys(env).join(', ')})` : ''}`);
     void this.refresh();
-    await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `AgentCanvas: running ${path.basename(flow)}`, cancellable: true },
+    await this.follow(runId, flow, 'running');
+  }
+
+  /** A cancellable progress notification until the run ends, then its outcome. */
+  private follow(runId: string, flow: string, doing: string): Thenable<void> {
+    return vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `AgentCanvas: ${doing} ${path.basename(flow)}`, cancellable: true },
       (progress, token) =>
         new Promise<void>((resolve) => {
           const l = (ev: RunEvent) => {

@@ -24,6 +24,14 @@ export class RunsModel {
   }
 
   replace(runs: RunState[]): void {
+    for (const r of runs) {
+      if (!isInterrupted(r)) continue;
+      // its checkpoint says "running" for what was under way when the engine died: nothing is
+      for (const i of r.interactions) {
+        if (i.status === 'running' || i.status === 'waiting') i.status = 'interrupted';
+        for (const a of i.agents) if (a.status === 'running' || a.status === 'waiting') a.status = 'interrupted';
+      }
+    }
     this.runs = new Map(runs.map((r) => [r.runId, r]));
   }
 
@@ -48,17 +56,19 @@ export class RunsModel {
         for (const i of run.interactions) for (const a of i.agents) if (a.status === 'running' || a.status === 'waiting') a.status = rs;
       }
     }
-    const inter = typeof ev.interactionId === 'string' ? this.interaction(run, ev.interactionId, ev) : undefined;
+    // an empty interactionId is an event about the whole run (run_resumed, warnings)
+    const inter = typeof ev.interactionId === 'string' && ev.interactionId !== '' ? this.interaction(run, ev.interactionId, ev) : undefined;
     if (inter) {
       if (ev.event === 'terminated') {
         inter.status = 'terminated';
         if (typeof ev.reason === 'string') inter.terminationReason = ev.reason;
       } else if (ev.event === 'step' || ev.event === 'configured' || ev.event === 'interaction_started') {
-        if (inter.status === 'unknown' || inter.status === 'pending') inter.status = 'running';
+        if (inter.status === 'unknown' || inter.status === 'pending' || inter.status === 'interrupted') inter.status = 'running';
         if (typeof ev.step === 'number') inter.round = ev.step;
       }
     }
-    const agentId = typeof ev.agentId === 'string' ? ev.agentId : typeof ev.agent === 'string' ? ev.agent : undefined;
+    // an empty agent names no agent (events about the whole run or interaction)
+    const agentId = [ev.agentId, ev.agent].find((x): x is string => typeof x === 'string' && x !== '');
     if (agentId) {
       const agent = this.agent(run, inter, agentId);
       if (typeof ev.status === 'string') agent.status = ev.status;
@@ -74,8 +84,9 @@ export class RunsModel {
     return unknown;
   }
 
+  /** The requests live runs wait on. An interrupted run keeps its checkpoint's: nobody can answer them. */
   setPending(all: PendingRequest[]): void {
-    for (const r of this.runs.values()) r.pending = all.filter((p) => p.runId === r.runId);
+    for (const r of this.runs.values()) if (!isInterrupted(r)) r.pending = all.filter((p) => p.runId === r.runId);
   }
 
   private interaction(run: RunState, id: string, ev: RunEvent): InteractionState {
@@ -106,6 +117,50 @@ export class RunsModel {
   }
 }
 
+/** A run whose engine died (the sidecar stopped: a window reload, a crash); it can be resumed or closed. */
+export function isInterrupted(run: RunState): boolean {
+  return run.status === 'interrupted';
+}
+
+/** The requests runs can still take an answer to: an interrupted run's are history. */
+export function answerable(runs: RunState[]): PendingRequest[] {
+  return runs.filter((r) => !isInterrupted(r)).flatMap((r) => r.pending);
+}
+
+/** How recent an interrupted run must be to be offered for resuming when it waits on nobody. */
+export const RECENT_MS = 60 * 60 * 1000;
+
+/**
+ * The interrupted runs worth offering to resume after a reload: those that were waiting for the
+ * user, and any started in the last hour. Older ones stay in the Runs view, unannounced.
+ */
+export function interruptedToOffer(runs: RunState[], now: number): RunState[] {
+  return runs.filter((r) => {
+    if (!isInterrupted(r)) return false;
+    if (r.pending.length > 0) return true;
+    const started = r.startedAt ? Date.parse(r.startedAt) : NaN;
+    return !Number.isNaN(started) && now - started <= RECENT_MS;
+  });
+}
+
+/** One line for a request, as the Runs view shows it. */
+export function pendingLabel(p: PendingRequest): string {
+  return p.kind === 'question' ? p.question.question : `${p.dependency.type}: ${p.dependency.name}`;
+}
+
+/** An interrupted run's tooltip: when it stopped and what it was waiting on. */
+export function interruptedTooltip(run: RunState): string {
+  const lines = [`${run.flow || run.runId} — interrupted`, `run ${run.runId}`];
+  if (run.startedAt) lines.push(`started: ${run.startedAt}`);
+  lines.push(`last checkpoint: ${run.updatedAt ?? 'unknown'}`);
+  if (run.pending.length > 0) {
+    lines.push('was waiting for you:');
+    for (const p of run.pending) lines.push(`  • ${p.agentId ? `${p.agentId}: ` : ''}${pendingLabel(p)}`);
+  } else lines.push('was not waiting for you');
+  lines.push('Resume Run runs its unfinished interactions again (its questions are asked again); Close Run marks it stopped.');
+  return lines.join('\n');
+}
+
 /** The codicon for a status, shared by runs, interactions and agents. */
 export function statusIcon(status: string): string {
   switch (status) {
@@ -121,6 +176,8 @@ export function statusIcon(status: string): string {
       return 'error';
     case 'stopped':
       return 'debug-stop';
+    case 'interrupted':
+      return 'debug-disconnect';
     default:
       return 'circle-outline';
   }

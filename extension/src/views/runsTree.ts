@@ -2,7 +2,7 @@
 // each run is waiting on (click to answer).
 import * as vscode from 'vscode';
 import type { AgentState, InteractionState, PendingRequest, RunState } from '../protocol';
-import { RunsModel, statusIcon } from './runsModel';
+import { RunsModel, interruptedTooltip, isInterrupted, pendingLabel, statusIcon } from './runsModel';
 
 export type RunNode =
   | { kind: 'run'; run: RunState }
@@ -56,6 +56,13 @@ export function runTreeItem(node: RunNode): vscode.TreeItem {
       it.iconPath = new vscode.ThemeIcon(statusIcon(r.status));
       it.contextValue = r.status === 'running' || r.status === 'waiting' ? 'run.active' : 'run.done';
       it.tooltip = `${r.flow}\nrun ${r.runId}\nstatus: ${r.status}${r.terminationReason ? `\nreason: ${r.terminationReason}` : ''}${r.startedAt ? `\nstarted: ${r.startedAt}` : ''}`;
+      if (isInterrupted(r)) {
+        // its engine died (a window reload): Resume Run / Close Run act on it
+        it.contextValue = 'run.interrupted';
+        it.description = ['interrupted', r.pending.length > 0 && `was waiting on ${r.pending.length} request(s)`, r.runId].filter(Boolean).join(' · ');
+        it.iconPath = new vscode.ThemeIcon(statusIcon(r.status), new vscode.ThemeColor('list.warningForeground'));
+        it.tooltip = interruptedTooltip(r);
+      }
       return it;
     }
     case 'interaction': {
@@ -78,9 +85,15 @@ export function runTreeItem(node: RunNode): vscode.TreeItem {
     }
     case 'pending': {
       const p = node.pending;
-      const label = p.kind === 'question' ? p.question.question : `${p.dependency.type}: ${p.dependency.name}`;
-      const it = new vscode.TreeItem(label, C.None);
+      const it = new vscode.TreeItem(pendingLabel(p), C.None);
       it.id = `run:${node.run.runId}/p:${p.requestId}`;
+      if (isInterrupted(node.run)) {
+        // what the run was waiting on when it stopped: not answerable until it is resumed
+        it.description = `${p.agentId ?? ''} was waiting (resume the run to be asked again)`.trim();
+        it.iconPath = new vscode.ThemeIcon('bell-slash');
+        it.contextValue = 'pending.interrupted';
+        return it;
+      }
       it.description = `${p.agentId ?? ''} waiting for you`.trim();
       it.iconPath = new vscode.ThemeIcon('bell-dot');
       it.contextValue = 'pending';

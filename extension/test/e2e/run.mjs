@@ -231,6 +231,11 @@ const STEPS = [
     },
   },
   {
+    name: 'a run waiting for an answer survives a window reload as "interrupted"; one notification offers Resume; resumed, its question is asked again and the run completes',
+    skip: () => runsUnavailable,
+    run: resumeAfterReload,
+  },
+  {
     name: 'a window reload stops the old sidecar (no orphan) and starts one new, healthy sidecar',
     async run({ page, shot }) {
       const before = await sidecarPid();
@@ -286,6 +291,51 @@ const STEPS = [
     },
   },
 ];
+
+/**
+ * Start ask.yaml, leave its question unanswered, reload the window: the run is listed as
+ * interrupted (its question shown as what it was waiting on), and ONE notification offers to
+ * resume it. Resume: the agent runs again and asks again; answered, the run completes.
+ */
+async function resumeAfterReload({ page, shot }) {
+  await dismissToasts(page);
+  await quickOpen(page, 'ask.yaml');
+  await runCommand(page, 'AgentCanvas: Run Flow…');
+  await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'no agent CLI' }).waitFor({ timeout: TIMEOUT });
+  await page.keyboard.press('Enter');
+  await page.locator('.quick-input-widget', { hasText: 'asker asks: choice question' }).waitFor({ timeout: TIMEOUT });
+  await page.keyboard.press('Escape'); // not answered: the request stays pending
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: TIMEOUT });
+  const before = await sidecarPid();
+  await runCommand(page, 'Developer: Reload Window');
+  await page.locator('.monaco-workbench').waitFor({ timeout: TIMEOUT });
+  await waitForNewSidecar(before);
+  const offer = page.locator('.notifications-toasts .notification-toast', { hasText: '1 run(s) were interrupted by the window reload' });
+  await offer.first().waitFor({ state: 'visible', timeout: TIMEOUT });
+  const toasts = await page.locator('.notifications-toasts .notification-toast', { hasText: 'interrupted' }).count();
+  if (toasts !== 1) throw new Error(`expected one notification about interrupted runs, found ${toasts}`);
+  // the Runs view: the run is interrupted, and shows the question it was waiting on
+  await runCommand(page, 'AgentCanvas: Focus on Runs View');
+  const runs = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Runs' }) });
+  await runs.locator('.monaco-list-row', { hasText: /interrupted · was waiting on 1 request/ }).first().waitFor({ timeout: TIMEOUT });
+  await runs.locator('.monaco-list-row', { hasText: 'was waiting (resume the run to be asked again)' }).first().waitFor({ timeout: TIMEOUT });
+  await shot('run-interrupted');
+  // no stale prompt: an interrupted run's question cannot be answered until it is resumed
+  if (await page.locator('.quick-input-widget', { hasText: 'asker asks' }).isVisible()) throw new Error('the interrupted run\'s question was prompted before resuming');
+  await offer.first().getByRole('button', { name: 'Resume' }).click();
+  const question = page.locator('.quick-input-widget', { hasText: 'asker asks: choice question' });
+  await question.waitFor({ timeout: TIMEOUT });
+  await page.locator('.quick-input-widget .quick-input-box input').fill('PostgreSQL');
+  await page.keyboard.press('Enter');
+  // the key typed in the earlier run is in secret storage: offered again
+  const stored = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Use the stored value of E2E_SERVICE_KEY' });
+  await stored.first().waitFor({ timeout: TIMEOUT });
+  await stored.first().click();
+  await page.locator('.notifications-toasts .notification-toast', { hasText: 'ask.yaml completed' }).first().waitFor({ timeout: TIMEOUT });
+  await runs.locator('.monaco-list-row', { hasText: 'interrupted' }).first().waitFor({ state: 'detached', timeout: TIMEOUT });
+  await shot('run-resumed-completed');
+  await dismissToasts(page);
+}
 
 // ---- sidecar process helpers (the sidecar is a child of the extension host we started) ----------
 
