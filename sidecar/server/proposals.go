@@ -78,10 +78,7 @@ func (s *Server) createProposal(ctx context.Context, params json.RawMessage) (an
 	if err := requireRef(p.ProposalRef); err != nil {
 		return nil, err
 	}
-	if s.svc.Proposals == nil {
-		return nil, notAvailable("proposals (sidecar/proposal has not landed in this build)")
-	}
-	root, err := s.workspace()
+	root, err := s.proposalsWorkspace()
 	if err != nil {
 		return nil, err
 	}
@@ -97,10 +94,7 @@ func (s *Server) listProposals(ctx context.Context, params json.RawMessage) (any
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
-	if s.svc.Proposals == nil {
-		return nil, notAvailable("proposals (sidecar/proposal has not landed in this build)")
-	}
-	root, err := s.workspace()
+	root, err := s.proposalsWorkspace()
 	if err != nil {
 		return nil, err
 	}
@@ -116,10 +110,7 @@ func (s *Server) getProposal(ctx context.Context, params json.RawMessage) (any, 
 	if err := requireRef(p); err != nil {
 		return nil, err
 	}
-	if s.svc.Proposals == nil {
-		return nil, notAvailable("proposals (sidecar/proposal has not landed in this build)")
-	}
-	root, err := s.workspace()
+	root, err := s.proposalsWorkspace()
 	if err != nil {
 		return nil, err
 	}
@@ -138,10 +129,7 @@ func (s *Server) applyProposal(ctx context.Context, params json.RawMessage) (any
 	if err := requireRef(p.ProposalRef); err != nil {
 		return nil, err
 	}
-	if s.svc.Proposals == nil {
-		return nil, notAvailable("proposals (sidecar/proposal has not landed in this build)")
-	}
-	root, err := s.workspace()
+	root, err := s.proposalsWorkspace()
 	if err != nil {
 		return nil, err
 	}
@@ -164,10 +152,7 @@ func (s *Server) rejectProposal(ctx context.Context, params json.RawMessage) (an
 	if err := requireRef(p.ProposalRef); err != nil {
 		return nil, err
 	}
-	if s.svc.Proposals == nil {
-		return nil, notAvailable("proposals (sidecar/proposal has not landed in this build)")
-	}
-	root, err := s.workspace()
+	root, err := s.proposalsWorkspace()
 	if err != nil {
 		return nil, err
 	}
@@ -180,4 +165,12 @@ func doneMessage(err error) string {
 		return "failed: " + err.Error()
 	}
 	return "done"
+}
+
+// proposalsWorkspace is the workspace root for a proposal method, or why it cannot run.
+func (s *Server) proposalsWorkspace() (string, error) {
+	if s.svc.Proposals == nil {
+		return "", notAvailable("proposals (sidecar/proposal has not landed in this build)")
+	}
+	return s.workspace()
 }
