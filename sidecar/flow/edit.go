@@ -533,7 +533,7 @@ func (e *editor) set(path string, v *yaml.Node) ([]byte, error) {
 	}
 	// A block mapping: insert "key: value" after its last entry, at its indentation.
 	indent := parent.Content[0].Column - 1
-	end := e.f.Span(loc.path).End.Offset
+	end := e.pastTrailingComment(e.f.Span(loc.path).End.Offset)
 	if loc.path == "" {
 		end = e.rootEnd()
 	}
@@ -546,6 +546,27 @@ func (e *editor) set(path string, v *yaml.Node) ([]byte, error) {
 		}
 	}
 	return span.Apply(e.src, []span.TextEdit{{Range: e.f.Index.Range(end, end), NewText: text}})
+}
+
+// pastTrailingComment moves an insertion point at the end of a value to the end of its line
+// when the rest of that line is a comment, so that "writer: {x: 0}   # below" keeps its
+// comment and the new entry starts on the next line. (Inserting at the value's end would hand
+// the comment to the new last line.) A line break before the comment's is kept after it.
+func (e *editor) pastTrailingComment(end int) int {
+	if end <= 0 || end > len(e.src) || e.src[end-1] == '\n' {
+		return end
+	}
+	i := end
+	for i < len(e.src) && (e.src[i] == ' ' || e.src[i] == '\t') {
+		i++
+	}
+	if i == len(e.src) || e.src[i] != '#' {
+		return end
+	}
+	for i < len(e.src) && e.src[i] != '\n' && e.src[i] != '\r' {
+		i++
+	}
+	return i
 }
 
 // rootEnd is where a new top-level key goes: after the root mapping's last line.
@@ -749,7 +770,7 @@ func (e *editor) appendItem(path string, item *yaml.Node) ([]byte, error) {
 		return span.Apply(e.src, []span.TextEdit{ed})
 	}
 	indent := seq.Column - 1
-	end := e.f.Span(path).End.Offset
+	end := e.pastTrailingComment(e.f.Span(path).End.Offset)
 	b := strings.TrimRight(block(item, indent+2), "\n")
 	text := "\n" + strings.Repeat(" ", indent) + "- " + strings.TrimPrefix(b, strings.Repeat(" ", indent+2))
 	return span.Apply(e.src, []span.TextEdit{{Range: e.f.Index.Range(end, end), NewText: text}})

@@ -235,3 +235,36 @@ func TestEditEmptyFlow(t *testing.T) {
 		t.Fatalf("got %q", out)
 	}
 }
+
+// A comment after the last entry of a list or mapping stays on that entry's line when an
+// entry is appended after it (it used to move to the new last line).
+func TestEditAppendKeepsTrailingComments(t *testing.T) {
+	src := "version: 0.2\nagents:\n  - id: w\n    role: worker   # does the work\n" +
+		"layout:\n  nodes:\n    w: {x: 0, y: 160}   # below the reviewer\n  edges: {}\n"
+	for _, tc := range []struct{ name, src string }{
+		{"final newline", src},
+		{"commented last line, no final newline", strings.TrimSuffix(src, "\n  edges: {}\n")},
+		{"CRLF", strings.ReplaceAll(src, "\n", "\r\n")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := edit(t, tc.src, Op{Op: "addAgent", Agent: raw(map[string]string{"id": "r", "role": "orchestrator"}), Position: &Point{X: 5, Y: 6}})
+			// every original line, comments included, is still there and in order
+			rest := out
+			for _, line := range strings.Split(strings.ReplaceAll(tc.src, "\r\n", "\n"), "\n") {
+				i := strings.Index(rest, line)
+				if i < 0 {
+					t.Fatalf("line %q is gone or out of order:\n%s", line, out)
+				}
+				rest = rest[i+len(line):]
+			}
+			for _, want := range []string{"# does the work\n  - id: r\n", "# below the reviewer\n    r: {x: 5, y: 6}", "role: orchestrator"} {
+				if !strings.Contains(strings.ReplaceAll(out, "\r", ""), want) {
+					t.Errorf("no %q in:\n%s", want, out)
+				}
+			}
+			if strings.Count(out, "#") != 2 {
+				t.Errorf("comments duplicated:\n%s", out)
+			}
+		})
+	}
+}
