@@ -545,6 +545,9 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 		human = NonInteractive{}
 	}
 	resp, err := human.Ask(c.ctx, req)
+	if c.r.sessionEnded() {
+		return // the request stays in the checkpoint: the next session resumes and asks again
+	}
 	c.r.mu.Lock()
 	for i, q := range c.r.state.Pending {
 		if q.ID == req.ID && q.AgentID == node {

@@ -59,6 +59,12 @@ func (r *run) writeCheckpoint(durable bool) {
 	r.ckMu.Lock()
 	defer r.ckMu.Unlock()
 	r.mu.Lock()
+	// Checked again under the lock: a request is dropped from Pending only after the ask
+	// was cancelled, so a snapshot taken before the session ended still holds it.
+	if r.sessionEnded() {
+		r.mu.Unlock()
+		return
+	}
 	st := *r.state
 	st.Updated = r.now().UTC()
 	st.Interactions = nil
