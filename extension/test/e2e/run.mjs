@@ -8,6 +8,7 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writ
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
+import { isDeepStrictEqual } from 'node:util';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
@@ -116,6 +117,11 @@ const STEPS = [
       if (nodes < 2) throw new Error(`the canvas shows ${nodes} node(s) for a debate`);
       await shot('canvas');
     },
+  },
+  {
+    name: 'the canvas palette inserts debate_judge into a commented flow; Ctrl+S saves exactly that subgraph: every original line (comments too) still there in order, the file validates',
+    skip: () => (!pkg.contributes?.customEditors ? 'this build has no canvas (customEditors)' : !process.env.E2E_SIDECAR ? 'E2E_SIDECAR is not set' : undefined),
+    run: insertPatternFromPaletteAndSave,
   },
   {
     name: '"AgentCanvas: Run Flow…": an agent\'s USER_QUESTION is a QuickPick with its options and default, its DEPENDENCY_REQUEST (api_key) a password InputBox; the answers reach the agent; the run completes',
@@ -335,6 +341,97 @@ async function resumeAfterReload({ page, shot }) {
   await runs.locator('.monaco-list-row', { hasText: 'interrupted' }).first().waitFor({ state: 'detached', timeout: TIMEOUT });
   await shot('run-resumed-completed');
   await dismissToasts(page);
+}
+
+// ---- the canvas: insert a pattern from the palette, save, compare the file ---------------------
+
+/**
+ * Opens .agentcanvas/flows/commented.yaml (the canvas is the default editor there), inserts
+ * debate_judge from the palette, saves with Ctrl+S, and checks the file on disk against the original:
+ * as text (every original line, comments included, still present and in order) and as YAML (the
+ * original document plus exactly the pattern's nodes, one interaction among them, and their layout
+ * entries), and with the sidecar's own validator.
+ */
+async function insertPatternFromPaletteAndSave({ page, shot, workspace }) {
+  const PATTERN = 'debate_judge';
+  const file = path.join(workspace, '.agentcanvas', 'flows', 'commented.yaml');
+  const original = readFileSync(file, 'utf8');
+  const yaml = createRequire(import.meta.url)('js-yaml'); // an independent YAML parser (via @vscode/vsce)
+  const sidecar = process.env.E2E_SIDECAR;
+  const info = JSON.parse(spawnSync(sidecar, ['patterns', '--json'], { encoding: 'utf8' }).stdout).find((p) => p.patternId === PATTERN);
+  const expand = (kind) => info.roles.filter((r) => r.kind === kind).flatMap((r) => Array(r.count).fill(r.role)).sort();
+  const wantAgents = expand('agent'); // roles of the agents it adds: debater ×2
+  const wantSystem = expand('system'); // types of the system nodes it adds: judge
+
+  await runCommand(page, 'View: Hide Secondary Side Bar'); // the Chat: room for the graph
+  await quickOpen(page, 'commented.yaml');
+  const frame = await webviewFrame(page, '[aria-label="Flow commented canvas"]');
+  const nodes = frame.locator('.react-flow__node');
+  await nodes.first().waitFor({ timeout: TIMEOUT });
+  const before = await nodes.count();
+  // In an editor narrower than 1100 px the palette starts closed.
+  if ((await frame.locator('[data-testid="palette"]').count()) === 0) await frame.getByRole('button', { name: 'Patterns', exact: true }).click();
+  await frame.getByPlaceholder('Search patterns').fill('debate');
+  await frame.locator(`.ac-pattern[data-pattern="${PATTERN}"]`).click();
+  await frame.getByRole('button', { name: `Insert ${PATTERN}` }).click();
+  const added = wantAgents.length + wantSystem.length;
+  for (let i = 0; i < 300 && (await nodes.count()) !== before + added; i++) await page.waitForTimeout(100);
+  if ((await nodes.count()) !== before + added) throw new Error(`the canvas shows ${await nodes.count()} node(s), expected ${before} + ${added}`);
+  await frame.getByRole('button', { name: 'Fit', exact: true }).click(); // the viewport only: no edit
+  // the edit went to the document: its tab is dirty, and nothing is on disk yet
+  const tab = page.locator('.tabs-container .tab', { hasText: 'commented.yaml' });
+  await page.locator('.tabs-container .tab.dirty', { hasText: 'commented.yaml' }).waitFor({ timeout: TIMEOUT });
+  if (readFileSync(file, 'utf8') !== original) throw new Error('the file changed on disk before it was saved');
+  await shot('canvas-pattern-inserted');
+
+  // with the focus in the canvas, as a user's: the webview passes the key on to the workbench
+  await frame.getByRole('button', { name: `Insert ${PATTERN}` }).focus();
+  await page.keyboard.press('Control+s');
+  let saved = original;
+  for (let i = 0; i < 300 && saved === original; i++) {
+    await page.waitForTimeout(100);
+    saved = readFileSync(file, 'utf8');
+  }
+  if (saved === original) throw new Error('Ctrl+S did not write the file');
+  for (let i = 0; i < 100 && /\bdirty\b/.test((await tab.first().getAttribute('class')) ?? ''); i++) await page.waitForTimeout(100);
+  if (/\bdirty\b/.test((await tab.first().getAttribute('class')) ?? '')) throw new Error('the tab is still dirty after the save');
+
+  // As text: the original lines are a subsequence of the saved ones.
+  const savedLines = saved.split('\n');
+  let at = 0;
+  for (const [i, line] of original.split('\n').entries()) {
+    while (at < savedLines.length && savedLines[at] !== line) at++;
+    if (at === savedLines.length) throw new Error(`line ${i + 1} of the original (${JSON.stringify(line)}) is gone or out of order:\n${saved}`);
+    at++;
+  }
+  // As YAML: the saved flow less the new entries is the original flow.
+  const was = yaml.load(original);
+  const now = yaml.load(saved);
+  const ids = (list) => new Set((list ?? []).map((x) => x.id));
+  const newAgents = now.agents.filter((a) => !ids(was.agents).has(a.id));
+  const newSystem = (now.systemNodes ?? []).filter((n) => !ids(was.systemNodes).has(n.id));
+  const newInteractions = now.interactions.filter((x) => !ids(was.interactions).has(x.id));
+  const got = { agents: newAgents.map((a) => a.role).sort(), system: newSystem.map((n) => n.type).sort() };
+  if (JSON.stringify(got) !== JSON.stringify({ agents: wantAgents, system: wantSystem })) throw new Error(`added ${JSON.stringify(got)}, the pattern has ${JSON.stringify({ agents: wantAgents, system: wantSystem })}`);
+  if (newInteractions.length !== 1 || newInteractions[0].patternId !== PATTERN) throw new Error(`added interactions ${JSON.stringify(newInteractions.map((x) => [x.id, x.patternId]))}`);
+  const newIds = new Set([...newAgents, ...newSystem].map((n) => n.id));
+  const ends = new Set(newInteractions[0].edges.flatMap((e) => [e.source, e.target]));
+  if ([...ends].some((id) => !newIds.has(id)) || [...newIds].some((id) => !ends.has(id))) throw new Error(`the new interaction joins ${[...ends]}, the new nodes are ${[...newIds]}`);
+  for (const id of newIds) {
+    const p = now.layout?.nodes?.[id];
+    if (!Number.isFinite(p?.x) || !Number.isFinite(p?.y)) throw new Error(`no layout position for ${id}: ${JSON.stringify(p)}`);
+  }
+  const less = structuredClone(now);
+  less.agents = less.agents.filter((a) => !newIds.has(a.id));
+  less.interactions = less.interactions.filter((x) => x.id !== newInteractions[0].id);
+  if (was.systemNodes) less.systemNodes = less.systemNodes.filter((n) => !newIds.has(n.id));
+  else delete less.systemNodes;
+  for (const id of newIds) delete less.layout.nodes[id];
+  if (!isDeepStrictEqual(less, was)) throw new Error(`the saved flow changed more than the inserted subgraph:\n${saved}`);
+  // The sidecar's validator accepts the saved file.
+  const check = spawnSync(sidecar, ['validate', '--json', file], { encoding: 'utf8' });
+  const errors = JSON.parse(check.stdout || '[]').filter((d) => d.severity === 'error');
+  if (errors.length > 0 || check.status !== 0) throw new Error(`validate --json reports ${JSON.stringify(errors)} (exit ${check.status})`);
 }
 
 // ---- sidecar process helpers (the sidecar is a child of the extension host we started) ----------
