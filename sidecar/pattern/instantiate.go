@@ -338,3 +338,45 @@ func OriginBeside(layout map[string]Position) Position {
 func (s Subgraph) String() string {
 	return fmt.Sprintf("%s: %d agents, %d system nodes, %d edges", s.Interaction.ID, len(s.Agents), len(s.SystemNodes), len(s.Interaction.Edges))
 }
+
+// Clear moves a subgraph laid out by Instantiate so none of its boxes overlaps an existing
+// node's box (with half a gap between them), keeping it as near the requested spot as it can:
+// a dropped or palette-inserted pattern lands where the user looked, never on top of a node they
+// already placed. It tries the spot itself, then spots stepping outwards right, down, left and
+// up by half a grid cell; if none within 40 steps is free it goes beside the whole layout.
+// sub is changed in place; the offset applied is returned.
+func Clear(sub, existing map[string]Position) (dx, dy float64) {
+	if len(sub) == 0 || len(existing) == 0 {
+		return 0, 0
+	}
+	overlaps := func(dx, dy float64) bool {
+		for _, s := range sub {
+			for _, e := range existing {
+				if s.X+dx < e.X+NodeWidth+GapX/2 && e.X < s.X+dx+NodeWidth+GapX/2 &&
+					s.Y+dy < e.Y+NodeHeight+GapY/2 && e.Y < s.Y+dy+NodeHeight+GapY/2 {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	stepX, stepY := (NodeWidth+GapX)/2, (NodeHeight+GapY)/2
+	found := !overlaps(0, 0)
+	for d := 1.0; !found && d <= 40; d++ {
+		for _, c := range [][2]float64{{d * stepX, 0}, {0, d * stepY}, {-d * stepX, 0}, {0, -d * stepY}} {
+			if !overlaps(c[0], c[1]) {
+				dx, dy, found = c[0], c[1], true
+				break
+			}
+		}
+	}
+	if !found {
+		lo, _, _ := Bounds(sub)
+		beside := OriginBeside(existing)
+		dx, dy = beside.X-lo.X, beside.Y-lo.Y
+	}
+	for id, p := range sub {
+		sub[id] = Position{X: p.X + dx, Y: p.Y + dy}
+	}
+	return dx, dy
+}

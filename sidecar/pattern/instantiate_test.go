@@ -342,3 +342,34 @@ func TestOmittedStageIsBridged(t *testing.T) {
 		t.Errorf("edges %v, want %v", got, want)
 	}
 }
+
+func TestClearMovesAPatternOffExistingNodes(t *testing.T) {
+	// Every pattern dropped on top of a crowded layout (and at a spot already free) ends with no
+	// box overlapping an existing one, and its own shape unchanged (one offset for all nodes).
+	layout := map[string]Position{"a": {0, 0}, "b": {0, 140}, "c": {260, 0}, "d": {260, 140}, "e": {-300, 500}}
+	for _, p := range All() {
+		for _, drop := range []Position{{0, 0}, {130, 70}, {-300, 500}, {5000, 5000}} {
+			sg := Instantiate(p, InstantiateOptions{Origin: drop})
+			before := maps.Clone(sg.Layout)
+			dx, dy := Clear(sg.Layout, layout)
+			for id, pos := range sg.Layout {
+				if pos != (Position{before[id].X + dx, before[id].Y + dy}) {
+					t.Fatalf("%s at %v: %s moved by other than (%v, %v): %v → %v", p.ID, drop, id, dx, dy, before[id], pos)
+				}
+				for old, q := range layout {
+					if boxesOverlap(pos, q) {
+						t.Errorf("%s dropped at %v: %s at %v overlaps existing %s at %v", p.ID, drop, id, pos, old, q)
+					}
+				}
+			}
+			if drop == (Position{5000, 5000}) && (dx != 0 || dy != 0) {
+				t.Errorf("%s dropped on free space was moved by (%v, %v)", p.ID, dx, dy)
+			}
+		}
+	}
+	// A single node dropped just left of a node moves one half step away, not across the canvas.
+	sub := map[string]Position{"n": {100, 0}}
+	if dx, dy := Clear(sub, map[string]Position{"a": {0, 0}}); dx != (NodeWidth+GapX)/2 || dy != 0 {
+		t.Errorf("nearest free spot: offset (%v, %v), want (%v, 0)", dx, dy, (NodeWidth+GapX)/2)
+	}
+}

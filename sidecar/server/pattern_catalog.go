@@ -60,16 +60,19 @@ func instantiate(id string, existing []string, pos *Point, layout map[string]flo
 	for _, x := range existing {
 		opts.ExistingIDs[x] = true
 	}
-	if pos != nil {
-		opts.Origin = pattern.Position{X: pos.X, Y: pos.Y}
-	} else {
-		l := map[string]pattern.Position{}
-		for k, v := range layout {
-			l[k] = pattern.Position{X: v.X, Y: v.Y}
-		}
-		opts.Origin = pattern.OriginBeside(l)
+	l := map[string]pattern.Position{}
+	for k, v := range layout {
+		l[k] = pattern.Position{X: v.X, Y: v.Y}
 	}
-	return pattern.Instantiate(pat, opts), nil
+	if pos == nil {
+		opts.Origin = pattern.OriginBeside(l)
+		return pattern.Instantiate(pat, opts), nil
+	}
+	// Where the user asked, but never on top of the nodes already there.
+	opts.Origin = pattern.Position{X: pos.X, Y: pos.Y}
+	sg := pattern.Instantiate(pat, opts)
+	pattern.Clear(sg.Layout, l)
+	return sg, nil
 }
 
 // expandPattern turns an insertPattern operation into flow edit operations.

@@ -420,6 +420,10 @@ async function insertPatternFromPaletteAndSave({ page, shot, workspace }) {
   for (const id of newIds) {
     const p = now.layout?.nodes?.[id];
     if (!Number.isFinite(p?.x) || !Number.isFinite(p?.y)) throw new Error(`no layout position for ${id}: ${JSON.stringify(p)}`);
+    // inserted at the viewport's centre, which is on the existing nodes: moved clear of them (180×60 boxes)
+    for (const [old, q] of Object.entries(was.layout.nodes)) {
+      if (Math.abs(p.x - q.x) < 180 && Math.abs(p.y - q.y) < 60) throw new Error(`${id} at ${JSON.stringify(p)} lies on ${old} at ${JSON.stringify(q)}`);
+    }
   }
   const less = structuredClone(now);
   less.agents = less.agents.filter((a) => !newIds.has(a.id));
