@@ -12,10 +12,14 @@ WS=${2:-$PWD}
 echo "== agentcanvas validate flows/*.yaml"
 "$BIN" validate flows/*.yaml
 
-echo "== agentcanvas run --dry-run $FLOW   (events as JSON lines)"
+echo "== agentcanvas run --dry-run $FLOW   (events as JSON lines; shown without ts/flow/runId, cut at 150 columns)"
 events=$(mktemp)
-trap 'rm -f "$events"' EXIT
-"$BIN" run --dry-run --non-interactive --workspace "$WS" "$FLOW" | tee "$events" | cut -c1-160
+summary=$(mktemp)
+trap 'rm -f "$events" "$summary"' EXIT
+# The summary goes to stderr; kept apart so it is not interleaved with the event lines.
+"$BIN" run --dry-run --non-interactive --workspace "$WS" "$FLOW" 2>"$summary" | tee "$events" |
+  sed 's/^{"ts":[0-9]*,"flow":"[^"]*","runId":"[^"]*",/{/; s/"interactionId":"",//; s/"edgeId":"",//' | cut -c1-150
+cat "$summary"
 
 mapfile -t proposals < <(sed -n 's/.*"event":"proposal_created".*"proposal":"\([^"]*\)".*/\1/p' "$events")
 if [ "${#proposals[@]}" -eq 0 ]; then
