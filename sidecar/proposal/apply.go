@@ -35,7 +35,7 @@ const (
 // ApplyOptions for Check and Apply.
 type ApplyOptions struct {
 	DryRun        bool           // check only (the --check of the command line)
-	Rules         safepath.Rules // path rules; zero value blocks safepath.DefaultBlocked
+	Rules         safepath.Rules // the person's allowed and blocked folders; zero: the built-in rules
 	MaxPatchBytes int64          // 0 means MaxPatchBytes
 	Flow          string         // event log flow; "" means DefaultFlow
 	// Hook, if set, runs before each filesystem step and fails the step when it returns an
@@ -122,7 +122,7 @@ func ApplyLoaded(ctx context.Context, workspace string, l *Loaded, sel Selection
 	defer unlock()
 	d := newDirs(root)
 	defer d.close()
-	pl, probs := buildPlan(d, l.Patch, sel, sandbox.WithInternal(o.Rules), o.MaxPatchBytes)
+	pl, probs := buildPlan(d, l.Patch, sel, o.Rules, o.MaxPatchBytes)
 	if len(probs) > 0 {
 		res.Problems = probs
 		return res, &RefusedError{Problems: probs}

@@ -30,7 +30,10 @@ type CreateOptions struct {
 	// TestLog, when non-empty, is written to proposal/test.log (the handoff named tests and the
 	// engine ran them).
 	TestLog []byte
-	Rules   safepath.Rules
+	// Rules: files in work/ under a blocked folder are left out (and listed). Rules.Allowed
+	// is not applied here: a change outside the allowed folders is still proposed, so the
+	// reviewer sees it, and check and apply refuse it by name.
+	Rules safepath.Rules
 }
 
 // Created is what Create returns: proposal.json as written, plus facts for the caller.
@@ -77,11 +80,13 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 	defer root.Close()
 
 	var skipped []string
-	in, err := scanTree(root, "input", sandbox.WithInternal(o.Rules), nil)
+	rules := o.Rules
+	rules.Allowed = nil
+	in, err := scanTree(root, "input", rules, nil)
 	if err != nil {
 		return nil, err
 	}
-	work, err := scanTree(root, "work", sandbox.WithInternal(o.Rules), &skipped)
+	work, err := scanTree(root, "work", rules, &skipped)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +213,7 @@ func scanTree(root *os.Root, dir string, rules safepath.Rules, skipped *[]string
 			return nil
 		}
 		rel := strings.TrimPrefix(p, dir+"/")
-		if _, blocked := safepath.IsBlocked(d.Name(), rules); blocked {
+		if _, blocked := rules.Blocks(rel); blocked {
 			if skipped != nil {
 				*skipped = append(*skipped, rel)
 			}
@@ -375,7 +380,7 @@ func summaryMarkdown(pr *Proposal, stats map[string]Stat, skipped []string) stri
 		}
 	}
 	if len(skipped) > 0 {
-		b.WriteString("\nLeft out (internal folders are never proposed):\n\n")
+		b.WriteString("\nLeft out (blocked folders are never proposed):\n\n")
 		for _, s := range skipped {
 			fmt.Fprintf(&b, "- `%s`\n", path.Clean(s))
 		}

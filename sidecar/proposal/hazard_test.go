@@ -142,7 +142,7 @@ func TestHazardAsPatchFileRef(t *testing.T) {
 	}
 }
 
-// A custom block list never unblocks the sidecar's own folder or .git.
+// Extra blocked folders never unblock the sidecar's own folder or .git.
 func TestCustomRulesKeepInternalFoldersBlocked(t *testing.T) {
 	parent, ws := hazardWorkspace(t)
 	before := snapshot(t, parent, false)
@@ -154,5 +154,48 @@ func TestCustomRulesKeepInternalFoldersBlocked(t *testing.T) {
 	}
 	if d := diffSnapshots(before, snapshot(t, parent, false)); d != "" {
 		t.Fatal(d)
+	}
+}
+
+// The person's rules (spec §6.6: files outside the allowed directories): a patch touching a
+// file outside the allowed folders, or in a folder they blocked, is refused naming the file
+// and the rule, and the workspace is unchanged; the same patch applies once the rules allow it.
+func TestPersonsRulesRefuseByFileAndRule(t *testing.T) {
+	parent, ws := hazardWorkspace(t)
+	before := snapshot(t, parent, false)
+	rules := safepath.Rules{Allowed: []string{"realdir", "docs"}, Blocked: []string{"docs/private"},
+		AllowedFrom: "agentcanvas.allowedFolders", BlockedFrom: "agentcanvas.blockedFolders"}
+	patch := newFilePatch("realdir/new.txt") + newFilePatch("notes.txt") + newFilePatch("docs/private/k.txt")
+	for _, dry := range []bool{true, false} {
+		res, err := ApplyPatch(context.Background(), ws, []byte(patch), Selection{}, ApplyOptions{DryRun: dry, Rules: rules})
+		var ref *RefusedError
+		if !errors.As(err, &ref) {
+			t.Fatalf("dry=%v: %v %+v", dry, err, res)
+		}
+		want := []Problem{
+			{Path: "notes.txt", Reason: "outside the allowed folders [realdir, docs] (agentcanvas.allowedFolders)"},
+			{Path: "docs/private/k.txt", Reason: "in the blocked folder docs/private (agentcanvas.blockedFolders)"},
+		}
+		if len(ref.Problems) != 2 || ref.Problems[0] != want[0] || ref.Problems[1] != want[1] {
+			t.Errorf("dry=%v: problems %+v", dry, ref.Problems)
+		}
+		for _, w := range want {
+			if !strings.Contains(err.Error(), w.Path+": "+w.Reason) {
+				t.Errorf("the error does not name %s and its rule: %v", w.Path, err)
+			}
+		}
+	}
+	// A symlink may not lead out of the allowed folders either.
+	link := "diff --git a/realdir/l b/realdir/l\nnew file mode 120000\nindex 0000000000000000000000000000000000000000..3c52a2d0d5e2a9e3e2f7c0b4b0e1f3b8e3f4a5b6\n--- /dev/null\n+++ b/realdir/l\n@@ -0,0 +1 @@\n+../a.txt\n\\ No newline at end of file\n"
+	if _, err := ApplyPatch(context.Background(), ws, []byte(link), Selection{}, ApplyOptions{Rules: rules}); err == nil || !strings.Contains(err.Error(), "outside the allowed folders") {
+		t.Errorf("a symlink out of the allowed folders: %v", err)
+	}
+	if d := diffSnapshots(before, snapshot(t, parent, false)); d != "" {
+		t.Fatalf("tree changed:\n%s", d)
+	}
+	rules.Allowed = nil
+	rules.Blocked = nil
+	if _, err := ApplyPatch(context.Background(), ws, []byte(patch), Selection{}, ApplyOptions{Rules: rules}); err != nil {
+		t.Fatalf("with the rules lifted: %v", err)
 	}
 }

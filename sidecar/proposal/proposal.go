@@ -153,7 +153,7 @@ func Load(workspace, ref string) (*Loaded, error) {
 	if pf == "" {
 		pf = PatchFile
 	}
-	clean, err := safepath.Clean(pf, safepath.Rules{Blocked: []string{}})
+	clean, err := safepath.Clean(pf, safepath.Lexical)
 	if err != nil {
 		return nil, fmt.Errorf("%s: field paths.patchFile: %w (the patch must stay inside its sandbox)", filepath.Join(agentDir, JSONFile), err)
 	}

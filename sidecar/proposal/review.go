@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
-
-	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
 )
 
 // Review is what the editor shows for a proposal: every file with its hunks, the check result
@@ -73,7 +71,7 @@ func GetReview(ctx context.Context, workspace, ref string, o ReviewOptions) (*Re
 		return nil, err
 	}
 	rv := &Review{Proposal: l.Proposal, AgentDir: l.AgentDir, PatchFile: l.PatchPath, Files: []ReviewFile{}, Warnings: []string{}}
-	files, probs := parsePatch(l.Patch, sandbox.WithInternal(o.Rules), o.MaxPatchBytes)
+	files, probs := parsePatch(l.Patch, o.Rules, o.MaxPatchBytes)
 	if len(probs) == 0 {
 		for _, f := range files {
 			rv.Files = append(rv.Files, reviewFile(f))

@@ -2,9 +2,14 @@
 // patch, an agent or the canvas must pass before it touches disk (spec §6.3, §6.6, §8).
 // It is purely lexical: symlink checks need the filesystem and live with the callers, which
 // do all I/O through os.Root.
+//
+// The rules are the built-in ones (no absolute path, no "..", no blocked folder) plus the
+// person's: the folders they allow (agentcanvas.allowedFolders, --allow) and the extra folders
+// they block (agentcanvas.blockedFolders, --block). The person's rules only ever narrow.
 package safepath
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -14,92 +19,205 @@ import (
 // DefaultBlocked are the folders refused by default (spec §6.3). A path is refused when any
 // of its components names one of them, compared case-insensitively and after the
 // normalisations git itself applies against ".git" look-alikes (trailing dots and spaces,
-// NTFS short names, HFS+ ignorable code points).
+// NTFS short names, HFS+ ignorable code points). No configuration unblocks them.
 var DefaultBlocked = []string{".agentcanvas", ".git", "node_modules", "dist"}
+
+// The person's rules a refusal came from, for errors.Is on an *Error (the built-in rules
+// have none).
+var (
+	ErrNotAllowed = errors.New("outside the allowed folders")
+	ErrBlocked    = errors.New("in a blocked folder")
+)
 
 // Error says why a path was refused. Reason is a short stable phrase.
 type Error struct {
 	Path   string
 	Reason string
+	rule   error // ErrNotAllowed, ErrBlocked, or nil for a built-in rule
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("unsafe path %q: %s", e.Path, e.Reason) }
+func (e *Error) Unwrap() error { return e.rule }
 
-// Rules configures Clean. The zero value blocks DefaultBlocked.
+// Rules configure Clean. The zero value is the built-in rules alone.
 type Rules struct {
-	// Blocked folder names; nil means DefaultBlocked. ".git" is always blocked.
+	// Allowed are the workspace-relative folders a path must be inside, in canonical form
+	// (Config.Rules makes them so). nil allows the whole workspace; a non-nil empty list
+	// allows nothing (what a list whose every entry was unusable becomes: a typo must not
+	// open the whole workspace).
+	Allowed []string
+	// Blocked are refused on top of DefaultBlocked: an entry without a slash is a folder
+	// name refused at any depth, as the built-in ones are; an entry with one ("src/gen") is
+	// that folder from the workspace root. Compared as DefaultBlocked is.
 	Blocked []string
+	// AllowedFrom and BlockedFrom name where the lists came from ("agentcanvas.allowedFolders",
+	// "--allow"); a refusal names them, so the person knows what to change.
+	AllowedFrom, BlockedFrom string
+
+	lexical bool // Lexical: no folder rules but .git
 }
 
-func (r Rules) blocked() []string {
-	if r.Blocked == nil {
-		return DefaultBlocked
-	}
-	return r.Blocked
-}
+// Lexical are the rules for paths that are the sidecar's own business rather than an agent's
+// (a flow under .agentcanvas/flows, a file of a proposal folder, a path under the home
+// folder): the lexical checks, and .git, but no folder lists.
+var Lexical = Rules{lexical: true}
 
 // Clean checks a workspace-relative, slash-separated path and returns it in canonical form
 // (no leading "./", no trailing slash). It refuses empty paths, absolute paths (POSIX, drive
 // letters, UNC), backslashes, NUL and other control characters, invalid UTF-8, "." or ".."
-// components, doubled slashes, and blocked folders.
+// components, doubled slashes, blocked folders, and paths outside the allowed folders.
 func Clean(p string, r Rules) (string, error) {
-	bad := func(reason string) (string, error) { return "", &Error{Path: p, Reason: reason} }
+	q, reason := canonical(p)
+	if reason == "" {
+		reason, rule := r.check(q)
+		if reason == "" {
+			return q, nil
+		}
+		return "", &Error{Path: p, Reason: reason, rule: rule}
+	}
+	return "", &Error{Path: p, Reason: reason}
+}
+
+// canonical applies the lexical rules and returns p in canonical form, or why it is refused.
+func canonical(p string) (string, string) {
 	if p == "" {
-		return bad("empty path")
+		return "", "empty path"
 	}
 	if !utf8.ValidString(p) {
-		return bad("not valid UTF-8")
+		return "", "not valid UTF-8"
 	}
 	for _, c := range p {
 		if c < 0x20 || c == 0x7f {
-			return bad("contains a control character")
+			return "", "contains a control character"
 		}
 	}
 	if strings.ContainsRune(p, '\\') {
-		return bad("contains a backslash; use forward slashes")
+		return "", "contains a backslash; use forward slashes"
 	}
 	if strings.HasPrefix(p, "/") || hasDriveLetter(p) {
-		return bad("absolute paths are not allowed; use a path relative to the workspace root")
+		return "", "absolute paths are not allowed; use a path relative to the workspace root"
 	}
 	q := p
 	for strings.HasPrefix(q, "./") {
 		q = q[2:]
 	}
 	q = strings.TrimSuffix(q, "/")
+	if hasDriveLetter(q) { // "./C:/x" is C:/x to Windows
+		return "", "absolute paths are not allowed; use a path relative to the workspace root"
+	}
 	if q == "" || q == "." {
-		return bad("names the workspace root itself")
+		return "", "names the workspace root itself"
 	}
 	for _, comp := range strings.Split(q, "/") {
 		switch comp {
 		case "":
-			return bad("contains an empty path component (//)")
+			return "", "contains an empty path component (//)"
 		case ".":
-			return bad("contains a '.' component")
+			return "", "contains a '.' component"
 		case "..":
-			return bad("'..' is not allowed")
-		}
-		if name, ok := IsBlocked(comp, r); ok {
-			return bad(fmt.Sprintf("the internal folder %s/ is not allowed", name))
+			return "", "'..' is not allowed"
 		}
 	}
 	if path.Clean(q) != q {
-		return bad("not in canonical form")
+		return "", "not in canonical form"
 	}
-	return q, nil
+	return q, ""
 }
 
-// IsBlocked reports whether one path component names a blocked folder, and which.
-func IsBlocked(comp string, r Rules) (string, bool) {
-	n := normalise(comp)
-	if n == ".git" || n == "git~1" {
-		return ".git", true
+// check applies the folder rules to a canonical path: the reason it is refused and the
+// person's rule behind it, or "".
+func (r Rules) check(q string) (string, error) {
+	name, builtin, ok := r.blocks(q)
+	switch {
+	case ok && builtin:
+		return fmt.Sprintf("the internal folder %s/ is not allowed", name), nil
+	case ok:
+		return fmt.Sprintf("in the blocked folder %s%s", name, from(r.BlockedFrom)), ErrBlocked
+	case r.Allowed != nil && !r.allows(q):
+		if len(r.Allowed) == 0 {
+			why := "the allow-list has no usable entry"
+			if r.AllowedFrom != "" {
+				why = r.AllowedFrom + " has no usable entry"
+			}
+			return "no folder is allowed (" + why + ")", ErrNotAllowed
+		}
+		return fmt.Sprintf("outside the allowed folders [%s]%s", strings.Join(r.Allowed, ", "), from(r.AllowedFrom)), ErrNotAllowed
 	}
-	for _, b := range r.blocked() {
-		if n == strings.ToLower(b) {
-			return b, true
+	return "", nil
+}
+
+// from is " (source)", or "" when the source is not known.
+func from(source string) string {
+	if source == "" {
+		return ""
+	}
+	return " (" + source + ")"
+}
+
+// allows: q is one of the allowed folders or inside one. Compared exactly, byte for byte:
+// where a filesystem folds case, "SRC/x" is refused with "src" allowed, which errs on the
+// safe side (the blocked lists fold instead, which errs on the same side).
+func (r Rules) allows(q string) bool {
+	for _, a := range r.Allowed {
+		if q == a || strings.HasPrefix(q, a+"/") {
+			return true
 		}
 	}
-	return "", false
+	return false
+}
+
+// Blocks reports whether a canonical workspace-relative path is in a blocked folder, and
+// which (walkers use it to skip blocked folders silently).
+func (r Rules) Blocks(p string) (string, bool) {
+	name, _, ok := r.blocks(p)
+	return name, ok
+}
+
+// blocks is Blocks, also saying whether the folder is a built-in one.
+func (r Rules) blocks(p string) (name string, builtin, ok bool) {
+	comps := strings.Split(p, "/")
+	norm := make([]string, len(comps))
+	for i, c := range comps {
+		norm[i] = normalise(c)
+		if norm[i] == ".git" || norm[i] == "git~1" {
+			return ".git", true, true
+		}
+	}
+	if r.lexical {
+		return "", false, false
+	}
+	for _, n := range norm {
+		for _, b := range DefaultBlocked {
+			if n == b {
+				return b, true, true
+			}
+		}
+	}
+	for _, b := range r.Blocked {
+		bc := strings.Split(b, "/")
+		if len(bc) == 1 {
+			for _, n := range norm {
+				if n == normalise(b) {
+					return b, false, true
+				}
+			}
+			continue
+		}
+		if len(bc) <= len(norm) && equalFold(bc, norm[:len(bc)]) {
+			return b, false, true
+		}
+	}
+	return "", false, false
+}
+
+// equalFold compares a blocked path's components with a path's normalised ones.
+func equalFold(b, norm []string) bool {
+	for i := range b {
+		if normalise(b[i]) != norm[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // normalise folds a component the way case-insensitive filesystems might: lower case, no

@@ -79,7 +79,7 @@ func walkDir(root *os.Root, dir string, ps []gitignore.Pattern, rules safepath.R
 	}
 	for _, d := range ents {
 		p := dir + "/" + d.Name()
-		if _, blocked := safepath.IsBlocked(d.Name(), rules); blocked {
+		if _, blocked := rules.Blocks(p); blocked {
 			continue
 		}
 		if _, err := safepath.Clean(p, rules); err != nil {

@@ -43,7 +43,10 @@ type Options struct {
 	RunID     string
 	AgentID   string
 	Files     []string // workspace-relative files or folders (folders honour .gitignore)
-	Rules     safepath.Rules
+	// Rules are the person's allowed and blocked folders: a file outside the allowed folders
+	// or in a blocked one is refused before anything is created; blocked folders met inside
+	// a copied folder are skipped.
+	Rules safepath.Rules
 	// Progress, if set, is called after each copied entry (from several goroutines, serialised).
 	Progress func(done, total int)
 	// Workers is the number of parallel copiers; 0 means a default from the CPU count.
@@ -142,7 +145,7 @@ func SanitiseAgentID(id string) (string, error) {
 	if len(s) > 100 {
 		s = s[:100]
 	}
-	if _, blocked := safepath.IsBlocked(s, safepath.Rules{}); blocked {
+	if _, blocked := (safepath.Rules{}).Blocks(s); blocked {
 		return "", refuse("", "agent id %q names an internal folder", id)
 	}
 	return s, nil
@@ -202,7 +205,7 @@ func Prepare(ctx context.Context, o Options) (Paths, error) {
 	}
 	defer root.Close()
 
-	entries, requested, err := collect(root, o.Files, WithInternal(o.Rules))
+	entries, requested, err := collect(root, o.Files, o.Rules)
 	if err != nil {
 		return Paths{}, err
 	}
@@ -259,20 +262,6 @@ func Prepare(ctx context.Context, o Options) (Paths, error) {
 	}
 	ok = true
 	return paths, nil
-}
-
-// WithInternal returns rules that block .agentcanvas/ whatever the configured list says: the
-// sidecar's own state (sandboxes, logs, runs) is never copied, proposed or patched.
-func WithInternal(r safepath.Rules) safepath.Rules {
-	if r.Blocked == nil {
-		return r
-	}
-	for _, b := range r.Blocked {
-		if strings.EqualFold(b, ".agentcanvas") {
-			return r
-		}
-	}
-	return safepath.Rules{Blocked: append(append([]string(nil), r.Blocked...), ".agentcanvas")}
 }
 
 // GitHead returns the commit the workspace's HEAD points at, or "" when the workspace is not a

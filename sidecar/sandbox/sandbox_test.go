@@ -9,9 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 )
 
 func write(t *testing.T, dir string, tree map[string]string) {
@@ -239,6 +242,49 @@ func TestPrepareRefusalsCreateNothing(t *testing.T) {
 				t.Fatalf("something was created:\n%s", d)
 			}
 		})
+	}
+}
+
+// The person's rules: a file outside the allowed folders, or in a folder they blocked, is
+// refused by name and rule with nothing created; a blocked folder met inside a copied folder
+// is skipped, as the built-in ones are.
+func TestPrepareHonoursAllowedAndBlockedFolders(t *testing.T) {
+	parent, ws := baseTree(t)
+	rules, errs := safepath.Config{Allowed: []string{"src", "with space"}, Blocked: []string{"src/sub"},
+		AllowedFrom: "agentcanvas.allowedFolders", BlockedFrom: "agentcanvas.blockedFolders"}.Rules(ws)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	before := listing(t, parent)
+	for files, want := range map[string]string{
+		"README.md":        `sandbox refused: README.md: outside the allowed folders [src, with space] (agentcanvas.allowedFolders)`,
+		"src/a.go,realdir": `sandbox refused: realdir: outside the allowed folders [src, with space] (agentcanvas.allowedFolders)`,
+		"src/sub/ok.txt":   `sandbox refused: src/sub/ok.txt: in the blocked folder src/sub (agentcanvas.blockedFolders)`,
+		"src/node_modules": `sandbox refused: src/node_modules: the internal folder node_modules/ is not allowed`,
+	} {
+		_, err := Prepare(context.Background(), Options{Workspace: ws, RunID: "r", AgentID: "a", Files: strings.Split(files, ","), Rules: rules})
+		var re *RefusedError
+		if !errors.As(err, &re) || err.Error() != want {
+			t.Errorf("%s: got %v, want %s", files, err, want)
+		}
+		if d := strings.Join(listing(t, parent), "\n"); d != strings.Join(before, "\n") {
+			t.Fatalf("%s: something was created:\n%s", files, d)
+		}
+	}
+	if _, err := Prepare(context.Background(), Options{Workspace: ws, RunID: "r", AgentID: "a", Files: []string{"src"}, Rules: rules}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := ReadMeta(ws, "r", "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range m.Files {
+		if strings.HasPrefix(f, "src/sub/") {
+			t.Errorf("the blocked folder src/sub was copied: %v", m.Files)
+		}
+	}
+	if !slices.Contains(m.Files, "src/a.go") {
+		t.Errorf("files: %v", m.Files)
 	}
 }
 

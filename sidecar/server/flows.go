@@ -79,7 +79,7 @@ func (s *Server) readWorkspaceFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, badParams("%s is outside the workspace %s", path, root)
 	}
-	clean, err := safepath.Clean(filepath.ToSlash(rel), safepath.Rules{Blocked: []string{}})
+	clean, err := safepath.Clean(filepath.ToSlash(rel), safepath.Lexical)
 	if err != nil {
 		return nil, badParams("%s is outside the workspace %s: %v", path, root, err)
 	}

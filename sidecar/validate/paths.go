@@ -18,11 +18,11 @@ var ruleRefRE = regexp.MustCompile(`^([A-Z][A-Z0-9_]*):(.*)$`)
 // paths checks every path a flow hands to the sandbox or the rule loader (spec §6.3, §8)
 // with the shared rules of sidecar/safepath.
 func (c *checker) paths() {
-	rules := safepath.Rules{Blocked: c.ws.Blocked}
+	rules := safepath.Rules{}
 	for _, a := range c.f.Agents {
 		for i, file := range a.Files {
 			p := fmt.Sprintf("%s/files/%d", a.Path, i)
-			c.checkPath(p, file, "agent file", rules)
+			c.checkPath(p, file, "agent file", c.ws.Rules)
 		}
 		for i, r := range a.Rules {
 			if looksLikePath(r) {
@@ -55,7 +55,7 @@ func (c *checker) ruleRef(path, ref string, rules safepath.Rules) {
 			return
 		}
 		// A global reference points into the home folder; it still may not climb out of it.
-		if _, err := safepath.Clean(strings.TrimPrefix(p, "~/"), safepath.Rules{Blocked: []string{}}); err != nil && !c.secretAt[path] {
+		if _, err := safepath.Clean(strings.TrimPrefix(p, "~/"), safepath.Lexical); err != nil && !c.secretAt[path] {
 			c.report(path, c.at(path), diag.Error, CodeUnsafePath,
 				fmt.Sprintf("global rule reference %q is refused: %s; name a file under your home folder, e.g. CODEX_GLOBAL:~/.codex/AGENTS.md", p, reason(err)), nil)
 		}
@@ -70,6 +70,12 @@ func (c *checker) checkPath(path, p, what string, rules safepath.Rules) {
 	}
 	if _, err := safepath.Clean(p, rules); err != nil {
 		msg := fmt.Sprintf("%s %q is refused: %s; agents may only be given files inside the workspace, outside .agentcanvas/, .git/, node_modules/ and dist/", what, p, reason(err))
+		switch {
+		case errors.Is(err, safepath.ErrNotAllowed):
+			msg = fmt.Sprintf("%s %q is refused: %s; a sandbox copies files only from the allowed folders", what, p, reason(err))
+		case errors.Is(err, safepath.ErrBlocked):
+			msg = fmt.Sprintf("%s %q is refused: %s; a sandbox never copies a blocked folder", what, p, reason(err))
+		}
 		var fix *diag.Fix
 		// An absolute path inside the workspace has a safe relative spelling.
 		if c.ws.Root != "" && filepath.IsAbs(p) {

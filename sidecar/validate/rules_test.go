@@ -10,6 +10,7 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/diag"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/pattern"
+	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 )
 
 // flowWith builds a small valid flow around the given interaction edges' data and extra
@@ -515,10 +516,19 @@ func TestUnsafePathRule(t *testing.T) {
 	if len(ds) != 1 || ds[0].Fix == nil || !strings.Contains(ds[0].Fix.Edits[0].NewText, "src/a.ts") {
 		t.Errorf("absolute path inside the workspace: %v", ds)
 	}
-	// Workspace.Blocked replaces the default list (.git stays blocked).
-	runCases(t, Workspace{Blocked: []string{"secret"}}, []ruleCase{
-		{"custom blocked", agent("[secret/a, dist/b]", "[]"), []string{CodeUnsafePath}},
+	// The person's rules add to the built-in ones, for agent files only.
+	ws := Workspace{Rules: safepath.Rules{Allowed: []string{"src"}, Blocked: []string{"secret"}, AllowedFrom: "agentcanvas.allowedFolders", BlockedFrom: "--block"}}
+	runCases(t, ws, []ruleCase{
+		{"person's rules", agent("[src/a.ts, src/secret/a, dist/b, lib/c.ts]", "[docs/RULES.md]"), []string{CodeUnsafePath, CodeUnsafePath, CodeUnsafePath}},
 	})
+	_, ds = codes(t, agent("[src/a.ts, lib/c.ts, src/secret/k]", "[]"), ws)
+	want := []string{
+		`agent file "lib/c.ts" is refused: outside the allowed folders [src] (agentcanvas.allowedFolders); a sandbox copies files only from the allowed folders`,
+		`agent file "src/secret/k" is refused: in the blocked folder secret (--block); a sandbox never copies a blocked folder`,
+	}
+	if len(ds) != 2 || ds[0].Message != want[0] || ds[1].Message != want[1] || ds[0].Path != "/agents/0/files/1" {
+		t.Errorf("diagnostics: %v", ds)
+	}
 }
 
 // workspaceDir makes a workspace with skills and an allowlist.

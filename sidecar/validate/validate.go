@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentcanvas/agentcanvas/sidecar/diag"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 	"github.com/agentcanvas/agentcanvas/sidecar/span"
 )
 
@@ -49,9 +50,10 @@ type Workspace struct {
 	// Root/.agentcanvas/mcp-allowlist.json" (no file: every server is unlisted); set it to a
 	// non-nil slice to supply it directly.
 	MCPAllowlist []string
-	// Blocked are the folder names agent files and rule references may not enter; nil
-	// means safepath.DefaultBlocked (.git is always blocked).
-	Blocked []string
+	// Rules are the person's allowed and blocked folders (the editor's settings, the command
+	// line's flags), which agents' files must obey on top of the built-in rules. Rule
+	// references are read by the sidecar, not copied into sandboxes: the built-in rules only.
+	Rules safepath.Rules
 }
 
 // Flow validates f and returns every diagnostic, the loader's problems included, sorted.
