@@ -25,6 +25,10 @@ type flowSpec struct {
 	edit func(sg *pattern.Subgraph)
 	// description is the flow's description (the run's task).
 	description string
+	// files are given to every agent (their sandboxes copy them).
+	files []string
+	// autoApply is the flow's policy.autoApply.
+	autoApply bool
 }
 
 // gitWorkspace makes a temporary git repository to run flows in.
@@ -60,6 +64,9 @@ func patternFlow(t testing.TB, ws, name string, fs flowSpec) *flow.Flow {
 	for _, a := range sg.Agents {
 		// Sandboxes copy the files an agent is given; every test agent gets the README.
 		m := map[string]any{"id": a.ID, "name": a.Name, "role": a.Role}
+		if fs.files != nil {
+			m["files"] = fs.files
+		}
 		if fs.runtime != nil {
 			m["runtime"] = fs.runtime
 		} else {
@@ -83,6 +90,9 @@ func patternFlow(t testing.TB, ws, name string, fs flowSpec) *flow.Flow {
 		"agents":       agents,
 		"interactions": []any{sg.Interaction},
 		"layout":       map[string]any{"nodes": sg.Layout, "edges": map[string]any{}},
+	}
+	if fs.autoApply {
+		doc["policy"] = map[string]any{"autoApply": true}
 	}
 	if len(systems) > 0 {
 		doc["systemNodes"] = systems

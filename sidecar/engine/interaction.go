@@ -19,6 +19,7 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/pattern"
 	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
 	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
+	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
 )
 
@@ -44,6 +45,7 @@ type ictx struct {
 	questions map[string]int    // node → questions asked in its current phase
 	reworks   map[string]int    // node → failed verifications of its current phase
 	edgeOf    map[[2]string]string
+	made      [][2]string // (node, proposal.json) of every proposal made in this interaction
 }
 
 // termState is what termination conditions are evaluated against.
@@ -127,6 +129,7 @@ func (r *run) runInteraction(parent context.Context, in *flow.Interaction) Inter
 		fields["error"] = out.Error
 	}
 	r.emit(in.ID, "", "terminated", fields)
+	c.autoApply(out)
 	return out
 }
 
@@ -450,9 +453,13 @@ func (c *ictx) sandbox(node string, files []string) (string, error) {
 		return paths.WorkDir, nil
 	}
 	// A file the flow names that does not exist yet is one the worker is to create: it
-	// starts without it (said in the log). Unsafe paths are still refused by Prepare.
+	// starts without it (said in the log). Unsafe paths are still refused, present or not.
+	rules := c.r.limits().Rules
 	var present []string
 	for _, f := range files {
+		if _, err := safepath.Clean(f, rules); err != nil {
+			return "", fmt.Errorf("agent %s: sandbox: %w", node, &sandbox.RefusedError{Path: f, Reason: err.(*safepath.Error).Reason})
+		}
 		if _, err := os.Lstat(filepath.Join(c.r.o.Workspace, filepath.FromSlash(f))); err != nil && os.IsNotExist(err) {
 			c.r.emit(c.in.ID, "", "warning", map[string]any{"agent": node, "message": f + " does not exist in the workspace yet; the agent starts without it"})
 			continue
@@ -460,14 +467,15 @@ func (c *ictx) sandbox(node string, files []string) (string, error) {
 		present = append(present, f)
 	}
 	c.r.emit(c.in.ID, "", "sandbox_prepared", map[string]any{"agent": node, "files": present})
-	if _, err := sandbox.Prepare(c.ctx, sandbox.Options{Workspace: c.r.o.Workspace, RunID: c.r.id, AgentID: node, Files: present, AllowEmpty: true}); err != nil {
+	if _, err := sandbox.Prepare(c.ctx, sandbox.Options{Workspace: c.r.o.Workspace, RunID: c.r.id, AgentID: node, Files: present, AllowEmpty: true, Rules: rules}); err != nil {
 		return "", fmt.Errorf("agent %s: sandbox: %w", node, err)
 	}
 	return paths.WorkDir, nil
 }
 
-// proposal turns a worker's HANDOFF into a proposal, reviews it (a check against the
-// workspace), and applies it only when the flow allows auto-apply and its gate passed.
+// proposal turns a worker's HANDOFF into a proposal and reviews it (a check against the
+// workspace, with the person's folder rules). Whether it is applied without a person is
+// decided when the interaction ends (autoApply).
 func (c *ictx) proposal(node string, handoff map[string]any) {
 	c.r.mu.Lock()
 	defer c.r.mu.Unlock()
@@ -481,10 +489,13 @@ func (c *ictx) proposal(node string, handoff map[string]any) {
 	}
 	dir, _ := sandbox.RelDir(c.r.id, node)
 	ref := filepath.ToSlash(filepath.Join(dir, "proposal", "proposal.json"))
-	for _, p := range c.r.proposals {
-		if p == ref {
-			return
-		}
+	c.mu.Lock()
+	if !slices.Contains(c.made, [2]string{node, ref}) {
+		c.made = append(c.made, [2]string{node, ref})
+	}
+	c.mu.Unlock()
+	if slices.Contains(c.r.proposals, ref) {
+		return
 	}
 	c.r.proposals = append(c.r.proposals, ref)
 	// proposal.Create logged proposal_created itself; the sink (stdout, runEvent) hears of it here.
@@ -492,12 +503,53 @@ func (c *ictx) proposal(node string, handoff map[string]any) {
 		c.r.o.Sink(eventlog.Event{TS: c.r.now().UnixMilli(), Flow: c.r.f.Name, RunID: c.r.id, InteractionID: c.in.ID, Event: "proposal_created",
 			Fields: map[string]any{"agent": node, "proposal": ref, "changedFiles": cr.Proposal.ChangedFiles}})
 	}
-	res, err := proposal.Check(c.ctx, c.r.o.Workspace, ref, proposal.Selection{}, proposal.ApplyOptions{Flow: c.r.f.Name})
+	res, err := proposal.Check(c.ctx, c.r.o.Workspace, ref, proposal.Selection{}, proposal.ApplyOptions{Flow: c.r.f.Name, Rules: c.r.limits().Rules})
 	ok := err == nil && res != nil && len(res.Problems) == 0
-	c.r.emit(c.in.ID, "", "proposal_reviewed", map[string]any{"agent": node, "proposal": ref, "applicable": ok, "reviewer": "engine"})
-	if ok && c.r.f.Policy.AutoApply && c.gatePassed() {
-		if _, err := proposal.Apply(c.ctx, c.r.o.Workspace, ref, proposal.Selection{}, proposal.ApplyOptions{Flow: c.r.f.Name}); err != nil {
+	fields := map[string]any{"agent": node, "proposal": ref, "applicable": ok, "reviewer": "engine"}
+	if res != nil && len(res.Problems) > 0 {
+		fields["problems"] = res.Problems
+	}
+	c.r.emit(c.in.ID, "", "proposal_reviewed", fields)
+}
+
+// autoApply runs when the interaction has ended, if the flow's policy.autoApply asks for it:
+// each proposal the interaction's workers made is checked again (an earlier one may have
+// changed the workspace) and applied when the interaction completed, its quality gate (if
+// any) holds at its end, and the person's limit allows it (Limits.autoApplyHeld); otherwise
+// proposal_held says why. Deciding at the end rather than at the handoff is what lets a gate
+// that a reviewer sets after the workers' handoffs (P01's tests_passed) count.
+func (c *ictx) autoApply(out InteractionOutcome) {
+	if !c.r.f.Policy.AutoApply {
+		return
+	}
+	c.mu.Lock()
+	made := slices.Clone(c.made)
+	c.mu.Unlock()
+	c.r.mu.Lock()
+	defer c.r.mu.Unlock()
+	ctx := c.r.ctx // the interaction's own context may have ended with its timeout
+	for _, m := range made {
+		node, ref := m[0], m[1]
+		lim := c.r.limits()
+		o := proposal.ApplyOptions{Flow: c.r.f.Name, Rules: lim.Rules}
+		held := "the interaction " + out.Status
+		if out.Status == StatusCompleted {
+			res, err := proposal.Check(ctx, c.r.o.Workspace, ref, proposal.Selection{}, o)
+			held = lim.autoApplyHeld(c.gatePassed(), res, err)
+		}
+		if held != "" {
+			c.r.emit(c.in.ID, "", "proposal_held", map[string]any{"agent": node, "proposal": ref, "reason": held})
+			continue
+		}
+		applied, err := proposal.Apply(ctx, c.r.o.Workspace, ref, proposal.Selection{}, o)
+		if err != nil {
 			c.r.emit(c.in.ID, "", "error", map[string]any{"agent": node, "message": "auto-apply: " + err.Error()})
+			continue
+		}
+		// proposal.Apply logged proposal_applied itself; the sink hears of it here.
+		if c.r.o.Sink != nil {
+			c.r.o.Sink(eventlog.Event{TS: c.r.now().UnixMilli(), Flow: c.r.f.Name, RunID: c.r.id, InteractionID: c.in.ID, Event: "proposal_applied",
+				Fields: map[string]any{"agent": node, "proposal": ref, "files": applied.Files, "warnings": applied.Warnings}})
 		}
 	}
 }

@@ -22,6 +22,8 @@ type Manager struct {
 	Event func(eventlog.Event)
 	// Asked is told about each request waiting for a person (also sent as a runEvent).
 	Asked func(Request)
+	// Limits gives every run the person's current restrictions (Options.Limits).
+	Limits func() Limits
 
 	once  sync.Once
 	inbox *Inbox
@@ -86,7 +88,7 @@ func (m *Manager) init() {
 // background. A flow with validation errors is refused here.
 func (m *Manager) Start(f *flow.Flow, p StartParams) (RunInfo, error) {
 	m.init()
-	o := Options{Workspace: m.Workspace, DryRun: p.DryRun, Backend: p.Backend, Task: p.Task, Env: p.Env, RunID: NewRunID(time.Now()), Human: m.inbox, Sink: m.Event}
+	o := Options{Workspace: m.Workspace, DryRun: p.DryRun, Backend: p.Backend, Task: p.Task, Env: p.Env, RunID: NewRunID(time.Now()), Human: m.inbox, Sink: m.Event, Limits: m.Limits}
 	if p.ResumeRunID != "" {
 		st, err := ReadState(m.Workspace, p.ResumeRunID)
 		if err != nil {

@@ -56,6 +56,9 @@ type Options struct {
 	Resume *State
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
+	// Limits returns the person's restrictions (allowed and blocked folders, auto-apply),
+	// called at each use so a change reaches a run already going; nil restricts nothing.
+	Limits func() Limits
 }
 
 // Status of a run or interaction.
@@ -150,7 +153,8 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	if o.Workspace == "" {
 		return nil, errors.New("engine: no workspace")
 	}
-	if ds := validate.Flow(f, validate.Workspace{Root: o.Workspace}); diag.HasErrors(ds) {
+	r := &run{f: f, o: o}
+	if ds := validate.Flow(f, validate.Workspace{Root: o.Workspace, Rules: r.limits().Rules}); diag.HasErrors(ds) {
 		return nil, &InvalidFlowError{Diagnostics: ds}
 	}
 	if o.Now == nil {
@@ -173,7 +177,7 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: event log: %w", err)
 	}
-	r := &run{f: f, o: o, id: id, log: log, now: o.Now, key: bus.NewKey(), outcomes: map[string]*InteractionOutcome{}, metrics: newMetricSet()}
+	r = &run{f: f, o: o, id: id, log: log, now: o.Now, key: bus.NewKey(), outcomes: map[string]*InteractionOutcome{}, metrics: newMetricSet()}
 	r.state = newState(r)
 	if o.Resume != nil {
 		r.state.Started = o.Resume.Started
