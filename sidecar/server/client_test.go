@@ -428,10 +428,20 @@ func (c *client) waitNullID() *wireMsg {
 // initialize runs the LSP handshake with root as the workspace folder.
 func (c *client) initialize(root string) map[string]any {
 	c.t.Helper()
+	return c.initializeWith(root, nil)
+}
+
+// initializeWith is initialize with more initializationOptions (the editor's settings).
+func (c *client) initializeWith(root string, options map[string]any) map[string]any {
+	c.t.Helper()
+	opts := map[string]any{"diagnosticsDelayMs": 5}
+	for k, v := range options {
+		opts[k] = v
+	}
 	params := map[string]any{
 		"processId":             os.Getpid(),
 		"capabilities":          map[string]any{"window": map[string]any{"workDoneProgress": true}},
-		"initializationOptions": map[string]any{"diagnosticsDelayMs": 5},
+		"initializationOptions": opts,
 	}
 	if root != "" {
 		params["rootUri"] = pathURI(root)

@@ -36,9 +36,11 @@ type document struct {
 	published int32     // the version last published
 }
 
-// analysis is the flow, its diagnostics and a position mapper for one document version.
+// analysis is the flow, its diagnostics and a position mapper for one document version
+// under one generation of the settings (the allowed and blocked folders are validated).
 type analysis struct {
 	version int32
+	gen     int
 	text    []byte
 	flow    *flow.Flow
 	diags   []diag.Diagnostic
@@ -82,17 +84,36 @@ func (d *document) snapshot() (int32, []byte) {
 	return d.version, d.text
 }
 
-// analyze parses and validates text.
+// analyze parses and validates text with the current settings.
 func (s *Server) analyze(path string, version int32, text []byte) *analysis {
 	f := flow.Parse(path, text)
-	ds := validate.Flow(f, validate.Workspace{Root: s.workspaceRoot()})
-	return &analysis{version: version, text: text, flow: f, diags: ds, mapper: lsppos.FromIndex(f.Index)}
+	s.settingsMu.Lock()
+	gen, rules := s.settings.gen, s.settings.limits.Rules
+	s.settingsMu.Unlock()
+	ds := validate.Flow(f, validate.Workspace{Root: s.workspaceRoot(), Rules: rules})
+	return &analysis{version: version, gen: gen, text: text, flow: f, diags: ds, mapper: lsppos.FromIndex(f.Index)}
+}
+
+// fresh: a is the analysis of version under the current settings.
+func (s *Server) fresh(a *analysis, version int32) bool {
+	return a != nil && a.version == version && a.gen == s.settingsGen()
+}
+
+// revalidate publishes every open flow's diagnostics again (the settings changed).
+func (ds *documents) revalidate() {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	for _, d := range ds.open {
+		d.mu.Lock()
+		ds.s.scheduleDiagnostics(d)
+		d.mu.Unlock()
+	}
 }
 
 // current returns the analysis of the document's current version, computing it if needed.
 func (s *Server) current(d *document) *analysis {
 	d.mu.Lock()
-	if a := d.analysis; a != nil && a.version == d.version {
+	if a := d.analysis; s.fresh(a, d.version) {
 		d.mu.Unlock()
 		return a
 	}
@@ -131,7 +152,7 @@ func (s *Server) publishDiagnostics(d *document, version int32) {
 	text := d.text
 	a := d.analysis
 	d.mu.Unlock()
-	if a == nil || a.version != version {
+	if !s.fresh(a, version) {
 		a = s.analyze(d.path, version, text)
 	}
 	d.mu.Lock()

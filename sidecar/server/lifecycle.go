@@ -34,6 +34,9 @@ type initializeParams struct {
 	InitializationOptions struct {
 		// DiagnosticsDelayMs overrides the diagnostics debounce (tests use 0 → default).
 		DiagnosticsDelayMs int `json:"diagnosticsDelayMs"`
+		// The agentcanvas.* settings at start (settings.go); later changes come as
+		// workspace/didChangeConfiguration.
+		settingsParams
 	} `json:"initializationOptions"`
 }
 
@@ -104,6 +107,7 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 	}
 	s.state = stateInitialized
 	s.mu.Unlock()
+	s.applySettings(p.InitializationOptions.settingsParams, "initializationOptions")
 
 	var r initializeResult
 	c := &r.Capabilities

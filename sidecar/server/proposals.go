@@ -28,10 +28,17 @@ func (s *Server) workspace() (string, error) {
 	return "", badParams("the session has no workspace folder (initialize's rootUri or workspaceFolders)")
 }
 
-func requireRef(r ProposalRef) error {
+// bindRef checks a proposal method's reference and gives it the session's workspace and the
+// settings' folder rules.
+func (s *Server) bindRef(r *ProposalRef) error {
 	if r.RunID == "" || r.AgentID == "" {
 		return badParams("runId and agentId are required")
 	}
+	root, err := s.proposalsWorkspace()
+	if err != nil {
+		return err
+	}
+	r.Workspace, r.Rules = root, s.limits().Rules
 	return nil
 }
 
@@ -53,7 +60,7 @@ func (s *Server) prepareSandbox(ctx context.Context, params json.RawMessage) (an
 	if err != nil {
 		return nil, err
 	}
-	p.Workspace = root
+	p.Workspace, p.Rules = root, s.limits().Rules
 	pr := s.beginProgress(ctx, p.WorkDoneToken, "Preparing sandbox", p.AgentID)
 	last := -1
 	p.Progress = func(done, total int) { // serialised by the sandbox package
@@ -75,14 +82,9 @@ func (s *Server) createProposal(ctx context.Context, params json.RawMessage) (an
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
-	if err := requireRef(p.ProposalRef); err != nil {
+	if err := s.bindRef(&p.ProposalRef); err != nil {
 		return nil, err
 	}
-	root, err := s.proposalsWorkspace()
-	if err != nil {
-		return nil, err
-	}
-	p.Workspace = root
 	pr := s.beginProgress(ctx, p.WorkDoneToken, "Creating proposal", p.AgentID)
 	r, err := s.svc.Proposals.Create(ctx, p.CreateProposalParams)
 	pr.end(doneMessage(err))
@@ -107,14 +109,9 @@ func (s *Server) getProposal(ctx context.Context, params json.RawMessage) (any, 
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
-	if err := requireRef(p); err != nil {
+	if err := s.bindRef(&p); err != nil {
 		return nil, err
 	}
-	root, err := s.proposalsWorkspace()
-	if err != nil {
-		return nil, err
-	}
-	p.Workspace = root
 	return s.svc.Proposals.Get(ctx, p)
 }
 
@@ -126,14 +123,9 @@ func (s *Server) applyProposal(ctx context.Context, params json.RawMessage) (any
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
-	if err := requireRef(p.ProposalRef); err != nil {
+	if err := s.bindRef(&p.ProposalRef); err != nil {
 		return nil, err
 	}
-	root, err := s.proposalsWorkspace()
-	if err != nil {
-		return nil, err
-	}
-	p.Workspace = root
 	title := "Applying proposal"
 	if p.Check {
 		title = "Checking proposal"
@@ -149,14 +141,9 @@ func (s *Server) rejectProposal(ctx context.Context, params json.RawMessage) (an
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
-	if err := requireRef(p.ProposalRef); err != nil {
+	if err := s.bindRef(&p.ProposalRef); err != nil {
 		return nil, err
 	}
-	root, err := s.proposalsWorkspace()
-	if err != nil {
-		return nil, err
-	}
-	p.Workspace = root
 	return s.svc.Proposals.Reject(ctx, p)
 }
 

@@ -19,10 +19,10 @@ type managerEngine struct{ m *engine.Manager }
 // come just before the request can take an answer.)
 const RequestPending = "request_pending"
 
-func newManagerEngine(workspace string, sink RunEventSink) (RunEngine, error) {
+func newManagerEngine(workspace string, sink RunEventSink, limits func() engine.Limits) (RunEngine, error) {
 	var mu sync.Mutex
 	flows := map[string]string{} // run id → flow name, for request_pending events
-	m := &engine.Manager{Workspace: workspace}
+	m := &engine.Manager{Workspace: workspace, Limits: limits}
 	m.Event = func(ev eventlog.Event) {
 		if ev.Event == "run_started" {
 			mu.Lock()

@@ -34,7 +34,7 @@ func (s *Server) engine() (RunEngine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := s.svc.NewRunEngine(root, s.runEvent)
+	e, err := s.svc.NewRunEngine(root, s.runEvent, s.limits)
 	if err != nil {
 		return nil, err
 	}

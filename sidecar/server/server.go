@@ -79,6 +79,9 @@ type Server struct {
 
 	engineMu sync.Mutex // guards svc.Runs
 
+	settingsMu sync.Mutex
+	settings   settings // the editor's agentcanvas.* settings (settings.go)
+
 	watch  *watcher
 	status statusTracker
 	seq    atomic.Int64 // progress tokens
@@ -101,6 +104,7 @@ func New(opts Options) *Server {
 		svc:      opts.Services.withDefaults(),
 		inflight: map[jsonrpc2.ID]context.CancelFunc{},
 		exited:   make(chan struct{}),
+		settings: defaultSettings(),
 	}
 	s.docs = newDocuments(s)
 	return s

@@ -4,8 +4,10 @@ import (
 	"context"
 	"sort"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/engine"
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 	"github.com/agentcanvas/agentcanvas/sidecar/span"
 )
 
@@ -28,8 +30,9 @@ type Services struct {
 	Proposals Proposals
 	// Logs reads the JSONL event logs (sidecar/eventlog).
 	Logs LogReader
-	// NewRunEngine starts the run engine for a workspace; events go to sink.
-	NewRunEngine func(workspace string, sink RunEventSink) (RunEngine, error)
+	// NewRunEngine starts the run engine for a workspace; events go to sink, and limits gives
+	// the person's current limits (the editor's settings) at each use.
+	NewRunEngine func(workspace string, sink RunEventSink, limits func() engine.Limits) (RunEngine, error)
 
 	// Runs is the engine started for this session (set by the server).
 	Runs RunEngine
@@ -122,6 +125,8 @@ type PrepareSandboxParams struct {
 	Files     []string `json:"files"`
 	// Progress is called as files are copied (set by the server for $/progress).
 	Progress func(done, total int) `json:"-"`
+	// Rules are the allowed and blocked folders of the settings (set by the server).
+	Rules safepath.Rules `json:"-"`
 }
 
 // Proposals is the proposal store of a workspace.
@@ -140,6 +145,8 @@ type ProposalRef struct {
 	RunID     string `json:"runId"`
 	AgentID   string `json:"agentId"`
 	Flow      string `json:"flow,omitempty"`
+	// Rules are the allowed and blocked folders of the settings (set by the server).
+	Rules safepath.Rules `json:"-"`
 }
 
 // CreateProposalParams: agentcanvas/createProposal.

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/engine"
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/span"
@@ -75,7 +76,7 @@ func TestServicesPlumbing(t *testing.T) {
 	fp := &fakeProposals{started: make(chan struct{})}
 	c, _ := startInProcess(t, Options{Services: Services{
 		Proposals: fp,
-		NewRunEngine: func(ws string, sink RunEventSink) (RunEngine, error) {
+		NewRunEngine: func(ws string, sink RunEventSink, _ func() engine.Limits) (RunEngine, error) {
 			if ws != root {
 				t.Errorf("run engine workspace %q, want %q", ws, root)
 			}

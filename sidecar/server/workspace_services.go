@@ -18,7 +18,7 @@ type sandboxService struct{}
 
 func (sandboxService) Prepare(ctx context.Context, p PrepareSandboxParams) (any, error) {
 	return sandbox.Prepare(ctx, sandbox.Options{Workspace: p.Workspace, RunID: p.RunID, AgentID: p.AgentID,
-		Files: p.Files, Progress: p.Progress})
+		Files: p.Files, Progress: p.Progress, Rules: p.Rules})
 }
 
 type proposalService struct{}
@@ -35,7 +35,7 @@ func (r ProposalRef) ref() (string, error) {
 
 func (proposalService) Create(ctx context.Context, p CreateProposalParams) (any, error) {
 	c, err := proposal.Create(ctx, proposal.CreateOptions{Workspace: p.Workspace, RunID: p.RunID, AgentID: p.AgentID,
-		Notes: p.Notes, Flow: p.Flow})
+		Notes: p.Notes, Flow: p.Flow, Rules: p.Rules})
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func (proposalService) Get(ctx context.Context, p ProposalRef) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return proposal.GetReview(ctx, p.Workspace, ref, proposal.ReviewOptions{ApplyOptions: proposal.ApplyOptions{Flow: p.Flow}})
+	return proposal.GetReview(ctx, p.Workspace, ref, proposal.ReviewOptions{ApplyOptions: proposal.ApplyOptions{Flow: p.Flow, Rules: p.Rules}})
 }
 
 func (proposalService) Apply(ctx context.Context, p ApplyProposalParams) (any, error) {
@@ -76,7 +76,7 @@ func (proposalService) Apply(ctx context.Context, p ApplyProposalParams) (any, e
 			sel.Hunks[h.File] = append(sel.Hunks[h.File], h.Index)
 		}
 	}
-	o := proposal.ApplyOptions{DryRun: p.Check, Flow: p.Flow}
+	o := proposal.ApplyOptions{DryRun: p.Check, Flow: p.Flow, Rules: p.Rules}
 	res, err := proposal.Apply(ctx, p.Workspace, ref, sel, o)
 	var refused *proposal.RefusedError
 	if errors.As(err, &refused) {
