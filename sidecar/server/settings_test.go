@@ -31,7 +31,7 @@ func (c *client) configure(section map[string]any) {
 	c.notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"agentcanvas": section}})
 }
 
-// refusal is a -32803 error's problems (applyProposal's data).
+// problems are a -32803 refusal's problems (applyProposal's data).
 func problems(t *testing.T, err *rpcError) []struct{ Path, Reason string } {
 	t.Helper()
 	var data struct {

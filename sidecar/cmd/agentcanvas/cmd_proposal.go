@@ -19,11 +19,13 @@ func init() {
 
 const proposalUsage = `usage:
   agentcanvas proposal create --workspace W --run R --agent A [--notes T] [--test-log FILE] [--flow F]
-  agentcanvas proposal apply  --workspace W [--check] [--files a,b] [--hunks path:1,path:3] [--flow F] PROPOSAL
-  agentcanvas proposal review --workspace W [--flow F] [--record] PROPOSAL
+  agentcanvas proposal apply  --workspace W [--check] [--files a,b] [--hunks path:1,path:3] [--allow DIR]… [--block DIR]… [--flow F] PROPOSAL
+  agentcanvas proposal review --workspace W [--flow F] [--record] [--allow DIR]… [--block DIR]… PROPOSAL
   agentcanvas proposal reject --workspace W [--reason T] [--flow F] PROPOSAL
   agentcanvas proposal list   --workspace W
 PROPOSAL: a proposal.json, a sandbox agent folder, or a .patch file.
+--allow: the patch may only touch files inside these workspace-relative folders; --block: nor
+files in these folders, besides .agentcanvas, .git, node_modules and dist (both repeatable).
 apply: exit 0 applied (or, with --check, would apply), 1 refused or conflict (workspace unchanged), 2 usage.`
 
 func runProposal(args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -130,8 +132,14 @@ func proposalApply(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&files, "files", "apply only these files (comma-separated or repeated)")
 	fs.Var(&hunks, "hunks", "apply only these hunks, as PATH:N (1-based, as 'proposal review' numbers them)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	rf := addRuleFlags(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	rules, err := rf.rules(*ws)
+	if err != nil {
+		fmt.Fprintf(stderr, "proposal apply: %v\n", err)
+		return exitUsage
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintln(stderr, "proposal apply: exactly one PROPOSAL is required")
@@ -144,7 +152,7 @@ func proposalApply(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := signalContext()
 	defer cancel()
-	res, err := proposal.Apply(ctx, *ws, fs.Arg(0), sel, proposal.ApplyOptions{DryRun: *check, Flow: *flow})
+	res, err := proposal.Apply(ctx, *ws, fs.Arg(0), sel, proposal.ApplyOptions{DryRun: *check, Flow: *flow, Rules: rules})
 	if res != nil {
 		for _, w := range res.Warnings {
 			fmt.Fprintf(stderr, "warning: %s\n", w)
@@ -181,8 +189,14 @@ func proposalApply(args []string, stdout, stderr io.Writer) int {
 func proposalReview(args []string, stdout, stderr io.Writer) int {
 	fs, ws, flow := newFlags("review", stderr)
 	record := fs.Bool("record", false, "append a proposal_reviewed event")
+	rf := addRuleFlags(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	rules, err := rf.rules(*ws)
+	if err != nil {
+		fmt.Fprintf(stderr, "proposal review: %v\n", err)
+		return exitUsage
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintln(stderr, "proposal review: exactly one PROPOSAL is required")
@@ -190,7 +204,7 @@ func proposalReview(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := signalContext()
 	defer cancel()
-	rv, err := proposal.GetReview(ctx, *ws, fs.Arg(0), proposal.ReviewOptions{ApplyOptions: proposal.ApplyOptions{Flow: *flow}, Record: *record})
+	rv, err := proposal.GetReview(ctx, *ws, fs.Arg(0), proposal.ReviewOptions{ApplyOptions: proposal.ApplyOptions{Flow: *flow, Rules: rules}, Record: *record})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentcanvas: %v\n", err)
 		return exitFail

@@ -31,8 +31,11 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	backend := fs.String("backend", "", "override every agent's backendId (claude, codex, gemini, command, dry-run; auto keeps each agent's own)")
 	task := fs.String("task", "", "the run's task (default: the flow's description)")
 	resume := fs.String("resume", "", "continue the interrupted run RUN_ID (its completed interactions are kept)")
+	rf := addRuleFlags(fs)
+	autoApply := &autoApplyFlag{engine.AutoApplyFlow}
+	fs.Var(autoApply, "auto-apply", "cap on the flow's policy.autoApply: off (apply nothing unreviewed), whenClean (as the flow says, and only on an unchanged HEAD) or flow")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentcanvas run [--workspace W] [--dry-run] [--answers FILE] [--non-interactive] [--resume RUN_ID] FLOW")
+		fmt.Fprintln(stderr, "usage: agentcanvas run [--workspace W] [--dry-run] [--answers FILE] [--non-interactive] [--resume RUN_ID] [--allow DIR]… [--block DIR]… [--auto-apply off|whenClean|flow] FLOW")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -56,7 +59,13 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentcanvas run: %v\n", err)
 		return exitUsage
 	}
-	opts := engine.Options{Workspace: ws, DryRun: *dryRun, Backend: *backend, Task: *task}
+	rules, err := rf.rules(ws)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentcanvas run: %v\n", err)
+		return exitUsage
+	}
+	limits := engine.Limits{Rules: rules, AutoApply: autoApply.v, AutoApplyFrom: "--auto-apply"}
+	opts := engine.Options{Workspace: ws, DryRun: *dryRun, Backend: *backend, Task: *task, Limits: func() engine.Limits { return limits }}
 	var ans map[string]string
 	if *answers != "" {
 		if ans, err = engine.LoadAnswers(*answers); err != nil {

@@ -11,7 +11,6 @@ import (
 	"os/signal"
 	"strings"
 
-	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
 )
 
@@ -43,7 +42,7 @@ func printJSON(w io.Writer, v any) {
 
 func runSandbox(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] != "prepare" {
-		fmt.Fprintln(stderr, "usage: agentcanvas sandbox prepare --workspace W --run R --agent A [--block a,b] FILE…")
+		fmt.Fprintln(stderr, "usage: agentcanvas sandbox prepare --workspace W --run R --agent A [--allow DIR]… [--block DIR]… FILE…")
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
 			return exitOK
 		}
@@ -54,10 +53,9 @@ func runSandbox(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	ws := fs.String("workspace", ".", "workspace root")
 	runID := fs.String("run", "", "run id (1-128 of A-Z a-z 0-9 . _ -)")
 	agent := fs.String("agent", "", "agent id (sanitised into a folder name)")
-	var block listFlag
-	fs.Var(&block, "block", "folders to refuse instead of the default .agentcanvas,.git,node_modules,dist (.git is always refused)")
+	rf := addRuleFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentcanvas sandbox prepare --workspace W --run R --agent A FILE…")
+		fmt.Fprintln(stderr, "usage: agentcanvas sandbox prepare --workspace W --run R --agent A [--allow DIR]… [--block DIR]… FILE…")
 		fmt.Fprintln(stderr, "Copies each workspace-relative FILE (folders whole, honouring .gitignore) into")
 		fmt.Fprintln(stderr, "W/.agentcanvas/sandboxes/R/<A>/{input,work}; prints {inputDir,workDir,proposalDir}.")
 		fmt.Fprintln(stderr, "Exit 0 prepared, 1 refused (nothing created), 2 usage.")
@@ -74,10 +72,10 @@ func runSandbox(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return exitUsage
 	}
-	rules := safepath.Rules{}
-	if len(block) > 0 {
-		rules.Blocked = block // .agentcanvas and .git stay blocked whatever the list
-
+	rules, err := rf.rules(*ws)
+	if err != nil {
+		fmt.Fprintf(stderr, "sandbox prepare: %v\n", err)
+		return exitUsage
 	}
 	ctx, cancel := signalContext()
 	defer cancel()

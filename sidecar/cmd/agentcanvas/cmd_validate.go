@@ -40,8 +40,9 @@ func runValidate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("validate", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	asJSON := fl.Bool("json", false, "print one JSON array of {file,line,column,endLine,endColumn,severity,code,message}")
+	rf := addRuleFlags(fl)
 	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentcanvas validate [--json] PATH…")
+		fmt.Fprintln(stderr, "usage: agentcanvas validate [--json] [--allow DIR]… [--block DIR]… PATH…")
 		fmt.Fprintln(stderr, "PATH is a flow file or a folder (every *.yaml under it).")
 		fmt.Fprintln(stderr, "Exit status: 0 clean or warnings only, 1 errors, 2 usage or I/O error.")
 		fl.PrintDefaults()
@@ -61,6 +62,11 @@ func runValidate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentcanvas validate: %v\n", err)
 		return exitUsage
 	}
+	rules, err := rf.rules(cwd)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentcanvas validate: %v\n", err)
+		return exitUsage
+	}
 
 	files, ioFailed := collectFlowFiles(fl.Args(), stderr)
 	var all []diag.Diagnostic
@@ -75,7 +81,7 @@ func runValidate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		if !ok {
 			root = cwd
 		}
-		all = append(all, validate.Flow(flow.Parse(file, src), validate.Workspace{Root: root})...)
+		all = append(all, validate.Flow(flow.Parse(file, src), validate.Workspace{Root: root, Rules: rules})...)
 	}
 
 	if *asJSON {
