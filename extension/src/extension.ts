@@ -86,7 +86,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<AgentC
   const proposalsView = vscode.window.createTreeView('agentcanvas.proposals', { treeDataProvider: proposalsTree, manageCheckboxStateManually: true, showCollapseAll: true });
   context.subscriptions.push(proposalsView, proposals.attach(proposalsView), ...proposals.register());
   const proposalWatcher = vscode.workspace.createFileSystemWatcher('**/.agentcanvas/sandboxes/*/*/proposal/proposal.json');
-  const onProposalFiles = () => void proposals.refresh().then(() => proposals.autoApply());
+  const onProposalFiles = () => void proposals.refresh();
   context.subscriptions.push(proposalWatcher, proposalWatcher.onDidCreate(onProposalFiles), proposalWatcher.onDidChange(onProposalFiles), proposalWatcher.onDidDelete(onProposalFiles));
 
   // Flows

@@ -50,6 +50,18 @@ export const flowDocumentSelector = [
   { scheme: 'file', pattern: '**/flows/*.yaml' },
 ];
 
+/**
+ * The agentcanvas.* settings the sidecar honours, sent as initializationOptions (docs/protocol.md,
+ * "Settings"); the defaults are package.json's.
+ */
+export function sidecarSettings(cfg: { get<T>(key: string, defaultValue: T): T }): { allowedFolders: string[]; blockedFolders: string[]; autoApply: string } {
+  return {
+    allowedFolders: cfg.get<string[]>('allowedFolders', []),
+    blockedFolders: cfg.get<string[]>('blockedFolders', []),
+    autoApply: cfg.get<string>('autoApply', 'off'),
+  };
+}
+
 type NotificationHandler = (params: unknown) => void;
 
 export class SidecarClient implements vscode.Disposable {
@@ -157,11 +169,9 @@ export class SidecarClient implements vscode.Disposable {
         this.log.error('the sidecar failed to initialize', e);
         return false;
       },
-      initializationOptions: {
-        allowedFolders: cfg.get<string[]>('allowedFolders', []),
-        blockedFolders: cfg.get<string[]>('blockedFolders', []),
-        autoApply: cfg.get<string>('autoApply', 'never'),
-      },
+      initializationOptions: sidecarSettings(cfg),
+      // The client sends workspace/didChangeConfiguration with the whole agentcanvas section
+      // right after start and on every change: the sidecar honours the new settings at once.
       synchronize: {
         configurationSection: 'agentcanvas',
         fileEvents: vscode.workspace.createFileSystemWatcher('**/{.agentcanvas/flows,flows}/*.yaml'),

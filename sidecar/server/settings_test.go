@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/engine"
 )
 
 // The editor's agentcanvas.* settings, on the real binary: initializationOptions at start,
@@ -237,4 +239,38 @@ interactions:
 		t.Errorf("with autoApply flow: %s; file %q %v", ev, b, err)
 	}
 	c.shutdownExit()
+}
+
+// package.json's contribution and the sidecar agree on autoApply's values and default.
+func TestSettingsContributionAgrees(t *testing.T) {
+	b, err := os.ReadFile("../../package.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkg struct {
+		Contributes struct {
+			Configuration struct {
+				Properties map[string]struct {
+					Default any      `json:"default"`
+					Enum    []string `json:"enum"`
+				} `json:"properties"`
+			} `json:"configuration"`
+		} `json:"contributes"`
+	}
+	if err := json.Unmarshal(b, &pkg); err != nil {
+		t.Fatal(err)
+	}
+	props := pkg.Contributes.Configuration.Properties
+	var values []string
+	for _, v := range engine.AutoApplyValues {
+		values = append(values, string(v))
+	}
+	if a := props[settingAutoApply]; strings.Join(a.Enum, ",") != strings.Join(values, ",") || a.Default != string(defaultSettings().autoApply) {
+		t.Errorf("package.json %s: enum %v default %v; the sidecar takes %v, default %s", settingAutoApply, a.Enum, a.Default, values, defaultSettings().autoApply)
+	}
+	for _, k := range []string{settingAllowed, settingBlocked} {
+		if _, ok := props[k]; !ok {
+			t.Errorf("package.json does not contribute %s", k)
+		}
+	}
 }

@@ -190,26 +190,6 @@ export class ProposalController {
     this.log.info(`rejected ${p.proposalJson}`);
     await this.refresh();
   }
-
-  /** agentcanvas.autoApply = whenClean: apply a new proposal when it checks clean on the same HEAD. */
-  async autoApply(): Promise<void> {
-    if (vscode.workspace.getConfiguration('agentcanvas').get<string>('autoApply', 'off') !== 'whenClean' || !this.sidecar.running) return;
-    const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-    const head = root ? await gitHead(root) : undefined;
-    for (const p of this.tree.proposals) {
-      if (p.status !== 'pending' || p.error || headWarning(p, head)) continue;
-      try {
-        const ref = { runId: p.runId, agentId: p.agentId };
-        const check = await this.applyRequest({ ...ref, check: true });
-        if (!check.applied) continue;
-        const res = await this.applyRequest(ref);
-        if (res.applied) this.log.info(`auto-applied ${p.proposalJson}`);
-      } catch (e) {
-        this.log.warn(`auto-apply of ${p.proposalJson}: ${describeError(e)}`);
-      }
-    }
-    await this.refresh();
-  }
 }
 
 /** HEAD of the workspace's git repository, or undefined outside git. */

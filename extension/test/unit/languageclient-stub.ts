@@ -39,7 +39,7 @@ export class LanguageClient {
     readonly id: string,
     readonly name: string,
     readonly serverOptions: { command: string; args: string[] },
-    readonly clientOptions: { errorHandler: { error: Function; closed: Function }; documentSelector: unknown[] },
+    readonly clientOptions: { errorHandler: { error: Function; closed: Function }; documentSelector: unknown[]; initializationOptions?: unknown; synchronize?: { configurationSection?: string } },
   ) {
     clients.push(this);
   }

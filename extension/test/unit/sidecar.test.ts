@@ -2,12 +2,12 @@
 // no pop-up storm, and "not running" instead of exceptions.
 import { test, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync, chmodSync, rmSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, chmodSync, rmSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { mock, settings } from './vscode-mock';
 import { clients, CloseAction, ErrorAction, State } from './languageclient-stub';
-import { SidecarClient, withSidecar, NOT_RUNNING, flowDocumentSelector } from '../../src/sidecar';
+import { SidecarClient, withSidecar, NOT_RUNNING, flowDocumentSelector, sidecarSettings } from '../../src/sidecar';
 import { Log } from '../../src/log';
 import { StatusItem } from '../../src/status';
 
@@ -151,4 +151,28 @@ test('several listeners of one notification all hear it, across a restart (the c
   } finally {
     cleanup();
   }
+});
+
+test('sends the agentcanvas settings as initializationOptions and syncs the section after', async () => {
+  const { bin, cleanup } = fakeSidecar();
+  try {
+    settings.set('agentcanvas.allowedFolders', ['src', 'docs']);
+    settings.set('agentcanvas.blockedFolders', ['build']);
+    settings.set('agentcanvas.autoApply', 'whenClean');
+    const { client } = await started(bin);
+    assert.deepEqual(client.clientOptions.initializationOptions, { allowedFolders: ['src', 'docs'], blockedFolders: ['build'], autoApply: 'whenClean' });
+    assert.equal(client.clientOptions.synchronize?.configurationSection, 'agentcanvas');
+  } finally {
+    cleanup();
+  }
+});
+
+test("the settings' defaults and autoApply's values are package.json's, and the sidecar's", () => {
+  const pkg = JSON.parse(readFileSync(path.join(__dirname, '..', '..', '..', 'package.json'), 'utf8'));
+  const props = pkg.contributes.configuration.properties;
+  const defaults = sidecarSettings({ get: <T>(_k: string, d: T) => d });
+  assert.deepEqual(defaults, { allowedFolders: props['agentcanvas.allowedFolders'].default, blockedFolders: props['agentcanvas.blockedFolders'].default, autoApply: props['agentcanvas.autoApply'].default });
+  // sidecar/engine's AutoApplyValues, strictest first; the editor's default is the strictest.
+  assert.deepEqual(props['agentcanvas.autoApply'].enum, ['off', 'whenClean', 'flow']);
+  assert.equal(defaults.autoApply, 'off');
 });
