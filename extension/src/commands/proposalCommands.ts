@@ -160,9 +160,13 @@ export class ProposalController {
   private async explainConflicts(p: Proposal, r: ApplyResult): Promise<void> {
     const lines = r.conflicts.map((c) => (c.path ? `- \`${c.path}\`: ${c.reason}` : `- ${c.reason}`));
     this.log.warn(`applying ${p.proposalJson} was refused: ${r.message ?? ''} ${r.conflicts.map((c) => `${c.path}: ${c.reason}`).join('; ')}`);
+    // A notification shows no detail: the first problem goes in the message itself, so a
+    // refusal by a folder setting says which file and which setting without a click.
+    const problems = r.conflicts.map((c) => (c.path ? `${c.path}: ${c.reason}` : c.reason));
+    const first = problems.length > 0 ? ` ${problems[0]}${problems.length > 1 ? ` (and ${problems.length - 1} more)` : ''}` : '';
     const pick = await vscode.window.showErrorMessage(
-      `AgentCanvas: the proposal from ${p.agentId} does not apply; the workspace is unchanged.`,
-      { detail: r.conflicts.length > 0 ? r.conflicts.map((c) => (c.path ? `${c.path}: ${c.reason}` : c.reason)).join('\n') : r.message },
+      `AgentCanvas: the proposal from ${p.agentId} does not apply; the workspace is unchanged.${first}`,
+      { detail: problems.length > 0 ? problems.join('\n') : r.message },
       'Show Details',
     );
     if (pick === 'Show Details') {
@@ -176,6 +180,8 @@ export class ProposalController {
         'A hunk conflicts when the lines it changes are no longer what the agent saw in its input/ copy:',
         'the file changed in the workspace after the run started. Nothing was written.',
         'Reject the conflicting hunks in the Proposals view and apply the rest, or re-run the flow.',
+        'A file outside `agentcanvas.allowedFolders`, or in `agentcanvas.blockedFolders`, is refused',
+        'until the settings allow it: untick it, or change the setting.',
       ].join('\n');
       await vscode.window.showTextDocument(await vscode.workspace.openTextDocument({ language: 'markdown', content: md }));
     }

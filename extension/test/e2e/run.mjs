@@ -193,6 +193,39 @@ const STEPS = [
     },
   },
   {
+    name: 'agentcanvas.allowedFolders reaches the sidecar: an agent\'s file outside it is a problem naming the setting, Apply Proposal is refused naming the file and the rule (the workspace unchanged); without the setting both go',
+    async run({ page, shot, workspace }) {
+      const file = path.join(workspace, 'src', 'parser.ts');
+      const before = readFileSync(file, 'utf8');
+      const flow = path.join(workspace, 'flows', 'scoped.yaml');
+      writeFileSync(flow, 'version: "1.0"\nagents:\n  - {id: lead, role: manager}\n  - {id: w1, role: worker, files: [src/parser.ts]}\ninteractions:\n  - id: i1\n    patternId: manager_worker\n    edges:\n      - {source: lead, target: w1, data: {termination: {type: max_rounds, rounds: 1}}}\n');
+      const settings = path.join(workspace, '.vscode', 'settings.json');
+      mkdirSync(path.dirname(settings), { recursive: true });
+      writeFileSync(settings, JSON.stringify({ 'agentcanvas.allowedFolders': ['docs'] }));
+      const rule = 'outside the allowed folders [docs] (agentcanvas.allowedFolders)';
+      const marker = page.locator('.markers-panel .monaco-list-row', { hasText: rule });
+      try {
+        // The problem appears once the change has reached the sidecar (didChangeConfiguration).
+        await quickOpen(page, 'scoped.yaml');
+        await marker.first().waitFor({ timeout: TIMEOUT }).catch(async () => {
+          await runCommand(page, 'View: Focus Problems');
+          await marker.first().waitFor({ timeout: TIMEOUT });
+        });
+        await shot('allowed-folders-problem');
+        await runCommand(page, 'AgentCanvas: Apply Proposal');
+        await page.locator('.notifications-toasts .notification-toast', { hasText: `does not apply; the workspace is unchanged. src/parser.ts: ${rule}` }).first().waitFor({ timeout: TIMEOUT });
+        await shot('allowed-folders-refused');
+        if (readFileSync(file, 'utf8') !== before) throw new Error('a refused apply changed src/parser.ts');
+      } finally {
+        rmSync(settings);
+      }
+      await marker.first().waitFor({ state: 'detached', timeout: TIMEOUT });
+      await runCommand(page, 'View: Close All Editors');
+      rmSync(flow);
+      await dismissToasts(page);
+    },
+  },
+  {
     name: '"AgentCanvas: Apply Proposal" applies only the accepted hunk; the file on disk has it and not the other; the proposal shows applied',
     async run({ page, shot, workspace }) {
       const file = path.join(workspace, 'src', 'parser.ts');

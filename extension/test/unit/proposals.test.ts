@@ -143,4 +143,12 @@ test('conflicts are read from a refusal message', () => {
     ],
   );
   assert.deepEqual(conflictsFromMessage('agentcanvas/applyProposal: nothing to apply'), []);
+  // The folder settings' refusals, as the sidecar words them.
+  assert.deepEqual(
+    conflictsFromMessage('agentcanvas/applyProposal: patch refused: lib/x.ts: outside the allowed folders [src, docs] (agentcanvas.allowedFolders); build/o.js: in the blocked folder build (agentcanvas.blockedFolders) (the workspace is unchanged)'),
+    [
+      { path: 'lib/x.ts', reason: 'outside the allowed folders [src, docs] (agentcanvas.allowedFolders)' },
+      { path: 'build/o.js', reason: 'in the blocked folder build (agentcanvas.blockedFolders)' },
+    ],
+  );
 });
