@@ -65,11 +65,35 @@ func TestRunsOnTheBinary(t *testing.T) {
 	c.shutdownExit()
 }
 
+// pairFlow is a role_play_pair flow of a (planner) and b (reviewer), each running the command
+// agent AGENT, for one round.
+const pairFlow = `version: "1.0"
+agents:
+  - {id: a, role: planner, runtime: {backendId: command, command: [bash, AGENT]}}
+  - {id: b, role: reviewer, runtime: {backendId: command, command: [bash, AGENT]}}
+interactions:
+  - id: first
+    patternId: role_play_pair
+    edges:
+      - source: a
+        target: b
+        data: {topology: p2p, termination: {type: max_rounds, rounds: 1}}
+`
+
+// commandAgent writes a bash agent script (the command backend runs it) and returns its path;
+// the script's folder is the test's scratch space.
+func commandAgent(t *testing.T, script string) string {
+	t.Helper()
+	agent := filepath.Join(t.TempDir(), "agent.sh")
+	if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return agent
+}
+
 // A person answers an agent's question from the editor: the question arrives as a runEvent,
 // answerQuestion resumes the agent, the run completes.
 func TestQuestionAnsweredFromTheEditor(t *testing.T) {
-	dir := t.TempDir()
-	agent := filepath.Join(dir, "agent.sh")
 	script := `cat > /dev/null
 if grep -q db "$(dirname "$0")/seen" 2>/dev/null; then echo "ANSWER: done"; exit 0; fi
 echo "[USER_QUESTION]"
@@ -82,22 +106,8 @@ echo "required: true"
 echo "[/USER_QUESTION]"
 echo db > "$(dirname "$0")/seen"
 `
-	if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	text := `version: "1.0"
-agents:
-  - {id: a, role: planner, runtime: {backendId: command, command: [bash, AGENT]}}
-  - {id: b, role: reviewer, runtime: {backendId: command, command: [bash, AGENT]}}
-interactions:
-  - id: first
-    patternId: role_play_pair
-    edges:
-      - source: a
-        target: b
-        data: {topology: p2p, termination: {type: max_rounds, rounds: 1}}
-`
-	root, uri := workspace(t, "ask.yaml", strings.ReplaceAll(text, "AGENT", agent))
+	agent := commandAgent(t, script)
+	root, uri := workspace(t, "ask.yaml", strings.ReplaceAll(pairFlow, "AGENT", agent))
 	c := startBinary(t)
 	c.initialize(root)
 	var info struct{ RunID string }
@@ -141,8 +151,6 @@ interactions:
 // A secret provided from the editor reaches the agent and nothing else: not the log, not the
 // run's state, not a notification, not the sidecar's stderr.
 func TestDependencyProvidedFromTheEditor(t *testing.T) {
-	dir := t.TempDir()
-	agent := filepath.Join(dir, "agent.sh")
 	script := `cat > /dev/null
 if [ -n "$MY_TOKEN" ]; then echo "$MY_TOKEN" > "$(dirname "$0")/got"; echo "ANSWER: done"; exit 0; fi
 echo "[DEPENDENCY_REQUEST]"
@@ -152,21 +160,9 @@ echo "description: the token for the test service"
 echo "required: true"
 echo "[/DEPENDENCY_REQUEST]"
 `
-	if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	text := `version: "1.0"
-agents:
-  - {id: a, role: planner, runtime: {backendId: command, command: [bash, AGENT], env: [MY_TOKEN]}}
-  - {id: b, role: reviewer, runtime: {backendId: command, command: [bash, AGENT], env: [MY_TOKEN]}}
-interactions:
-  - id: first
-    patternId: role_play_pair
-    edges:
-      - source: a
-        target: b
-        data: {topology: p2p, termination: {type: max_rounds, rounds: 1}}
-`
+	agent := commandAgent(t, script)
+	dir := filepath.Dir(agent)
+	text := strings.ReplaceAll(pairFlow, "command: [bash, AGENT]}", "command: [bash, AGENT], env: [MY_TOKEN]}")
 	root, uri := workspace(t, "dep.yaml", strings.ReplaceAll(text, "AGENT", agent))
 	c := startBinary(t)
 	c.initialize(root)
@@ -240,25 +236,10 @@ func TestSessionEndStopsRunningAgents(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("needs /proc")
 	}
-	dir := t.TempDir()
-	agent := filepath.Join(dir, "agent.sh")
 	// The agent records its pid, then works for a long time.
-	if err := os.WriteFile(agent, []byte("cat > /dev/null\necho $$ > \"$(dirname \"$0\")/pid\"\nexec sleep 300\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	text := `version: "1.0"
-agents:
-  - {id: a, role: planner, runtime: {backendId: command, command: [bash, AGENT]}}
-  - {id: b, role: reviewer, runtime: {backendId: command, command: [bash, AGENT]}}
-interactions:
-  - id: first
-    patternId: role_play_pair
-    edges:
-      - source: a
-        target: b
-        data: {topology: p2p, termination: {type: max_rounds, rounds: 1}}
-`
-	root, uri := workspace(t, "long.yaml", strings.ReplaceAll(text, "AGENT", agent))
+	agent := commandAgent(t, "cat > /dev/null\necho $$ > \"$(dirname \"$0\")/pid\"\nexec sleep 300\n")
+	dir := filepath.Dir(agent)
+	root, uri := workspace(t, "long.yaml", strings.ReplaceAll(pairFlow, "AGENT", agent))
 	c := startBinary(t)
 	c.initialize(root)
 	c.mustCall("agentcanvas/startRun", map[string]any{"uri": uri}, nil)

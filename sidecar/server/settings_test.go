@@ -14,19 +14,8 @@ import (
 // The editor's agentcanvas.* settings, on the real binary: initializationOptions at start,
 // workspace/didChangeConfiguration after, as vscode-languageclient sends them.
 
-const settingsFlow = `version: "1.0"
-agents:
-  - {id: a1, role: manager}
-  - {id: a2, role: worker, files: [lib/b.txt]}
-interactions:
-  - id: i1
-    patternId: manager_worker
-    edges:
-      - source: a1
-        target: a2
-        data:
-          termination: {type: max_rounds, rounds: 2}
-`
+// settingsFlow is goodFlow with the worker given a file outside src/.
+var settingsFlow = strings.Replace(goodFlow, "    role: worker\n", "    role: worker\n    files: [lib/b.txt]\n", 1)
 
 // configure sends workspace/didChangeConfiguration with the agentcanvas section.
 func (c *client) configure(section map[string]any) {
@@ -83,7 +72,7 @@ func TestFolderSettings(t *testing.T) {
 	// Validation: the agent's files entry outside the allowed folders, naming the setting.
 	c.open(uri, settingsFlow, 1)
 	ds := c.diagnostics(uri, 1)
-	if len(ds) != 1 || ds[0].Code != "unsafe-path" || !strings.Contains(ds[0].Message, `agent file "lib/b.txt" is refused: outside the allowed folders [src] (agentcanvas.allowedFolders)`) || ds[0].Range.Start.Line != 3 {
+	if len(ds) != 1 || ds[0].Code != "unsafe-path" || !strings.Contains(ds[0].Message, `agent file "lib/b.txt" is refused: outside the allowed folders [src] (agentcanvas.allowedFolders)`) || ds[0].Data == nil || ds[0].Data.Path != "/agents/1/files/0" {
 		t.Errorf("diagnostics: %+v", ds)
 	}
 
@@ -174,8 +163,6 @@ func TestBadSettings(t *testing.T) {
 // autoApply caps the flow's policy.autoApply for runs started from the editor: off (the
 // default) holds a proposal the flow would apply; after a change to flow it is applied.
 func TestAutoApplySetting(t *testing.T) {
-	dir := t.TempDir()
-	agent := filepath.Join(dir, "agent.sh")
 	script := `cat > /dev/null
 if [ "$AGENTCANVAS_AGENT_ID" != b ]; then echo "ANSWER: ok"; exit 0; fi
 echo "edit $AGENTCANVAS_RUN_ID" > "out-$AGENTCANVAS_RUN_ID.txt"
@@ -194,22 +181,11 @@ Next:
   - Orchestrator: review
 EOH
 `
-	if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	text := `version: "1.0"
-policy: {autoApply: true}
-agents:
-  - {id: a, role: planner, runtime: {backendId: command, command: [bash, AGENT]}}
-  - {id: b, role: coder, runtime: {backendId: command, command: [bash, AGENT], cwdMode: agentHome}}
-interactions:
-  - id: first
-    patternId: role_play_pair
-    edges:
-      - source: a
-        target: b
-        data: {topology: p2p, termination: {type: max_rounds, rounds: 1}}
-`
+	agent := commandAgent(t, script)
+	// b is a worker (a sandbox), and the flow asks for auto-apply.
+	text := strings.Replace(strings.Replace(pairFlow, "agents:", "policy: {autoApply: true}\nagents:", 1),
+		"{id: b, role: reviewer, runtime: {backendId: command, command: [bash, AGENT]}}",
+		"{id: b, role: coder, runtime: {backendId: command, command: [bash, AGENT], cwdMode: agentHome}}", 1)
 	root, uri := workspace(t, "apply.yaml", strings.ReplaceAll(text, "AGENT", agent))
 	c := startBinary(t)
 	c.initialize(root) // no settings: autoApply is off, as the setting's default
