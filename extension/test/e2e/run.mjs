@@ -197,8 +197,6 @@ const STEPS = [
     async run({ page, shot, workspace }) {
       const file = path.join(workspace, 'src', 'parser.ts');
       const before = readFileSync(file, 'utf8');
-      const flow = path.join(workspace, 'flows', 'scoped.yaml');
-      writeFileSync(flow, 'version: "1.0"\nagents:\n  - {id: lead, role: manager}\n  - {id: w1, role: worker, files: [src/parser.ts]}\ninteractions:\n  - id: i1\n    patternId: manager_worker\n    edges:\n      - {source: lead, target: w1, data: {termination: {type: max_rounds, rounds: 1}}}\n');
       const settings = path.join(workspace, '.vscode', 'settings.json');
       mkdirSync(path.dirname(settings), { recursive: true });
       writeFileSync(settings, JSON.stringify({ 'agentcanvas.allowedFolders': ['docs'] }));
@@ -221,7 +219,6 @@ const STEPS = [
       }
       await marker.first().waitFor({ state: 'detached', timeout: TIMEOUT });
       await runCommand(page, 'View: Close All Editors');
-      rmSync(flow);
       await dismissToasts(page);
     },
   },
