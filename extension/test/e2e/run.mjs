@@ -249,8 +249,9 @@ const STEPS = [
       await page.locator('.monaco-workbench').waitFor({ timeout: TIMEOUT });
       await page.locator('[aria-label="AgentCanvas sidecar: healthy"]').first().waitFor({ state: 'visible', timeout: TIMEOUT });
       const after = await waitForNewSidecar(before);
-      for (let i = 0; i < 100 && sidecarPids().includes(before); i++) await new Promise((r) => setTimeout(r, 100));
-      if (sidecarPids().includes(before)) throw new Error(`the old sidecar ${before} is still running after the reload`);
+      // a ceiling, not a timing: the sidecar ends its session within its stop timeout (15 s)
+      for (let i = 0; i < 300 && sidecarPids().includes(before); i++) await new Promise((r) => setTimeout(r, 100));
+      if (sidecarPids().includes(before)) throw new Error(`the old sidecar ${before} is still running after the reload: ${processReport(before)}`);
       if (sidecarPids().length !== 1) throw new Error(`expected one sidecar, found ${sidecarPids().join(',')} (new ${after})`);
       await shot('after-reload');
     },
@@ -444,6 +445,18 @@ async function insertPatternFromPaletteAndSave({ page, shot, workspace }) {
 function sidecarPattern() {
   const dir = extensions.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   return `${dir}/agentcanvas\\.agentcanvas-[^/]*/bin/linux-x64/agentcanvas serve`;
+}
+
+/** What ps knows of a process and its children (state, parent, age), for a failure message. */
+function processReport(pid) {
+  const ps = spawnSync('ps', ['-o', 'pid,ppid,stat,etime,args', '--pid', String(pid), '--ppid', String(pid)], { encoding: 'utf8' });
+  let threads = '';
+  try {
+    threads = readdirSync(`/proc/${pid}/task`).map((t) => readFileSync(`/proc/${pid}/task/${t}/wchan`, 'utf8')).join(',');
+  } catch {
+    // gone meanwhile
+  }
+  return `${ps.stdout.trim()} (thread wait channels: ${threads || 'unknown'})`;
 }
 
 function sidecarPids() {
