@@ -85,8 +85,24 @@ func (m *Manager) init() {
 // Start starts f and returns at once with the new run's id; the run goes on in the
 // background. A flow with validation errors is refused here.
 func (m *Manager) Start(f *flow.Flow, p StartParams) (RunInfo, error) {
+	return m.start(f, p, NewRunID(time.Now()))
+}
+
+// StartSkill starts a person's invocation of a skill: its flow is written into the run's
+// folder (so the run is listed, logged and resumable like any other) and run.
+func (m *Manager) StartSkill(inv SkillInvocation, p StartParams) (RunInfo, error) {
+	id := NewRunID(time.Now())
+	f, err := WriteSkillFlow(m.Workspace, id, inv)
+	if err != nil {
+		return RunInfo{}, err
+	}
+	p.ResumeRunID = ""
+	return m.start(f, p, id)
+}
+
+func (m *Manager) start(f *flow.Flow, p StartParams, runID string) (RunInfo, error) {
 	m.init()
-	o := Options{Workspace: m.Workspace, DryRun: p.DryRun, Backend: p.Backend, Task: p.Task, Env: p.Env, RunID: NewRunID(time.Now()), Human: m.inbox, Sink: m.Event}
+	o := Options{Workspace: m.Workspace, DryRun: p.DryRun, Backend: p.Backend, Task: p.Task, Env: p.Env, RunID: runID, Human: m.inbox, Sink: m.Event}
 	if p.ResumeRunID != "" {
 		st, err := ReadState(m.Workspace, p.ResumeRunID)
 		if err != nil {

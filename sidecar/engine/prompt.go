@@ -169,19 +169,9 @@ func readSkill(workspace, name string) map[string]string {
 	if err != nil {
 		return nil
 	}
-	text := strings.ReplaceAll(string(b), "\r\n", "\n")
-	if !strings.HasPrefix(text, "---\n") {
+	fm, _, ok := splitFrontMatter(string(b))
+	if !ok {
 		return map[string]string{}
-	}
-	end := strings.Index(text[4:], "\n---")
-	if end < 0 {
-		return map[string]string{}
-	}
-	fm := map[string]string{}
-	for _, l := range strings.Split(text[4:4+end], "\n") {
-		if k, v, ok := strings.Cut(l, ":"); ok {
-			fm[strings.TrimSpace(k)] = strings.Trim(strings.TrimSpace(v), `"'`)
-		}
 	}
 	return fm
 }

@@ -82,25 +82,31 @@ func (r *run) writeCheckpoint(durable bool) {
 }
 
 func writeState(workspace string, st *State, durable bool) error {
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeRunFile(workspace, st.RunID, "state.json", append(b, '\n'), durable)
+}
+
+// writeRunFile replaces .agentcanvas/runs/<runID>/<name> atomically (a temporary file renamed
+// over it), inside the workspace through os.Root; durable also syncs it first.
+func writeRunFile(workspace, runID, name string, data []byte, durable bool) error {
 	root, err := os.OpenRoot(workspace)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
-	dir := filepath.Join(RunsDir, st.RunID)
+	dir := filepath.Join(RunsDir, runID)
 	if err := root.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := filepath.Join(dir, fmt.Sprintf(".state.json.%d.tmp", os.Getpid()))
+	tmp := filepath.Join(dir, fmt.Sprintf(".%s.%d.tmp", name, os.Getpid()))
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
+	if _, err := f.Write(data); err != nil {
 		f.Close()
 		root.Remove(tmp)
 		return err
@@ -114,7 +120,7 @@ func writeState(workspace string, st *State, durable bool) error {
 		root.Remove(tmp)
 		return err
 	}
-	return root.Rename(tmp, filepath.Join(dir, "state.json"))
+	return root.Rename(tmp, filepath.Join(dir, name))
 }
 
 // ReadState reads one run's checkpoint.

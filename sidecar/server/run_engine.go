@@ -61,6 +61,11 @@ func (e managerEngine) Start(ctx context.Context, f *flow.Flow, p StartRunParams
 	return e.m.Start(f, engine.StartParams{DryRun: p.DryRun, Backend: p.Backend, Task: p.Task, ResumeRunID: p.ResumeRunID, Env: p.Env})
 }
 
+func (e managerEngine) StartSkill(ctx context.Context, p StartRunParams) (any, error) {
+	inv := engine.SkillInvocation{Name: p.Skill.Name, Arguments: p.Skill.Arguments, Files: p.Skill.Files, Backend: p.Backend, Command: p.Skill.Command}
+	return e.m.StartSkill(inv, engine.StartParams{DryRun: p.DryRun, Env: p.Env})
+}
+
 func (e managerEngine) Stop(ctx context.Context, runID string) error { return e.m.Stop(runID) }
 
 func (e managerEngine) List(ctx context.Context) (any, error) {
