@@ -21,7 +21,7 @@ import {
 } from "@xyflow/react";
 import type { Diagnostic, FlowModel, FlowOp, PatternInfo, Point } from "../../src/canvas/protocol";
 import { nearestSpan } from "../../src/canvas/positions";
-import { planConnect, planReconnect, pickOps, type ConnectPlan } from "./connect";
+import { planConnect, planPick, planReconnect, type ConnectPlan } from "./connect";
 import { syntaxError } from "./diagnostics";
 import { edgeTypes, nodeTypes, RunContext } from "./elements";
 import { findElement, NODE_HEIGHT, NODE_WIDTH, toGraph, type CanvasEdge, type CanvasNode } from "./graph";
@@ -632,8 +632,7 @@ function Canvas() {
           patterns={patterns}
           onPick={(p) => {
             closePicker();
-            const { ops, label } = pickOps(p, picker.source, picker.target);
-            runPlan({ kind: "ops", ops, label });
+            if (flowRef.current) runPlan(planPick(flowRef.current, p, picker.source, picker.target));
           }}
           onJoin={(id) => {
             closePicker();

@@ -154,9 +154,14 @@ export function planConnect(flow: FlowModel, patterns: PatternInfo[], source: st
   return { kind: "pick", source, target, candidates: offered };
 }
 
-/** pickOps is the edit for the pattern chosen in the picker. */
-export function pickOps(p: PatternInfo, source: string, target: string): { ops: FlowOp[]; label: string } {
-  return { ops: [newInteractionOp(p, source, target)], label: `Connect ${source} → ${target} (${p.patternId})` };
+/**
+ * planPick is the edit for the pattern chosen in the picker, checked again against the model
+ * as it is now (the document may have changed while the picker was open).
+ */
+export function planPick(flow: FlowModel, p: PatternInfo, source: string, target: string): ConnectPlan {
+  const bad = endpointRefusal(flow, source, target);
+  if (bad) return { kind: "refused", message: bad };
+  return { kind: "ops", ops: [newInteractionOp(p, source, target)], label: `Connect ${source} → ${target} (${p.patternId})` };
 }
 
 /**

@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import type { FlowModel, FlowOp, PatternInfo } from "../../../src/canvas/protocol";
+import { planConnect } from "../../src/connect";
 import { clearSent, edits, fixture, hostPost, launch, openCanvas, pageProblems, screenshot, showFlow, THEMES, waitForOps } from "./harness";
 
 const connect = fixture("connect.json");
@@ -135,21 +136,10 @@ describe("drawing edges", { concurrency: false }, () => {
     const page = await open();
     await clearSent(page);
     await connectByDrag(page, "lead", "w2", "body");
-    const ops = await waitForOps(page, 1);
-    assert.deepEqual(ops, [
-      {
-        op: "addEdge",
-        interactionId: "i1",
-        edge: {
-          source: "lead",
-          target: "w2",
-          data: {
-            termination: { any: [{ type: "max_rounds", rounds: 4 }, { type: "quality_gate", metric: "tests_passed", op: ">=", value: 1 }] },
-            params: { test_command: ["npm", "test"] },
-          },
-        },
-      },
-    ]);
+    // What the webview sends is what connect.ts plans (its content is unit-tested): i1's addEdge.
+    const plan = planConnect(flow, patterns, "lead", "w2");
+    assert.equal(plan.kind === "ops" && plan.ops[0].op === "addEdge" && plan.ops[0].interactionId, "i1");
+    assert.deepEqual(await waitForOps(page, 1), plan.kind === "ops" ? plan.ops : []);
     assert.equal(await page.getByRole("dialog").count(), 0);
     // With an edge of i1 selected, a drag between two other nodes joins i1 too.
     await page.getByTestId("edge-label-i1-e1").click();

@@ -8,7 +8,7 @@ import {
   findPattern,
   isPairPattern,
   participants,
-  pickOps,
+  planPick,
   planConnect,
   planReconnect,
 } from "../../src/connect";
@@ -30,9 +30,9 @@ test("two-party patterns are the ones whose roles make two nodes", () => {
 test("a node with no interaction asks for a pattern; the pick makes an interaction with the pattern's defaults", () => {
   const plan = planConnect(flow, patterns, "writer", "reviewer");
   assert.deepEqual(plan, { kind: "pick", source: "writer", target: "reviewer", candidates: [] });
-  const { ops, label } = pickOps(pattern("debate_judge"), "writer", "reviewer");
-  assert.equal(label, "Connect writer → reviewer (debate_judge)");
-  assert.deepEqual(ops, [
+  const picked = planPick(flow, pattern("debate_judge"), "writer", "reviewer");
+  assert.equal(picked.kind === "ops" && picked.label, "Connect writer → reviewer (debate_judge)");
+  assert.deepEqual(picked.kind === "ops" && picked.ops, [
     {
       op: "addInteraction",
       interaction: {
@@ -50,6 +50,10 @@ test("a node with no interaction asks for a pattern; the pick makes an interacti
       },
     },
   ]);
+  // A node removed while the picker was open: refused, not written.
+  const gone: FlowModel = structuredClone(flow);
+  gone.agents = gone.agents!.filter((a) => a.id !== "reviewer");
+  assert.deepEqual(planPick(gone, pattern("debate_judge"), "writer", "reviewer"), { kind: "refused", message: "There is no node reviewer in this flow." });
   // Every pattern gives a termination, and the params spec §8 asks of its topology.
   for (const id of PATTERN_IDS) {
     const d = edgeData(undefined, pattern(id));
