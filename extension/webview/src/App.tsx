@@ -219,9 +219,8 @@ function Canvas() {
           setNotice(plan.message);
           return;
         case "ops": {
-          const add = plan.ops.find((o) => o.op === "addEdge" || o.op === "addInteraction");
-          if (add) {
-            const e = add.op === "addEdge" ? add.edge : add.op === "addInteraction" ? add.interaction.edges[0] : undefined;
+          for (const o of plan.ops) {
+            const e = o.op === "addEdge" ? o.edge : o.op === "addInteraction" ? o.interaction.edges[0] : undefined;
             if (e) pendingEdge.current = { source: e.source, target: e.target, before: new Set(edgesRef.current.map((x) => x.id)) };
           }
           setNotice(undefined);

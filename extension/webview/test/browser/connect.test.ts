@@ -283,6 +283,7 @@ describe("minimap", { concurrency: false }, () => {
     await map.waitFor({ state: "detached" });
     await page.keyboard.press("m");
     await map.waitFor();
+    await noProblems(page);
     await page.close();
   });
 
