@@ -405,7 +405,7 @@ interactions:
   - id: p
     patternId: P03
     edges: [{source: a, target: a, data: {termination: {type: max_rounds, rounds: 1}}}]
-`, []string{CodeMissingRole}},
+`, []string{CodeMissingRole, CodeUnknownAgent}},
 		{"manager_worker without manager", strings.Replace(strings.Replace(mw(term2), "{id: lead, role: manager}", "{id: boss, role: worker}", 1), "source: lead", "source: boss", 1), []string{CodeMissingRole}},
 		{"blackboard without board", head + `agents: [{id: a}, {id: b}]
 interactions:
