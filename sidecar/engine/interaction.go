@@ -289,6 +289,7 @@ func (c *ictx) ask(from, node, prompt string) (*Reply, error) {
 	edge := c.edgeOf[[2]string{from, node}]
 	c.send(from, node, "prompt", map[string]any{"bytes": len(prompt)}, "")
 	c.r.emit(c.in.ID, edge, "agent_started", map[string]any{"agent": node, "from": firstNonEmpty(from, "engine"), "round": c.st.Round, "backend": spec.BackendID})
+	c.r.flushLog()
 	proc, err := runtime.Start(c.ctx, spec, prompt)
 	if err != nil {
 		c.r.emit(c.in.ID, edge, "agent_finished", map[string]any{"agent": node, "status": "failed", "error": err.Error()})
@@ -298,7 +299,11 @@ func (c *ictx) ask(from, node, prompt string) (*Reply, error) {
 	for ev := range proc.Events() {
 		switch ev.Kind {
 		case runtime.EventPending:
-			go c.handlePending(proc, node, ev.Pending)
+			c.r.asks.Add(1)
+			go func(pend *runtime.Pending) {
+				defer c.r.asks.Done()
+				c.handlePending(proc, node, pend)
+			}(ev.Pending)
 		case runtime.EventSession:
 			c.mu.Lock()
 			c.sessions[node] = ev.SessionID
@@ -471,6 +476,7 @@ func (c *ictx) sandbox(node string, files []string) (string, error) {
 func (c *ictx) proposal(node string, handoff map[string]any) {
 	c.r.mu.Lock()
 	defer c.r.mu.Unlock()
+	c.r.flushLog() // proposal.Create logs to the same file: keep the order
 	cr, err := proposal.Create(c.ctx, proposal.CreateOptions{Workspace: c.r.o.Workspace, RunID: c.r.id, AgentID: node, Notes: fmt.Sprint(handoff["Goal"]), Flow: c.r.f.Name})
 	if err != nil {
 		c.r.emit(c.in.ID, "", "error", map[string]any{"agent": node, "message": "proposal: " + err.Error()})
@@ -496,6 +502,7 @@ func (c *ictx) proposal(node string, handoff map[string]any) {
 	ok := err == nil && res != nil && len(res.Problems) == 0
 	c.r.emit(c.in.ID, "", "proposal_reviewed", map[string]any{"agent": node, "proposal": ref, "applicable": ok, "reviewer": "engine"})
 	if ok && c.r.f.Policy.AutoApply && c.gatePassed() {
+		c.r.flushLog() // proposal.Apply logs proposal_applied to the same file
 		if _, err := proposal.Apply(c.ctx, c.r.o.Workspace, ref, proposal.Selection{}, proposal.ApplyOptions{Flow: c.r.f.Name}); err != nil {
 			c.r.emit(c.in.ID, "", "error", map[string]any{"agent": node, "message": "auto-apply: " + err.Error()})
 		}
@@ -610,6 +617,7 @@ func (c *ictx) verifyPhase(p *runtime.Process, node string, pend *runtime.Pendin
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, 10*time.Minute)
 	defer cancel()
+	c.r.flushLog()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	out, runErr := cmd.CombinedOutput()

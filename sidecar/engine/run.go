@@ -137,10 +137,13 @@ type run struct {
 
 	mu        sync.Mutex
 	ckMu      sync.Mutex // serialises checkpoint writes
+	written   *State     // the last checkpoint written (under ckMu)
 	outcomes  map[string]*InteractionOutcome
 	proposals []string
 	metrics   *metricSet
-	mcp       mcpState // the workspace's MCP servers and allowlist, read once (mcp.go)
+	mcp       mcpState       // the workspace's MCP servers and allowlist, read once (mcp.go)
+	files     promptFiles    // rules, skills and memory for prompts (prompt.go)
+	asks      sync.WaitGroup // handlePending goroutines: the log is closed after them
 }
 
 func newRun(f *flow.Flow, o Options) (*run, error) {
@@ -169,11 +172,11 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	if err := checkRunID(id); err != nil {
 		return nil, err
 	}
-	log, err := eventlog.Open(o.Workspace, f.Name)
+	log, err := eventlog.OpenBuffered(o.Workspace, f.Name)
 	if err != nil {
 		return nil, fmt.Errorf("engine: event log: %w", err)
 	}
-	r := &run{f: f, o: o, id: id, log: log, now: o.Now, key: bus.NewKey(), outcomes: map[string]*InteractionOutcome{}, metrics: newMetricSet()}
+	r := &run{f: f, o: o, id: id, log: log, now: o.Now, key: bus.NewKey(), outcomes: map[string]*InteractionOutcome{}, metrics: newMetricSet(), files: promptFiles{ws: o.Workspace}}
 	r.state = newState(r)
 	if o.Resume != nil {
 		r.state.Started = o.Resume.Started
@@ -206,6 +209,22 @@ func NewRunID(t time.Time) string {
 	return "run_" + t.UTC().Format("20060102-150405") + "_" + hex.EncodeToString(b[:])
 }
 
+// The log is buffered (a turn logs five or six events, and a write each cost more than
+// all the rest of the engine's bookkeeping). It is written out at the points where what it
+// says must be on disk: before every agent turn starts (so the log shows what the agent is
+// doing while it runs), at every checkpoint and pause for a person, before anything else
+// writes or reads the same log (proposals, the curator's step notes), before a verifier or
+// test command runs, and at the end of the run. An engine killed in between loses only
+// the events of its own bookkeeping since the last of those points; the reader tolerates
+// a torn last line.
+
+// flushLog writes the buffered events.
+func (r *run) flushLog() {
+	if err := r.log.Flush(); err != nil {
+		fmt.Fprintf(os.Stderr, "agentcanvas: event log: %v\n", err)
+	}
+}
+
 // emit logs an event and passes it to the sink.
 func (r *run) emit(interactionID, edgeID, event string, fields map[string]any) {
 	ev := eventlog.Event{TS: r.now().UnixMilli(), Flow: r.f.Name, RunID: r.id, InteractionID: interactionID, EdgeID: edgeID, Event: event, Fields: fields}
@@ -220,6 +239,7 @@ func (r *run) emit(interactionID, edgeID, event string, fields map[string]any) {
 func (r *run) execute(ctx context.Context) *Outcome {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	defer r.close()
 	r.ctx = ctx
 	if r.o.Resume != nil {
 		r.emit("", "", "run_resumed", map[string]any{"workspace": r.o.Workspace, "dryRun": r.o.DryRun, "interactions": len(r.f.Interactions), "task": r.task()})
@@ -293,6 +313,7 @@ func (r *run) execute(ctx context.Context) *Outcome {
 		}(in)
 	}
 	wg.Wait()
+	r.asks.Wait() // their answered / failed events belong before run_finished
 
 	out.Status = StatusCompleted
 	for _, in := range order {
@@ -339,6 +360,14 @@ func (r *run) finish(out *Outcome) {
 	if err := writeMemory(r, out); err != nil {
 		r.emit("", "", "warning", map[string]any{"message": "memory notes: " + err.Error()})
 	}
+}
+
+// close writes out the log and releases the run's workspace handles.
+func (r *run) close() {
+	if err := r.log.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "agentcanvas: event log: %v\n", err)
+	}
+	r.files.close()
 }
 
 func (r *run) task() string {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"time"
 
@@ -41,12 +42,19 @@ func newState(r *run) *State {
 	return &State{RunID: r.id, Flow: r.f.Name, FlowFile: r.f.File, Status: StatusRunning, DryRun: r.o.DryRun, Started: now, Updated: now, PID: os.Getpid()}
 }
 
-// checkpoint writes state.json. Errors are reported as events, never fatal: the run goes on.
-func (r *run) checkpoint() { r.writeCheckpoint(true) }
+// checkpoint writes state.json (and the log). Errors are reported as events, never fatal:
+// the run goes on.
+func (r *run) checkpoint() {
+	r.writeCheckpoint(true)
+	r.flushLog()
+}
 
 // checkpointRound is the checkpoint at the end of a round: atomic like every other (the
 // rename), but not fsynced — a round is cheap to redo, and an fsync a round cost more than
-// the turn itself. Pauses, interaction ends and the run's end are fsynced.
+// the turn itself. Pauses, interaction ends and the run's end are fsynced. A round that
+// changed nothing the checkpoint records (most rounds: outcomes change when an interaction
+// ends, pending requests at pauses, which checkpoint themselves) is not written again:
+// creating and renaming the file cost more than a small agent turn.
 func (r *run) checkpointRound() { r.writeCheckpoint(false) }
 
 func (r *run) writeCheckpoint(durable bool) {
@@ -76,9 +84,21 @@ func (r *run) writeCheckpoint(durable bool) {
 	st.Pending = append([]Request(nil), r.state.Pending...)
 	st.Proposals = append([]string(nil), r.proposals...)
 	r.mu.Unlock()
+	if !durable && r.written != nil && sameCheckpoint(r.written, &st) {
+		return
+	}
 	if err := writeState(r.o.Workspace, &st, durable); err != nil {
 		r.emit("", "", "warning", map[string]any{"message": "checkpoint: " + err.Error()})
+		return
 	}
+	r.written = &st
+}
+
+// sameCheckpoint: a and b record the same run state (they may differ in Updated only).
+func sameCheckpoint(a, b *State) bool {
+	x := *a
+	x.Updated = b.Updated
+	return reflect.DeepEqual(&x, b)
 }
 
 func writeState(workspace string, st *State, durable bool) error {
