@@ -539,7 +539,6 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 	}
 	c.mu.Unlock()
 	kindEvent := map[string]string{"question": "question_asked", "dependency": "dependency_requested", "phase_complete": "phase_completed"}[req.Kind]
-	c.r.emit(c.in.ID, "", kindEvent, map[string]any{"agent": node, "id": pend.ID, "fields": publicFields(req)})
 	if req.Kind == "phase_complete" && c.verifyPhase(p, node, pend) {
 		return // sent back for rework, or failed: no approval to ask for
 	}
@@ -551,7 +550,17 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 	if human == nil {
 		human = NonInteractive{}
 	}
-	resp, err := human.Ask(c.ctx, req)
+	// The request's event is logged once it can take an answer (a client answers on it),
+	// or after Ask failed before it could: every request is logged before its outcome.
+	var once sync.Once
+	asked := func() {
+		once.Do(func() {
+			c.r.emit(c.in.ID, "", kindEvent, map[string]any{"agent": node, "id": pend.ID, "fields": publicFields(req)})
+			c.r.flushLog() // a person may take hours: the log says what the run waits for
+		})
+	}
+	resp, err := human.Ask(c.ctx, req, asked)
+	asked()
 	if c.r.sessionEnded() {
 		return // the request stays in the checkpoint: the next session resumes and asks again
 	}

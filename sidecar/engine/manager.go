@@ -20,7 +20,8 @@ type Manager struct {
 	Workspace string
 	// Event receives every run event (agentcanvas/runEvent).
 	Event func(eventlog.Event)
-	// Asked is told about each request waiting for a person (also sent as a runEvent).
+	// Asked is told about each request waiting for a person, once it can take an answer
+	// (after its question_asked, dependency_requested or phase_completed event).
 	Asked func(Request)
 
 	once  sync.Once

@@ -212,18 +212,18 @@ echo db > "$(dirname "$0")/seen"
 
 func TestNonInteractiveQuestionTakesDefaultOrFails(t *testing.T) {
 	q := Request{Kind: "question", Fields: map[string]any{"question": "Which?", "default": "b"}}
-	if r, err := (NonInteractive{}).Ask(context.Background(), q); err != nil || r.Value != "b" {
+	if r, err := (NonInteractive{}).Ask(context.Background(), q, nil); err != nil || r.Value != "b" {
 		t.Errorf("default: %+v %v", r, err)
 	}
 	q.Fields["default"] = ""
-	if _, err := (NonInteractive{}).Ask(context.Background(), q); !errors.Is(err, ErrNoAnswer) {
+	if _, err := (NonInteractive{}).Ask(context.Background(), q, nil); !errors.Is(err, ErrNoAnswer) {
 		t.Errorf("no default: %v", err)
 	}
-	if r, _ := (NonInteractive{Answers: map[string]string{"Which?": "c"}}).Ask(context.Background(), q); r.Value != "c" {
+	if r, _ := (NonInteractive{Answers: map[string]string{"Which?": "c"}}).Ask(context.Background(), q, nil); r.Value != "c" {
 		t.Errorf("answers file by text: %+v", r)
 	}
 	d := Request{Kind: "dependency", Fields: map[string]any{"name": "API_KEY"}}
-	if r, _ := (NonInteractive{}).Ask(context.Background(), d); !r.Reject {
+	if r, _ := (NonInteractive{}).Ask(context.Background(), d, nil); !r.Reject {
 		t.Errorf("dependency must be rejected without a value: %+v", r)
 	}
 }
@@ -231,7 +231,7 @@ func TestNonInteractiveQuestionTakesDefaultOrFails(t *testing.T) {
 func TestTerminalAsksAndPicksOption(t *testing.T) {
 	var out strings.Builder
 	term := &Terminal{R: strings.NewReader("2\n"), W: &out}
-	r, err := term.Ask(context.Background(), Request{Kind: "question", AgentID: "a", Fields: map[string]any{"question": "Which?", "options": []any{"x", "y"}}})
+	r, err := term.Ask(context.Background(), Request{Kind: "question", AgentID: "a", Fields: map[string]any{"question": "Which?", "options": []any{"x", "y"}}}, nil)
 	if err != nil || r.Value != "y" || !strings.Contains(out.String(), "2) y") {
 		t.Fatalf("r=%+v err=%v out=%q", r, err, out.String())
 	}
