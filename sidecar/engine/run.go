@@ -51,8 +51,9 @@ type Options struct {
 	RoundCap int
 	// StopGrace is the time between SIGTERM and SIGKILL when agents are stopped.
 	StopGrace time.Duration
-	// Resume continues an interrupted run from its checkpoint: the same run id, and the
-	// interactions it completed are kept, not run again. Set by Resume.
+	// Resume continues an interrupted run from its checkpoint: the same run id, the
+	// interactions it completed kept, not run again, and DryRun, Backend and Task as the run
+	// was started with where these options leave them unset. Set by Resume.
 	Resume *State
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
@@ -165,6 +166,10 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	id := o.RunID
 	if o.Resume != nil {
 		id = o.Resume.RunID
+		// Resumed as it was started, unless the resume says otherwise (a dry run stays dry).
+		o.Backend = firstNonEmpty(o.Backend, o.Resume.Backend)
+		o.Task = firstNonEmpty(o.Task, o.Resume.Task)
+		o.DryRun = o.DryRun || o.Resume.DryRun
 	}
 	if id == "" {
 		id = NewRunID(o.Now())

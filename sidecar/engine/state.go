@@ -26,6 +26,8 @@ type State struct {
 	Status       string               `json:"status"`
 	Reason       string               `json:"reason,omitempty"`
 	DryRun       bool                 `json:"dryRun,omitempty"`
+	Backend      string               `json:"backend,omitempty"` // the run's Options.Backend and Task: a resumed run
+	Task         string               `json:"task,omitempty"`    // is run the same way (Options.Env, secrets, is never written)
 	Started      time.Time            `json:"started"`
 	Updated      time.Time            `json:"updated"`
 	Finished     time.Time            `json:"finished,omitzero"`
@@ -39,7 +41,8 @@ func checkRunID(id string) error { return sandbox.ValidateRunID(id) }
 
 func newState(r *run) *State {
 	now := r.now().UTC()
-	return &State{RunID: r.id, Flow: r.f.Name, FlowFile: r.f.File, Status: StatusRunning, DryRun: r.o.DryRun, Started: now, Updated: now, PID: os.Getpid()}
+	return &State{RunID: r.id, Flow: r.f.Name, FlowFile: r.f.File, Status: StatusRunning, DryRun: r.o.DryRun, Backend: r.o.Backend, Task: r.o.Task,
+		Started: now, Updated: now, PID: os.Getpid()}
 }
 
 // checkpoint writes state.json (and the log). Errors are reported as events, never fatal:
