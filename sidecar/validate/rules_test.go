@@ -590,6 +590,19 @@ func TestMCPPolicyRule(t *testing.T) {
 	runCases(t, Workspace{Root: none}, []ruleCase{{"no allowlist file", agent("[github]"), []string{CodeMCPPolicy}}})
 	broken := workspaceDir(t, `{"servers": "github"}`, nil)
 	runCases(t, Workspace{Root: broken}, []ruleCase{{"broken allowlist file", agent("[github]"), []string{CodeMCPPolicy}}})
+	// The allowlist is read by mcpconfig (as the run engine reads it): its messages name the
+	// file and the field, or the line and column of a syntax error.
+	for allow, want := range map[string]string{
+		`{"servers": "github"}`:              MCPAllowlistFile + ": servers: must be a list of server names",
+		"{\n  \"servers\": [github]\n}":      MCPAllowlistFile + ": not valid JSON: line 2, column 15",
+		`{"servers": [], "extra": true}`:     MCPAllowlistFile + `: unknown field "extra"`,
+		`{"servers": ["jira"], "x": [1, 2]}`: MCPAllowlistFile + `: unknown field "x"`,
+	} {
+		_, ds := codes(t, agent("[github]"), Workspace{Root: workspaceDir(t, allow, nil)})
+		if len(ds) != 1 || !strings.Contains(ds[0].Message, `MCP server "github" cannot be checked: `+want) || ds[0].Path != "/agents/0/mcp/0" {
+			t.Errorf("allowlist %s: %v", allow, ds)
+		}
+	}
 	runCases(t, Workspace{MCPAllowlist: []string{"github"}}, []ruleCase{
 		{"allowlist given directly", agent("[github]"), nil},
 		{"given directly, unlisted", agent("[jira]"), []string{CodeMCPPolicy}},
