@@ -44,6 +44,9 @@ func TestCrashedRunIsListedWithCheckpoint(t *testing.T) {
 	if st.Status != StatusInterrupted || st.Flow != "t" || len(st.Interactions) != 2 {
 		t.Fatalf("crashed run = %+v", st)
 	}
+	if st.Interactions[0].Status != StatusRunning || st.Interactions[1].Status != "pending" {
+		t.Fatalf("crashed run's interactions: %+v, want the first running and the second pending", st.Interactions)
+	}
 	evs, err := eventlog.ReadAll(ws, "t")
 	if err != nil || len(evs) < 2 || evs[0].Event != "run_started" {
 		t.Fatalf("log after the crash: %d events, %v", len(evs), err)

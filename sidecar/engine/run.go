@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/bus"
@@ -275,7 +276,19 @@ func (r *run) execute(ctx context.Context) *Outcome {
 			}
 		}
 	}
+	// Checkpoints are fsynced, and each cost about a millisecond: the interactions that start
+	// at once are recorded as running in the run's first checkpoint, and the end of the last
+	// one to end in the run's final checkpoint, which follows it at once.
+	startsNow := map[string]bool{}
+	for _, in := range order {
+		if !kept[in.ID] && len(in.DependsOn) == 0 {
+			startsNow[in.ID] = true
+			r.outcomes[in.ID].Status = StatusRunning
+		}
+	}
 	r.checkpoint()
+	var left atomic.Int32
+	left.Store(int32(len(order)))
 	var wg sync.WaitGroup
 	for _, in := range order {
 		wg.Add(1)
@@ -283,6 +296,7 @@ func (r *run) execute(ctx context.Context) *Outcome {
 			defer wg.Done()
 			defer close(done[in.ID])
 			if kept[in.ID] {
+				left.Add(-1)
 				return
 			}
 			for _, dep := range in.DependsOn {
@@ -307,14 +321,18 @@ func (r *run) execute(ctx context.Context) *Outcome {
 				r.setOutcome(oc, InteractionOutcome{Status: StatusSkipped, Reason: "dependency " + failedDep + " did not complete"})
 				r.emit(in.ID, "", "terminated", map[string]any{"reason": "skipped", "note": oc.Reason})
 			default:
-				r.mu.Lock()
-				oc.Status = StatusRunning
-				r.mu.Unlock()
-				r.checkpoint()
+				if !startsNow[in.ID] {
+					r.mu.Lock()
+					oc.Status = StatusRunning
+					r.mu.Unlock()
+					r.checkpoint()
+				}
 				res := r.runInteraction(ctx, in)
 				r.setOutcome(oc, res)
 			}
-			r.checkpoint()
+			if left.Add(-1) > 0 {
+				r.checkpoint()
+			}
 		}(in)
 	}
 	wg.Wait()
