@@ -318,6 +318,9 @@ func (e *Envelope) Decompress() error {
 	case Compressed:
 		c = p
 	case map[string]any:
+		if yes, _ := p["compressed"].(bool); !yes {
+			return nil // most payloads: no JSON round trip to find that out
+		}
 		b, _ := json.Marshal(p)
 		if json.Unmarshal(b, &c) != nil || !c.Compressed {
 			return nil

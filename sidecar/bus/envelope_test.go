@@ -2,6 +2,8 @@ package bus
 
 import (
 	"encoding/json"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -54,6 +56,36 @@ func TestSignatureCoversEveryField(t *testing.T) {
 		f(e)
 		if e.Verify(key) == nil {
 			t.Errorf("alteration %d not detected", i)
+		}
+	}
+}
+
+// A compressed payload is restored after a JSON round trip too (a map then); any other map
+// payload is left as it is.
+func TestDecompressAfterJSONRoundTrip(t *testing.T) {
+	big := map[string]any{"text": strings.Repeat("y", CompressThreshold*2)}
+	e := &Envelope{ID: "m", Payload: big}
+	if err := e.Compress(); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(e)
+	var back Envelope
+	if err := json.Unmarshal(raw, &back); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := back.Payload.(map[string]any); !ok {
+		t.Fatalf("payload after the round trip is %T", back.Payload)
+	}
+	if err := back.Decompress(); err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := back.Payload.(map[string]any); !ok || m["text"] != big["text"] {
+		t.Fatal("payload not restored")
+	}
+	for _, p := range []map[string]any{{"text": "hi"}, {"compressed": false, "data": "x"}, {"compressed": "true"}} {
+		e := &Envelope{Payload: p}
+		if err := e.Decompress(); err != nil || !reflect.DeepEqual(e.Payload, p) {
+			t.Errorf("payload %v changed to %v (%v)", p, e.Payload, err)
 		}
 	}
 }
