@@ -8,20 +8,9 @@ import (
 	"testing"
 )
 
-const promptFlow = `version: 0.2
-commonRules:
-  ruleChainRefs: ["PROJECT:./AGENTS.md"]
-agents:
-  - {id: a, role: planner, skills: [review, hidden], runtime: {backendId: command, command: [bash, SCRIPT]}}
-  - {id: b, role: reviewer, runtime: {backendId: command, command: [bash, SCRIPT]}}
-interactions:
-  - id: i1
-    patternId: role_play_pair
-    edges:
-      - source: a
-        target: b
-        data: {topology: p2p, termination: {type: max_rounds, rounds: 2}}
-`
+// promptFlow: agent a has rules from the workspace and two skills, one hidden from models.
+var promptFlow = pairFlow("commonRules:\n  ruleChainRefs: [\"PROJECT:./AGENTS.md\"]\n",
+	"skills: [review, hidden], runtime: {backendId: command, command: [bash, SCRIPT]}", "runtime: {backendId: command, command: [bash, SCRIPT]}", 2)
 
 // Prompts carry the rule files, the skills (not one a model may not invoke) and MEMORY.md as
 // it is when the prompt is made: rules and skills are read once per run, MEMORY.md again

@@ -10,22 +10,7 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 )
 
-// oneAgentFlow is a bridge asking one command agent once.
-const oneAgentFlow = `version: 0.2
-agents:
-  - {id: worker, role: local, runtime: {backendId: command, command: [bash, SCRIPT], env: [MY_KEY]}}
-systemNodes:
-  - {id: bridge, type: bridge}
-interactions:
-  - id: i1
-    patternId: protocol_bridge
-    edges:
-      - source: bridge
-        target: worker
-        data:
-          termination: {type: max_rounds, rounds: 1}
-          params: {rate_limit_per_min: 10}
-`
+var oneAgentFlow = bridgeFlow("{rate_limit_per_min: 10}")
 
 // questionBlock prints question N with a default (answered by a non-interactive run).
 const questionBlock = `printf '[USER_QUESTION]\ncategory: choice\nquestion: Question %s?\noptions:\n  - yes\n  - no\ndefault: yes\nrequired: true\n[/USER_QUESTION]\n' "$AGENTCANVAS_TURN"
@@ -36,7 +21,7 @@ const questionBlock = `printf '[USER_QUESTION]\ncategory: choice\nquestion: Ques
 func askingRun(t *testing.T, body string) []eventlog.Event {
 	t.Helper()
 	agent := script(t, t.TempDir(), "agent.sh", "cat >/dev/null\nn=$AGENTCANVAS_TURN\n"+body)
-	ws, f := workspace(t, strings.ReplaceAll(oneAgentFlow, "SCRIPT", agent))
+	ws, f := workspace(t, strings.ReplaceAll(oneAgentFlow, "AGENT", agent))
 	out, err := Run(context.Background(), f, Options{Workspace: ws, Human: NonInteractive{}})
 	if err != nil || out.Status != StatusCompleted {
 		t.Fatalf("run: %v %+v", err, out)
@@ -118,7 +103,7 @@ case "$AGENTCANVAS_TURN" in
 *) [ -n "$MY_KEY" ] || exit 3; echo "=== PHASE 1 COMPLETE ==="; echo "Phase: one"; echo "ANSWER: done";;
 esac
 `)
-	ws, f := workspace(t, strings.ReplaceAll(oneAgentFlow, "SCRIPT", agent))
+	ws, f := workspace(t, strings.ReplaceAll(oneAgentFlow, "AGENT", agent))
 	var mu sync.Mutex
 	var answerErrs []error
 	answered := map[string]int{}

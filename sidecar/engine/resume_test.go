@@ -5,25 +5,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 )
 
-// resumeFlow's agents are dry-run agents unless the run overrides the backend to command:
+// resumeRuntime makes dry-run agents unless the run overrides the backend to command:
 // then they run SCRIPT.
-const resumeFlow = `version: 0.2
-agents:
-  - {id: a, role: planner, runtime: {backendId: dry-run, command: [bash, SCRIPT], env: [MY_SECRET]}}
-  - {id: b, role: reviewer, runtime: {backendId: dry-run, command: [bash, SCRIPT], env: [MY_SECRET]}}
-interactions:
-  - id: i1
-    patternId: role_play_pair
-    edges:
-      - source: a
-        target: b
-        data: {topology: p2p, termination: {type: max_rounds, rounds: 1}}
-`
+const resumeRuntime = "runtime: {backendId: dry-run, command: [bash, SCRIPT], env: [MY_SECRET]}"
 
 // A run interrupted by the end of its session and resumed without options is resumed as it
 // was started: the same backend override and task (kept in its checkpoint, secrets not).
@@ -32,28 +20,11 @@ func TestResumedRunKeepsItsOptions(t *testing.T) {
 	agent := script(t, dir, "agent.sh", `cat > "`+dir+`/prompt.$AGENTCANVAS_AGENT_ID"
 if [ -e "`+dir+`/asked" ]; then echo "ANSWER: done"; exit 0; fi
 touch "`+dir+`/asked"
-echo "[USER_QUESTION]"
-echo "category: choice"
-echo "question: Which database?"
-echo "options:"
-echo "  - postgres"
-echo "  - sqlite"
-echo "required: true"
-echo "[/USER_QUESTION]"
-`)
-	ws, f := workspace(t, strings.ReplaceAll(resumeFlow, "SCRIPT", agent))
+`+dbQuestion)
+	ws, f := workspace(t, strings.ReplaceAll(pairFlow("", resumeRuntime, resumeRuntime, 1), "SCRIPT", agent))
 	const secret = "s3cr3t-value-4242"
-	asked := make(chan Request, 4)
-	m := &Manager{Workspace: ws, Asked: func(r Request) { asked <- r }}
-	info, err := m.Start(f, StartParams{Backend: "command", Task: "Fix the flaky test", Env: map[string]string{"MY_SECRET": secret}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-asked:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the scripted agent never asked (was the backend override applied?)")
-	}
+	// Only the scripted agent asks: a question means the backend override applied.
+	m, info, asked := startAsking(t, ws, f, StartParams{Backend: "command", Task: "Fix the flaky test", Env: map[string]string{"MY_SECRET": secret}})
 	m.Close()
 	raw, err := os.ReadFile(filepath.Join(ws, RunsDir, info.RunID, "state.json"))
 	if err != nil {
@@ -78,14 +49,7 @@ echo "[/USER_QUESTION]"
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() {
-		for q := range asked {
-			_ = m2.Answer(q.RunID, q.ID, "postgres")
-		}
-	}()
-	out, _ := m2.Wait(res.RunID)
-	close(asked)
-	if out.Status != StatusCompleted {
+	if out := answerAndWait(m2, asked, res.RunID); out.Status != StatusCompleted {
 		t.Fatalf("resumed run = %+v", out)
 	}
 	if len(resumed) < 2 || resumed[0].Event != "run_resumed" || resumed[0].Fields["task"] != "Fix the flaky test" {

@@ -80,32 +80,9 @@ func AppendValue(dst []byte, v any) ([]byte, error) {
 	case int64:
 		return strconv.AppendInt(dst, x, 10), nil
 	case []string:
-		if x == nil {
-			return append(dst, "null"...), nil
-		}
-		dst = append(dst, '[')
-		for i, s := range x {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = AppendString(dst, s)
-		}
-		return append(dst, ']'), nil
+		return appendList(dst, x, func(b []byte, s string) ([]byte, error) { return AppendString(b, s), nil })
 	case []any:
-		if x == nil {
-			return append(dst, "null"...), nil
-		}
-		dst = append(dst, '[')
-		for i, e := range x {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			var err error
-			if dst, err = AppendValue(dst, e); err != nil {
-				return dst, err
-			}
-		}
-		return append(dst, ']'), nil
+		return appendList(dst, x, AppendValue)
 	case map[string]any:
 		if x == nil {
 			return append(dst, "null"...), nil
@@ -119,6 +96,24 @@ func AppendValue(dst []byte, v any) ([]byte, error) {
 	}
 	b, err := json.Marshal(v)
 	return append(dst, b...), err
+}
+
+// appendList writes a list (null when nil, as encoding/json does).
+func appendList[E any](dst []byte, list []E, elem func([]byte, E) ([]byte, error)) ([]byte, error) {
+	if list == nil {
+		return append(dst, "null"...), nil
+	}
+	dst = append(dst, '[')
+	for i, e := range list {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var err error
+		if dst, err = elem(dst, e); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, ']'), nil
 }
 
 // appendMap writes a map with its keys sorted, as encoding/json does.
