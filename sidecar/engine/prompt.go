@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -205,9 +206,9 @@ func (p *promptFiles) open() *os.Root {
 	return p.root
 }
 
-// close releases the workspace root (at the end of the run).
+// close releases the workspace root at the end of the run (not opening it if no prompt did).
 func (p *promptFiles) close() {
-	p.open()
+	p.once.Do(func() { p.err = errors.New("the run has ended") })
 	if p.root != nil {
 		p.root.Close()
 	}
