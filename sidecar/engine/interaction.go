@@ -476,7 +476,7 @@ func (c *ictx) sandbox(node string, files []string) (string, error) {
 func (c *ictx) proposal(node string, handoff map[string]any) {
 	c.r.mu.Lock()
 	defer c.r.mu.Unlock()
-	c.r.flushLog() // proposal.Create logs to the same file: keep the order
+	defer c.r.logThrough()() // proposal.Create, Check and Apply log to the same file: keep the order
 	cr, err := proposal.Create(c.ctx, proposal.CreateOptions{Workspace: c.r.o.Workspace, RunID: c.r.id, AgentID: node, Notes: fmt.Sprint(handoff["Goal"]), Flow: c.r.f.Name})
 	if err != nil {
 		c.r.emit(c.in.ID, "", "error", map[string]any{"agent": node, "message": "proposal: " + err.Error()})
@@ -502,7 +502,6 @@ func (c *ictx) proposal(node string, handoff map[string]any) {
 	ok := err == nil && res != nil && len(res.Problems) == 0
 	c.r.emit(c.in.ID, "", "proposal_reviewed", map[string]any{"agent": node, "proposal": ref, "applicable": ok, "reviewer": "engine"})
 	if ok && c.r.f.Policy.AutoApply && c.gatePassed() {
-		c.r.flushLog() // proposal.Apply logs proposal_applied to the same file
 		if _, err := proposal.Apply(c.ctx, c.r.o.Workspace, ref, proposal.Selection{}, proposal.ApplyOptions{Flow: c.r.f.Name}); err != nil {
 			c.r.emit(c.in.ID, "", "error", map[string]any{"agent": node, "message": "auto-apply: " + err.Error()})
 		}

@@ -216,19 +216,29 @@ func NewRunID(t time.Time) string {
 }
 
 // The log is buffered (a turn logs five or six events, and a write each cost more than
-// all the rest of the engine's bookkeeping). It is written out at the points where what it
-// says must be on disk: before every agent turn starts (so the log shows what the agent is
-// doing while it runs), at every checkpoint and pause for a person, before anything else
-// writes or reads the same log (proposals, the curator's step notes), before a verifier or
-// test command runs, and at the end of the run. An engine killed in between loses only
-// the events of its own bookkeeping since the last of those points; the reader tolerates
-// a torn last line.
+// all the rest of the engine's bookkeeping). It is written out where what it says must be
+// on disk: before every agent turn starts (so the log shows what the agent is doing while
+// it runs), at every checkpoint and pause for a person, before the curator reads it, before
+// a verifier or test command runs, and at the end of the run. While a proposal is made,
+// reviewed or applied (they log to the same file themselves) it writes each event at once,
+// so the file keeps the order of events. An engine killed in between loses only the events
+// of its own bookkeeping since the last of those points; the reader tolerates a torn line.
 
 // flushLog writes the buffered events.
 func (r *run) flushLog() {
 	if err := r.log.Flush(); err != nil {
 		fmt.Fprintf(os.Stderr, "agentcanvas: event log: %v\n", err)
 	}
+}
+
+// logThrough writes the log event by event until the returned func is called: another
+// writer appends to the same file meanwhile (proposals log their own events).
+func (r *run) logThrough() (done func()) {
+	done, err := r.log.WriteThrough()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "agentcanvas: event log: %v\n", err)
+	}
+	return done
 }
 
 // emit logs an event and passes it to the sink.

@@ -125,10 +125,11 @@ type Log struct {
 	now      func() time.Time
 	buffered bool
 
-	mu   sync.Mutex
-	day  string
-	file *os.File
-	buf  []byte // lines not yet written (a buffered log), or the line being written
+	mu      sync.Mutex
+	day     string
+	file    *os.File
+	buf     []byte // lines not yet written (a buffered log), or the line being written
+	through int    // WriteThrough calls not yet done: write each line at once
 }
 
 // flushAt is the size at which a buffered log writes its lines without waiting for Flush.
@@ -215,10 +216,27 @@ func (l *Log) Append(ev Event) error {
 		return err
 	}
 	l.buf = append(b, '\n')
-	if l.buffered && len(l.buf) < flushAt {
+	if l.buffered && l.through == 0 && len(l.buf) < flushAt {
 		return nil
 	}
 	return l.flush()
+}
+
+// WriteThrough writes what a buffered log holds and then each line at once, until done is
+// called (calls nest): while another writer appends to the same file (proposal.Create logs
+// its own events), lines stay in the order they were logged.
+func (l *Log) WriteThrough() (done func(), err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.through++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			l.through--
+			l.mu.Unlock()
+		})
+	}, l.flush()
 }
 
 // Flush writes a buffered log's lines (nothing to do for an unbuffered one).

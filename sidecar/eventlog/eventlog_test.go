@@ -198,3 +198,51 @@ func TestFieldsAsEncodingJSON(t *testing.T) {
 		t.Fatalf("got  %s\nwant %s", b, want.String())
 	}
 }
+
+// While another writer appends to the same file, WriteThrough keeps the buffered log's lines
+// in the order they were logged; after done it buffers again.
+func TestWriteThroughKeepsOrderWithAnotherWriter(t *testing.T) {
+	ws := t.TempDir()
+	engine, err := OpenBuffered(ws, "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer engine.Close()
+	other, err := Open(ws, "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	ts := time.Date(2026, 2, 19, 12, 0, 0, 0, time.UTC).UnixMilli()
+	log := func(l *Log, name string) {
+		if err := l.Append(Event{TS: ts, Event: name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log(engine, "a")
+	done, err := engine.WriteThrough()
+	if err != nil {
+		t.Fatal(err)
+	}
+	log(other, "b")
+	log(engine, "c")
+	log(other, "d")
+	done()
+	done() // twice is once
+	log(engine, "e")
+	names := func() string {
+		evs, _ := Read(ws, "f", "2026-02-19")
+		var out []string
+		for _, e := range evs {
+			out = append(out, e.Event)
+		}
+		return strings.Join(out, "")
+	}
+	if got := names(); got != "abcd" {
+		t.Fatalf("file holds %q, want abcd (e buffered)", got)
+	}
+	engine.Flush()
+	if got := names(); got != "abcde" {
+		t.Fatalf("after Flush: %q", got)
+	}
+}
