@@ -205,6 +205,7 @@ func (c *ictx) testCommand(workers []string) (passed float64, ok bool) {
 		if st, err := os.Stat(paths.WorkDir); err != nil || !st.IsDir() {
 			continue // a member that worked in the workspace has nothing of its own to test
 		}
+		c.r.flushLog()
 		cmd := exec.CommandContext(c.ctx, argv[0], argv[1:]...)
 		cmd.Dir = paths.WorkDir
 		out, err := cmd.CombinedOutput()
@@ -1438,7 +1439,7 @@ func memorySync(c *ictx) (string, error) {
 			c.board.Post(m, "private_log", truncate(strings.Join(notes[m], "\n"), 2000))
 		}
 	}
-	in = append(in, quote("Current MEMORY.md", firstNonEmpty(readMemory(c.r.o.Workspace), "(empty)")))
+	in = append(in, quote("Current MEMORY.md", firstNonEmpty(c.r.files.memory(), "(empty)")))
 	s, err := c.ask("", curator, c.prompt(curator, message{Intent: "Merge the members' logs into the shared memory", Inputs: in, Plan: []string{"Deduplicate", "Keep durable decisions"}, Actions: []string{"## MEMORY (the new full MEMORY.md)", "## NOTES (today's notes)"}}))
 	if err != nil {
 		return "", err
@@ -1469,6 +1470,7 @@ func retentionDays(params map[string]any) int {
 // stepNotes collects the note of every step each node took in this run, from the log.
 func (c *ictx) stepNotes() map[string][]string {
 	out := map[string][]string{}
+	c.r.flushLog()
 	evs, err := eventlog.ReadAll(c.r.o.Workspace, c.r.f.Name)
 	if err != nil {
 		return out

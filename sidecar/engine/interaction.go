@@ -289,6 +289,7 @@ func (c *ictx) ask(from, node, prompt string) (*Reply, error) {
 	edge := c.edgeOf[[2]string{from, node}]
 	c.send(from, node, "prompt", map[string]any{"bytes": len(prompt)}, "")
 	c.r.emit(c.in.ID, edge, "agent_started", map[string]any{"agent": node, "from": firstNonEmpty(from, "engine"), "round": c.st.Round, "backend": spec.BackendID})
+	c.r.flushLog()
 	proc, err := runtime.Start(c.ctx, spec, prompt)
 	if err != nil {
 		c.r.emit(c.in.ID, edge, "agent_finished", map[string]any{"agent": node, "status": "failed", "error": err.Error()})
@@ -298,7 +299,11 @@ func (c *ictx) ask(from, node, prompt string) (*Reply, error) {
 	for ev := range proc.Events() {
 		switch ev.Kind {
 		case runtime.EventPending:
-			go c.handlePending(proc, node, ev.Pending)
+			c.r.asks.Add(1)
+			go func(pend *runtime.Pending) {
+				defer c.r.asks.Done()
+				c.handlePending(proc, node, pend)
+			}(ev.Pending)
 		case runtime.EventSession:
 			c.mu.Lock()
 			c.sessions[node] = ev.SessionID
@@ -471,6 +476,7 @@ func (c *ictx) sandbox(node string, files []string) (string, error) {
 func (c *ictx) proposal(node string, handoff map[string]any) {
 	c.r.mu.Lock()
 	defer c.r.mu.Unlock()
+	defer c.r.logThrough()() // proposal.Create, Check and Apply log to the same file: keep the order
 	cr, err := proposal.Create(c.ctx, proposal.CreateOptions{Workspace: c.r.o.Workspace, RunID: c.r.id, AgentID: node, Notes: fmt.Sprint(handoff["Goal"]), Flow: c.r.f.Name})
 	if err != nil {
 		c.r.emit(c.in.ID, "", "error", map[string]any{"agent": node, "message": "proposal: " + err.Error()})
@@ -532,7 +538,6 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 	}
 	c.mu.Unlock()
 	kindEvent := map[string]string{"question": "question_asked", "dependency": "dependency_requested", "phase_complete": "phase_completed"}[req.Kind]
-	c.r.emit(c.in.ID, "", kindEvent, map[string]any{"agent": node, "id": pend.ID, "fields": publicFields(req)})
 	if req.Kind == "phase_complete" && c.verifyPhase(p, node, pend) {
 		return // sent back for rework, or failed: no approval to ask for
 	}
@@ -544,7 +549,17 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 	if human == nil {
 		human = NonInteractive{}
 	}
-	resp, err := human.Ask(c.ctx, req)
+	// The request's event is logged once it can take an answer (a client answers on it),
+	// or after Ask failed before it could: every request is logged before its outcome.
+	var once sync.Once
+	asked := func() {
+		once.Do(func() {
+			c.r.emit(c.in.ID, "", kindEvent, map[string]any{"agent": node, "id": pend.ID, "fields": publicFields(req)})
+			c.r.flushLog() // a person may take hours: the log says what the run waits for
+		})
+	}
+	resp, err := human.Ask(c.ctx, req, asked)
+	asked()
 	if c.r.sessionEnded() {
 		return // the request stays in the checkpoint: the next session resumes and asks again
 	}
@@ -610,6 +625,7 @@ func (c *ictx) verifyPhase(p *runtime.Process, node string, pend *runtime.Pendin
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, 10*time.Minute)
 	defer cancel()
+	c.r.flushLog()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	out, runErr := cmd.CombinedOutput()

@@ -20,7 +20,8 @@ type Manager struct {
 	Workspace string
 	// Event receives every run event (agentcanvas/runEvent).
 	Event func(eventlog.Event)
-	// Asked is told about each request waiting for a person (also sent as a runEvent).
+	// Asked is told about each request waiting for a person, once it can take an answer
+	// (after its question_asked, dependency_requested or phase_completed event).
 	Asked func(Request)
 
 	once  sync.Once
@@ -47,7 +48,8 @@ type StartParams struct {
 	DryRun  bool   `json:"dryRun,omitempty"`
 	Backend string `json:"backend,omitempty"`
 	Task    string `json:"task,omitempty"`
-	// ResumeRunID continues that interrupted run instead of starting a new one.
+	// ResumeRunID continues that interrupted run instead of starting a new one, with the
+	// DryRun, Backend and Task it was started with unless these are given.
 	ResumeRunID string            `json:"resumeRunId,omitempty"`
 	Env         map[string]string `json:"-"` // secret values from the editor; never logged or persisted
 }
@@ -125,7 +127,7 @@ func (m *Manager) start(f *flow.Flow, p StartParams, runID string) (RunInfo, err
 		return RunInfo{}, err
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	mr := &managedRun{cancel: cancel, done: make(chan struct{}), info: RunInfo{RunID: id, Flow: f.Name, FlowFile: f.File, Status: StatusRunning, DryRun: p.DryRun, Started: r.state.Started}}
+	mr := &managedRun{cancel: cancel, done: make(chan struct{}), info: RunInfo{RunID: id, Flow: f.Name, FlowFile: f.File, Status: StatusRunning, DryRun: r.o.DryRun, Started: r.state.Started}}
 	m.mu.Lock()
 	m.runs[id] = mr
 	m.mu.Unlock()

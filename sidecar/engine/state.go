@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"time"
 
@@ -25,6 +26,8 @@ type State struct {
 	Status       string               `json:"status"`
 	Reason       string               `json:"reason,omitempty"`
 	DryRun       bool                 `json:"dryRun,omitempty"`
+	Backend      string               `json:"backend,omitempty"` // the run's Options.Backend and Task: a resumed run
+	Task         string               `json:"task,omitempty"`    // is run the same way (Options.Env, secrets, is never written)
 	Started      time.Time            `json:"started"`
 	Updated      time.Time            `json:"updated"`
 	Finished     time.Time            `json:"finished,omitzero"`
@@ -38,15 +41,23 @@ func checkRunID(id string) error { return sandbox.ValidateRunID(id) }
 
 func newState(r *run) *State {
 	now := r.now().UTC()
-	return &State{RunID: r.id, Flow: r.f.Name, FlowFile: r.f.File, Status: StatusRunning, DryRun: r.o.DryRun, Started: now, Updated: now, PID: os.Getpid()}
+	return &State{RunID: r.id, Flow: r.f.Name, FlowFile: r.f.File, Status: StatusRunning, DryRun: r.o.DryRun, Backend: r.o.Backend, Task: r.o.Task,
+		Started: now, Updated: now, PID: os.Getpid()}
 }
 
-// checkpoint writes state.json. Errors are reported as events, never fatal: the run goes on.
-func (r *run) checkpoint() { r.writeCheckpoint(true) }
+// checkpoint writes state.json (and the log). Errors are reported as events, never fatal:
+// the run goes on.
+func (r *run) checkpoint() {
+	r.writeCheckpoint(true)
+	r.flushLog()
+}
 
 // checkpointRound is the checkpoint at the end of a round: atomic like every other (the
 // rename), but not fsynced — a round is cheap to redo, and an fsync a round cost more than
-// the turn itself. Pauses, interaction ends and the run's end are fsynced.
+// the turn itself. Pauses, interaction ends and the run's end are fsynced. A round that
+// changed nothing the checkpoint records (most rounds: outcomes change when an interaction
+// ends, pending requests at pauses, which checkpoint themselves) is not written again:
+// creating and renaming the file cost more than a small agent turn.
 func (r *run) checkpointRound() { r.writeCheckpoint(false) }
 
 func (r *run) writeCheckpoint(durable bool) {
@@ -76,9 +87,21 @@ func (r *run) writeCheckpoint(durable bool) {
 	st.Pending = append([]Request(nil), r.state.Pending...)
 	st.Proposals = append([]string(nil), r.proposals...)
 	r.mu.Unlock()
+	if !durable && r.written != nil && sameCheckpoint(r.written, &st) {
+		return
+	}
 	if err := writeState(r.o.Workspace, &st, durable); err != nil {
 		r.emit("", "", "warning", map[string]any{"message": "checkpoint: " + err.Error()})
+		return
 	}
+	r.written = &st
+}
+
+// sameCheckpoint: a and b record the same run state (they may differ in Updated only).
+func sameCheckpoint(a, b *State) bool {
+	x := *a
+	x.Updated = b.Updated
+	return reflect.DeepEqual(&x, b)
 }
 
 func writeState(workspace string, st *State, durable bool) error {

@@ -102,21 +102,18 @@ interactions:
 	c.initialize(root)
 	var info struct{ RunID string }
 	c.mustCall("agentcanvas/startRun", map[string]any{"uri": uri}, &info)
-	c.waitNote("agentcanvas/runEvent", func(p json.RawMessage) bool {
-		return strings.Contains(string(p), `"event":"question_asked"`)
-	})
-	// Answer once the request is pending (request_pending), as the extension does.
+	// Answer on the question_asked event, as the extension does: the request takes its
+	// answer from then on.
 	raw := c.waitNote("agentcanvas/runEvent", func(p json.RawMessage) bool {
-		return strings.Contains(string(p), `"event":"request_pending"`)
+		return strings.Contains(string(p), `"event":"question_asked"`)
 	})
 	var ev struct {
 		Flow   string         `json:"flow"`
 		RunID  string         `json:"runId"`
 		ID     string         `json:"id"`
-		Kind   string         `json:"kind"`
 		Fields map[string]any `json:"fields"`
 	}
-	if err := json.Unmarshal(raw, &ev); err != nil || ev.ID == "" || ev.RunID != info.RunID || ev.Flow != "ask" || ev.Kind != "question" || ev.Fields["question"] != "Which database?" {
+	if err := json.Unmarshal(raw, &ev); err != nil || ev.ID == "" || ev.RunID != info.RunID || ev.Flow != "ask" || ev.Fields["question"] != "Which database?" {
 		t.Fatalf("question_asked: %s (%v)", raw, err)
 	}
 	var runs []struct {
@@ -186,20 +183,19 @@ interactions:
 	var fin json.RawMessage
 	for provided := 0; fin == nil; {
 		raw := c.waitNote("agentcanvas/runEvent", func(p json.RawMessage) bool {
-			return strings.Contains(string(p), `"event":"request_pending"`) || strings.Contains(string(p), `"event":"run_finished"`)
+			return strings.Contains(string(p), `"event":"dependency_requested"`) || strings.Contains(string(p), `"event":"run_finished"`)
 		})
 		var ev struct {
 			Event string `json:"event"`
 			ID    string `json:"id"`
-			Kind  string `json:"kind"`
 		}
 		_ = json.Unmarshal(raw, &ev)
 		if ev.Event == "run_finished" {
 			fin = raw
 			break
 		}
-		if ev.Kind != "dependency" || provided > 4 {
-			t.Fatalf("request_pending: %s", raw)
+		if provided > 4 {
+			t.Fatalf("dependency_requested: %s", raw)
 		}
 		c.mustCall("agentcanvas/provideDependency", map[string]any{"runId": info.RunID, "requestId": ev.ID, "value": secret}, nil)
 		provided++

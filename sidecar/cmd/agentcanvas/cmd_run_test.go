@@ -10,6 +10,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/engine"
 )
 
 // runWorkspace copies an example flow into a fresh git workspace.
@@ -183,4 +186,74 @@ func regexpFind(t *testing.T, s, re string) string {
 		t.Fatalf("no %s in:\n%s", re, s)
 	}
 	return m
+}
+
+// run --resume continues an interrupted run with the backend override and task it was
+// started with (from its checkpoint), unless the command line gives others.
+func TestRunResumeKeepsTheRunsOptions(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		args        []string
+		wantBackend string
+		wantTask    string
+	}{
+		{"as started", nil, "command", "Fix the flaky test"},
+		{"overridden", []string{"--backend", "dry-run", "--task", "Another task"}, "dry-run", "Another task"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := t.TempDir()
+			agent := filepath.Join(ws, "agent.sh")
+			os.WriteFile(agent, []byte("cat >/dev/null\necho 'ANSWER: ok'\n"), 0o755)
+			file := filepath.Join(ws, "flows", "resume.yaml")
+			os.MkdirAll(filepath.Dir(file), 0o755)
+			os.WriteFile(file, []byte(`version: 0.2
+agents:
+  - {id: a, role: planner, runtime: {backendId: dry-run, command: [bash, `+agent+`]}}
+  - {id: b, role: reviewer, runtime: {backendId: dry-run, command: [bash, `+agent+`]}}
+interactions:
+  - id: i1
+    patternId: role_play_pair
+    edges:
+      - {source: a, target: b, data: {topology: p2p, termination: {type: max_rounds, rounds: 1}}}
+`), 0o644)
+			// The checkpoint of a run whose engine died (its pid is gone).
+			dead := exec.Command("true")
+			if err := dead.Run(); err != nil {
+				t.Fatal(err)
+			}
+			const id = "run_20261122-010203_abcdef"
+			st := engine.State{RunID: id, Flow: "resume", FlowFile: file, Status: engine.StatusRunning, Backend: "command", Task: "Fix the flaky test",
+				Started: time.Date(2026, 11, 22, 1, 2, 3, 0, time.UTC), PID: dead.Process.Pid,
+				Interactions: []engine.InteractionOutcome{{ID: "i1", PatternID: "role_play_pair", Status: engine.StatusRunning}}}
+			b, _ := json.Marshal(st)
+			os.MkdirAll(filepath.Join(ws, engine.RunsDir, id), 0o755)
+			os.WriteFile(filepath.Join(ws, engine.RunsDir, id, "state.json"), b, 0o644)
+
+			var out, errb bytes.Buffer
+			args := append([]string{"run", "--resume", id, "--non-interactive", "--workspace", ws}, tc.args...)
+			if code := run(append(args, file), strings.NewReader(""), &out, &errb); code != exitOK {
+				t.Fatalf("exit %d\n%s", code, errb.String())
+			}
+			started := 0
+			sc := bufio.NewScanner(&out)
+			for sc.Scan() {
+				var ev map[string]any
+				json.Unmarshal(sc.Bytes(), &ev)
+				switch ev["event"] {
+				case "run_resumed":
+					if ev["runId"] != id || ev["task"] != tc.wantTask {
+						t.Errorf("run_resumed: %s", sc.Bytes())
+					}
+				case "agent_started":
+					started++
+					if ev["backend"] != tc.wantBackend {
+						t.Errorf("agent_started with backend %v, want %s", ev["backend"], tc.wantBackend)
+					}
+				}
+			}
+			if started != 2 {
+				t.Fatalf("%d agents started, want 2\n%s", started, out.String())
+			}
+		})
+	}
 }
