@@ -523,7 +523,7 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 	if pend == nil {
 		return
 	}
-	req := Request{RunID: c.r.id, AgentID: node, InteractionID: c.in.ID, ID: pend.ID, Kind: string(pend.Kind), Fields: pend.Fields}
+	req := Request{RunID: c.r.id, AgentID: node, InteractionID: c.in.ID, ID: pend.ID, Kind: string(pend.Kind), Fields: pend.Fields, Deadline: pend.Deadline}
 	// More than three questions in one phase means the agent is not working on its own
 	// (agent-stdout-protocols.md): said in the log, not refused.
 	c.mu.Lock()
@@ -554,7 +554,11 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 	var once sync.Once
 	asked := func() {
 		once.Do(func() {
-			c.r.emit(c.in.ID, "", kindEvent, map[string]any{"agent": node, "id": pend.ID, "fields": publicFields(req)})
+			fields := map[string]any{"agent": node, "id": pend.ID, "fields": publicFields(req)}
+			if !req.Deadline.IsZero() {
+				fields["deadline"] = req.Deadline.UTC().Format(time.RFC3339)
+			}
+			c.r.emit(c.in.ID, "", kindEvent, fields)
 			c.r.flushLog() // a person may take hours: the log says what the run waits for
 		})
 	}

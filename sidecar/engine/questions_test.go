@@ -3,9 +3,11 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 )
@@ -107,6 +109,7 @@ esac
 	var mu sync.Mutex
 	var answerErrs []error
 	answered := map[string]int{}
+	started := time.Now()
 	m := &Manager{Workspace: ws}
 	m.Event = func(ev eventlog.Event) {
 		id, _ := ev.Fields["id"].(string)
@@ -115,6 +118,10 @@ esac
 		case "question_asked", "phase_completed":
 			err = m.Answer(ev.RunID, id, "yes")
 		case "dependency_requested":
+			// its deadline: the runtime's dependency timeout from when it was asked
+			if d, perr := time.Parse(time.RFC3339, fmt.Sprint(ev.Fields["deadline"])); perr != nil || d.Before(started.Add(time.Hour-time.Second)) || d.After(time.Now().Add(time.Hour)) {
+				t.Errorf("dependency_requested deadline %v (%v), want an hour after it was asked", ev.Fields["deadline"], perr)
+			}
 			err = m.Provide(ev.RunID, id, "value-123456")
 		default:
 			return

@@ -646,6 +646,9 @@ func (p *Process) handleBlock(t *turn, b agentproto.Block, st *agentState) {
 		return
 	}
 	pend := &Pending{ID: p.newID(kind), Kind: kind, Fields: b.Fields, Line: b.Line}
+	if kind == PendingDependency {
+		pend.Deadline = time.Now().Add(p.spec.DependencyTimeout)
+	}
 	p.emit(Event{Kind: EventPending, Turn: t.n, Pending: pend})
 	p.checkpoint(*pend)
 	paused := false
@@ -673,7 +676,7 @@ func (p *Process) checkpoint(pd Pending) {
 func (p *Process) waitResolution(t *turn, pend *Pending, st *agentState) {
 	var timeout <-chan time.Time
 	if pend.Kind == PendingDependency {
-		tm := time.NewTimer(p.spec.DependencyTimeout)
+		tm := time.NewTimer(time.Until(pend.Deadline))
 		defer tm.Stop()
 		timeout = tm.C
 	}
