@@ -144,7 +144,9 @@ func (c *ictx) skills(n flow.Node) string {
 			continue
 		}
 		if strings.EqualFold(fm["disable-model-invocation"], "true") {
-			c.r.emit(c.in.ID, "", "warning", map[string]any{"message": fmt.Sprintf("skill %s is marked disable-model-invocation and is not offered to %s", name, n.ID)})
+			if c.r.firstTime("hidden skill " + name + " " + n.ID) {
+				c.r.emit(c.in.ID, "", "warning", map[string]any{"agent": n.ID, "message": fmt.Sprintf("skill %s is marked disable-model-invocation and is not offered to %s (a person can run it: Invoke Skill)", name, n.ID)})
+			}
 			continue
 		}
 		fmt.Fprintf(&b, "- %s: %s (instructions: .agentcanvas/skills/%s/SKILL.md)\n", name, fm["description"], name)

@@ -146,6 +146,8 @@ type run struct {
 	mcp       mcpState       // the workspace's MCP servers and allowlist, read once (mcp.go)
 	files     promptFiles    // rules, skills and memory for prompts (prompt.go)
 	asks      sync.WaitGroup // handlePending goroutines: the log is closed after them
+	// told holds the one-time warnings already given (firstTime).
+	told sync.Map
 }
 
 func newRun(f *flow.Flow, o Options) (*run, error) {
@@ -239,6 +241,13 @@ func (r *run) logThrough() (done func()) {
 		fmt.Fprintf(os.Stderr, "agentcanvas: event log: %v\n", err)
 	}
 	return done
+}
+
+// firstTime reports whether key is new to this run: for warnings worth giving once, not
+// every prompt.
+func (r *run) firstTime(key string) bool {
+	_, seen := r.told.LoadOrStore(key, true)
+	return !seen
 }
 
 // emit logs an event and passes it to the sink.
