@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import { Log } from './log';
 import { StatusItem } from './status';
-import { SidecarClient } from './sidecar';
+import { SidecarClient, withSidecar } from './sidecar';
 import { Method, Notification, readRunEvent, type PendingRequest } from './protocol';
 import { registerFlowCommands } from './commands/flowCommands';
 import { RunController } from './commands/runCommands';
@@ -160,7 +160,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<AgentC
   );
 
   // Skills
-  registerSkills(context);
+  registerSkills(context, (s) => withSidecar(client, log, () => runs.invokeSkill(s)));
 
   const canvasBackend = createCanvasBackend(client, (listener) =>
     client.onNotification(Notification.runEvent, (raw) => {

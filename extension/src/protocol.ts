@@ -158,12 +158,28 @@ export const Backends = ['auto', 'claude', 'codex', 'gemini', 'command', 'dry-ru
 export type Backend = (typeof Backends)[number];
 
 export interface StartRunParams {
-  uri: string; // the flow file
+  uri?: string; // the flow file (not with skill)
   dryRun?: boolean;
   /** Values for the environment-variable names the flow lists, from SecretStorage (never logged). */
   env?: Record<string, string>;
   /** Overrides every agent's backendId (extension proposal; dryRun covers "dry-run"). */
   backend?: Backend;
+  /** Instead of a flow: a person invokes a skill of .agentcanvas/skills/ (one agent follows its SKILL.md). */
+  skill?: { name: string; arguments?: string; files?: string[] };
+}
+
+/**
+ * startRun's parameters for Invoke Skill: the request trimmed (empty: the skill's instructions
+ * alone), workspace-relative files with forward slashes, no duplicates.
+ */
+export function skillRunParams(name: string, request: string, files: readonly string[], backend: Backend): StartRunParams {
+  const rel = [...new Set(files.map((f) => f.replace(/\\/g, '/')))];
+  const args = request.trim();
+  return {
+    skill: { name, ...(args ? { arguments: args } : {}), ...(rel.length > 0 ? { files: rel } : {}) },
+    backend,
+    ...(backend === 'dry-run' ? { dryRun: true } : {}),
+  };
 }
 
 export interface AgentState {

@@ -17,8 +17,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/jsonenc"
 )
 
 // Version is the envelope protocol version this bus speaks. A message of another major
@@ -169,12 +172,87 @@ func NewKey() []byte {
 	return k
 }
 
-// canonical is the signed content: the envelope without its signature.
+// canonical is the signed content: the envelope without its signature, as json.Marshal
+// writes it. It is written by hand (every message is signed and verified, and reflection
+// made that the bus's main cost); a timestamp json.Marshal would refuse goes through it.
 func (e *Envelope) canonical() []byte {
-	c := *e
-	c.Signature = ""
-	b, _ := json.Marshal(&c)
-	return b
+	if !jsonTime(e.Timestamp) || e.Options != nil && e.Options.ResponseDeadline != nil && !jsonTime(*e.Options.ResponseDeadline) {
+		c := *e
+		c.Signature = ""
+		b, _ := json.Marshal(&c)
+		return b
+	}
+	b := make([]byte, 0, 256)
+	b = append(b, `{"id":`...)
+	b = jsonenc.AppendString(b, e.ID)
+	b = append(b, `,"timestamp":"`...)
+	b = e.Timestamp.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","version":`...)
+	b = jsonenc.AppendString(b, e.Version)
+	b = append(b, `,"from":`...)
+	b = jsonenc.AppendString(b, e.From)
+	b = append(b, `,"to":`...)
+	if len(e.To) == 1 {
+		b = jsonenc.AppendString(b, e.To[0])
+	} else {
+		b, _ = jsonenc.AppendValue(b, []string(e.To))
+	}
+	b = append(b, `,"type":`...)
+	b = jsonenc.AppendString(b, e.Type)
+	b = append(b, `,"priority":`...)
+	b = jsonenc.AppendString(b, e.Priority)
+	b = append(b, `,"payload":`...)
+	b, err := jsonenc.AppendValue(b, e.Payload)
+	if err != nil {
+		return nil // as json.Marshal (Send refuses such a payload before signing: Compress)
+	}
+	b = append(b, `,"context":{`...)
+	first := true
+	for _, kv := range [...][2]string{{"issue", e.Context.Issue}, {"parentMessageId", e.Context.ParentMessageID}, {"threadId", e.Context.ThreadID},
+		{"environment", e.Context.Environment}, {"interactionId", e.Context.InteractionID}, {"edgeId", e.Context.EdgeID}} {
+		if kv[1] != "" {
+			b = field(b, &first, kv[0])
+			b = jsonenc.AppendString(b, kv[1])
+		}
+	}
+	b = append(b, '}')
+	if o := e.Options; o != nil {
+		b = append(b, `,"options":{`...)
+		first = true
+		if o.RequiresResponse {
+			b = append(field(b, &first, "requiresResponse"), "true"...)
+		}
+		if o.ResponseDeadline != nil {
+			b = append(field(b, &first, "responseDeadline"), '"')
+			b = append(o.ResponseDeadline.AppendFormat(b, time.RFC3339Nano), '"')
+		}
+		if o.Retryable {
+			b = append(field(b, &first, "retryable"), "true"...)
+		}
+		if o.TTL != 0 {
+			b = strconv.AppendInt(field(b, &first, "ttl"), int64(o.TTL), 10)
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}
+
+// field starts an object member "key": (after a comma unless it is the first).
+func field(b []byte, first *bool, key string) []byte {
+	if !*first {
+		b = append(b, ',')
+	}
+	*first = false
+	b = append(b, '"')
+	b = append(b, key...)
+	return append(b, '"', ':')
+}
+
+// jsonTime: t is written by time.Time's MarshalJSON as AppendFormat(RFC3339Nano) writes it
+// (it refuses years outside 0–9999 and offsets of a day or more).
+func jsonTime(t time.Time) bool {
+	_, off := t.Zone()
+	return t.Year() >= 0 && t.Year() <= 9999 && off > -24*3600 && off < 24*3600
 }
 
 // Sign sets the HMAC-SHA256 signature of e under key.
@@ -216,7 +294,7 @@ type Compressed struct {
 
 // Compress replaces a large payload by its gzip form; small payloads are left alone.
 func (e *Envelope) Compress() error {
-	raw, err := json.Marshal(e.Payload)
+	raw, err := jsonenc.AppendValue(nil, e.Payload)
 	if err != nil {
 		return err
 	}
@@ -240,6 +318,9 @@ func (e *Envelope) Decompress() error {
 	case Compressed:
 		c = p
 	case map[string]any:
+		if yes, _ := p["compressed"].(bool); !yes {
+			return nil // most payloads: no JSON round trip to find that out
+		}
 		b, _ := json.Marshal(p)
 		if json.Unmarshal(b, &c) != nil || !c.Compressed {
 			return nil

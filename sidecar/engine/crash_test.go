@@ -44,9 +44,17 @@ func TestCrashedRunIsListedWithCheckpoint(t *testing.T) {
 	if st.Status != StatusInterrupted || st.Flow != "t" || len(st.Interactions) != 2 {
 		t.Fatalf("crashed run = %+v", st)
 	}
+	if st.Interactions[0].Status != StatusRunning || st.Interactions[1].Status != "pending" {
+		t.Fatalf("crashed run's interactions: %+v, want the first running and the second pending", st.Interactions)
+	}
 	evs, err := eventlog.ReadAll(ws, "t")
 	if err != nil || len(evs) < 2 || evs[0].Event != "run_started" {
 		t.Fatalf("log after the crash: %d events, %v", len(evs), err)
+	}
+	// The log is written out before an agent starts: nothing the engine logged up to the
+	// running agent's start is lost with the engine.
+	if last := evs[len(evs)-1]; last.Event != "agent_started" {
+		t.Fatalf("the log after the crash ends with %s, want the running agent's agent_started", last.Event)
 	}
 	// The agent does not outlive the engine (the runtime's guardian kills it).
 	b, _ := os.ReadFile(filepath.Join(agentDir, "pids"))
@@ -151,4 +159,40 @@ func killEngineWhen(t *testing.T, f *flow.Flow, ws, marker string) {
 		t.Fatal(err)
 	}
 	cmd.Wait()
+}
+
+// A round checkpoint that would record nothing new is not written (the file stays the same
+// one); one that records something new is, atomically (a new file renamed over the old).
+func TestRoundCheckpointWrittenOnlyWhenChanged(t *testing.T) {
+	ws, f := workspace(t, strings.ReplaceAll(twoStage, "AGENT", "true"))
+	r, err := newRun(f, Options{Workspace: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	file := filepath.Join(ws, RunsDir, r.id, "state.json")
+	stat := func() os.FileInfo {
+		t.Helper()
+		fi, err := os.Stat(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi
+	}
+	r.checkpoint()
+	before := stat()
+	r.checkpointRound()
+	if !os.SameFile(before, stat()) {
+		t.Fatal("an unchanged round rewrote state.json")
+	}
+	r.mu.Lock()
+	r.proposals = append(r.proposals, ".agentcanvas/sandboxes/x/a/proposal/proposal.json")
+	r.mu.Unlock()
+	r.checkpointRound()
+	if os.SameFile(before, stat()) {
+		t.Fatal("a round with a new proposal did not rewrite state.json")
+	}
+	if st, err := ReadState(ws, r.id); err != nil || len(st.Proposals) != 1 {
+		t.Fatalf("state after the round: %+v %v", st, err)
+	}
 }

@@ -205,6 +205,7 @@ func (c *ictx) testCommand(workers []string) (passed float64, ok bool) {
 		if st, err := os.Stat(paths.WorkDir); err != nil || !st.IsDir() {
 			continue // a member that worked in the workspace has nothing of its own to test
 		}
+		c.r.flushLog()
 		cmd := exec.CommandContext(c.ctx, argv[0], argv[1:]...)
 		cmd.Dir = paths.WorkDir
 		out, err := cmd.CombinedOutput()
@@ -1438,7 +1439,7 @@ func memorySync(c *ictx) (string, error) {
 			c.board.Post(m, "private_log", truncate(strings.Join(notes[m], "\n"), 2000))
 		}
 	}
-	in = append(in, quote("Current MEMORY.md", firstNonEmpty(readMemory(c.r.o.Workspace), "(empty)")))
+	in = append(in, quote("Current MEMORY.md", firstNonEmpty(c.r.files.memory(), "(empty)")))
 	s, err := c.ask("", curator, c.prompt(curator, message{Intent: "Merge the members' logs into the shared memory", Inputs: in, Plan: []string{"Deduplicate", "Keep durable decisions"}, Actions: []string{"## MEMORY (the new full MEMORY.md)", "## NOTES (today's notes)"}}))
 	if err != nil {
 		return "", err
@@ -1469,6 +1470,7 @@ func retentionDays(params map[string]any) int {
 // stepNotes collects the note of every step each node took in this run, from the log.
 func (c *ictx) stepNotes() map[string][]string {
 	out := map[string][]string{}
+	c.r.flushLog()
 	evs, err := eventlog.ReadAll(c.r.o.Workspace, c.r.f.Name)
 	if err != nil {
 		return out
@@ -1548,6 +1550,9 @@ func datePattern(s string) bool {
 	return err == nil
 }
 
+// protocolPerson is P20's protocol when the outside caller is a person (SkillInvocation).
+const protocolPerson = "person"
+
 // P20 — inside a run, the bridge makes one MCP-style tools/call to the local agent with the
 // run's task and returns its reply (`agentcanvas mcp FLOW` serves whole flows to outside
 // clients).
@@ -1557,10 +1562,17 @@ func protocolBridge(c *ictx) (string, error) {
 	if len(local) == 0 {
 		return "", fmt.Errorf("the bridge has no local agent")
 	}
+	protocol := firstNonEmpty(str(c.params["protocol"]), "mcp")
 	call := fmt.Sprintf(`{"jsonrpc":"2.0","method":"tools/call","params":{"name":%q,"arguments":{"prompt":%q}}}`, local[0], truncate(c.task(), 2000))
-	c.note("bridged", map[string]any{"protocol": firstNonEmpty(str(c.params["protocol"]), "mcp"), "bridge": bridge})
+	m := message{Intent: "Answer an outside client's tool call", Inputs: []string{quote("Call", call)}, Plan: []string{"Do the task"}, Actions: []string{"Your answer (the tool result text)"}}
+	if protocol == protocolPerson {
+		// A person at the editor or the terminal (a skill invocation): their words as they are.
+		call = c.task()
+		m = message{Intent: "Do what the person who invoked you asks, following your instructions", Inputs: []string{quote("Request", call)}, Plan: []string{"Follow your instructions", "Do the task"}, Actions: []string{"What you did, and your answer"}}
+	}
+	c.note("bridged", map[string]any{"protocol": protocol, "bridge": bridge})
 	c.send(bridge, local[0], "request", map[string]any{"bytes": len(call)}, "")
-	rep, err := c.ask("", local[0], c.prompt(local[0], message{Intent: "Answer an outside client's tool call", Inputs: []string{quote("Call", call)}, Plan: []string{"Do the task"}, Actions: []string{"Your answer (the tool result text)"}}))
+	rep, err := c.ask("", local[0], c.prompt(local[0], m))
 	if err != nil {
 		return "", err
 	}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"gopkg.in/yaml.v3"
@@ -124,4 +125,21 @@ func events(t testing.TB, ws, flowName string) []eventlog.Event {
 		t.Fatal(err)
 	}
 	return evs
+}
+
+// pairFlow is a flow of one role_play_pair interaction, i1, of agents a (planner) and b
+// (reviewer) with the given mapping entries (runtime, skills…), for rounds rounds; top is
+// added at the top level (commonRules…).
+func pairFlow(top, a, b string, rounds int) string {
+	return "version: 0.2\n" + top + `agents:
+  - {id: a, role: planner, ` + a + `}
+  - {id: b, role: reviewer, ` + b + `}
+interactions:
+  - id: i1
+    patternId: role_play_pair
+    edges:
+      - source: a
+        target: b
+        data: {topology: p2p, termination: {type: max_rounds, rounds: ` + strconv.Itoa(rounds) + `}}
+`
 }

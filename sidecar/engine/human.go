@@ -60,9 +60,18 @@ type Response struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// Human answers requests. Ask blocks until there is an answer or ctx ends.
+// Human answers requests. Ask blocks until there is an answer or ctx ends. It calls ready
+// (when not nil) once, as soon as the request can take an answer: the engine logs the
+// request's event (question_asked…) there, so a client that answers the moment it hears of
+// a request is never told there is no such request.
 type Human interface {
-	Ask(ctx context.Context, r Request) (Response, error)
+	Ask(ctx context.Context, r Request, ready func()) (Response, error)
+}
+
+func call(f func()) {
+	if f != nil {
+		f()
+	}
 }
 
 // ErrNoAnswer is returned by NonInteractive when a question has no default.
@@ -75,7 +84,8 @@ type NonInteractive struct {
 	Answers map[string]string
 }
 
-func (n NonInteractive) Ask(_ context.Context, r Request) (Response, error) {
+func (n NonInteractive) Ask(_ context.Context, r Request, ready func()) (Response, error) {
+	call(ready)
 	if v, ok := lookupAnswer(n.Answers, r); ok {
 		return Response{Value: v}, nil
 	}
@@ -136,7 +146,8 @@ type Terminal struct {
 	br      *bufio.Reader
 }
 
-func (t *Terminal) Ask(ctx context.Context, r Request) (Response, error) {
+func (t *Terminal) Ask(ctx context.Context, r Request, ready func()) (Response, error) {
+	call(ready)
 	if v, ok := lookupAnswer(t.Answers, r); ok {
 		return Response{Value: v}, nil
 	}
@@ -229,7 +240,7 @@ type Inbox struct {
 
 func inboxKey(runID, id string) string { return runID + "\x00" + id }
 
-func (b *Inbox) Ask(ctx context.Context, r Request) (Response, error) {
+func (b *Inbox) Ask(ctx context.Context, r Request, ready func()) (Response, error) {
 	ch := make(chan Response, 1)
 	b.mu.Lock()
 	if b.waiting == nil {
@@ -244,6 +255,7 @@ func (b *Inbox) Ask(ctx context.Context, r Request) (Response, error) {
 		delete(b.reqs, k)
 		b.mu.Unlock()
 	}()
+	call(ready) // registered: Answer takes it from here on
 	if b.Notify != nil {
 		b.Notify(r)
 	}

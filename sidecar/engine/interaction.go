@@ -292,6 +292,7 @@ func (c *ictx) ask(from, node, prompt string) (*Reply, error) {
 	edge := c.edgeOf[[2]string{from, node}]
 	c.send(from, node, "prompt", map[string]any{"bytes": len(prompt)}, "")
 	c.r.emit(c.in.ID, edge, "agent_started", map[string]any{"agent": node, "from": firstNonEmpty(from, "engine"), "round": c.st.Round, "backend": spec.BackendID})
+	c.r.flushLog()
 	proc, err := runtime.Start(c.ctx, spec, prompt)
 	if err != nil {
 		c.r.emit(c.in.ID, edge, "agent_finished", map[string]any{"agent": node, "status": "failed", "error": err.Error()})
@@ -301,7 +302,11 @@ func (c *ictx) ask(from, node, prompt string) (*Reply, error) {
 	for ev := range proc.Events() {
 		switch ev.Kind {
 		case runtime.EventPending:
-			go c.handlePending(proc, node, ev.Pending)
+			c.r.asks.Add(1)
+			go func(pend *runtime.Pending) {
+				defer c.r.asks.Done()
+				c.handlePending(proc, node, pend)
+			}(ev.Pending)
 		case runtime.EventSession:
 			c.mu.Lock()
 			c.sessions[node] = ev.SessionID
@@ -479,6 +484,7 @@ func (c *ictx) sandbox(node string, files []string) (string, error) {
 func (c *ictx) proposal(node string, handoff map[string]any) {
 	c.r.mu.Lock()
 	defer c.r.mu.Unlock()
+	defer c.r.logThrough()() // proposal.Create, Check and Apply log to the same file: keep the order
 	cr, err := proposal.Create(c.ctx, proposal.CreateOptions{Workspace: c.r.o.Workspace, RunID: c.r.id, AgentID: node, Notes: fmt.Sprint(handoff["Goal"]), Flow: c.r.f.Name})
 	if err != nil {
 		c.r.emit(c.in.ID, "", "error", map[string]any{"agent": node, "message": "proposal: " + err.Error()})
@@ -527,7 +533,9 @@ func (c *ictx) autoApply(out InteractionOutcome) {
 	c.mu.Unlock()
 	c.r.mu.Lock()
 	defer c.r.mu.Unlock()
-	ctx := c.r.ctx // the interaction's own context may have ended with its timeout
+	defer c.r.logThrough()() // proposal.Check and Apply log to the same file: keep the order
+	// The interaction's own context may have ended with its timeout.
+	ctx := c.r.ctx
 	for _, m := range made {
 		node, ref := m[0], m[1]
 		lim := c.r.limits()
@@ -569,7 +577,7 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 	if pend == nil {
 		return
 	}
-	req := Request{RunID: c.r.id, AgentID: node, InteractionID: c.in.ID, ID: pend.ID, Kind: string(pend.Kind), Fields: pend.Fields}
+	req := Request{RunID: c.r.id, AgentID: node, InteractionID: c.in.ID, ID: pend.ID, Kind: string(pend.Kind), Fields: pend.Fields, Deadline: pend.Deadline}
 	// More than three questions in one phase means the agent is not working on its own
 	// (agent-stdout-protocols.md): said in the log, not refused.
 	c.mu.Lock()
@@ -584,7 +592,6 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 	}
 	c.mu.Unlock()
 	kindEvent := map[string]string{"question": "question_asked", "dependency": "dependency_requested", "phase_complete": "phase_completed"}[req.Kind]
-	c.r.emit(c.in.ID, "", kindEvent, map[string]any{"agent": node, "id": pend.ID, "fields": publicFields(req)})
 	if req.Kind == "phase_complete" && c.verifyPhase(p, node, pend) {
 		return // sent back for rework, or failed: no approval to ask for
 	}
@@ -596,7 +603,21 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 	if human == nil {
 		human = NonInteractive{}
 	}
-	resp, err := human.Ask(c.ctx, req)
+	// The request's event is logged once it can take an answer (a client answers on it),
+	// or after Ask failed before it could: every request is logged before its outcome.
+	var once sync.Once
+	asked := func() {
+		once.Do(func() {
+			fields := map[string]any{"agent": node, "id": pend.ID, "fields": publicFields(req)}
+			if !req.Deadline.IsZero() {
+				fields["deadline"] = req.Deadline.UTC().Format(time.RFC3339)
+			}
+			c.r.emit(c.in.ID, "", kindEvent, fields)
+			c.r.flushLog() // a person may take hours: the log says what the run waits for
+		})
+	}
+	resp, err := human.Ask(c.ctx, req, asked)
+	asked()
 	if c.r.sessionEnded() {
 		return // the request stays in the checkpoint: the next session resumes and asks again
 	}
@@ -662,6 +683,7 @@ func (c *ictx) verifyPhase(p *runtime.Process, node string, pend *runtime.Pendin
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, 10*time.Minute)
 	defer cancel()
+	c.r.flushLog()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	out, runErr := cmd.CombinedOutput()

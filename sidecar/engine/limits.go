@@ -54,11 +54,13 @@ type Limits struct {
 
 // limits are the run's limits now: read at each use (validation at the start, each sandbox,
 // each review and apply), so a change of the editor's settings reaches runs already going.
-func (r *run) limits() Limits {
-	if r.o.Limits == nil {
+func (r *run) limits() Limits { return r.o.limits() }
+
+func (o Options) limits() Limits {
+	if o.Limits == nil {
 		return Limits{}
 	}
-	return r.o.Limits()
+	return o.Limits()
 }
 
 // autoApplyHeld says why a reviewed proposal the flow would apply automatically is not, or ""

@@ -20,7 +20,8 @@ type Manager struct {
 	Workspace string
 	// Event receives every run event (agentcanvas/runEvent).
 	Event func(eventlog.Event)
-	// Asked is told about each request waiting for a person (also sent as a runEvent).
+	// Asked is told about each request waiting for a person, once it can take an answer
+	// (after its question_asked, dependency_requested or phase_completed event).
 	Asked func(Request)
 	// Limits gives every run the person's current restrictions (Options.Limits).
 	Limits func() Limits
@@ -49,7 +50,8 @@ type StartParams struct {
 	DryRun  bool   `json:"dryRun,omitempty"`
 	Backend string `json:"backend,omitempty"`
 	Task    string `json:"task,omitempty"`
-	// ResumeRunID continues that interrupted run instead of starting a new one.
+	// ResumeRunID continues that interrupted run instead of starting a new one, with the
+	// DryRun, Backend and Task it was started with unless these are given.
 	ResumeRunID string            `json:"resumeRunId,omitempty"`
 	Env         map[string]string `json:"-"` // secret values from the editor; never logged or persisted
 }
@@ -87,8 +89,24 @@ func (m *Manager) init() {
 // Start starts f and returns at once with the new run's id; the run goes on in the
 // background. A flow with validation errors is refused here.
 func (m *Manager) Start(f *flow.Flow, p StartParams) (RunInfo, error) {
+	return m.start(f, p, NewRunID(time.Now()))
+}
+
+// StartSkill starts a person's invocation of a skill: its flow is written into the run's
+// folder (so the run is listed, logged and resumable like any other) and run.
+func (m *Manager) StartSkill(inv SkillInvocation, p StartParams) (RunInfo, error) {
+	id := NewRunID(time.Now())
+	f, err := WriteSkillFlow(m.Workspace, id, inv)
+	if err != nil {
+		return RunInfo{}, err
+	}
+	p.ResumeRunID = ""
+	return m.start(f, p, id)
+}
+
+func (m *Manager) start(f *flow.Flow, p StartParams, runID string) (RunInfo, error) {
 	m.init()
-	o := Options{Workspace: m.Workspace, DryRun: p.DryRun, Backend: p.Backend, Task: p.Task, Env: p.Env, RunID: NewRunID(time.Now()), Human: m.inbox, Sink: m.Event, Limits: m.Limits}
+	o := Options{Workspace: m.Workspace, DryRun: p.DryRun, Backend: p.Backend, Task: p.Task, Env: p.Env, RunID: runID, Human: m.inbox, Sink: m.Event, Limits: m.Limits}
 	if p.ResumeRunID != "" {
 		st, err := ReadState(m.Workspace, p.ResumeRunID)
 		if err != nil {
@@ -111,7 +129,7 @@ func (m *Manager) Start(f *flow.Flow, p StartParams) (RunInfo, error) {
 		return RunInfo{}, err
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	mr := &managedRun{cancel: cancel, done: make(chan struct{}), info: RunInfo{RunID: id, Flow: f.Name, FlowFile: f.File, Status: StatusRunning, DryRun: p.DryRun, Started: r.state.Started}}
+	mr := &managedRun{cancel: cancel, done: make(chan struct{}), info: RunInfo{RunID: id, Flow: f.Name, FlowFile: f.File, Status: StatusRunning, DryRun: r.o.DryRun, Started: r.state.Started}}
 	m.mu.Lock()
 	m.runs[id] = mr
 	m.mu.Unlock()

@@ -51,20 +51,6 @@ func writeMemory(r *run, out *Outcome) error {
 	return err
 }
 
-// readMemory returns MEMORY.md, for prompts ("" when there is none).
-func readMemory(workspace string) string {
-	root, err := os.OpenRoot(workspace)
-	if err != nil {
-		return ""
-	}
-	defer root.Close()
-	b, err := root.ReadFile(filepath.Join(MemoryDir, "MEMORY.md"))
-	if err != nil {
-		return ""
-	}
-	return truncate(string(b), 8000)
-}
-
 // appendMemory adds curated lines to MEMORY.md (P19).
 func appendMemory(workspace string, lines []string) error {
 	if len(lines) == 0 {

@@ -9,7 +9,9 @@ import (
 	"testing"
 )
 
-const phaseFlow = `version: 0.2
+// bridgeFlow is a bridge asking one command agent (bash AGENT) once; params are its edge's.
+func bridgeFlow(params string) string {
+	return `version: 0.2
 agents:
   - {id: worker, role: local, runtime: {backendId: command, command: [bash, AGENT]}}
 systemNodes:
@@ -22,8 +24,10 @@ interactions:
         target: worker
         data:
           termination: {type: max_rounds, rounds: 1}
-          params: {rate_limit_per_min: 10, verify_command: "test -e DIR/ok"}
-`
+          params: ` + params + "\n"
+}
+
+var phaseFlow = bridgeFlow(`{rate_limit_per_min: 10, verify_command: "test -e DIR/ok"}`)
 
 // phaseAgent completes phase 1 every turn; from turn okTurn on, the verifier passes.
 func phaseAgent(t *testing.T, dir string, okTurn int) string {

@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
@@ -40,7 +42,7 @@ func (c *ictx) prompt(node string, m message) string {
 	if skills := c.skills(n); skills != "" {
 		b.WriteString("\n## Skills you may use\n" + skills)
 	}
-	if mem := readMemory(c.r.o.Workspace); mem != "" {
+	if mem := c.r.files.memory(); mem != "" {
 		b.WriteString("\n## Workspace memory (MEMORY.md)\n" + mem + "\n")
 	}
 	b.WriteString("\n## Message\n")
@@ -90,7 +92,7 @@ func (c *ictx) rules(n flow.Node) string {
 		if !ok {
 			kind, p = "PROJECT", ref
 		}
-		text, err := readRuleFile(c.r.o.Workspace, p)
+		text, err := c.r.files.rule(p)
 		if err != nil {
 			fmt.Fprintf(&b, "- [%s %s] (not read: %v)\n", kind, p, err)
 			continue
@@ -112,7 +114,7 @@ func indent(s string) string {
 	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
 }
 
-func readRuleFile(workspace, p string) (string, error) {
+func readRuleFile(root *os.Root, p string) (string, error) {
 	if rest, ok := strings.CutPrefix(p, "~/"); ok {
 		home, err := os.UserHomeDir()
 		if err != nil {
@@ -125,11 +127,6 @@ func readRuleFile(workspace, p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	root, err := os.OpenRoot(workspace)
-	if err != nil {
-		return "", err
-	}
-	defer root.Close()
 	b, err := root.ReadFile(clean)
 	return string(b), err
 }
@@ -142,12 +139,14 @@ func (c *ictx) skills(n flow.Node) string {
 	}
 	var b strings.Builder
 	for _, name := range n.Agent.Skills {
-		fm := readSkill(c.r.o.Workspace, name)
+		fm := c.r.files.skill(name)
 		if fm == nil {
 			continue
 		}
 		if strings.EqualFold(fm["disable-model-invocation"], "true") {
-			c.r.emit(c.in.ID, "", "warning", map[string]any{"message": fmt.Sprintf("skill %s is marked disable-model-invocation and is not offered to %s", name, n.ID)})
+			if c.r.firstTime("hidden skill " + name + " " + n.ID) {
+				c.r.emit(c.in.ID, "", "warning", map[string]any{"agent": n.ID, "message": fmt.Sprintf("skill %s is marked disable-model-invocation and is not offered to %s (a person can run it: Invoke Skill)", name, n.ID)})
+			}
 			continue
 		}
 		fmt.Fprintf(&b, "- %s: %s (instructions: .agentcanvas/skills/%s/SKILL.md)\n", name, fm["description"], name)
@@ -156,32 +155,115 @@ func (c *ictx) skills(n flow.Node) string {
 }
 
 // readSkill returns a SKILL.md's frontmatter as flat key: value pairs, nil when missing.
-func readSkill(workspace, name string) map[string]string {
+func readSkill(root *os.Root, name string) map[string]string {
 	if _, err := safepath.Clean(name, safepath.Rules{}); err != nil || strings.Contains(name, "/") {
 		return nil
 	}
-	root, err := os.OpenRoot(workspace)
-	if err != nil {
-		return nil
-	}
-	defer root.Close()
 	b, err := root.ReadFile(filepath.Join(".agentcanvas", "skills", name, "SKILL.md"))
 	if err != nil {
 		return nil
 	}
-	text := strings.ReplaceAll(string(b), "\r\n", "\n")
-	if !strings.HasPrefix(text, "---\n") {
+	fm, _, ok := splitFrontMatter(string(b))
+	if !ok {
 		return map[string]string{}
-	}
-	end := strings.Index(text[4:], "\n---")
-	if end < 0 {
-		return map[string]string{}
-	}
-	fm := map[string]string{}
-	for _, l := range strings.Split(text[4:4+end], "\n") {
-		if k, v, ok := strings.Cut(l, ":"); ok {
-			fm[strings.TrimSpace(k)] = strings.Trim(strings.TrimSpace(v), `"'`)
-		}
 	}
 	return fm
+}
+
+// promptFiles are the workspace files prompts carry, read through one workspace root per
+// run: rule files and skills' front matter once, when first needed (a run's rules do not
+// change under it), and MEMORY.md again only when a stat says it changed (size, time or
+// file: curators rewrite it during runs). Every prompt used to open the workspace and read
+// them all, which cost more than a small agent turn.
+type promptFiles struct {
+	ws   string
+	once sync.Once
+	root *os.Root // nil when the workspace cannot be opened
+	err  error
+
+	mu     sync.Mutex
+	rules  map[string]ruleText
+	skills map[string]map[string]string
+	memFI  os.FileInfo // of memText; nil: not read
+	memTxt string
+}
+
+type ruleText struct {
+	text string
+	err  error
+}
+
+func (p *promptFiles) open() *os.Root {
+	p.once.Do(func() { p.root, p.err = os.OpenRoot(p.ws) })
+	return p.root
+}
+
+// close releases the workspace root at the end of the run (not opening it if no prompt did).
+func (p *promptFiles) close() {
+	p.once.Do(func() { p.err = errors.New("the run has ended") })
+	if p.root != nil {
+		p.root.Close()
+	}
+}
+
+func (p *promptFiles) rule(path string) (string, error) {
+	root := p.open()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if r, ok := p.rules[path]; ok {
+		return r.text, r.err
+	}
+	var r ruleText
+	if root == nil {
+		r.err = p.err
+	} else {
+		r.text, r.err = readRuleFile(root, path)
+	}
+	if p.rules == nil {
+		p.rules = map[string]ruleText{}
+	}
+	p.rules[path] = r
+	return r.text, r.err
+}
+
+func (p *promptFiles) skill(name string) map[string]string {
+	root := p.open()
+	if root == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if fm, ok := p.skills[name]; ok {
+		return fm
+	}
+	fm := readSkill(root, name)
+	if p.skills == nil {
+		p.skills = map[string]map[string]string{}
+	}
+	p.skills[name] = fm
+	return fm
+}
+
+// memory returns MEMORY.md, for prompts ("" when there is none).
+func (p *promptFiles) memory() string {
+	root := p.open()
+	if root == nil {
+		return ""
+	}
+	name := filepath.Join(MemoryDir, "MEMORY.md")
+	fi, err := root.Stat(name)
+	if err != nil {
+		return ""
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.memFI != nil && os.SameFile(p.memFI, fi) && p.memFI.Size() == fi.Size() && p.memFI.ModTime().Equal(fi.ModTime()) {
+		return p.memTxt
+	}
+	b, err := root.ReadFile(name)
+	if err != nil {
+		return ""
+	}
+	p.memFI, p.memTxt = fi, truncate(string(b), 8000)
+	return p.memTxt
 }

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/bus"
@@ -51,8 +52,9 @@ type Options struct {
 	RoundCap int
 	// StopGrace is the time between SIGTERM and SIGKILL when agents are stopped.
 	StopGrace time.Duration
-	// Resume continues an interrupted run from its checkpoint: the same run id, and the
-	// interactions it completed are kept, not run again. Set by Resume.
+	// Resume continues an interrupted run from its checkpoint: the same run id, the
+	// interactions it completed kept, not run again, and DryRun, Backend and Task as the run
+	// was started with where these options leave them unset. Set by Resume.
 	Resume *State
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
@@ -140,10 +142,15 @@ type run struct {
 
 	mu        sync.Mutex
 	ckMu      sync.Mutex // serialises checkpoint writes
+	written   *State     // the last checkpoint written (under ckMu)
 	outcomes  map[string]*InteractionOutcome
 	proposals []string
 	metrics   *metricSet
-	mcp       mcpState // the workspace's MCP servers and allowlist, read once (mcp.go)
+	mcp       mcpState       // the workspace's MCP servers and allowlist, read once (mcp.go)
+	files     promptFiles    // rules, skills and memory for prompts (prompt.go)
+	asks      sync.WaitGroup // handlePending goroutines: the log is closed after them
+	// told holds the one-time warnings already given (firstTime).
+	told sync.Map
 }
 
 func newRun(f *flow.Flow, o Options) (*run, error) {
@@ -153,8 +160,7 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	if o.Workspace == "" {
 		return nil, errors.New("engine: no workspace")
 	}
-	r := &run{f: f, o: o}
-	if ds := validate.Flow(f, validate.Workspace{Root: o.Workspace, Rules: r.limits().Rules}); diag.HasErrors(ds) {
+	if ds := validate.Flow(f, validate.Workspace{Root: o.Workspace, Rules: o.limits().Rules}); diag.HasErrors(ds) {
 		return nil, &InvalidFlowError{Diagnostics: ds}
 	}
 	if o.Now == nil {
@@ -166,6 +172,10 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	id := o.RunID
 	if o.Resume != nil {
 		id = o.Resume.RunID
+		// Resumed as it was started, unless the resume says otherwise (a dry run stays dry).
+		o.Backend = firstNonEmpty(o.Backend, o.Resume.Backend)
+		o.Task = firstNonEmpty(o.Task, o.Resume.Task)
+		o.DryRun = o.DryRun || o.Resume.DryRun
 	}
 	if id == "" {
 		id = NewRunID(o.Now())
@@ -173,11 +183,11 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	if err := checkRunID(id); err != nil {
 		return nil, err
 	}
-	log, err := eventlog.Open(o.Workspace, f.Name)
+	log, err := eventlog.OpenBuffered(o.Workspace, f.Name)
 	if err != nil {
 		return nil, fmt.Errorf("engine: event log: %w", err)
 	}
-	r = &run{f: f, o: o, id: id, log: log, now: o.Now, key: bus.NewKey(), outcomes: map[string]*InteractionOutcome{}, metrics: newMetricSet()}
+	r := &run{f: f, o: o, id: id, log: log, now: o.Now, key: bus.NewKey(), outcomes: map[string]*InteractionOutcome{}, metrics: newMetricSet(), files: promptFiles{ws: o.Workspace}}
 	r.state = newState(r)
 	if o.Resume != nil {
 		r.state.Started = o.Resume.Started
@@ -210,6 +220,39 @@ func NewRunID(t time.Time) string {
 	return "run_" + t.UTC().Format("20060102-150405") + "_" + hex.EncodeToString(b[:])
 }
 
+// The log is buffered (a turn logs five or six events, and a write each cost more than
+// all the rest of the engine's bookkeeping). It is written out where what it says must be
+// on disk: before every agent turn starts (so the log shows what the agent is doing while
+// it runs), at every checkpoint and pause for a person, before the curator reads it, before
+// a verifier or test command runs, and at the end of the run. While a proposal is made,
+// reviewed or applied (they log to the same file themselves) it writes each event at once,
+// so the file keeps the order of events. An engine killed in between loses only the events
+// of its own bookkeeping since the last of those points; the reader tolerates a torn line.
+
+// flushLog writes the buffered events.
+func (r *run) flushLog() {
+	if err := r.log.Flush(); err != nil {
+		fmt.Fprintf(os.Stderr, "agentcanvas: event log: %v\n", err)
+	}
+}
+
+// logThrough writes the log event by event until the returned func is called: another
+// writer appends to the same file meanwhile (proposals log their own events).
+func (r *run) logThrough() (done func()) {
+	done, err := r.log.WriteThrough()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "agentcanvas: event log: %v\n", err)
+	}
+	return done
+}
+
+// firstTime reports whether key is new to this run: for warnings worth giving once, not
+// every prompt.
+func (r *run) firstTime(key string) bool {
+	_, seen := r.told.LoadOrStore(key, true)
+	return !seen
+}
+
 // emit logs an event and passes it to the sink.
 func (r *run) emit(interactionID, edgeID, event string, fields map[string]any) {
 	ev := eventlog.Event{TS: r.now().UnixMilli(), Flow: r.f.Name, RunID: r.id, InteractionID: interactionID, EdgeID: edgeID, Event: event, Fields: fields}
@@ -224,6 +267,7 @@ func (r *run) emit(interactionID, edgeID, event string, fields map[string]any) {
 func (r *run) execute(ctx context.Context) *Outcome {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	defer r.close()
 	r.ctx = ctx
 	if r.o.Resume != nil {
 		r.emit("", "", "run_resumed", map[string]any{"workspace": r.o.Workspace, "dryRun": r.o.DryRun, "interactions": len(r.f.Interactions), "task": r.task()})
@@ -254,7 +298,19 @@ func (r *run) execute(ctx context.Context) *Outcome {
 			}
 		}
 	}
+	// Checkpoints are fsynced, and each cost about a millisecond: the interactions that start
+	// at once are recorded as running in the run's first checkpoint, and the end of the last
+	// one to end in the run's final checkpoint, which follows it at once.
+	startsNow := map[string]bool{}
+	for _, in := range order {
+		if !kept[in.ID] && len(in.DependsOn) == 0 {
+			startsNow[in.ID] = true
+			r.outcomes[in.ID].Status = StatusRunning
+		}
+	}
 	r.checkpoint()
+	var left atomic.Int32
+	left.Store(int32(len(order)))
 	var wg sync.WaitGroup
 	for _, in := range order {
 		wg.Add(1)
@@ -262,6 +318,7 @@ func (r *run) execute(ctx context.Context) *Outcome {
 			defer wg.Done()
 			defer close(done[in.ID])
 			if kept[in.ID] {
+				left.Add(-1)
 				return
 			}
 			for _, dep := range in.DependsOn {
@@ -286,17 +343,22 @@ func (r *run) execute(ctx context.Context) *Outcome {
 				r.setOutcome(oc, InteractionOutcome{Status: StatusSkipped, Reason: "dependency " + failedDep + " did not complete"})
 				r.emit(in.ID, "", "terminated", map[string]any{"reason": "skipped", "note": oc.Reason})
 			default:
-				r.mu.Lock()
-				oc.Status = StatusRunning
-				r.mu.Unlock()
-				r.checkpoint()
+				if !startsNow[in.ID] {
+					r.mu.Lock()
+					oc.Status = StatusRunning
+					r.mu.Unlock()
+					r.checkpoint()
+				}
 				res := r.runInteraction(ctx, in)
 				r.setOutcome(oc, res)
 			}
-			r.checkpoint()
+			if left.Add(-1) > 0 {
+				r.checkpoint()
+			}
 		}(in)
 	}
 	wg.Wait()
+	r.asks.Wait() // their answered / failed events belong before run_finished
 
 	out.Status = StatusCompleted
 	for _, in := range order {
@@ -343,6 +405,14 @@ func (r *run) finish(out *Outcome) {
 	if err := writeMemory(r, out); err != nil {
 		r.emit("", "", "warning", map[string]any{"message": "memory notes: " + err.Error()})
 	}
+}
+
+// close writes out the log and releases the run's workspace handles.
+func (r *run) close() {
+	if err := r.log.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "agentcanvas: event log: %v\n", err)
+	}
+	r.files.close()
 }
 
 func (r *run) task() string {

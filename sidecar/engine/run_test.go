@@ -212,18 +212,18 @@ echo db > "$(dirname "$0")/seen"
 
 func TestNonInteractiveQuestionTakesDefaultOrFails(t *testing.T) {
 	q := Request{Kind: "question", Fields: map[string]any{"question": "Which?", "default": "b"}}
-	if r, err := (NonInteractive{}).Ask(context.Background(), q); err != nil || r.Value != "b" {
+	if r, err := (NonInteractive{}).Ask(context.Background(), q, nil); err != nil || r.Value != "b" {
 		t.Errorf("default: %+v %v", r, err)
 	}
 	q.Fields["default"] = ""
-	if _, err := (NonInteractive{}).Ask(context.Background(), q); !errors.Is(err, ErrNoAnswer) {
+	if _, err := (NonInteractive{}).Ask(context.Background(), q, nil); !errors.Is(err, ErrNoAnswer) {
 		t.Errorf("no default: %v", err)
 	}
-	if r, _ := (NonInteractive{Answers: map[string]string{"Which?": "c"}}).Ask(context.Background(), q); r.Value != "c" {
+	if r, _ := (NonInteractive{Answers: map[string]string{"Which?": "c"}}).Ask(context.Background(), q, nil); r.Value != "c" {
 		t.Errorf("answers file by text: %+v", r)
 	}
 	d := Request{Kind: "dependency", Fields: map[string]any{"name": "API_KEY"}}
-	if r, _ := (NonInteractive{}).Ask(context.Background(), d); !r.Reject {
+	if r, _ := (NonInteractive{}).Ask(context.Background(), d, nil); !r.Reject {
 		t.Errorf("dependency must be rejected without a value: %+v", r)
 	}
 }
@@ -231,7 +231,7 @@ func TestNonInteractiveQuestionTakesDefaultOrFails(t *testing.T) {
 func TestTerminalAsksAndPicksOption(t *testing.T) {
 	var out strings.Builder
 	term := &Terminal{R: strings.NewReader("2\n"), W: &out}
-	r, err := term.Ask(context.Background(), Request{Kind: "question", AgentID: "a", Fields: map[string]any{"question": "Which?", "options": []any{"x", "y"}}})
+	r, err := term.Ask(context.Background(), Request{Kind: "question", AgentID: "a", Fields: map[string]any{"question": "Which?", "options": []any{"x", "y"}}}, nil)
 	if err != nil || r.Value != "y" || !strings.Contains(out.String(), "2) y") {
 		t.Fatalf("r=%+v err=%v out=%q", r, err, out.String())
 	}
@@ -289,28 +289,10 @@ func zombie(pid int) bool {
 func TestSessionEndLeavesRunResumable(t *testing.T) {
 	agent := script(t, t.TempDir(), "agent.sh", `cat > /dev/null
 if grep -q "db" "$(dirname "$0")/seen" 2>/dev/null; then echo "ANSWER: done"; exit 0; fi
-echo "[USER_QUESTION]"
-echo "category: choice"
-echo "question: Which database?"
-echo "options:"
-echo "  - postgres"
-echo "  - sqlite"
-echo "required: true"
-echo "[/USER_QUESTION]"
-echo db > "$(dirname "$0")/seen"
+`+dbQuestion+`echo db > "$(dirname "$0")/seen"
 `)
 	ws, f := workspace(t, strings.ReplaceAll(twoStage, "AGENT", agent))
-	asked := make(chan Request, 4)
-	m := &Manager{Workspace: ws, Asked: func(r Request) { asked <- r }}
-	info, err := m.Start(f, StartParams{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-asked:
-	case <-time.After(30 * time.Second):
-		t.Fatal("no question reached the manager")
-	}
+	m, info, asked := startAsking(t, ws, f, StartParams{})
 	m.Close()
 	st, err := ReadState(ws, info.RunID)
 	if err != nil {
@@ -334,14 +316,7 @@ echo db > "$(dirname "$0")/seen"
 	if res.RunID != info.RunID {
 		t.Fatalf("resumed as %s, want %s", res.RunID, info.RunID)
 	}
-	go func() {
-		for q := range asked {
-			_ = m2.Answer(q.RunID, q.ID, "postgres")
-		}
-	}()
-	out, _ := m2.Wait(res.RunID)
-	close(asked)
-	if out.Status != StatusCompleted {
+	if out := answerAndWait(m2, asked, res.RunID); out.Status != StatusCompleted {
 		t.Fatalf("resumed run = %+v", out)
 	}
 	if st, _ := ReadState(ws, info.RunID); st.Status != StatusCompleted || len(st.Pending) != 0 {
@@ -375,4 +350,46 @@ func deadPID(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return cmd.Process.Pid
+}
+
+// dbQuestion is a command agent's lines asking the manager tests' question.
+const dbQuestion = `echo "[USER_QUESTION]"
+echo "category: choice"
+echo "question: Which database?"
+echo "options:"
+echo "  - postgres"
+echo "  - sqlite"
+echo "required: true"
+echo "[/USER_QUESTION]"
+`
+
+// answerAndWait answers every question asked (postgres) until the run ends, and returns
+// its outcome; asked is closed.
+func answerAndWait(m *Manager, asked chan Request, runID string) *Outcome {
+	go func() {
+		for q := range asked {
+			_ = m.Answer(q.RunID, q.ID, "postgres")
+		}
+	}()
+	out, _ := m.Wait(runID)
+	close(asked)
+	return out
+}
+
+// startAsking starts f through a new manager and waits for its first question; asked
+// receives the questions of that manager (and of any other given it).
+func startAsking(t *testing.T, ws string, f *flow.Flow, p StartParams) (*Manager, RunInfo, chan Request) {
+	t.Helper()
+	asked := make(chan Request, 4)
+	m := &Manager{Workspace: ws, Asked: func(r Request) { asked <- r }}
+	info, err := m.Start(f, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-asked:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no question reached the manager")
+	}
+	return m, info, asked
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"time"
 
@@ -25,6 +26,8 @@ type State struct {
 	Status       string               `json:"status"`
 	Reason       string               `json:"reason,omitempty"`
 	DryRun       bool                 `json:"dryRun,omitempty"`
+	Backend      string               `json:"backend,omitempty"` // the run's Options.Backend and Task: a resumed run
+	Task         string               `json:"task,omitempty"`    // is run the same way (Options.Env, secrets, is never written)
 	Started      time.Time            `json:"started"`
 	Updated      time.Time            `json:"updated"`
 	Finished     time.Time            `json:"finished,omitzero"`
@@ -38,15 +41,23 @@ func checkRunID(id string) error { return sandbox.ValidateRunID(id) }
 
 func newState(r *run) *State {
 	now := r.now().UTC()
-	return &State{RunID: r.id, Flow: r.f.Name, FlowFile: r.f.File, Status: StatusRunning, DryRun: r.o.DryRun, Started: now, Updated: now, PID: os.Getpid()}
+	return &State{RunID: r.id, Flow: r.f.Name, FlowFile: r.f.File, Status: StatusRunning, DryRun: r.o.DryRun, Backend: r.o.Backend, Task: r.o.Task,
+		Started: now, Updated: now, PID: os.Getpid()}
 }
 
-// checkpoint writes state.json. Errors are reported as events, never fatal: the run goes on.
-func (r *run) checkpoint() { r.writeCheckpoint(true) }
+// checkpoint writes state.json (and the log). Errors are reported as events, never fatal:
+// the run goes on.
+func (r *run) checkpoint() {
+	r.writeCheckpoint(true)
+	r.flushLog()
+}
 
 // checkpointRound is the checkpoint at the end of a round: atomic like every other (the
 // rename), but not fsynced — a round is cheap to redo, and an fsync a round cost more than
-// the turn itself. Pauses, interaction ends and the run's end are fsynced.
+// the turn itself. Pauses, interaction ends and the run's end are fsynced. A round that
+// changed nothing the checkpoint records (most rounds: outcomes change when an interaction
+// ends, pending requests at pauses, which checkpoint themselves) is not written again:
+// creating and renaming the file cost more than a small agent turn.
 func (r *run) checkpointRound() { r.writeCheckpoint(false) }
 
 func (r *run) writeCheckpoint(durable bool) {
@@ -76,31 +87,49 @@ func (r *run) writeCheckpoint(durable bool) {
 	st.Pending = append([]Request(nil), r.state.Pending...)
 	st.Proposals = append([]string(nil), r.proposals...)
 	r.mu.Unlock()
+	if !durable && r.written != nil && sameCheckpoint(r.written, &st) {
+		return
+	}
 	if err := writeState(r.o.Workspace, &st, durable); err != nil {
 		r.emit("", "", "warning", map[string]any{"message": "checkpoint: " + err.Error()})
+		return
 	}
+	r.written = &st
+}
+
+// sameCheckpoint: a and b record the same run state (they may differ in Updated only).
+func sameCheckpoint(a, b *State) bool {
+	x := *a
+	x.Updated = b.Updated
+	return reflect.DeepEqual(&x, b)
 }
 
 func writeState(workspace string, st *State, durable bool) error {
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeRunFile(workspace, st.RunID, "state.json", append(b, '\n'), durable)
+}
+
+// writeRunFile replaces .agentcanvas/runs/<runID>/<name> atomically (a temporary file renamed
+// over it), inside the workspace through os.Root; durable also syncs it first.
+func writeRunFile(workspace, runID, name string, data []byte, durable bool) error {
 	root, err := os.OpenRoot(workspace)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
-	dir := filepath.Join(RunsDir, st.RunID)
+	dir := filepath.Join(RunsDir, runID)
 	if err := root.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := filepath.Join(dir, fmt.Sprintf(".state.json.%d.tmp", os.Getpid()))
+	tmp := filepath.Join(dir, fmt.Sprintf(".%s.%d.tmp", name, os.Getpid()))
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
+	if _, err := f.Write(data); err != nil {
 		f.Close()
 		root.Remove(tmp)
 		return err
@@ -114,7 +143,7 @@ func writeState(workspace string, st *State, durable bool) error {
 		root.Remove(tmp)
 		return err
 	}
-	return root.Rename(tmp, filepath.Join(dir, "state.json"))
+	return root.Rename(tmp, filepath.Join(dir, name))
 }
 
 // ReadState reads one run's checkpoint.

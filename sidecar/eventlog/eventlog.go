@@ -15,11 +15,14 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/jsonenc"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 )
 
@@ -43,35 +46,34 @@ type Event struct {
 var commonKeys = map[string]bool{"ts": true, "flow": true, "runId": true, "interactionId": true, "edgeId": true, "event": true}
 
 // MarshalJSON writes the common fields first, then Fields sorted by key.
-func (e Event) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteString(`{"ts":`)
-	fmt.Fprintf(&b, "%d", e.TS)
-	for _, kv := range [][2]string{{"flow", e.Flow}, {"runId", e.RunID}, {"interactionId", e.InteractionID}, {"edgeId", e.EdgeID}, {"event", e.Event}} {
-		v, _ := json.Marshal(kv[1])
-		b.WriteString(`,"` + kv[0] + `":`)
-		b.Write(v)
+func (e Event) MarshalJSON() ([]byte, error) { return e.appendJSON(nil) }
+
+// appendJSON appends the event as MarshalJSON writes it (one line, no newline).
+func (e Event) appendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"ts":`...)
+	b = strconv.AppendInt(b, e.TS, 10)
+	for _, kv := range [...][2]string{{`,"flow":`, e.Flow}, {`,"runId":`, e.RunID}, {`,"interactionId":`, e.InteractionID}, {`,"edgeId":`, e.EdgeID}, {`,"event":`, e.Event}} {
+		b = append(b, kv[0]...)
+		b = jsonenc.AppendString(b, kv[1])
 	}
-	keys := make([]string, 0, len(e.Fields))
+	var small [16]string
+	keys := small[:0]
 	for k := range e.Fields {
 		if !commonKeys[k] {
 			keys = append(keys, k)
 		}
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	for _, k := range keys {
-		kb, _ := json.Marshal(k)
-		vb, err := json.Marshal(e.Fields[k])
-		if err != nil {
+		b = append(b, ',')
+		b = jsonenc.AppendString(b, k)
+		b = append(b, ':')
+		var err error
+		if b, err = jsonenc.AppendValue(b, e.Fields[k]); err != nil {
 			return nil, fmt.Errorf("eventlog: field %q: %w", k, err)
 		}
-		b.WriteByte(',')
-		b.Write(kb)
-		b.WriteByte(':')
-		b.Write(vb)
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return append(b, '}'), nil
 }
 
 // UnmarshalJSON reads the common fields and keeps the rest in Fields (as json.RawMessage).
@@ -113,18 +115,25 @@ func (e *Event) UnmarshalJSON(data []byte) error {
 // Time returns TS as a time.Time.
 func (e Event) Time() time.Time { return time.UnixMilli(e.TS).UTC() }
 
-// Log appends events of one flow. It is safe for concurrent use; each event is written with a
-// single write(2) on an O_APPEND file, so lines from several processes do not interleave either.
+// Log appends events of one flow. It is safe for concurrent use; each event (or, for a
+// buffered log, each batch of whole lines) is written with a single write(2) on an O_APPEND
+// file, so lines from several processes do not interleave either.
 type Log struct {
-	root *os.Root
-	flow string
-	dir  string // workspace-relative
-	now  func() time.Time
+	root     *os.Root
+	flow     string
+	dir      string // workspace-relative
+	now      func() time.Time
+	buffered bool
 
-	mu   sync.Mutex
-	day  string
-	file *os.File
+	mu      sync.Mutex
+	day     string
+	file    *os.File
+	buf     []byte // lines not yet written (a buffered log), or the line being written
+	through int    // WriteThrough calls not yet done: write each line at once
 }
+
+// flushAt is the size at which a buffered log writes its lines without waiting for Flush.
+const flushAt = 64 << 10
 
 // CheckFlowName refuses flow names that cannot be one folder name under logs/.
 func CheckFlowName(flow string) error {
@@ -152,6 +161,18 @@ func Open(workspaceRoot, flow string) (*Log, error) {
 	return &Log{root: root, flow: flow, dir: path.Join(LogsDir, flow), now: time.Now}, nil
 }
 
+// OpenBuffered is Open for a writer that logs events in bursts (the run engine, several
+// events between two agent turns): Append keeps lines in memory, and Flush (or Close, or
+// 64 KiB of lines) writes them with one write(2). The writer decides where its log must be
+// on disk and flushes there; readers never see a partial line from it.
+func OpenBuffered(workspaceRoot, flow string) (*Log, error) {
+	l, err := Open(workspaceRoot, flow)
+	if l != nil {
+		l.buffered = true
+	}
+	return l, err
+}
+
 // Flow is the flow this log writes.
 func (l *Log) Flow() string { return l.flow }
 
@@ -167,16 +188,14 @@ func (l *Log) Append(ev Event) error {
 	if ev.Event == "" {
 		return errors.New("eventlog: event has no name")
 	}
-	line, err := json.Marshal(ev)
-	if err != nil {
-		return err
-	}
-	line = append(line, '\n')
 	day := ev.Time().Format("2006-01-02")
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.file == nil || l.day != day {
+		if err := l.flush(); err != nil {
+			return err
+		}
 		if l.file != nil {
 			l.file.Close()
 			l.file = nil
@@ -190,21 +209,71 @@ func (l *Log) Append(ev Event) error {
 		}
 		l.file, l.day = f, day
 	}
-	if _, err := l.file.Write(line); err != nil {
+	n := len(l.buf)
+	b, err := ev.appendJSON(l.buf)
+	if err != nil {
+		l.buf = l.buf[:n]
+		return err
+	}
+	l.buf = append(b, '\n')
+	if l.buffered && l.through == 0 && len(l.buf) < flushAt {
+		return nil
+	}
+	return l.flush()
+}
+
+// WriteThrough writes what a buffered log holds and then each line at once, until done is
+// called (calls nest): while another writer appends to the same file (proposal.Create logs
+// its own events), lines stay in the order they were logged.
+func (l *Log) WriteThrough() (done func(), err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.through++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			l.through--
+			l.mu.Unlock()
+		})
+	}, l.flush()
+}
+
+// Flush writes a buffered log's lines (nothing to do for an unbuffered one).
+func (l *Log) Flush() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.flush()
+}
+
+// flush writes l.buf to the open file; the lines are dropped even when the write fails, so
+// a full disk cannot make the buffer grow without bound. Called with l.mu held.
+func (l *Log) flush() error {
+	if len(l.buf) == 0 {
+		return nil
+	}
+	_, err := l.file.Write(l.buf)
+	if cap(l.buf) > 4*flushAt {
+		l.buf = nil // one huge line: do not keep its memory
+	} else {
+		l.buf = l.buf[:0]
+	}
+	if err != nil {
 		return fmt.Errorf("eventlog: %w", err)
 	}
 	return nil
 }
 
-// Close releases the open file and the workspace handle.
+// Close writes what is buffered and releases the open file and the workspace handle.
 func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	err := l.flush()
 	if l.file != nil {
 		l.file.Close()
 		l.file = nil
 	}
-	return l.root.Close()
+	return errors.Join(err, l.root.Close())
 }
 
 // Decode reads events from r. A last line without a newline that does not parse is a torn

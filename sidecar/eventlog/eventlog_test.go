@@ -115,3 +115,134 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// A buffered log (the run engine's) keeps lines until Flush, Close, a new day or 64 KiB of
+// lines, and then writes them in order, whole.
+func TestBufferedLog(t *testing.T) {
+	ws := t.TempDir()
+	l, err := OpenBuffered(ws, "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	day1 := time.Date(2026, 2, 19, 23, 59, 59, 0, time.UTC).UnixMilli()
+	day2 := time.Date(2026, 2, 20, 0, 0, 1, 0, time.UTC).UnixMilli()
+	read := func(day string) []string {
+		t.Helper()
+		evs, err := Read(ws, "f", day)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range evs {
+			names = append(names, e.Event)
+		}
+		return names
+	}
+	for _, name := range []string{"a", "b"} {
+		if err := l.Append(Event{TS: day1, Event: name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := read("2026-02-19"); len(got) != 0 {
+		t.Fatalf("before Flush the file holds %v", got)
+	}
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got := read("2026-02-19"); strings.Join(got, ",") != "a,b" {
+		t.Fatalf("after Flush: %v", got)
+	}
+	// A new day writes what the old one buffered to the old day's file.
+	l.Append(Event{TS: day1, Event: "c"})
+	l.Append(Event{TS: day2, Event: "d"})
+	if got := read("2026-02-19"); strings.Join(got, ",") != "a,b,c" {
+		t.Fatalf("day 1 after the day changed: %v", got)
+	}
+	// 64 KiB of lines are written without a Flush.
+	big := strings.Repeat("x", 1000)
+	for i := 0; i < 70; i++ {
+		l.Append(Event{TS: day2, Event: "big", Fields: map[string]any{"note": big}})
+	}
+	if got := read("2026-02-20"); len(got) < 60 || got[0] != "d" {
+		t.Fatalf("day 2 after 70 KB of lines: %d events", len(got))
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := read("2026-02-20"); len(got) != 71 {
+		t.Fatalf("after Close day 2 has %d events, want 71", len(got))
+	}
+}
+
+// Fields of any type are written as encoding/json writes them.
+func TestFieldsAsEncodingJSON(t *testing.T) {
+	type term struct {
+		Type   string `json:"type"`
+		Rounds *int   `json:"rounds,omitempty"`
+	}
+	three := 3
+	fields := map[string]any{"n": 7, "f": 0.25, "ok": true, "list": []string{"<a>", "b"}, "term": &term{"max_rounds", &three},
+		"m": map[string]any{"z": nil, "a": []any{1.5, "x"}}, "s": "line\nbreak & \u2028"}
+	b, err := json.Marshal(Event{TS: 5, Flow: "f", Event: "e", Fields: fields})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want strings.Builder
+	want.WriteString(`{"ts":5,"flow":"f","runId":"","interactionId":"","edgeId":"","event":"e"`)
+	for _, k := range []string{"f", "list", "m", "n", "ok", "s", "term"} {
+		v, _ := json.Marshal(fields[k])
+		fmt.Fprintf(&want, `,%q:%s`, k, v)
+	}
+	want.WriteString("}")
+	if string(b) != want.String() {
+		t.Fatalf("got  %s\nwant %s", b, want.String())
+	}
+}
+
+// While another writer appends to the same file, WriteThrough keeps the buffered log's lines
+// in the order they were logged; after done it buffers again.
+func TestWriteThroughKeepsOrderWithAnotherWriter(t *testing.T) {
+	ws := t.TempDir()
+	engine, err := OpenBuffered(ws, "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer engine.Close()
+	other, err := Open(ws, "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	ts := time.Date(2026, 2, 19, 12, 0, 0, 0, time.UTC).UnixMilli()
+	log := func(l *Log, name string) {
+		if err := l.Append(Event{TS: ts, Event: name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log(engine, "a")
+	done, err := engine.WriteThrough()
+	if err != nil {
+		t.Fatal(err)
+	}
+	log(other, "b")
+	log(engine, "c")
+	log(other, "d")
+	done()
+	done() // twice is once
+	log(engine, "e")
+	names := func() string {
+		evs, _ := Read(ws, "f", "2026-02-19")
+		var out []string
+		for _, e := range evs {
+			out = append(out, e.Event)
+		}
+		return strings.Join(out, "")
+	}
+	if got := names(); got != "abcd" {
+		t.Fatalf("file holds %q, want abcd (e buffered)", got)
+	}
+	engine.Flush()
+	if got := names(); got != "abcde" {
+		t.Fatalf("after Flush: %q", got)
+	}
+}

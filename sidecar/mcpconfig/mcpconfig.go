@@ -125,18 +125,28 @@ func Load(root *os.Root) (*Config, error) {
 			return nil, err
 		}
 	}
-	data, err = root.ReadFile(AllowlistFile)
+	var found bool
+	if c.allowed, found, err = LoadAllowlist(root); err != nil {
+		return nil, err
+	}
+	c.noAllow = !found
+	return c, nil
+}
+
+// LoadAllowlist reads AllowlistFile from the workspace root: the servers it lists, and
+// whether it exists (a missing file allows nothing and is no error). An error names the file
+// and the field, or the line and column of a JSON syntax error. validate reads the file
+// through here too.
+func LoadAllowlist(root *os.Root) (servers []string, found bool, err error) {
+	data, err := root.ReadFile(AllowlistFile)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		c.noAllow = true
+		return nil, false, nil
 	case err != nil:
-		return nil, fmt.Errorf("%s: %w", AllowlistFile, err)
-	default:
-		if c.allowed, err = parseAllowlist(data); err != nil {
-			return nil, err
-		}
+		return nil, true, fmt.Errorf("%s: %w", AllowlistFile, err)
 	}
-	return c, nil
+	servers, err = parseAllowlist(data)
+	return servers, true, err
 }
 
 func (c *Config) parseConfig(data []byte) error {

@@ -173,3 +173,17 @@ func TestLoadStaysInsideTheRoot(t *testing.T) {
 		t.Errorf("a .mcp.json linking out of the workspace was read: err = %v", err)
 	}
 }
+
+// LoadAllowlist alone (validate's reader): a missing file is no error, a broken one is,
+// and a broken .mcp.json does not matter to it.
+func TestLoadAllowlist(t *testing.T) {
+	if s, found, err := LoadAllowlist(workspace(t, map[string]string{ConfigFile: "{"})); s != nil || found || err != nil {
+		t.Errorf("missing: %v %v %v", s, found, err)
+	}
+	if s, found, err := LoadAllowlist(workspace(t, map[string]string{AllowlistFile: `{"servers": ["github", "jira"]}`, ConfigFile: "{"})); !reflect.DeepEqual(s, []string{"github", "jira"}) || !found || err != nil {
+		t.Errorf("listed: %v %v %v", s, found, err)
+	}
+	if _, found, err := LoadAllowlist(workspace(t, map[string]string{AllowlistFile: `{"servers": 1}`})); !found || err == nil || !strings.HasPrefix(err.Error(), AllowlistFile+": servers:") {
+		t.Errorf("broken: %v %v", found, err)
+	}
+}

@@ -58,7 +58,7 @@ type turnOutcome struct {
 	costKnown bool
 }
 
-// lookPathFunc is exec.LookPath on the agent's environment; a variable for tests.
+// autoOrder is the order in which backendId auto looks for a CLI on the agent's PATH.
 var autoOrder = []string{BackendClaude, BackendCodex, BackendGemini}
 
 // resolveBackend picks the backend for a spec. env is the agent's environment (for auto,

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/agentproto"
 )
@@ -393,4 +394,46 @@ func TestClaudeRefusesArguments(t *testing.T) {
 	if se := ofKind(evs, EventStderr); len(se) != 1 || !strings.Contains(se[0].Text, "unknown option '--no-such-flag'") {
 		t.Errorf("stderr %+v", se)
 	}
+}
+
+// lookPath remembers where it found a program for a while (one stat a hit), forgets a hit
+// that is no longer an executable, and looks again after pathCacheTTL: a program installed
+// earlier on the PATH meanwhile is found then.
+func TestLookPathCache(t *testing.T) {
+	early, late := t.TempDir(), t.TempDir()
+	env := []string{"PATH=" + early + ":" + late}
+	install := func(dir string) string {
+		p := filepath.Join(dir, "tool-x")
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	defer func(f func() time.Time) { pathNow = f }(pathNow)
+	pathNow = func() time.Time { return now }
+	find := func(want string) {
+		t.Helper()
+		got, err := lookPath("tool-x", env)
+		if want == "" {
+			if err == nil {
+				t.Fatalf("found %s, want none", got)
+			}
+			return
+		}
+		if err != nil || got != want {
+			t.Fatalf("lookPath = %q, %v; want %q", got, err, want)
+		}
+	}
+	find("")
+	inLate := install(late)
+	find(inLate)
+	inEarly := install(early)
+	find(inLate) // remembered
+	now = now.Add(pathCacheTTL)
+	find(inEarly) // looked up again
+	os.Remove(inEarly)
+	find(inLate) // the remembered one is gone: looked up again at once
+	os.Chmod(inLate, 0o644)
+	find("")
 }

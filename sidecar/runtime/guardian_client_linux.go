@@ -1,10 +1,10 @@
 package runtime
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
-	"net"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -50,9 +50,14 @@ func spawnGuarded(req guardianRequest) (*osChild, error) {
 
 // guardian is a running guardian process and the sidecar's end of its control socket.
 type guardian struct {
-	cmd     *exec.Cmd
-	conn    *net.UnixConn // requests go out here; its EOF is the guardian's lifeline
-	replies *bufio.Reader // "started PID", "error MSG", "exit CODE"
+	cmd *exec.Cmd
+	// fd is our end of the control socket: requests go out here, replies ("started PID",
+	// "error MSG", "exit CODE") come back, and its EOF is the guardian's lifeline. It is in
+	// blocking mode, as on the guardian's side: a reply wakes the reading thread itself,
+	// without a hop through the network poller (a turn waits for two replies). One
+	// goroutine at a time reads it, and it is closed only when none does.
+	fd      int
+	pending []byte // reply bytes read past the last line
 }
 
 // Guardians between turns, for reuse: a turn through an idle guardian costs a few
@@ -106,24 +111,18 @@ func newGuardian() *guardian {
 	if err != nil {
 		return nil
 	}
-	mine, theirs := os.NewFile(uintptr(fds[0]), "guardian"), os.NewFile(uintptr(fds[1]), "guardian")
+	theirs := os.NewFile(uintptr(fds[1]), "guardian")
 	defer theirs.Close() // only the guardian keeps its end
-	fc, err := net.FileConn(mine)
-	mine.Close()
-	if err != nil {
-		return nil
-	}
 	cmd := exec.Command(self)
 	cmd.Args[0] = "agentcanvas-guardian"
 	cmd.Env = append(os.Environ(), guardianEnv+"="+guardianMagic)
 	cmd.ExtraFiles = []*os.File{theirs}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		fc.Close()
+		syscall.Close(fds[0])
 		return nil
 	}
-	conn := fc.(*net.UnixConn)
-	return &guardian{cmd: cmd, conn: conn, replies: bufio.NewReader(conn)}
+	return &guardian{cmd: cmd, fd: fds[0]}
 }
 
 var errGuardianGone = errors.New("the guardian ended before starting the agent")
@@ -134,13 +133,13 @@ func (g *guardian) startTurn(body []byte, stdin, stdout, stderr *os.File) (int, 
 	var hdr [4]byte
 	binary.BigEndian.PutUint32(hdr[:], uint32(len(body)))
 	rights := syscall.UnixRights(int(stdin.Fd()), int(stdout.Fd()), int(stderr.Fd()))
-	_, _, err := g.conn.WriteMsgUnix(hdr[:], rights, nil)
+	err := g.send(hdr[:], rights)
 	if err == nil {
-		_, err = g.conn.Write(body)
+		err = g.send(body, nil)
 	}
 	line := ""
 	if err == nil {
-		line, _ = g.replies.ReadString('\n')
+		line, _ = g.readLine()
 		line = strings.TrimSpace(line)
 	}
 	if s, ok := strings.CutPrefix(line, "started "); ok {
@@ -159,7 +158,7 @@ func (g *guardian) startTurn(body []byte, stdin, stdout, stderr *os.File) (int, 
 // endTurn waits for the guardian's report that the agent's whole tree is gone; ok is false
 // when the guardian itself died (its own exit status is then the best there is).
 func (g *guardian) endTurn() (code int, ok bool) {
-	line, err := g.replies.ReadString('\n')
+	line, err := g.readLine()
 	if s, found := strings.CutPrefix(strings.TrimSpace(line), "exit "); found && err == nil {
 		if n, err := strconv.Atoi(s); err == nil {
 			return n, true
@@ -170,12 +169,51 @@ func (g *guardian) endTurn() (code int, ok bool) {
 
 // dismiss ends a guardian between turns (EOF on its lifeline) and reaps it.
 func (g *guardian) dismiss() {
-	g.conn.Close()
+	syscall.Close(g.fd)
 	go g.cmd.Wait()
 }
 
 // wait reaps a guardian that died during a turn.
 func (g *guardian) wait() error {
-	g.conn.Close()
+	syscall.Close(g.fd)
 	return g.cmd.Wait()
+}
+
+// send writes b (with the descriptors in rights, if any) to the control socket.
+func (g *guardian) send(b, rights []byte) error {
+	for len(b) > 0 {
+		n, err := syscall.SendmsgN(g.fd, b, rights, nil, syscall.MSG_NOSIGNAL)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		b, rights = b[n:], nil // descriptors go with the first byte
+	}
+	return nil
+}
+
+// readLine returns the guardian's next reply line, newline included; an error when the
+// guardian closed its end (it died) before a whole line.
+func (g *guardian) readLine() (string, error) {
+	for {
+		if i := bytes.IndexByte(g.pending, '\n'); i >= 0 {
+			line := string(g.pending[:i+1])
+			g.pending = g.pending[i+1:]
+			return line, nil
+		}
+		var buf [128]byte
+		n, err := syscall.Read(g.fd, buf[:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if n == 0 {
+			return "", io.EOF
+		}
+		g.pending = append(g.pending, buf[:n]...)
+	}
 }

@@ -413,9 +413,19 @@ type chunk struct {
 	partial bool // a piece of a line longer than readChunk
 }
 
+// readers and readBufs keep the 64 KiB stdout and stderr buffers between turns: a small
+// agent's turn otherwise allocates (and the collector clears) 128 KiB. Chunks sent on are
+// copies, so a buffer is free again when its reader returns.
+var (
+	readers  = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readChunk) }}
+	readBufs = sync.Pool{New: func() any { return new([readChunk]byte) }}
+)
+
 func readChunks(r io.Reader, ch chan<- chunk) {
 	defer close(ch)
-	br := bufio.NewReaderSize(r, readChunk)
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(r)
+	defer func() { br.Reset(nil); readers.Put(br) }()
 	for {
 		b, err := br.ReadSlice('\n')
 		if len(b) > 0 {
@@ -431,7 +441,9 @@ func readChunks(r io.Reader, ch chan<- chunk) {
 // read returned, so a fast talker costs a few events per 64 KiB, not one per line.
 func readBatches(r io.Reader, ch chan<- chunk) {
 	defer close(ch)
-	buf := make([]byte, readChunk)
+	b := readBufs.Get().(*[readChunk]byte)
+	defer readBufs.Put(b)
+	buf := b[:]
 	n := 0
 	for {
 		m, err := r.Read(buf[n:])
@@ -634,6 +646,9 @@ func (p *Process) handleBlock(t *turn, b agentproto.Block, st *agentState) {
 		return
 	}
 	pend := &Pending{ID: p.newID(kind), Kind: kind, Fields: b.Fields, Line: b.Line}
+	if kind == PendingDependency {
+		pend.Deadline = time.Now().Add(p.spec.DependencyTimeout)
+	}
 	p.emit(Event{Kind: EventPending, Turn: t.n, Pending: pend})
 	p.checkpoint(*pend)
 	paused := false
@@ -661,7 +676,7 @@ func (p *Process) checkpoint(pd Pending) {
 func (p *Process) waitResolution(t *turn, pend *Pending, st *agentState) {
 	var timeout <-chan time.Time
 	if pend.Kind == PendingDependency {
-		tm := time.NewTimer(p.spec.DependencyTimeout)
+		tm := time.NewTimer(time.Until(pend.Deadline))
 		defer tm.Stop()
 		timeout = tm.C
 	}

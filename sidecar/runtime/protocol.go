@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/agentproto"
 )
@@ -29,6 +30,9 @@ type Pending struct {
 	// "continued". Values are never included.
 	Outcome string `json:"outcome,omitempty"`
 	Line    int    `json:"line,omitempty"`
+	// Deadline is when an unanswered dependency request times out (Spec.DependencyTimeout);
+	// zero for questions and phases, which wait for as long as it takes.
+	Deadline time.Time `json:"deadline,omitzero"`
 }
 
 func (p *Pending) str(name string) string {

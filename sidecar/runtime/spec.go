@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/mcpconfig"
@@ -217,7 +219,7 @@ func (s *Spec) environ(extra map[string]string, turn int) []string {
 // lookPath finds file on the agent's PATH (not necessarily the sidecar's).
 func lookPath(file string, env []string) (string, error) {
 	if strings.Contains(file, "/") {
-		if st, err := os.Stat(file); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+		if !isExecutable(file) {
 			return "", fmt.Errorf("%s: not an executable file", file)
 		}
 		return file, nil
@@ -228,17 +230,56 @@ func lookPath(file string, env []string) (string, error) {
 			path = kv[5:]
 		}
 	}
+	key := [2]string{path, file}
+	now := pathNow()
+	pathCache.Lock()
+	hit, ok := pathCache.m[key]
+	pathCache.Unlock()
+	if ok && now.Sub(hit.at) < pathCacheTTL && isExecutable(hit.path) {
+		return hit.path, nil
+	}
 	for _, dir := range strings.Split(path, string(os.PathListSeparator)) {
 		if dir == "" {
 			dir = "."
 		}
 		p := dir + string(os.PathSeparator) + file
-		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+		if isExecutable(p) {
+			if filepath.IsAbs(p) { // a relative folder depends on the working folder
+				pathCache.Lock()
+				if pathCache.m == nil {
+					pathCache.m = map[[2]string]pathHit{}
+				}
+				pathCache.m[key] = pathHit{p, now}
+				pathCache.Unlock()
+			}
 			return p, nil
 		}
 	}
 	return "", fmt.Errorf("%s: executable not found on PATH", file)
 }
+
+func isExecutable(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
+}
+
+// pathCache remembers where lookPath found a program on a PATH, as shells hash commands: a
+// hit costs one stat (it must still be an executable) instead of one per PATH folder, which
+// was the largest part of the sidecar's own work for a small agent turn. A hit is trusted for
+// pathCacheTTL, so a program installed meanwhile earlier on the PATH is found within seconds.
+var pathCache struct {
+	sync.Mutex
+	m map[[2]string]pathHit // {PATH, program} → where
+}
+
+type pathHit struct {
+	path string
+	at   time.Time
+}
+
+const pathCacheTTL = 10 * time.Second
+
+var pathNow = time.Now // the clock, for tests
 
 // redactor replaces secret values with [redacted:NAME] in everything the runtime reports.
 type redactor struct {

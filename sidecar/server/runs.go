@@ -60,12 +60,18 @@ func (s *Server) startRun(ctx context.Context, params json.RawMessage) (any, err
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
-	if p.URI == "" {
-		return nil, badParams("uri is required (the flow to run)")
+	if p.URI == "" && p.Skill == nil {
+		return nil, badParams("uri is required (the flow to run), or skill (the skill to invoke)")
 	}
 	e, err := s.engine()
 	if err != nil {
 		return nil, err
+	}
+	if p.Skill != nil {
+		if p.Skill.Name == "" {
+			return nil, badParams("skill.name is required")
+		}
+		return e.StartSkill(ctx, p)
 	}
 	a, _, err := s.flowAt(p.flowRef)
 	if err != nil {

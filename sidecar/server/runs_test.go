@@ -112,21 +112,18 @@ echo db > "$(dirname "$0")/seen"
 	c.initialize(root)
 	var info struct{ RunID string }
 	c.mustCall("agentcanvas/startRun", map[string]any{"uri": uri}, &info)
-	c.waitNote("agentcanvas/runEvent", func(p json.RawMessage) bool {
-		return strings.Contains(string(p), `"event":"question_asked"`)
-	})
-	// Answer once the request is pending (request_pending), as the extension does.
+	// Answer on the question_asked event, as the extension does: the request takes its
+	// answer from then on.
 	raw := c.waitNote("agentcanvas/runEvent", func(p json.RawMessage) bool {
-		return strings.Contains(string(p), `"event":"request_pending"`)
+		return strings.Contains(string(p), `"event":"question_asked"`)
 	})
 	var ev struct {
 		Flow   string         `json:"flow"`
 		RunID  string         `json:"runId"`
 		ID     string         `json:"id"`
-		Kind   string         `json:"kind"`
 		Fields map[string]any `json:"fields"`
 	}
-	if err := json.Unmarshal(raw, &ev); err != nil || ev.ID == "" || ev.RunID != info.RunID || ev.Flow != "ask" || ev.Kind != "question" || ev.Fields["question"] != "Which database?" {
+	if err := json.Unmarshal(raw, &ev); err != nil || ev.ID == "" || ev.RunID != info.RunID || ev.Flow != "ask" || ev.Fields["question"] != "Which database?" {
 		t.Fatalf("question_asked: %s (%v)", raw, err)
 	}
 	var runs []struct {
@@ -182,20 +179,19 @@ echo "[/DEPENDENCY_REQUEST]"
 	var fin json.RawMessage
 	for provided := 0; fin == nil; {
 		raw := c.waitNote("agentcanvas/runEvent", func(p json.RawMessage) bool {
-			return strings.Contains(string(p), `"event":"request_pending"`) || strings.Contains(string(p), `"event":"run_finished"`)
+			return strings.Contains(string(p), `"event":"dependency_requested"`) || strings.Contains(string(p), `"event":"run_finished"`)
 		})
 		var ev struct {
 			Event string `json:"event"`
 			ID    string `json:"id"`
-			Kind  string `json:"kind"`
 		}
 		_ = json.Unmarshal(raw, &ev)
 		if ev.Event == "run_finished" {
 			fin = raw
 			break
 		}
-		if ev.Kind != "dependency" || provided > 4 {
-			t.Fatalf("request_pending: %s", raw)
+		if provided > 4 {
+			t.Fatalf("dependency_requested: %s", raw)
 		}
 		c.mustCall("agentcanvas/provideDependency", map[string]any{"runId": info.RunID, "requestId": ev.ID, "value": secret}, nil)
 		provided++
@@ -271,4 +267,43 @@ func alive(pid int) bool {
 	s := string(b)
 	i := strings.LastIndex(s, ")")
 	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// A person invokes a skill from the editor (startRun with skill, no uri): the run is listed
+// under the skill's flow, and a dry run's edit comes back as a proposal. Resuming uses the
+// flow file the run wrote, like any run. An unknown skill is refused, naming the file.
+func TestSkillRunFromTheEditor(t *testing.T) {
+	root, _ := workspace(t, "team.yaml", goodFlow)
+	dir := filepath.Join(root, ".agentcanvas", "skills", "tidy-imports")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: tidy-imports\ndescription: Sort imports\n---\nSort the imports of the given files.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := startBinary(t)
+	c.initialize(root)
+	var info struct{ RunID, Flow, FlowFile string }
+	c.mustCall("agentcanvas/startRun", map[string]any{"skill": map[string]any{"name": "tidy-imports", "arguments": "in team.yaml", "files": []string{"team.yaml"}}, "dryRun": true}, &info)
+	if info.Flow != "skill-tidy-imports" || info.FlowFile != filepath.Join(root, ".agentcanvas", "runs", info.RunID, "skill-tidy-imports.yaml") {
+		t.Fatalf("startRun: %+v", info)
+	}
+	fin := c.waitNote("agentcanvas/runEvent", func(p json.RawMessage) bool {
+		return strings.Contains(string(p), `"event":"run_finished"`) && strings.Contains(string(p), info.RunID)
+	})
+	if !strings.Contains(string(fin), `"status":"completed"`) {
+		t.Errorf("run_finished: %s", fin)
+	}
+	var props []struct{ RunID, AgentID string }
+	c.mustCall("agentcanvas/listProposals", map[string]any{"runId": info.RunID}, &props)
+	if len(props) != 1 || props[0].AgentID != "skill" {
+		t.Errorf("listProposals: %+v", props)
+	}
+	if _, err := c.call("agentcanvas/startRun", map[string]any{"skill": map[string]any{"name": "nope"}, "dryRun": true}); err == nil || !strings.Contains(err.Message, ".agentcanvas/skills/nope/SKILL.md does not exist") {
+		t.Errorf("startRun of an unknown skill: %v", err)
+	}
+	if _, err := c.call("agentcanvas/startRun", map[string]any{"skill": map[string]any{"name": "tidy-imports", "files": []string{"../x"}}, "dryRun": true}); err == nil || !strings.Contains(err.Message, "'..' is not allowed") {
+		t.Errorf("startRun with a file outside the workspace: %v", err)
+	}
+	c.shutdownExit()
 }

@@ -18,6 +18,7 @@ import (
 	"io"
 	"log"
 	"os"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -38,6 +39,11 @@ type Options struct {
 	WatchDelay time.Duration
 	// MaxFrame is the largest message accepted (default DefaultMaxFrame).
 	MaxFrame int
+	// StopTimeout bounds the end of a session (default 15s, above the agents' stop grace):
+	// past it Run returns anyway, after logging what is still stuck, so an editor that went
+	// away never leaves a sidecar behind. Agents still running die with it: their guardian
+	// kills them when the sidecar exits.
+	StopTimeout time.Duration
 	// TestHooks enables methods that exist only for tests (agentcanvas/test/block).
 	TestHooks bool
 	// Services are the domain packages behind the custom requests; a nil service answers
@@ -98,6 +104,9 @@ func New(opts Options) *Server {
 	if opts.WatchDelay <= 0 {
 		opts.WatchDelay = 100 * time.Millisecond
 	}
+	if opts.StopTimeout <= 0 {
+		opts.StopTimeout = 15 * time.Second
+	}
 	s := &Server{
 		opts:     opts,
 		logger:   log.New(opts.Log, "agentcanvas serve: ", log.LstdFlags|log.Lmicroseconds),
@@ -133,7 +142,20 @@ func (s *Server) Run(ctx context.Context, in io.Reader, out io.Writer) int {
 	case <-s.exited:
 	case <-ctx.Done():
 	}
-	s.stop()
+	stopped := make(chan struct{})
+	go func() {
+		s.stop()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(s.opts.StopTimeout):
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		s.logf("ending the session took longer than %s; exiting anyway. Goroutines:\n%s", s.opts.StopTimeout, buf)
+		_ = s.stream.Close()
+		return 1
+	}
 	return int(s.exitCode.Load())
 }
 

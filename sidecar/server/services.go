@@ -202,6 +202,8 @@ type QueryLogsParams struct {
 type RunEngine interface {
 	// Start starts a run of f and returns at once with the run's description.
 	Start(ctx context.Context, f *flow.Flow, p StartRunParams) (any, error)
+	// StartSkill starts a run of p.Skill, likewise.
+	StartSkill(ctx context.Context, p StartRunParams) (any, error)
 	Stop(ctx context.Context, runID string) error
 	// List lists the runs: live ones and those on disk.
 	List(ctx context.Context) (any, error)
@@ -230,6 +232,17 @@ type StartRunParams struct {
 	// Env holds secret values from the editor's secret storage, by variable name. They reach
 	// the agents' processes only: never logged, echoed or written to disk.
 	Env map[string]string `json:"env,omitempty"`
+	// Skill, instead of a flow (then uri is not needed): a person invokes a skill of
+	// .agentcanvas/skills/; one agent (Backend, default auto) follows it in a sandbox.
+	Skill *SkillParams `json:"skill,omitempty"`
+}
+
+// SkillParams: the skill a person invokes through startRun.
+type SkillParams struct {
+	Name      string   `json:"name"`
+	Arguments string   `json:"arguments,omitempty"` // what the person asks for
+	Files     []string `json:"files,omitempty"`     // workspace-relative; the agent's sandbox receives them
+	Command   []string `json:"command,omitempty"`   // argv, for backend command
 }
 
 // AnswerParams: agentcanvas/answerQuestion (also approves a phase).

@@ -1,12 +1,14 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/engine"
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
@@ -64,6 +66,9 @@ func (e *fakeEngine) Start(ctx context.Context, f *flow.Flow, p StartRunParams) 
 func (e *fakeEngine) Stop(ctx context.Context, id string) error {
 	e.sink(eventlog.Event{Flow: "team", RunID: id, Event: "run_finished", Fields: map[string]any{"status": "stopped"}})
 	return nil
+}
+func (e *fakeEngine) StartSkill(ctx context.Context, p StartRunParams) (any, error) {
+	return map[string]any{"runId": "r2", "flow": "skill-" + p.Skill.Name, "status": "running"}, nil
 }
 func (e *fakeEngine) List(ctx context.Context) (any, error)                 { return []any{}, nil }
 func (e *fakeEngine) Answer(ctx context.Context, p AnswerParams) error      { return nil }
@@ -171,4 +176,55 @@ func TestServicesPlumbing(t *testing.T) {
 		t.Errorf("editFlow at a stale version: %v", err)
 	}
 	c.shutdownExit()
+}
+
+// stuckEngine's Close never returns (until the test ends): a run that will not stop.
+type stuckEngine struct {
+	fakeEngine
+	release chan struct{}
+}
+
+func (e *stuckEngine) Close() { <-e.release }
+
+// The editor went away and a run will not stop: the session still ends after StopTimeout,
+// saying what was stuck, so no sidecar outlives its editor.
+func TestStopIsBounded(t *testing.T) {
+	root, _ := workspace(t, "team.yaml", goodFlow)
+	release := make(chan struct{})
+	defer close(release)
+	var log syncBuffer
+	c, _ := startInProcess(t, Options{Log: &log, StopTimeout: 200 * time.Millisecond, Services: Services{
+		NewRunEngine: func(ws string, sink RunEventSink, _ func() engine.Limits) (RunEngine, error) {
+			return &stuckEngine{fakeEngine: fakeEngine{sink: sink}, release: release}, nil
+		},
+	}})
+	c.initialize(root)
+	c.mustCall("agentcanvas/listRuns", map[string]any{}, nil) // starts the engine
+	c.w.Close()                                               // end of input: the editor is gone
+	select {
+	case <-c.exited:
+	case <-time.After(deadline):
+		t.Fatal("the session did not end while a run would not stop")
+	}
+	if got := log.String(); !strings.Contains(got, "ending the session took longer than 200ms; exiting anyway") || !strings.Contains(got, "stuckEngine") {
+		t.Errorf("the log does not say what was stuck:\n%.2000s", got)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the server's logger and the test to share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

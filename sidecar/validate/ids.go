@@ -112,6 +112,15 @@ func (c *checker) references() {
 		for _, e := range in.Edges {
 			endpoint(e.Path+"/source", "source", e.Source)
 			endpoint(e.Path+"/target", "target", e.Target)
+			if e.Source != "" && e.Source == e.Target {
+				// No pattern has a node talk to itself: the executors would wait on their own reply.
+				p := e.Path + "/target"
+				var fix *diag.Fix
+				if len(in.Edges) > 1 { // removing an interaction's only edge leaves it invalid
+					fix = c.deleteFix("Remove the edge", e.Path)
+				}
+				c.report(p, c.at(p), diag.Error, CodeUnknownAgent, fmt.Sprintf("the edge goes from %q to itself; point its target at another node or remove the edge", e.Source), fix)
+			}
 		}
 		for i, dep := range in.DependsOn {
 			p := fmt.Sprintf("%s/dependsOn/%d", in.Path, i)

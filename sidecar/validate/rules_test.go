@@ -11,6 +11,7 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/pattern"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
+	"github.com/agentcanvas/agentcanvas/sidecar/span"
 )
 
 // flowWith builds a small valid flow around the given interaction edges' data and extra
@@ -406,7 +407,7 @@ interactions:
   - id: p
     patternId: P03
     edges: [{source: a, target: a, data: {termination: {type: max_rounds, rounds: 1}}}]
-`, []string{CodeMissingRole}},
+`, []string{CodeMissingRole, CodeUnknownAgent}},
 		{"manager_worker without manager", strings.Replace(strings.Replace(mw(term2), "{id: lead, role: manager}", "{id: boss, role: worker}", 1), "source: lead", "source: boss", 1), []string{CodeMissingRole}},
 		{"blackboard without board", head + `agents: [{id: a}, {id: b}]
 interactions:
@@ -599,6 +600,19 @@ func TestMCPPolicyRule(t *testing.T) {
 	runCases(t, Workspace{Root: none}, []ruleCase{{"no allowlist file", agent("[github]"), []string{CodeMCPPolicy}}})
 	broken := workspaceDir(t, `{"servers": "github"}`, nil)
 	runCases(t, Workspace{Root: broken}, []ruleCase{{"broken allowlist file", agent("[github]"), []string{CodeMCPPolicy}}})
+	// The allowlist is read by mcpconfig (as the run engine reads it): its messages name the
+	// file and the field, or the line and column of a syntax error.
+	for allow, want := range map[string]string{
+		`{"servers": "github"}`:              MCPAllowlistFile + ": servers: must be a list of server names",
+		"{\n  \"servers\": [github]\n}":      MCPAllowlistFile + ": not valid JSON: line 2, column 15",
+		`{"servers": [], "extra": true}`:     MCPAllowlistFile + `: unknown field "extra"`,
+		`{"servers": ["jira"], "x": [1, 2]}`: MCPAllowlistFile + `: unknown field "x"`,
+	} {
+		_, ds := codes(t, agent("[github]"), Workspace{Root: workspaceDir(t, allow, nil)})
+		if len(ds) != 1 || !strings.Contains(ds[0].Message, `MCP server "github" cannot be checked: `+want) || ds[0].Path != "/agents/0/mcp/0" {
+			t.Errorf("allowlist %s: %v", allow, ds)
+		}
+	}
 	runCases(t, Workspace{MCPAllowlist: []string{"github"}}, []ruleCase{
 		{"allowlist given directly", agent("[github]"), nil},
 		{"given directly, unlisted", agent("[jira]"), []string{CodeMCPPolicy}},
@@ -632,5 +646,56 @@ func TestFindRoot(t *testing.T) {
 	}
 	if got, _ := FindRoot(deep); got != wt {
 		t.Errorf("FindRoot with a .git file = %q, want %q", got, wt)
+	}
+}
+
+// The raw-secret fix of a runtime.env entry whose variable is listed already removes the
+// entry instead of listing the name twice; a name listed twice is a warning whose fix
+// removes the repeat.
+func TestEnvSecretFixAndDuplicateNames(t *testing.T) {
+	key := "sk-proj-" + strings.Repeat("Ab1", 12)
+	agentEnv := func(list string) string {
+		return head + "agents:\n  - id: a\n    runtime:\n      env: " + list + "\n" + "interactions: []\n"
+	}
+	fixed := func(src string, code string) string {
+		t.Helper()
+		_, ds := codes(t, src, Workspace{})
+		for _, d := range ds {
+			if d.Code == code && d.Fix != nil {
+				out, err := span.Apply([]byte(src), d.Fix.Edits)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return string(out)
+			}
+		}
+		t.Fatalf("no %s fix for:\n%s", code, src)
+		return ""
+	}
+	for _, tc := range []struct{ env, want string }{
+		{`[OPENAI_API_KEY, "` + key + `"]`, "[OPENAI_API_KEY]"},
+		{`["` + key + `", OPENAI_API_KEY]`, "[OPENAI_API_KEY]"},
+		{`[GITHUB_TOKEN, "` + key + `"]`, `[GITHUB_TOKEN, "OPENAI_API_KEY"]`},
+		{"\n        - OPENAI_API_KEY\n        - \"" + key + "\"", "\n        - OPENAI_API_KEY"},
+	} {
+		got := fixed(agentEnv(tc.env), CodeRawSecret)
+		if got != agentEnv(tc.want) {
+			t.Errorf("raw-secret fix of env %s:\n%s\nwant:\n%s", tc.env, got, agentEnv(tc.want))
+		}
+		if c, _ := codes(t, got, Workspace{}); len(c) != 0 {
+			t.Errorf("after the fix: %v", c)
+		}
+	}
+	runCases(t, Workspace{}, []ruleCase{
+		{"distinct names", agentEnv("[A_KEY, B_KEY]"), nil},
+		{"a name twice", agentEnv("[A_KEY, B_KEY, A_KEY]"), []string{CodeSchema}},
+		{"a name three times", agentEnv("[A_KEY, A_KEY, A_KEY]"), []string{CodeSchema, CodeSchema}},
+	})
+	_, ds := codes(t, agentEnv("[A_KEY, B_KEY, A_KEY]"), Workspace{})
+	if len(ds) != 1 || ds[0].Severity != diag.Warning || ds[0].Path != "/agents/0/runtime/env/2" || !strings.Contains(ds[0].Message, "A_KEY twice") {
+		t.Fatalf("duplicate env name: %v", ds)
+	}
+	if got := fixed(agentEnv("[A_KEY, B_KEY, A_KEY]"), CodeSchema); got != agentEnv("[A_KEY, B_KEY]") {
+		t.Errorf("duplicate fix:\n%s", got)
 	}
 }

@@ -113,9 +113,26 @@ func (c *checker) runtime(path string, r *flow.Runtime) {
 		p := path + "/sessionLoop/maxIterations"
 		c.report(p, c.at(p), diag.Error, CodeSchema, "sessionLoop.maxIterations must be at least 1 (it bounds the loop)", c.setFix("Set maxIterations to 10", p, 10))
 	}
+	first, count := map[string]int{}, map[string]int{}
+	for _, name := range r.Env {
+		count[name]++
+	}
 	for i, name := range r.Env {
 		p := fmt.Sprintf("%s/env/%d", path, i)
-		if envNameRE.MatchString(name) || c.secretAt[p] {
+		if c.secretAt[p] {
+			continue
+		}
+		if envNameRE.MatchString(name) {
+			if j, dup := first[name]; dup {
+				times := fmt.Sprintf("%d times", count[name])
+				if count[name] == 2 {
+					times = "twice"
+				}
+				c.report(p, c.at(p), diag.Warning, CodeSchema, fmt.Sprintf("runtime.env lists %s %s (first as entry %d, %s); remove the repeat", name, times, j+1, c.line(fmt.Sprintf("%s/env/%d", path, j))),
+					c.deleteFix("Remove the repeated "+name, p))
+			} else {
+				first[name] = i
+			}
 			continue
 		}
 		fixed := envName(name)

@@ -128,7 +128,33 @@ func (c *checker) secretValue(v string, segs []string, key string, inConfig bool
 		}
 	}
 	msg := fmt.Sprintf("this value looks like %s; a flow holds environment-variable names only: put the value in VS Code's secret storage or your environment as %s, list %s in the agent's runtime.env, and remove the value from the file (rotate it if it was ever committed)", what, env, env)
-	c.report(path, c.at(path), diag.Error, CodeRawSecret, msg, c.replaceFix("Replace the secret by the name "+env, path, replacement))
+	var fix *diag.Fix
+	if replacement == env && c.listedEnv(segs, env) {
+		// The name is listed already: replacing the value by it would list it twice.
+		fix = c.deleteFix("Remove the secret ("+env+" is listed already)", path)
+	} else {
+		fix = c.replaceFix("Replace the secret by the name "+env, path, replacement)
+	}
+	c.report(path, c.at(path), diag.Error, CodeRawSecret, msg, fix)
+}
+
+// listedEnv reports whether segs is an entry of a runtime.env list that has another entry
+// name.
+func (c *checker) listedEnv(segs []string, name string) bool {
+	n := len(segs)
+	if n < 3 || segs[n-3] != "runtime" || segs[n-2] != "env" || !isIndex(segs[n-1]) {
+		return false
+	}
+	list := nodeAt(c.f, "/"+strings.Join(segs[:n-1], "/"))
+	if list == nil || list.Kind != yaml.SequenceNode {
+		return false
+	}
+	for i, x := range list.Content {
+		if x = deref(x); x != nil && x.Kind == yaml.ScalarNode && x.Value == name && strconv.Itoa(i) != segs[n-1] {
+			return true
+		}
+	}
+	return false
 }
 
 // mayHoldKey is a one-pass pre-filter: does v contain the start of any provider's format?

@@ -2,7 +2,6 @@ package validate
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,11 +14,12 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/diag"
+	"github.com/agentcanvas/agentcanvas/sidecar/mcpconfig"
 )
 
 // MCPAllowlistFile is where a workspace lists the MCP servers its agents may use (spec §7.3):
-// {"servers": ["github", "jira"]}.
-const MCPAllowlistFile = ".agentcanvas/mcp-allowlist.json"
+// {"servers": ["github", "jira"]}. It is read by mcpconfig, as the run engine reads it.
+const MCPAllowlistFile = mcpconfig.AllowlistFile
 
 // MaxMCPServers is spec §7.3's "keep MCP servers to a minimum (0–2 by default)".
 const MaxMCPServers = 2
@@ -31,8 +31,8 @@ type skillResult struct{ problem string }
 
 type allowlist struct {
 	servers []string
-	missing bool   // the file does not exist
-	err     string // the file exists and cannot be read
+	missing bool  // the file does not exist
+	err     error // the file exists and cannot be used (mcpconfig's error: file, field, line)
 }
 
 // FindRoot returns the nearest folder at or above dir that holds .agentcanvas/ or .git (a
@@ -93,8 +93,8 @@ func (c *checker) workspace() {
 			p := fmt.Sprintf("%s/mcp/%d", a.Path, i)
 			var msg string
 			switch {
-			case al.err != "":
-				msg = fmt.Sprintf("MCP server %q cannot be checked: %s %s; fix the file ({\"servers\": [\"%s\"]})", server, MCPAllowlistFile, al.err, server)
+			case al.err != nil:
+				msg = fmt.Sprintf("MCP server %q cannot be checked: %v; fix the file ({\"servers\": [\"%s\"]})", server, al.err, server)
 			case al.missing:
 				msg = fmt.Sprintf("MCP server %q is not allowlisted: the workspace has no %s; create it with {\"servers\": [\"%s\"]} if the server is trusted, or remove it from the agent", server, MCPAllowlistFile, server)
 			default:
@@ -121,22 +121,8 @@ func (c *checker) allowlist(root *os.Root) *allowlist {
 }
 
 func readAllowlist(root *os.Root) *allowlist {
-	data, err := root.ReadFile(MCPAllowlistFile)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &allowlist{missing: true}
-	}
-	if err != nil {
-		return &allowlist{err: "cannot be read (" + err.Error() + ")"}
-	}
-	var doc struct {
-		Servers []string `json:"servers"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&doc); err != nil {
-		return &allowlist{err: "is not valid (" + err.Error() + ")"}
-	}
-	return &allowlist{servers: doc.Servers}
+	servers, found, err := mcpconfig.LoadAllowlist(root)
+	return &allowlist{servers: servers, missing: !found, err: err}
 }
 
 // skill checks .agentcanvas/skills/<name>/SKILL.md and returns what is wrong with it, or "".

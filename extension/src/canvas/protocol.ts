@@ -167,8 +167,19 @@ export interface PatternInfo {
   name: string;
   topology: string;
   roles: Array<string | PatternRole> | string;
-  defaultTermination?: unknown;
+  defaultTermination?: Termination;
+  /** the params a new edge of this pattern starts with (timeout_ms, rate_limit_per_min, retention…) */
+  defaultParams?: Record<string, unknown>;
+  summary?: string;
   doc?: string; // markdown
+}
+
+/** An edge as addEdge and addInteraction write it (no id: the loader derives `<interaction>-e<n>`). */
+export interface NewEdge {
+  id?: string;
+  source: string;
+  target: string;
+  data?: EdgeData;
 }
 
 // Edit operations (docs/flow-edits.md). Applied in order, all or none.
@@ -178,9 +189,9 @@ export type FlowOp =
   | { op: "removeNode"; id: string }
   | { op: "moveNode"; id: string; position: Point }
   | { op: "setLayout"; positions: Record<string, Point> }
-  | { op: "addInteraction"; interaction: Partial<Interaction> }
+  | { op: "addInteraction"; interaction: Omit<Partial<Interaction>, "edges" | "path"> & { patternId: string; edges: NewEdge[] } }
   | { op: "removeInteraction"; id: string }
-  | { op: "addEdge"; interactionId: string; edge: { source: string; target: string; data?: EdgeData } }
+  | { op: "addEdge"; interactionId: string; edge: NewEdge }
   | { op: "removeEdge"; edgeId: string }
   | { op: "set"; path: string; value: unknown }
   | { op: "rename"; id: string; newId: string }

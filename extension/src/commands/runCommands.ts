@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import * as path from 'node:path';
 import { resolveFlow } from '../flows';
-import { Backends, Method, flowEnvNames, readRuns, type Backend, type RunEvent, type RunState } from '../protocol';
+import { Backends, Method, flowEnvNames, readRuns, skillRunParams, type Backend, type RunEvent, type RunState } from '../protocol';
 import { describeError, NotRunningError, withSidecar, type SidecarClient } from '../sidecar';
 import type { Log } from '../log';
 import type { RunsTree, RunNode } from '../views/runsTree';
@@ -151,7 +151,48 @@ export class RunController {
     }
   }
 
-  private async pickBackend(): Promise<Backend | undefined> {
+  /**
+   * Invoke Skill: what the person asks of the skill, the files its agent's sandbox receives
+   * (the open editors' workspace files, the active one ticked) and a backend; then a run of one
+   * agent following the SKILL.md, followed like Run Flow (its edits come back as a proposal).
+   */
+  async invokeSkill(skill: { folder: string }): Promise<void> {
+    if (!this.sidecar.running) throw new NotRunningError();
+    const request = await vscode.window.showInputBox({
+      title: `Invoke skill ${skill.folder}`,
+      prompt: 'What should it do? (optional: its SKILL.md says the rest)',
+      ignoreFocusOut: true,
+    });
+    if (request === undefined) return;
+    const files = await this.pickSkillFiles();
+    if (files === undefined) return;
+    const backend = await this.pickBackend(['command'], `Invoke ${skill.folder} with which agent?`);
+    if (!backend) return;
+    const res = (await this.sidecar.request<{ runId?: unknown; flow?: unknown }>(Method.startRun, skillRunParams(skill.folder, request, files, backend))) ?? {};
+    if (typeof res.runId !== 'string') throw new Error('the sidecar did not return a runId');
+    const flow = typeof res.flow === 'string' ? res.flow : `skill-${skill.folder}`;
+    this.log.info(`started run ${res.runId} of skill ${skill.folder} with backend ${backend}${files.length ? ` on ${files.join(', ')}` : ''}`);
+    void this.refresh();
+    await this.follow(res.runId, flow, 'running');
+  }
+
+  /** The workspace files open in editors, the active one ticked; undefined when dismissed. */
+  private async pickSkillFiles(): Promise<string[] | undefined> {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    const active = vscode.window.activeTextEditor?.document.uri;
+    const open = vscode.window.tabGroups.all.flatMap((g) => g.tabs).map((t) => (t.input as { uri?: unknown } | undefined)?.uri).filter((u): u is vscode.Uri => u instanceof vscode.Uri);
+    const rel = (u: vscode.Uri) => (folder && u.scheme === 'file' ? path.relative(folder.uri.fsPath, u.fsPath).split(path.sep).join('/') : '');
+    const files = [...new Set([active, ...open].filter((u): u is vscode.Uri => !!u).map(rel))].filter((r) => r !== '' && !r.startsWith('..') && !r.startsWith('.agentcanvas/'));
+    if (files.length === 0) return [];
+    const activeRel = active ? rel(active) : '';
+    const picked = await vscode.window.showQuickPick(
+      files.map((f) => ({ label: f, picked: f === activeRel })),
+      { canPickMany: true, placeHolder: 'Files the agent works on (copied into its sandbox; its edits come back as a proposal)', ignoreFocusOut: true },
+    );
+    return picked?.map((p) => p.label);
+  }
+
+  private async pickBackend(exclude: readonly Backend[] = [], placeHolder = 'Run with which backend?'): Promise<Backend | undefined> {
     const def = vscode.workspace.getConfiguration('agentcanvas').get<string>('defaultBackend', 'auto') as Backend;
     const describe: Record<Backend, string> = {
       auto: "each agent's own backend (claude, codex, gemini or command)",
@@ -161,10 +202,10 @@ export class RunController {
       command: "each agent's command",
       'dry-run': 'no agent CLI: scripted replies, no API keys',
     };
-    const order = [def, ...Backends.filter((b) => b !== def)];
+    const order = [def, ...Backends.filter((b) => b !== def)].filter((b) => !exclude.includes(b));
     const picked = await vscode.window.showQuickPick(
       order.map((b) => ({ label: b, description: b === def ? `${describe[b]} (default)` : describe[b], backend: b })),
-      { placeHolder: 'Run with which backend?' },
+      { placeHolder },
     );
     return picked?.backend;
   }

@@ -86,7 +86,11 @@ async function readTree(dir: string, base = ''): Promise<ZipEntry[]> {
   return out;
 }
 
-export function registerSkills(context: vscode.ExtensionContext): void {
+/**
+ * Registers the Skills view and its commands. invoke runs a skill the person picked (Invoke
+ * Skill): a run of one agent following its SKILL.md, through the sidecar.
+ */
+export function registerSkills(context: vscode.ExtensionContext, invoke: (s: Skill) => Promise<unknown>): void {
   const tree = new SkillsTree();
   const diagnostics = vscode.languages.createDiagnosticCollection('agentcanvas-skills');
   const check = (doc: vscode.TextDocument) => {
@@ -226,16 +230,18 @@ export function registerSkills(context: vscode.ExtensionContext): void {
       tree.refresh();
       void vscode.window.showInformationMessage(`AgentCanvas: ${describePlan(plan).join('; ')}.`);
     }),
-    vscode.commands.registerCommand('agentcanvas.invokeSkill', async () => {
-      const s = await pickSkill('Invoke which skill?', true);
-      if (!s) return;
-      // The invocation an agent CLI understands; copied so the user can paste it into a prompt.
-      await vscode.env.clipboard.writeText(`/${s.folder}`);
-      await vscode.commands.executeCommand('markdown.showPreview', vscode.Uri.joinPath(s.dir, 'SKILL.md'));
-      void vscode.window.showInformationMessage(`AgentCanvas: /${s.folder} copied; paste it into an agent prompt to run the skill.`);
+    vscode.commands.registerCommand('agentcanvas.invokeSkill', async (arg?: unknown) => {
+      // From the Skills view the item is the skill (any skill: the menu only hides those that
+      // are not user-invocable); from the palette, a pick of the user-invocable ones.
+      const s = isSkill(arg) ? arg : await pickSkill('Invoke which skill?', true);
+      if (s) await invoke(s);
     }),
   );
   for (const d of vscode.workspace.textDocuments) check(d);
+}
+
+function isSkill(x: unknown): x is Skill {
+  return typeof x === 'object' && x !== null && typeof (x as Skill).folder === 'string' && (x as Skill).dir instanceof vscode.Uri;
 }
 
 async function pickSkill(placeHolder: string, userInvocableOnly: boolean): Promise<Skill | undefined> {

@@ -9,7 +9,32 @@ const RUN_STATUS: Record<string, string> = {
   run_finished: 'finished',
   run_failed: 'failed',
   run_stopped: 'stopped',
+  run_interrupted: 'interrupted',
 };
+
+/** Statuses of something still under way; every other status is final. */
+function live(status: string): boolean {
+  return status === 'running' || status === 'waiting';
+}
+
+const ASKED = ['question', 'user_question', 'question_asked', 'dependency_request', 'dependency_requested', 'phase_completed'];
+const RESOLVED = ['question_answered', 'dependency_provided', 'dependency_resolved', 'phase_resolved'];
+
+/**
+ * The status an agent event gives an agent now at cur, or undefined for none. A request's
+ * events only move a running agent to waiting and back: the engine reports them from their own
+ * goroutine, so one can arrive after the agent's turn ended (a request cancelled when the run
+ * ended is "answered" with a failure after run_finished) and must not make it running again.
+ */
+function agentStatus(ev: RunEvent, cur: string): string | undefined {
+  if (typeof ev.status === 'string') return ev.status;
+  if (ev.event === 'agent_started') return 'running';
+  if (ev.event === 'agent_finished') return 'finished';
+  if (ev.event === 'agent_failed') return 'failed';
+  if (ASKED.includes(ev.event)) return cur === 'running' ? 'waiting' : undefined;
+  if (RESOLVED.includes(ev.event)) return cur === 'waiting' ? 'running' : undefined;
+  return undefined;
+}
 
 export class RunsModel {
   private runs = new Map<string, RunState>();
@@ -51,9 +76,15 @@ export class RunsModel {
     if (rs) {
       run.status = rs;
       if (typeof ev.reason === 'string') run.terminationReason = ev.reason;
-      if (rs !== 'running' && rs !== 'waiting' && rs !== 'completed' && rs !== 'finished') {
-        run.pending = [];
-        for (const i of run.interactions) for (const a of i.agents) if (a.status === 'running' || a.status === 'waiting') a.status = rs;
+      if (!live(rs)) {
+        // The run is over, however it ended: nothing in it runs or waits any more (an agent
+        // whose last turn had no agent_finished would otherwise show running for good). An
+        // interrupted run keeps its requests: they are asked again when it is resumed.
+        if (rs !== 'interrupted') run.pending = [];
+        for (const i of run.interactions) {
+          if (live(i.status)) i.status = rs;
+          for (const a of i.agents) if (live(a.status)) a.status = rs;
+        }
       }
     }
     // an empty interactionId is an event about the whole run (run_resumed, warnings)
@@ -63,7 +94,7 @@ export class RunsModel {
         inter.status = 'terminated';
         if (typeof ev.reason === 'string') inter.terminationReason = ev.reason;
       } else if (ev.event === 'step' || ev.event === 'configured' || ev.event === 'interaction_started') {
-        if (inter.status === 'unknown' || inter.status === 'pending' || inter.status === 'interrupted') inter.status = 'running';
+        if (live(run.status) && (inter.status === 'unknown' || inter.status === 'pending' || inter.status === 'interrupted')) inter.status = 'running';
         if (typeof ev.step === 'number') inter.round = ev.step;
       }
     }
@@ -71,12 +102,9 @@ export class RunsModel {
     const agentId = [ev.agentId, ev.agent].find((x): x is string => typeof x === 'string' && x !== '');
     if (agentId) {
       const agent = this.agent(run, inter, agentId);
-      if (typeof ev.status === 'string') agent.status = ev.status;
-      else if (ev.event === 'agent_started') agent.status = 'running';
-      else if (ev.event === 'agent_finished') agent.status = 'finished';
-      else if (ev.event === 'agent_failed') agent.status = 'failed';
-      else if (['question', 'user_question', 'question_asked', 'dependency_request', 'dependency_requested', 'phase_completed'].includes(ev.event)) agent.status = 'waiting';
-      else if (['question_answered', 'dependency_provided', 'dependency_resolved', 'phase_resolved'].includes(ev.event)) agent.status = 'running';
+      const next = agentStatus(ev, agent.status);
+      // After the run's end, a late event may still finish an agent but never revive one.
+      if (next && (live(run.status) || !live(next))) agent.status = next;
       if (typeof ev.role === 'string') agent.role = ev.role;
       const why = typeof ev.reason === 'string' ? ev.reason : typeof ev.error === 'string' ? ev.error : undefined;
       if (why && (ev.event === 'agent_finished' || ev.event === 'agent_failed' || ev.event === 'agent_stopped')) agent.terminationReason = why;
@@ -92,7 +120,7 @@ export class RunsModel {
   private interaction(run: RunState, id: string, ev: RunEvent): InteractionState {
     let i = run.interactions.find((x) => x.id === id);
     if (!i) {
-      i = { id, patternId: typeof ev.patternId === 'string' ? ev.patternId : undefined, status: 'running', agents: [] };
+      i = { id, patternId: typeof ev.patternId === 'string' ? ev.patternId : undefined, status: live(run.status) ? 'running' : run.status, agents: [] };
       run.interactions.push(i);
     }
     return i;
@@ -103,7 +131,8 @@ export class RunsModel {
       const a = i.agents.find((x) => x.id === id);
       if (a) return a;
     }
-    const a: AgentState = { id, status: 'running' };
+    // first seen in a late event of a run that is over: it is not running
+    const a: AgentState = { id, status: live(run.status) ? 'running' : run.status };
     let home = inter;
     if (!home) {
       home = run.interactions.find((x) => x.id === '(agents)');

@@ -267,6 +267,11 @@ const STEPS = [
     },
   },
   {
+    name: '"AgentCanvas: Invoke Skill…" runs a skill marked disable-model-invocation: the request and the active file go to one agent following its SKILL.md; its edit comes back as a proposal',
+    skip: () => runsUnavailable,
+    run: invokeSkill,
+  },
+  {
     name: 'a run waiting for an answer survives a window reload as "interrupted"; one notification offers Resume; resumed, its question is asked again and the run completes',
     skip: () => runsUnavailable,
     run: resumeAfterReload,
@@ -279,8 +284,9 @@ const STEPS = [
       await page.locator('.monaco-workbench').waitFor({ timeout: TIMEOUT });
       await page.locator('[aria-label="AgentCanvas sidecar: healthy"]').first().waitFor({ state: 'visible', timeout: TIMEOUT });
       const after = await waitForNewSidecar(before);
-      for (let i = 0; i < 100 && sidecarPids().includes(before); i++) await new Promise((r) => setTimeout(r, 100));
-      if (sidecarPids().includes(before)) throw new Error(`the old sidecar ${before} is still running after the reload`);
+      // a ceiling, not a timing: the sidecar ends its session within its stop timeout (15 s)
+      for (let i = 0; i < 300 && sidecarPids().includes(before); i++) await new Promise((r) => setTimeout(r, 100));
+      if (sidecarPids().includes(before)) throw new Error(`the old sidecar ${before} is still running after the reload: ${processReport(before)}`);
       if (sidecarPids().length !== 1) throw new Error(`expected one sidecar, found ${sidecarPids().join(',')} (new ${after})`);
       await shot('after-reload');
     },
@@ -327,6 +333,56 @@ const STEPS = [
     },
   },
 ];
+
+/**
+ * A person invokes a skill (one they wrote just now, marked disable-model-invocation): the
+ * request typed, the active file ticked, the dry-run backend. The run is the skill's flow
+ * (written into the run's folder, with the SKILL.md's instructions and the request), the agent's
+ * sandbox holds the file, and its edit is a proposal in the Proposals view.
+ */
+async function invokeSkill({ page, shot, workspace }) {
+  await dismissToasts(page);
+  const dir = path.join(workspace, '.agentcanvas', 'skills', 'changelog-entry');
+  mkdirSync(dir, { recursive: true });
+  const instructions = 'Add one line under "## Unreleased" in CHANGELOG.md for the change you are asked about.';
+  writeFileSync(path.join(dir, 'SKILL.md'), `---\nname: changelog-entry\ndescription: Adds a CHANGELOG.md entry for a change.\ndisable-model-invocation: true\n---\n\n${instructions}\n`);
+  await quickOpen(page, 'parser.ts');
+  await page.locator('.tab.active', { hasText: 'parser.ts' }).first().waitFor({ timeout: TIMEOUT });
+  await runCommand(page, 'AgentCanvas: Invoke Skill…');
+  const input = page.locator('.quick-input-widget .quick-input-box input');
+  await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'changelog-entry' }).first().waitFor({ timeout: TIMEOUT });
+  await input.fill('changelog-entry');
+  await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'manual only' }).first().waitFor({ timeout: TIMEOUT });
+  await page.keyboard.press('Enter');
+  await page.locator('.quick-input-widget', { hasText: 'Invoke skill changelog-entry' }).waitFor({ timeout: TIMEOUT });
+  await input.fill('note the parser fix');
+  await page.keyboard.press('Enter');
+  // the files: the active editor's is ticked
+  const file = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'src/parser.ts' }).first();
+  await file.waitFor({ timeout: TIMEOUT });
+  if ((await file.getAttribute('aria-checked')) !== 'true') throw new Error(`the active file is not ticked (aria-checked ${await file.getAttribute('aria-checked')})`);
+  await shot('skill-files');
+  await page.keyboard.press('Enter');
+  await page.locator('.quick-input-widget .quick-input-box input[placeholder="Invoke changelog-entry with which agent?"]').waitFor({ timeout: TIMEOUT });
+  const rows = await page.locator('.quick-input-widget .monaco-list-row').allInnerTexts();
+  if (rows.some((r) => /^command\b/.test(r.trim()))) throw new Error(`the command backend is offered for a skill: ${JSON.stringify(rows)}`);
+  await input.fill('dry-run');
+  await page.keyboard.press('Enter');
+  await page.locator('.notifications-toasts .notification-toast', { hasText: 'skill-changelog-entry completed' }).first().waitFor({ timeout: TIMEOUT });
+  // the run's flow: the skill's instructions and the request, in the run's own folder
+  const runsDir = path.join(workspace, '.agentcanvas', 'runs');
+  const run = readdirSync(runsDir).find((r) => existsSync(path.join(runsDir, r, 'skill-changelog-entry.yaml')));
+  if (!run) throw new Error(`no run folder holds skill-changelog-entry.yaml: ${readdirSync(runsDir)}`);
+  const flowText = readFileSync(path.join(runsDir, run, 'skill-changelog-entry.yaml'), 'utf8');
+  if (!flowText.includes('## Unreleased') || !flowText.includes('note the parser fix') || !flowText.includes('src/parser.ts')) throw new Error(`the skill's flow is:\n${flowText}`);
+  const input0 = path.join(workspace, '.agentcanvas', 'sandboxes', run, 'skill', 'input', 'src', 'parser.ts');
+  if (readFileSync(input0, 'utf8') !== readFileSync(path.join(workspace, 'src', 'parser.ts'), 'utf8')) throw new Error('the sandbox does not hold src/parser.ts');
+  await runCommand(page, 'AgentCanvas: Focus on Proposals View');
+  const view = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Proposals' }) });
+  await view.locator('.monaco-list-row', { hasText: new RegExp(`skill[\\s\\S]*${run}`) }).first().waitFor({ timeout: TIMEOUT });
+  await shot('skill-proposal');
+  await dismissToasts(page);
+}
 
 /**
  * Start ask.yaml, leave its question unanswered, reload the window: the run is listed as
@@ -474,6 +530,18 @@ async function insertPatternFromPaletteAndSave({ page, shot, workspace }) {
 function sidecarPattern() {
   const dir = extensions.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   return `${dir}/agentcanvas\\.agentcanvas-[^/]*/bin/linux-x64/agentcanvas serve`;
+}
+
+/** What ps knows of a process and its children (state, parent, age), for a failure message. */
+function processReport(pid) {
+  const ps = spawnSync('ps', ['-o', 'pid,ppid,stat,etime,args', '--pid', String(pid), '--ppid', String(pid)], { encoding: 'utf8' });
+  let threads = '';
+  try {
+    threads = readdirSync(`/proc/${pid}/task`).map((t) => readFileSync(`/proc/${pid}/task/${t}/wchan`, 'utf8')).join(',');
+  } catch {
+    // gone meanwhile
+  }
+  return `${ps.stdout.trim()} (thread wait channels: ${threads || 'unknown'})`;
 }
 
 function sidecarPids() {

@@ -97,3 +97,49 @@ test("runs model: the engine's event fields (agent, status, error)", () => {
   m.apply({ runId: 'r2', event: 'run_finished', status: 'failed', reason: 'interaction i1 failed' });
   assert.deepEqual([m.get('r2')!.status, m.get('r2')!.terminationReason], ['failed', 'interaction i1 failed']);
 });
+
+// The Runs view showed an agent "running" under a completed run: the engine reports a request's
+// resolution from its own goroutine, so question_answered (a request cancelled when the run
+// ended is "answered" with a failure) can arrive after agent_finished and after run_finished.
+test('runs model: a run that is over shows nothing running, whatever arrives late', () => {
+  const m = new RunsModel();
+  m.apply({ runId: 'r3', flow: 'ask', event: 'run_started' });
+  m.apply({ runId: 'r3', event: 'agent_started', interactionId: 'i1', agent: 'coder' });
+  m.apply({ runId: 'r3', event: 'question_asked', interactionId: 'i1', agent: 'coder', id: 'q1' });
+  m.apply({ runId: 'r3', event: 'agent_finished', interactionId: 'i1', agent: 'coder', status: 'completed' });
+  // the request's goroutine reports after the turn ended: the agent stays completed
+  m.apply({ runId: 'r3', event: 'question_answered', interactionId: 'i1', agent: 'coder', id: 'q1', outcome: 'answered' });
+  const coder = () => m.get('r3')!.interactions[0].agents[0];
+  assert.equal(coder().status, 'completed');
+  // an agent whose last turn had no agent_finished, and a run that completes
+  m.apply({ runId: 'r3', event: 'agent_started', interactionId: 'i1', agent: 'reviewer' });
+  m.apply({ runId: 'r3', event: 'run_finished', status: 'completed', reason: '' });
+  const r = m.get('r3')!;
+  assert.equal(r.status, 'completed');
+  assert.deepEqual(r.interactions.map((i) => i.status), ['completed']);
+  assert.deepEqual(r.interactions[0].agents.map((a) => [a.id, a.status]), [['coder', 'completed'], ['reviewer', 'completed']]);
+  // events after run_finished finish nothing again and revive nothing
+  m.apply({ runId: 'r3', event: 'question_asked', interactionId: 'i1', agent: 'reviewer', id: 'q2' });
+  m.apply({ runId: 'r3', event: 'question_answered', interactionId: 'i1', agent: 'reviewer', id: 'q2', outcome: 'failed: context canceled' });
+  m.apply({ runId: 'r3', event: 'agent_started', interactionId: 'i1', agent: 'coder' });
+  m.apply({ runId: 'r3', event: 'step', interactionId: 'i2', agent: 'late', step: 1 });
+  assert.deepEqual(
+    r.interactions.flatMap((i) => [[i.id, i.status], ...i.agents.map((a) => [a.id, a.status])]),
+    [['i1', 'completed'], ['coder', 'completed'], ['reviewer', 'completed'], ['i2', 'completed'], ['late', 'completed']],
+  );
+  assert.equal(statusIcon(r.interactions[0].agents[1].status), 'pass');
+});
+
+test('runs model: run_interrupted ends what was under way and keeps the requests; run_resumed starts again', () => {
+  const m = new RunsModel();
+  m.apply({ runId: 'r4', flow: 'ask', event: 'run_started' });
+  m.apply({ runId: 'r4', event: 'agent_started', interactionId: 'i1', agent: 'coder' });
+  m.apply({ runId: 'r4', event: 'question_asked', interactionId: 'i1', agent: 'coder', id: 'q1' });
+  const r = m.get('r4')!;
+  r.pending = [{ kind: 'question', runId: 'r4', requestId: 'q1', agentId: 'coder', question: { question: 'Which?' } }];
+  m.apply({ runId: 'r4', event: 'run_interrupted', reason: 'the session ended' });
+  assert.deepEqual([r.status, r.interactions[0].status, r.interactions[0].agents[0].status, r.pending.length], ['interrupted', 'interrupted', 'interrupted', 1]);
+  m.apply({ runId: 'r4', event: 'run_resumed' });
+  m.apply({ runId: 'r4', event: 'agent_started', interactionId: 'i1', agent: 'coder' });
+  assert.deepEqual([r.status, r.interactions[0].agents[0].status], ['running', 'running']);
+});

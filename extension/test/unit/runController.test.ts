@@ -134,3 +134,46 @@ test('stored values for the env names the flow lists go with startRun', async ()
     cleanup();
   }
 });
+
+test('Invoke Skill: the request, the open workspace files (active one ticked, .agentcanvas left out) and a backend other than command go to startRun as a skill', async () => {
+  const { rc, client, cleanup } = await setup();
+  const { workspace, window } = await import('./vscode-mock');
+  workspace.workspaceFolders = [{ uri: Uri.file('/ws'), name: 'ws' }];
+  try {
+    client.answers.set('agentcanvas/startRun', () => ({ runId: 'r9', flow: 'skill-tidy', status: 'running' }));
+    window.activeTextEditor = { document: { uri: Uri.file('/ws/src/a.ts') } };
+    window.tabGroups.all = [{ tabs: [{ input: { uri: Uri.file('/ws/src/b.ts') } }, { input: { uri: Uri.file('/ws/.agentcanvas/flows/x.yaml') } }, { input: { uri: Uri.file('/elsewhere/c.ts') } }, { input: {} }] }];
+    mock.inputBoxAnswer = '  sort them  ';
+    let files: unknown[] = [];
+    let backends: unknown[] = [];
+    mock.quickPickAnswer = (items) => {
+      if ('backend' in items[0]) {
+        backends = items.map((i) => i.label);
+        return items[0];
+      }
+      files = items.map((i) => [i.label, i.picked]);
+      return items.filter((i) => i.picked);
+    };
+    const run = rc.invokeSkill({ folder: 'tidy' });
+    for (let i = 0; i < 50 && mock.progress.length === 0; i++) await new Promise((r) => setImmediate(r));
+    assert.deepEqual(files, [['src/a.ts', true], ['src/b.ts', false]]);
+    assert.deepEqual(backends, ['dry-run', 'auto', 'claude', 'codex', 'gemini']);
+    assert.deepEqual(client.requests.find((r) => r.method === 'agentcanvas/startRun')?.params, { skill: { name: 'tidy', arguments: 'sort them', files: ['src/a.ts'] }, backend: 'dry-run', dryRun: true });
+    rc.onRunEvent({ runId: 'r9', event: 'run_finished', status: 'completed' });
+    await run;
+    assert.match(mock.messages.at(-1)?.message ?? '', /skill-tidy completed/);
+  } finally {
+    workspace.workspaceFolders = undefined;
+    cleanup();
+  }
+});
+
+test('Invoke Skill: dismissing the request box starts nothing', async () => {
+  const { rc, client, cleanup } = await setup();
+  try {
+    await rc.invokeSkill({ folder: 'tidy' });
+    assert.equal(client.requests.filter((r) => r.method === 'agentcanvas/startRun').length, 0);
+  } finally {
+    cleanup();
+  }
+});

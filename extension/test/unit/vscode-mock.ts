@@ -133,6 +133,8 @@ export const mock = {
   messageAnswer: undefined as string | undefined,
   quickPickAnswer: undefined as ((items: Array<Record<string, unknown>>) => unknown) | undefined,
   openDialogAnswer: undefined as Uri[] | undefined,
+  /** What the "user" types in the next showInputBox; undefined dismisses it. */
+  inputBoxAnswer: undefined as string | undefined,
   commands: [] as Array<{ command: string; args: unknown[] }>,
   progress: [] as Array<{ opts: unknown; reports: unknown[]; cancel: () => void }>,
   reset(): void {
@@ -143,7 +145,10 @@ export const mock = {
     this.messageAnswer = undefined;
     this.quickPickAnswer = undefined;
     this.openDialogAnswer = undefined;
+    this.inputBoxAnswer = undefined;
     this.commands = [];
+    window.activeTextEditor = undefined;
+    window.tabGroups.all = [];
   },
 };
 
@@ -164,6 +169,9 @@ export const window = {
   showWarningMessage: message('warning'),
   showErrorMessage: message('error'),
   showOpenDialog: async () => mock.openDialogAnswer,
+  showInputBox: async () => mock.inputBoxAnswer,
+  activeTextEditor: undefined as undefined | { document: { uri: Uri } },
+  tabGroups: { all: [] as Array<{ tabs: Array<{ input: unknown }> }> },
   /** Runs the task with a token the test can cancel through mock.progressCancel. */
   withProgress: async <T>(opts: unknown, task: (p: { report(v: unknown): void }, t: unknown) => Promise<T>) => {
     const src = new CancellationTokenSource();

@@ -8,16 +8,20 @@ import {
   Background,
   BackgroundVariant,
   MarkerType,
+  MiniMap,
   ReactFlow,
   ReactFlowProvider,
   useKeyPress,
   useReactFlow,
+  type Connection,
   type EdgeChange,
+  type FinalConnectionState,
   type NodeChange,
   type Viewport,
 } from "@xyflow/react";
 import type { Diagnostic, FlowModel, FlowOp, PatternInfo, Point } from "../../src/canvas/protocol";
 import { nearestSpan } from "../../src/canvas/positions";
+import { planConnect, planPick, planReconnect, type ConnectPlan } from "./connect";
 import { syntaxError } from "./diagnostics";
 import { edgeTypes, nodeTypes, RunContext } from "./elements";
 import { findElement, NODE_HEIGHT, NODE_WIDTH, toGraph, type CanvasEdge, type CanvasNode } from "./graph";
@@ -27,9 +31,19 @@ import { tidyLayout } from "./layout";
 import { deleteOps, layoutOp, moveOps, nudge } from "./ops";
 import { applyRunEvent, emptyOverlay } from "./overlay";
 import { Palette, PATTERN_MIME } from "./Palette";
+import { PatternPicker, type PickerRequest } from "./PatternPicker";
 
 export const GRID = 16;
 const NUDGE_SETTLE_MS = 400;
+/** Below this width the minimap starts hidden, as the side panels do: the graph keeps the room. */
+export const MINIMAP_MIN_WIDTH = 900;
+
+/** nodeAtPointer: the id of the node under a mouse or touch event's point, if any. */
+function nodeAtPointer(e: MouseEvent | TouchEvent): string | undefined {
+  const p = "changedTouches" in e ? e.changedTouches[0] : e;
+  if (!p) return undefined;
+  return document.elementFromPoint(p.clientX, p.clientY)?.closest<HTMLElement>(".react-flow__node")?.dataset.id;
+}
 
 function isTextField(t: EventTarget | null): boolean {
   const el = t as HTMLElement | null;
@@ -68,6 +82,8 @@ function Canvas() {
   // (both reopen from their buttons, and the choice is remembered).
   const [paletteOpen, setPaletteOpen] = useState(saved.palette ?? window.innerWidth >= 1100);
   const [inspectorOpen, setInspectorOpen] = useState(saved.inspector ?? window.innerWidth >= 900);
+  const [minimap, setMinimap] = useState(saved.minimap ?? window.innerWidth >= MINIMAP_MIN_WIDTH);
+  const [picker, setPicker] = useState<PickerRequest>();
   const [nodes, setNodes] = useState<CanvasNode[]>([]);
   const [edges, setEdges] = useState<CanvasEdge[]>([]);
   const [busy, setBusy] = useState<string>();
@@ -84,6 +100,15 @@ function Canvas() {
   edgesRef.current = edges;
   const snapRef = useRef(snap);
   snapRef.current = snap;
+  const patternsRef = useRef(patterns);
+  patternsRef.current = patterns;
+  // A connection drag: whether onConnect took it, and the edge whose end is being moved.
+  const connected = useRef(false);
+  const reconnecting = useRef<string | undefined>(undefined);
+  // After a connection is sent, its new edge is selected when the model comes back with it.
+  const pendingEdge = useRef<{ source: string; target: string; before: Set<string> } | undefined>(undefined);
+  // Where focus goes back to when the pattern picker closes.
+  const pickerReturn = useRef<HTMLElement | null>(null);
   const pendingNudge = useRef<{ positions: Record<string, Point>; timer?: ReturnType<typeof setTimeout> }>({ positions: {} });
 
   const send = useCallback((ops: FlowOp[], label?: string) => {
@@ -116,6 +141,7 @@ function Canvas() {
             setOverlay((o) => applyRunEvent(o, m.event, flowRef.current));
             break;
           case "editFailed":
+            pendingEdge.current = undefined;
             setNotice(m.message);
             break;
         }
@@ -137,8 +163,16 @@ function Canvas() {
   useEffect(() => {
     if (!graph) return;
     const restoring = first.current;
-    const keepNodes = new Set(restoring ? saved.selection?.nodes ?? [] : nodesRef.current.filter((n) => n.selected).map((n) => n.id));
-    const keepEdges = new Set(restoring ? saved.selection?.edges ?? [] : edgesRef.current.filter((e) => e.selected).map((e) => e.id));
+    const keepNodes = new Set<string>(restoring ? saved.selection?.nodes ?? [] : nodesRef.current.filter((n) => n.selected).map((n) => n.id));
+    let keepEdges = new Set(restoring ? saved.selection?.edges ?? [] : edgesRef.current.filter((e) => e.selected).map((e) => e.id));
+    const pend = pendingEdge.current;
+    const drawn = pend && graph.edges.find((e) => !pend.before.has(e.id) && e.source === pend.source && e.target === pend.target);
+    if (drawn) {
+      // The edge just drawn is selected, so the inspector shows it (its termination, its axes).
+      pendingEdge.current = undefined;
+      keepNodes.clear();
+      keepEdges = new Set([drawn.id]);
+    }
     const measured = new Map(nodesRef.current.map((n) => [n.id, n.measured]));
     setNodes(graph.nodes.map((n) => ({ ...n, selected: keepNodes.has(n.id), measured: measured.get(n.id) }) as CanvasNode));
     setEdges(graph.edges.map((e) => ({ ...e, selected: keepEdges.has(e.id) })));
@@ -176,6 +210,96 @@ function Canvas() {
     (p: PatternInfo) => send([{ op: "insertPattern", patternId: p.patternId, position: viewportCenter() }], `Insert ${p.patternId}`),
     [send, viewportCenter],
   );
+
+  // Connections: a drag between handles, the inspector's Connect, the picker.
+  const runPlan = useCallback(
+    (plan: ConnectPlan) => {
+      switch (plan.kind) {
+        case "refused":
+          setNotice(plan.message);
+          return;
+        case "ops": {
+          for (const o of plan.ops) {
+            const e = o.op === "addEdge" ? o.edge : o.op === "addInteraction" ? o.interaction.edges[0] : undefined;
+            if (e) pendingEdge.current = { source: e.source, target: e.target, before: new Set(edgesRef.current.map((x) => x.id)) };
+          }
+          setNotice(undefined);
+          send(plan.ops, plan.label);
+          return;
+        }
+        case "pick":
+          pickerReturn.current = document.activeElement as HTMLElement | null;
+          setPicker({ source: plan.source, target: plan.target, candidates: plan.candidates, note: plan.note });
+          return;
+      }
+    },
+    [send],
+  );
+
+  const connect = useCallback(
+    (source: string, target: string, into?: string) => {
+      if (flowRef.current) runPlan(planConnect(flowRef.current, patternsRef.current, source, target, into));
+    },
+    [runPlan],
+  );
+
+  const reconnect = useCallback(
+    (edgeId: string, source: string, target: string) => {
+      if (!flowRef.current) return;
+      const plan = planReconnect(flowRef.current, patternsRef.current, edgeId, source, target);
+      if (plan.kind === "refused") setNotice(plan.message);
+      else if (plan.kind === "ops") send(plan.ops, plan.label);
+    },
+    [send],
+  );
+
+  const closePicker = useCallback(() => {
+    setPicker(undefined);
+    const back = pickerReturn.current;
+    pickerReturn.current = null;
+    requestAnimationFrame(() => (back && back.isConnected ? back : wrapper.current?.querySelector<HTMLElement>(".react-flow"))?.focus({ preventScroll: true }));
+  }, []);
+
+  // The interaction a drawn edge joins when the user has selected one (edges of one interaction only).
+  const selectedInteraction = (): string | undefined => {
+    if (nodesRef.current.some((n) => n.selected)) return undefined;
+    const ids = new Set(edgesRef.current.filter((e) => e.selected).map((e) => e.data?.interactionId));
+    return ids.size === 1 ? [...ids][0] : undefined;
+  };
+
+  const onConnect = (c: Connection) => {
+    connected.current = true;
+    connect(c.source, c.target, selectedInteraction());
+  };
+
+  const onReconnect = (old: CanvasEdge, c: Connection) => {
+    connected.current = true;
+    reconnect(old.id, c.source, c.target);
+  };
+
+  // A drag that did not end on a valid handle: dropped on a node's body (people aim for the
+  // node, not its small handle), or on the node it started from (a self-loop, refused with a
+  // message rather than silently).
+  const onConnectEnd = (event: MouseEvent | TouchEvent, state: FinalConnectionState) => {
+    const done = connected.current;
+    const edgeId = reconnecting.current;
+    connected.current = false;
+    reconnecting.current = undefined;
+    if (done || !state.fromNode || !state.fromHandle) return;
+    const over = state.toNode?.id ?? nodeAtPointer(event);
+    if (!over) return; // dropped on the empty canvas: nothing to do
+    // fromHandle is where the drag started (for a reconnect, the end that stays put).
+    const [source, target] = state.fromHandle.type === "source" ? [state.fromNode.id, over] : [over, state.fromNode.id];
+    if (edgeId) reconnect(edgeId, source, target);
+    else connect(source, target, selectedInteraction());
+  };
+
+  const toggleMinimap = useCallback(() => {
+    setMinimap((m) => {
+      saveState({ minimap: !m });
+      return !m;
+    });
+  }, []);
 
   const tidy = useCallback(async () => {
     const ns = nodesRef.current;
@@ -285,6 +409,12 @@ function Canvas() {
           consume();
           rf.zoomTo(1, { duration: 0 });
           return;
+        case "m":
+        case "M":
+          if (e.shiftKey) return;
+          consume();
+          toggleMinimap();
+          return;
         case "Delete":
         case "Backspace": {
           const ns = nodesRef.current.filter((n) => n.selected).map((n) => n.id);
@@ -323,7 +453,7 @@ function Canvas() {
     };
     document.addEventListener("keydown", handler);
     return () => document.removeEventListener("keydown", handler);
-  }, [rf, select, send, toggleSnap]);
+  }, [rf, select, send, toggleSnap, toggleMinimap]);
 
   const selected = selNodes.length + selEdges.length === 1 ? findElement(flow, selNodes[0] ? { kind: "node", id: selNodes[0].id } : { kind: "edge", id: selEdges[0].id }) : undefined;
   const selectedDiags = selNodes[0]
@@ -414,6 +544,9 @@ function Canvas() {
             <button type="button" aria-pressed={snap} onClick={toggleSnap} title="Snap to grid (Shift+S)">
               Snap {snap ? "on" : "off"}
             </button>
+            <button type="button" aria-pressed={minimap} onClick={toggleMinimap} title="Show the minimap (M)">
+              Minimap {minimap ? "on" : "off"}
+            </button>
             {!inspectorOpen ? (
               <button type="button" onClick={() => (setInspectorOpen(true), saveState({ inspector: true }))}>
                 Inspector
@@ -437,7 +570,16 @@ function Canvas() {
               }}
               onMoveEnd={(_, vp: Viewport) => saveState({ viewport: vp })}
               defaultEdgeOptions={{ markerEnd: { type: MarkerType.ArrowClosed } }}
-              nodesConnectable={false}
+              onConnectStart={() => (connected.current = false)}
+              onConnect={onConnect}
+              onConnectEnd={onConnectEnd}
+              onReconnectStart={(_, edge) => (reconnecting.current = edge.id)}
+              onReconnect={onReconnect}
+              edgesReconnectable
+              // A self-loop shows as invalid while dragging; onConnectEnd says why.
+              isValidConnection={(c) => c.source !== c.target}
+              // Clicking a handle selects its node; connecting is by dragging (or the inspector).
+              connectOnClick={false}
               nodesDraggable={!spaceDown}
               deleteKeyCode={null}
               selectionKeyCode={null}
@@ -453,6 +595,16 @@ function Canvas() {
               zoomOnDoubleClick={false}
             >
               <Background variant={snap ? BackgroundVariant.Lines : BackgroundVariant.Dots} gap={GRID} />
+              {minimap ? (
+                <MiniMap<CanvasNode>
+                  pannable
+                  zoomable
+                  ariaLabel="Minimap of the flow"
+                  // Colours come from canvas.css (--xy-minimap-* pointed at --vscode-*); classes say what to colour.
+                  nodeClassName={(n) => ["ac-mini", `ac-mini-${n.type}`, n.data.severity ? `has-${n.data.severity}` : ""].join(" ")}
+                  nodeBorderRadius={6}
+                />
+              ) : null}
             </ReactFlow>
           </RunContext.Provider>
           {flow && nodes.length === 0 ? <div className="ac-empty">This flow has no nodes yet. Insert a pattern from the palette.</div> : null}
@@ -467,10 +619,27 @@ function Canvas() {
             patterns={patterns}
             send={send}
             reveal={reveal}
+            connect={connect}
+            reconnect={reconnect}
             onClose={() => (setInspectorOpen(false), saveState({ inspector: false }))}
           />
         ) : null}
       </div>
+      {picker ? (
+        <PatternPicker
+          request={picker}
+          patterns={patterns}
+          onPick={(p) => {
+            closePicker();
+            if (flowRef.current) runPlan(planPick(flowRef.current, p, picker.source, picker.target));
+          }}
+          onJoin={(id) => {
+            closePicker();
+            connect(picker.source, picker.target, id);
+          }}
+          onCancel={closePicker}
+        />
+      ) : null}
     </div>
   );
 }

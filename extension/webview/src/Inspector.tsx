@@ -14,6 +14,63 @@ export const TERMINATION_TYPES = ["max_rounds", "timeout_ms", "judge_decision", 
 export const VERIFICATIONS = ["critic_loop", "cross_check_vote", "tool_based", "sandbox_constraints", "audit_log"];
 
 type Send = (ops: FlowOp[], label?: string) => void;
+/** connect(source, target, into): into is an interaction id, "new", or undefined (as a drag would). */
+type Connect = (source: string, target: string, into?: string) => void;
+type Reconnect = (edgeId: string, source: string, target: string) => void;
+
+function nodeOptions(flow: FlowModel | null): Array<{ id: string; label: string }> {
+  return [...(flow?.agents ?? []), ...(flow?.systemNodes ?? [])].map((n) => ({ id: n.id, label: n.name && n.name !== n.id ? `${n.name} (${n.id})` : n.id }));
+}
+
+/**
+ * The keyboard way to draw an edge (a drag does the same): a target, and where the edge goes —
+ * as a drag would decide, into one of the node's interactions, or a new one (the pattern picker).
+ */
+function ConnectSection({ id, flow, connect }: { id: string; flow: FlowModel | null; connect: Connect }) {
+  const toId = useId();
+  const intoId = useId();
+  const others = nodeOptions(flow).filter((n) => n.id !== id);
+  const [to, setTo] = useState(others[0]?.id ?? "");
+  const [into, setInto] = useState("");
+  const mine = (flow?.interactions ?? []).filter((it) => (it.edges ?? []).some((e) => e.source === id || e.target === id));
+  const target = others.some((n) => n.id === to) ? to : (others[0]?.id ?? "");
+  return (
+    <section className="ac-section" aria-label="Connect">
+      <h3>Connect</h3>
+      {others.length === 0 ? (
+        <p className="ac-hint">Add another node to connect this one to.</p>
+      ) : (
+        <>
+          <div className="ac-row">
+            <label htmlFor={toId}>Connect to…</label>
+            <select id={toId} value={target} onChange={(e) => setTo(e.currentTarget.value)}>
+              {others.map((n) => (
+                <option key={n.id} value={n.id}>
+                  {n.label}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div className="ac-row">
+            <label htmlFor={intoId}>Into</label>
+            <select id={intoId} value={into} onChange={(e) => setInto(e.currentTarget.value)}>
+              <option value="">{mine.length ? "its interaction, or pick a pattern" : "a new interaction (pick a pattern)"}</option>
+              {mine.map((it) => (
+                <option key={it.id} value={it.id}>
+                  interaction {it.id} ({it.patternId})
+                </option>
+              ))}
+              {mine.length ? <option value="new">a new interaction (pick a pattern)</option> : null}
+            </select>
+          </div>
+          <button type="button" className="ac-small" aria-label={`Connect ${id} to ${target}`} onClick={() => connect(id, target, into || undefined)}>
+            Connect
+          </button>
+        </>
+      )}
+    </section>
+  );
+}
 
 function Row({ label, children, id }: { label: string; children: ReactNode; id: string }) {
   return (
@@ -196,7 +253,7 @@ function RuntimeFields({ path, rt, send, optional }: { path: string; rt: Agent["
   );
 }
 
-function AgentInspector({ a, send }: { a: Agent; send: Send }) {
+function AgentInspector({ a, send, flow, connect }: { a: Agent; send: Send; flow: FlowModel | null; connect: Connect }) {
   const set = (field: string, label: string) => (v: unknown) => send([setOp(`${a.path}/${field}`, v)], label);
   return (
     <>
@@ -210,6 +267,7 @@ function AgentInspector({ a, send }: { a: Agent; send: Send }) {
       <ListField label="Skills" value={a.skills} onCommit={set("skills", "Set skills")} />
       <ListField label="MCP" value={a.mcp} onCommit={set("mcp", "Set mcp")} />
       <ListField label="Rules" value={a.rules} onCommit={set("rules", "Set rules")} />
+      <ConnectSection id={a.id} flow={flow} connect={connect} />
       <datalist id="ac-roles">
         {["orchestrator", "manager", "worker", "planner", "coder", "tester", "reviewer", "critic", "judge", "debater", "verifier"].map((r) => (
           <option key={r} value={r} />
@@ -219,7 +277,7 @@ function AgentInspector({ a, send }: { a: Agent; send: Send }) {
   );
 }
 
-function SystemInspector({ s, send }: { s: SystemNode; send: Send }) {
+function SystemInspector({ s, send, flow, connect }: { s: SystemNode; send: Send; flow: FlowModel | null; connect: Connect }) {
   return (
     <>
       <TextField label="Id" value={s.id} onCommit={(v) => v.trim() && send([{ op: "rename", id: s.id, newId: v.trim() }], "Rename")} />
@@ -227,6 +285,7 @@ function SystemInspector({ s, send }: { s: SystemNode; send: Send }) {
       <TextField label="Name" value={s.name ?? ""} onCommit={(v) => send([setOp(`${s.path}/name`, v)], "Set name")} />
       <RuntimeFields path={s.path} rt={s.runtime} send={send} optional />
       <JSONField label="Params" value={s.params} onCommit={(v) => send([setOp(`${s.path}/params`, v)], "Set params")} />
+      <ConnectSection id={s.id} flow={flow} connect={connect} />
     </>
   );
 }
@@ -304,7 +363,9 @@ export function TerminationEditor({ value, onChange }: { value: Termination | un
   );
 }
 
-function EdgeInspector({ e, it, send, patterns, reveal }: { e: FlowEdge; it: Interaction; send: Send; patterns: PatternInfo[]; reveal: (path: string) => void }) {
+function EdgeInspector(props: { e: FlowEdge; it: Interaction; flow: FlowModel | null; send: Send; patterns: PatternInfo[]; reveal: (path: string) => void; reconnect: Reconnect }) {
+  const { e, it, send, patterns, reveal } = props;
+  const ends = nodeOptions(props.flow);
   const d = e.data ?? {};
   const dp = `${e.path}/data`;
   const axis = (name: keyof typeof d, options: string[], label: string) => (
@@ -313,8 +374,10 @@ function EdgeInspector({ e, it, send, patterns, reveal }: { e: FlowEdge; it: Int
   const verif = new Set(d.verification ?? []);
   return (
     <>
-      <div className="ac-edge-ends">
-        {e.source} → {e.target}
+      <div className="ac-edge-ends" role="group" aria-label="Ends (reconnect)">
+        <SelectField label="From" value={e.source} options={ends.map((n) => n.id)} allowEmpty={false} onCommit={(v) => props.reconnect(e.id, v, e.target)} />
+        <span aria-hidden="true">→</span>
+        <SelectField label="To" value={e.target} options={ends.map((n) => n.id)} allowEmpty={false} onCommit={(v) => props.reconnect(e.id, e.source, v)} />
       </div>
       <section className="ac-section" aria-label="Interaction">
         <h3>
@@ -380,6 +443,8 @@ export function Inspector(props: {
   patterns: PatternInfo[];
   send: Send;
   reveal: (path: string) => void;
+  connect: Connect;
+  reconnect: Reconnect;
   onClose: () => void;
 }) {
   const { selected: s } = props;
@@ -392,15 +457,17 @@ export function Inspector(props: {
   } else if (s?.kind === "agent") {
     title = `Agent ${s.agent.id}`;
     path = s.agent.path;
-    body = <AgentInspector key={s.agent.id} a={s.agent} send={props.send} />;
+    body = <AgentInspector key={s.agent.id} a={s.agent} send={props.send} flow={props.flow} connect={props.connect} />;
   } else if (s?.kind === "system") {
     title = `${s.node.type} ${s.node.id}`;
     path = s.node.path;
-    body = <SystemInspector key={s.node.id} s={s.node} send={props.send} />;
+    body = <SystemInspector key={s.node.id} s={s.node} send={props.send} flow={props.flow} connect={props.connect} />;
   } else if (s?.kind === "edge") {
     title = `Edge ${s.edge.id}`;
     path = s.edge.path;
-    body = <EdgeInspector key={s.edge.id} e={s.edge} it={s.interaction} send={props.send} patterns={props.patterns} reveal={props.reveal} />;
+    body = (
+      <EdgeInspector key={s.edge.id} e={s.edge} it={s.interaction} flow={props.flow} send={props.send} patterns={props.patterns} reveal={props.reveal} reconnect={props.reconnect} />
+    );
   }
   return (
     <aside className="ac-panel ac-inspector" aria-label="Inspector" data-testid="inspector">

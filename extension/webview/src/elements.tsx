@@ -51,7 +51,7 @@ export const AgentNode = memo(function AgentNode({ data, selected }: NodeProps &
   const active = !!overlay.nodes[data.id]?.active;
   return (
     <div className={nodeClass("agent", data.severity, active, !!selected)} data-testid={`node-${data.id}`}>
-      <Handle type="target" position={Position.Left} isConnectable={false} />
+      <Handle type="target" position={Position.Left} aria-label={`Drop an edge here to connect it to ${data.name}`} />
       <div className="ac-node-head">
         <Icon name="agent" />
         <span className="ac-node-name">{data.name}</span>
@@ -69,7 +69,7 @@ export const AgentNode = memo(function AgentNode({ data, selected }: NodeProps &
         <RunBadge id={data.id} />
       </div>
       <DiagnosticList ds={data.diagnostics} />
-      <Handle type="source" position={Position.Right} isConnectable={false} />
+      <Handle type="source" position={Position.Right} aria-label={`Drag from here to connect ${data.name} to another node`} />
     </div>
   );
 });
@@ -79,7 +79,7 @@ export const SystemNodeView = memo(function SystemNodeView({ data, selected }: N
   const active = !!overlay.nodes[data.id]?.active;
   return (
     <div className={`${nodeClass("system", data.severity, active, !!selected)} ac-sys-${data.sysType}`} data-testid={`node-${data.id}`}>
-      <Handle type="target" position={Position.Left} isConnectable={false} />
+      <Handle type="target" position={Position.Left} aria-label={`Drop an edge here to connect it to ${data.name}`} />
       <div className="ac-node-head">
         <Icon name={data.sysType} title={data.sysType} />
         <span className="ac-node-name">{data.name}</span>
@@ -95,7 +95,7 @@ export const SystemNodeView = memo(function SystemNodeView({ data, selected }: N
         <RunBadge id={data.id} />
       </div>
       <DiagnosticList ds={data.diagnostics} />
-      <Handle type="source" position={Position.Right} isConnectable={false} />
+      <Handle type="source" position={Position.Right} aria-label={`Drag from here to connect ${data.name} to another node`} />
     </div>
   );
 });

@@ -15,6 +15,7 @@ export interface SavedState {
   snap?: boolean;
   palette?: boolean;
   inspector?: boolean;
+  minimap?: boolean;
 }
 
 const api: VsCodeApi =

@@ -10,7 +10,9 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/engine"
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
@@ -31,31 +33,43 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	backend := fs.String("backend", "", "override every agent's backendId (claude, codex, gemini, command, dry-run; auto keeps each agent's own)")
 	task := fs.String("task", "", "the run's task (default: the flow's description)")
 	resume := fs.String("resume", "", "continue the interrupted run RUN_ID (its completed interactions are kept)")
+	skill := fs.String("skill", "", "instead of a FLOW, invoke the skill NAME of .agentcanvas/skills/ (--task: what you ask of it)")
+	var files, command stringList
+	fs.Var(&files, "file", "with --skill: a workspace-relative file the agent's sandbox receives (repeatable)")
+	fs.Var(&command, "command", "with --skill and --backend command: the agent's argv, one --command per word")
 	rf := addRuleFlags(fs)
 	autoApply := &autoApplyFlag{engine.AutoApplyFlow}
 	fs.Var(autoApply, "auto-apply", "cap on the flow's policy.autoApply: off (apply nothing unreviewed), whenClean (as the flow says, and only on an unchanged HEAD) or flow")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: agentcanvas run [--workspace W] [--dry-run] [--answers FILE] [--non-interactive] [--resume RUN_ID] [--allow DIR]… [--block DIR]… [--auto-apply off|whenClean|flow] FLOW")
+		fmt.Fprintln(stderr, "       agentcanvas run [--workspace W] [--dry-run] [--backend B] [--allow DIR]… [--block DIR]… --skill NAME [--file F]... [--task TEXT]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	if fs.NArg() != 1 {
+	if *skill == "" && fs.NArg() != 1 || *skill != "" && (fs.NArg() != 0 || *resume != "") || *skill == "" && (len(files) > 0 || len(command) > 0) {
 		fs.Usage()
 		return exitUsage
 	}
-	file := fs.Arg(0)
-	src, err := os.ReadFile(file)
-	if err != nil {
-		fmt.Fprintf(stderr, "agentcanvas run: %v\n", err)
-		return exitUsage
-	}
+	var file string
+	var src []byte
 	ws := *workspace
-	if ws == "" {
-		ws = workspaceOf(file)
+	if *skill == "" {
+		file = fs.Arg(0)
+		var err error
+		if src, err = os.ReadFile(file); err != nil {
+			fmt.Fprintf(stderr, "agentcanvas run: %v\n", err)
+			return exitUsage
+		}
+		if ws == "" {
+			ws = workspaceOf(file)
+		}
+	} else if ws == "" {
+		ws = workspaceOf(filepath.Join(".", "SKILL.md"))
 	}
-	if ws, err = filepath.Abs(ws); err != nil {
+	ws, err := filepath.Abs(ws)
+	if err != nil {
 		fmt.Fprintf(stderr, "agentcanvas run: %v\n", err)
 		return exitUsage
 	}
@@ -83,11 +97,21 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	f := flow.Parse(file, src)
+	var f *flow.Flow
 	var out *engine.Outcome
-	if *resume != "" {
+	switch {
+	case *skill != "":
+		// The skill's flow carries the backend and the request; the run's id names its folder.
+		opts.RunID, opts.Backend, opts.Task = engine.NewRunID(time.Now()), "", ""
+		inv := engine.SkillInvocation{Name: *skill, Arguments: *task, Files: files, Backend: *backend, Command: command}
+		if f, err = engine.WriteSkillFlow(ws, opts.RunID, inv); err == nil {
+			out, err = engine.Run(ctx, f, opts)
+		}
+	case *resume != "":
+		f = flow.Parse(file, src)
 		out, err = engine.Resume(ctx, f, *resume, opts)
-	} else {
+	default:
+		f = flow.Parse(file, src)
 		out, err = engine.Run(ctx, f, opts)
 	}
 	if err != nil {
@@ -176,3 +200,9 @@ func firstNonEmptyStr(ss ...string) string {
 	}
 	return ""
 }
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, " ") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }

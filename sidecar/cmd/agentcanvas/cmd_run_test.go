@@ -7,8 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/engine"
 )
 
 // runWorkspace copies an example flow into a fresh git workspace.
@@ -114,5 +118,142 @@ func TestMCPServesAFlow(t *testing.T) {
 	}
 	if replies[3]["error"].(map[string]any)["code"].(float64) != -32602 || replies[4]["error"].(map[string]any)["code"].(float64) != -32700 || replies[5]["error"].(map[string]any)["code"].(float64) != -32601 {
 		t.Errorf("errors = %v %v %v", replies[3], replies[4], replies[5])
+	}
+}
+
+// `run --skill`: a command agent follows the skill with the task as the person's request and
+// its edit comes back as a proposal that applies; usage errors are usage errors.
+func TestRunSkill(t *testing.T) {
+	ws, _ := runWorkspace(t, "manager-worker.yaml")
+	skill := filepath.Join(ws, ".agentcanvas", "skills", "add-notes")
+	os.MkdirAll(skill, 0o755)
+	os.WriteFile(filepath.Join(skill, "SKILL.md"), []byte("---\nname: add-notes\ndescription: Write NOTES.md\ndisable-model-invocation: true\n---\nWrite NOTES.md with what the person asks.\n"), 0o644)
+	agent := filepath.Join(t.TempDir(), "agent.sh")
+	os.WriteFile(agent, []byte(`#!/usr/bin/env bash
+prompt=$(cat)
+grep -q "Write NOTES.md with what the person asks." <<<"$prompt" || { echo "[ERROR] no instructions"; exit 1; }
+grep -o "notes about [a-z]*" <<<"$prompt" | head -1 > NOTES.md
+cat <<EOH
+HANDOFF
+Context:        notes
+Goal:           NOTES.md
+DoD:            NOTES.md exists
+SandboxWorkDir: .agentcanvas/sandboxes/$AGENTCANVAS_RUN_ID/skill/work
+ProposalJson:   .agentcanvas/sandboxes/$AGENTCANVAS_RUN_ID/skill/proposal/proposal.json
+ChangedFiles:
+  - NOTES.md
+Tests:
+  - (none)
+Next:
+  - review
+EOH
+`), 0o755)
+	var out, errb bytes.Buffer
+	code := run([]string{"run", "--workspace", ws, "--non-interactive", "--skill", "add-notes", "--backend", "command", "--command", "bash", "--command", agent, "--task", "notes about parsers"}, strings.NewReader(""), &out, &errb)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "invoke       protocol_bridge          completed  bridged") || !strings.Contains(errb.String(), "/skill/proposal/proposal.json") {
+		t.Errorf("summary:\n%s", errb.String())
+	}
+	proposal := regexpFind(t, errb.String(), `\.agentcanvas/sandboxes/run_[^/]+/skill/proposal/proposal\.json`)
+	var applied, aerr bytes.Buffer
+	if code := run([]string{"proposal", "apply", "--workspace", ws, filepath.Join(ws, proposal)}, strings.NewReader(""), &applied, &aerr); code != exitOK {
+		t.Fatalf("apply: exit %d %s", code, aerr.String())
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "NOTES.md")); err != nil || string(b) != "notes about parsers\n" {
+		t.Errorf("NOTES.md = %q, %v", b, err)
+	}
+	for _, args := range [][]string{
+		{"run", "--skill", "add-notes", "flows/manager-worker.yaml"}, // a skill and a flow
+		{"run", "--skill", "add-notes", "--resume", "run_x"},
+		{"run", "--file", "a.txt", "flows/manager-worker.yaml"}, // --file without --skill
+	} {
+		if code := run(args, strings.NewReader(""), &out, &errb); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+	errb.Reset()
+	if code := run([]string{"run", "--workspace", ws, "--skill", "nope", "--dry-run"}, strings.NewReader(""), &out, &errb); code != exitUsage || !strings.Contains(errb.String(), ".agentcanvas/skills/nope/SKILL.md does not exist") {
+		t.Errorf("unknown skill: exit %d %s", code, errb.String())
+	}
+}
+
+func regexpFind(t *testing.T, s, re string) string {
+	t.Helper()
+	m := regexp.MustCompile(re).FindString(s)
+	if m == "" {
+		t.Fatalf("no %s in:\n%s", re, s)
+	}
+	return m
+}
+
+// run --resume continues an interrupted run with the backend override and task it was
+// started with (from its checkpoint), unless the command line gives others.
+func TestRunResumeKeepsTheRunsOptions(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		args        []string
+		wantBackend string
+		wantTask    string
+	}{
+		{"as started", nil, "command", "Fix the flaky test"},
+		{"overridden", []string{"--backend", "dry-run", "--task", "Another task"}, "dry-run", "Another task"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := t.TempDir()
+			agent := filepath.Join(ws, "agent.sh")
+			os.WriteFile(agent, []byte("cat >/dev/null\necho 'ANSWER: ok'\n"), 0o755)
+			file := filepath.Join(ws, "flows", "resume.yaml")
+			os.MkdirAll(filepath.Dir(file), 0o755)
+			os.WriteFile(file, []byte(`version: 0.2
+agents:
+  - {id: a, role: planner, runtime: {backendId: dry-run, command: [bash, `+agent+`]}}
+  - {id: b, role: reviewer, runtime: {backendId: dry-run, command: [bash, `+agent+`]}}
+interactions:
+  - id: i1
+    patternId: role_play_pair
+    edges:
+      - {source: a, target: b, data: {topology: p2p, termination: {type: max_rounds, rounds: 1}}}
+`), 0o644)
+			// The checkpoint of a run whose engine died (its pid is gone).
+			dead := exec.Command("true")
+			if err := dead.Run(); err != nil {
+				t.Fatal(err)
+			}
+			const id = "run_20261122-010203_abcdef"
+			st := engine.State{RunID: id, Flow: "resume", FlowFile: file, Status: engine.StatusRunning, Backend: "command", Task: "Fix the flaky test",
+				Started: time.Date(2026, 11, 22, 1, 2, 3, 0, time.UTC), PID: dead.Process.Pid,
+				Interactions: []engine.InteractionOutcome{{ID: "i1", PatternID: "role_play_pair", Status: engine.StatusRunning}}}
+			b, _ := json.Marshal(st)
+			os.MkdirAll(filepath.Join(ws, engine.RunsDir, id), 0o755)
+			os.WriteFile(filepath.Join(ws, engine.RunsDir, id, "state.json"), b, 0o644)
+
+			var out, errb bytes.Buffer
+			args := append([]string{"run", "--resume", id, "--non-interactive", "--workspace", ws}, tc.args...)
+			if code := run(append(args, file), strings.NewReader(""), &out, &errb); code != exitOK {
+				t.Fatalf("exit %d\n%s", code, errb.String())
+			}
+			started := 0
+			sc := bufio.NewScanner(&out)
+			for sc.Scan() {
+				var ev map[string]any
+				json.Unmarshal(sc.Bytes(), &ev)
+				switch ev["event"] {
+				case "run_resumed":
+					if ev["runId"] != id || ev["task"] != tc.wantTask {
+						t.Errorf("run_resumed: %s", sc.Bytes())
+					}
+				case "agent_started":
+					started++
+					if ev["backend"] != tc.wantBackend {
+						t.Errorf("agent_started with backend %v, want %s", ev["backend"], tc.wantBackend)
+					}
+				}
+			}
+			if started != 2 {
+				t.Fatalf("%d agents started, want 2\n%s", started, out.String())
+			}
+		})
 	}
 }

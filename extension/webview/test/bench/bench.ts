@@ -116,6 +116,14 @@ try {
   await page.keyboard.press("1");
   await page.waitForTimeout(300);
   await panFrames(page, "100%");
+  // The same without the minimap (on by default at this width; it redraws every node as the view moves).
+  await page.keyboard.press("m");
+  await page.keyboard.press("0");
+  await page.waitForTimeout(300);
+  await panFrames(page, "fit, minimap off");
+  await page.keyboard.press("1");
+  await page.waitForTimeout(300);
+  await panFrames(page, "100%, minimap off");
   // Tidy: elk in the worker, then the layout op.
   const t0 = Date.now();
   await page.getByRole("button", { name: "Tidy" }).click();

@@ -1,12 +1,17 @@
 // Fixtures: what the sidecar's real loader makes of testdata/*.yaml (see testdata/dumpflow).
-import type { LoadFlowResult } from "../../../src/canvas/protocol";
+import type { LoadFlowResult, PatternInfo } from "../../../src/canvas/protocol";
 import allPatternsJSON from "../testdata/all-patterns.json";
 import brokenJSON from "../testdata/broken.json";
+import connectJSON from "../testdata/connect.json";
+import patternsJSON from "../testdata/patterns.json";
 import problemsJSON from "../testdata/problems.json";
 
 export const allPatterns = allPatternsJSON as unknown as LoadFlowResult;
 export const problems = problemsJSON as unknown as LoadFlowResult;
 export const broken = brokenJSON as unknown as LoadFlowResult;
+export const connectFlow = connectJSON as unknown as LoadFlowResult;
+/** agentcanvas/listPatterns as the sidecar answers it (see testdata/dumppatterns). */
+export const patterns = patternsJSON as unknown as PatternInfo[];
 
 export const PATTERN_IDS = [
   "manager_worker", "role_play_pair", "chat_chain_pipeline", "sop_assembly_line", "debate_judge",

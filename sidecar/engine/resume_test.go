@@ -1,0 +1,67 @@
+package engine
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
+)
+
+// resumeRuntime makes dry-run agents unless the run overrides the backend to command:
+// then they run SCRIPT.
+const resumeRuntime = "runtime: {backendId: dry-run, command: [bash, SCRIPT], env: [MY_SECRET]}"
+
+// A run interrupted by the end of its session and resumed without options is resumed as it
+// was started: the same backend override and task (kept in its checkpoint, secrets not).
+func TestResumedRunKeepsItsOptions(t *testing.T) {
+	dir := t.TempDir()
+	agent := script(t, dir, "agent.sh", `cat > "`+dir+`/prompt.$AGENTCANVAS_AGENT_ID"
+if [ -e "`+dir+`/asked" ]; then echo "ANSWER: done"; exit 0; fi
+touch "`+dir+`/asked"
+`+dbQuestion)
+	ws, f := workspace(t, strings.ReplaceAll(pairFlow("", resumeRuntime, resumeRuntime, 1), "SCRIPT", agent))
+	const secret = "s3cr3t-value-4242"
+	// Only the scripted agent asks: a question means the backend override applied.
+	m, info, asked := startAsking(t, ws, f, StartParams{Backend: "command", Task: "Fix the flaky test", Env: map[string]string{"MY_SECRET": secret}})
+	m.Close()
+	raw, err := os.ReadFile(filepath.Join(ws, RunsDir, info.RunID, "state.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), secret) {
+		t.Fatalf("state.json holds the run's secret:\n%s", raw)
+	}
+	st, _ := ReadState(ws, info.RunID)
+	if st.Backend != "command" || st.Task != "Fix the flaky test" {
+		t.Fatalf("checkpoint options: backend %q task %q", st.Backend, st.Task)
+	}
+
+	// Resumed with no options: the scripted agents run again (not dry-run ones) on the task.
+	var resumed []eventlog.Event
+	m2 := &Manager{Workspace: ws, Asked: func(r Request) { asked <- r }, Event: func(e eventlog.Event) {
+		if e.Event == "run_resumed" || e.Event == "agent_started" {
+			resumed = append(resumed, e)
+		}
+	}}
+	res, err := m2.Start(f, StartParams{ResumeRunID: info.RunID, Env: map[string]string{"MY_SECRET": secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := answerAndWait(m2, asked, res.RunID); out.Status != StatusCompleted {
+		t.Fatalf("resumed run = %+v", out)
+	}
+	if len(resumed) < 2 || resumed[0].Event != "run_resumed" || resumed[0].Fields["task"] != "Fix the flaky test" {
+		t.Fatalf("resumed run's events: %+v", resumed)
+	}
+	for _, e := range resumed[1:] {
+		if e.Fields["backend"] != "command" {
+			t.Errorf("agent %v resumed with backend %v, want the run's override command", e.Fields["agent"], e.Fields["backend"])
+		}
+	}
+	prompt, _ := os.ReadFile(filepath.Join(dir, "prompt.a"))
+	if !strings.Contains(string(prompt), "Fix the flaky test") {
+		t.Errorf("the resumed agent's prompt has not the run's task:\n%s", prompt)
+	}
+}

@@ -1,0 +1,187 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
+)
+
+// SkillInvocation is a person invoking a skill of .agentcanvas/skills/ (spec §7.2): one
+// agent follows the skill's SKILL.md with the person's arguments, in a sandbox holding Files,
+// and what it changes comes back as a proposal. A person may invoke a skill marked
+// disable-model-invocation (that flag only keeps models from choosing it themselves), and
+// user-invocable only decides whether the editor's menu offers it.
+type SkillInvocation struct {
+	// Name is the skill's folder under .agentcanvas/skills/.
+	Name string `json:"name"`
+	// Arguments are what the person asked for, given to the agent with the instructions.
+	Arguments string `json:"arguments,omitempty"`
+	// Files are the workspace-relative files the agent's sandbox receives.
+	Files []string `json:"files,omitempty"`
+	// Backend runs the agent (auto, claude, codex, gemini, command, dry-run; default auto).
+	Backend string `json:"backend,omitempty"`
+	// Command is the argv of a command agent (Backend command).
+	Command []string `json:"command,omitempty"`
+}
+
+// skillName is a skill folder's name (the extension's SKILL.md check uses the same rule).
+var skillName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
+
+// Skill is a SKILL.md: its front matter and its instructions (the text after it).
+type Skill struct {
+	Name                   string
+	Description            string
+	DisableModelInvocation bool
+	Instructions           string
+}
+
+// ReadSkill reads .agentcanvas/skills/<name>/SKILL.md inside the workspace. Errors name the
+// file and what is wrong with it.
+func ReadSkill(workspace, name string) (*Skill, error) {
+	if !skillName.MatchString(name) {
+		return nil, fmt.Errorf("skill %q: a skill name is lower-case letters, digits and hyphens (the folder under .agentcanvas/skills/)", name)
+	}
+	rel := path.Join(".agentcanvas", "skills", name, "SKILL.md")
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	b, err := root.ReadFile(rel)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("skill %q: %s does not exist", name, rel)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("skill %q: %w", name, err)
+	}
+	fm, body, ok := splitFrontMatter(string(b))
+	if !ok {
+		return nil, fmt.Errorf("%s:1: no front matter: SKILL.md starts with a --- block holding name and description", rel)
+	}
+	s := &Skill{Name: fm["name"], Description: fm["description"], DisableModelInvocation: fm["disable-model-invocation"] == "true", Instructions: strings.TrimSpace(body)}
+	if s.Name != name {
+		return nil, fmt.Errorf("%s: name %q must equal the folder name %q", rel, s.Name, name)
+	}
+	if s.Instructions == "" {
+		return nil, fmt.Errorf("%s: the skill has no instructions after its front matter", rel)
+	}
+	return s, nil
+}
+
+// splitFrontMatter returns a markdown file's front matter as flat key: value pairs and the
+// text after it; ok is false when the file has no front matter.
+func splitFrontMatter(text string) (fm map[string]string, body string, ok bool) {
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	if !strings.HasPrefix(text, "---\n") {
+		return nil, text, false
+	}
+	end := strings.Index(text[4:], "\n---")
+	if end < 0 {
+		return nil, text, false
+	}
+	fm = map[string]string{}
+	for _, l := range strings.Split(text[4:4+end], "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok {
+			fm[strings.TrimSpace(k)] = strings.Trim(strings.TrimSpace(v), `"'`)
+		}
+	}
+	body = text[4+end+len("\n---"):]
+	if i := strings.IndexByte(body, '\n'); i >= 0 {
+		body = body[i+1:]
+	} else {
+		body = ""
+	}
+	return fm, body, true
+}
+
+// skillTimeoutMS bounds a skill run (the engine enforces it like any timeout_ms).
+const skillTimeoutMS = 30 * 60 * 1000
+
+// SkillFlowFile is where the flow of a skill run is written: in the run's own folder, so the
+// run can be resumed like any other and the flow it ran can be read afterwards.
+func SkillFlowFile(workspace, runID, skill string) string {
+	return filepath.Join(workspace, RunsDir, runID, "skill-"+skill+".yaml")
+}
+
+// WriteSkillFlow writes the flow that carries out inv as run runID and returns it loaded. The
+// flow is P20 with the person as the bridge's outside caller: a bridge node ("you") hands the
+// request to one worker whose instructions are the skill's. Files are checked like any
+// agent's files before anything is written.
+func WriteSkillFlow(workspace, runID string, inv SkillInvocation) (*flow.Flow, error) {
+	if err := checkRunID(runID); err != nil {
+		return nil, err
+	}
+	sk, err := ReadSkill(workspace, inv.Name)
+	if err != nil {
+		return nil, err
+	}
+	files := make([]string, 0, len(inv.Files))
+	for _, f := range inv.Files {
+		clean, err := safepath.Clean(f, safepath.Rules{})
+		if err != nil {
+			return nil, fmt.Errorf("skill %s: file %w", inv.Name, err)
+		}
+		files = append(files, clean)
+	}
+	backend := inv.Backend
+	if backend == "" {
+		backend = "auto"
+	}
+	task := strings.TrimSpace(inv.Arguments)
+	if task == "" {
+		task = "Carry out the skill " + sk.Name + " as its instructions say."
+	}
+	runtime := map[string]any{"kind": "cli", "backendId": backend, "cwdMode": "agentHome"}
+	if len(inv.Command) > 0 {
+		runtime["command"] = inv.Command
+	}
+	agent := map[string]any{
+		"id":           "skill",
+		"name":         sk.Name,
+		"role":         "worker",
+		"instructions": sk.Instructions,
+		"files":        files,
+		"runtime":      runtime,
+	}
+	if sk.Description != "" {
+		agent["description"] = sk.Description
+	}
+	doc := map[string]any{
+		"version":     "0.2",
+		"name":        "Skill " + sk.Name,
+		"description": task,
+		"agents":      []any{agent},
+		"systemNodes": []any{map[string]any{"id": "you", "type": "bridge", "name": "You"}},
+		"interactions": []any{map[string]any{
+			"id":        "invoke",
+			"patternId": "protocol_bridge",
+			"edges": []any{map[string]any{
+				"source": "you",
+				"target": "skill",
+				"data": map[string]any{
+					"termination": map[string]any{"type": "timeout_ms", "ms": skillTimeoutMS},
+					"params":      map[string]any{"protocol": protocolPerson, "timeout_ms": skillTimeoutMS, "rate_limit_per_min": 10},
+				},
+			}},
+		}},
+	}
+	body, err := yaml.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	src := append([]byte("# Written by AgentCanvas for one invocation of the skill "+sk.Name+" (.agentcanvas/skills/"+sk.Name+"/SKILL.md).\n"), body...)
+	name := "skill-" + sk.Name + ".yaml"
+	if err := writeRunFile(workspace, runID, name, src, true); err != nil {
+		return nil, err
+	}
+	return flow.Parse(SkillFlowFile(workspace, runID, sk.Name), src), nil
+}
