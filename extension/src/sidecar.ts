@@ -172,10 +172,8 @@ export class SidecarClient implements vscode.Disposable {
       initializationOptions: sidecarSettings(cfg),
       // The client sends workspace/didChangeConfiguration with the whole agentcanvas section
       // right after start and on every change: the sidecar honours the new settings at once.
-      synchronize: {
-        configurationSection: 'agentcanvas',
-        fileEvents: vscode.workspace.createFileSystemWatcher('**/{.agentcanvas/flows,flows}/*.yaml'),
-      },
+      // settings only: the sidecar watches flows and proposals on disk itself
+      synchronize: { configurationSection: 'agentcanvas' },
     };
     const client = new QuietLanguageClient('agentcanvas', 'AgentCanvas', serverOptions, clientOptions);
     this.client = client;

@@ -8,6 +8,9 @@ import (
 func init() {
 	// Inline (not async): a request sent after the change is handled with the new settings.
 	register("workspace/didChangeConfiguration", method{handle: (*Server).didChangeConfiguration})
+	// The sidecar watches its files itself (watch.go: flowChanged, proposalChanged), so a
+	// client's file events would only repeat what it already reported; taken and dropped.
+	register("workspace/didChangeWatchedFiles", method{handle: func(*Server, context.Context, json.RawMessage) (any, error) { return nil, nil }})
 }
 
 // didChangeConfiguration takes the agentcanvas section of the settings: vscode-languageclient
