@@ -192,8 +192,9 @@ func TestStopIsBounded(t *testing.T) {
 	root, _ := workspace(t, "team.yaml", goodFlow)
 	release := make(chan struct{})
 	defer close(release)
-	var log syncBuffer
-	c, _ := startInProcess(t, Options{Log: &log, StopTimeout: 200 * time.Millisecond, Services: Services{
+	var buf bytes.Buffer
+	log := &lockedWriter{w: &buf}
+	c, _ := startInProcess(t, Options{Log: log, StopTimeout: 200 * time.Millisecond, Services: Services{
 		NewRunEngine: func(ws string, sink RunEventSink, _ func() engine.Limits) (RunEngine, error) {
 			return &stuckEngine{fakeEngine: fakeEngine{sink: sink}, release: release}, nil
 		},
@@ -206,25 +207,10 @@ func TestStopIsBounded(t *testing.T) {
 	case <-time.After(deadline):
 		t.Fatal("the session did not end while a run would not stop")
 	}
-	if got := log.String(); !strings.Contains(got, "ending the session took longer than 200ms; exiting anyway") || !strings.Contains(got, "stuckEngine") {
+	log.mu.Lock()
+	got := buf.String()
+	log.mu.Unlock()
+	if !strings.Contains(got, "ending the session took longer than 200ms; exiting anyway") || !strings.Contains(got, "stuckEngine") {
 		t.Errorf("the log does not say what was stuck:\n%.2000s", got)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the server's logger and the test to share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
