@@ -279,6 +279,12 @@ function readInteraction(raw: unknown): InteractionState {
  * dependency_request). Returns undefined for anything that is not a well-formed request, so a
  * malformed event can never raise a prompt with missing text.
  */
+/**
+ * The run events that ask a person something and wait: the engine sends each once the request
+ * can take its answer (data: {agent, id, fields, deadline?}).
+ */
+export const REQUEST_EVENTS: readonly string[] = ['question_asked', 'dependency_requested', 'phase_completed'];
+
 export function readPending(raw: unknown, runIdFallback?: string): PendingRequest | undefined {
   // A run event carries its payload in "data"; listRuns' pending entries are flat. Merge both.
   const outer = asObject(raw);
@@ -313,7 +319,7 @@ export function readPending(raw: unknown, runIdFallback?: string): PendingReques
       },
     };
   }
-  if (kind === 'question' || kind === 'user_question' || kind === 'question_asked' || (o.question && typeof o.question === 'object')) {
+  if (kind === 'question' || kind === 'question_asked' || (o.question && typeof o.question === 'object')) {
     const q = fields ?? (o.question && typeof o.question === 'object' ? asObject(o.question) : o);
     if (typeof q.question !== 'string' || q.question.trim() === '') return undefined;
     return {
@@ -328,7 +334,7 @@ export function readPending(raw: unknown, runIdFallback?: string): PendingReques
       },
     };
   }
-  if (kind === 'dependency' || kind === 'dependency_request' || kind === 'dependency_requested' || (o.dependency && typeof o.dependency === 'object')) {
+  if (kind === 'dependency' || kind === 'dependency_requested' || (o.dependency && typeof o.dependency === 'object')) {
     const d = fields ?? (o.dependency && typeof o.dependency === 'object' ? asObject(o.dependency) : o);
     if (typeof d.name !== 'string' || d.name === '' || !DependencyTypes.includes(d.type as DependencyType)) return undefined;
     return {

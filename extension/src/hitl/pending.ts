@@ -2,11 +2,11 @@
 // a window reload, from listRuns (the sidecar keeps them; the extension keeps nothing). One prompt
 // is open at a time, so ten agents asking at once do not open ten dialogs.
 import * as vscode from 'vscode';
-import { readPending, type PendingRequest, type RunEvent } from '../protocol';
+import { readPending, REQUEST_EVENTS, type PendingRequest, type RunEvent } from '../protocol';
 import { pendingKey, answerRequest, secretKey, type Answer } from './requests';
 
-/** Events that ask the user something (the server's names and the engine's). */
-const OPENING_EVENTS = new Set(['question', 'user_question', 'question_asked', 'dependency_request', 'dependency_requested', 'phase_completed']);
+/** Events that ask the user something. */
+const OPENING_EVENTS = new Set<string>(REQUEST_EVENTS);
 
 /** Events after which a request is no longer pending, whoever answered it. */
 const CLOSING_EVENTS = new Set([

@@ -1,6 +1,6 @@
 // The Runs view's model: runs → interactions → agents, from listRuns and kept current by run
 // events. Pure (no vscode), so its updates are unit-tested.
-import type { AgentState, InteractionState, PendingRequest, RunEvent, RunState } from '../protocol';
+import { REQUEST_EVENTS, type AgentState, type InteractionState, type PendingRequest, type RunEvent, type RunState } from '../protocol';
 
 const RUN_STATUS: Record<string, string> = {
   run_started: 'running',
@@ -17,7 +17,7 @@ function live(status: string): boolean {
   return status === 'running' || status === 'waiting';
 }
 
-const ASKED = ['question', 'user_question', 'question_asked', 'dependency_request', 'dependency_requested', 'phase_completed'];
+const ASKED = REQUEST_EVENTS;
 const RESOLVED = ['question_answered', 'dependency_provided', 'dependency_resolved', 'phase_resolved'];
 
 /**

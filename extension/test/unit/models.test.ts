@@ -11,7 +11,7 @@ test('runs model: events build runs → interactions → agents with status and 
   m.apply({ runId: 'r1', event: 'configured', interactionId: 'i1', data: { patternId: 'debate_judge' } });
   m.apply({ runId: 'r1', event: 'agent_started', interactionId: 'i1', agentId: 'pro', data: { role: 'debater' } });
   m.apply({ runId: 'r1', event: 'step', interactionId: 'i1', agentId: 'con', step: 2 });
-  m.apply({ runId: 'r1', event: 'question', interactionId: 'i1', agentId: 'con', data: { questionId: 'q' } });
+  m.apply({ runId: 'r1', event: 'question_asked', interactionId: 'i1', agentId: 'con', data: { id: 'q' } });
   let r = m.get('r1')!;
   assert.equal(r.interactions[0].patternId, 'debate_judge');
   assert.equal(r.interactions[0].round, 2);

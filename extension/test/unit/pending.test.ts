@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PendingQueue, type PendingSink } from '../../src/hitl/pending';
 import type { Answer } from '../../src/hitl/requests';
-import type { PendingRequest, RunEvent } from '../../src/protocol';
+import { readRunEvent, type PendingRequest, type RunEvent } from '../../src/protocol';
 
 function sink(answers: Array<Answer | undefined>, opts: { fail?: boolean } = {}) {
   const asked: string[] = [];
@@ -24,8 +24,9 @@ function sink(answers: Array<Answer | undefined>, opts: { fail?: boolean } = {})
   return { s, asked, sent, secrets, errors };
 }
 
-const qEvent = (id: string): RunEvent => ({ runId: 'r1', event: 'question', agentId: 'a', data: { questionId: id, question: `q ${id}?`, options: ['yes', 'no'] } });
-const dEvent = (id: string): RunEvent => ({ runId: 'r1', event: 'dependency_request', data: { requestId: id, type: 'api_key', name: 'KEY' } });
+// The engine's events, as readRunEvent hands them on (data's fields flat beside the common ones).
+const qEvent = (id: string): RunEvent => readRunEvent({ runId: 'r1', event: 'question_asked', data: { agent: 'a', id, fields: { question: `q ${id}?`, options: ['yes', 'no'] } } })!;
+const dEvent = (id: string): RunEvent => readRunEvent({ runId: 'r1', event: 'dependency_requested', data: { agent: 'a', id, fields: { type: 'api_key', name: 'KEY' } } })!;
 
 test('requests from events are asked one at a time and answered in order', async () => {
   const k = sink([{ kind: 'answer', text: 'yes' }, { kind: 'provide', value: 'sk-123456789' }]);

@@ -17,19 +17,21 @@ test('status: the server sends flow names; health falls back to warning when unk
 });
 
 test('pending question from a run event (payload in data) and from listRuns (flat)', () => {
+  // as the sidecar sends it: the engine's question_asked, its payload in data
   const ev = {
+    ts: 1795305600000,
+    flow: 'ask',
     runId: 'r1',
-    event: 'question',
-    agentId: 'coder',
-    ts: '2026-11-22T00:00:00Z',
-    data: { questionId: 'q_1', category: 'choice', question: 'Which database?', options: ['PostgreSQL', 'SQLite'], default: 'SQLite', required: true, deadline: '2026-11-22T00:05:00Z' },
+    interactionId: 'i1',
+    event: 'question_asked',
+    data: { agent: 'coder', id: 'q_1', fields: { category: 'choice', question: 'Which database?', options: ['PostgreSQL', 'SQLite'], default: 'SQLite', required: true }, deadline: '2026-11-22T00:05:00Z' },
   };
   assert.deepEqual(readPending(ev), {
     kind: 'question',
     runId: 'r1',
     requestId: 'q_1',
     agentId: 'coder',
-    flow: undefined,
+    flow: 'ask',
     deadline: Date.parse('2026-11-22T00:05:00Z'),
     question: { category: 'choice', question: 'Which database?', options: ['PostgreSQL', 'SQLite'], default: 'SQLite', required: true },
   });
@@ -39,13 +41,13 @@ test('pending question from a run event (payload in data) and from listRuns (fla
 });
 
 test('pending dependency; malformed ones are dropped, never half-shown', () => {
-  const d = readPending({ runId: 'r', event: 'dependency_request', data: { requestId: 'd1', type: 'api_key', name: 'OPENAI_API_KEY', description: 'for GPT', required: true } });
+  const d = readPending({ runId: 'r', event: 'dependency_requested', data: { agent: 'a', id: 'd1', fields: { type: 'api_key', name: 'OPENAI_API_KEY', description: 'for GPT', required: true } } });
   assert.equal(d?.kind, 'dependency');
   assert.deepEqual(d?.kind === 'dependency' && d.dependency, { type: 'api_key', name: 'OPENAI_API_KEY', description: 'for GPT', required: true, default: undefined });
-  assert.equal(readPending({ runId: 'r', event: 'dependency_request', data: { requestId: 'd2', type: 'telepathy', name: 'X' } }), undefined);
-  assert.equal(readPending({ runId: 'r', event: 'dependency_request', data: { requestId: 'd3', type: 'file' } }), undefined);
-  assert.equal(readPending({ runId: 'r', event: 'question', data: { questionId: 'q', question: '  ' } }), undefined);
-  assert.equal(readPending({ event: 'question', data: { questionId: 'q', question: 'no run' } }), undefined);
+  assert.equal(readPending({ runId: 'r', event: 'dependency_requested', data: { id: 'd2', fields: { type: 'telepathy', name: 'X' } } }), undefined);
+  assert.equal(readPending({ runId: 'r', event: 'dependency_requested', data: { id: 'd3', fields: { type: 'file' } } }), undefined);
+  assert.equal(readPending({ runId: 'r', event: 'question_asked', data: { id: 'q', fields: { question: '  ' } } }), undefined);
+  assert.equal(readPending({ event: 'question_asked', data: { id: 'q', fields: { question: 'no run' } } }), undefined);
 });
 
 test('runs: RunInfo.state, nested interactions and pending', () => {
