@@ -275,16 +275,16 @@ function readInteraction(raw: unknown): InteractionState {
 }
 
 /**
- * Reads a pending request from listRuns or from a runEvent (event user_question /
- * dependency_request). Returns undefined for anything that is not a well-formed request, so a
- * malformed event can never raise a prompt with missing text.
- */
-/**
  * The run events that ask a person something and wait: the engine sends each once the request
  * can take its answer (data: {agent, id, fields, deadline?}).
  */
 export const REQUEST_EVENTS: readonly string[] = ['question_asked', 'dependency_requested', 'phase_completed'];
 
+/**
+ * Reads a pending request from listRuns or from a runEvent (one of REQUEST_EVENTS). Returns
+ * undefined for anything that is not a well-formed request, so a malformed event can never
+ * raise a prompt with missing text.
+ */
 export function readPending(raw: unknown, runIdFallback?: string): PendingRequest | undefined {
   // A run event carries its payload in "data"; listRuns' pending entries are flat. Merge both.
   const outer = asObject(raw);
