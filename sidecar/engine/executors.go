@@ -158,6 +158,7 @@ func (c *ictx) manage(mgr string, members []string, task string, depth int) (str
 	if err != nil {
 		return "", err
 	}
+	c.recordVerdicts(mgr, review.Text)
 	if depth == 0 {
 		passed, ok := c.testCommand(todo)
 		if !ok {
@@ -166,6 +167,22 @@ func (c *ictx) manage(mgr string, members []string, task string, depth int) (str
 		c.st.Metrics["tests_passed"] = passed
 	}
 	return review.Text, nil
+}
+
+// recordVerdicts keeps a reviewer's latest ACCEPT / REJECT line for each member ("REJECT
+// coder: why"): auto-apply never applies the proposal of a member whose handoff was rejected.
+func (c *ictx) recordVerdicts(reviewer, text string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rejected == nil {
+		c.rejected = map[string]string{}
+	}
+	for _, k := range keyedLines(text, "ACCEPT") {
+		delete(c.rejected, k.Key)
+	}
+	for _, k := range keyedLines(text, "REJECT") {
+		c.rejected[k.Key] = reviewer + ": " + k.Value
+	}
 }
 
 // children are the nodes a node has edges to (its team in a tree).

@@ -45,7 +45,8 @@ type ictx struct {
 	questions map[string]int    // node → questions asked in its current phase
 	reworks   map[string]int    // node → failed verifications of its current phase
 	edgeOf    map[[2]string]string
-	made      [][2]string // (node, proposal.json) of every proposal made in this interaction
+	made      [][2]string       // (node, proposal.json) of every proposal made in this interaction
+	rejected  map[string]string // node → the reviewer's latest REJECT of its handoff ("lead: why")
 }
 
 // termState is what termination conditions are evaluated against.
@@ -541,7 +542,12 @@ func (c *ictx) autoApply(out InteractionOutcome) {
 		lim := c.r.limits()
 		o := proposal.ApplyOptions{Flow: c.r.f.Name, Rules: lim.Rules}
 		held := "the interaction " + out.Status
-		if out.Status == StatusCompleted {
+		c.mu.Lock()
+		why, rejected := c.rejected[node]
+		c.mu.Unlock()
+		if rejected {
+			held = "rejected in review by " + why
+		} else if out.Status == StatusCompleted {
 			res, err := proposal.Check(ctx, c.r.o.Workspace, ref, proposal.Selection{}, o)
 			held = lim.autoApplyHeld(c.gatePassed(), res, err)
 		}

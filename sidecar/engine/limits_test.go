@@ -154,3 +154,29 @@ func TestRunRefusesFilesOutsideTheAllowedFolders(t *testing.T) {
 		t.Errorf("sandboxes were created: %v", err)
 	}
 }
+
+// The manager's review rejects one worker's handoff: that proposal is held, saying who
+// rejected it and why, and the accepted one is applied.
+func TestAutoApplyHoldsARejectedHandoff(t *testing.T) {
+	ws := gitWorkspace(t)
+	dir := t.TempDir()
+	t.Setenv("AC_DIR", dir)
+	if err := os.WriteFile(filepath.Join(dir, "reject"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := patternFlow(t, ws, "reject", flowSpec{pattern: "manager_worker", runtime: scripted(t), description: "the task", autoApply: true})
+	rec := &recorder{}
+	if _, err := Run(context.Background(), f, Options{Workspace: ws, Sink: rec.sink}); err != nil {
+		t.Fatal(err)
+	}
+	held := rec.events("proposal_held")
+	if len(held) != 1 || held[0].Fields["agent"] != "worker_2" || held[0].Fields["reason"] != "rejected in review by manager: the edit is wrong" {
+		t.Fatalf("proposal_held: %+v", held)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "work-worker_2.txt")); !os.IsNotExist(err) {
+		t.Errorf("the rejected worker's edit reached the workspace: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "work-worker_1.txt")); err != nil {
+		t.Errorf("the accepted worker's edit was not applied: %v", err)
+	}
+}
