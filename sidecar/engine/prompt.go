@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
+	"github.com/agentcanvas/agentcanvas/sidecar/skill"
 )
 
 // message is a prompt in the standard message format of spec §2.1.
@@ -139,35 +140,19 @@ func (c *ictx) skills(n flow.Node) string {
 	}
 	var b strings.Builder
 	for _, name := range n.Agent.Skills {
-		fm := c.r.files.skill(name)
-		if fm == nil {
+		sk := c.r.files.skill(name)
+		if sk == nil {
 			continue
 		}
-		if strings.EqualFold(fm["disable-model-invocation"], "true") {
+		if sk.DisableModelInvocation {
 			if c.r.firstTime("hidden skill " + name + " " + n.ID) {
 				c.r.emit(c.in.ID, "", "warning", map[string]any{"agent": n.ID, "message": fmt.Sprintf("skill %s is marked disable-model-invocation and is not offered to %s (a person can run it: Invoke Skill)", name, n.ID)})
 			}
 			continue
 		}
-		fmt.Fprintf(&b, "- %s: %s (instructions: .agentcanvas/skills/%s/SKILL.md)\n", name, fm["description"], name)
+		fmt.Fprintf(&b, "- %s: %s (instructions: %s)\n", name, sk.Description, skill.File(name))
 	}
 	return b.String()
-}
-
-// readSkill returns a SKILL.md's frontmatter as flat key: value pairs, nil when missing.
-func readSkill(root *os.Root, name string) map[string]string {
-	if _, err := safepath.Clean(name, safepath.Rules{}); err != nil || strings.Contains(name, "/") {
-		return nil
-	}
-	b, err := root.ReadFile(filepath.Join(".agentcanvas", "skills", name, "SKILL.md"))
-	if err != nil {
-		return nil
-	}
-	fm, _, ok := splitFrontMatter(string(b))
-	if !ok {
-		return map[string]string{}
-	}
-	return fm
 }
 
 // promptFiles are the workspace files prompts carry, read through one workspace root per
@@ -183,8 +168,8 @@ type promptFiles struct {
 
 	mu     sync.Mutex
 	rules  map[string]ruleText
-	skills map[string]map[string]string
-	memFI  os.FileInfo // of memText; nil: not read
+	skills map[string]*skill.Skill // nil: missing or invalid (the validator says why)
+	memFI  os.FileInfo             // of memText; nil: not read
 	memTxt string
 }
 
@@ -226,22 +211,22 @@ func (p *promptFiles) rule(path string) (string, error) {
 	return r.text, r.err
 }
 
-func (p *promptFiles) skill(name string) map[string]string {
+func (p *promptFiles) skill(name string) *skill.Skill {
 	root := p.open()
 	if root == nil {
 		return nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if fm, ok := p.skills[name]; ok {
-		return fm
+	if s, ok := p.skills[name]; ok {
+		return s
 	}
-	fm := readSkill(root, name)
+	s, _ := skill.Load(root, name)
 	if p.skills == nil {
-		p.skills = map[string]map[string]string{}
+		p.skills = map[string]*skill.Skill{}
 	}
-	p.skills[name] = fm
-	return fm
+	p.skills[name] = s
+	return s
 }
 
 // memory returns MEMORY.md, for prompts ("" when there is none).

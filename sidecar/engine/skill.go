@@ -1,18 +1,16 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
+	"github.com/agentcanvas/agentcanvas/sidecar/skill"
 )
 
 // SkillInvocation is a person invoking a skill of .agentcanvas/skills/ (spec §7.2): one
@@ -33,74 +31,22 @@ type SkillInvocation struct {
 	Command []string `json:"command,omitempty"`
 }
 
-// skillName is a skill folder's name (the extension's SKILL.md check uses the same rule).
-var skillName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
-
-// Skill is a SKILL.md: its front matter and its instructions (the text after it).
-type Skill struct {
-	Name                   string
-	Description            string
-	DisableModelInvocation bool
-	Instructions           string
-}
-
-// ReadSkill reads .agentcanvas/skills/<name>/SKILL.md inside the workspace. Errors name the
-// file and what is wrong with it.
-func ReadSkill(workspace, name string) (*Skill, error) {
-	if !skillName.MatchString(name) {
-		return nil, fmt.Errorf("skill %q: a skill name is lower-case letters, digits and hyphens (the folder under .agentcanvas/skills/)", name)
-	}
-	rel := path.Join(".agentcanvas", "skills", name, "SKILL.md")
+// ReadSkill reads and checks .agentcanvas/skills/<name>/SKILL.md inside the workspace, as the
+// validator does, and that it has instructions to follow. Errors name the file.
+func ReadSkill(workspace, name string) (*skill.Skill, error) {
 	root, err := os.OpenRoot(workspace)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
-	b, err := root.ReadFile(rel)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("skill %q: %s does not exist", name, rel)
-	}
+	s, err := skill.Load(root, name)
 	if err != nil {
-		return nil, fmt.Errorf("skill %q: %w", name, err)
-	}
-	fm, body, ok := splitFrontMatter(string(b))
-	if !ok {
-		return nil, fmt.Errorf("%s:1: no front matter: SKILL.md starts with a --- block holding name and description", rel)
-	}
-	s := &Skill{Name: fm["name"], Description: fm["description"], DisableModelInvocation: fm["disable-model-invocation"] == "true", Instructions: strings.TrimSpace(body)}
-	if s.Name != name {
-		return nil, fmt.Errorf("%s: name %q must equal the folder name %q", rel, s.Name, name)
+		return nil, err
 	}
 	if s.Instructions == "" {
-		return nil, fmt.Errorf("%s: the skill has no instructions after its front matter", rel)
+		return nil, fmt.Errorf("skill %q: %s has no instructions after its frontmatter; write what the skill does there", name, skill.File(name))
 	}
 	return s, nil
-}
-
-// splitFrontMatter returns a markdown file's front matter as flat key: value pairs and the
-// text after it; ok is false when the file has no front matter.
-func splitFrontMatter(text string) (fm map[string]string, body string, ok bool) {
-	text = strings.ReplaceAll(text, "\r\n", "\n")
-	if !strings.HasPrefix(text, "---\n") {
-		return nil, text, false
-	}
-	end := strings.Index(text[4:], "\n---")
-	if end < 0 {
-		return nil, text, false
-	}
-	fm = map[string]string{}
-	for _, l := range strings.Split(text[4:4+end], "\n") {
-		if k, v, ok := strings.Cut(l, ":"); ok {
-			fm[strings.TrimSpace(k)] = strings.Trim(strings.TrimSpace(v), `"'`)
-		}
-	}
-	body = text[4+end+len("\n---"):]
-	if i := strings.IndexByte(body, '\n'); i >= 0 {
-		body = body[i+1:]
-	} else {
-		body = ""
-	}
-	return fm, body, true
 }
 
 // skillTimeoutMS bounds a skill run (the engine enforces it like any timeout_ms).

@@ -38,11 +38,11 @@ func TestReadSkill(t *testing.T) {
 		t.Errorf("read %+v", s)
 	}
 	for name, want := range map[string]string{
-		"missing":  ".agentcanvas/skills/missing/SKILL.md does not exist",
-		"../flows": "lower-case letters, digits and hyphens",
-		"mismatch": `.agentcanvas/skills/mismatch/SKILL.md: name "other" must equal the folder name "mismatch"`,
-		"bare":     ".agentcanvas/skills/bare/SKILL.md:1: no front matter",
-		"empty":    ".agentcanvas/skills/empty/SKILL.md: the skill has no instructions",
+		"missing":  `skill "missing" not found: create .agentcanvas/skills/missing/SKILL.md`,
+		"../flows": "is not a folder name",
+		"mismatch": "says name: other, but the folder is mismatch",
+		"bare":     ".agentcanvas/skills/bare/SKILL.md has no YAML frontmatter",
+		"empty":    ".agentcanvas/skills/empty/SKILL.md has no instructions",
 	} {
 		if _, err := ReadSkill(ws, name); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ReadSkill(%q) = %v, want an error containing %q", name, err, want)

@@ -299,7 +299,7 @@ func TestSkillRunFromTheEditor(t *testing.T) {
 	if len(props) != 1 || props[0].AgentID != "skill" {
 		t.Errorf("listProposals: %+v", props)
 	}
-	if _, err := c.call("agentcanvas/startRun", map[string]any{"skill": map[string]any{"name": "nope"}, "dryRun": true}); err == nil || !strings.Contains(err.Message, ".agentcanvas/skills/nope/SKILL.md does not exist") {
+	if _, err := c.call("agentcanvas/startRun", map[string]any{"skill": map[string]any{"name": "nope"}, "dryRun": true}); err == nil || !strings.Contains(err.Message, "skill \"nope\" not found") {
 		t.Errorf("startRun of an unknown skill: %v", err)
 	}
 	if _, err := c.call("agentcanvas/startRun", map[string]any{"skill": map[string]any{"name": "tidy-imports", "files": []string{"../x"}}, "dryRun": true}); err == nil || !strings.Contains(err.Message, "'..' is not allowed") {

@@ -1,20 +1,14 @@
 package validate
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strings"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/diag"
 	"github.com/agentcanvas/agentcanvas/sidecar/mcpconfig"
+	"github.com/agentcanvas/agentcanvas/sidecar/skill"
 )
 
 // MCPAllowlistFile is where a workspace lists the MCP servers its agents may use (spec §7.3):
@@ -23,9 +17,6 @@ const MCPAllowlistFile = mcpconfig.AllowlistFile
 
 // MaxMCPServers is spec §7.3's "keep MCP servers to a minimum (0–2 by default)".
 const MaxMCPServers = 2
-
-// skillNameRE is a skill folder name: no separators, no dot-files, no "..".
-var skillNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_\-]*$`)
 
 type skillResult struct{ problem string }
 
@@ -139,56 +130,8 @@ func (c *checker) skill(root *os.Root, name string) string {
 }
 
 func checkSkill(root *os.Root, name string) string {
-	if !skillNameRE.MatchString(name) {
-		return fmt.Sprintf("skill name %q is not a folder name (letters, digits, _ and -); name a folder under .agentcanvas/skills/", name)
-	}
-	file := ".agentcanvas/skills/" + name + "/SKILL.md"
-	data, err := root.ReadFile(file)
-	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Sprintf("skill %q not found: create %s with YAML frontmatter (---, name: %s, description: …, ---), or remove the skill from the agent", name, file, name)
-	}
-	if err != nil {
-		return fmt.Sprintf("skill %q: %s cannot be read: %v", name, file, err)
-	}
-	front, ok := frontmatter(data)
-	if !ok {
-		return fmt.Sprintf("skill %q: %s has no YAML frontmatter; start the file with ---, name: %s, description: …, ---", name, file, name)
-	}
-	var meta map[string]any
-	if err := yaml.Unmarshal(front, &meta); err != nil {
-		return fmt.Sprintf("skill %q: the frontmatter of %s is not valid YAML; fix it", name, file)
-	}
-	fmName, _ := meta["name"].(string)
-	desc, _ := meta["description"].(string)
-	switch {
-	case strings.TrimSpace(fmName) == "":
-		return fmt.Sprintf("skill %q: the frontmatter of %s has no name; add name: %s", name, file, name)
-	case strings.TrimSpace(desc) == "":
-		return fmt.Sprintf("skill %q: the frontmatter of %s has no description; add description: what the skill does and when to use it", name, file)
-	case fmName != name:
-		return fmt.Sprintf("skill %q: the frontmatter of %s says name: %s, but the folder is %s; make the two equal", name, file, fmName, name)
+	if _, err := skill.Load(root, name); err != nil {
+		return err.Error()
 	}
 	return ""
-}
-
-// frontmatter returns the YAML between a leading "---" line and the next "---" line.
-func frontmatter(data []byte) ([]byte, bool) {
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	s := strings.ReplaceAll(string(data), "\r\n", "\n")
-	if !strings.HasPrefix(s, "---\n") {
-		return nil, false
-	}
-	rest := s[4:]
-	if strings.HasPrefix(rest, "---\n") || rest == "---" {
-		return []byte{}, true
-	}
-	end := strings.Index(rest, "\n---\n")
-	if end < 0 {
-		if strings.HasSuffix(rest, "\n---") {
-			end = len(rest) - 4
-		} else {
-			return nil, false
-		}
-	}
-	return []byte(rest[:end]), true
 }

@@ -174,7 +174,7 @@ EOH
 		}
 	}
 	errb.Reset()
-	if code := run([]string{"run", "--workspace", ws, "--skill", "nope", "--dry-run"}, strings.NewReader(""), &out, &errb); code != exitUsage || !strings.Contains(errb.String(), ".agentcanvas/skills/nope/SKILL.md does not exist") {
+	if code := run([]string{"run", "--workspace", ws, "--skill", "nope", "--dry-run"}, strings.NewReader(""), &out, &errb); code != exitUsage || !strings.Contains(errb.String(), `skill "nope" not found: create .agentcanvas/skills/nope/SKILL.md`) {
 		t.Errorf("unknown skill: exit %d %s", code, errb.String())
 	}
 }
