@@ -464,7 +464,11 @@ func (c *ictx) sandbox(node string, files []string) (string, error) {
 	var present []string
 	for _, f := range files {
 		if _, err := safepath.Clean(f, rules); err != nil {
-			return "", fmt.Errorf("agent %s: sandbox: %w", node, &sandbox.RefusedError{Path: f, Reason: err.(*safepath.Error).Reason})
+			reason := err.Error()
+			if pe := (*safepath.Error)(nil); errors.As(err, &pe) {
+				reason = pe.Reason
+			}
+			return "", fmt.Errorf("agent %s: sandbox: %w", node, &sandbox.RefusedError{Path: f, Reason: reason})
 		}
 		if _, err := os.Lstat(filepath.Join(c.r.o.Workspace, filepath.FromSlash(f))); err != nil && os.IsNotExist(err) {
 			c.r.emit(c.in.ID, "", "warning", map[string]any{"agent": node, "message": f + " does not exist in the workspace yet; the agent starts without it"})

@@ -34,8 +34,9 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	task := fs.String("task", "", "the run's task (default: the flow's description)")
 	resume := fs.String("resume", "", "continue the interrupted run RUN_ID (its completed interactions are kept)")
 	skill := fs.String("skill", "", "instead of a FLOW, invoke the skill NAME of .agentcanvas/skills/ (--task: what you ask of it)")
-	var files, command stringList
-	fs.Var(&files, "file", "with --skill: a workspace-relative file the agent's sandbox receives (repeatable)")
+	var files listFlag
+	var command argvFlag
+	fs.Var(&files, "file", "with --skill: a workspace-relative file the agent's sandbox receives (repeat or comma-separate)")
 	fs.Var(&command, "command", "with --skill and --backend command: the agent's argv, one --command per word")
 	rf := addRuleFlags(fs)
 	autoApply := &autoApplyFlag{engine.AutoApplyFlow}
@@ -201,8 +202,9 @@ func firstNonEmptyStr(ss ...string) string {
 	return ""
 }
 
-// stringList is a repeatable string flag.
-type stringList []string
+// argvFlag collects a command's words, one per use: unlike listFlag it never splits on
+// commas, which may be part of an argument.
+type argvFlag []string
 
-func (l *stringList) String() string     { return strings.Join(*l, " ") }
-func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+func (l *argvFlag) String() string     { return strings.Join(*l, " ") }
+func (l *argvFlag) Set(v string) error { *l = append(*l, v); return nil }
