@@ -1,0 +1,169 @@
+// P09 contract_net and P10 bilateral_negotiation: bids, awards and offers.
+
+package engine
+
+import (
+	"fmt"
+	"strings"
+)
+
+// P09 — Contract Net (FIPA): the manager writes the cfp; every bidder answers PERFORMATIVE:
+// propose or refuse (late bids are refused); the manager awards (DECISION: <bidder id>);
+// accept-proposal to the winner, reject-proposal to the others; the contractor reports
+// inform-done (with its HANDOFF) or failure.
+func contractNet(c *ictx) (string, error) {
+	mgr := c.one(c.chain()[0], "manager", "initiator", "orchestrator")
+	bidders := c.others(mgr)
+	deadline := intParam(c.params, "bid_deadline_ms", 0)
+	for {
+		cfp, err := c.ask("", mgr, c.prompt(mgr, message{Intent: "Write the call for proposals for: " + c.task(), Inputs: []string{"Bidders: " + strings.Join(bidders, ", ")}, Plan: []string{"State the task and what a bid must contain"}, Actions: []string{"PERFORMATIVE: cfp", "The call"}}))
+		if err != nil {
+			return "", err
+		}
+		for _, b := range bidders {
+			c.send(mgr, b, "cfp", map[string]any{"bytes": len(cfp.Text)}, "")
+		}
+		started := c.r.now()
+		arrived := make([]int64, len(bidders))
+		idx := map[string]int{}
+		for i, b := range bidders {
+			idx[b] = i
+		}
+		reps, err := c.askAll(mgr, bidders, func(b string) string {
+			return c.prompt(b, message{Intent: "Answer the call for proposals: bid or refuse", Inputs: []string{quote("Call for proposals", cfp.Text)}, Plan: []string{"Estimate your cost"}, Actions: []string{"PERFORMATIVE: propose (then COST: <number> and your plan) or PERFORMATIVE: refuse (then why)"}})
+		})
+		if err != nil {
+			return "", err
+		}
+		for _, r := range reps {
+			arrived[idx[r.Node]] = c.r.now().Sub(started).Milliseconds()
+		}
+		var proposers []string
+		var bids []string
+		for _, r := range reps {
+			perf := strings.ToLower(fieldOr(r.Text, "PERFORMATIVE"))
+			late := deadline > 0 && arrived[idx[r.Node]] > int64(deadline)
+			if perf != "propose" || late {
+				c.send(r.Node, mgr, "refuse", map[string]any{"late": late}, "")
+				if late {
+					c.note("warning", map[string]any{"message": r.Node + "'s bid arrived after bid_deadline_ms; it is refused", "agent": r.Node})
+				}
+				continue
+			}
+			proposers = append(proposers, r.Node)
+			bids = append(bids, quote("Proposal of "+r.Node, r.Text))
+			c.send(r.Node, mgr, "propose", map[string]any{"cost": fieldOr(r.Text, "COST")}, "")
+		}
+		if len(proposers) == 0 {
+			c.note("warning", map[string]any{"message": "no bids: every bidder refused"})
+			c.st.Round = c.maxRounds(1) - 1
+			c.endRound()
+			return "no bids", nil
+		}
+		award, err := c.ask("", mgr, c.prompt(mgr, message{Intent: "Award the contract to the best bid (" + firstNonEmpty(str(c.params["award_rule"]), "best_bid") + ")", Inputs: bids, Plan: []string{"Rank the proposals", "Pick one"}, Actions: []string{"DECISION: <bidder id>"}}))
+		if err != nil {
+			return "", err
+		}
+		winner := ""
+		if vd, ok := readVerdict(award.Text); ok {
+			for _, p := range proposers {
+				if strings.EqualFold(strings.TrimSpace(vd.Decision), p) {
+					winner = p
+				}
+			}
+		}
+		if winner == "" {
+			winner = proposers[0]
+			c.note("warning", map[string]any{"message": "the manager named no proposer; the first proposal, " + winner + ", is accepted"})
+		}
+		for _, p := range proposers {
+			typ := "reject-proposal"
+			if p == winner {
+				typ = "accept-proposal"
+			}
+			c.send(mgr, p, typ, map[string]any{}, "")
+		}
+		c.st.Decided, c.st.Decision = true, winner
+		c.note("awarded", map[string]any{"winner": winner, "proposals": len(proposers)})
+		done, err := c.ask(mgr, winner, c.prompt(winner, message{Intent: "PERFORMATIVE: accept-proposal — you won the contract; carry out the task: " + c.task(), Inputs: []string{quote("Call for proposals", cfp.Text)}, Plan: []string{"Execute", "Report"}, Actions: []string{"PERFORMATIVE: inform-done with a HANDOFF block, or PERFORMATIVE: failure and why"}}))
+		if err != nil {
+			return "", err
+		}
+		result := ""
+		if strings.EqualFold(fieldOr(done.Text, "PERFORMATIVE"), "inform-done") {
+			c.send(winner, mgr, "inform-done", map[string]any{}, "")
+			c.st.Done = "inform-done"
+			result = "inform-done by " + winner
+		} else {
+			c.send(winner, mgr, "failure", map[string]any{}, "")
+			c.st.Done = "failure"
+			result = "failure by " + winner
+		}
+		if done.Handoff == nil && c.st.Done == "inform-done" {
+			c.note("warning", map[string]any{"message": winner + " reported inform-done without a HANDOFF block", "agent": winner})
+		}
+		if c.endRound() {
+			return result, nil
+		}
+	}
+}
+
+// P10 — alternating offers: each reply ends with {"act": offer|counteroffer|accept|reject,
+// "terms": {…}}; a reply without one counts as reject; accept or reject closes the deal.
+func negotiation(c *ictx) (string, error) {
+	proposer := c.one(c.chain()[0], "proposer", "buyer")
+	responder := c.others(proposer)[0]
+	bound := c.maxRounds(5)
+	var history []string
+	var terms any
+	for {
+		for _, side := range []string{proposer, responder} {
+			other := responder
+			if side == responder {
+				other = proposer
+			}
+			intent := "Make an opening offer: " + c.task()
+			if len(history) > 0 {
+				intent = "Respond to the last offer: accept it, reject it, or make a counteroffer: " + c.task()
+			}
+			rep, err := c.ask(other, side, c.prompt(side, message{Intent: intent, Inputs: append([]string{fmt.Sprintf("Rounds left after this one: %d", bound-c.st.Round-1)}, history...), Plan: []string{"Weigh the offer against your constraints and the deadline"}, Actions: []string{`End with one JSON line: {"act": "offer"|"counteroffer"|"accept"|"reject", "terms": {…}}`}}))
+			if err != nil {
+				return "", err
+			}
+			act, t := "", any(nil)
+			for _, m := range jsonLines(rep.Text) {
+				if a := str(m["act"]); a != "" {
+					act, t = a, m["terms"]
+				}
+			}
+			switch act {
+			case "offer", "counteroffer":
+				if t == nil {
+					act = ""
+				}
+			case "accept", "reject":
+			default:
+				act = ""
+			}
+			if act == "" {
+				c.note("warning", map[string]any{"message": side + "'s reply has no valid act line; it counts as reject", "agent": side})
+				act = "reject"
+			}
+			c.send(side, other, act, map[string]any{"terms": t}, "")
+			if act == "accept" || act == "reject" {
+				c.st.Metrics["deal_closed"] = 1
+				c.st.Decision = act
+				c.endRound()
+				if act == "accept" && terms != nil {
+					return "deal: " + compactJSON(terms), nil
+				}
+				return "no deal", nil
+			}
+			terms = t
+			history = append(history, fmt.Sprintf("%s (%s): %s %s", side, c.roles[side], act, compactJSON(t)))
+		}
+		if c.endRound() {
+			return "no deal", nil
+		}
+	}
+}

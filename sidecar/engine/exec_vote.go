@@ -1,0 +1,144 @@
+// P07 majority_vote and P08 self_consistency.
+
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+)
+
+// P07 — an optional proposal step (PROPOSAL: lines, when the task lists no OPTIONS:), then
+// ballots in parallel (VOTE: <option>; no vote is an abstention); share ≥ threshold wins,
+// else the tie-break decides (DECISION: <option>); else the plurality, "no consensus".
+func majorityVote(c *ictx) (string, error) {
+	tb := c.one("", "tiebreak", "tie-break", "judge")
+	voters := c.others(tb, c.one("", "aggregator"))
+	if len(voters) == 0 {
+		return "", fmt.Errorf("no voters")
+	}
+	options := fieldOr(c.task(), "OPTIONS")
+	if options == "" {
+		reps, err := c.askAll("", voters, func(v string) string {
+			return c.prompt(v, message{Intent: "Propose an answer to: " + c.task(), Plan: []string{"Decide alone"}, Actions: []string{"PROPOSAL: <your answer>"}})
+		})
+		if err != nil {
+			return "", err
+		}
+		seen := map[string]bool{}
+		var opts []string
+		for _, r := range reps {
+			if p, ok := field(r.Text, "PROPOSAL"); ok && p != "" && !seen[normalise(p)] {
+				seen[normalise(p)] = true
+				opts = append(opts, fmt.Sprintf("%d. %s", len(opts)+1, p))
+			}
+		}
+		options = strings.Join(opts, "; ")
+		c.note("proposals", map[string]any{"options": opts})
+	}
+	format := firstNonEmpty(str(c.params["ballot_format"]), "VOTE: <option>")
+	threshold := 0.0
+	c.term.Walk(func(t *flow.Termination) {
+		if t.Type == "consensus_threshold" && t.Threshold != nil {
+			threshold = *t.Threshold
+		}
+	})
+	for {
+		reps, err := c.askAll("", voters, func(v string) string {
+			return c.prompt(v, message{Intent: "Vote independently on: " + c.task(), Inputs: []string{"Options: " + firstNonEmpty(options, "(free answer)")}, Plan: []string{"Decide alone"}, Actions: []string{format}})
+		})
+		if err != nil {
+			return "", err
+		}
+		var votes, ballots []string
+		for _, r := range reps {
+			v := ""
+			if m, ok := jsonField(r.Text, "VOTE"); ok {
+				v = strings.TrimSpace(str(m["vote"], m["value"]))
+			}
+			ballots = append(ballots, r.Node+": "+firstNonEmpty(v, "(abstained)"))
+			if v != "" {
+				votes = append(votes, v)
+			}
+			if agg := c.one("", "aggregator"); agg != "" {
+				c.send(r.Node, agg, "ballot", map[string]any{"vote": v}, "")
+			}
+		}
+		win, _, tie := majority(votes)
+		share := 0.0
+		if win != "" {
+			n := 0
+			for _, v := range votes {
+				if normalise(v) == normalise(win) {
+					n++
+				}
+			}
+			share = float64(n) / float64(len(reps)) // abstentions count in the denominator
+		}
+		c.st.Consensus = share
+		c.note("vote_counted", map[string]any{"winner": win, "share": share, "tie": tie, "ballots": ballots})
+		if (threshold == 0 || share < threshold || tie) && tb != "" {
+			v, err := c.ask("", tb, c.prompt(tb, message{Intent: "No option reached the threshold; decide: " + c.task(), Inputs: []string{"Options: " + firstNonEmpty(options, "(free answer)"), "Ballots: " + strings.Join(ballots, " | ")}, Plan: []string{"Pick one option"}, Actions: []string{"DECISION: <option>"}}))
+			if err != nil {
+				return "", err
+			}
+			if vd, ok := readVerdict(v.Text); ok {
+				c.st.Decided, c.st.Decision, win = true, vd.Decision, vd.Decision
+			}
+		}
+		if c.endRound() {
+			if c.reason() == "max_rounds" {
+				c.note("warning", map[string]any{"message": "no consensus; the plurality option is reported"})
+				return win + " (no consensus)", nil
+			}
+			return win, nil
+		}
+	}
+}
+
+// P08 — self-consistency: N samples (sampler nodes run again until N replies exist, each a
+// fresh process); the last ANSWER: line of each, normalised, is counted; the most frequent
+// wins (ties: the one seen first). The aggregator is the engine.
+func selfConsistency(c *ictx) (string, error) {
+	samplers := c.others(c.one("", "aggregator"))
+	n := intParam(c.params, "samples", 0)
+	if n <= 0 {
+		n = len(samplers)
+	}
+	format := firstNonEmpty(str(c.params["answer_format"]), "ANSWER: <final answer>")
+	var answers []string
+	replies := 0
+	for replies < n {
+		batch := samplers
+		if rest := n - replies; rest < len(batch) {
+			batch = batch[:rest]
+		}
+		reps, err := c.askAll("", batch, func(s string) string {
+			return c.prompt(s, message{Intent: "Solve independently: " + c.task(), Plan: []string{"Reason step by step"}, Actions: []string{format}})
+		})
+		if err != nil {
+			return "", err
+		}
+		for _, r := range reps {
+			replies++
+			if a, ok := lastAnswer(r.Text); ok {
+				answers = append(answers, a)
+				if agg := c.one("", "aggregator"); agg != "" {
+					c.send(r.Node, agg, "sample", map[string]any{"answer": truncate(a, 200)}, "")
+				}
+			} else {
+				c.note("warning", map[string]any{"message": "a sample from " + r.Node + " has no ANSWER: line; it is dropped", "agent": r.Node})
+			}
+		}
+	}
+	win, share, _ := majority(answers)
+	tally := map[string]int{}
+	for _, a := range answers {
+		tally[normalise(a)]++
+	}
+	c.st.Consensus = share
+	c.note("tally", map[string]any{"answers": tally, "samples": replies, "winner": win})
+	c.endRound()
+	return win, nil
+}
