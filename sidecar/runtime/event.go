@@ -22,6 +22,7 @@ const (
 	EventResumed    EventKind = "resumed"     // the process group got SIGCONT: Reason
 	EventAnswered   EventKind = "answered"    // a pending request was resolved: Pending (no secret values)
 	EventStderr     EventKind = "stderr"      // one line of the agent's stderr
+	EventDenied     EventKind = "denied"      // a confined agent reported a refused access: Text (the path, if named), Reason (its line)
 	EventWarning    EventKind = "warning"     // something went wrong that did not end the agent
 	EventTurnEnd    EventKind = "turn_end"    // a turn's process exited: Turn, ExitCode, Failed, Reason
 	EventExit       EventKind = "exit"        // the agent is finished: Result (always the last event)

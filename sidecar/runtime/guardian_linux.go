@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 )
 
 // The guardian is how no agent process outlives its agent or the sidecar, even when the
@@ -51,6 +53,8 @@ func init() {
 type guardianTurn struct {
 	leader int
 	grace  time.Duration
+	// release ends the thread a confined turn's agent was forked from (nil when unconfined).
+	release chan struct{}
 }
 
 // guardianControl is the control socket's descriptor, in blocking mode: the goroutine that
@@ -85,8 +89,8 @@ func guardianMain() int {
 				close(lifelineGone)
 				select {}
 			}
-			if leader, ok := startAgent(req, stdio, reply); ok {
-				turns <- guardianTurn{leader, req.grace}
+			if leader, release, ok := startAgent(req, stdio, reply); ok {
+				turns <- guardianTurn{leader, req.grace, release}
 			}
 		}
 	}()
@@ -104,8 +108,54 @@ func guardianMain() int {
 	}
 }
 
-// startAgent starts a turn's agent and replies "started PID" or "error MSG".
-func startAgent(req guardianRequest, stdio []*os.File, reply func(string, ...any)) (int, bool) {
+// startAgent starts a turn's agent and replies "started PID", "started PID unconfined: WHY"
+// or "error MSG".
+//
+// A confined turn's agent is forked from a thread of its own that carries the turn's Landlock
+// rules (confine.Policy.RestrictThread), so the guardian itself stays unconfined and its next
+// turn gets only its own rules. That thread lives until the turn ends (release): the agent's
+// parent-death signal fires when the thread that forked it exits.
+func startAgent(req guardianRequest, stdio []*os.File, reply func(string, ...any)) (leader int, release chan struct{}, ok bool) {
+	if req.policy == nil {
+		leader, ok = forkAgent(req, stdio, reply, "")
+		return leader, nil, ok
+	}
+	pol, err := confine.Decode(req.policy)
+	if err != nil {
+		closeFiles(stdio...)
+		reply("error %v", err)
+		return 0, nil, false
+	}
+	type started struct {
+		leader int
+		ok     bool
+	}
+	res := make(chan started)
+	release = make(chan struct{})
+	go func() {
+		goruntime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		note := ""
+		if _, err := pol.RestrictThread(); err != nil {
+			if pol.Required {
+				closeFiles(stdio...)
+				reply("error confinement: %v", err)
+				res <- started{}
+				return
+			}
+			note = " unconfined: " + err.Error()
+		}
+		leader, ok := forkAgent(req, stdio, reply, note)
+		res <- started{leader, ok}
+		if ok {
+			<-release
+		}
+	}()
+	r := <-res
+	return r.leader, release, r.ok
+}
+
+// forkAgent starts the agent from the calling thread and replies.
+func forkAgent(req guardianRequest, stdio []*os.File, reply func(string, ...any), note string) (int, bool) {
 	proc, err := os.StartProcess(req.path, req.argv, &os.ProcAttr{
 		Dir:   req.dir,
 		Env:   req.env,
@@ -113,16 +163,14 @@ func startAgent(req guardianRequest, stdio []*os.File, reply func(string, ...any
 		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 	})
 	// Only the agent tree holds the stdio pipes now: the sidecar sees EOF when it is gone.
-	for _, f := range stdio {
-		f.Close()
-	}
+	closeFiles(stdio...)
 	if err != nil {
 		reply("error %v", err)
 		return 0, false
 	}
 	leader := proc.Pid
 	proc.Release() // reaped by guardTurn with wait4
-	reply("started %d", leader)
+	reply("started %d%s", leader, note)
 	return leader, true
 }
 
@@ -183,6 +231,9 @@ func guardTurn(t guardianTurn, reply func(string, ...any), lifelineGone <-chan s
 		}
 	}
 	reply("exit %d", code)
+	if t.release != nil {
+		close(t.release)
+	}
 	return keep
 }
 
