@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/bus"
+	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 	"github.com/agentcanvas/agentcanvas/sidecar/diag"
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
@@ -151,6 +152,8 @@ type run struct {
 	asks      sync.WaitGroup // handlePending goroutines: the log is closed after them
 	// told holds the one-time warnings already given (firstTime).
 	told sync.Map
+	// confined is what the kernel offered agent confinement when the run started.
+	confined confine.Status
 }
 
 func newRun(f *flow.Flow, o Options) (*run, error) {
@@ -162,6 +165,10 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	}
 	if ds := validate.Flow(f, validate.Workspace{Root: o.Workspace, Rules: o.limits().Rules}); diag.HasErrors(ds) {
 		return nil, &InvalidFlowError{Diagnostics: ds}
+	}
+	confined, err := checkConfinement(f, o)
+	if err != nil {
+		return nil, err
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -187,7 +194,7 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: event log: %w", err)
 	}
-	r := &run{f: f, o: o, id: id, log: log, now: o.Now, key: bus.NewKey(), outcomes: map[string]*InteractionOutcome{}, metrics: newMetricSet(), files: promptFiles{ws: o.Workspace}}
+	r := &run{f: f, o: o, id: id, log: log, now: o.Now, key: bus.NewKey(), outcomes: map[string]*InteractionOutcome{}, metrics: newMetricSet(), files: promptFiles{ws: o.Workspace}, confined: confined}
 	r.state = newState(r)
 	if o.Resume != nil {
 		r.state.Started = o.Resume.Started
@@ -269,10 +276,15 @@ func (r *run) execute(ctx context.Context) *Outcome {
 	defer cancel()
 	defer r.close()
 	r.ctx = ctx
+	confinement, unconfined := r.confinementStatus()
+	started := map[string]any{"workspace": r.o.Workspace, "dryRun": r.o.DryRun, "interactions": len(r.f.Interactions), "task": r.task(), "confinement": confinement}
 	if r.o.Resume != nil {
-		r.emit("", "", "run_resumed", map[string]any{"workspace": r.o.Workspace, "dryRun": r.o.DryRun, "interactions": len(r.f.Interactions), "task": r.task()})
+		r.emit("", "", "run_resumed", started)
 	} else {
-		r.emit("", "", "run_started", map[string]any{"workspace": r.o.Workspace, "dryRun": r.o.DryRun, "interactions": len(r.f.Interactions), "task": r.task()})
+		r.emit("", "", "run_started", started)
+	}
+	if unconfined != "" {
+		r.emit("", "", "warning", map[string]any{"message": unconfined})
 	}
 
 	order, err := schedule(r.f.Interactions)

@@ -80,6 +80,7 @@ type Runtime struct {
 	PermissionMode string       `json:"permissionMode,omitempty"`
 	CodexSandbox   string       `json:"codexSandbox,omitempty"` // codex --sandbox: read-only, workspace-write, danger-full-access
 	Interactive    bool         `json:"interactive,omitempty"`  // a command agent keeps stdin open for answers
+	Network        string       `json:"network,omitempty"`      // none: no TCP connect or bind (command agents, when confined)
 	SessionLoop    *SessionLoop `json:"sessionLoop,omitempty"`
 }
 

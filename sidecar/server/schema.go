@@ -51,6 +51,7 @@ var runtimeField = &field{doc: "How the node is run: an agent CLI and its settin
 	"maxTurns":       {doc: "The most turns one session may take."},
 	"allowedTools":   {doc: "Tools the CLI may use without asking."},
 	"permissionMode": {doc: "The CLI's permission mode."},
+	"network":        {doc: "`none`: the agent may not open or accept TCP connections (command agents; enforced by the kernel when agents are confined). Leave it out to keep the network.", enum: []string{"none"}},
 	"sessionLoop": {doc: "Run the agent as repeated fresh-context sessions (cli-agent-session-loop.md).", fields: fields(map[string]*field{
 		"maxIterations": {doc: "The most sessions."},
 		"delayMs":       {doc: "Pause between sessions, in milliseconds."},

@@ -14,6 +14,8 @@ var (
 	RuntimeKinds     = []string{"cli"}
 	BackendIDs       = []string{"auto", "claude", "codex", "gemini", "command", "dry-run"}
 	CwdModes         = []string{"workspace", "agentHome"}
+	// NetworkModes are runtime.network's values; without one the agent keeps its network.
+	NetworkModes = []string{"none"}
 	// PermissionModes are Claude Code's --permission-mode values (recipes/agent-cli-formats.md).
 	PermissionModes = []string{"default", "acceptEdits", "plan", "bypassPermissions"}
 	SystemNodeTypes = flow.SystemNodeTypes
@@ -38,6 +40,7 @@ var Enums = map[string][]string{
 	"runtime.kind":           RuntimeKinds,
 	"runtime.backendId":      BackendIDs,
 	"runtime.cwdMode":        CwdModes,
+	"runtime.network":        NetworkModes,
 	"runtime.permissionMode": PermissionModes,
 	"systemNode.type":        SystemNodeTypes,
 	"source.kind":            SourceKinds,

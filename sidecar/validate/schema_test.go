@@ -140,6 +140,7 @@ func TestSchemaEnums(t *testing.T) {
 		"runtime.kind":           d["runtime"].Properties["kind"],
 		"runtime.backendId":      d["runtime"].Properties["backendId"],
 		"runtime.cwdMode":        d["runtime"].Properties["cwdMode"],
+		"runtime.network":        d["runtime"].Properties["network"],
 		"runtime.permissionMode": d["runtime"].Properties["permissionMode"],
 		"systemNode.type":        d["systemNode"].Properties["type"],
 		"source.kind":            d["source"].Properties["kind"],

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 	"github.com/agentcanvas/agentcanvas/sidecar/engine"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 )
@@ -36,5 +37,15 @@ func (a *autoApplyFlag) String() string { return string(a.v) }
 func (a *autoApplyFlag) Set(s string) error {
 	v, err := engine.ParseAutoApply(s)
 	a.v = v
+	return err
+}
+
+// confineFlag is run's --confine: how agent processes are confined by the kernel.
+type confineFlag struct{ v confine.Mode }
+
+func (c *confineFlag) String() string { return string(c.v) }
+func (c *confineFlag) Set(s string) error {
+	v, err := confine.ParseMode(s)
+	c.v = v
 	return err
 }
