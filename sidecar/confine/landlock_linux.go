@@ -112,9 +112,10 @@ func (p Policy) RestrictThread() (int, error) {
 }
 
 func addRule(ruleset int, handledFS uint64, r Rule) error {
-	fd, err := unix.Open(r.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	// Build resolved every link: one met now was made since, and could lead anywhere.
+	fd, err := unix.Openat2(unix.AT_FDCWD, r.Path, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
 	if err != nil {
-		return nil // missing or unreachable: nothing to allow
+		return nil // missing, unreachable or through a link: nothing to allow
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t

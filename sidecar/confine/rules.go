@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 )
 
 // Agent is what an agent's policy is built from: one turn as the runtime starts it.
@@ -21,10 +23,12 @@ type Agent struct {
 	Tmp string
 	// Env is its environment: HOME, PATH and the backends' own variables are read from it.
 	Env []string
-	// Dir is its working folder; Executable its program, resolved; Argv its command line.
+	// Dir is its working folder; Executable its program, resolved.
 	Dir        string
 	Executable string
-	Argv       []string
+	// Command is the command line the flow wrote (runtime.command), whose existing files
+	// (scripts) are readable; nil for the CLIs, whose arguments (the prompt) name nothing.
+	Command []string
 	// DenyNetwork: runtime.network none.
 	DenyNetwork bool
 }
@@ -130,16 +134,12 @@ func goModCache(env []string, home string) string {
 // sandbox's input/ and (when it runs there) the workspace; write its sandbox's work/, its
 // TMPDIR and its backend's state; never a secret store, another agent's sandbox or the
 // workspace itself.
+//
+// Every rule names a path with its symbolic links resolved, and the checks are made on that
+// path: a link in the workspace or on PATH that leads into ~/.ssh is refused like ~/.ssh
+// itself. (The guardian opens the paths refusing any link, so one made since is refused too.)
 func Build(a Agent) Policy {
-	b := builder{a: a, home: cleanAbs(lookup(a.Env, "HOME"))}
-	if a.Workspace != "" {
-		b.sandboxes = filepath.Join(a.Workspace, ".agentcanvas", "sandboxes")
-	}
-	for _, s := range SecretStores {
-		if b.home != "" {
-			b.secrets = append(b.secrets, filepath.Join(b.home, s))
-		}
-	}
+	b := newBuilder(a)
 	for _, p := range SystemRead {
 		b.add(Read, p)
 	}
@@ -149,10 +149,7 @@ func Build(a Agent) Policy {
 	for _, p := range SystemWrite {
 		b.add(Write, p)
 	}
-	// /etc/resolv.conf is often a link into /run (systemd-resolved, resolvconf).
-	if p, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil {
-		b.add(Read, p)
-	}
+	b.add(Read, "/etc/resolv.conf") // often a link into /run (systemd-resolved, resolvconf)
 	for _, name := range []string{"SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS"} {
 		for _, p := range filepath.SplitList(lookup(a.Env, name)) {
 			b.add(Read, p)
@@ -174,28 +171,33 @@ func Build(a Agent) Policy {
 	for _, s := range StatePaths(a.Backend, a.Env) {
 		b.add(Write, s.Path)
 	}
-	return Policy{Rules: unique(b.rules), DenyNetwork: a.DenyNetwork}
-}
-
-// unique drops repeated rules, keeping the first of each.
-func unique(rules []Rule) []Rule {
-	seen := make(map[Rule]bool, len(rules))
-	out := rules[:0]
-	for _, r := range rules {
-		if !seen[r] {
-			seen[r] = true
-			out = append(out, r)
-		}
-	}
-	return out
+	return Policy{Rules: minimal(b.rules), DenyNetwork: a.DenyNetwork}
 }
 
 type builder struct {
-	a         Agent
-	home      string
-	sandboxes string   // the workspace's sandboxes folder: only the agent's own is allowed
-	secrets   []string // absolute SecretStores
-	rules     []Rule
+	a Agent
+	// The places the checks keep out, resolved: HOME, the workspace, the agent's own sandbox,
+	// the workspace's sandboxes (only the agent's own is allowed), the secret stores.
+	home, ws, own, sandboxes string
+	secrets                  []string
+	rules                    []Rule
+}
+
+func newBuilder(a Agent) *builder {
+	b := &builder{a: a, home: canonical(lookup(a.Env, "HOME")), ws: canonical(a.Workspace), own: canonical(a.Sandbox)}
+	if b.ws != "" {
+		b.sandboxes = filepath.Join(b.ws, ".agentcanvas", "sandboxes")
+	}
+	if b.home != "" {
+		for _, s := range SecretStores {
+			p := filepath.Join(b.home, s)
+			b.secrets = append(b.secrets, p)
+			if r := resolved(p); r != "" && r != p {
+				b.secrets = append(b.secrets, r) // ~/.ssh may itself lead elsewhere
+			}
+		}
+	}
+	return b
 }
 
 // toolchains allows the agent's PATH: each folder on it, and the installation a bin folder
@@ -211,7 +213,7 @@ func (b *builder) toolchains() {
 		b.add(Read, d)
 		if base := filepath.Base(d); base == "bin" || base == ".bin" {
 			parent := filepath.Dir(d)
-			if parent != "/" && (b.home == "" || filepath.Dir(parent) != b.home) {
+			if parent != "/" && filepath.Dir(canonical(parent)) != b.home {
 				b.add(Read, parent)
 			}
 		}
@@ -223,7 +225,7 @@ func (b *builder) toolchains() {
 // file (a script), with the script's folder when that is inside the workspace (its helpers).
 func (b *builder) program() {
 	files := []string{b.a.Executable}
-	for _, arg := range b.a.Argv {
+	for _, arg := range b.a.Command {
 		if arg == "" || strings.HasPrefix(arg, "-") {
 			continue
 		}
@@ -240,36 +242,35 @@ func (b *builder) program() {
 		if err != nil || !st.Mode().IsRegular() {
 			continue
 		}
-		for _, p := range []string{f, resolve(f)} {
+		for _, p := range []string{filepath.Clean(f), resolved(f)} {
 			b.add(Read, p)
 			if nm := nodeModules(p); nm != "" {
 				b.add(Read, nm)
 			}
-			if dir := filepath.Dir(p); b.a.Workspace != "" && dir != b.a.Workspace && within(dir, b.a.Workspace) {
+			if dir := filepath.Dir(p); b.ws != "" && dir != b.ws && within(dir, b.ws) {
 				b.add(Read, dir)
 			}
 		}
 	}
 }
 
-// add appends a rule after the checks that keep secrets, other sandboxes and the workspace
-// out of every policy: a read that would cover one of them is narrowed to the entries beside
-// it; a write anywhere near them is dropped.
+// add appends a rule for p, resolved, after the checks that keep secrets, other sandboxes
+// and the workspace out of every policy: a read that would cover one of them is narrowed to
+// the entries beside it; a write anywhere near them is dropped. A path that does not exist
+// is left out: a rule can only name what exists.
 func (b *builder) add(a Access, p string) {
-	p = cleanAbs(p)
+	p = resolved(p)
 	if p == "" || p == "/" {
 		return
 	}
-	for _, s := range b.secrets {
-		if within(p, s) {
-			return
-		}
+	if slices.ContainsFunc(b.secrets, func(s string) bool { return within(p, s) }) {
+		return
 	}
-	if b.sandboxes != "" && within(p, b.sandboxes) && (b.a.Sandbox == "" || !within(p, b.a.Sandbox)) {
+	if b.sandboxes != "" && within(p, b.sandboxes) && (b.own == "" || !within(p, b.own)) {
 		return
 	}
 	if a == Write {
-		if b.a.Workspace != "" && (within(b.a.Workspace, p) || within(p, b.a.Workspace) && !within(p, b.a.Sandbox)) {
+		if b.ws != "" && (within(b.ws, p) || within(p, b.ws) && (b.own == "" || !within(p, b.own))) {
 			return
 		}
 		if b.home != "" && within(b.home, p) || slices.ContainsFunc(b.secrets, func(s string) bool { return within(s, p) }) {
@@ -306,17 +307,51 @@ func (b *builder) narrow(a Access, p string) {
 	if err != nil {
 		return
 	}
-	if b.a.Workspace != "" && within(p, b.a.Workspace) {
+	if b.ws != "" && within(p, b.ws) {
 		b.rules = append(b.rules, Rule{List, p})
 	}
 	for _, e := range ents {
-		c := filepath.Join(p, e.Name())
 		// HOME's hidden entries are settings and state, logins among them: never as a whole.
 		if p == b.home && strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		b.add(a, c) // checked again: the sandboxes are dropped, what holds a secret narrowed
+		b.add(a, filepath.Join(p, e.Name())) // checked again: sandboxes dropped, secrets narrowed
 	}
+}
+
+// minimal drops the rules another rule already grants: repeats, and paths beneath a rule
+// that allows them at least as much (/usr/bin under /usr). Fewer rules, fewer system calls
+// for every turn.
+func minimal(rules []Rule) []Rule {
+	out := make([]Rule, 0, len(rules))
+	for i, r := range rules {
+		redundant := false
+		for j, by := range rules {
+			if i != j && within(r.Path, by.Path) && grants(by.Access, r.Access) && (r != by || j < i) {
+				redundant = true
+				break
+			}
+		}
+		if !redundant {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// grants reports whether access a allows at least what b allows.
+func grants(a, b Access) bool {
+	switch a {
+	case Write:
+		return b == Write || b == Read || b == List
+	case Device:
+		return b == Device || b == Read || b == List
+	case Read:
+		return b == Read || b == List
+	case List:
+		return b == List
+	}
+	return false
 }
 
 func lookup(env []string, name string) string {
@@ -329,9 +364,13 @@ func lookup(env []string, name string) string {
 	return v
 }
 
-func cleanAbs(p string) string {
+// canonical is p resolved, or p cleaned when it does not exist ("" when p is not absolute).
+func canonical(p string) string {
 	if !filepath.IsAbs(p) {
 		return ""
+	}
+	if r := resolved(p); r != "" {
+		return r
 	}
 	return filepath.Clean(p)
 }
@@ -341,16 +380,55 @@ func within(p, dir string) bool {
 	if dir == "" {
 		return false
 	}
-	return p == dir || strings.HasPrefix(p, dir+"/") || dir == "/"
+	if dir == "/" {
+		return true
+	}
+	return strings.HasPrefix(p, dir) && (len(p) == len(dir) || p[len(dir)] == '/')
 }
 
-// resolve is p with its symbolic links resolved (p itself when that fails).
-func resolve(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
+// resolved is the absolute path p leads to, its symbolic links followed; "" when p is not
+// absolute or does not exist. Answers are kept for resolveTTL (the system's and the
+// toolchains' folders are asked about for every turn); a link made meanwhile is refused by
+// the guardian, which opens the paths refusing links.
+func resolved(p string) string {
+	if !filepath.IsAbs(p) {
+		return ""
 	}
-	return p
+	p = filepath.Clean(p)
+	now := time.Now()
+	resolveCache.Lock()
+	hit, ok := resolveCache.m[p]
+	resolveCache.Unlock()
+	if ok && now.Sub(hit.at) < resolveTTL {
+		return hit.path
+	}
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		r = ""
+	}
+	resolveCache.Lock()
+	if resolveCache.m == nil || len(resolveCache.m) > maxResolveCache {
+		resolveCache.m = map[string]resolveHit{} // private temporary folders come and go
+	}
+	resolveCache.m[p] = resolveHit{r, now}
+	resolveCache.Unlock()
+	return r
 }
+
+var resolveCache struct {
+	sync.Mutex
+	m map[string]resolveHit
+}
+
+type resolveHit struct {
+	path string
+	at   time.Time
+}
+
+const (
+	resolveTTL      = 10 * time.Second
+	maxResolveCache = 4096
+)
 
 // nodeModules is the outermost node_modules folder p is in, or "".
 func nodeModules(p string) string {
@@ -358,4 +436,12 @@ func nodeModules(p string) string {
 		return p[:i+len("/node_modules")]
 	}
 	return ""
+}
+
+// cleanAbs is p cleaned, or "" when it is not absolute.
+func cleanAbs(p string) string {
+	if !filepath.IsAbs(p) {
+		return ""
+	}
+	return filepath.Clean(p)
 }

@@ -67,8 +67,9 @@ func allows(p Policy, a Access, path string) bool {
 func TestBuildWorker(t *testing.T) {
 	w := newWorld(t)
 	tmp := t.TempDir()
+	EnsureState("claude", w.env()) // as the runtime does first
 	p := Build(Agent{Backend: "claude", Workspace: w.ws, Sandbox: w.own, Tmp: tmp, Env: w.env(), Dir: filepath.Join(w.own, "work"),
-		Executable: "/usr/bin/bash", Argv: []string{"bash", filepath.Join(w.ws, "agents", "judge.sh"), filepath.Join(w.home, "script.sh")}})
+		Executable: "/usr/bin/bash", Command: []string{"bash", filepath.Join(w.ws, "agents", "judge.sh"), filepath.Join(w.home, "script.sh")}})
 	for _, c := range []struct {
 		a    Access
 		path string
@@ -121,6 +122,7 @@ func TestBuildWorker(t *testing.T) {
 // and writes none of it; state of other backends is not its own.
 func TestBuildWorkspaceRole(t *testing.T) {
 	w := newWorld(t)
+	EnsureState("codex", w.env())
 	p := Build(Agent{Backend: "codex", Workspace: w.ws, InWorkspace: true, Env: w.env(), Dir: w.ws})
 	for _, c := range []struct {
 		a    Access
@@ -155,7 +157,7 @@ func TestBuildNeverAllowsSecrets(t *testing.T) {
 		p := Build(Agent{Backend: "gemini", Workspace: ws, InWorkspace: true, Sandbox: w.own, Tmp: w.home, Env: w.env(
 			"PATH="+strings.Join(bad, ":")+":"+filepath.Join(w.home, ".ssh", "bin"), "SSL_CERT_FILE="+filepath.Join(w.home, ".ssh", "id_rsa"),
 			"GEMINI_CLI_HOME="+w.home, "GOMODCACHE="+filepath.Join(w.home, ".aws")),
-			Executable: filepath.Join(w.home, ".ssh", "id_rsa"), Argv: append([]string{"x"}, bad...)})
+			Executable: filepath.Join(w.home, ".ssh", "id_rsa"), Command: append([]string{"x"}, bad...)})
 		for _, r := range p.Rules {
 			for _, s := range SecretStores {
 				secret := filepath.Join(w.home, s)
@@ -179,6 +181,47 @@ func TestBuildNeverAllowsSecrets(t *testing.T) {
 		if ws == w.home && !allows(p, Read, filepath.Join(w.home, "Documents", "x")) {
 			t.Errorf("a workspace that is HOME: its visible folders are not readable\n%s", p)
 		}
+	}
+}
+
+// A link that leads into a secret store is refused like the store: in the workspace a role
+// reads, on PATH, or named by the command.
+func TestBuildResolvesLinks(t *testing.T) {
+	w := newWorld(t)
+	for link, target := range map[string]string{
+		filepath.Join(w.ws, "docs"):          filepath.Join(w.home, ".ssh"),
+		filepath.Join(w.ws, "notes.txt"):     filepath.Join(w.home, ".aws", "credentials"),
+		filepath.Join(w.ws, "other"):         filepath.Join(w.other, "work"),
+		filepath.Join(w.tool, "evil"):        filepath.Join(w.home, ".aws"),
+		filepath.Join(w.ws, "agents", "key"): filepath.Join(w.home, ".ssh", "id_rsa"),
+	} {
+		if err := os.WriteFile(target, []byte("x"), 0o600); err != nil && !os.IsExist(err) && !strings.Contains(err.Error(), "is a directory") {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := Build(Agent{Backend: "command", Workspace: w.ws, InWorkspace: true, Env: w.env("PATH=" + filepath.Join(w.tool, "evil")),
+		Executable: "/usr/bin/bash", Command: []string{"bash", filepath.Join(w.ws, "agents", "key")}})
+	for _, r := range p.Rules {
+		for _, bad := range []string{filepath.Join(w.home, ".ssh"), filepath.Join(w.home, ".aws"), w.other} {
+			if within(r.Path, bad) || within(r.Path, filepath.Join(w.ws, "docs")) {
+				t.Errorf("rule %s %s reaches %s through a link", r.Access, r.Path, bad)
+			}
+		}
+	}
+	if !allows(p, Read, filepath.Join(w.ws, "README.md")) {
+		t.Errorf("the workspace's own files are not readable\n%s", p)
+	}
+}
+
+// Rules another rule already grants are left out.
+func TestMinimal(t *testing.T) {
+	got := minimal([]Rule{{Read, "/usr"}, {Read, "/usr/bin"}, {Read, "/usr"}, {Write, "/w"}, {Read, "/w/x"}, {List, "/w"}, {Device, "/dev/null"}, {Read, "/dev"}, {Read, "/dev/null"}, {Write, "/dev/shm"}})
+	want := []Rule{{Read, "/usr"}, {Write, "/w"}, {Device, "/dev/null"}, {Read, "/dev"}, {Write, "/dev/shm"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("minimal = %v, want %v", got, want)
 	}
 }
 
@@ -245,5 +288,17 @@ func TestParseMode(t *testing.T) {
 	}
 	if _, err := ParseMode("on"); err == nil || !strings.Contains(err.Error(), "auto, required, off") {
 		t.Errorf("ParseMode(on): %v", err)
+	}
+}
+
+// BenchmarkBuild: one turn's policy, from this machine's PATH and a workspace role's view.
+func BenchmarkBuild(b *testing.B) {
+	ws := b.TempDir()
+	for _, d := range []string{"src", "docs", ".git", ".agentcanvas/sandboxes/r/a/work"} {
+		os.MkdirAll(filepath.Join(ws, d), 0o755)
+	}
+	a := Agent{Backend: "claude", Workspace: ws, InWorkspace: true, Tmp: b.TempDir(), Env: os.Environ(), Executable: "/usr/bin/bash", Command: []string{"bash", "-c", "true"}}
+	for b.Loop() {
+		Build(a)
 	}
 }

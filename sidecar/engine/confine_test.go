@@ -67,7 +67,7 @@ echo x > "$ws/.agentcanvas/sandboxes/run_old/other/work/planted.txt"
 echo x > "$HOME/.ssh/x"
 echo x > `+etc+`
 cat "$HOME/.ssh/id_test"
-echo hello > result.txt
+echo "$TMPDIR" > result.txt
 cat <<EOH
 did it
 
@@ -131,6 +131,14 @@ EOH
 	}
 	if cf := pr.Proposal.ChangedFiles; len(cf) != 1 || cf[0].Path != "result.txt" {
 		t.Errorf("the proposal changes %+v, want result.txt only", cf)
+	}
+	// The worker's private TMPDIR, which it named in result.txt, is gone with the run.
+	tmp, err := os.ReadFile(filepath.Join(pr.AgentDir, "work", "result.txt"))
+	if err != nil || !strings.HasPrefix(string(tmp), os.TempDir()) {
+		t.Fatalf("result.txt %q, %v", tmp, err)
+	}
+	if _, err := os.Stat(strings.TrimSpace(string(tmp))); !os.IsNotExist(err) {
+		t.Errorf("the worker's TMPDIR %s outlived the run (%v)", tmp, err)
 	}
 }
 

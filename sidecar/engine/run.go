@@ -23,6 +23,7 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/diag"
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 	"github.com/agentcanvas/agentcanvas/sidecar/validate"
 )
 
@@ -425,6 +426,7 @@ func (r *run) close() {
 		fmt.Fprintf(os.Stderr, "agentcanvas: event log: %v\n", err)
 	}
 	r.files.close()
+	runtime.RemoveTemp(r.id) // the agents' private temporary folders
 }
 
 func (r *run) task() string {

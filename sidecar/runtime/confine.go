@@ -19,7 +19,8 @@ const NetworkNone = "none"
 type confinement struct {
 	abi      int
 	required bool   // a turn the kernel cannot confine is not started
-	tmp      string // the agent's private TMPDIR, removed when it is finished
+	tmp      string // the agent's private TMPDIR (agentTemp)
+	ownTmp   bool   // tmp is this Process's own, removed when it is finished
 	agent    confine.Agent
 }
 
@@ -56,7 +57,7 @@ func newConfinement(s *Spec, backend, dir string, env []string) (c *confinement,
 		}
 		warnings = append(warnings, msg+": the agent keeps its network")
 	}
-	tmp, err := os.MkdirTemp("", "agentcanvas-"+tmpName(s.AgentID)+"-")
+	tmp, own, err := agentTemp(s.RunID, s.AgentID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("confinement: private temporary folder: %w", err)
 	}
@@ -65,7 +66,7 @@ func newConfinement(s *Spec, backend, dir string, env []string) (c *confinement,
 		sandbox = filepath.Dir(s.SandboxWork) // the sandbox layout: <agent>/{input,work,proposal}
 	}
 	confine.EnsureState(backend, env)
-	c = &confinement{abi: st.ABI, required: required || selfSandboxed(backend), tmp: tmp, agent: confine.Agent{
+	c = &confinement{abi: st.ABI, required: required || selfSandboxed(backend), tmp: tmp, ownTmp: own, agent: confine.Agent{
 		Backend:     backend,
 		Workspace:   s.Workspace,
 		InWorkspace: s.CwdMode != CwdAgentHome,
@@ -91,16 +92,71 @@ func (c *confinement) env() map[string]string {
 // policy is the rules of one turn: its program, command line and environment.
 func (c *confinement) policy(path string, argv, env []string) confine.Policy {
 	a := c.agent
-	a.Executable, a.Argv, a.Env = path, argv, env
+	a.Executable, a.Env = path, env
+	if a.Backend == BackendCommand {
+		a.Command = argv // the flow's runtime.command; a CLI's arguments hold the prompt
+	}
 	p := confine.Build(a)
 	p.Required = c.required
 	return p
 }
 
-// remove deletes the private temporary folder once the agent is finished.
+// remove deletes the private temporary folder once the agent is finished, when it is the
+// Process's own.
 func (c *confinement) remove() {
-	if c != nil {
+	if c != nil && c.ownTmp {
 		_ = os.RemoveAll(c.tmp)
+	}
+}
+
+// agentTemps are the private temporary folders of the agents of runs going on, by run and
+// agent: made at an agent's first turn in a run and kept for its later ones (the engine
+// starts a Process a turn, and making and removing a folder a turn was most of what
+// confinement cost), until RemoveTemp at the run's end. An agent with no RunID gets a folder
+// of its own, removed with its Process.
+var agentTemps struct {
+	sync.Mutex
+	m map[[2]string]string
+}
+
+func agentTemp(runID, agentID string) (dir string, own bool, err error) {
+	if runID == "" {
+		dir, err = os.MkdirTemp("", "agentcanvas-"+tmpName(agentID)+"-")
+		return dir, true, err
+	}
+	key := [2]string{runID, agentID}
+	agentTemps.Lock()
+	defer agentTemps.Unlock()
+	if dir, ok := agentTemps.m[key]; ok {
+		if st, err := os.Stat(dir); err == nil && st.IsDir() {
+			return dir, false, nil
+		}
+	}
+	dir, err = os.MkdirTemp("", "agentcanvas-"+tmpName(runID)+"-"+tmpName(agentID)+"-")
+	if err != nil {
+		return "", false, err
+	}
+	if agentTemps.m == nil {
+		agentTemps.m = map[[2]string]string{}
+	}
+	agentTemps.m[key] = dir
+	return dir, false, nil
+}
+
+// RemoveTemp removes the private temporary folders of a run's agents: the engine calls it
+// when the run has ended.
+func RemoveTemp(runID string) {
+	agentTemps.Lock()
+	var dirs []string
+	for k, dir := range agentTemps.m {
+		if k[0] == runID {
+			dirs = append(dirs, dir)
+			delete(agentTemps.m, k)
+		}
+	}
+	agentTemps.Unlock()
+	for _, d := range dirs {
+		_ = os.RemoveAll(d)
 	}
 }
 

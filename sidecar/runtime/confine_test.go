@@ -27,15 +27,16 @@ func needLandlock(t *testing.T) int {
 
 // confinedWorld is a workspace with two agents' sandboxes and a throwaway HOME holding a key.
 type confinedWorld struct {
-	ws, home string
-	sandbox  map[string]string // agent → its sandbox folder
+	ws, home, run string
+	sandbox       map[string]string // agent → its sandbox folder
 }
 
 func newConfinedWorld(t *testing.T) confinedWorld {
 	t.Helper()
-	w := confinedWorld{ws: t.TempDir(), home: t.TempDir(), sandbox: map[string]string{}}
+	w := confinedWorld{ws: t.TempDir(), home: t.TempDir(), run: "run_" + t.Name(), sandbox: map[string]string{}}
+	t.Cleanup(func() { RemoveTemp(w.run) })
 	for _, a := range []string{"a", "b"} {
-		dir := filepath.Join(w.ws, ".agentcanvas", "sandboxes", "r1", a)
+		dir := filepath.Join(w.ws, ".agentcanvas", "sandboxes", w.run, a)
 		for _, sub := range []string{"input", "work", "proposal"} {
 			if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
 				t.Fatal(err)
@@ -54,7 +55,7 @@ func newConfinedWorld(t *testing.T) confinedWorld {
 
 // spec is a confined command agent running script in agent's sandbox.
 func (w confinedWorld) spec(agent, script string) Spec {
-	return Spec{RunID: "r1", AgentID: agent, Role: "worker", BackendID: BackendCommand, Command: []string{"bash", "-c", script},
+	return Spec{RunID: w.run, AgentID: agent, Role: "worker", BackendID: BackendCommand, Command: []string{"bash", "-c", script},
 		Workspace: w.ws, CwdMode: CwdAgentHome, SandboxWork: filepath.Join(w.sandbox[agent], "work"),
 		Env: map[string]string{"HOME": w.home}, Confine: confine.ModeAuto}
 }
@@ -111,7 +112,8 @@ func TestConfinedWorkerRefusedOutsideItsSandbox(t *testing.T) {
 			t.Errorf("no denied event for %s; denied: %q", p, denied)
 		}
 	}
-	// The private TMPDIR is gone with the agent.
+	// The private TMPDIR is kept for the agent's next turn in the run, and removed with the
+	// run.
 	tmp := ""
 	for _, l := range strings.Split(res.Reply, "\n") {
 		if s, ok := strings.CutPrefix(l, "WROTE tmp "); ok {
@@ -119,9 +121,15 @@ func TestConfinedWorkerRefusedOutsideItsSandbox(t *testing.T) {
 		}
 	}
 	if tmp == "" || filepath.Dir(tmp) != filepath.Clean(os.TempDir()) {
-		t.Errorf("TMPDIR %q is not a private folder in %s", tmp, os.TempDir())
-	} else if _, err := os.Stat(tmp); !os.IsNotExist(err) {
-		t.Errorf("the private TMPDIR %s outlived the agent (%v)", tmp, err)
+		t.Fatalf("TMPDIR %q is not a private folder in %s", tmp, os.TempDir())
+	}
+	_, res = drain(t, start(t, w.spec("a", `cat "$TMPDIR/t" && echo "$TMPDIR"`), ""), nil)
+	if res.Reply != "t\n"+tmp+"\n" {
+		t.Errorf("the agent's next turn: %q, want its TMPDIR %s with t in it", res.Reply, tmp)
+	}
+	RemoveTemp(w.run)
+	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
+		t.Errorf("the private TMPDIR %s outlived its run (%v)", tmp, err)
 	}
 }
 

@@ -28,7 +28,8 @@ import (
 //     holds, and watches that socket as its lifeline: EOF means the sidecar is gone, however
 //     it died;
 //   - starts the agent in a new process group (the group the sidecar pauses, resumes and
-//     stops) with Pdeathsig=SIGKILL, and replies "started PID";
+//     stops) with Pdeathsig=SIGKILL, confined by the turn's Landlock rules when the request
+//     carries them (serveRequests), and replies "started PID";
 //   - when the agent exits, the lifeline breaks or it is told to stop, it sends SIGTERM to
 //     every descendant, waits a grace period, then SIGKILLs until it has no child left, and
 //     replies "exit CODE". Having no child left, it has no descendant at all, so whatever is
@@ -77,23 +78,7 @@ func guardianMain() int {
 
 	turns := make(chan guardianTurn)
 	lifelineGone := make(chan struct{})
-	go func() {
-		// This goroutine reads the requests and starts the agents. Pdeathsig fires when the
-		// forking thread exits: it stays on its thread, which lives as long as the guardian.
-		goruntime.LockOSThread()
-		for {
-			req, stdio, err := readGuardianTurn(guardianControl)
-			if err != nil {
-				// EOF, or anything but a well-formed request (which only a broken sidecar
-				// sends): the lifeline is gone.
-				close(lifelineGone)
-				select {}
-			}
-			if leader, release, ok := startAgent(req, stdio, reply); ok {
-				turns <- guardianTurn{leader, req.grace, release}
-			}
-		}
-	}()
+	go serveRequests(turns, lifelineGone, reply)
 	for {
 		select {
 		case <-lifelineGone:
@@ -108,50 +93,62 @@ func guardianMain() int {
 	}
 }
 
-// startAgent starts a turn's agent and replies "started PID", "started PID unconfined: WHY"
-// or "error MSG".
+// serveRequests reads the requests and starts the agents, on a thread of its own: Pdeathsig
+// fires when the forking thread exits, so the thread lives as long as the agents it forked.
 //
-// A confined turn's agent is forked from a thread of its own that carries the turn's Landlock
-// rules (confine.Policy.RestrictThread), so the guardian itself stays unconfined and its next
-// turn gets only its own rules. That thread lives until the turn ends (release): the agent's
-// parent-death signal fires when the thread that forked it exits.
-func startAgent(req guardianRequest, stdio []*os.File, reply func(string, ...any)) (leader int, release chan struct{}, ok bool) {
-	if req.policy == nil {
-		leader, ok = forkAgent(req, stdio, reply, "")
-		return leader, nil, ok
+// A confined turn's agent is forked by this thread after it took the turn's Landlock rules
+// (confine.Policy.RestrictThread): they live in the thread's credentials, which the agent
+// inherits and exec keeps, while the guardian's other threads stay unconfined. Having taken
+// them, the thread can serve no later turn (its next agent would get both turns' rules): it
+// starts a successor on a fresh thread and ends with its turn. The rules are applied with no
+// hop to another thread, and the successor's thread is made while the agent runs.
+func serveRequests(turns chan<- guardianTurn, lifelineGone chan<- struct{}, reply func(string, ...any)) {
+	goruntime.LockOSThread() // never unlocked: a thread that took a turn's rules ends with it
+	for {
+		req, stdio, err := readGuardianTurn(guardianControl)
+		if err != nil {
+			// EOF, or anything but a well-formed request (which only a broken sidecar
+			// sends): the lifeline is gone.
+			close(lifelineGone)
+			select {}
+		}
+		if req.policy == nil {
+			if leader, ok := forkAgent(req, stdio, reply, ""); ok {
+				turns <- guardianTurn{leader, req.grace, nil}
+			}
+			continue
+		}
+		leader, ok := startConfined(req, stdio, reply)
+		go serveRequests(turns, lifelineGone, reply)
+		if ok {
+			release := make(chan struct{})
+			turns <- guardianTurn{leader, req.grace, release}
+			<-release
+		}
+		return
 	}
+}
+
+// startConfined restricts the calling thread with the request's policy and forks the agent
+// from it: "started PID", "started PID unconfined: WHY" (auto mode, the rules could not be
+// applied) or "error MSG".
+func startConfined(req guardianRequest, stdio []*os.File, reply func(string, ...any)) (int, bool) {
 	pol, err := confine.Decode(req.policy)
 	if err != nil {
 		closeFiles(stdio...)
 		reply("error %v", err)
-		return 0, nil, false
+		return 0, false
 	}
-	type started struct {
-		leader int
-		ok     bool
+	note := ""
+	if _, err := pol.RestrictThread(); err != nil {
+		if pol.Required {
+			closeFiles(stdio...)
+			reply("error confinement: %v", err)
+			return 0, false
+		}
+		note = " unconfined: " + err.Error()
 	}
-	res := make(chan started)
-	release = make(chan struct{})
-	go func() {
-		goruntime.LockOSThread() // never unlocked: the thread ends with this goroutine
-		note := ""
-		if _, err := pol.RestrictThread(); err != nil {
-			if pol.Required {
-				closeFiles(stdio...)
-				reply("error confinement: %v", err)
-				res <- started{}
-				return
-			}
-			note = " unconfined: " + err.Error()
-		}
-		leader, ok := forkAgent(req, stdio, reply, note)
-		res <- started{leader, ok}
-		if ok {
-			<-release
-		}
-	}()
-	r := <-res
-	return r.leader, release, r.ok
+	return forkAgent(req, stdio, reply, note)
 }
 
 // forkAgent starts the agent from the calling thread and replies.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 	"github.com/agentcanvas/agentcanvas/sidecar/engine"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 )
@@ -15,6 +16,7 @@ const (
 	settingAllowed   = "agentcanvas.allowedFolders"
 	settingBlocked   = "agentcanvas.blockedFolders"
 	settingAutoApply = "agentcanvas.autoApply"
+	settingConfine   = "agentcanvas.confinement"
 )
 
 // settingsParams is the agentcanvas section as the extension sends it, in initialize's
@@ -25,20 +27,22 @@ type settingsParams struct {
 	AllowedFolders json.RawMessage `json:"allowedFolders"`
 	BlockedFolders json.RawMessage `json:"blockedFolders"`
 	AutoApply      json.RawMessage `json:"autoApply"`
+	Confinement    json.RawMessage `json:"confinement"`
 }
 
 // settings are the session's current values: the lists as given and what they mean.
 type settings struct {
 	config    safepath.Config  // the folder lists as given
 	autoApply engine.AutoApply // the editor's default is off: nothing is applied unreviewed
+	confine   confine.Mode     // how agent processes are confined (default auto)
 	limits    engine.Limits    // what config and autoApply mean, for every request and run
 	gen       int              // bumped on every change; analyses remember the one they used
 	warned    string           // the last problems shown, so a repeat is not shown again
 }
 
 func defaultSettings() settings {
-	st := settings{config: safepath.Config{AllowedFrom: settingAllowed, BlockedFrom: settingBlocked}, autoApply: engine.AutoApplyOff}
-	st.limits = engine.Limits{AutoApply: st.autoApply, AutoApplyFrom: settingAutoApply}
+	st := settings{config: safepath.Config{AllowedFrom: settingAllowed, BlockedFrom: settingBlocked}, autoApply: engine.AutoApplyOff, confine: confine.ModeAuto}
+	st.limits = engine.Limits{AutoApply: st.autoApply, AutoApplyFrom: settingAutoApply, Confine: st.confine, ConfineFrom: settingConfine}
 	return st
 }
 
@@ -87,6 +91,17 @@ func (s *Server) applySettings(p settingsParams, where string) bool {
 		}
 		st.autoApply = a
 	}
+	if !isAbsent(p.Confinement) {
+		var v string
+		err := json.Unmarshal(p.Confinement, &v)
+		m, perr := confine.ParseMode(v)
+		if err != nil || perr != nil {
+			// The default rather than off: a mistyped value must not take the confinement away.
+			problems = append(problems, fmt.Sprintf("%s: %s is not one of %v; agents are confined where the kernel can (auto) until it is corrected", settingConfine, clip(p.Confinement), confine.Modes))
+			m = confine.ModeAuto
+		}
+		st.confine = m
+	}
 	rules, errs := st.config.Rules(s.workspaceRoot())
 	for _, err := range errs {
 		msg := err.Error()
@@ -96,7 +111,7 @@ func (s *Server) applySettings(p settingsParams, where string) bool {
 		}
 		problems = append(problems, msg)
 	}
-	limits := engine.Limits{Rules: rules, AutoApply: st.autoApply, AutoApplyFrom: settingAutoApply}
+	limits := engine.Limits{Rules: rules, AutoApply: st.autoApply, AutoApplyFrom: settingAutoApply, Confine: st.confine, ConfineFrom: settingConfine}
 	changed := describeLimits(limits) != describeLimits(st.limits)
 	st.limits = limits
 	if changed {
@@ -126,7 +141,7 @@ func describeLimits(l engine.Limits) string {
 		allowed = "[" + strings.Join(l.Rules.Allowed, ", ") + "]"
 	}
 	blocked := append(append([]string(nil), safepath.DefaultBlocked...), l.Rules.Blocked...)
-	return fmt.Sprintf("allowed folders %s; blocked folders [%s]; autoApply %s", allowed, strings.Join(blocked, ", "), l.AutoApply)
+	return fmt.Sprintf("allowed folders %s; blocked folders [%s]; autoApply %s; confinement %s", allowed, strings.Join(blocked, ", "), l.AutoApply, l.Confine)
 }
 
 func isAbsent(raw json.RawMessage) bool {
