@@ -82,11 +82,12 @@ func newConfinement(s *Spec, backend, dir string, env []string) (c *confinement,
 // codexBackend.argv), so they must never run unconfined instead.
 func selfSandboxed(backend string) bool { return backend == BackendCodex }
 
-// env is what a confined turn's environment changes: TMPDIR and XDG_CACHE_HOME point into
-// the private temporary folder (HOME's own caches are not writable, and must not be: a
-// poisoned build cache would reach the user's next build).
+// env is what a confined turn's environment changes: TMPDIR, XDG_CACHE_HOME (go, pip and
+// most tools) and npm's cache (npx, MCP servers started with it) point into the private
+// temporary folder. HOME's own caches are not writable, and must not be: a poisoned build
+// cache would reach the user's next build.
 func (c *confinement) env() map[string]string {
-	return map[string]string{"TMPDIR": c.tmp, "XDG_CACHE_HOME": filepath.Join(c.tmp, ".cache")}
+	return map[string]string{"TMPDIR": c.tmp, "XDG_CACHE_HOME": filepath.Join(c.tmp, ".cache"), "npm_config_cache": filepath.Join(c.tmp, ".npm")}
 }
 
 // policy is the rules of one turn: its program, command line and environment.

@@ -262,3 +262,27 @@ func TestCodexSandboxWhenConfined(t *testing.T) {
 		t.Error("only codex must never run unconfined when its confinement fails")
 	}
 }
+
+// Only a command agent's command line names files it may read: a CLI's arguments hold its
+// prompt, which may be any text, a path among them.
+func TestConfinementReadsCommandFilesOnly(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	names := func(backend string) bool {
+		c := &confinement{agent: confine.Agent{Backend: backend}}
+		for _, r := range c.policy("/usr/bin/env", []string{"tool", "-p", file}, []string{"PATH=/usr/bin"}).Rules {
+			if r.Path == file {
+				return true
+			}
+		}
+		return false
+	}
+	if names(BackendClaude) {
+		t.Error("a claude agent may read the file its prompt names")
+	}
+	if !names(BackendCommand) {
+		t.Error("a command agent may not read the script its command names")
+	}
+}
