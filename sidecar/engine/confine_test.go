@@ -6,26 +6,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/confine"
+	"github.com/agentcanvas/agentcanvas/sidecar/confine/confinetest"
 	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
 )
-
-func needLandlock(t *testing.T) int {
-	t.Helper()
-	st := confine.Probe()
-	if !st.Available() {
-		t.Skipf("agents cannot be confined here: %s", st.Reason)
-	}
-	return st.ABI
-}
 
 // confinedFlow is a worker (coder, in its sandbox) and a reviewer, both command agents.
 func confinedFlow(worker, workerExtra, reviewer string) string {
@@ -49,7 +39,7 @@ interactions:
 // none of those files exists afterwards, the log names each refused path, and its write in
 // work/ still becomes a proposal.
 func TestRunConfinesAWorker(t *testing.T) {
-	needLandlock(t)
+	confinetest.Landlock(t)
 	dir := t.TempDir()
 	home := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
@@ -145,23 +135,12 @@ EOH
 // runtime.network none reaches the agent: its TCP connect to a loopback listener is refused,
 // and the listener sees nothing.
 func TestRunNetworkNone(t *testing.T) {
-	if needLandlock(t) < 4 {
+	if confinetest.Landlock(t) < 4 {
 		t.Skip("this kernel's Landlock cannot restrict TCP")
 	}
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan struct{}, 1)
-	go func() {
-		if c, err := ln.Accept(); err == nil {
-			c.Close()
-			accepted <- struct{}{}
-		}
-	}()
+	port, accepted := confinetest.Listener(t)
 	dir := t.TempDir()
-	worker := script(t, dir, "worker.sh", "cat > /dev/null; if exec 3<>/dev/tcp/127.0.0.1/"+strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)+"; then echo 'ANSWER: CONNECTED'; else echo 'ANSWER: REFUSED'; fi\n")
+	worker := script(t, dir, "worker.sh", "cat > /dev/null; if exec 3<>/dev/tcp/127.0.0.1/"+port+"; then echo 'ANSWER: CONNECTED'; else echo 'ANSWER: REFUSED'; fi\n")
 	reviewer := script(t, dir, "reviewer.sh", "cat > /dev/null; echo 'ANSWER: fine'\n")
 	ws, f := workspace(t, confinedFlow(worker, ", network: none", reviewer))
 	rec := &recorder{}

@@ -4,26 +4,15 @@ package runtime
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/confine"
+	"github.com/agentcanvas/agentcanvas/sidecar/confine/confinetest"
 )
-
-// needLandlock skips a test on a kernel without Landlock (it shows what the kernel refuses).
-func needLandlock(t *testing.T) int {
-	t.Helper()
-	st := confine.Probe()
-	if !st.Available() {
-		t.Skipf("agents cannot be confined here: %s", st.Reason)
-	}
-	return st.ABI
-}
 
 // confinedWorld is a workspace with two agents' sandboxes and a throwaway HOME holding a key.
 type confinedWorld struct {
@@ -64,7 +53,7 @@ func (w confinedWorld) spec(agent, script string) Spec {
 // the read of a key under HOME; each refusal is an ordinary EACCES for it, reported as a
 // denied event naming the path, and it goes on to write in work/.
 func TestConfinedWorkerRefusedOutsideItsSandbox(t *testing.T) {
-	needLandlock(t)
+	confinetest.Landlock(t)
 	w := newConfinedWorld(t)
 	etc := fmt.Sprintf("/etc/agentcanvas-confine-test-%d", os.Getpid())
 	t.Cleanup(func() { os.Remove(etc) }) // in case the test fails by writing it
@@ -137,7 +126,7 @@ func TestConfinedWorkerRefusedOutsideItsSandbox(t *testing.T) {
 // the same guardian, get their own rules only (agent b writes its work/, not a's), and an
 // unconfined turn writes where it likes.
 func TestGuardianTurnsConfinedApart(t *testing.T) {
-	needLandlock(t)
+	confinetest.Landlock(t)
 	w := newConfinedWorld(t)
 	ppid := func(s Spec) (string, string) {
 		t.Helper()
@@ -174,26 +163,10 @@ func TestGuardianTurnsConfinedApart(t *testing.T) {
 // runtime.network none: a confined command agent's TCP connect to a loopback listener is
 // refused (the listener sees no connection); without it, the same connect goes through.
 func TestConfinedNetworkNone(t *testing.T) {
-	if needLandlock(t) < minNetworkABI {
+	if confinetest.Landlock(t) < minNetworkABI {
 		t.Skipf("Landlock ABI %d cannot restrict TCP", confine.Probe().ABI)
 	}
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan struct{}, 4)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-			accepted <- struct{}{}
-		}
-	}()
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	port, accepted := confinetest.Listener(t)
 	w := newConfinedWorld(t)
 	connect := `if exec 3<>/dev/tcp/127.0.0.1/` + port + `; then echo CONNECTED; else echo REFUSED; fi`
 	s := w.spec("a", connect)

@@ -80,28 +80,14 @@ func (s *Server) applySettings(p settingsParams, where string) bool {
 	}
 	readList(p.AllowedFolders, settingAllowed, &st.config.Allowed)
 	readList(p.BlockedFolders, settingBlocked, &st.config.Blocked)
-	if !isAbsent(p.AutoApply) {
-		var v string
-		err := json.Unmarshal(p.AutoApply, &v)
-		a, perr := engine.ParseAutoApply(v)
-		if err != nil || perr != nil {
-			// The strictest value, rather than the flow's word, until the setting is corrected.
-			problems = append(problems, fmt.Sprintf("%s: %s is not one of %v; nothing is applied automatically until it is corrected", settingAutoApply, clip(p.AutoApply), engine.AutoApplyValues))
-			a = engine.AutoApplyOff
-		}
-		st.autoApply = a
-	}
-	if !isAbsent(p.Confinement) {
-		var v string
-		err := json.Unmarshal(p.Confinement, &v)
-		m, perr := confine.ParseMode(v)
-		if err != nil || perr != nil {
-			// The default rather than off: a mistyped value must not take the confinement away.
-			problems = append(problems, fmt.Sprintf("%s: %s is not one of %v; agents are confined where the kernel can (auto) until it is corrected", settingConfine, clip(p.Confinement), confine.Modes))
-			m = confine.ModeAuto
-		}
-		st.confine = m
-	}
+	// A bad autoApply is the strictest value, rather than the flow's word, until it is
+	// corrected; a bad confinement the default: a typo must not take the confinement away.
+	st.autoApply = readChoice(p.AutoApply, st.autoApply, engine.ParseAutoApply, engine.AutoApplyOff, func() {
+		problems = append(problems, fmt.Sprintf("%s: %s is not one of %v; nothing is applied automatically until it is corrected", settingAutoApply, clip(p.AutoApply), engine.AutoApplyValues))
+	})
+	st.confine = readChoice(p.Confinement, st.confine, confine.ParseMode, confine.ModeAuto, func() {
+		problems = append(problems, fmt.Sprintf("%s: %s is not one of %v; agents are confined where the kernel can (auto) until it is corrected", settingConfine, clip(p.Confinement), confine.Modes))
+	})
 	rules, errs := st.config.Rules(s.workspaceRoot())
 	for _, err := range errs {
 		msg := err.Error()
@@ -142,6 +128,25 @@ func describeLimits(l engine.Limits) string {
 	}
 	blocked := append(append([]string(nil), safepath.DefaultBlocked...), l.Rules.Blocked...)
 	return fmt.Sprintf("allowed folders %s; blocked folders [%s]; autoApply %s; confinement %s", allowed, strings.Join(blocked, ", "), l.AutoApply, l.Confine)
+}
+
+// readChoice reads a setting whose value is one of a closed set: absent (or null) keeps cur;
+// a value of the wrong type or outside the set calls bad and gives fallback.
+func readChoice[T any](raw json.RawMessage, cur T, parse func(string) (T, error), fallback T, bad func()) T {
+	if isAbsent(raw) {
+		return cur
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		bad()
+		return fallback
+	}
+	v, err := parse(s)
+	if err != nil {
+		bad()
+		return fallback
+	}
+	return v
 }
 
 func isAbsent(raw json.RawMessage) bool {

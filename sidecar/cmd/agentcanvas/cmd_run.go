@@ -40,9 +40,9 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.Var(&files, "file", "with --skill: a workspace-relative file the agent's sandbox receives (repeat or comma-separate)")
 	fs.Var(&command, "command", "with --skill and --backend command: the agent's argv, one --command per word")
 	rf := addRuleFlags(fs)
-	autoApply := &autoApplyFlag{engine.AutoApplyFlow}
+	autoApply := &choiceFlag[engine.AutoApply]{engine.AutoApplyFlow, engine.ParseAutoApply}
 	fs.Var(autoApply, "auto-apply", "cap on the flow's policy.autoApply: off (apply nothing unreviewed), whenClean (as the flow says, and only on an unchanged HEAD) or flow")
-	confineMode := &confineFlag{confine.ModeAuto}
+	confineMode := &choiceFlag[confine.Mode]{confine.ModeAuto, confine.ParseMode}
 	fs.Var(confineMode, "confine", "confine agent processes with the kernel (Landlock): auto (where it can, with a warning where it cannot), required (refuse a run that cannot be) or off")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: agentcanvas run [--workspace W] [--dry-run] [--answers FILE] [--non-interactive] [--resume RUN_ID] [--allow DIR]… [--block DIR]… [--auto-apply off|whenClean|flow] [--confine auto|required|off] FLOW")

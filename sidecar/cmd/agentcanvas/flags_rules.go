@@ -4,8 +4,6 @@ import (
 	"errors"
 	"flag"
 
-	"github.com/agentcanvas/agentcanvas/sidecar/confine"
-	"github.com/agentcanvas/agentcanvas/sidecar/engine"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 )
 
@@ -30,22 +28,16 @@ func (r *ruleFlags) rules(root string) (safepath.Rules, error) {
 	return rules, errors.Join(errs...)
 }
 
-// autoApplyFlag is run's --auto-apply: the cap on the flow's policy.autoApply.
-type autoApplyFlag struct{ v engine.AutoApply }
-
-func (a *autoApplyFlag) String() string { return string(a.v) }
-func (a *autoApplyFlag) Set(s string) error {
-	v, err := engine.ParseAutoApply(s)
-	a.v = v
-	return err
+// choiceFlag is a flag whose value is one of a closed set, read by parse: run's --auto-apply
+// (engine.ParseAutoApply) and --confine (confine.ParseMode).
+type choiceFlag[T ~string] struct {
+	v     T
+	parse func(string) (T, error)
 }
 
-// confineFlag is run's --confine: how agent processes are confined by the kernel.
-type confineFlag struct{ v confine.Mode }
-
-func (c *confineFlag) String() string { return string(c.v) }
-func (c *confineFlag) Set(s string) error {
-	v, err := confine.ParseMode(s)
+func (c *choiceFlag[T]) String() string { return string(c.v) }
+func (c *choiceFlag[T]) Set(s string) error {
+	v, err := c.parse(s)
 	c.v = v
 	return err
 }
