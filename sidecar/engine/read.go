@@ -46,7 +46,17 @@ type hit struct {
 	next    string // the content of the next non-empty line, "" when it is a heading or a label
 }
 
-var numberingRE = regexp.MustCompile(`^\d{1,3}[.)]\s+`)
+// numbering is the length of a list number at the start of s ("1. ", "12) "), 0 for none.
+func numbering(s string) int {
+	i := 0
+	for i < len(s) && i < 3 && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i == 0 || i >= len(s) || s[i] != '.' && s[i] != ')' || i+1 >= len(s) || s[i+1] != ' ' && s[i+1] != '\t' {
+		return 0
+	}
+	return i + 2
+}
 
 // lineContent is a reply line without its list, quote, numbering and heading marks and
 // leading Markdown emphasis; heading is true when it was a Markdown heading.
@@ -67,8 +77,8 @@ func lineContent(l string) (s string, heading bool) {
 		case strings.HasPrefix(s, "[ ] "), strings.HasPrefix(s, "[x] "), strings.HasPrefix(s, "[X] "):
 			s = s[4:]
 		}
-		if m := numberingRE.FindString(s); m != "" {
-			s = s[len(m):]
+		if n := numbering(s); n > 0 {
+			s = s[n:]
 		}
 		s = strings.TrimSpace(strings.TrimLeft(s, "*_`"))
 		if s == before {
