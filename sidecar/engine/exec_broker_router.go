@@ -81,14 +81,6 @@ func brokerFacilitator(c *ictx) (string, error) {
 // routeFormat is P14's line.
 const routeFormat = `{"to": ["<tag>", …], "text": "…"}`
 
-// routeTo are a route line's tags ("to" may be one tag).
-func routeTo(m map[string]any) []string {
-	if s := str(m["to"]); s != "" {
-		return []string{s}
-	}
-	return stringList(m["to"])
-}
-
 // P14 — router: peers end their replies with JSON lines {"to": [tags], "text": …} (an optional
 // "type", targeted_message by default, must be one the edge allows, or it is refused); the router
 // delivers each to every other peer carrying a tag (its id, its role, params.tags), under the

@@ -2,21 +2,8 @@ package engine
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 )
-
-// checks reads a verifier's CHECK <n>: lines for claims 1…claims ("CHECK #2 — PASS (…)"),
-// the last per claim.
-func checks(text string, claims int) map[int]string {
-	out := map[int]string{}
-	for _, k := range keyedLines(text, "CHECK") {
-		if n, err := strconv.Atoi(strings.TrimPrefix(k.Key, "#")); err == nil && n >= 1 && n <= claims {
-			out[n] = k.Value
-		}
-	}
-	return out
-}
 
 // P17 — producer (CLAIM: <claim> [source] lines), verifier (sees the claims only; CHECK <n>:
 // pass|fail — evidence), judge (DECISION: accept | revise <numbers>). tool_check_pass = every

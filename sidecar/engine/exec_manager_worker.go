@@ -128,19 +128,6 @@ func (c *ictx) assignments(text string, members []string) map[string]string {
 	return out
 }
 
-// names maps nodes to their display names (for replies that name an agent by its name).
-func (c *ictx) names(ids []string) map[string]string {
-	out := map[string]string{}
-	for _, id := range ids {
-		if n, ok := c.r.f.NodeByID(id); ok && n.Agent != nil {
-			out[id] = n.Agent.Name
-		} else if ok && n.System != nil {
-			out[id] = n.System.Name
-		}
-	}
-	return out
-}
-
 // reviewNeeds: the review accepts or rejects the members' work (auto-apply reads it), and at
 // the top of the tree gives tests_passed when the flow's gate reads it and no test_command does.
 func (c *ictx) reviewNeeds(worked []string, depth int) []need {
@@ -155,26 +142,6 @@ func (c *ictx) reviewNeeds(worked []string, depth int) []need {
 		needs = append(needs, needMetric("tests_passed", "METRIC: tests_passed=<0|1>"))
 	}
 	return needs
-}
-
-// verdictLines are a review's ACCEPT or REJECT lines naming one of ids ("REJECT coder: why",
-// "**Accepted:** worker_1", "ACCEPT all"), the id resolved.
-func verdictLines(text, word string, ids []string) []keyed {
-	var out []keyed
-	for _, k := range bareLines(text, word) {
-		key, value := k.Key, k.Value
-		if key == "" { // "REJECT: coder — why"
-			f := strings.Fields(value)
-			if len(f) == 0 {
-				continue
-			}
-			key, value = f[0], strings.TrimLeft(strings.TrimPrefix(value, f[0]), " :—–-")
-		}
-		if id := pickID(key, ids, nil); id != "" {
-			out = append(out, keyed{Key: id, Value: value})
-		}
-	}
-	return out
 }
 
 // recordVerdicts keeps a reviewer's latest ACCEPT / REJECT line for each member ("REJECT

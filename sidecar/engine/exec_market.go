@@ -4,7 +4,6 @@ package engine
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -104,29 +103,8 @@ func contractNet(c *ictx) (string, error) {
 	}
 }
 
-// needPerformative: PERFORMATIVE: <one of acts>.
-func needPerformative(acts ...string) need {
-	return need{line: "PERFORMATIVE: " + strings.Join(acts, "|"), has: func(t string) bool {
-		v := fieldOr(t, "PERFORMATIVE")
-		return slices.ContainsFunc(acts, func(a string) bool { return leadsWith(v, a) })
-	}}
-}
-
 // actFormat is P10's line.
 const actFormat = `{"act": "offer"|"counteroffer"|"accept"|"reject", "terms": {…}}`
-
-// readAct is a reply's last valid act ("Counter-offer" reads as counteroffer; an offer needs
-// terms), "" when it has none.
-func readAct(text string) (act string, terms any) {
-	for _, m := range jsonLines(text) {
-		a := strings.NewReplacer("-", "", "_", "", " ", "").Replace(strings.ToLower(str(m["act"])))
-		switch {
-		case (a == "offer" || a == "counteroffer") && m["terms"] != nil, a == "accept", a == "reject":
-			act, terms = a, m["terms"]
-		}
-	}
-	return act, terms
-}
 
 // P10 — alternating offers: each reply ends with {"act": offer|counteroffer|accept|reject,
 // "terms": {…}}; accept or reject closes the deal.

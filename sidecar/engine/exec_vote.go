@@ -4,8 +4,6 @@ package engine
 
 import (
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
@@ -106,33 +104,6 @@ func majorityVote(c *ictx) (string, error) {
 			return win, nil
 		}
 	}
-}
-
-// vote is a ballot's VOTE: line ({"vote": …} too); a number ("2", "option 2", "#2") names
-// the proposed option of that number.
-func vote(text string, proposed []string) string {
-	m, ok := jsonField(text, "VOTE")
-	if !ok {
-		return ""
-	}
-	v := strings.TrimSpace(strings.TrimRight(cleanValue(fmt.Sprint(firstNonNil(m["vote"], m["value"]))), "."))
-	if n := optionNumberRE.FindStringSubmatch(v); n != nil {
-		if i, err := strconv.Atoi(n[1]); err == nil && i >= 1 && i <= len(proposed) {
-			return proposed[i-1]
-		}
-	}
-	return v
-}
-
-var optionNumberRE = regexp.MustCompile(`(?i)^(?:option\s*)?#?(\d+)$`)
-
-func firstNonNil(vs ...any) any {
-	for _, v := range vs {
-		if v != nil {
-			return v
-		}
-	}
-	return ""
 }
 
 // P08 — self-consistency: N samples (sampler nodes run again until N replies exist, each a

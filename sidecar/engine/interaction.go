@@ -160,6 +160,19 @@ func roleOf(f *flow.Flow, id string) string {
 	}
 }
 
+// names maps nodes to their display names (for replies that name an agent by its name).
+func (c *ictx) names(ids []string) map[string]string {
+	out := map[string]string{}
+	for _, id := range ids {
+		if n, ok := c.r.f.NodeByID(id); ok && n.Agent != nil {
+			out[id] = n.Agent.Name
+		} else if ok && n.System != nil {
+			out[id] = n.System.Name
+		}
+	}
+	return out
+}
+
 // byRole returns the nodes whose role contains any of the words, in node order.
 func (c *ictx) byRole(words ...string) []string {
 	var out []string

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -46,6 +47,14 @@ var needAnswer = needField("ANSWER", "ANSWER: <your answer>")
 // needVerdict: DECISION: <…> (or VERDICT: {"decision": …}).
 func needVerdict(line string) need {
 	return need{line: line, has: func(t string) bool { _, ok := readVerdict(t); return ok }}
+}
+
+// needPerformative: PERFORMATIVE: <one of acts>.
+func needPerformative(acts ...string) need {
+	return need{line: "PERFORMATIVE: " + strings.Join(acts, "|"), has: func(t string) bool {
+		v := fieldOr(t, "PERFORMATIVE")
+		return slices.ContainsFunc(acts, func(a string) bool { return leadsWith(v, a) })
+	}}
 }
 
 // unmet are the needs text does not meet.

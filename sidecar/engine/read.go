@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"regexp"
 	"slices"
@@ -532,6 +533,86 @@ func pickID(value string, ids []string, names map[string]string) string {
 		}
 	}
 	return ""
+}
+
+// verdictLines are a review's ACCEPT or REJECT lines naming one of ids ("REJECT coder: why",
+// "**Accepted:** worker_1", "ACCEPT all"), the id resolved.
+func verdictLines(text, word string, ids []string) []keyed {
+	var out []keyed
+	for _, k := range bareLines(text, word) {
+		key, value := k.Key, k.Value
+		if key == "" { // "REJECT: coder — why"
+			f := strings.Fields(value)
+			if len(f) == 0 {
+				continue
+			}
+			key, value = f[0], strings.TrimLeft(strings.TrimPrefix(value, f[0]), " :—–-")
+		}
+		if id := pickID(key, ids, nil); id != "" {
+			out = append(out, keyed{Key: id, Value: value})
+		}
+	}
+	return out
+}
+
+// vote is a ballot's VOTE: line ({"vote": …} too); a number ("2", "option 2", "#2") names
+// the proposed option of that number.
+func vote(text string, proposed []string) string {
+	m, ok := jsonField(text, "VOTE")
+	if !ok {
+		return ""
+	}
+	v := strings.TrimSpace(strings.TrimRight(cleanValue(fmt.Sprint(firstNonNil(m["vote"], m["value"]))), "."))
+	if n := optionNumberRE.FindStringSubmatch(v); n != nil {
+		if i, err := strconv.Atoi(n[1]); err == nil && i >= 1 && i <= len(proposed) {
+			return proposed[i-1]
+		}
+	}
+	return v
+}
+
+var optionNumberRE = regexp.MustCompile(`(?i)^(?:option\s*)?#?(\d+)$`)
+
+func firstNonNil(vs ...any) any {
+	for _, v := range vs {
+		if v != nil {
+			return v
+		}
+	}
+	return ""
+}
+
+// readAct is a reply's last valid act ("Counter-offer" reads as counteroffer; an offer needs
+// terms), "" when it has none.
+func readAct(text string) (act string, terms any) {
+	for _, m := range jsonLines(text) {
+		a := strings.NewReplacer("-", "", "_", "", " ", "").Replace(strings.ToLower(str(m["act"])))
+		switch {
+		case (a == "offer" || a == "counteroffer") && m["terms"] != nil, a == "accept", a == "reject":
+			act, terms = a, m["terms"]
+		}
+	}
+	return act, terms
+}
+
+// routeTo are a route line's tags ("to" may be one tag).
+func routeTo(m map[string]any) []string {
+	if s := str(m["to"]); s != "" {
+		return []string{s}
+	}
+	return stringList(m["to"])
+}
+
+// checks reads a verifier's CHECK <n>: lines for claims 1…claims ("CHECK #2 — PASS (…)"),
+// the last per claim.
+func checks(text string, claims int) map[int]string {
+	out := map[int]string{}
+	for _, k := range keyedLines(text, "CHECK") {
+		if n, err := strconv.Atoi(strings.TrimPrefix(k.Key, "#")); err == nil && n >= 1 && n <= claims {
+			out[n] = k.Value
+		}
+	}
+	return out
 }
 
 // answer is a reply's answer for voting and consensus: ANSWER:, else VOTE:, else a
