@@ -27,7 +27,7 @@ func finishedFields(node string, res runtime.Result, stderr []string) map[string
 	if res.Usage.InputTokens > 0 || res.Usage.OutputTokens > 0 {
 		f["inputTokens"], f["outputTokens"] = res.Usage.InputTokens, res.Usage.OutputTokens
 	}
-	if res.CostKnown {
+	if res.CostKnown || res.Backend == runtime.BackendDryRun { // a dry run costs nothing, as the metrics count it
 		f["costUsd"] = res.CostUSD
 	}
 	if res.Status != runtime.StatusCompleted {
