@@ -34,4 +34,15 @@ for p in "${proposals[@]}"; do
   "$BIN" proposal apply --check --workspace "$WS" "$p"
 done
 echo
+echo "== agentcanvas proposal export $run_id   (the run's proposals as one patch, for git am / git apply)"
+patch=$(mktemp)
+trap 'rm -f "$patch"' EXIT
+"$BIN" proposal export --workspace "$WS" --out "$patch" "$run_id"
+grep -E '^(From|Subject): ' "$patch"
+if git -C "$WS" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  echo "git apply --check:"
+  git -C "$WS" apply --check --stat "$patch"
+fi
+
+echo
 echo "== done: run $run_id; its state is under $WS/.agentcanvas/ (runs/, logs/, sandboxes/, memory/)"
