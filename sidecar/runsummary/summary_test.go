@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,11 +12,10 @@ import (
 
 	"github.com/agentcanvas/agentcanvas/sidecar/engine"
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
+	"github.com/agentcanvas/agentcanvas/sidecar/golden"
 	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
 	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 const runID = "run_20261124-093000_abcdef"
 
@@ -56,24 +54,6 @@ func makeProposal(t *testing.T, ws, agent string, edits map[string]string) strin
 		t.Fatal(err)
 	}
 	return ".agentcanvas/sandboxes/" + runID + "/" + agent + "/proposal/proposal.json"
-}
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (run with -update to accept):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
 }
 
 // A failed run: one interaction completed with two proposals (one applied, one left for
@@ -115,7 +95,7 @@ func TestSummaryOfAFailedRun(t *testing.T) {
 		ev(71600, "", "run_finished", map[string]any{"status": "failed"}),
 	}
 	md := Markdown(Input{Outcome: out, Events: evs, Workspace: ws, FlowFile: "flows/review.yaml"})
-	golden(t, "failed-run.md", md)
+	golden.Check(t, "failed-run.md", md)
 	for _, want := range []string{"| `src/parser.ts` | modified | 1 | 1 |", "| `src/old.ts` | deleted | 0 | 1 |", "`docs/testing\\|notes.md`", "$0.05 + not reported"} {
 		if !bytes.Contains(md, []byte(want)) {
 			t.Errorf("summary lacks %q", want)
@@ -137,7 +117,7 @@ func TestSummaryOfADryRunAndARefusal(t *testing.T) {
 	b.Write(Markdown(Input{Outcome: out, Events: evs, Workspace: t.TempDir(), FlowFile: "flows/debate-judge.yaml"}))
 	b.WriteString("\n---\n\n")
 	b.Write(Refused("flows/bad.yaml", errors.New("the flow has validation errors; fix them before running:\n  flows/bad.yaml:8:25: error: unknown-agent: edge target \"ghost\" is not an agent")))
-	golden(t, "dry-run-and-refusal.md", b.Bytes())
+	golden.Check(t, "dry-run-and-refusal.md", b.Bytes())
 	if !strings.Contains(b.String(), "None: no worker handed off a change.") {
 		t.Error("a run without proposals does not say so")
 	}

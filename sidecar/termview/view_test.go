@@ -2,9 +2,6 @@ package termview
 
 import (
 	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -12,9 +9,8 @@ import (
 	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
+	"github.com/agentcanvas/agentcanvas/sidecar/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 var t0 = time.Date(2026, 11, 24, 9, 30, 0, 0, time.UTC)
 
@@ -49,24 +45,6 @@ func story() []eventlog.Event {
 	}
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (run with -update to accept):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
-
 // Piped (not a terminal): plain lines, no colour, no cursor movement; each agent turn is a
 // line since there is no block.
 func TestPlainLines(t *testing.T) {
@@ -80,7 +58,7 @@ func TestPlainLines(t *testing.T) {
 	if bytes.ContainsRune(out.Bytes(), 0x1b) {
 		t.Errorf("plain output has escape sequences:\n%q", out.String())
 	}
-	golden(t, "plain.golden", out.Bytes())
+	golden.Check(t, "plain.golden", out.Bytes())
 }
 
 // screen replays what a terminal would show for output using the few sequences the view
