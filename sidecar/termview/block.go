@@ -36,7 +36,7 @@ func (v *View) block() []string {
 	if v.r.turns > 0 && v.r.costKnown {
 		head += " · " + USD(v.r.cost)
 	}
-	out := []string{v.paint(dim, cut("── "+head+" ", cols-1))}
+	out := []string{v.paint(dim, cut("── "+head, cols-1))}
 	agents := v.r.agents
 	if room := rows - 2; len(agents)+1 > room && room >= 3 {
 		// Keep the agents at work on screen; say how many are left out.

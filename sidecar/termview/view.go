@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -33,6 +34,7 @@ type View struct {
 	r         *run
 	notes     map[string]string // agent → the first line of its last reply
 	drawn     int               // lines of the live block now on screen
+	shown     []string          // and what they say
 	suspended int               // prompts open: the block is off screen, lines are held
 	held      bytes.Buffer
 	spin      int
@@ -171,20 +173,23 @@ func (v *View) update(lines []byte) {
 		v.held.Write(lines)
 		return
 	}
+	var block []string
+	if !v.r.finished {
+		block = v.block()
+	}
+	if len(lines) == 0 && v.drawn == len(block) && slices.Equal(block, v.shown) {
+		return // nothing new on screen: most events only feed the model
+	}
 	var b bytes.Buffer
 	if v.drawn > 0 {
 		fmt.Fprintf(&b, "\x1b[%dA\r\x1b[J", v.drawn)
 	}
 	b.Write(lines)
-	v.drawn = 0
-	if !v.r.finished {
-		block := v.block()
-		for _, l := range block {
-			b.WriteString(l)
-			b.WriteString("\x1b[K\n")
-		}
-		v.drawn = len(block)
+	for _, l := range block {
+		b.WriteString(l)
+		b.WriteString("\x1b[K\n")
 	}
+	v.drawn, v.shown = len(block), block
 	v.write(b.Bytes())
 }
 
@@ -192,7 +197,7 @@ func (v *View) update(lines []byte) {
 func (v *View) erase() {
 	if v.drawn > 0 {
 		v.write(fmt.Appendf(nil, "\x1b[%dA\r\x1b[J", v.drawn))
-		v.drawn = 0
+		v.drawn, v.shown = 0, nil
 	}
 }
 

@@ -114,7 +114,7 @@ func TestLiveBlockUpdates(t *testing.T) {
 	now = t0.Add(5 * time.Second)
 	v.Event(ev(30, "", "warning", map[string]any{"message": "nothing"}))
 	s := shown()
-	if !regexp.MustCompile(`(?m)^── review · run_20261124-093000_abcdef · 0:05 · 0 of 2 interactions ended $`).MatchString(s) ||
+	if !regexp.MustCompile(`(?m)^── review · run_20261124-093000_abcdef · 0:05 · 0 of 2 interactions ended$`).MatchString(s) ||
 		!regexp.MustCompile(`(?m)^. coder\s+build\s+round 0\s+running\s+0:04$`).MatchString(s) ||
 		!regexp.MustCompile(`(?m)^○ critic\s+build\s+round 0\s+waiting\s+0:00$`).MatchString(s) {
 		t.Fatalf("block while coder runs:\n%s", s)
