@@ -56,7 +56,7 @@ func (v *View) table() []byte {
 		width--
 	}
 	for _, l := range v.agentLines(v.r.agents, width, false) {
-		b.WriteString(indent + l + "\n")
+		b.WriteString(Indent + l + "\n")
 	}
 	return b.Bytes()
 }

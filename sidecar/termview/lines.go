@@ -39,7 +39,7 @@ func (v *View) lines(ev eventlog.Event) []string {
 		}
 		out := []string{head + v.paint(bold, "▶ "+what)}
 		if t := firstLine(eventlog.Str(f["task"])); t != "" {
-			out = append(out, indent+"task: "+t)
+			out = append(out, Indent+"task: "+t)
 		}
 		return out
 	case "interaction_started":
@@ -58,10 +58,10 @@ func (v *View) lines(ev eventlog.Event) []string {
 			}
 			out := one(red, "✗", msg)
 			for _, l := range eventlog.Strs(f["stderr"]) {
-				out = append(out, indent+"  "+v.paint(dim, "│ ")+l)
+				out = append(out, Indent+"  "+v.paint(dim, "│ ")+l)
 			}
 			if len(eventlog.Strs(f["stderr"])) == 0 && st == "failed" {
-				out = append(out, indent+"  "+v.paint(dim, "(the agent printed nothing on stderr)"))
+				out = append(out, Indent+"  "+v.paint(dim, "(the agent printed nothing on stderr)"))
 			}
 			return out
 		}
@@ -133,7 +133,7 @@ func (v *View) lines(ev eventlog.Event) []string {
 		}
 		out := one(yellow, "!", fmt.Sprintf("%s: phase %s failed its check (rework %s): %s", who, eventlog.Str(f["id"]), eventlog.Str(f["reworks"]), strings.Join(eventlog.Strs(f["command"]), " ")))
 		if o := strings.TrimSpace(eventlog.Str(f["output"])); o != "" {
-			out = append(out, indent+"  "+v.paint(dim, "│ ")+cut(firstLine(o), 160))
+			out = append(out, Indent+"  "+v.paint(dim, "│ ")+cut(firstLine(o), 160))
 		}
 		return out
 	case "proposal_created":

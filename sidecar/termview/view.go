@@ -20,8 +20,12 @@ type Options struct {
 	Now      func() time.Time
 	Location *time.Location
 	// Tick is how often a live block is redrawn while agents run, for their elapsed times
-	// (default one second). Nothing waits on it: events redraw at once.
+	// (default one second).
 	Tick time.Duration
+	// Frame is the most often a live view redraws (default 50ms): the events of a burst are
+	// drawn together, so the engine, which waits for its sink, never waits for the terminal.
+	// Negative: redraw at every event (tests that read the screen after each one).
+	Frame time.Duration
 }
 
 // View shows one run. Event is safe for concurrent use (the engine emits from several
@@ -33,10 +37,11 @@ type View struct {
 	mu        sync.Mutex
 	r         *run
 	notes     map[string]string // agent → the first line of its last reply
+	pending   bytes.Buffer      // lines not yet on screen
+	scheduled bool              // a redraw is due within a frame
 	drawn     int               // lines of the live block now on screen
 	shown     []string          // and what they say
-	suspended int               // prompts open: the block is off screen, lines are held
-	held      bytes.Buffer
+	suspended int               // prompts open: the block is off screen, lines wait
 	spin      int
 	tabled    bool // the agents' final table is printed
 	closed    bool
@@ -54,6 +59,9 @@ func New(w io.Writer, o Options) *View {
 	}
 	if o.Tick <= 0 {
 		o.Tick = time.Second
+	}
+	if o.Frame == 0 {
+		o.Frame = 50 * time.Millisecond
 	}
 	v := &View{w: w, o: o, r: newRun(), notes: map[string]string{}}
 	if o.Live {
@@ -114,8 +122,9 @@ func (v *View) Printf(format string, a ...any) {
 	v.update([]byte(fmt.Sprintf(format, a...) + "\n"))
 }
 
-// Close stops the clock and leaves the agents' final states on screen when the run ended
-// without a run_finished event (a run refused or torn down early).
+// Close stops the clock, draws what is still pending, and leaves the agents' final states
+// on screen when the run ended without a run_finished event (a run refused or torn down
+// early).
 func (v *View) Close() {
 	if v.stop != nil {
 		close(v.stop)
@@ -127,64 +136,76 @@ func (v *View) Close() {
 	if v.closed {
 		return
 	}
-	var b bytes.Buffer
 	if !v.tabled && len(v.r.agents) > 0 {
-		b.Write(v.table())
+		v.pending.Write(v.table())
 		v.tabled = true
 	}
 	v.r.finished = true
 	v.suspended = 0
-	b.Write(v.held.Bytes())
-	v.held.Reset()
-	v.update(b.Bytes())
+	v.render()
 	v.closed = true
 }
 
 // suspend takes the block off screen while a person answers a prompt: what the engine
-// reports meanwhile is held, not printed through what they type.
+// reports meanwhile waits, rather than being printed through what they type.
 func (v *View) suspend() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.suspended++
+	v.render() // the question's own line first
 	v.erase()
+	v.suspended++
 }
 
 func (v *View) resume() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.suspended == 0 {
-		return
-	}
-	v.suspended--
-	if v.suspended == 0 {
-		held := bytes.Clone(v.held.Bytes())
-		v.held.Reset()
-		v.update(held)
+	if v.suspended > 0 {
+		v.suspended--
+		v.render()
 	}
 }
 
-// update prints lines and, on a live terminal, redraws the block under them.
+// update adds lines: written at once as plain lines, or drawn with the live block within a
+// frame.
 func (v *View) update(lines []byte) {
 	if v.closed || !v.o.Live {
 		v.write(lines)
 		return
 	}
-	if v.suspended > 0 {
-		v.held.Write(lines)
+	v.pending.Write(lines)
+	switch {
+	case v.o.Frame < 0:
+		v.render()
+	case !v.scheduled:
+		v.scheduled = true
+		time.AfterFunc(v.o.Frame, func() {
+			v.mu.Lock()
+			defer v.mu.Unlock()
+			v.scheduled = false
+			v.render()
+		})
+	}
+}
+
+// render draws the pending lines and, unless the run is over, the block under them,
+// replacing the block on screen.
+func (v *View) render() {
+	if v.closed || v.suspended > 0 {
 		return
 	}
 	var block []string
 	if !v.r.finished {
 		block = v.block()
 	}
-	if len(lines) == 0 && v.drawn == len(block) && slices.Equal(block, v.shown) {
+	if v.pending.Len() == 0 && slices.Equal(block, v.shown) {
 		return // nothing new on screen: most events only feed the model
 	}
 	var b bytes.Buffer
 	if v.drawn > 0 {
 		fmt.Fprintf(&b, "\x1b[%dA\r\x1b[J", v.drawn)
 	}
-	b.Write(lines)
+	b.Write(v.pending.Bytes())
+	v.pending.Reset()
 	for _, l := range block {
 		b.WriteString(l)
 		b.WriteString("\x1b[K\n")
@@ -243,8 +264,9 @@ func (v *View) paint(s style, text string) string {
 	return "\x1b[" + string(s) + "m" + text + "\x1b[0m"
 }
 
-// indent is the width of a line's time stamp and the space after it.
-const indent = "         "
+// Indent is the width of a line's time stamp and the space after it: lines that continue an
+// event, or the command's closing hints, start with it.
+const Indent = "         "
 
 // stamp starts a line: the event's time of day.
 func (v *View) stamp(ev eventlog.Event) string {
@@ -253,5 +275,5 @@ func (v *View) stamp(ev eventlog.Event) string {
 
 // multiline indents the lines after the first of a message under its first.
 func multiline(s string) string {
-	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+indent+"  ")
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+Indent+"  ")
 }

@@ -53,7 +53,7 @@ func TestPlainLines(t *testing.T) {
 	for _, e := range story() {
 		v.Event(e)
 	}
-	v.Printf("%slog:       .agentcanvas/logs/review", indent)
+	v.Printf("%slog:       .agentcanvas/logs/review", Indent)
 	v.Close()
 	if bytes.ContainsRune(out.Bytes(), 0x1b) {
 		t.Errorf("plain output has escape sequences:\n%q", out.String())
@@ -105,7 +105,7 @@ func screen(out []byte) []string {
 func TestLiveBlockUpdates(t *testing.T) {
 	var out bytes.Buffer
 	now := t0
-	v := New(&out, Options{Mode: Mode{Live: true, Size: func() (int, int) { return 120, 30 }}, Location: time.UTC, Now: func() time.Time { return now }, Tick: time.Hour})
+	v := New(&out, Options{Mode: Mode{Live: true, Size: func() (int, int) { return 120, 30 }}, Location: time.UTC, Now: func() time.Time { return now }, Tick: time.Hour, Frame: -1})
 	evs := story()
 	shown := func() string { return strings.Join(screen(out.Bytes()), "\n") }
 	for _, e := range evs[:3] { // coder's turn started
@@ -159,7 +159,7 @@ func TestLiveBlockUpdates(t *testing.T) {
 // Colour on a terminal without NO_COLOR; a block cut to the terminal's width.
 func TestLiveColourAndWidth(t *testing.T) {
 	var out bytes.Buffer
-	v := New(&out, Options{Mode: Mode{Live: true, Color: true, Size: func() (int, int) { return 40, 30 }}, Location: time.UTC, Now: func() time.Time { return t0 }, Tick: time.Hour})
+	v := New(&out, Options{Mode: Mode{Live: true, Color: true, Size: func() (int, int) { return 40, 30 }}, Location: time.UTC, Now: func() time.Time { return t0 }, Tick: time.Hour, Frame: -1})
 	for _, e := range story()[:8] {
 		v.Event(e)
 	}
@@ -179,7 +179,7 @@ func TestLiveColourAndWidth(t *testing.T) {
 // More agents than rows: the ones at work stay on screen and the rest are counted.
 func TestLiveBlockFitsTheHeight(t *testing.T) {
 	var out bytes.Buffer
-	v := New(&out, Options{Mode: Mode{Live: true, Size: func() (int, int) { return 100, 8 }}, Location: time.UTC, Now: func() time.Time { return t0 }, Tick: time.Hour})
+	v := New(&out, Options{Mode: Mode{Live: true, Size: func() (int, int) { return 100, 8 }}, Location: time.UTC, Now: func() time.Time { return t0 }, Tick: time.Hour, Frame: -1})
 	nodes := []string{}
 	for i := range 12 {
 		nodes = append(nodes, "w"+strconv.Itoa(i))

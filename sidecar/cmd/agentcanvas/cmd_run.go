@@ -179,15 +179,15 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			if i > 0 {
 				label = "           "
 			}
-			view.Printf("%s%s%s", indent, label, p)
+			view.Printf("%s%s%s", termview.Indent, label, p)
 		}
 		if len(out.Proposals) > 0 {
-			view.Printf("%scheck:     agentcanvas proposal apply --check --workspace %s PROPOSAL   (without --check: apply it)", indent, shellQuote(ws))
-			view.Printf("%sexport:    agentcanvas proposal export --workspace %s %s > %s.patch", indent, shellQuote(ws), out.RunID, out.RunID)
+			view.Printf("%scheck:     agentcanvas proposal apply --check --workspace %s PROPOSAL   (without --check: apply it)", termview.Indent, shellQuote(ws))
+			view.Printf("%sexport:    agentcanvas proposal export --workspace %s %s > %s.patch", termview.Indent, shellQuote(ws), out.RunID, out.RunID)
 		}
-		view.Printf("%slog:       %s", indent, logDir)
+		view.Printf("%slog:       %s", termview.Indent, logDir)
 		if sum.path != "" && !summaryFailed {
-			view.Printf("%ssummary:   %s", indent, sum.path)
+			view.Printf("%ssummary:   %s", termview.Indent, sum.path)
 		}
 	}
 	switch {
@@ -228,9 +228,6 @@ func (s summaryFile) write(stderr io.Writer, md []byte) bool {
 	}
 	return true
 }
-
-// indent lines the command's closing hints up under the view's lines.
-const indent = "         "
 
 // printOutcome is the closing summary of a --json run, on stderr (stdout is the events').
 func printOutcome(w io.Writer, out *engine.Outcome, ws, logDir string) {
