@@ -355,8 +355,11 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 	}
 	started := c.r.now()
 	handoffErr := ""
+	var stderr stderrTail
 	for ev := range proc.Events() {
 		switch ev.Kind {
+		case runtime.EventStderr:
+			stderr.add(ev.Text)
 		case runtime.EventPending:
 			c.r.asks.Add(1)
 			go func(pend *runtime.Pending) {
@@ -394,7 +397,7 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 		fields["failed"] = rep.Reason
 	}
 	c.r.emit(c.in.ID, edge, "step", fields)
-	c.r.emit(c.in.ID, edge, "agent_finished", map[string]any{"agent": node, "status": string(res.Status), "turns": res.Turns})
+	c.r.emit(c.in.ID, edge, "agent_finished", finishedFields(node, res, stderr.lines))
 	if c.ctx.Err() != nil {
 		return rep, c.ctx.Err()
 	}
