@@ -283,7 +283,7 @@ interactions:
         data: {termination: {type: max_rounds, rounds: 1}}
 `), 0o644)
 	var out, errb bytes.Buffer
-	code := run([]string{"run", "--non-interactive", file}, strings.NewReader(""), &out, &errb)
+	code := run([]string{"run", "--json", "--non-interactive", file}, strings.NewReader(""), &out, &errb)
 	if code != exitFail {
 		t.Fatalf("exit %d, want %d\n%s", code, exitFail, errb.String())
 	}
@@ -308,11 +308,11 @@ func TestEveryExampleFlowDryRuns(t *testing.T) {
 			t.Parallel()
 			_, file := runWorkspace(t, filepath.Base(f))
 			var out, errb bytes.Buffer
-			if code := run([]string{"run", "--dry-run", "--non-interactive", file}, strings.NewReader(""), &out, &errb); code != exitOK {
+			if code := run([]string{"run", "--json", "--dry-run", "--non-interactive", file}, strings.NewReader(""), &out, &errb); code != exitOK {
 				t.Fatalf("exit %d\n%s", code, errb.String())
 			}
-			if strings.Contains(out.String(), `"event":"reply_repair"`) {
-				t.Errorf("a dry-run agent lacked a line:\n%s", out.String())
+			if !strings.Contains(out.String(), `"event":"run_finished"`) || strings.Contains(out.String(), `"event":"reply_repair"`) {
+				t.Errorf("no events, or a dry-run agent lacked a line:\n%s", out.String())
 			}
 		})
 	}
