@@ -82,6 +82,8 @@ func (v *View) lines(ev eventlog.Event) []string {
 		}
 	case "message_refused":
 		return one(yellow, "!", fmt.Sprintf("message %s from %s to %s refused: %s", eventlog.Str(f["type"]), eventlog.Str(f["from"]), strings.Join(eventlog.Strs(f["to"]), ", "), eventlog.Str(f["error"])))
+	case "reply_repair":
+		return one(yellow, "!", fmt.Sprintf("%s's reply lacks `%s`: asked again", who, strings.Join(eventlog.Strs(f["missing"]), "`, `")))
 	case "warning":
 		msg := eventlog.Str(f["message"])
 		if who != "" {

@@ -194,3 +194,15 @@ func TestLiveBlockFitsTheHeight(t *testing.T) {
 	}
 	v.Close()
 }
+
+// A reply asked for again says which agent lacked which line.
+func TestReplyRepairLine(t *testing.T) {
+	var out bytes.Buffer
+	v := New(&out, Options{Location: time.UTC, Now: func() time.Time { return t0 }})
+	v.Event(eventlog.Event{TS: t0.UnixMilli(), Flow: "f", RunID: "r", InteractionID: "i1", Event: "reply_repair",
+		Fields: map[string]any{"agent": "lead", "missing": []string{"ASSIGN <coder>: <assignment>"}}})
+	v.Close()
+	if !strings.Contains(out.String(), "lead's reply lacks `ASSIGN <coder>: <assignment>`: asked again") {
+		t.Errorf("output:\n%s", out.String())
+	}
+}
