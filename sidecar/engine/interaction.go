@@ -47,6 +47,10 @@ type ictx struct {
 	edgeOf    map[[2]string]string
 	made      [][2]string       // (node, proposal.json) of every proposal made in this interaction
 	rejected  map[string]string // node → the reviewer's latest REJECT of its handoff ("lead: why")
+	// roundCap ends the interaction after that many rounds (0: no cap): the flow's
+	// params.round_cap (ownCap), else the engine's where the flow bounds neither rounds nor time.
+	roundCap int
+	ownCap   bool
 }
 
 // termState is what termination conditions are evaluated against.
@@ -64,6 +68,8 @@ func (r *run) runInteraction(parent context.Context, in *flow.Interaction) Inter
 	p, _ := pattern.Lookup(in.PatternID)
 	c := &ictx{r: r, in: in, pat: p.PatternID, roles: map[string]string{}, params: map[string]any{}, sessions: map[string]string{}, prepared: map[string]bool{}, questions: map[string]int{}, reworks: map[string]int{}, edgeOf: map[[2]string]string{}}
 	c.st.Metrics = map[string]float64{}
+	c.term, c.params = in.Settings()
+	c.roundCap, c.ownCap = flow.RoundCap(c.term, c.params, r.o.RoundCap)
 	topology := p.Topology
 	for _, e := range in.Edges {
 		for _, id := range []string{e.Source, e.Target} {
@@ -71,12 +77,6 @@ func (r *run) runInteraction(parent context.Context, in *flow.Interaction) Inter
 				c.nodes = append(c.nodes, id)
 				c.roles[id] = roleOf(r.f, id)
 			}
-		}
-		if c.term == nil && e.Data.Termination != nil {
-			c.term = e.Data.Termination
-		}
-		for k, v := range e.Data.Params {
-			c.params[k] = v
 		}
 		if e.Data.Topology != "" {
 			topology = e.Data.Topology
@@ -763,9 +763,11 @@ func (c *ictx) endRound() bool {
 	if c.reason() != "" {
 		return true
 	}
-	if c.st.Round >= c.r.o.RoundCap {
+	if c.roundCap > 0 && c.st.Round >= c.roundCap {
 		c.st.Done = "round_cap"
-		c.r.emit(c.in.ID, "", "warning", map[string]any{"message": fmt.Sprintf("no termination condition held after %d rounds; the engine's round cap ends the interaction", c.st.Round)})
+		if !c.ownCap {
+			c.r.emit(c.in.ID, "", "warning", map[string]any{"message": fmt.Sprintf("no termination condition held after %d rounds and the flow sets no bound on rounds or time; the engine's round cap ends the interaction (set params.round_cap, or add a max_rounds or timeout_ms condition)", c.st.Round)})
+		}
 		return true
 	}
 	return false
@@ -840,7 +842,7 @@ func (c *ictx) gateHolds(t *flow.Termination) bool {
 }
 
 // maxRounds is the max_rounds bound when the termination has one (for patterns that plan
-// their rounds), else def.
+// their rounds), else def; never more than the round cap.
 func (c *ictx) maxRounds(def int) int {
 	n := 0
 	c.term.Walk(func(t *flow.Termination) {
@@ -851,7 +853,10 @@ func (c *ictx) maxRounds(def int) int {
 	if n == 0 {
 		n = def
 	}
-	return min(n, c.r.o.RoundCap)
+	if c.roundCap > 0 {
+		n = min(n, c.roundCap)
+	}
+	return n
 }
 
 func timeoutMs(t *flow.Termination, params map[string]any) int64 {

@@ -47,8 +47,9 @@ type Options struct {
 	Sink func(eventlog.Event)
 	// Task, when set, is the run's task (the flow's description otherwise).
 	Task string
-	// RoundCap bounds rounds when no termination condition can end an interaction
-	// (default 10): the engine never loops forever.
+	// RoundCap bounds the rounds of an interaction whose flow sets no bound on rounds or
+	// time and no params.round_cap (default flow.DefaultRoundCap): the engine never loops
+	// forever, and never cuts short a loop the flow bounds itself.
 	RoundCap int
 	// StopGrace is the time between SIGTERM and SIGKILL when agents are stopped.
 	StopGrace time.Duration
@@ -167,7 +168,7 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 		o.Now = time.Now
 	}
 	if o.RoundCap <= 0 {
-		o.RoundCap = 10
+		o.RoundCap = flow.DefaultRoundCap
 	}
 	id := o.RunID
 	if o.Resume != nil {

@@ -11,7 +11,7 @@ var (
 	Topologies       = []string{"p2p", "manager_worker", "pipeline", "blackboard", "market_auction", "debate_judge", "broker", "router_targeted", "broadcast"}
 	MessageForms     = []string{"nl_text", "structured_json", "acl_performative", "multimodal"}
 	SyncModes        = []string{"turn_based", "req_res", "async", "streaming"}
-	TerminationTypes = []string{"max_rounds", "timeout_ms", "judge_decision", "consensus_threshold", "quality_gate"}
+	TerminationTypes = []string{"max_rounds", "timeout_ms", "judge_decision", "consensus_threshold", "quality_gate", "max_cost_usd", "max_tokens"}
 	Verifications    = []string{"critic_loop", "cross_check_vote", "tool_based", "sandbox_constraints", "audit_log"}
 	// SystemTypes are the system-node kinds a flow may hold (DESIGN.md flow YAML additions).
 	SystemTypes = []string{"judge", "blackboard", "router", "broker", "manager", "aggregator", "curator", "bridge"}
@@ -38,6 +38,8 @@ type Termination struct {
 	Metric    string        `json:"metric,omitempty" yaml:"metric,omitempty"`       // quality_gate
 	Op        string        `json:"op,omitempty" yaml:"op,omitempty"`               // quality_gate: ">=" or "<="
 	Value     *float64      `json:"value,omitempty" yaml:"value,omitempty"`         // quality_gate; a pointer so 0 is kept
+	USD       float64       `json:"usd,omitempty" yaml:"usd,omitempty"`             // max_cost_usd, > 0
+	Tokens    int64         `json:"tokens,omitempty" yaml:"tokens,omitempty"`       // max_tokens, ≥ 1
 	Any       []Termination `json:"any,omitempty" yaml:"any,omitempty"`
 	All       []Termination `json:"all,omitempty" yaml:"all,omitempty"`
 }

@@ -351,7 +351,7 @@ func TestMissingRoleRule(t *testing.T) {
 		}
 		b.WriteString("interactions:\n  - id: vote\n    patternId: majority_vote\n    edges:\n")
 		for i := range voters {
-			b.WriteString("      - {source: v" + string(rune('0'+i)) + ", target: agg, data: {termination: {type: consensus_threshold, threshold: 0.6}}}\n")
+			b.WriteString("      - {source: v" + string(rune('0'+i)) + ", target: agg, data: {termination: {any: [{type: consensus_threshold, threshold: 0.6}, {type: max_rounds, rounds: 2}]}}}\n")
 		}
 		if judge {
 			b.WriteString("      - {source: agg, target: tie, data: {termination: {type: judge_decision}}}\n")
