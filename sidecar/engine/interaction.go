@@ -408,6 +408,13 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 	if s.BackendID == "" {
 		s.BackendID = "auto"
 	}
+	if s.BackendID == runtime.BackendCommand {
+		cmd, err := runtime.ResolveCommand(c.r.o.Workspace, s.Command)
+		if err != nil {
+			return s, fmt.Errorf("agent %s: %w", node, err)
+		}
+		s.Command = cmd
+	}
 	if s.CwdMode == "" {
 		s.CwdMode = runtime.CwdWorkspace
 		if isWorker(c.roles[node]) {

@@ -22,6 +22,7 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/diag"
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 	"github.com/agentcanvas/agentcanvas/sidecar/validate"
 )
 
@@ -163,6 +164,9 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	}
 	if ds := validate.Flow(f, validate.Workspace{Root: o.Workspace, Rules: o.limits().Rules}); diag.HasErrors(ds) {
 		return nil, &InvalidFlowError{Diagnostics: ds}
+	}
+	if err := checkCommands(f, o); err != nil {
+		return nil, err
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -468,4 +472,29 @@ func firstNonEmpty(ss ...string) string {
 		}
 	}
 	return ""
+}
+
+// checkCommands resolves every command agent's relative paths before anything runs, so a
+// missing script fails the run at once, naming the agent and the field, rather than as exit
+// 127 in the middle of it.
+func checkCommands(f *flow.Flow, o Options) error {
+	if o.DryRun || (o.Backend != "" && o.Backend != "auto" && o.Backend != runtime.BackendCommand) {
+		return nil
+	}
+	var errs []error
+	check := func(id string, rt *flow.Runtime) {
+		if rt == nil || (rt.BackendID != runtime.BackendCommand && o.Backend != runtime.BackendCommand) {
+			return
+		}
+		if _, err := runtime.ResolveCommand(o.Workspace, rt.Command); err != nil {
+			errs = append(errs, fmt.Errorf("agent %s: %w", id, err))
+		}
+	}
+	for _, a := range f.Agents {
+		check(a.ID, a.Runtime)
+	}
+	for _, s := range f.SystemNodes {
+		check(s.ID, s.Runtime)
+	}
+	return errors.Join(errs...)
 }

@@ -34,6 +34,7 @@ const (
 	CodeSkillInvalid        = "skill-invalid"
 	CodeMCPPolicy           = "mcp-policy"
 	CodeRoundCap            = "round-cap"
+	CodeCommandPath         = "command-path"
 )
 
 // Codes lists every code, in the order docs/validation.md documents them.
@@ -41,7 +42,7 @@ var Codes = []string{
 	CodeYAMLSyntax, CodeSchema, CodeDuplicateID, CodeUnknownAgent, CodeUnknownPattern,
 	CodeTerminationRequired, CodeInvalidTermination, CodeTimeoutRequired, CodeRetentionRequired,
 	CodeRateLimitRequired, CodeRawSecret, CodeUnsafePath, CodeMissingRole, CodeSkillInvalid, CodeMCPPolicy,
-	CodeRoundCap,
+	CodeRoundCap, CodeCommandPath,
 }
 
 // Workspace gives the rules that look outside the flow file what they need.
