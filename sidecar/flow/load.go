@@ -366,8 +366,11 @@ func (d *decoder) flowRoot(root *yaml.Node) {
 				"budget": func(_, v *yaml.Node, p string) {
 					b := &Budget{}
 					if d.fields(v, p, "policy.budget", map[string]fieldFn{
-						"usd":    func(_, v *yaml.Node, p string) { x, ok := d.number(v, p, "policy.budget.usd"); b.USD = ptrIf(x, ok) },
-						"tokens": func(_, v *yaml.Node, p string) { x, ok := d.integer(v, p, "policy.budget.tokens"); b.Tokens = ptrIf(x, ok) },
+						"usd": func(_, v *yaml.Node, p string) { x, ok := d.number(v, p, "policy.budget.usd"); b.USD = ptrIf(x, ok) },
+						"tokens": func(_, v *yaml.Node, p string) {
+							x, ok := d.integer(v, p, "policy.budget.tokens")
+							b.Tokens = ptrIf(x, ok)
+						},
 					}) {
 						f.Policy.Budget = b
 					}
