@@ -11,9 +11,7 @@ import (
 // claim passed; citations_count = passed claims with a source. Revise sends the failed claims
 // back; accept ends the loop.
 func factCheck(c *ictx) (string, error) {
-	prod := c.one(c.chain()[0], "producer", "writer")
-	verifier := c.one("", "verifier", "checker")
-	judge := c.one("", "judge")
+	prod, verifier, judge := c.cast.one("producer"), c.cast.one("verifier"), c.cast.one("judge")
 	feedback := ""
 	for {
 		a, err := c.ask(judge, prod, c.prompt(prod, message{Intent: "Answer with sources: " + c.task(), Inputs: []string{quote("Claims to revise", firstNonEmpty(feedback, "(none: first answer)"))}, Plan: []string{"Answer", "Cite"}, Actions: []string{firstNonEmpty(str(c.params["claim_format"]), "CLAIM: <claim> [source]") + ", one line per claim"}}))

@@ -34,6 +34,7 @@ type ictx struct {
 	params map[string]any
 	nodes  []string          // in order of first appearance on the edges
 	roles  map[string]string // node id → lower-case role (agent role or system node type)
+	cast   cast              // pattern role → the nodes playing it (cast.go)
 	bus    *bus.Bus
 	board  *bus.Blackboard
 
@@ -65,12 +66,32 @@ type termState struct {
 }
 
 func (r *run) runInteraction(parent context.Context, in *flow.Interaction) InteractionOutcome {
+	c, topology := r.castInteraction(in)
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	if ms := timeoutMs(c.term, c.params); ms > 0 {
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
+		defer cancel()
+	}
+	c.ctx = ctx
+	c.bus = c.newBus(topology)
+	if ret := retention(c.params); ret != nil {
+		c.board = bus.NewBlackboard(*ret, r.now)
+	}
+	r.emit(in.ID, "", "interaction_started", map[string]any{"patternId": c.pat, "nodes": c.nodes})
+	r.emit(in.ID, "", "configured", map[string]any{"data": map[string]any{"patternId": c.pat, "topology": topology, "nodes": c.nodes, "roles": c.roles, "cast": c.cast, "termination": c.term, "params": c.params}})
+	return c.execute(parent)
+}
+
+// castInteraction sets an interaction up: its nodes and their roles, its termination and
+// params, its round cap, and who plays which of the pattern's roles.
+func (r *run) castInteraction(in *flow.Interaction) (c *ictx, topology string) {
 	p, _ := pattern.Lookup(in.PatternID)
-	c := &ictx{r: r, in: in, pat: p.PatternID, roles: map[string]string{}, params: map[string]any{}, sessions: map[string]string{}, prepared: map[string]bool{}, questions: map[string]int{}, reworks: map[string]int{}, edgeOf: map[[2]string]string{}}
+	c = &ictx{r: r, in: in, pat: p.PatternID, roles: map[string]string{}, params: map[string]any{}, sessions: map[string]string{}, prepared: map[string]bool{}, questions: map[string]int{}, reworks: map[string]int{}, edgeOf: map[[2]string]string{}}
 	c.st.Metrics = map[string]float64{}
 	c.term, c.params = in.Settings()
 	c.roundCap, c.ownCap = flow.RoundCap(c.term, c.params, r.o.RoundCap)
-	topology := p.Topology
+	topology = p.Topology
 	for _, e := range in.Edges {
 		for _, id := range []string{e.Source, e.Target} {
 			if _, ok := c.roles[id]; !ok {
@@ -83,21 +104,21 @@ func (r *run) runInteraction(parent context.Context, in *flow.Interaction) Inter
 		}
 		c.edgeOf[[2]string{e.Source, e.Target}] = e.ID
 	}
-	ctx, cancel := context.WithCancel(parent)
-	defer cancel()
-	if ms := timeoutMs(c.term, c.params); ms > 0 {
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
-		defer cancel()
-	}
-	c.ctx = ctx
-	c.bus = bus.New(bus.Config{Topology: topology, Members: c.nodes, Hub: c.hub(), Stages: c.chain(), Tags: c.tags(),
-		RateLimitPerMin: intParam(c.params, "rate_limit_per_min", 0), Key: r.key, Now: r.now, ACL: c.acl(), Links: c.links()})
-	if ret := retention(c.params); ret != nil {
-		c.board = bus.NewBlackboard(*ret, r.now)
-	}
-	r.emit(in.ID, "", "interaction_started", map[string]any{"patternId": c.pat, "nodes": c.nodes})
-	r.emit(in.ID, "", "configured", map[string]any{"data": map[string]any{"patternId": c.pat, "topology": topology, "nodes": c.nodes, "roles": c.roles, "termination": c.term, "params": c.params}})
+	c.cast = c.castRoles()
+	return c, topology
+}
 
+// newBus is the interaction's message bus: its topology, the pattern's routes and the drawn
+// edges as its access rules (acl.go), its rate limit, the run's signing key.
+func (c *ictx) newBus(topology string) *bus.Bus {
+	return bus.New(bus.Config{Topology: topology, Members: c.nodes, Hub: c.hub(), Stages: c.chain(), Tags: c.tags(),
+		RateLimitPerMin: intParam(c.params, "rate_limit_per_min", 0), Key: c.r.key, Now: c.r.now, ACL: c.acl(), Links: c.links()})
+}
+
+// execute runs the interaction's executor and ends it: the outcome, its terminated event,
+// auto-apply.
+func (c *ictx) execute(parent context.Context) InteractionOutcome {
+	r, in, ctx := c.r, c.in, c.ctx
 	exec := executors[c.pat]
 	var result string
 	var err error
@@ -192,16 +213,6 @@ func (c *ictx) one(fallback string, words ...string) string {
 		return ids[0]
 	}
 	return fallback
-}
-
-// hub is the manager, broker, router or blackboard node, when there is one.
-// links are the interaction's drawn edges.
-func (c *ictx) links() [][2]string {
-	out := make([][2]string, 0, len(c.in.Edges))
-	for _, e := range c.in.Edges {
-		out = append(out, [2]string{e.Source, e.Target})
-	}
-	return out
 }
 
 // hub is the node spokes talk through: a tree (P15) has none (every manager is a hub of
@@ -365,8 +376,9 @@ func (c *ictx) askAll(from string, nodes []string, prompt func(node string) stri
 
 // send puts a message on the interaction's bus and logs it; refusals are logged, not fatal.
 func (c *ictx) send(from, to, typ string, payload any, parent string) {
-	if from == "" || to == "" {
-		return // the engine itself is not on the bus
+	if from == "" || to == "" || from == to {
+		return // the engine itself is not on the bus, and a node playing two parts (P18's
+		// executor when no observer is drawn) does not message itself
 	}
 	e := &bus.Envelope{From: from, To: bus.Recipients{to}, Type: typ, Payload: payload, Context: bus.Context{InteractionID: c.in.ID, ParentMessageID: parent, ThreadID: c.r.id + "/" + c.in.ID}}
 	edge := c.edgeOf[[2]string{from, to}]

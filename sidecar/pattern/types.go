@@ -5,6 +5,8 @@
 // It knows nothing of flow text edits or JSON-RPC.
 package pattern
 
+import "strings"
+
 // The taxonomy axes (spec §4.1). Order is the spec's order.
 var (
 	Intents          = []string{"solve", "verify", "negotiate", "explore", "simulate", "align"}
@@ -91,6 +93,26 @@ type TemplateEdge struct {
 	Messages []string `json:"messages"`
 }
 
+// Route is one of the pattern's own message routes: what a node playing From sends to a node
+// playing To when the pattern runs, whatever edges are drawn (a debate's debaters read each
+// other's answers even when each is drawn only to the judge). The run engine's access rules
+// are the routes between the roles present plus the drawn edges; the pattern's document lists
+// the same routes ("How AgentCanvas runs it").
+type Route struct {
+	From     string   `json:"from"`
+	To       string   `json:"to"`
+	Messages []string `json:"messages"`
+}
+
+// Text is the route as the pattern documents write it: `debater → judge`: `final_answer`.
+func (r Route) Text() string {
+	msgs := make([]string, len(r.Messages))
+	for i, m := range r.Messages {
+		msgs[i] = "`" + m + "`"
+	}
+	return "`" + r.From + " → " + r.To + "`: " + strings.Join(msgs, ", ")
+}
+
 // Template is the parsed .json file beside each pattern's .md.
 type Template struct {
 	ID                 string         `json:"id"`
@@ -105,6 +127,7 @@ type Template struct {
 	Layout             string         `json:"layout"` // TB (layers are rows) or LR (layers are columns)
 	Roles              []Role         `json:"roles"`
 	Edges              []TemplateEdge `json:"edges"`
+	Routes             []Route        `json:"routes"`
 	DefaultTermination Termination    `json:"defaultTermination"`
 	Params             map[string]any `json:"params"`
 	Observability      Observability  `json:"observability"`
