@@ -52,6 +52,11 @@ type ictx struct {
 	// params.round_cap (ownCap), else the engine's where the flow bounds neither rounds nor time.
 	roundCap int
 	ownCap   bool
+	// spend is what the interaction's agents reported spending; limits its max_cost_usd and
+	// max_tokens; stop ends the interaction when one is reached (spend.go).
+	spend  Spend
+	limits limits
+	stop   context.CancelCauseFunc
 }
 
 // termState is what termination conditions are evaluated against.
@@ -67,8 +72,10 @@ type termState struct {
 
 func (r *run) runInteraction(parent context.Context, in *flow.Interaction) InteractionOutcome {
 	c, topology := r.castInteraction(in)
-	ctx, cancel := context.WithCancel(parent)
-	defer cancel()
+	ctx, stop := context.WithCancelCause(parent)
+	defer stop(nil)
+	c.stop = stop
+	var cancel context.CancelFunc
 	if ms := timeoutMs(c.term, c.params); ms > 0 {
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
 		defer cancel()
@@ -91,6 +98,7 @@ func (r *run) castInteraction(in *flow.Interaction) (c *ictx, topology string) {
 	c.st.Metrics = map[string]float64{}
 	c.term, c.params = in.Settings()
 	c.roundCap, c.ownCap = flow.RoundCap(c.term, c.params, r.o.RoundCap)
+	c.spend, c.limits = newSpend(), spendLimits(c.term)
 	topology = p.Topology
 	for _, e := range in.Edges {
 		for _, id := range []string{e.Source, e.Target} {
@@ -130,20 +138,32 @@ func (c *ictx) execute(parent context.Context) InteractionOutcome {
 	r.metrics.addBus(c.bus.Metrics())
 
 	out := InteractionOutcome{ID: in.ID, PatternID: c.pat, Rounds: c.st.Round, Result: result}
+	var limit *spendLimitError
 	switch {
+	case errors.As(context.Cause(ctx), &limit) && parent.Err() == nil:
+		out.Status, out.Reason = StatusCompleted, limit.condition
+		if result == "" {
+			out.Result = fmt.Sprintf("%s reached after %d round(s)", limit.condition, c.st.Round)
+		}
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) && parent.Err() == nil:
 		out.Status, out.Reason = StatusCompleted, "timeout_ms"
 		if result == "" {
 			out.Result = "timed out after " + fmt.Sprint(c.st.Round) + " round(s)"
 		}
 	case parent.Err() != nil:
-		out.Status, out.Reason = StatusStopped, "stopped"
+		out.Status, out.Reason = StatusStopped, stopReason(parent)
 	case err != nil:
 		out.Status, out.Reason, out.Error = StatusFailed, "error", err.Error()
 	default:
 		out.Status, out.Reason = StatusCompleted, firstNonEmpty(c.reason(), c.st.Done, "completed")
 	}
+	if sp := c.spent(); sp.Tokens > 0 || sp.CostUSD > 0 || len(sp.Unreported) > 0 {
+		out.Spend = &sp
+	}
 	fields := map[string]any{"reason": out.Reason, "rounds": out.Rounds, "status": out.Status}
+	if out.Spend != nil {
+		fields["spend"] = out.Spend
+	}
 	if out.Result != "" {
 		fields["result"] = truncate(out.Result, 2000)
 	}
@@ -311,8 +331,11 @@ func (c *ictx) ask(from, node, prompt string) (*Reply, error) {
 		return nil, fmt.Errorf("agent %s: %w", node, err)
 	}
 	started := c.r.now()
+	ts := &turnSpend{backend: spec.BackendID}
 	for ev := range proc.Events() {
 		switch ev.Kind {
+		case runtime.EventUsage:
+			c.spendEvent(node, ts, ev)
 		case runtime.EventPending:
 			c.r.asks.Add(1)
 			go func(pend *runtime.Pending) {
@@ -332,6 +355,7 @@ func (c *ictx) ask(from, node, prompt string) (*Reply, error) {
 		}
 	}
 	res := proc.Wait()
+	c.spendResult(node, ts, res)
 	c.r.metrics.addTurn(node, res, c.r.now().Sub(started))
 	rep := &Reply{Node: node, Text: res.Reply, Handoff: res.Handoff}
 	c.mu.Lock()
@@ -812,7 +836,7 @@ func (c *ictx) holds(t *flow.Termination) (bool, string) {
 		first := ""
 		for _, s := range t.Any {
 			if ok, why := c.holds(s); ok {
-				if why != "max_rounds" && why != "timeout_ms" {
+				if !slices.Contains(bounds, why) {
 					return true, why
 				}
 				first = firstNonEmpty(first, why)
@@ -841,8 +865,23 @@ func (c *ictx) holds(t *flow.Termination) (bool, string) {
 		return t.Threshold != nil && c.st.Consensus >= *t.Threshold && c.st.Round > 0, "consensus_threshold"
 	case "quality_gate":
 		return c.gateHolds(t), "quality_gate"
+	case "max_cost_usd", "max_tokens":
+		return limits{usd: deref(t.USD), tokens: deref(t.Tokens)}.reached(c.spent()) == t.Type, t.Type
 	}
 	return false, ""
+}
+
+// bounds are the conditions that end an interaction whatever its agents decide: when one holds
+// together with the pattern's own end (a judge decides in the last round), the pattern's end
+// is the reason.
+var bounds = []string{"max_rounds", "timeout_ms", "max_cost_usd", "max_tokens"}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }
 
 func (c *ictx) gateHolds(t *flow.Termination) bool {

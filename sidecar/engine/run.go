@@ -95,6 +95,7 @@ type InteractionOutcome struct {
 	Rounds    int    `json:"rounds"`
 	Result    string `json:"result,omitempty"` // what the pattern yields (a decision, an answer…)
 	Error     string `json:"error,omitempty"`
+	Spend     *Spend `json:"spend,omitempty"` // what its agents reported spending (spend.go)
 }
 
 // ErrInvalidFlow is returned when the flow has validation errors; a run never starts then.
@@ -141,6 +142,9 @@ type run struct {
 	key   []byte // per-run signing key, memory only
 	state *State
 	ctx   context.Context // execute's; set before any goroutine starts
+	// stop cancels the run with a cause (ErrBudget when policy.budget is reached).
+	stop   context.CancelCauseFunc
+	budget limits // policy.budget
 
 	mu        sync.Mutex
 	ckMu      sync.Mutex // serialises checkpoint writes
@@ -194,9 +198,13 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	}
 	r := &run{f: f, o: o, id: id, log: log, now: o.Now, key: bus.NewKey(), outcomes: map[string]*InteractionOutcome{}, metrics: newMetricSet(), files: promptFiles{ws: o.Workspace}}
 	r.state = newState(r)
+	r.budget = budgetLimits(f.Policy.Budget)
 	if o.Resume != nil {
 		r.state.Started = o.Resume.Started
 		r.proposals = append(r.proposals, o.Resume.Proposals...)
+		if sp := o.Resume.Spend; sp.Tokens > 0 || sp.CostUSD > 0 || len(sp.Unreported) > 0 {
+			r.state.Spend = sp // the budget counts what the run spent before
+		}
 	}
 	return r, nil
 }
@@ -270,10 +278,10 @@ func (r *run) emit(interactionID, edgeID, event string, fields map[string]any) {
 }
 
 func (r *run) execute(ctx context.Context) *Outcome {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	defer r.close()
-	r.ctx = ctx
+	r.ctx, r.stop = ctx, cancel
 	if r.o.Resume != nil {
 		r.emit("", "", "run_resumed", map[string]any{"workspace": r.o.Workspace, "dryRun": r.o.DryRun, "interactions": len(r.f.Interactions), "task": r.task()})
 	} else {
@@ -343,7 +351,7 @@ func (r *run) execute(ctx context.Context) *Outcome {
 			r.mu.Unlock()
 			switch {
 			case ctx.Err() != nil:
-				r.setOutcome(oc, InteractionOutcome{Status: StatusStopped, Reason: "stopped"})
+				r.setOutcome(oc, InteractionOutcome{Status: StatusStopped, Reason: stopReason(ctx)})
 			case failedDep != "":
 				r.setOutcome(oc, InteractionOutcome{Status: StatusSkipped, Reason: "dependency " + failedDep + " did not complete"})
 				r.emit(in.ID, "", "terminated", map[string]any{"reason": "skipped", "note": oc.Reason})
@@ -374,7 +382,7 @@ func (r *run) execute(ctx context.Context) *Outcome {
 		}
 	}
 	if ctx.Err() != nil {
-		out.Status, out.Reason = StatusStopped, "stopped"
+		out.Status, out.Reason = StatusStopped, stopReason(ctx)
 	}
 	r.finish(out)
 	return out
@@ -383,7 +391,7 @@ func (r *run) execute(ctx context.Context) *Outcome {
 func (r *run) setOutcome(oc *InteractionOutcome, res InteractionOutcome) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	oc.Status, oc.Reason, oc.Rounds, oc.Result, oc.Error = res.Status, res.Reason, res.Rounds, res.Result, res.Error
+	oc.Status, oc.Reason, oc.Rounds, oc.Result, oc.Error, oc.Spend = res.Status, res.Reason, res.Rounds, res.Result, res.Error, res.Spend
 }
 
 // sessionEnded: the run was cancelled because its session ended (ErrSessionEnded), not

@@ -35,6 +35,7 @@ const (
 	CodeMCPPolicy           = "mcp-policy"
 	CodeRoundCap            = "round-cap"
 	CodeCommandPath         = "command-path"
+	CodeSpendUnknown        = "spend-unknown"
 )
 
 // Codes lists every code, in the order docs/validation.md documents them.
@@ -42,7 +43,7 @@ var Codes = []string{
 	CodeYAMLSyntax, CodeSchema, CodeDuplicateID, CodeUnknownAgent, CodeUnknownPattern,
 	CodeTerminationRequired, CodeInvalidTermination, CodeTimeoutRequired, CodeRetentionRequired,
 	CodeRateLimitRequired, CodeRawSecret, CodeUnsafePath, CodeMissingRole, CodeSkillInvalid, CodeMCPPolicy,
-	CodeRoundCap, CodeCommandPath,
+	CodeRoundCap, CodeCommandPath, CodeSpendUnknown,
 }
 
 // Workspace gives the rules that look outside the flow file what they need.
@@ -114,6 +115,7 @@ func (c *checker) run() {
 	c.duplicateIDs()
 	c.references()
 	c.interactions()
+	c.spendUnknown()
 	c.paths()
 	c.workspace()
 }
