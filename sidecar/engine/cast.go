@@ -37,20 +37,12 @@ func (k cast) set(role string, ids ...string) {
 // role name (castByName): its executor follows the drawn edges (P03, P04).
 var casts = map[string]func(c *ictx, k cast){
 	"manager_worker": func(c *ictx, k cast) {
-		mgr := c.one(c.chain()[0], "manager", "orchestrator", "coordinator")
-		k.set("manager", mgr)
-		k.set("worker", c.others(mgr)...)
+		c.oneAndRest(k, "manager", c.chain()[0], []string{"manager", "orchestrator", "coordinator"}, "worker")
 	},
 	"role_play_pair": func(c *ictx, k cast) {
-		user := c.one(c.chain()[0], "user", "client", "instructor")
-		k.set("user", user)
-		k.set("assistant", c.others(user)...)
+		c.oneAndRest(k, "user", c.chain()[0], []string{"user", "client", "instructor"}, "assistant")
 	},
-	"debate_judge": func(c *ictx, k cast) {
-		judge := c.one("", "judge")
-		k.set("judge", judge)
-		k.set("debater", c.others(judge)...)
-	},
+	"debate_judge": func(c *ictx, k cast) { c.oneAndRest(k, "judge", "", []string{"judge"}, "debater") },
 	"critic_refiner_curator": func(c *ictx, k cast) {
 		for _, role := range []string{"judge", "critic", "refiner", "curator"} {
 			k.set(role, c.one("", role))
@@ -62,26 +54,14 @@ var casts = map[string]func(c *ictx, k cast){
 		k.set("aggregator", agg)
 		k.set("voter", c.others(tb, agg)...)
 	},
-	"self_consistency": func(c *ictx, k cast) {
-		agg := c.one("", "aggregator")
-		k.set("aggregator", agg)
-		k.set("sampler", c.others(agg)...)
-	},
+	"self_consistency": func(c *ictx, k cast) { c.oneAndRest(k, "aggregator", "", []string{"aggregator"}, "sampler") },
 	"contract_net": func(c *ictx, k cast) {
-		mgr := c.one(c.chain()[0], "manager", "initiator", "orchestrator")
-		k.set("manager", mgr)
-		k.set("bidder", c.others(mgr)...)
+		c.oneAndRest(k, "manager", c.chain()[0], []string{"manager", "initiator", "orchestrator"}, "bidder")
 	},
 	"bilateral_negotiation": func(c *ictx, k cast) {
-		proposer := c.one(c.chain()[0], "proposer", "buyer")
-		k.set("proposer", proposer)
-		k.set("responder", c.others(proposer)...)
+		c.oneAndRest(k, "proposer", c.chain()[0], []string{"proposer", "buyer"}, "responder")
 	},
-	"blackboard": func(c *ictx, k cast) {
-		hub := c.one("", "blackboard")
-		k.set("blackboard", hub)
-		k.set("knowledge_source", c.others(hub)...)
-	},
+	"blackboard": func(c *ictx, k cast) { c.oneAndRest(k, "blackboard", "", []string{"blackboard"}, "knowledge_source") },
 	"publish_subscribe": func(c *ictx, k cast) {
 		broker := c.one("", "broker")
 		pub := c.one(c.chain()[0], "publisher")
@@ -96,11 +76,7 @@ var casts = map[string]func(c *ictx, k cast){
 		k.set("requester", requester)
 		k.set("provider", c.others(broker, requester)...)
 	},
-	"router_targeted": func(c *ictx, k cast) {
-		router := c.one("", "router")
-		k.set("router", router)
-		k.set("peer", c.others(router)...)
-	},
+	"router_targeted": func(c *ictx, k cast) { c.oneAndRest(k, "router", "", []string{"router"}, "peer") },
 	// P15: the root is the node nobody points to; sub-managers are the other nodes with a
 	// team of their own (drawn edges out); workers are the rest.
 	"hierarchical_tree": func(c *ictx, k cast) {
@@ -155,11 +131,15 @@ var casts = map[string]func(c *ictx, k cast){
 			}
 		}
 	},
-	"protocol_bridge": func(c *ictx, k cast) {
-		bridge := c.one("", "bridge")
-		k.set("bridge", bridge)
-		k.set("local_agent", c.others(bridge)...)
-	},
+	"protocol_bridge": func(c *ictx, k cast) { c.oneAndRest(k, "bridge", "", []string{"bridge"}, "local_agent") },
+}
+
+// oneAndRest casts the first node whose role has one of words (else fallback) as role, and
+// every other node as rest: the shape of most patterns (a hub or a lead, and the others).
+func (c *ictx) oneAndRest(k cast, role, fallback string, words []string, rest string) {
+	one := c.one(fallback, words...)
+	k.set(role, one)
+	k.set(rest, c.others(one)...)
 }
 
 // castRoles finds the interaction's parties (see cast).
