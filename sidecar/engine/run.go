@@ -84,6 +84,7 @@ type Outcome struct {
 	Interactions []InteractionOutcome `json:"interactions"`
 	Proposals    []string             `json:"proposals,omitempty"` // workspace-relative proposal.json paths
 	Metrics      Metrics              `json:"metrics"`
+	Spend        Spend                `json:"spend"` // what its agents reported spending (spend.go)
 }
 
 // InteractionOutcome is one interaction's end.
@@ -410,11 +411,12 @@ func (r *run) finish(out *Outcome) {
 	out.Proposals = append([]string(nil), r.proposals...)
 	r.mu.Unlock()
 	out.Metrics = r.metrics.snapshot()
+	out.Spend = r.spent()
 	r.state.Status = out.Status
 	r.state.Reason = out.Reason
 	r.state.Finished = r.now().UTC()
 	r.checkpoint()
-	r.emit("", "", "run_finished", map[string]any{"status": out.Status, "reason": out.Reason, "metrics": out.Metrics, "proposals": out.Proposals})
+	r.emit("", "", "run_finished", map[string]any{"status": out.Status, "reason": out.Reason, "metrics": out.Metrics, "proposals": out.Proposals, "spend": out.Spend})
 	if err := writeMemory(r, out); err != nil {
 		r.emit("", "", "warning", map[string]any{"message": "memory notes: " + err.Error()})
 	}

@@ -93,6 +93,9 @@ func TestBudgetStopsTheRun(t *testing.T) {
 	if err != nil || st.Spend.Tokens != 4000 || !st.Spend.CostKnown || st.Spend.CostUSD < 0.039 || st.Spend.CostUSD > 0.041 {
 		t.Errorf("state spend %+v (%v), want 4000 tokens, $0.04", st.Spend, err)
 	}
+	if out.Spend.Tokens != 4000 {
+		t.Errorf("the outcome's spend %+v, want 4000 tokens", out.Spend)
+	}
 	if spends := eventsNamed(evs, "spend"); len(spends) != 4 {
 		t.Errorf("%d spend events, want one a turn", len(spends))
 	}

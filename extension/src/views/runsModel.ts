@@ -95,6 +95,7 @@ export class RunsModel {
       run.spend = readSpend(ev.run) ?? run.spend;
       if (inter) inter.spend = readSpend(ev.interaction) ?? inter.spend;
     }
+    if (ev.event === 'run_finished') run.spend = readSpend(ev.spend) ?? run.spend;
     if (inter) {
       if (ev.event === 'terminated') {
         inter.status = 'terminated';

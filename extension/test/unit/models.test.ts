@@ -159,4 +159,6 @@ test("runs model and tree: spend events show the run's and each interaction's sp
   assert.match(String(tree.getTreeItem(run).tooltip), /spent: 1\.2k tokens/);
   const inter = tree.getChildren(run).find((n) => n.kind === 'interaction' && n.interaction.id === 'i1')!;
   assert.match(String(tree.getTreeItem(inter).description), /reason: max_tokens · 1\.5k tokens · \$0\.01/);
+  m.apply({ runId: 'r1', event: 'run_finished', status: 'stopped', reason: 'budget', spend: { tokens: 5200, costUsd: 0.052, costKnown: true, unreported: ['judge'] } });
+  assert.equal(m.get('r1')!.spend?.tokens, 5200, "run_finished carries the run's final spend");
 });
