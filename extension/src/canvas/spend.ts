@@ -40,17 +40,17 @@ export function formatUsd(x: number): string {
 
 /**
  * spendLabel is one short line: "12.3k tokens · $0.04", "12.3k tokens · cost unknown",
- * "≥ $0.04" when some cost is unknown, and "usage unknown: judge" for agents that reported
- * none. Undefined when nothing was reported or is unknown (no agent has spent yet).
+ * "≥ $0.04" when some cost is unknown, "usage unknown: judge" beside them for agents that
+ * reported none (their number past two), and "spend unknown" when no agent reported anything.
+ * Undefined before any agent has finished a turn.
  */
 export function spendLabel(s: Spend | undefined): string | undefined {
   if (!s || (s.tokens === 0 && s.costUsd === 0 && s.unreported.length === 0)) return undefined;
-  const parts: string[] = [];
-  if (s.tokens > 0 || s.costUsd > 0) {
-    parts.push(`${formatTokens(s.tokens)} tokens`);
-    if (s.costKnown) parts.push(formatUsd(s.costUsd));
-    else parts.push(s.costUsd > 0 ? `≥ ${formatUsd(s.costUsd)}` : "cost unknown");
-  }
-  if (s.unreported.length > 0) parts.push(`usage unknown: ${s.unreported.join(", ")}`);
+  if (s.tokens === 0 && s.costUsd === 0) return "spend unknown";
+  const parts = [`${formatTokens(s.tokens)} tokens`];
+  if (s.costKnown) parts.push(formatUsd(s.costUsd));
+  else parts.push(s.costUsd > 0 ? `≥ ${formatUsd(s.costUsd)}` : "cost unknown");
+  const n = s.unreported.length;
+  if (n > 0) parts.push(`usage unknown: ${n > 2 ? `${n} agents` : s.unreported.join(", ")}`);
   return parts.join(" · ");
 }

@@ -57,7 +57,7 @@ export function runTreeItem(node: RunNode): vscode.TreeItem {
       it.description = [r.status, r.terminationReason, spent, r.runId].filter(Boolean).join(' · ');
       it.iconPath = new vscode.ThemeIcon(statusIcon(r.status));
       it.contextValue = r.status === 'running' || r.status === 'waiting' ? 'run.active' : 'run.done';
-      it.tooltip = `${r.flow}\nrun ${r.runId}\nstatus: ${r.status}${r.terminationReason ? `\nreason: ${r.terminationReason}` : ''}${r.startedAt ? `\nstarted: ${r.startedAt}` : ''}${spent ? `\nspent: ${spent}` : ''}`;
+      it.tooltip = `${r.flow}\nrun ${r.runId}\nstatus: ${r.status}${r.terminationReason ? `\nreason: ${r.terminationReason}` : ''}${r.startedAt ? `\nstarted: ${r.startedAt}` : ''}${spent ? `\nspent: ${spent}` : ''}${r.spend?.unreported.length ? `\nno usage reported by: ${r.spend.unreported.join(', ')}` : ''}`;
       if (isInterrupted(r)) {
         // its engine died (a window reload): Resume Run / Close Run act on it
         it.contextValue = 'run.interrupted';

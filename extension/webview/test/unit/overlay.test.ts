@@ -71,7 +71,8 @@ test("spend labels say what is unknown instead of guessing", () => {
   assert.equal(spendLabel({ tokens: 950, costUsd: 0.0042, costKnown: true, unreported: [] }), "950 tokens · $0.0042");
   assert.equal(spendLabel({ tokens: 1_234_567, costUsd: 0, costKnown: false, unreported: [] }), "1.2M tokens · cost unknown");
   assert.equal(spendLabel({ tokens: 12_300, costUsd: 0.5, costKnown: false, unreported: ["coder"] }), "12.3k tokens · ≥ $0.50 · usage unknown: coder");
-  assert.equal(spendLabel({ tokens: 0, costUsd: 0, costKnown: true, unreported: ["a", "b"] }), "usage unknown: a, b");
+  assert.equal(spendLabel({ tokens: 0, costUsd: 0, costKnown: true, unreported: ["a", "b"] }), "spend unknown");
+  assert.equal(spendLabel({ tokens: 10, costUsd: 0, costKnown: false, unreported: ["a", "b", "c"] }), "10 tokens · cost unknown · usage unknown: 3 agents");
   assert.equal(readSpend({ tokens: -1 }), undefined);
   assert.equal(readSpend(null), undefined);
   assert.deepEqual(readSpend({ tokens: 5, unreported: ["x", 3] }), { tokens: 5, costUsd: 0, costKnown: false, unreported: ["x"] });
