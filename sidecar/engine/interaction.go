@@ -332,10 +332,13 @@ func (c *ictx) ask(from, node, prompt string) (*Reply, error) {
 	}
 	started := c.r.now()
 	ts := &turnSpend{backend: spec.BackendID}
+	var stderr stderrTail
 	for ev := range proc.Events() {
 		switch ev.Kind {
 		case runtime.EventUsage:
 			c.spendEvent(node, ts, ev)
+		case runtime.EventStderr:
+			stderr.add(ev.Text)
 		case runtime.EventPending:
 			c.r.asks.Add(1)
 			go func(pend *runtime.Pending) {
@@ -368,7 +371,7 @@ func (c *ictx) ask(from, node, prompt string) (*Reply, error) {
 		fields["failed"] = rep.Reason
 	}
 	c.r.emit(c.in.ID, edge, "step", fields)
-	c.r.emit(c.in.ID, edge, "agent_finished", map[string]any{"agent": node, "status": string(res.Status), "turns": res.Turns})
+	c.r.emit(c.in.ID, edge, "agent_finished", finishedFields(node, res, stderr.lines))
 	if c.ctx.Err() != nil {
 		return rep, c.ctx.Err()
 	}

@@ -35,7 +35,7 @@ func runWorkspace(t *testing.T, example string) (ws, file string) {
 func TestRunDryRunExample(t *testing.T) {
 	ws, file := runWorkspace(t, "manager-worker.yaml")
 	var out, errb bytes.Buffer
-	code := run([]string{"run", "--dry-run", "--non-interactive", file}, strings.NewReader(""), &out, &errb)
+	code := run([]string{"run", "--json", "--dry-run", "--non-interactive", file}, strings.NewReader(""), &out, &errb)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, errb.String())
 	}
@@ -149,7 +149,7 @@ Next:
 EOH
 `), 0o755)
 	var out, errb bytes.Buffer
-	code := run([]string{"run", "--workspace", ws, "--non-interactive", "--skill", "add-notes", "--backend", "command", "--command", "bash", "--command", agent, "--task", "notes about parsers"}, strings.NewReader(""), &out, &errb)
+	code := run([]string{"run", "--json", "--workspace", ws, "--non-interactive", "--skill", "add-notes", "--backend", "command", "--command", "bash", "--command", agent, "--task", "notes about parsers"}, strings.NewReader(""), &out, &errb)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, errb.String())
 	}
@@ -230,7 +230,7 @@ interactions:
 			os.WriteFile(filepath.Join(ws, engine.RunsDir, id, "state.json"), b, 0o644)
 
 			var out, errb bytes.Buffer
-			args := append([]string{"run", "--resume", id, "--non-interactive", "--workspace", ws}, tc.args...)
+			args := append([]string{"run", "--json", "--resume", id, "--non-interactive", "--workspace", ws}, tc.args...)
 			if code := run(append(args, file), strings.NewReader(""), &out, &errb); code != exitOK {
 				t.Fatalf("exit %d\n%s", code, errb.String())
 			}
