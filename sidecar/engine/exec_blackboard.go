@@ -12,8 +12,7 @@ import (
 // any entry they did not post), the one whose oldest such entry is oldest (ties: flow order);
 // it gets those entries, which are then consumed for it. A solution entry ends it.
 func blackboard(c *ictx) (string, error) {
-	hub := c.one("", "blackboard")
-	sources := c.others(hub)
+	hub, sources := c.cast.one("blackboard"), c.cast.all("knowledge_source")
 	if c.board == nil {
 		c.board = bus.NewBlackboard(bus.Retention{}, c.r.now)
 	}

@@ -9,8 +9,7 @@ const protocolPerson = "person"
 // run's task and returns its reply (`agentcanvas mcp FLOW` serves whole flows to outside
 // clients).
 func protocolBridge(c *ictx) (string, error) {
-	bridge := c.one("", "bridge")
-	local := c.others(bridge)
+	bridge, local := c.cast.one("bridge"), c.cast.all("local_agent")
 	if len(local) == 0 {
 		return "", fmt.Errorf("the bridge has no local agent")
 	}

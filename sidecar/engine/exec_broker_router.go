@@ -15,9 +15,7 @@ import (
 // the requester prints REQUEST <capability>: <text>; the broker forwards it to the matching
 // provider with the fewest forwards so far and relays the answer back.
 func brokerFacilitator(c *ictx) (string, error) {
-	broker := c.one("", "broker", "facilitator")
-	requester := c.one(c.chain()[0], "requester", "client")
-	providers := c.others(broker, requester)
+	broker, requester, providers := c.cast.one("broker"), c.cast.one("requester"), c.cast.all("provider")
 	caps := map[string][]string{}
 	for _, p := range providers {
 		caps[p] = append(caps[p], c.roles[p])
@@ -86,8 +84,7 @@ const routeFormat = `{"to": ["<tag>", …], "text": "…"}`
 // delivers each to every other peer carrying a tag (its id, its role, params.tags), under the
 // rate limit; the next round's prompts carry what was delivered and the acks.
 func routerTargeted(c *ictx) (string, error) {
-	router := c.one("", "router")
-	peers := c.others(router)
+	router, peers := c.cast.one("router"), c.cast.all("peer")
 	tags := map[string][]string{}
 	extra, _ := c.params["tags"].(map[string]any)
 	for _, p := range peers {

@@ -6,10 +6,7 @@ import "fmt"
 // refiner fixes in its sandbox; open_errors=0 ends the round before the critic. The curator,
 // when present, turns the loop into a note in today's memory file.
 func criticRefinerCurator(c *ictx) (string, error) {
-	judge := c.one("", "judge")
-	critic := c.one("", "critic")
-	refiner := c.one("", "refiner")
-	curator := c.one("", "curator")
+	judge, critic, refiner, curator := c.cast.one("judge"), c.cast.one("critic"), c.cast.one("refiner"), c.cast.one("curator")
 	draft := c.task()
 	var history []string
 	loop := func() error {

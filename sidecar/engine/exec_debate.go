@@ -13,8 +13,8 @@ import (
 // the last round the judge decides (DECISION: <answer or debater id>); without a decision
 // the majority of the final answers is reported.
 func debateJudge(c *ictx) (string, error) {
-	judge := c.one("", "judge")
-	debaters := c.others(judge)
+	judge := c.cast.one("judge")
+	debaters := c.cast.all("debater")
 	sort.Strings(debaters)
 	last := map[string]string{}
 	var mu sync.Mutex
@@ -98,9 +98,7 @@ func debateJudge(c *ictx) (string, error) {
 // P16 — red team (ATTACK <n>: lines), defender (answers by number, in its sandbox), judge
 // (METRIC: score=<0…10>, STANDING: <numbers or none>); standing attacks start the next round.
 func redTeamJudge(c *ictx) (string, error) {
-	judge := c.one("", "judge")
-	red := c.one("", "red", "attacker")
-	def := c.one("", "defender", "blue")
+	judge, red, def := c.cast.one("judge"), c.cast.one("red_team"), c.cast.one("defender")
 	standing := ""
 	for {
 		atk, err := c.ask("", red, c.prompt(red, message{Intent: "Find the most serious failures or vulnerabilities in: " + c.task(), Inputs: []string{quote("Attacks still standing", firstNonEmpty(standing, "(none: first round)"))}, Plan: []string{"Attack", "Give a reproduction for each"}, Actions: []string{"ATTACK <n>: <claim> — <reproduction>, one line each"}}), needKeyed("ATTACK", "ATTACK <n>: <claim> — <reproduction>"))

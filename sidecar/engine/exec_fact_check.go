@@ -10,9 +10,7 @@ import (
 // claim passed; citations_count = passed claims with a source. Revise sends the failed claims
 // back; accept ends the loop.
 func factCheck(c *ictx) (string, error) {
-	prod := c.one(c.chain()[0], "producer", "writer")
-	verifier := c.one("", "verifier", "checker")
-	judge := c.one("", "judge")
+	prod, verifier, judge := c.cast.one("producer"), c.cast.one("verifier"), c.cast.one("judge")
 	feedback := ""
 	for {
 		claimFormat := firstNonEmpty(str(c.params["claim_format"]), "CLAIM: <claim> [source]")

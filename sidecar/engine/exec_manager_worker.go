@@ -17,9 +17,9 @@ import (
 // sandboxes and hand off, the manager reviews; tests_passed comes from params.test_command
 // run in every worker's sandbox, else from the manager's METRIC: tests_passed=N.
 func managerWorker(c *ictx) (string, error) {
-	mgr := c.one(c.chain()[0], "manager", "orchestrator", "coordinator")
+	mgr := c.cast.one("manager")
 	for {
-		review, err := c.manage(mgr, c.others(mgr), c.task(), 0)
+		review, err := c.manage(mgr, c.cast.all("worker"), c.task(), 0)
 		if err != nil {
 			return "", err
 		}
@@ -227,17 +227,7 @@ func (c *ictx) testCommand(workers []string) (passed float64, ok bool) {
 // P15 — a tree of managers: the root assigns to sub-managers, each runs a P01 round with its
 // workers (subtrees in parallel) and reports up; the root's review carries the gate.
 func hierarchicalTree(c *ictx) (string, error) {
-	into := map[string]bool{}
-	for _, e := range c.in.Edges {
-		into[e.Target] = true
-	}
-	root := c.nodes[0]
-	for _, id := range c.nodes {
-		if !into[id] {
-			root = id
-			break
-		}
-	}
+	root := c.cast.one("root")
 	for {
 		review, err := c.manage(root, c.children(root), c.task(), 0)
 		if err != nil {

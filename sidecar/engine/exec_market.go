@@ -12,8 +12,7 @@ import (
 // accept-proposal to the winner, reject-proposal to the others; the contractor reports
 // inform-done (with its HANDOFF) or failure.
 func contractNet(c *ictx) (string, error) {
-	mgr := c.one(c.chain()[0], "manager", "initiator", "orchestrator")
-	bidders := c.others(mgr)
+	mgr, bidders := c.cast.one("manager"), c.cast.all("bidder")
 	deadline := intParam(c.params, "bid_deadline_ms", 0)
 	for {
 		cfp, err := c.ask("", mgr, c.prompt(mgr, message{Intent: "Write the call for proposals for: " + c.task(), Inputs: []string{"Bidders: " + strings.Join(bidders, ", ")}, Plan: []string{"State the task and what a bid must contain"}, Actions: []string{"PERFORMATIVE: cfp", "The call"}}), needText)
@@ -109,8 +108,7 @@ const actFormat = `{"act": "offer"|"counteroffer"|"accept"|"reject", "terms": {�
 // P10 — alternating offers: each reply ends with {"act": offer|counteroffer|accept|reject,
 // "terms": {…}}; accept or reject closes the deal.
 func negotiation(c *ictx) (string, error) {
-	proposer := c.one(c.chain()[0], "proposer", "buyer")
-	responder := c.others(proposer)[0]
+	proposer, responder := c.cast.one("proposer"), c.cast.one("responder")
 	bound := c.maxRounds(5)
 	var history []string
 	var terms any

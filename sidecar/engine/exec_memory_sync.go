@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -19,17 +18,11 @@ import (
 // The reply's ## MEMORY section replaces MEMORY.md, its ## NOTES go to today's notes, and
 // dated notes older than keep_last_days are deleted.
 func memorySync(c *ictx) (string, error) {
-	curator := c.one("", "curator")
 	// Members are who reports to the curator; the memory store is the engine's.
-	var members []string
+	curator, members := c.cast.one("curator"), c.cast.all("member")
 	store := ""
-	for _, e := range c.in.Edges {
-		if e.Target == curator && e.Source != curator && !slices.Contains(members, e.Source) {
-			members = append(members, e.Source)
-		}
-		if e.Source == curator {
-			store = e.Target
-		}
+	if mem := c.cast.all("memory"); len(mem) > 0 {
+		store = mem[len(mem)-1]
 	}
 	if curator == "" {
 		return "", fmt.Errorf("memory_sync needs a curator")

@@ -8,9 +8,7 @@ import (
 // P18 — plan, execute (in the sandbox), observe, reflect; reflections feed the next plan and
 // go to today's memory notes.
 func planExecuteReflect(c *ictx) (string, error) {
-	ids := c.chain()
-	pick := func(i int, words ...string) string { return c.one(ids[min(i, len(ids)-1)], words...) }
-	planner, executorN, observer, reflector := pick(0, "planner"), pick(1, "executor"), pick(2, "observer"), pick(3, "reflector")
+	planner, executorN, observer, reflector := c.cast.one("planner"), c.cast.one("executor"), c.cast.one("observer"), c.cast.one("reflector")
 	var reflections []string
 	for {
 		plan, err := c.ask(reflector, planner, c.prompt(planner, message{Intent: "Plan the next steps: " + c.task(), Inputs: reflections, Plan: []string{"3 to 7 steps"}, Actions: []string{"The plan"}}), needText)

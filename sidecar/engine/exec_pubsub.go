@@ -12,9 +12,7 @@ import (
 // one prompt (rate-limited, TTL-checked); SUBSCRIBE/UNSUBSCRIBE lines change subscriptions;
 // REPLY: <text> lines go back to the publisher, which runs again with them.
 func publishSubscribe(c *ictx) (string, error) {
-	broker := c.one("", "broker")
-	pub := c.one(c.chain()[0], "publisher")
-	subs := c.others(pub, broker)
+	broker, pub, subs := c.cast.one("broker"), c.cast.one("publisher"), c.cast.all("subscriber")
 	topics := stringList(c.params["topics"])
 	if t := str(c.params["topic"]); t != "" {
 		topics = append(topics, t)

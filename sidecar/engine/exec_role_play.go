@@ -9,8 +9,7 @@ import (
 // assistant solves it, until the user's reply holds the done token (task_done = 1; that turn
 // is not sent to the assistant).
 func rolePlayPair(c *ictx) (string, error) {
-	user := c.one(c.chain()[0], "user", "client", "instructor")
-	assistant := c.others(user)[0]
+	user, assistant := c.cast.one("user"), c.cast.one("assistant")
 	token := firstNonEmpty(str(c.params["done_token"]), "<CAMEL_TASK_DONE>")
 	inception := func(self, partner string) string {
 		return fmt.Sprintf("You are %s (%s); your partner is %s (%s). Never flip roles. Task: %s", self, c.roles[self], partner, c.roles[partner], c.task())

@@ -13,8 +13,8 @@ import (
 // ballots in parallel (VOTE: <option>; no vote is an abstention); share ≥ threshold wins,
 // else the tie-break decides (DECISION: <option>); else the plurality, "no consensus".
 func majorityVote(c *ictx) (string, error) {
-	tb := c.one("", "tiebreak", "tie-break", "judge")
-	voters := c.others(tb, c.one("", "aggregator"))
+	tb := c.cast.one("tiebreak")
+	voters := c.cast.all("voter")
 	if len(voters) == 0 {
 		return "", fmt.Errorf("no voters")
 	}
@@ -67,7 +67,7 @@ func majorityVote(c *ictx) (string, error) {
 			if v != "" {
 				votes = append(votes, v)
 			}
-			if agg := c.one("", "aggregator"); agg != "" {
+			if agg := c.cast.one("aggregator"); agg != "" {
 				c.send(r.Node, agg, "ballot", map[string]any{"vote": v}, "")
 			}
 		}
@@ -110,7 +110,7 @@ func majorityVote(c *ictx) (string, error) {
 // fresh process); the last ANSWER: line of each, normalised, is counted; the most frequent
 // wins (ties: the one seen first). The aggregator is the engine.
 func selfConsistency(c *ictx) (string, error) {
-	samplers := c.others(c.one("", "aggregator"))
+	samplers := c.cast.all("sampler")
 	n := intParam(c.params, "samples", 0)
 	if n <= 0 {
 		n = len(samplers)
@@ -133,7 +133,7 @@ func selfConsistency(c *ictx) (string, error) {
 			replies++
 			if a, ok := lastAnswer(r.Text); ok {
 				answers = append(answers, a)
-				if agg := c.one("", "aggregator"); agg != "" {
+				if agg := c.cast.one("aggregator"); agg != "" {
 					c.send(r.Node, agg, "sample", map[string]any{"answer": truncate(a, 200)}, "")
 				}
 			} else {

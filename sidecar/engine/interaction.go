@@ -35,6 +35,7 @@ type ictx struct {
 	params map[string]any
 	nodes  []string          // in order of first appearance on the edges
 	roles  map[string]string // node id → lower-case role (agent role or system node type)
+	cast   cast              // pattern role → the nodes playing it (cast.go)
 	bus    *bus.Bus
 	board  *bus.Blackboard
 
@@ -50,6 +51,15 @@ type ictx struct {
 	rejected  map[string]string // node → the reviewer's latest REJECT of its handoff ("lead: why")
 	unhanded  map[string]string // node → why its latest proposal came without a valid HANDOFF block
 	diffs     map[string]string // node → its proposal's fingerprint after its last step (handoff.go)
+	// roundCap ends the interaction after that many rounds (0: no cap): the flow's
+	// params.round_cap (ownCap), else the engine's where the flow bounds neither rounds nor time.
+	roundCap int
+	ownCap   bool
+	// spend is what the interaction's agents reported spending; limits its max_cost_usd and
+	// max_tokens; stop ends the interaction when one is reached (spend.go).
+	spend  Spend
+	limits limits
+	stop   context.CancelCauseFunc
 }
 
 // termState is what termination conditions are evaluated against.
@@ -64,10 +74,35 @@ type termState struct {
 }
 
 func (r *run) runInteraction(parent context.Context, in *flow.Interaction) InteractionOutcome {
+	c, topology := r.castInteraction(in)
+	ctx, stop := context.WithCancelCause(parent)
+	defer stop(nil)
+	c.stop = stop
+	var cancel context.CancelFunc
+	if ms := timeoutMs(c.term, c.params); ms > 0 {
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
+		defer cancel()
+	}
+	c.ctx = ctx
+	c.bus = c.newBus(topology)
+	if ret := retention(c.params); ret != nil {
+		c.board = bus.NewBlackboard(*ret, r.now)
+	}
+	r.emit(in.ID, "", "interaction_started", map[string]any{"patternId": c.pat, "nodes": c.nodes})
+	r.emit(in.ID, "", "configured", map[string]any{"data": map[string]any{"patternId": c.pat, "topology": topology, "nodes": c.nodes, "roles": c.roles, "cast": c.cast, "termination": c.term, "params": c.params}})
+	return c.execute(parent)
+}
+
+// castInteraction sets an interaction up: its nodes and their roles, its termination and
+// params, its round cap, and who plays which of the pattern's roles.
+func (r *run) castInteraction(in *flow.Interaction) (c *ictx, topology string) {
 	p, _ := pattern.Lookup(in.PatternID)
-	c := &ictx{r: r, in: in, pat: p.PatternID, roles: map[string]string{}, params: map[string]any{}, sessions: map[string]string{}, prepared: map[string]bool{}, questions: map[string]int{}, reworks: map[string]int{}, edgeOf: map[[2]string]string{}}
+	c = &ictx{r: r, in: in, pat: p.PatternID, roles: map[string]string{}, params: map[string]any{}, sessions: map[string]string{}, prepared: map[string]bool{}, questions: map[string]int{}, reworks: map[string]int{}, edgeOf: map[[2]string]string{}}
 	c.st.Metrics = map[string]float64{}
-	topology := p.Topology
+	c.term, c.params = in.Settings()
+	c.roundCap, c.ownCap = flow.RoundCap(c.term, c.params, r.o.RoundCap)
+	c.spend, c.limits = newSpend(), spendLimits(c.term)
+	topology = p.Topology
 	for _, e := range in.Edges {
 		for _, id := range []string{e.Source, e.Target} {
 			if _, ok := c.roles[id]; !ok {
@@ -75,32 +110,26 @@ func (r *run) runInteraction(parent context.Context, in *flow.Interaction) Inter
 				c.roles[id] = roleOf(r.f, id)
 			}
 		}
-		if c.term == nil && e.Data.Termination != nil {
-			c.term = e.Data.Termination
-		}
-		for k, v := range e.Data.Params {
-			c.params[k] = v
-		}
 		if e.Data.Topology != "" {
 			topology = e.Data.Topology
 		}
 		c.edgeOf[[2]string{e.Source, e.Target}] = e.ID
 	}
-	ctx, cancel := context.WithCancel(parent)
-	defer cancel()
-	if ms := timeoutMs(c.term, c.params); ms > 0 {
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
-		defer cancel()
-	}
-	c.ctx = ctx
-	c.bus = bus.New(bus.Config{Topology: topology, Members: c.nodes, Hub: c.hub(), Stages: c.chain(), Tags: c.tags(),
-		RateLimitPerMin: intParam(c.params, "rate_limit_per_min", 0), Key: r.key, Now: r.now, ACL: c.acl(), Links: c.links()})
-	if ret := retention(c.params); ret != nil {
-		c.board = bus.NewBlackboard(*ret, r.now)
-	}
-	r.emit(in.ID, "", "interaction_started", map[string]any{"patternId": c.pat, "nodes": c.nodes})
-	r.emit(in.ID, "", "configured", map[string]any{"data": map[string]any{"patternId": c.pat, "topology": topology, "nodes": c.nodes, "roles": c.roles, "termination": c.term, "params": c.params}})
+	c.cast = c.castRoles()
+	return c, topology
+}
 
+// newBus is the interaction's message bus: its topology, the pattern's routes and the drawn
+// edges as its access rules (acl.go), its rate limit, the run's signing key.
+func (c *ictx) newBus(topology string) *bus.Bus {
+	return bus.New(bus.Config{Topology: topology, Members: c.nodes, Hub: c.hub(), Stages: c.chain(), Tags: c.tags(),
+		RateLimitPerMin: intParam(c.params, "rate_limit_per_min", 0), Key: c.r.key, Now: c.r.now, ACL: c.acl(), Links: c.links()})
+}
+
+// execute runs the interaction's executor and ends it: the outcome, its terminated event,
+// auto-apply.
+func (c *ictx) execute(parent context.Context) InteractionOutcome {
+	r, in, ctx := c.r, c.in, c.ctx
 	exec := executors[c.pat]
 	var result string
 	var err error
@@ -112,20 +141,32 @@ func (r *run) runInteraction(parent context.Context, in *flow.Interaction) Inter
 	r.metrics.addBus(c.bus.Metrics())
 
 	out := InteractionOutcome{ID: in.ID, PatternID: c.pat, Rounds: c.st.Round, Result: result}
+	var limit *spendLimitError
 	switch {
+	case errors.As(context.Cause(ctx), &limit) && parent.Err() == nil:
+		out.Status, out.Reason = StatusCompleted, limit.condition
+		if result == "" {
+			out.Result = fmt.Sprintf("%s reached after %d round(s)", limit.condition, c.st.Round)
+		}
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) && parent.Err() == nil:
 		out.Status, out.Reason = StatusCompleted, "timeout_ms"
 		if result == "" {
 			out.Result = "timed out after " + fmt.Sprint(c.st.Round) + " round(s)"
 		}
 	case parent.Err() != nil:
-		out.Status, out.Reason = StatusStopped, "stopped"
+		out.Status, out.Reason = StatusStopped, stopReason(parent)
 	case err != nil:
 		out.Status, out.Reason, out.Error = StatusFailed, failReason(err), err.Error()
 	default:
 		out.Status, out.Reason = StatusCompleted, firstNonEmpty(c.reason(), c.st.Done, "completed")
 	}
+	if sp := c.spent(); sp.Tokens > 0 || sp.CostUSD > 0 || len(sp.Unreported) > 0 {
+		out.Spend = &sp
+	}
 	fields := map[string]any{"reason": out.Reason, "rounds": out.Rounds, "status": out.Status}
+	if out.Spend != nil {
+		fields["spend"] = out.Spend
+	}
 	if out.Result != "" {
 		fields["result"] = truncate(out.Result, 2000)
 	}
@@ -208,16 +249,6 @@ func (c *ictx) one(fallback string, words ...string) string {
 		return ids[0]
 	}
 	return fallback
-}
-
-// hub is the manager, broker, router or blackboard node, when there is one.
-// links are the interaction's drawn edges.
-func (c *ictx) links() [][2]string {
-	out := make([][2]string, 0, len(c.in.Edges))
-	for _, e := range c.in.Edges {
-		out = append(out, [2]string{e.Source, e.Target})
-	}
-	return out
 }
 
 // hub is the node spokes talk through: a tree (P15) has none (every manager is a hub of
@@ -355,9 +386,12 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 	}
 	started := c.r.now()
 	handoffErr := ""
+	ts := &turnSpend{backend: spec.BackendID}
 	var stderr stderrTail
 	for ev := range proc.Events() {
 		switch ev.Kind {
+		case runtime.EventUsage:
+			c.spendEvent(node, ts, ev)
 		case runtime.EventStderr:
 			stderr.add(ev.Text)
 		case runtime.EventPending:
@@ -382,6 +416,7 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 		}
 	}
 	res := proc.Wait()
+	c.spendResult(node, ts, res)
 	c.r.metrics.addTurn(node, res, c.r.now().Sub(started))
 	rep := &Reply{Node: node, Text: res.Reply, Handoff: res.Handoff, sandboxed: spec.SandboxWork != ""}
 	if res.Handoff == nil {
@@ -427,8 +462,9 @@ func (c *ictx) askAll(from string, nodes []string, prompt func(node string) stri
 
 // send puts a message on the interaction's bus and logs it; refusals are logged, not fatal.
 func (c *ictx) send(from, to, typ string, payload any, parent string) {
-	if from == "" || to == "" {
-		return // the engine itself is not on the bus
+	if from == "" || to == "" || from == to {
+		return // the engine itself is not on the bus, and a node playing two parts (P18's
+		// executor when no observer is drawn) does not message itself
 	}
 	e := &bus.Envelope{From: from, To: bus.Recipients{to}, Type: typ, Payload: payload, Context: bus.Context{InteractionID: c.in.ID, ParentMessageID: parent, ThreadID: c.r.id + "/" + c.in.ID}}
 	edge := c.edgeOf[[2]string{from, to}]
@@ -469,6 +505,13 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 	}
 	if s.BackendID == "" {
 		s.BackendID = "auto"
+	}
+	if s.BackendID == runtime.BackendCommand {
+		cmd, err := runtime.ResolveCommand(c.r.o.Workspace, s.Command)
+		if err != nil {
+			return s, fmt.Errorf("agent %s: %w", node, err)
+		}
+		s.Command = cmd
 	}
 	if s.CwdMode == "" {
 		s.CwdMode = runtime.CwdWorkspace
@@ -843,9 +886,11 @@ func (c *ictx) endRound() bool {
 	if c.reason() != "" {
 		return true
 	}
-	if c.st.Round >= c.r.o.RoundCap {
+	if c.roundCap > 0 && c.st.Round >= c.roundCap {
 		c.st.Done = "round_cap"
-		c.r.emit(c.in.ID, "", "warning", map[string]any{"message": fmt.Sprintf("no termination condition held after %d rounds; the engine's round cap ends the interaction", c.st.Round)})
+		if !c.ownCap {
+			c.r.emit(c.in.ID, "", "warning", map[string]any{"message": fmt.Sprintf("no termination condition held after %d rounds and the flow sets no bound on rounds or time; the engine's round cap ends the interaction (set params.round_cap, or add a max_rounds or timeout_ms condition)", c.st.Round)})
+		}
 		return true
 	}
 	return false
@@ -871,7 +916,7 @@ func (c *ictx) holds(t *flow.Termination) (bool, string) {
 		first := ""
 		for _, s := range t.Any {
 			if ok, why := c.holds(s); ok {
-				if why != "max_rounds" && why != "timeout_ms" {
+				if !slices.Contains(bounds, why) {
 					return true, why
 				}
 				first = firstNonEmpty(first, why)
@@ -900,8 +945,23 @@ func (c *ictx) holds(t *flow.Termination) (bool, string) {
 		return t.Threshold != nil && c.st.Consensus >= *t.Threshold && c.st.Round > 0, "consensus_threshold"
 	case "quality_gate":
 		return c.gateHolds(t), "quality_gate"
+	case "max_cost_usd", "max_tokens":
+		return limits{usd: deref(t.USD), tokens: deref(t.Tokens)}.reached(c.spent()) == t.Type, t.Type
 	}
 	return false, ""
+}
+
+// bounds are the conditions that end an interaction whatever its agents decide: when one holds
+// together with the pattern's own end (a judge decides in the last round), the pattern's end
+// is the reason.
+var bounds = []string{"max_rounds", "timeout_ms", "max_cost_usd", "max_tokens"}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }
 
 func (c *ictx) gateHolds(t *flow.Termination) bool {
@@ -920,7 +980,7 @@ func (c *ictx) gateHolds(t *flow.Termination) bool {
 }
 
 // maxRounds is the max_rounds bound when the termination has one (for patterns that plan
-// their rounds), else def.
+// their rounds), else def; never more than the round cap.
 func (c *ictx) maxRounds(def int) int {
 	n := 0
 	c.term.Walk(func(t *flow.Termination) {
@@ -931,7 +991,10 @@ func (c *ictx) maxRounds(def int) int {
 	if n == 0 {
 		n = def
 	}
-	return min(n, c.r.o.RoundCap)
+	if c.roundCap > 0 {
+		n = min(n, c.roundCap)
+	}
+	return n
 }
 
 func timeoutMs(t *flow.Termination, params map[string]any) int64 {

@@ -50,6 +50,15 @@ type Policy struct {
 	// AutoApply lets a worker's proposal be applied without review when its quality gate
 	// passed (spec §6.7). Off by default.
 	AutoApply bool `json:"autoApply"`
+	// Budget bounds the spend of a whole run, from the usage its agents report.
+	Budget *Budget `json:"budget,omitempty"`
+}
+
+// Budget is a run's spend limit: USD of reported cost, Tokens of reported tokens (either or
+// both). The engine stops the run when one is reached.
+type Budget struct {
+	USD    *float64 `json:"usd,omitempty"`
+	Tokens *int64   `json:"tokens,omitempty"`
 }
 
 // Agent is an LLM-backed node.
@@ -148,6 +157,8 @@ type Termination struct {
 	Metric    string         `json:"metric,omitempty"`
 	Op        string         `json:"op,omitempty"`
 	Value     *float64       `json:"value,omitempty"`
+	USD       *float64       `json:"usd,omitempty"`    // max_cost_usd
+	Tokens    *int64         `json:"tokens,omitempty"` // max_tokens
 	Any       []*Termination `json:"any,omitempty"`
 	All       []*Termination `json:"all,omitempty"`
 	Path      string         `json:"path"`

@@ -1,6 +1,9 @@
 package validate
 
-import "github.com/agentcanvas/agentcanvas/sidecar/flow"
+import (
+	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/pattern"
+)
 
 // The closed value sets of the flow format (spec §4.1/§4.2, DESIGN.md). The JSON Schema in
 // schema/flow.schema.json carries the same lists; a test keeps the two in step.
@@ -9,7 +12,7 @@ var (
 	Topologies       = []string{"p2p", "manager_worker", "pipeline", "blackboard", "market_auction", "debate_judge", "broker", "router_targeted", "broadcast"}
 	MessageForms     = []string{"nl_text", "structured_json", "acl_performative", "multimodal"}
 	SyncModes        = []string{"turn_based", "req_res", "async", "streaming"}
-	TerminationTypes = []string{"max_rounds", "timeout_ms", "judge_decision", "consensus_threshold", "quality_gate"}
+	TerminationTypes = pattern.TerminationTypes
 	Verifications    = []string{"critic_loop", "cross_check_vote", "tool_based", "sandbox_constraints", "audit_log"}
 	RuntimeKinds     = []string{"cli"}
 	BackendIDs       = []string{"auto", "claude", "codex", "gemini", "command", "dry-run"}

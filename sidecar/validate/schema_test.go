@@ -89,6 +89,7 @@ func TestSchemaMatchesModel(t *testing.T) {
 		"":              reflect.TypeOf(flow.Flow{}),
 		"commonRules":   reflect.TypeOf(flow.CommonRules{}),
 		"policy":        reflect.TypeOf(flow.Policy{}),
+		"budget":        reflect.TypeOf(flow.Budget{}),
 		"agent":         reflect.TypeOf(flow.Agent{}),
 		"runtime":       reflect.TypeOf(flow.Runtime{}),
 		"sessionLoop":   reflect.TypeOf(flow.SessionLoop{}),

@@ -64,9 +64,11 @@ export interface SystemNode {
 }
 
 export interface Termination {
-  type?: string; // max_rounds, timeout_ms, judge_decision, consensus_threshold, quality_gate
+  type?: string; // max_rounds, timeout_ms, judge_decision, consensus_threshold, quality_gate, max_cost_usd, max_tokens
   rounds?: number;
   ms?: number;
+  usd?: number; // max_cost_usd
+  tokens?: number; // max_tokens
   threshold?: number;
   metric?: string;
   op?: string; // ">=" | "<="
