@@ -48,7 +48,7 @@ EOH
 case "$role" in
 manager | root | sub_manager)
 	if has "call for proposals"; then echo "PERFORMATIVE: cfp"; echo "Bid on the task with your cost."
-	elif has "Award the contract"; then echo "DECISION: bidder_2"
+	elif has "Award the contract"; then if has "bidder_2"; then echo "DECISION: bidder_2"; else echo "DECISION: $(grep -o 'bidder[_0-9]*' <<<"$prompt" | head -n 1)"; fi
 	elif has "Review your team" && [ -e "$AC_DIR/reject" ]; then echo "ACCEPT worker_1: fine"; echo "REJECT worker_2: the edit is wrong"; echo "METRIC: tests_passed=1"
 	elif has "Review your team"; then echo "ACCEPT all"; echo "METRIC: tests_passed=1"
 	else assign; fi ;;
