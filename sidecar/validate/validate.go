@@ -33,6 +33,7 @@ const (
 	CodeMissingRole         = "missing-role"
 	CodeSkillInvalid        = "skill-invalid"
 	CodeMCPPolicy           = "mcp-policy"
+	CodePermissionMode      = "permission-mode"
 )
 
 // Codes lists every code, in the order docs/validation.md documents them.
@@ -40,6 +41,7 @@ var Codes = []string{
 	CodeYAMLSyntax, CodeSchema, CodeDuplicateID, CodeUnknownAgent, CodeUnknownPattern,
 	CodeTerminationRequired, CodeInvalidTermination, CodeTimeoutRequired, CodeRetentionRequired,
 	CodeRateLimitRequired, CodeRawSecret, CodeUnsafePath, CodeMissingRole, CodeSkillInvalid, CodeMCPPolicy,
+	CodePermissionMode,
 }
 
 // Workspace gives the rules that look outside the flow file what they need.
@@ -113,6 +115,7 @@ func (c *checker) run() {
 	c.interactions()
 	c.paths()
 	c.workspace()
+	c.permissions()
 }
 
 // report adds a diagnostic at r.
