@@ -24,7 +24,8 @@ func FuzzDecoders(f *testing.F) {
 	f.Add([]byte(`{"type":"item.completed","item":null}` + "\n"))
 	f.Add([]byte(`{"type":"message","role":"assistant","content":17}` + "\n"))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		for _, d := range []decoder{&claudeDecoder{}, &codexDecoder{}, &geminiDecoder{}, &textDecoder{name: "command"}} {
+		spec := &Spec{Access: AccessReadOnly}
+		for _, d := range []decoder{claudeBackend{}.newDecoder(spec), codexBackend{}.newDecoder(spec), geminiBackend{}.newDecoder(spec), &textDecoder{name: "command"}} {
 			d.line(line)
 			out := d.end(0)
 			if _, isText := d.(*textDecoder); !isText && !out.failed && !bytes.Contains(line, []byte("success")) && !bytes.Contains(line, []byte("turn.completed")) {
