@@ -71,6 +71,22 @@ func rawEvent(label string, l []byte) []Event {
 	return []Event{{Kind: EventRaw, Text: label, Data: m}}
 }
 
+// decodeLine decodes one line of a CLI's JSON stream into v. A line that is a JSON object but
+// not of v's shape (a field of another type than the runtime expects) is kept as a raw event,
+// and a line that is no JSON object at all is reported as such; ok is true when v was filled.
+func decodeLine(cli string, l []byte, v any) (evs []Event, ok bool) {
+	err := json.Unmarshal(l, v)
+	if err == nil {
+		return nil, true
+	}
+	var m map[string]any
+	if json.Unmarshal(l, &m) == nil {
+		label, _ := m["type"].(string)
+		return []Event{{Kind: EventRaw, Text: orNone(label) + " (not in the shape " + cli + "'s decoder reads: " + err.Error() + ")", Data: m}}, false
+	}
+	return nonJSONLine(cli, l), false
+}
+
 // turnOutcome is what a decoder knows once its process exited.
 type turnOutcome struct {
 	failed    bool

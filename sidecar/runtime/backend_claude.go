@@ -137,8 +137,8 @@ type claudeMessage struct {
 
 func (d *claudeDecoder) line(l []byte) []Event {
 	var m claudeLine
-	if err := json.Unmarshal(l, &m); err != nil {
-		return nonJSONLine("claude", l)
+	if evs, ok := decodeLine("claude", l, &m); !ok {
+		return evs
 	}
 	switch m.Type {
 	case "system":

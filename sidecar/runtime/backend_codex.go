@@ -189,8 +189,8 @@ type codexLine struct {
 
 func (d *codexDecoder) line(l []byte) []Event {
 	var m codexLine
-	if err := json.Unmarshal(l, &m); err != nil {
-		return nonJSONLine("codex", l)
+	if evs, ok := decodeLine("codex", l, &m); !ok {
+		return evs
 	}
 	switch m.Type {
 	case "thread.started":

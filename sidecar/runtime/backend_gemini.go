@@ -111,8 +111,8 @@ type geminiLine struct {
 
 func (d *geminiDecoder) line(l []byte) []Event {
 	var m geminiLine
-	if err := json.Unmarshal(l, &m); err != nil {
-		return nonJSONLine("gemini", l)
+	if evs, ok := decodeLine("gemini", l, &m); !ok {
+		return evs
 	}
 	wasInMessage := d.inMessage
 	d.inMessage = false
@@ -130,6 +130,7 @@ func (d *geminiDecoder) line(l []byte) []Event {
 		return []Event{{Kind: EventText, Text: m.Content, cont: m.Delta && wasInMessage}}
 	case "tool_use":
 		d.tools[m.ToolID] = m
+		d.reply.Reset() // the reply is what the model says after its last tool call
 		return []Event{{Kind: EventToolUse, Tool: m.ToolName, ToolID: m.ToolID, Input: m.Parameters}}
 	case "tool_result":
 		failed := m.Status == "error" || len(m.Error) > 0 && string(m.Error) != "null"

@@ -96,7 +96,7 @@ func (d denial) event() Event {
 		fmt.Fprintf(&b, " under %s", d.mode)
 	}
 	if d.message != "" {
-		fmt.Fprintf(&b, ": %s", firstLine(d.message))
+		fmt.Fprintf(&b, ": %s", strings.TrimRight(firstLine(d.message), "."))
 	}
 	switch {
 	case d.outside:

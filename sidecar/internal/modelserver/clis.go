@@ -111,16 +111,28 @@ func (c CLI) find() found {
 	if _, err := os.Stat(p); err != nil {
 		return found{err: fmt.Errorf("%s is not installed", p)}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, p, "--version")
-	cmd.Env = append(os.Environ(), "HOME="+os.TempDir())
-	out, err := cmd.Output()
-	got := strings.TrimSpace(string(out))
-	if err != nil || !strings.Contains(got, want) {
-		return found{err: fmt.Errorf("%s --version printed %q (%v), want %s", p, got, err, want)}
+	// The installed package's own version: cheaper than --version, which takes a node CLI
+	// seconds to start on a loaded machine.
+	b, err := os.ReadFile(filepath.Join(root, "node_modules", filepath.FromSlash(c.Package), "package.json"))
+	var pkg struct {
+		Version string `json:"version"`
 	}
-	return found{path: p, version: got}
+	if err != nil || json.Unmarshal(b, &pkg) != nil || pkg.Version != want {
+		return found{err: fmt.Errorf("%s is version %q (%v), package.json pins %s", c.Package, pkg.Version, err, want)}
+	}
+	if c.Name == "claude" {
+		// Claude Code's bin is a stub until its postinstall put the native binary there;
+		// the native --version is quick.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, p, "--version")
+		cmd.Env = append(os.Environ(), "HOME="+os.TempDir())
+		out, err := cmd.Output()
+		if got := strings.TrimSpace(string(out)); err != nil || !strings.Contains(got, want) {
+			return found{err: fmt.Errorf("%s --version printed %q (%v), want %s (did scripts/setup-agent-clis.sh run its postinstall?)", p, got, err, want)}
+		}
+	}
+	return found{path: p, version: want}
 }
 
 // RepoRoot is the folder of go.mod above the working directory.
@@ -170,6 +182,8 @@ func (c CLI) Env(t testing.TB, s *Server) map[string]string {
 		writeFile(t, filepath.Join(home, ".gemini", "settings.json"), GeminiSettings)
 		env["GOOGLE_GEMINI_BASE_URL"] = s.URL
 		env["GEMINI_API_KEY"] = "scripted-model-key"
+		// It would start a second node process to raise its heap limit: seconds each run.
+		env["GEMINI_CLI_NO_RELAUNCH"] = "true"
 	}
 	return env
 }
@@ -202,8 +216,9 @@ env_key = "SCRIPTED_MODEL_KEY"
 }
 
 // GeminiSettings selects API-key authentication (GEMINI_API_KEY); without it the Gemini CLI
-// refuses to start headless ("Invalid auth method selected").
-const GeminiSettings = `{"security": {"auth": {"selectedType": "gemini-api-key"}}}
+// refuses to start headless ("Invalid auth method selected"). No usage statistics: they
+// would go to Google.
+const GeminiSettings = `{"security": {"auth": {"selectedType": "gemini-api-key"}}, "privacy": {"usageStatisticsEnabled": false}}
 `
 
 func writeFile(t testing.TB, name, content string) {
