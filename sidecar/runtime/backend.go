@@ -35,8 +35,9 @@ type backend interface {
 	// stdin returns what is written to the process's stdin before it is closed (or kept open
 	// when the spec is interactive).
 	stdin(s *Spec, in turnInput) string
-	// newDecoder reads one turn's stdout; s is the agent's spec (for the settings in force).
-	newDecoder(s *Spec) decoder
+	// newDecoder reads one turn's stdout; s is the agent's spec (for the settings in force),
+	// in the turn.
+	newDecoder(s *Spec, in turnInput) decoder
 	// followUp builds the next turn that carries answers to the agent: resumed CLI sessions get
 	// the answers as their prompt; command agents get their original prompt plus the answers.
 	followUp(original, answers, session string) turnInput

@@ -57,7 +57,7 @@ func (claudeBackend) stdin(_ *Spec, in turnInput) string {
 	}
 	return ""
 }
-func (claudeBackend) newDecoder(s *Spec) decoder {
+func (claudeBackend) newDecoder(s *Spec, in turnInput) decoder {
 	return &claudeDecoder{mode: claudeMode(s), tools: map[string]claudeContent{}, denied: map[string]bool{}}
 }
 func (claudeBackend) followUp(o, a, s string) turnInput {

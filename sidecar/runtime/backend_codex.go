@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/mcpconfig"
 )
@@ -108,7 +109,9 @@ func (codexBackend) stdin(_ *Spec, in turnInput) string {
 	}
 	return ""
 }
-func (codexBackend) newDecoder(s *Spec) decoder { return &codexDecoder{sandbox: codexSandbox(s)} }
+func (codexBackend) newDecoder(s *Spec, in turnInput) decoder {
+	return &codexDecoder{sandbox: codexSandbox(s), resumed: in.resume != ""}
+}
 
 // stderrEvents finds what codex tells only on stderr: a patch its sandbox refused
 // ("ERROR codex_core::tools::router: error=patch rejected: writing is blocked by read-only
@@ -141,6 +144,7 @@ func (codexBackend) followUp(o, a, s string) turnInput {
 
 type codexDecoder struct {
 	sandbox   string // the --sandbox in force
+	resumed   bool   // the turn resumes a thread: its usage is the thread's running total
 	thread    string
 	completed bool
 	failedMsg string
@@ -198,8 +202,8 @@ func (d *codexDecoder) line(l []byte) []Event {
 		return []Event{{Kind: EventSession, SessionID: m.ThreadID}}
 	case "turn.completed":
 		d.completed = true
-		u := Usage{InputTokens: m.Usage.InputTokens, CachedInputTokens: m.Usage.CachedInputTokens,
-			CacheCreationTokens: m.Usage.CacheWriteInputTokens, OutputTokens: m.Usage.OutputTokens}
+		u := codexTurnUsage(d.thread, d.resumed, Usage{InputTokens: m.Usage.InputTokens, CachedInputTokens: m.Usage.CachedInputTokens,
+			CacheCreationTokens: m.Usage.CacheWriteInputTokens, OutputTokens: m.Usage.OutputTokens})
 		d.out.usage.add(u)
 		return []Event{{Kind: EventUsage, Usage: &u}}
 	case "turn.failed":
@@ -296,4 +300,39 @@ func (d *codexDecoder) end(code int) turnOutcome {
 		d.out.failed, d.out.reason = true, fmt.Sprintf("codex exited with code %d", code)
 	}
 	return d.out
+}
+
+// codexTotals remembers, per Codex thread, the usage its last turn.completed reported: codex
+// exec reports the thread's running total, so a resumed thread's turn (an answer, a manager's
+// second round) would count every earlier turn again. Per turn is that total less the last
+// one seen. A thread resumed after the sidecar restarted counts its earlier turns once more.
+var codexTotals struct {
+	sync.Mutex
+	m map[string]Usage
+}
+
+// maxCodexThreads bounds codexTotals (a long-lived sidecar runs many threads).
+const maxCodexThreads = 4096
+
+func codexTurnUsage(thread string, resumed bool, total Usage) Usage {
+	if thread == "" {
+		return total
+	}
+	codexTotals.Lock()
+	defer codexTotals.Unlock()
+	prev, seen := codexTotals.m[thread]
+	if codexTotals.m == nil || len(codexTotals.m) >= maxCodexThreads && !seen {
+		codexTotals.m = map[string]Usage{}
+	}
+	codexTotals.m[thread] = total
+	if !resumed || !seen || total.InputTokens < prev.InputTokens || total.OutputTokens < prev.OutputTokens ||
+		total.CachedInputTokens < prev.CachedInputTokens || total.CacheCreationTokens < prev.CacheCreationTokens {
+		return total // a new thread, one not seen yet, or a count that is no running total
+	}
+	return Usage{
+		InputTokens:         total.InputTokens - prev.InputTokens,
+		CachedInputTokens:   total.CachedInputTokens - prev.CachedInputTokens,
+		CacheCreationTokens: total.CacheCreationTokens - prev.CacheCreationTokens,
+		OutputTokens:        total.OutputTokens - prev.OutputTokens,
+	}
 }

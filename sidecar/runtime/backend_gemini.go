@@ -52,7 +52,7 @@ func (geminiBackend) stdin(_ *Spec, in turnInput) string {
 	}
 	return ""
 }
-func (geminiBackend) newDecoder(s *Spec) decoder {
+func (geminiBackend) newDecoder(s *Spec, in turnInput) decoder {
 	return &geminiDecoder{mode: geminiApproval(s), tools: map[string]geminiLine{}}
 }
 

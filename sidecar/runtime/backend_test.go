@@ -441,3 +441,20 @@ func TestLookPathCache(t *testing.T) {
 	os.Chmod(inLate, 0o644)
 	find("")
 }
+
+// codex exec reports a resumed thread's running total: a resumed turn counts only its own
+// tokens; a new thread, or counts that fell, are taken as they are.
+func TestCodexResumedUsageIsPerTurn(t *testing.T) {
+	first := Usage{InputTokens: 1000, CachedInputTokens: 200, OutputTokens: 50}
+	if u := codexTurnUsage("thread-usage-test", false, first); u != first {
+		t.Errorf("first turn %+v", u)
+	}
+	total := Usage{InputTokens: 2500, CachedInputTokens: 300, OutputTokens: 80}
+	if u, want := codexTurnUsage("thread-usage-test", true, total), (Usage{InputTokens: 1500, CachedInputTokens: 100, OutputTokens: 30}); u != want {
+		t.Errorf("resumed turn %+v, want %+v", u, want)
+	}
+	fell := Usage{InputTokens: 10, OutputTokens: 5}
+	if u := codexTurnUsage("thread-usage-test", true, fell); u != fell {
+		t.Errorf("a count that fell %+v", u)
+	}
+}

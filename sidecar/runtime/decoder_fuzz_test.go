@@ -34,7 +34,7 @@ func FuzzDecoders(f *testing.F) {
 		var obj map[string]any
 		isObject := json.Unmarshal(line, &obj) == nil
 		spec := &Spec{Access: AccessReadOnly}
-		for _, d := range []decoder{claudeBackend{}.newDecoder(spec), codexBackend{}.newDecoder(spec), geminiBackend{}.newDecoder(spec), &textDecoder{name: "command"}} {
+		for _, d := range []decoder{claudeBackend{}.newDecoder(spec, turnInput{}), codexBackend{}.newDecoder(spec, turnInput{resume: "t"}), geminiBackend{}.newDecoder(spec, turnInput{}), &textDecoder{name: "command"}} {
 			for _, ev := range d.line(line) {
 				if ev.Kind != EventWarning {
 					continue

@@ -532,7 +532,7 @@ func (p *Process) readStderr(r io.Reader, turnN int, tail *stderrTail, done chan
 func (p *Process) runTurn(c child, in turnInput, st *agentState) (turnOutcome, int, bool) {
 	t := &turn{c: c, n: in.turn}
 	parser := agentproto.NewParser(agentproto.Options{MaxBlockBytes: p.spec.MaxBlockBytes})
-	dec := p.be.newDecoder(&p.spec)
+	dec := p.be.newDecoder(&p.spec, in)
 	textual := p.be.id() == BackendCommand || p.be.id() == BackendDryRun
 
 	lines := make(chan chunk, 64)
