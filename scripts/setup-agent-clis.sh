@@ -3,13 +3,15 @@
 # Claude Code, Codex and Gemini CLI under node_modules/.bin, for the Go tests that run them
 # against scripted model servers on 127.0.0.1 (sidecar/internal/modelserver, docs/agents.md).
 #
-# - npm ci, when node_modules is missing or older than package-lock.json (about a minute on a
-#   fresh machine for the whole project; the three CLIs are about 860 MB of it);
+# - npm ci, when node_modules is missing or older than package-lock.json (the whole project's:
+#   4 min 19 s with an empty npm cache on a loaded 2-core machine; the three CLIs are about
+#   860 MB of node_modules, 450 MB of downloads);
 # - Claude Code's postinstall (`node install.cjs`), which npm skips when install scripts are
 #   not allowed: it puts the native binary of @anthropic-ai/claude-code-<platform> in place of
 #   the bin/claude.exe stub (a second or two);
 # - each CLI's --version, checked against the pinned version.
-# A second run does nothing but the three version checks (about 3 seconds).
+# A second run does nothing but the three version checks (a few seconds; 22 s on that loaded
+# machine, where starting node is slow).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
