@@ -24,17 +24,6 @@ import (
 // realHandoff is the worker's final reply: a valid HANDOFF block (docs/agent-protocol.md).
 const realHandoff = "I wrote hello.txt.\n\nHANDOFF\nContext: the greeting\nGoal: greet the world\nDoD: cat hello.txt prints hello\nSandboxWorkDir: work\nProposalJson: proposal/proposal.json\nChangedFiles:\n  - hello.txt\n"
 
-// realWrite is each CLI's own tool call that writes hello.txt in its working folder.
-func realWrite(cli modelserver.CLI) modelserver.Call {
-	switch cli.Name {
-	case "claude":
-		return modelserver.Call{Tool: "Write", Args: map[string]any{"file_path": "{{cwd}}/hello.txt", "content": "hello\n"}}
-	case "codex":
-		return modelserver.Call{Tool: "apply_patch", Input: "*** Begin Patch\n*** Add File: hello.txt\n+hello\n*** End Patch\n"}
-	}
-	return modelserver.Call{Tool: "write_file", Args: map[string]any{"file_path": "{{cwd}}/hello.txt", "content": "hello\n"}}
-}
-
 // managerWorkerScript: the manager's conversation opens with the engine's "Decompose the
 // task" prompt (and is resumed for the review); the worker's with its assignment.
 func managerWorkerScript(cli modelserver.CLI) modelserver.Script {
@@ -44,7 +33,7 @@ func managerWorkerScript(cli modelserver.CLI) modelserver.Script {
 			{Text: "ACCEPT coder: the greeting is there\nMETRIC: tests_passed=1"},
 		}},
 		{Match: "Put the greeting in hello.txt", Replies: []modelserver.Reply{
-			{Text: "Writing the file.", Calls: []modelserver.Call{realWrite(cli)}},
+			{Text: "Writing the file.", Calls: []modelserver.Call{cli.WriteCall("hello.txt", "hello\n")}},
 			{Text: realHandoff},
 		}},
 	}
@@ -86,32 +75,34 @@ interactions:
 	return flow.Parse(file, []byte(src))
 }
 
-// realEnv is the CLI's environment for a run; gemini's manager works in the workspace, which
-// the user trusts by listing GEMINI_CLI_TRUST_WORKSPACE (the engine trusts only its sandboxes).
-func realEnv(t *testing.T, cli modelserver.CLI, srv *modelserver.Server) map[string]string {
+// runReal runs the manager_worker flow with cli (coderRuntime adds to the coder's runtime).
+// Gemini's manager works in the workspace, which the user trusts by listing
+// GEMINI_CLI_TRUST_WORKSPACE (the engine trusts only its sandboxes).
+func runReal(t *testing.T, cli modelserver.CLI, coderRuntime string) (ws string, out *Outcome, rec *recorder, srv *modelserver.Server) {
+	t.Helper()
+	exe := cli.Binary(t)
+	// backendId names the CLI: the engine finds it on the agents' PATH.
+	t.Setenv("PATH", filepath.Dir(exe)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	srv = cli.Start(t, managerWorkerScript(cli))
+	ws = gitWorkspace(t)
 	env := cli.Env(t, srv)
 	if cli.Name == "gemini" {
 		env["GEMINI_CLI_TRUST_WORKSPACE"] = "true"
 	}
-	return env
+	f := realFlow(t, ws, cli, env, coderRuntime)
+	rec = &recorder{}
+	out, err := Run(context.Background(), f, Options{Workspace: ws, Env: env, Sink: rec.sink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logRealRun(t, rec, srv, out)
+	return ws, out, rec, srv
 }
 
 func TestRealCLIWorkerProposal(t *testing.T) {
 	for _, cli := range modelserver.CLIs {
 		t.Run(cli.Name, func(t *testing.T) {
-			exe := cli.Binary(t)
-			// backendId names the CLI: the engine finds it on the agents' PATH.
-			t.Setenv("PATH", filepath.Dir(exe)+string(os.PathListSeparator)+os.Getenv("PATH"))
-			srv := cli.Start(t, managerWorkerScript(cli))
-			ws := gitWorkspace(t)
-			env := realEnv(t, cli, srv)
-			f := realFlow(t, ws, cli, env, "")
-			rec := &recorder{}
-			out, err := Run(context.Background(), f, Options{Workspace: ws, Env: env, Sink: rec.sink})
-			if err != nil {
-				t.Fatal(err)
-			}
-			logRealRun(t, rec, srv, out)
+			ws, out, rec, srv := runReal(t, cli, "")
 			if out.Status != StatusCompleted {
 				t.Fatalf("run %s: %s", out.Status, out.Reason)
 			}
@@ -162,19 +153,7 @@ func TestRealCLIWorkerProposal(t *testing.T) {
 // A worker whose flow sets Claude's default mode cannot edit: the run says so, naming the
 // tool, the file and the field that allows it, and proposes nothing.
 func TestRealCLIDenialWarning(t *testing.T) {
-	cli := modelserver.Claude
-	exe := cli.Binary(t)
-	t.Setenv("PATH", filepath.Dir(exe)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	srv := cli.Start(t, managerWorkerScript(cli))
-	ws := gitWorkspace(t)
-	env := realEnv(t, cli, srv)
-	f := realFlow(t, ws, cli, env, ", permissionMode: default")
-	rec := &recorder{}
-	out, err := Run(context.Background(), f, Options{Workspace: ws, Env: env, Sink: rec.sink})
-	if err != nil {
-		t.Fatal(err)
-	}
-	logRealRun(t, rec, srv, out)
+	_, out, rec, _ := runReal(t, modelserver.Claude, ", permissionMode: default")
 	var denials []map[string]any
 	for _, w := range rec.events("warning") {
 		if w.Fields["tool"] != nil {

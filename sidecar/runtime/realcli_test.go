@@ -66,15 +66,7 @@ type realCase struct {
 const handoff = "Done.\n\nHANDOFF\nContext: wrote hello.txt\nGoal: greet\nDoD: cat hello.txt prints hello\nSandboxWorkDir: work\nProposalJson: proposal/proposal.json\nChangedFiles:\n  - hello.txt\n"
 
 // writeHello is each CLI's own way to write hello.txt in its working folder.
-func writeHello(cli modelserver.CLI) modelserver.Call {
-	switch cli.Name {
-	case "claude":
-		return modelserver.Call{Tool: "Write", Args: map[string]any{"file_path": "{{cwd}}/hello.txt", "content": "hello\n"}}
-	case "codex":
-		return modelserver.Call{Tool: "apply_patch", Input: "*** Begin Patch\n*** Add File: hello.txt\n+hello\n*** End Patch\n"}
-	}
-	return modelserver.Call{Tool: "write_file", Args: map[string]any{"file_path": "{{cwd}}/hello.txt", "content": "hello\n"}}
-}
+func writeHello(cli modelserver.CLI) modelserver.Call { return cli.WriteCall("hello.txt", "hello\n") }
 
 func script(replies ...modelserver.Reply) modelserver.Script {
 	return modelserver.Script{{Replies: replies}}
@@ -267,7 +259,7 @@ func TestRealCLIs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			evs, res := drainFor(t, p, realDeadline)
+			evs, res := drainWithin(t, p, nil, realDeadline)
 			r := run{evs: evs, res: res, dir: dir, live: true, srv: srv}
 			c.check(t, r)
 			if t.Failed() {
@@ -296,7 +288,7 @@ func TestRealCLIStreams(t *testing.T) {
 			s.Role, s.CwdMode, s.SandboxWork, s.Model = "worker", CwdAgentHome, t.TempDir(), c.cli.Model
 			c.spec(&s)
 			dir, _ := s.workDir()
-			evs, res := drainFor(t, start(t, s, "Write hello.txt in your working folder."), realDeadline)
+			evs, res := drainWithin(t, start(t, s, "Write hello.txt in your working folder."), nil, realDeadline)
 			r := run{evs: evs, res: res, dir: dir}
 			c.check(t, r)
 			if t.Failed() {
@@ -361,25 +353,6 @@ func (c realCase) record(t *testing.T, exe string) {
 		t.Fatal(err)
 	}
 	t.Logf("recorded %s", name)
-}
-
-func drainFor(t *testing.T, p *Process, limit time.Duration) ([]Event, Result) {
-	t.Helper()
-	var evs []Event
-	timer := time.NewTimer(limit)
-	defer timer.Stop()
-	for {
-		select {
-		case ev, ok := <-p.Events():
-			if !ok {
-				return evs, p.Wait()
-			}
-			evs = append(evs, ev)
-		case <-timer.C:
-			p.Stop("test deadline")
-			t.Fatalf("agent did not finish within %v; events so far: %v", limit, kinds(evs))
-		}
-	}
 }
 
 func logRun(t *testing.T, r run) {

@@ -33,12 +33,11 @@ func (anthropicHandler) read(r *http.Request, body []byte) (*dialogue, any, erro
 		return nil, nil, fmt.Errorf("POST %s: not a Messages API path", r.URL.Path)
 	}
 	var req anthropicRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, nil, fmt.Errorf("POST %s: body: %v", r.URL.Path, err)
+	all, err := parseBody(r.URL.Path, body, &req)
+	if err != nil {
+		return nil, nil, err
 	}
-	var all any
-	_ = json.Unmarshal(body, &all)
-	d := &dialogue{all: allStrings(all), stream: req.Stream, model: req.Model}
+	d := &dialogue{all: all, stream: req.Stream, model: req.Model}
 	var opening strings.Builder
 	for _, m := range req.Messages {
 		if m.Role == "assistant" {

@@ -153,6 +153,24 @@ func RepoRoot() (string, error) {
 	}
 }
 
+// WriteCall is the CLI's own tool call that writes a file in its working folder: Claude
+// Code's Write and Gemini CLI's write_file with an absolute path, Codex's apply_patch.
+func (c CLI) WriteCall(name, content string) Call {
+	switch c.API {
+	case MessagesAPI:
+		return Call{Tool: "Write", Args: map[string]any{"file_path": "{{cwd}}/" + name, "content": content}}
+	case ResponsesAPI:
+		var patch strings.Builder
+		patch.WriteString("*** Begin Patch\n*** Add File: " + name + "\n")
+		for _, l := range strings.SplitAfter(strings.TrimSuffix(content, "\n"), "\n") {
+			patch.WriteString("+" + strings.TrimSuffix(l, "\n") + "\n")
+		}
+		patch.WriteString("*** End Patch\n")
+		return Call{Tool: "apply_patch", Input: patch.String()}
+	}
+	return Call{Tool: "write_file", Args: map[string]any{"file_path": "{{cwd}}/" + name, "content": content}}
+}
+
 // Start serves script in the CLI's wire format.
 func (c CLI) Start(t testing.TB, script Script) *Server {
 	t.Helper()

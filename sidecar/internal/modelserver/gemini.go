@@ -38,12 +38,11 @@ func (geminiHandler) read(r *http.Request, body []byte) (*dialogue, any, error) 
 		return nil, nil, fmt.Errorf("POST %s: method %q is not served", r.URL.Path, method)
 	}
 	var req geminiRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, nil, fmt.Errorf("POST %s: body: %v", r.URL.Path, err)
+	all, err := parseBody(r.URL.Path, body, &req)
+	if err != nil {
+		return nil, nil, err
 	}
-	var all any
-	_ = json.Unmarshal(body, &all)
-	d.all = allStrings(all)
+	d.all = all
 	var opening strings.Builder
 	for _, c := range req.Contents {
 		if c.Role == "model" {

@@ -45,12 +45,11 @@ func (openaiHandler) read(r *http.Request, body []byte) (*dialogue, any, error) 
 		return nil, nil, fmt.Errorf("%s %s: not a Responses API call", r.Method, r.URL.Path)
 	}
 	var req openaiRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, nil, fmt.Errorf("POST %s: body: %v", r.URL.Path, err)
+	all, err := parseBody(r.URL.Path, body, &req)
+	if err != nil {
+		return nil, nil, err
 	}
-	var all any
-	_ = json.Unmarshal(body, &all)
-	d := &dialogue{all: allStrings(all), stream: req.Stream, model: req.Model}
+	d := &dialogue{all: all, stream: req.Stream, model: req.Model}
 	var opening strings.Builder
 	inModel := false // consecutive model items are one turn
 	for _, raw := range req.Input {

@@ -15,6 +15,7 @@ package modelserver
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 )
@@ -184,4 +185,15 @@ func allStrings(v any) string {
 	var b strings.Builder
 	collectStrings(v, &b)
 	return b.String()
+}
+
+// parseBody decodes a request body into req and returns every string in it (where the
+// working folder is looked for).
+func parseBody(path string, body []byte, req any) (string, error) {
+	if err := json.Unmarshal(body, req); err != nil {
+		return "", fmt.Errorf("POST %s: body: %v", path, err)
+	}
+	var all any
+	_ = json.Unmarshal(body, &all)
+	return allStrings(all), nil
 }
