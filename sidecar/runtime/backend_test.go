@@ -458,3 +458,18 @@ func TestCodexResumedUsageIsPerTurn(t *testing.T) {
 		t.Errorf("a count that fell %+v", u)
 	}
 }
+
+// Claude's rate_limit_event (printed for subscription logins) is kept raw, and a status other
+// than allowed is a warning that says when the limit resets.
+func TestClaudeRateLimitEvent(t *testing.T) {
+	d := claudeBackend{}.newDecoder(&Spec{}, turnInput{})
+	evs := d.line([]byte(`{"type":"rate_limit_event","rate_limit_info":{"status":"allowed_warning","resetsAt":1795600000,"rateLimitType":"five_hour","isUsingOverage":false},"uuid":"u","session_id":"s"}` + "\n"))
+	if len(evs) != 2 || evs[0].Kind != EventRaw || evs[1].Kind != EventWarning ||
+		evs[1].Reason != "claude: rate limit allowed_warning (five_hour), resets at 2026-11-25T09:46:40Z" {
+		t.Errorf("events %+v", evs)
+	}
+	evs = d.line([]byte(`{"type":"rate_limit_event","rate_limit_info":{"status":"allowed"}}` + "\n"))
+	if len(evs) != 1 || evs[0].Kind != EventRaw || evs[0].Text != "rate_limit_event" {
+		t.Errorf("events %+v", evs)
+	}
+}
