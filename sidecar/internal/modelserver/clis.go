@@ -184,7 +184,8 @@ func (c CLI) Start(t testing.TB, script Script) *Server {
 func (c CLI) Env(t testing.TB, s *Server) map[string]string {
 	t.Helper()
 	home := t.TempDir()
-	env := map[string]string{"HOME": home}
+	// Their temporary files (Claude Code's sockets, Gemini CLI's error reports) go with the test.
+	env := map[string]string{"HOME": home, "TMPDIR": t.TempDir()}
 	switch c.API {
 	case MessagesAPI:
 		env["ANTHROPIC_BASE_URL"] = s.URL
