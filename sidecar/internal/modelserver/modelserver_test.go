@@ -1,8 +1,10 @@
 package modelserver
 
 import (
+	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -100,3 +102,36 @@ type fakeT struct {
 }
 
 func (f *fakeT) Errorf(format string, args ...any) { f.errors = append(f.errors, format) }
+
+// A CLI that is not installed skips a plain go test and fails make test (RequireEnv), both
+// saying how to install it.
+func TestMissingCLISkipsOrFails(t *testing.T) {
+	missing := CLI{Name: "no-such-cli", Package: "@agentcanvas/no-such-cli"}
+	for _, required := range []bool{false, true} {
+		v := ""
+		if required {
+			v = "required"
+		}
+		t.Setenv(RequireEnv, v)
+		st := &stopT{TB: t}
+		done := make(chan struct{})
+		go func() { defer close(done); missing.Binary(st) }()
+		<-done
+		msg := st.skipped
+		if required {
+			msg = st.fatal
+		}
+		if msg == "" || !strings.Contains(msg, InstallHint) || !strings.Contains(msg, missing.Package) {
+			t.Errorf("required=%v: skipped %q, failed %q", required, st.skipped, st.fatal)
+		}
+	}
+}
+
+// stopT records how a test would have stopped.
+type stopT struct {
+	testing.TB
+	skipped, fatal string
+}
+
+func (s *stopT) Skip(args ...any)  { s.skipped = fmt.Sprint(args...); runtime.Goexit() }
+func (s *stopT) Fatal(args ...any) { s.fatal = fmt.Sprint(args...); runtime.Goexit() }
