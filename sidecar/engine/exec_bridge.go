@@ -24,7 +24,7 @@ func protocolBridge(c *ictx) (string, error) {
 	}
 	c.note("bridged", map[string]any{"protocol": protocol, "bridge": bridge})
 	c.send(bridge, local[0], "request", map[string]any{"bytes": len(call)}, "")
-	rep, err := c.ask("", local[0], c.prompt(local[0], m))
+	rep, err := c.ask("", local[0], c.prompt(local[0], m), needText)
 	if err != nil {
 		return "", err
 	}

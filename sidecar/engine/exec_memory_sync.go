@@ -44,7 +44,7 @@ func memorySync(c *ictx) (string, error) {
 	if len(silent) > 0 {
 		logs, err := c.askAll("", silent, func(a string) string {
 			return c.prompt(a, message{Intent: "Summarise what you learned and decided this session", Plan: []string{"Only durable facts"}, Actions: []string{"Up to 5 bullet points"}})
-		})
+		}, needText)
 		if err != nil {
 			return "", err
 		}
@@ -61,14 +61,14 @@ func memorySync(c *ictx) (string, error) {
 		}
 	}
 	in = append(in, quote("Current MEMORY.md", firstNonEmpty(c.r.files.memory(), "(empty)")))
-	s, err := c.ask("", curator, c.prompt(curator, message{Intent: "Merge the members' logs into the shared memory", Inputs: in, Plan: []string{"Deduplicate", "Keep durable decisions"}, Actions: []string{"## MEMORY (the new full MEMORY.md)", "## NOTES (today's notes)"}}))
+	s, err := c.ask("", curator, c.prompt(curator, message{Intent: "Merge the members' logs into the shared memory", Inputs: in, Plan: []string{"Deduplicate", "Keep durable decisions"}, Actions: []string{"## MEMORY (the new full MEMORY.md)", "## NOTES (today's notes)"}}),
+		need{line: "## MEMORY or ## NOTES (a section heading, then its lines)", has: func(t string) bool {
+			return mdSection(t, "MEMORY", "NOTES") != "" || mdSection(t, "NOTES", "MEMORY") != ""
+		}})
 	if err != nil {
 		return "", err
 	}
-	mem, dayNotes := mdSection(s.Text, "MEMORY"), mdSection(s.Text, "NOTES")
-	if mem == "" && dayNotes == "" {
-		dayNotes = s.Text
-	}
+	mem, dayNotes := mdSection(s.Text, "MEMORY", "NOTES"), mdSection(s.Text, "NOTES", "MEMORY")
 	removed, err := writeCurated(c.r, mem, dayNotes, retentionDays(c.params))
 	if err != nil {
 		return "", err
@@ -106,22 +106,6 @@ func (c *ictx) stepNotes() map[string][]string {
 		}
 	}
 	return out
-}
-
-// mdSection is the body under a "## title" heading, up to the next "## " heading.
-func mdSection(text, title string) string {
-	var out []string
-	in := false
-	for _, l := range strings.Split(text, "\n") {
-		if t := strings.TrimSpace(l); strings.HasPrefix(t, "## ") {
-			in = strings.EqualFold(strings.TrimSpace(t[3:]), title)
-			continue
-		}
-		if in {
-			out = append(out, l)
-		}
-	}
-	return strings.TrimSpace(strings.Join(out, "\n"))
 }
 
 // writeCurated replaces MEMORY.md (atomically: temp file and rename, inside the workspace

@@ -31,7 +31,13 @@ func publishSubscribe(c *ictx) (string, error) {
 	replies := []string{}
 	delivered := 0
 	for {
-		up, err := c.ask("", pub, c.prompt(pub, message{Intent: "Publish events for your subscribers: " + c.task(), Inputs: append([]string{"Topics: " + strings.Join(topics, ", ")}, replies...), Plan: []string{"One event a line"}, Actions: []string{"PUBLISH <topic>: <text>, one line per event"}}))
+		// The first round needs an event (else nothing is published at all); later ones
+		// may have nothing more to say (quiescent).
+		var needs []need
+		if c.st.Round == 0 {
+			needs = append(needs, needKeyed("PUBLISH", "PUBLISH <topic>: <text>"))
+		}
+		up, err := c.ask("", pub, c.prompt(pub, message{Intent: "Publish events for your subscribers: " + c.task(), Inputs: append([]string{"Topics: " + strings.Join(topics, ", ")}, replies...), Plan: []string{"One event a line"}, Actions: []string{"PUBLISH <topic>: <text>, one line per event"}}), needs...)
 		if err != nil {
 			return "", err
 		}

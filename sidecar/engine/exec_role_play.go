@@ -18,18 +18,18 @@ func rolePlayPair(c *ictx) (string, error) {
 	var transcript []string
 	last := ""
 	for {
-		ins, err := c.ask(assistant, user, c.prompt(user, message{Intent: inception(user, assistant) + ". Instruct the assistant one step at a time; reply " + token + " when the task is done.", Inputs: append([]string{quote("Assistant's last solution", firstNonEmpty(last, "(none yet)"))}, transcript...), Plan: []string{"One instruction at a time"}, Actions: []string{"Instruction: <one instruction>, or " + token}}))
+		ins, err := c.ask(assistant, user, c.prompt(user, message{Intent: inception(user, assistant) + ". Instruct the assistant one step at a time; reply " + token + " when the task is done.", Inputs: append([]string{quote("Assistant's last solution", firstNonEmpty(last, "(none yet)"))}, transcript...), Plan: []string{"One instruction at a time"}, Actions: []string{"Instruction: <one instruction>, or " + token}}), needText)
 		if err != nil {
 			return "", err
 		}
-		if strings.Contains(ins.Text, token) {
+		if strings.Contains(strings.ToUpper(ins.Text), strings.ToUpper(token)) {
 			c.st.Metrics["task_done"] = 1 // this turn is not sent to the assistant nor counted as a round
 			c.r.checkpoint()
 			return firstNonEmpty(last, ins.Text), nil
 		}
 		transcript = append(transcript, quote("Instruction", truncate(ins.Text, 1500)))
 		c.send(user, assistant, "instruction", map[string]any{"bytes": len(ins.Text)}, "")
-		sol, err := c.ask(user, assistant, c.prompt(assistant, message{Intent: inception(assistant, user) + ". Carry out the user's instruction.", Inputs: append([]string{quote("Instruction", ins.Text)}, transcript...), Plan: []string{"Solve", "Explain"}, Actions: []string{"Solution: <your solution>. Next request."}}))
+		sol, err := c.ask(user, assistant, c.prompt(assistant, message{Intent: inception(assistant, user) + ". Carry out the user's instruction.", Inputs: append([]string{quote("Instruction", ins.Text)}, transcript...), Plan: []string{"Solve", "Explain"}, Actions: []string{"Solution: <your solution>. Next request."}}), needText)
 		if err != nil {
 			return "", err
 		}

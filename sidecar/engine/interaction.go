@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/agentproto"
 	"github.com/agentcanvas/agentcanvas/sidecar/bus"
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
@@ -47,6 +48,8 @@ type ictx struct {
 	edgeOf    map[[2]string]string
 	made      [][2]string       // (node, proposal.json) of every proposal made in this interaction
 	rejected  map[string]string // node → the reviewer's latest REJECT of its handoff ("lead: why")
+	unhanded  map[string]string // node → why its latest proposal came without a valid HANDOFF block
+	diffs     map[string]string // node → its proposal's fingerprint after its last step (handoff.go)
 }
 
 // termState is what termination conditions are evaluated against.
@@ -118,7 +121,7 @@ func (r *run) runInteraction(parent context.Context, in *flow.Interaction) Inter
 	case parent.Err() != nil:
 		out.Status, out.Reason = StatusStopped, "stopped"
 	case err != nil:
-		out.Status, out.Reason, out.Error = StatusFailed, "error", err.Error()
+		out.Status, out.Reason, out.Error = StatusFailed, failReason(err), err.Error()
 	default:
 		out.Status, out.Reason = StatusCompleted, firstNonEmpty(c.reason(), c.st.Done, "completed")
 	}
@@ -155,6 +158,19 @@ func roleOf(f *flow.Flow, id string) string {
 	default:
 		return strings.ToLower(strings.TrimSpace(n.Agent.Role))
 	}
+}
+
+// names maps nodes to their display names (for replies that name an agent by its name).
+func (c *ictx) names(ids []string) map[string]string {
+	out := map[string]string{}
+	for _, id := range ids {
+		if n, ok := c.r.f.NodeByID(id); ok && n.Agent != nil {
+			out[id] = n.Agent.Name
+		} else if ok && n.System != nil {
+			out[id] = n.System.Name
+		}
+	}
+	return out
 }
 
 // byRole returns the nodes whose role contains any of the words, in node order.
@@ -271,18 +287,56 @@ func (c *ictx) tags() map[string][]string {
 
 // --- asking agents ---------------------------------------------------------------------------
 
-// Reply is what one agent turn produced, read for the structured lines patterns use.
+// Reply is what one agent step produced, read for the structured lines patterns use.
 type Reply struct {
 	Node    string
 	Text    string
-	Handoff map[string]any
-	Failed  bool
-	Reason  string
+	Handoff map[string]any // the last valid HANDOFF block's fields
+	// HandoffError says why the agent's HANDOFF block was invalid ("" for none or a valid one).
+	HandoffError string
+	// Changed are the files its sandbox's proposal changes, after the step (sandboxed agents).
+	Changed []string
+	// Missing are the needed lines the reply lacks even after its repair turn.
+	Missing   []string
+	Failed    bool
+	Reason    string
+	sandboxed bool // the agent works in its sandbox's work/ folder
 }
 
-// ask runs one turn of node with prompt, logging the step and the messages, and waits for
-// its reply. from is who is asking (the node or the engine, "") for the log and the bus.
-func (c *ictx) ask(from, node, prompt string) (*Reply, error) {
+// ask runs one step of node: a turn with prompt and, when its reply lacks a line the step
+// needs, one repair turn asking for exactly those lines (need.go). Then whatever the agent
+// changed in its sandbox goes to review (collect). from is who is asking (the node or the
+// engine, "") for the log and the bus. A reply still lacking a needed line comes back with a
+// *MissingLineError (and Missing set); steps that can do without it go on (hard).
+func (c *ictx) ask(from, node, prompt string, needs ...need) (*Reply, error) {
+	rep, err := c.turn(from, node, prompt)
+	if err == nil && len(needs) > 0 {
+		if missing := unmet(rep.Text, needs); len(missing) > 0 {
+			c.note("reply_repair", map[string]any{"agent": node, "missing": lines(missing)})
+			again, aerr := c.turn(from, node, c.repairPrompt(node, prompt, rep.Text, missing))
+			if again != nil {
+				if again.Handoff == nil && again.HandoffError == "" { // the first turn's block still counts
+					again.Handoff, again.HandoffError = rep.Handoff, rep.HandoffError
+				}
+				rep = again
+			}
+			if err = aerr; err == nil {
+				rep.Missing = lines(unmet(rep.Text, needs))
+			}
+		}
+	}
+	if rep != nil {
+		c.collect(rep)
+	}
+	if err == nil && len(rep.Missing) > 0 {
+		err = &MissingLineError{Agent: node, Lines: rep.Missing}
+	}
+	return rep, err
+}
+
+// turn runs one turn of node with prompt, logging the step and the messages, and waits for
+// its reply.
+func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 	if err := c.ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -300,8 +354,12 @@ func (c *ictx) ask(from, node, prompt string) (*Reply, error) {
 		return nil, fmt.Errorf("agent %s: %w", node, err)
 	}
 	started := c.r.now()
+	handoffErr := ""
+	var stderr stderrTail
 	for ev := range proc.Events() {
 		switch ev.Kind {
+		case runtime.EventStderr:
+			stderr.add(ev.Text)
 		case runtime.EventPending:
 			c.r.asks.Add(1)
 			go func(pend *runtime.Pending) {
@@ -316,6 +374,9 @@ func (c *ictx) ask(from, node, prompt string) (*Reply, error) {
 			if ev.Block != nil && (ev.Block.Kind == "invalid" || ev.Block.Kind == "error") {
 				c.r.emit(c.in.ID, edge, "error", map[string]any{"agent": node, "block": ev.Block})
 			}
+			if ev.Block != nil && ev.Block.Of == agentproto.KindHandoff {
+				handoffErr = ev.Block.Error // the last block counts: a valid one clears it
+			}
 		case runtime.EventWarning:
 			w := map[string]any{"agent": node, "message": firstNonEmpty(ev.Reason, ev.Text)}
 			for k, v := range map[string]string{"tool": ev.Tool, "path": ev.Path, "field": ev.Field} {
@@ -328,7 +389,10 @@ func (c *ictx) ask(from, node, prompt string) (*Reply, error) {
 	}
 	res := proc.Wait()
 	c.r.metrics.addTurn(node, res, c.r.now().Sub(started))
-	rep := &Reply{Node: node, Text: res.Reply, Handoff: res.Handoff}
+	rep := &Reply{Node: node, Text: res.Reply, Handoff: res.Handoff, sandboxed: spec.SandboxWork != ""}
+	if res.Handoff == nil {
+		rep.HandoffError = handoffErr
+	}
 	c.mu.Lock()
 	c.step++
 	step := c.step
@@ -339,7 +403,7 @@ func (c *ictx) ask(from, node, prompt string) (*Reply, error) {
 		fields["failed"] = rep.Reason
 	}
 	c.r.emit(c.in.ID, edge, "step", fields)
-	c.r.emit(c.in.ID, edge, "agent_finished", map[string]any{"agent": node, "status": string(res.Status), "turns": res.Turns})
+	c.r.emit(c.in.ID, edge, "agent_finished", finishedFields(node, res, stderr.lines))
 	if c.ctx.Err() != nil {
 		return rep, c.ctx.Err()
 	}
@@ -347,14 +411,12 @@ func (c *ictx) ask(from, node, prompt string) (*Reply, error) {
 		return rep, fmt.Errorf("agent %s failed: %s", node, rep.Reason)
 	}
 	c.send(node, from, "reply", map[string]any{"text": truncate(res.Reply, 4000)}, "")
-	if res.Handoff != nil {
-		c.proposal(node, res.Handoff)
-	}
 	return rep, nil
 }
 
-// askAll asks several nodes in parallel (independent answers) and returns replies in order.
-func (c *ictx) askAll(from string, nodes []string, prompt func(node string) string) ([]*Reply, error) {
+// askAll asks several nodes in parallel (independent answers) and returns replies in order;
+// each step needs what needs say (ask).
+func (c *ictx) askAll(from string, nodes []string, prompt func(node string) string, needs ...need) ([]*Reply, error) {
 	reps := make([]*Reply, len(nodes))
 	errs := make([]error, len(nodes))
 	var wg sync.WaitGroup
@@ -362,7 +424,7 @@ func (c *ictx) askAll(from string, nodes []string, prompt func(node string) stri
 		wg.Add(1)
 		go func(i int, n string) {
 			defer wg.Done()
-			reps[i], errs[i] = c.ask(from, n, prompt(n))
+			reps[i], errs[i] = c.ask(from, n, prompt(n), needs...)
 		}(i, n)
 	}
 	wg.Wait()
@@ -488,30 +550,33 @@ func (c *ictx) sandbox(node string, files []string) (string, error) {
 	return paths.WorkDir, nil
 }
 
-// proposal turns a worker's HANDOFF into a proposal and reviews it (a check against the
-// workspace, with the person's folder rules). Whether it is applied without a person is
-// decided when the interaction ends (autoApply).
-func (c *ictx) proposal(node string, handoff map[string]any) {
+// proposal turns what node changed in its sandbox into a proposal (notes: from its HANDOFF
+// when it wrote one) and reviews it (a check against the workspace, with the person's folder
+// rules). When work/ does not differ from input/ the result changes no file, and nothing is
+// written unless an earlier proposal of the node is to be brought up to date. Whether it is
+// applied without a person is decided when the interaction ends (autoApply).
+func (c *ictx) proposal(ctx context.Context, node, notes string) (*proposal.Created, error) {
 	c.r.mu.Lock()
 	defer c.r.mu.Unlock()
 	defer c.r.logThrough()() // proposal.Create, Check and Apply log to the same file: keep the order
-	cr, err := proposal.Create(c.ctx, proposal.CreateOptions{Workspace: c.r.o.Workspace, RunID: c.r.id, AgentID: node, Notes: fmt.Sprint(handoff["Goal"]), Flow: c.r.f.Name})
-	if err != nil {
-		c.r.emit(c.in.ID, "", "error", map[string]any{"agent": node, "message": "proposal: " + err.Error()})
-		return
-	}
-	if len(cr.Proposal.ChangedFiles) == 0 {
-		return
-	}
 	dir, _ := sandbox.RelDir(c.r.id, node)
 	ref := filepath.ToSlash(filepath.Join(dir, "proposal", "proposal.json"))
+	cr, err := proposal.Create(ctx, proposal.CreateOptions{Workspace: c.r.o.Workspace, RunID: c.r.id, AgentID: node, Notes: notes, Flow: c.r.f.Name,
+		SkipUnchanged: !slices.Contains(c.r.proposals, ref)})
+	if err != nil {
+		c.r.emit(c.in.ID, "", "error", map[string]any{"agent": node, "message": "proposal: " + err.Error()})
+		return nil, err
+	}
+	if len(cr.Proposal.ChangedFiles) == 0 {
+		return cr, nil
+	}
 	c.mu.Lock()
 	if !slices.Contains(c.made, [2]string{node, ref}) {
 		c.made = append(c.made, [2]string{node, ref})
 	}
 	c.mu.Unlock()
 	if slices.Contains(c.r.proposals, ref) {
-		return
+		return cr, nil
 	}
 	c.r.proposals = append(c.r.proposals, ref)
 	// proposal.Create logged proposal_created itself; the sink (stdout, runEvent) hears of it here.
@@ -519,13 +584,14 @@ func (c *ictx) proposal(node string, handoff map[string]any) {
 		c.r.o.Sink(eventlog.Event{TS: c.r.now().UnixMilli(), Flow: c.r.f.Name, RunID: c.r.id, InteractionID: c.in.ID, Event: "proposal_created",
 			Fields: map[string]any{"agent": node, "proposal": ref, "changedFiles": cr.Proposal.ChangedFiles}})
 	}
-	res, err := proposal.Check(c.ctx, c.r.o.Workspace, ref, proposal.Selection{}, proposal.ApplyOptions{Flow: c.r.f.Name, Rules: c.r.limits().Rules})
+	res, err := proposal.Check(ctx, c.r.o.Workspace, ref, proposal.Selection{}, proposal.ApplyOptions{Flow: c.r.f.Name, Rules: c.r.limits().Rules})
 	ok := err == nil && res != nil && len(res.Problems) == 0
 	fields := map[string]any{"agent": node, "proposal": ref, "applicable": ok, "reviewer": "engine"}
 	if res != nil && len(res.Problems) > 0 {
 		fields["problems"] = res.Problems
 	}
 	c.r.emit(c.in.ID, "", "proposal_reviewed", fields)
+	return cr, nil
 }
 
 // autoApply runs when the interaction has ended, if the flow's policy.autoApply asks for it:
@@ -553,9 +619,12 @@ func (c *ictx) autoApply(out InteractionOutcome) {
 		held := "the interaction " + out.Status
 		c.mu.Lock()
 		why, rejected := c.rejected[node]
+		unhanded, noHandoff := c.unhanded[node]
 		c.mu.Unlock()
 		if rejected {
 			held = "rejected in review by " + why
+		} else if noHandoff {
+			held = unhanded
 		} else if out.Status == StatusCompleted {
 			res, err := proposal.Check(ctx, c.r.o.Workspace, ref, proposal.Selection{}, o)
 			held = lim.autoApplyHeld(c.gatePassed(), res, err)
@@ -575,6 +644,17 @@ func (c *ictx) autoApply(out InteractionOutcome) {
 				Fields: map[string]any{"agent": node, "proposal": ref, "files": applied.Files, "warnings": applied.Warnings}})
 		}
 	}
+}
+
+// gateReads: the flow's termination has a quality gate on metric.
+func (c *ictx) gateReads(metric string) bool {
+	reads := false
+	c.term.Walk(func(t *flow.Termination) {
+		if t.Type == "quality_gate" && t.Metric == metric {
+			reads = true
+		}
+	})
+	return reads
 }
 
 // gatePassed: a flow's quality gate, if any, holds now.

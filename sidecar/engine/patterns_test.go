@@ -136,8 +136,16 @@ var patternCases = []patternCase{
 			}
 		}},
 	{pattern: "majority_vote", order: []string{"voter_1|voter_2|voter_3", "voter_1|voter_2|voter_3"}, reason: "consensus_threshold", rounds: 1, result: "red"},
-	{pattern: "self_consistency", order: []string{"sampler_1|sampler_2|sampler_3|sampler_4|sampler_5"}, reason: "max_rounds", rounds: 1, result: "42",
+	// sampler_5 writes no ANSWER: line: it is asked once more (repair), then its sample is dropped.
+	{pattern: "self_consistency", order: []string{"sampler_1|sampler_2|sampler_3|sampler_4|sampler_5|sampler_5"}, reason: "max_rounds", rounds: 1, result: "42",
 		check: func(t *testing.T, ws, dir string, out *Outcome, evs []eventlog.Event) {
+			p, _ := os.ReadFile(filepath.Join(dir, "sampler_5.1.prompt"))
+			if !strings.Contains(string(p), "Solve independently") || !strings.Contains(string(p), "no idea") || !strings.HasSuffix(strings.TrimSpace(string(p)), "\nANSWER: <final answer>") {
+				t.Errorf("sampler_5's repair prompt lacks its prompt, its last reply or the exact format:\n%s", p)
+			}
+			if r := eventsNamed(evs, "reply_repair"); len(r) != 1 || fld(r[0], "agent") != "sampler_5" {
+				t.Errorf("reply_repair events %v", r)
+			}
 			if out.Interactions[0].Result != "42" {
 				t.Errorf("result %q, want the normalised majority 42", out.Interactions[0].Result)
 			}
