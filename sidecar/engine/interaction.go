@@ -412,7 +412,13 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 				handoffErr = ev.Block.Error // the last block counts: a valid one clears it
 			}
 		case runtime.EventWarning:
-			c.r.emit(c.in.ID, edge, "warning", map[string]any{"agent": node, "message": firstNonEmpty(ev.Reason, ev.Text)})
+			w := map[string]any{"agent": node, "message": firstNonEmpty(ev.Reason, ev.Text)}
+			for k, v := range map[string]string{"tool": ev.Tool, "path": ev.Path, "field": ev.Field} {
+				if v != "" { // a permission denial: what was refused, and the setting that allows it
+					w[k] = v
+				}
+			}
+			c.r.emit(c.in.ID, edge, "warning", w)
 		}
 	}
 	res := proc.Wait()
@@ -495,7 +501,7 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 	s := runtime.Spec{RunID: c.r.id, AgentID: node, Role: c.roles[node], InteractionID: c.in.ID, Round: c.st.Round,
 		BackendID: rt.BackendID, Command: rt.Command, CwdMode: rt.CwdMode, Workspace: c.r.o.Workspace,
 		Model: rt.Model, MaxTurns: rt.MaxTurns, AllowedTools: rt.AllowedTools, PermissionMode: rt.PermissionMode, StopGrace: c.r.o.StopGrace,
-		CodexSandbox: rt.CodexSandbox, Interactive: rt.Interactive, PauseOnPhaseComplete: true}
+		CodexSandbox: rt.CodexSandbox, GeminiApprovalMode: rt.GeminiApprovalMode, Interactive: rt.Interactive, PauseOnPhaseComplete: true}
 	// "auto" as an override means each node keeps its own backend (the editor's default pick).
 	if c.r.o.Backend != "" && c.r.o.Backend != "auto" {
 		s.BackendID = c.r.o.Backend
@@ -518,6 +524,12 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 		if isWorker(c.roles[node]) {
 			s.CwdMode = runtime.CwdAgentHome
 		}
+	}
+	// Role defaults for the CLIs' permission settings the flow leaves unset: a worker may
+	// edit its own sandbox, everything else only reads.
+	s.Access = runtime.AccessReadOnly
+	if isWorker(c.roles[node]) && s.CwdMode == runtime.CwdAgentHome {
+		s.Access = runtime.AccessEdit
 	}
 	if s.CwdMode == runtime.CwdAgentHome {
 		work, err := c.sandbox(node, files)
@@ -543,14 +555,7 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 	return s, nil
 }
 
-func isWorker(role string) bool {
-	for _, w := range []string{"worker", "coder", "engineer", "executor", "refiner", "developer", "implementer", "bidder", "contractor"} {
-		if strings.Contains(role, w) {
-			return true
-		}
-	}
-	return false
-}
+func isWorker(role string) bool { return flow.IsWorkerRole(role) }
 
 // sandbox prepares a node's sandbox once per run and returns its work/ folder.
 func (c *ictx) sandbox(node string, files []string) (string, error) {

@@ -436,7 +436,10 @@ func (d *decoder) runtime(n *yaml.Node, path string) *Runtime {
 		"allowedTools":   func(_, v *yaml.Node, p string) { r.AllowedTools = d.strList(v, p, "runtime.allowedTools") },
 		"permissionMode": func(_, v *yaml.Node, p string) { r.PermissionMode = d.str(v, p, "runtime.permissionMode") },
 		"codexSandbox":   func(_, v *yaml.Node, p string) { r.CodexSandbox = d.str(v, p, "runtime.codexSandbox") },
-		"interactive":    func(_, v *yaml.Node, p string) { r.Interactive, _ = d.boolean(v, p, "runtime.interactive") },
+		"geminiApprovalMode": func(_, v *yaml.Node, p string) {
+			r.GeminiApprovalMode = d.str(v, p, "runtime.geminiApprovalMode")
+		},
+		"interactive": func(_, v *yaml.Node, p string) { r.Interactive, _ = d.boolean(v, p, "runtime.interactive") },
 		"sessionLoop": func(_, v *yaml.Node, p string) {
 			sl := &SessionLoop{}
 			if d.fields(v, p, "runtime.sessionLoop", map[string]fieldFn{

@@ -30,7 +30,7 @@ func (commandBackend) stdin(s *Spec, in turnInput) string {
 	return in.prompt
 }
 
-func (commandBackend) newDecoder() decoder { return &textDecoder{name: "command"} }
+func (commandBackend) newDecoder(*Spec, turnInput) decoder { return &textDecoder{name: "command"} }
 
 // followUp re-runs the command with its original prompt followed by the answers, since a
 // plain command has no session to resume (AGENTCANVAS_TURN tells it which turn it is).

@@ -28,7 +28,7 @@ type dryRunBackend struct{}
 func (dryRunBackend) id() string                              { return BackendDryRun }
 func (dryRunBackend) argv(*Spec, turnInput) ([]string, error) { return []string{"(dry-run)"}, nil }
 func (dryRunBackend) stdin(*Spec, turnInput) string           { return "" }
-func (dryRunBackend) newDecoder() decoder                     { return &textDecoder{name: "dry-run"} }
+func (dryRunBackend) newDecoder(*Spec, turnInput) decoder     { return &textDecoder{name: "dry-run"} }
 func (dryRunBackend) followUp(o, a, _ string) turnInput       { return turnInput{prompt: o + "\n\n" + a} }
 
 var (

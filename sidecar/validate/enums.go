@@ -17,11 +17,16 @@ var (
 	RuntimeKinds     = []string{"cli"}
 	BackendIDs       = []string{"auto", "claude", "codex", "gemini", "command", "dry-run"}
 	CwdModes         = []string{"workspace", "agentHome"}
-	// PermissionModes are Claude Code's --permission-mode values (recipes/agent-cli-formats.md).
-	PermissionModes = []string{"default", "acceptEdits", "plan", "bypassPermissions"}
-	SystemNodeTypes = flow.SystemNodeTypes
-	SourceKinds     = []string{"paper", "spec"}
-	QualityGateOps  = []string{">=", "<="}
+	// PermissionModes are Claude Code's --permission-mode values (2.1.330 lists acceptEdits,
+	// auto, bypassPermissions, manual, dontAsk and plan, and still takes default).
+	PermissionModes = []string{"default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto", "manual"}
+	// CodexSandboxes are Codex CLI's --sandbox values.
+	CodexSandboxes = []string{"read-only", "workspace-write", "danger-full-access"}
+	// GeminiApprovalModes are Gemini CLI's --approval-mode values.
+	GeminiApprovalModes = []string{"default", "auto_edit", "yolo", "plan"}
+	SystemNodeTypes     = flow.SystemNodeTypes
+	SourceKinds         = []string{"paper", "spec"}
+	QualityGateOps      = []string{">=", "<="}
 	// QualityGateMetrics are the metrics the run engine measures. A project-specific metric is
 	// written "custom:<name>" and is not checked.
 	// From task_done on they are the pattern library's own gates (patterns/Pnn-*.json).
@@ -31,17 +36,19 @@ var (
 
 // Enums names every enum by the model field it constrains, for the schema test and docs.
 var Enums = map[string][]string{
-	"intent":                 Intents,
-	"topology":               Topologies,
-	"messageForm":            MessageForms,
-	"sync":                   SyncModes,
-	"termination.type":       TerminationTypes,
-	"termination.op":         QualityGateOps,
-	"verification":           Verifications,
-	"runtime.kind":           RuntimeKinds,
-	"runtime.backendId":      BackendIDs,
-	"runtime.cwdMode":        CwdModes,
-	"runtime.permissionMode": PermissionModes,
-	"systemNode.type":        SystemNodeTypes,
-	"source.kind":            SourceKinds,
+	"intent":                     Intents,
+	"topology":                   Topologies,
+	"messageForm":                MessageForms,
+	"sync":                       SyncModes,
+	"termination.type":           TerminationTypes,
+	"termination.op":             QualityGateOps,
+	"verification":               Verifications,
+	"runtime.kind":               RuntimeKinds,
+	"runtime.backendId":          BackendIDs,
+	"runtime.cwdMode":            CwdModes,
+	"runtime.permissionMode":     PermissionModes,
+	"runtime.codexSandbox":       CodexSandboxes,
+	"runtime.geminiApprovalMode": GeminiApprovalModes,
+	"systemNode.type":            SystemNodeTypes,
+	"source.kind":                SourceKinds,
 }

@@ -107,6 +107,8 @@ func (c *checker) runtime(path string, r *flow.Runtime) {
 	c.enum(path+"/backendId", "runtime.backendId", r.BackendID, BackendIDs)
 	c.enum(path+"/cwdMode", "runtime.cwdMode", r.CwdMode, CwdModes)
 	c.enum(path+"/permissionMode", "runtime.permissionMode", r.PermissionMode, PermissionModes)
+	c.enum(path+"/codexSandbox", "runtime.codexSandbox", r.CodexSandbox, CodexSandboxes)
+	c.enum(path+"/geminiApprovalMode", "runtime.geminiApprovalMode", r.GeminiApprovalMode, GeminiApprovalModes)
 	if r.BackendID == "command" && len(r.Command) == 0 {
 		c.report(path+"/backendId", c.at(path+"/backendId"), diag.Error, CodeSchema,
 			"backendId command needs a command: add command: [program, args…], e.g. command: [bash, agents/review.sh]", nil)

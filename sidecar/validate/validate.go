@@ -36,6 +36,7 @@ const (
 	CodeRoundCap            = "round-cap"
 	CodeCommandPath         = "command-path"
 	CodeSpendUnknown        = "spend-unknown"
+	CodePermissionMode      = "permission-mode"
 )
 
 // Codes lists every code, in the order docs/validation.md documents them.
@@ -43,7 +44,7 @@ var Codes = []string{
 	CodeYAMLSyntax, CodeSchema, CodeDuplicateID, CodeUnknownAgent, CodeUnknownPattern,
 	CodeTerminationRequired, CodeInvalidTermination, CodeTimeoutRequired, CodeRetentionRequired,
 	CodeRateLimitRequired, CodeRawSecret, CodeUnsafePath, CodeMissingRole, CodeSkillInvalid, CodeMCPPolicy,
-	CodeRoundCap, CodeCommandPath, CodeSpendUnknown,
+	CodeRoundCap, CodeCommandPath, CodeSpendUnknown, CodePermissionMode,
 }
 
 // Workspace gives the rules that look outside the flow file what they need.
@@ -118,6 +119,7 @@ func (c *checker) run() {
 	c.spendUnknown()
 	c.paths()
 	c.workspace()
+	c.permissions()
 }
 
 // report adds a diagnostic at r.

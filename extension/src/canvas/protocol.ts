@@ -25,6 +25,8 @@ export interface Runtime {
   maxTurns?: number;
   allowedTools?: string[];
   permissionMode?: string;
+  codexSandbox?: string;
+  geminiApprovalMode?: string;
   sessionLoop?: { maxIterations?: number; delayMs?: number };
 }
 
