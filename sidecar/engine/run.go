@@ -49,8 +49,9 @@ type Options struct {
 	Sink func(eventlog.Event)
 	// Task, when set, is the run's task (the flow's description otherwise).
 	Task string
-	// RoundCap bounds rounds when no termination condition can end an interaction
-	// (default 10): the engine never loops forever.
+	// RoundCap bounds the rounds of an interaction whose flow sets no bound on rounds or
+	// time and no params.round_cap (default flow.DefaultRoundCap): the engine never loops
+	// forever, and never cuts short a loop the flow bounds itself.
 	RoundCap int
 	// StopGrace is the time between SIGTERM and SIGKILL when agents are stopped.
 	StopGrace time.Duration
@@ -84,6 +85,7 @@ type Outcome struct {
 	Interactions []InteractionOutcome `json:"interactions"`
 	Proposals    []string             `json:"proposals,omitempty"` // workspace-relative proposal.json paths
 	Metrics      Metrics              `json:"metrics"`
+	Spend        Spend                `json:"spend"` // what its agents reported spending (spend.go)
 }
 
 // InteractionOutcome is one interaction's end.
@@ -95,6 +97,7 @@ type InteractionOutcome struct {
 	Rounds    int    `json:"rounds"`
 	Result    string `json:"result,omitempty"` // what the pattern yields (a decision, an answer…)
 	Error     string `json:"error,omitempty"`
+	Spend     *Spend `json:"spend,omitempty"` // what its agents reported spending (spend.go)
 }
 
 // ErrInvalidFlow is returned when the flow has validation errors; a run never starts then.
@@ -141,6 +144,9 @@ type run struct {
 	key   []byte // per-run signing key, memory only
 	state *State
 	ctx   context.Context // execute's; set before any goroutine starts
+	// stop cancels the run with a cause (ErrBudget when policy.budget is reached).
+	stop   context.CancelCauseFunc
+	budget limits // policy.budget
 
 	mu        sync.Mutex
 	ckMu      sync.Mutex // serialises checkpoint writes
@@ -167,6 +173,9 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	if ds := validate.Flow(f, validate.Workspace{Root: o.Workspace, Rules: o.limits().Rules}); diag.HasErrors(ds) {
 		return nil, &InvalidFlowError{Diagnostics: ds}
 	}
+	if err := checkCommands(f, o); err != nil {
+		return nil, err
+	}
 	confined, err := checkConfinement(f, o)
 	if err != nil {
 		return nil, err
@@ -175,7 +184,7 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 		o.Now = time.Now
 	}
 	if o.RoundCap <= 0 {
-		o.RoundCap = 10
+		o.RoundCap = flow.DefaultRoundCap
 	}
 	id := o.RunID
 	if o.Resume != nil {
@@ -197,9 +206,13 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	}
 	r := &run{f: f, o: o, id: id, log: log, now: o.Now, key: bus.NewKey(), outcomes: map[string]*InteractionOutcome{}, metrics: newMetricSet(), files: promptFiles{ws: o.Workspace}, confined: confined}
 	r.state = newState(r)
+	r.budget = budgetLimits(f.Policy.Budget)
 	if o.Resume != nil {
 		r.state.Started = o.Resume.Started
 		r.proposals = append(r.proposals, o.Resume.Proposals...)
+		if sp := o.Resume.Spend; sp.Tokens > 0 || sp.CostUSD > 0 || len(sp.Unreported) > 0 {
+			r.state.Spend = sp // the budget counts what the run spent before
+		}
 	}
 	return r, nil
 }
@@ -273,10 +286,10 @@ func (r *run) emit(interactionID, edgeID, event string, fields map[string]any) {
 }
 
 func (r *run) execute(ctx context.Context) *Outcome {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	defer r.close()
-	r.ctx = ctx
+	r.ctx, r.stop = ctx, cancel
 	confinement, unconfined := r.confinementStatus()
 	started := map[string]any{"workspace": r.o.Workspace, "dryRun": r.o.DryRun, "interactions": len(r.f.Interactions), "task": r.task(), "confinement": confinement}
 	if r.o.Resume != nil {
@@ -351,7 +364,7 @@ func (r *run) execute(ctx context.Context) *Outcome {
 			r.mu.Unlock()
 			switch {
 			case ctx.Err() != nil:
-				r.setOutcome(oc, InteractionOutcome{Status: StatusStopped, Reason: "stopped"})
+				r.setOutcome(oc, InteractionOutcome{Status: StatusStopped, Reason: stopReason(ctx)})
 			case failedDep != "":
 				r.setOutcome(oc, InteractionOutcome{Status: StatusSkipped, Reason: "dependency " + failedDep + " did not complete"})
 				r.emit(in.ID, "", "terminated", map[string]any{"reason": "skipped", "note": oc.Reason})
@@ -382,7 +395,7 @@ func (r *run) execute(ctx context.Context) *Outcome {
 		}
 	}
 	if ctx.Err() != nil {
-		out.Status, out.Reason = StatusStopped, "stopped"
+		out.Status, out.Reason = StatusStopped, stopReason(ctx)
 	}
 	r.finish(out)
 	return out
@@ -391,7 +404,7 @@ func (r *run) execute(ctx context.Context) *Outcome {
 func (r *run) setOutcome(oc *InteractionOutcome, res InteractionOutcome) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	oc.Status, oc.Reason, oc.Rounds, oc.Result, oc.Error = res.Status, res.Reason, res.Rounds, res.Result, res.Error
+	oc.Status, oc.Reason, oc.Rounds, oc.Result, oc.Error, oc.Spend = res.Status, res.Reason, res.Rounds, res.Result, res.Error, res.Spend
 }
 
 // sessionEnded: the run was cancelled because its session ended (ErrSessionEnded), not
@@ -410,11 +423,12 @@ func (r *run) finish(out *Outcome) {
 	out.Proposals = append([]string(nil), r.proposals...)
 	r.mu.Unlock()
 	out.Metrics = r.metrics.snapshot()
+	out.Spend = r.spent()
 	r.state.Status = out.Status
 	r.state.Reason = out.Reason
 	r.state.Finished = r.now().UTC()
 	r.checkpoint()
-	r.emit("", "", "run_finished", map[string]any{"status": out.Status, "reason": out.Reason, "metrics": out.Metrics, "proposals": out.Proposals})
+	r.emit("", "", "run_finished", map[string]any{"status": out.Status, "reason": out.Reason, "metrics": out.Metrics, "proposals": out.Proposals, "spend": out.Spend})
 	if err := writeMemory(r, out); err != nil {
 		r.emit("", "", "warning", map[string]any{"message": "memory notes: " + err.Error()})
 	}
@@ -481,4 +495,29 @@ func firstNonEmpty(ss ...string) string {
 		}
 	}
 	return ""
+}
+
+// checkCommands resolves every command agent's relative paths before anything runs, so a
+// missing script fails the run at once, naming the agent and the field, rather than as exit
+// 127 in the middle of it.
+func checkCommands(f *flow.Flow, o Options) error {
+	if o.DryRun || (o.Backend != "" && o.Backend != "auto" && o.Backend != runtime.BackendCommand) {
+		return nil
+	}
+	var errs []error
+	check := func(id string, rt *flow.Runtime) {
+		if rt == nil || (rt.BackendID != runtime.BackendCommand && o.Backend != runtime.BackendCommand) {
+			return
+		}
+		if _, err := runtime.ResolveCommand(o.Workspace, rt.Command); err != nil {
+			errs = append(errs, fmt.Errorf("agent %s: %w", id, err))
+		}
+	}
+	for _, a := range f.Agents {
+		check(a.ID, a.Runtime)
+	}
+	for _, s := range f.SystemNodes {
+		check(s.ID, s.Runtime)
+	}
+	return errors.Join(errs...)
 }

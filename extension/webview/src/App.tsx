@@ -30,6 +30,7 @@ import { Inspector } from "./Inspector";
 import { tidyLayout } from "./layout";
 import { deleteOps, layoutOp, moveOps, nudge } from "./ops";
 import { applyRunEvent, emptyOverlay } from "./overlay";
+import { spendLabel } from "../../src/canvas/spend";
 import { Palette, PATTERN_MIME } from "./Palette";
 import { PatternPicker, type PickerRequest } from "./PatternPicker";
 
@@ -554,6 +555,11 @@ function Canvas() {
             ) : null}
             {busy ? <span className="ac-busy">{busy}</span> : null}
             {overlay.running ? <span className="ac-badge ac-run-badge active">run {overlay.runId ?? ""}</span> : null}
+            {spendLabel(overlay.spend) ? (
+              <span className="ac-badge ac-spend-badge" title="What the run's agents reported spending so far (docs/runs.md, Spend limits)">
+                {spendLabel(overlay.spend)}
+              </span>
+            ) : null}
           </div>
           <RunContext.Provider value={ctx}>
             <ReactFlow<CanvasNode, CanvasEdge>

@@ -1,5 +1,6 @@
 // Edge labels: `patternId (key parameter)`, spec §4.3 — for example `debate_judge (3r)`.
 import type { EdgeData, Termination } from "../../src/canvas/protocol";
+import { formatTokens } from "../../src/canvas/spend";
 
 /** formatDuration writes milliseconds the short way a label has room for: 600000 → "10m". */
 export function formatDuration(ms: number): string {
@@ -36,12 +37,16 @@ function conditionLabel(c: Termination): string | undefined {
       return c.metric ? `${c.metric}${c.op ?? ">="}${c.value ?? ""}` : "gate";
     case "judge_decision":
       return "judge";
+    case "max_cost_usd":
+      return c.usd !== undefined ? `$${c.usd}` : undefined;
+    case "max_tokens":
+      return c.tokens !== undefined ? `${formatTokens(c.tokens)} tok` : undefined;
   }
   return undefined;
 }
 
 // The parameter that says most about how long an interaction runs, best first.
-const PRIORITY = ["max_rounds", "consensus_threshold", "quality_gate", "judge_decision", "timeout_ms"];
+const PRIORITY = ["max_rounds", "consensus_threshold", "quality_gate", "judge_decision", "timeout_ms", "max_tokens", "max_cost_usd"];
 
 /** keyParameter is the one parameter an edge label shows, or undefined when there is none. */
 export function keyParameter(data: EdgeData | undefined): string | undefined {

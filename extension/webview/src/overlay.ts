@@ -1,7 +1,9 @@
 // The run overlay: runEvent notifications folded into what the canvas highlights — which
-// agents and edges are active, and per edge the rounds used, the time left and the messages in
-// the last minute. Pure (the clock is passed in) so it is unit-tested.
+// agents and edges are active, per edge the rounds used, the time left and the messages in
+// the last minute, and what the run's agents reported spending so far. Pure (the clock is
+// passed in) so it is unit-tested.
 import type { FlowModel, RunEvent } from "../../src/canvas/protocol";
+import { readSpend, type Spend } from "../../src/canvas/spend";
 import { conditions, formatDuration } from "./labels";
 
 export interface EdgeRun {
@@ -22,6 +24,8 @@ export interface RunOverlay {
   running: boolean;
   nodes: Record<string, NodeRun>;
   edges: Record<string, EdgeRun>;
+  /** the run's spend so far (spend events), kept after the run ends until the next starts */
+  spend?: Spend;
 }
 
 export const emptyOverlay: RunOverlay = { running: false, nodes: {}, edges: {} };
@@ -66,6 +70,7 @@ export function applyRunEvent(o: RunOverlay, e: RunEvent, flow: FlowModel | null
     next.nodes[id] = { active, messages: cur.messages + (message ? 1 : 0) };
   };
 
+  if (e.event === "spend") next.spend = readSpend(e.run ?? e.data?.run) ?? next.spend;
   if (RUN_ENDED.has(e.event)) {
     next.running = false;
     for (const k of Object.keys(next.nodes)) next.nodes[k] = { ...next.nodes[k], active: false };

@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register(&command{name: "proposal", summary: "create, review, apply or reject a proposal (proposal create|apply|review|reject|list)", run: runProposal})
+	register(&command{name: "proposal", summary: "create, review, apply, reject or export proposals (proposal create|apply|review|reject|list|export)", run: runProposal})
 }
 
 const proposalUsage = `usage:
@@ -23,10 +23,13 @@ const proposalUsage = `usage:
   agentcanvas proposal review --workspace W [--flow F] [--record] [--allow DIR]… [--block DIR]… PROPOSAL
   agentcanvas proposal reject --workspace W [--reason T] [--flow F] PROPOSAL
   agentcanvas proposal list   --workspace W
+  agentcanvas proposal export --workspace W [--out FILE] [--author "Name <email>"] [--allow DIR]… [--block DIR]… RUN_ID [AGENT…]
 PROPOSAL: a proposal.json, a sandbox agent folder, or a .patch file.
 --allow: the patch may only touch files inside these workspace-relative folders; --block: nor
 files in these folders, besides .agentcanvas, .git, node_modules and dist (both repeatable).
-apply: exit 0 applied (or, with --check, would apply), 1 refused or conflict (workspace unchanged), 2 usage.`
+apply: exit 0 applied (or, with --check, would apply), 1 refused or conflict (workspace unchanged), 2 usage.
+export: the run's pending proposals (or the named agents') as one mbox patch for git am / git
+apply, one message per proposal; exit 0, 1 when they conflict or one does not apply, 2 usage.`
 
 func runProposal(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
@@ -44,6 +47,8 @@ func runProposal(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return proposalReject(args[1:], stdout, stderr)
 	case "list":
 		return proposalList(args[1:], stdout, stderr)
+	case "export":
+		return proposalExport(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprintln(stderr, proposalUsage)
 		return exitOK

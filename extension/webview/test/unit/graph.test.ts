@@ -23,6 +23,9 @@ test("labels show the pattern and its key parameter", () => {
   assert.equal(edgeLabel("p2p", {}), "p2p (no termination)");
   assert.equal(edgeLabel("debate_judge", { termination: { type: "max_rounds" } }), "debate_judge (max_rounds?)");
   assert.equal(keyParameter(undefined), undefined);
+  // a spend limit labels an edge when nothing says more about how long it runs
+  assert.equal(edgeLabel("role_play_pair", { termination: { any: [{ type: "max_tokens", tokens: 250000 }, { type: "max_cost_usd", usd: 2 }] } }), "role_play_pair (250k tok)");
+  assert.equal(edgeLabel("role_play_pair", { termination: { type: "max_cost_usd", usd: 2 } }), "role_play_pair ($2)");
   assert.deepEqual([formatDuration(500), formatDuration(1500), formatDuration(7_200_000), formatDuration(-1)], ["500ms", "1.5s", "2h", "?"]);
 });
 

@@ -30,6 +30,12 @@ test("terminations lose the model's paths and stray fields", () => {
   assert.deepEqual(cleanTermination({ type: "quality_gate", metric: "m", op: "<=", value: 2, rounds: 1 }), { type: "quality_gate", metric: "m", op: "<=", value: 2 });
   assert.deepEqual(defaultCondition("timeout_ms"), { type: "timeout_ms", ms: 600000 });
   assert.deepEqual(defaultCondition("judge_decision"), { type: "judge_decision" });
+  // spend limits keep their number when a termination is copied to a new edge
+  assert.deepEqual(cleanTermination({ any: [{ type: "max_tokens", tokens: 50000, usd: 1 }, { type: "max_cost_usd", usd: 2.5, path: "/x" }] }), {
+    any: [{ type: "max_tokens", tokens: 50000 }, { type: "max_cost_usd", usd: 2.5 }],
+  });
+  assert.deepEqual(defaultCondition("max_cost_usd"), { type: "max_cost_usd", usd: 5 });
+  assert.deepEqual(defaultCondition("max_tokens"), { type: "max_tokens", tokens: 1000000 });
 });
 
 test("delete removes nodes and only the edges not already going with them", () => {

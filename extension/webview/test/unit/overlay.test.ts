@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { applyRunEvent, edgeCounters, emptyOverlay, messagesPerMinute } from "../../src/overlay";
 import type { RunEvent } from "../../../src/canvas/protocol";
+import { readSpend, spendLabel } from "../../../src/canvas/spend";
 import { allPatterns } from "./fixtures";
 
 const flow = allPatterns.flow!;
@@ -45,4 +46,34 @@ test("an interaction-level event applies to all its edges; a new run starts afre
   o = applyRunEvent(o, { ts: T0, runId: "r2", event: "agent_started", agentId: "w1" }, flow);
   assert.equal(o.runId, "r2");
   assert.deepEqual(Object.keys(o.edges), []);
+});
+
+test("spend events give the run's spend so far; it stays after the run ends and a new run starts afresh", () => {
+  let o = emptyOverlay;
+  o = applyRunEvent(o, { ts: T0, runId: "r1", event: "run_started" }, flow);
+  assert.equal(o.spend, undefined);
+  o = applyRunEvent(o, { ts: T0 + 1, runId: "r1", interactionId: "i5", event: "spend", agent: "debater_a", tokens: 1000, run: { tokens: 1000, costUsd: 0.01, costKnown: true } }, flow);
+  o = applyRunEvent(o, { ts: T0 + 2, runId: "r1", interactionId: "i5", event: "spend", agent: "judge", tokens: 2400, run: { tokens: 3400, costUsd: 0.034, costKnown: true } }, flow);
+  assert.deepEqual(o.spend, { tokens: 3400, costUsd: 0.034, costKnown: true, unreported: [] });
+  assert.equal(spendLabel(o.spend), "3.4k tokens · $0.03");
+  o = applyRunEvent(o, { ts: T0 + 3, runId: "r1", event: "spend", run: "garbage" }, flow);
+  assert.equal(o.spend?.tokens, 3400, "a malformed spend event changes nothing");
+  o = applyRunEvent(o, { ts: T0 + 4, runId: "r1", event: "run_finished" }, flow);
+  assert.equal(o.running, false);
+  assert.equal(o.spend?.tokens, 3400, "the last run's spend stays on the canvas");
+  o = applyRunEvent(o, { ts: T0 + 5, runId: "r2", event: "run_started" }, flow);
+  assert.equal(o.spend, undefined);
+});
+
+test("spend labels say what is unknown instead of guessing", () => {
+  assert.equal(spendLabel(undefined), undefined);
+  assert.equal(spendLabel({ tokens: 0, costUsd: 0, costKnown: true, unreported: [] }), undefined);
+  assert.equal(spendLabel({ tokens: 950, costUsd: 0.0042, costKnown: true, unreported: [] }), "950 tokens · $0.0042");
+  assert.equal(spendLabel({ tokens: 1_234_567, costUsd: 0, costKnown: false, unreported: [] }), "1.2M tokens · cost unknown");
+  assert.equal(spendLabel({ tokens: 12_300, costUsd: 0.5, costKnown: false, unreported: ["coder"] }), "12.3k tokens · ≥ $0.50 · usage unknown: coder");
+  assert.equal(spendLabel({ tokens: 0, costUsd: 0, costKnown: true, unreported: ["a", "b"] }), "spend unknown");
+  assert.equal(spendLabel({ tokens: 10, costUsd: 0, costKnown: false, unreported: ["a", "b", "c"] }), "10 tokens · cost unknown · usage unknown: 3 agents");
+  assert.equal(readSpend({ tokens: -1 }), undefined);
+  assert.equal(readSpend(null), undefined);
+  assert.deepEqual(readSpend({ tokens: 5, unreported: ["x", 3] }), { tokens: 5, costUsd: 0, costKnown: false, unreported: ["x"] });
 });
