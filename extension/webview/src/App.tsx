@@ -37,7 +37,7 @@ import { deleteOps, layoutOp, moveOps, nudge } from "./ops";
 import { applyRunEvent, edgeCounters, emptyOverlay } from "./overlay";
 import { Palette, PATTERN_MIME } from "./Palette";
 import { PatternPicker, type PickerRequest } from "./PatternPicker";
-import { Toolbar, type Busy } from "./Toolbar";
+import { BusyState, Toolbar } from "./Toolbar";
 
 export const GRID = 16;
 const NUDGE_SETTLE_MS = 400;
@@ -147,7 +147,7 @@ function Canvas() {
   const [picker, setPicker] = useState<PickerRequest>();
   const [nodes, setNodes] = useState<CanvasNode[]>([]);
   const [edges, setEdges] = useState<CanvasEdge[]>([]);
-  const [busy, setBusy] = useState<Busy>();
+  const busy = useMemo(() => new BusyState(), []);
   const [metrics, setMetrics] = useState<LabelMetrics>(ESTIMATED_METRICS);
   const wrapper = useRef<HTMLDivElement>(null);
   // While Space is held, a drag pans — over a node too: React Flow marks draggable nodes "nopan",
@@ -378,7 +378,7 @@ function Canvas() {
     const progress = (fraction: number) => {
       // a tenth at a time: each update re-renders the toolbar
       const step = Math.floor(fraction * 10);
-      if (step !== shown) setBusy({ label: "Tidying…", fraction: (shown = step) / 10 });
+      if (step !== shown) busy.set({ label: "Tidying…", fraction: (shown = step) / 10 });
     };
     progress(0);
     try {
@@ -391,9 +391,9 @@ function Canvas() {
       setNotice(`Tidy failed: ${(e as Error).message}`);
       post({ type: "error", message: `tidy: ${(e as Error).message}` });
     } finally {
-      setBusy(undefined);
+      busy.set(undefined);
     }
-  }, [fit, send]);
+  }, [busy, fit, send]);
 
   /**
    * withAutoPlaced adds to moved positions those of the nodes the layout placed (no saved

@@ -99,20 +99,27 @@ function candidates(g: EdgeGeometry, width: number, height: number): Pt[] {
   return out;
 }
 
+// Past this many labels, a label with no room tries its full and its shortest form only: a
+// huge tangle is not read label by label, and must not make every frame slow.
+const THOROUGH = 300;
+
 /** placeLabels places the labels in order (earlier ones get the better spots), clear of the nodes. */
 export function placeLabels(labels: LabelRequest[], nodes: Rect[]): Map<string, PlacedLabel> {
   const obstacles = new Grid();
   for (const n of nodes) obstacles.add(inflate(n, NODE_CLEARANCE));
   const out = new Map<string, PlacedLabel>();
+  const thorough = labels.length <= THOROUGH;
   for (const l of labels) {
     let found: PlacedLabel | undefined;
     // the first free spot: the full label first, then its shorter forms
-    search: for (let form = 0; form < l.widths.length; form++)
+    search: for (let form = 0; form < l.widths.length; form++) {
+      if (!thorough && form > 0 && form < l.widths.length - 1) continue;
       for (const p of candidates(l.geometry, l.widths[form], l.height))
         if (obstacles.overlap(boxAt(p, l.widths[form], l.height), true) === 0) {
           found = { x: p.x, y: p.y, form, free: true };
           break search;
         }
+    }
     if (!found) {
       // no free spot anywhere: the least crowded one, at the shortest form
       const form = l.widths.length - 1;
