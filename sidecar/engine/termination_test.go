@@ -98,3 +98,28 @@ func TestRoundCap(t *testing.T) {
 		})
 	}
 }
+
+// Every edge's termination is enforced, not only the first edge's: a debate whose first edge
+// allows 500 rounds and whose second allows 3 ends after 3 rounds by max_rounds.
+func TestEveryEdgesTerminationHolds(t *testing.T) {
+	ws := gitWorkspace(t)
+	agent := script(t, t.TempDir(), "debate.sh", undecided)
+	f := patternFlow(t, ws, "two-bounds", flowSpec{pattern: "debate_judge", description: "2+2?",
+		runtime: map[string]any{"kind": "cli", "backendId": "command", "command": []string{"bash", agent}},
+		edit: func(sg *pattern.Subgraph) {
+			for i := range sg.Interaction.Edges {
+				rounds := 500
+				if i > 0 {
+					rounds = 3
+				}
+				sg.Interaction.Edges[i].Data.Termination = pattern.Termination{Type: "max_rounds", Rounds: rounds}
+			}
+		}})
+	out, err := Run(context.Background(), f, Options{Workspace: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ic := out.Interactions[0]; ic.Reason != "max_rounds" || ic.Rounds != 3 {
+		t.Fatalf("ended %s with reason %q after %d rounds (%s); want max_rounds after 3 (the second edge's bound)", ic.Status, ic.Reason, ic.Rounds, ic.Error)
+	}
+}

@@ -1,27 +1,60 @@
 package flow
 
-import "github.com/agentcanvas/agentcanvas/sidecar/pattern"
+import (
+	"slices"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/pattern"
+)
 
 // DefaultRoundCap is the engine's round cap: it ends an interaction whose flow sets no bound
 // on rounds or time (Unbounded) after this many rounds, so no run loops forever. A flow sets
 // its own with params.round_cap.
 const DefaultRoundCap = 10
 
-// Settings are what the run engine reads of an interaction: the termination of its first edge
-// that has one, and every edge's params merged in edge order (a later edge's value wins).
+// Settings are what the run engine reads of an interaction: its termination, and every edge's
+// params merged in edge order (a later edge's value wins). Each edge may carry its own
+// termination, as the canvas lets the user draw it; every one of them is enforced: when the
+// edges' conditions differ, the interaction ends as soon as any of them holds (they are
+// combined under any:, in edge order, each distinct condition once).
 func (in *Interaction) Settings() (*Termination, map[string]any) {
-	var term *Termination
+	var conds []*Termination
 	params := map[string]any{}
 	for _, e := range in.Edges {
-		if term == nil && e.Data.Termination != nil {
-			term = e.Data.Termination
+		if t := e.Data.Termination; t != nil && !slices.ContainsFunc(conds, t.sameAs) {
+			conds = append(conds, t)
 		}
 		for k, v := range e.Data.Params {
 			params[k] = v
 		}
 	}
-	return term, params
+	switch len(conds) {
+	case 0:
+		return nil, params
+	case 1:
+		return conds[0], params
+	}
+	return &Termination{Any: conds, Path: in.Path + "/edges"}, params
 }
+
+// sameAs reports whether t and u are the same condition (their source paths aside).
+func (t *Termination) sameAs(u *Termination) bool {
+	eq := func(a, b []*Termination) bool {
+		if len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if !a[i].sameAs(b[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return t.Type == u.Type && ptrEq(t.Rounds, u.Rounds) && ptrEq(t.Ms, u.Ms) && ptrEq(t.Threshold, u.Threshold) &&
+		t.Metric == u.Metric && t.Op == u.Op && ptrEq(t.Value, u.Value) && ptrEq(t.USD, u.USD) && ptrEq(t.Tokens, u.Tokens) &&
+		eq(t.Any, u.Any) && eq(t.All, u.All)
+}
+
+func ptrEq[T comparable](a, b *T) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 
 // Bounded reports whether t ends an interaction on rounds or time whatever its agents do: a
 // max_rounds or timeout_ms condition, any: with one such branch, all: whose every branch is

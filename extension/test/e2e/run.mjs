@@ -12,6 +12,7 @@ import { isDeepStrictEqual } from 'node:util';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { readability, settled } from '../../webview/test/shared/readability.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../../..');
@@ -126,6 +127,11 @@ const STEPS = [
       if (nodes < 2) throw new Error(`the canvas shows ${nodes} node(s) for a debate`);
       await shot('canvas');
     },
+  },
+  {
+    name: 'a flow without positions opens laid out by roles: from the DOM, no label overlaps a node or another label, none is clipped, the orchestrator comes before its workers; the codicon font is the webview\'s own',
+    skip: () => (pkg.contributes?.customEditors ? undefined : 'this build has no canvas (customEditors)'),
+    run: firstSight,
   },
   {
     name: 'the canvas palette inserts debate_judge into a commented flow; Ctrl+S saves exactly that subgraph: every original line (comments too) still there in order, the file validates',
@@ -439,6 +445,43 @@ async function resumeAfterReload({ page, shot }) {
   await runs.locator('.monaco-list-row', { hasText: 'interrupted' }).first().waitFor({ state: 'detached', timeout: TIMEOUT });
   await shot('run-resumed-completed');
   await dismissToasts(page);
+}
+
+// ---- the canvas: a first open, read from the DOM ------------------------------------------------
+
+/**
+ * Opens .agentcanvas/flows/first-sight.yaml (three agents, no layout section: the issue's flow)
+ * and reads the picture from the webview's DOM as a person would see it (readability.mjs, shared
+ * with the browser tests): every label clear of every node and label, inside the canvas, covered
+ * by nothing, its text whole; Planner (the orchestrator) left of Coder and Reviewer (its workers).
+ */
+async function firstSight({ page, shot, workspace }) {
+  const file = path.join(workspace, '.agentcanvas', 'flows', 'first-sight.yaml');
+  const before = readFileSync(file, 'utf8');
+  await quickOpen(page, 'first-sight.yaml');
+  const frame = await webviewFrame(page, '[aria-label="Flow first-sight canvas"]');
+  await frame.locator('.ac-edge-label').nth(1).waitFor({ timeout: TIMEOUT });
+  await frame.evaluate(settled);
+  const seen = await frame.evaluate(readability);
+  await shot('first-sight');
+  if (seen.problems.length > 0) throw new Error(`labels are not readable:\n${seen.problems.join('\n')}`);
+  if (seen.labels.length !== 2) throw new Error(`expected 2 edge labels, found ${JSON.stringify(seen.labels)}`);
+  const whole = seen.labels.map((l) => l.text).sort();
+  if (JSON.stringify(whole) !== JSON.stringify(['manager_worker (2r)', 'manager_worker (3r)'])) throw new Error(`the labels read ${JSON.stringify(whole)}`);
+  const node = (id) => seen.nodes.find((n) => n.id === id);
+  const [planner, coder, reviewer] = ['planner', 'coder', 'reviewer'].map(node);
+  for (const w of [coder, reviewer]) {
+    if (!(planner.x + planner.width < w.x)) throw new Error(`the orchestrator is not before its worker ${w.id}: ${JSON.stringify(seen.nodes)}`);
+  }
+  const font = await frame.evaluate(async () => {
+    await document.fonts.ready;
+    return document.fonts.check('16px codicon');
+  });
+  if (!font) throw new Error('the codicon font did not load in the webview');
+  // Opening wrote nothing: the layout is the canvas's until the person moves a node.
+  if (readFileSync(file, 'utf8') !== before) throw new Error('opening the flow changed first-sight.yaml');
+  const dirty = await page.locator('.tabs-container .tab.dirty', { hasText: 'first-sight.yaml' }).count();
+  if (dirty > 0) throw new Error('opening the flow made its editor dirty');
 }
 
 // ---- the canvas: insert a pattern from the palette, save, compare the file ---------------------

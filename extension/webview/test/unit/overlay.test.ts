@@ -11,7 +11,7 @@ const T0 = 1_800_000_000_000;
 test("run events light up agents and edges with rounds, time left and messages a minute", () => {
   const events: RunEvent[] = [
     { ts: T0, runId: "r1", interactionId: "i5", edgeId: "i5-e1", event: "configured" },
-    { ts: T0 + 1000, runId: "r1", event: "agent_started", agentId: "debater_a" },
+    { ts: T0 + 1000, runId: "r1", event: "agent_started", agent: "debater_a" },
     { ts: T0 + 2000, runId: "r1", interactionId: "i5", edgeId: "i5-e1", event: "step", step: 1, from: "debater_a", to: "judge" },
     { ts: T0 + 30_000, runId: "r1", interactionId: "i5", edgeId: "i5-e1", event: "step", step: 2, from: "debater_a", to: "judge" },
   ];
@@ -19,7 +19,7 @@ test("run events light up agents and edges with rounds, time left and messages a
   for (const e of events) o = applyRunEvent(o, e, flow);
   assert.equal(o.running, true);
   assert.equal(o.runId, "r1");
-  assert.deepEqual(o.nodes.debater_a, { active: true, messages: 2 });
+  assert.deepEqual(o.nodes.debater_a, { active: true, messages: 2, state: "running" });
   assert.equal(o.nodes.judge.active, true);
   const er = o.edges["i5-e1"];
   assert.equal(er.active, true);
@@ -34,9 +34,42 @@ test("run events light up agents and edges with rounds, time left and messages a
 
   o = applyRunEvent(o, { ts: T0 + 40_000, runId: "r1", interactionId: "i5", edgeId: "i5-e1", event: "terminated", reason: "judge_decision" }, flow);
   assert.equal(o.edges["i5-e1"].active, false);
-  o = applyRunEvent(o, { ts: T0 + 41_000, runId: "r1", event: "run_finished" }, flow);
+  assert.equal(o.edges["i5-e1"].state, "done");
+  o = applyRunEvent(o, { ts: T0 + 41_000, runId: "r1", event: "run_finished", status: "completed" }, flow);
   assert.equal(o.running, false);
   assert.equal(o.nodes.debater_a.active, false);
+  assert.equal(o.nodes.debater_a.state, "done"); // still at work when the run ended: it shares the outcome
+});
+
+test("agents' states: running, waiting for the user, running again once answered, failed or done", () => {
+  const ev = (ts: number, e: Partial<RunEvent>) => ({ ts: T0 + ts, runId: "r1", ...e }) as RunEvent;
+  let o = emptyOverlay;
+  const steps: Array<[Partial<RunEvent>, string, string | undefined]> = [
+    [{ event: "agent_started", agent: "coder" }, "coder", "running"],
+    [{ event: "question_asked", agent: "coder", id: "q_1" }, "coder", "waiting"],
+    [{ event: "question_answered", agent: "coder", id: "q_1", outcome: "answered" }, "coder", "running"],
+    [{ event: "dependency_requested", agent: "coder", id: "d_1" }, "coder", "waiting"],
+    [{ event: "dependency_resolved", agent: "coder", id: "d_1", outcome: "provided" }, "coder", "running"],
+    [{ event: "agent_finished", agent: "coder", status: "completed" }, "coder", "done"],
+    [{ event: "agent_started", agent: "tester" }, "tester", "running"],
+    [{ event: "agent_finished", agent: "tester", status: "failed", error: "exit status 2" }, "tester", "failed"],
+    // an answer for someone who was not waiting changes nothing
+    [{ event: "question_answered", agent: "tester", id: "q_2" }, "tester", "failed"],
+  ];
+  steps.forEach(([e, who, want], i) => {
+    o = applyRunEvent(o, ev(i, e), flow);
+    assert.equal(o.nodes[who]?.state, want, `${e.event} → ${who} ${want}`);
+  });
+  assert.equal(o.nodes.coder.active, false);
+  // an interaction that fails marks its edges failed; a run stopped settles whoever was still at work
+  o = applyRunEvent(o, ev(20, { interactionId: "i1", event: "interaction_started" }), flow);
+  o = applyRunEvent(o, ev(21, { event: "agent_started", agent: "w1" }), flow);
+  o = applyRunEvent(o, ev(22, { event: "question_asked", agent: "w1" }), flow);
+  o = applyRunEvent(o, ev(23, { interactionId: "i1", event: "terminated", status: "failed", reason: "error" }), flow);
+  assert.deepEqual([o.edges["i1-e1"].state, o.edges["i1-e2"].state], ["failed", "failed"]);
+  o = applyRunEvent(o, ev(24, { event: "run_finished", status: "stopped" }), flow);
+  assert.equal(o.nodes.w1.state, "failed");
+  assert.equal(o.nodes.coder.state, "done");
 });
 
 test("an interaction-level event applies to all its edges; a new run starts afresh", () => {
