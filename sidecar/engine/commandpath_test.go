@@ -63,7 +63,7 @@ func TestRelativeCommandPaths(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ws, f := commandWorkspace(t, c.worker)
 			dir := t.TempDir()
-			out, err := Run(context.Background(), f, Options{Workspace: ws, Env: map[string]string{"AC_DIR": dir}})
+			out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, Env: map[string]string{"AC_DIR": dir}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,7 +83,7 @@ func TestRelativeCommandPaths(t *testing.T) {
 // starts, with an error naming the agent and the field.
 func TestMissingCommandScript(t *testing.T) {
 	ws, f := commandWorkspace(t, "[bash, agents/worker.sh]")
-	_, err := Run(context.Background(), f, Options{Workspace: ws})
+	_, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws})
 	if err == nil {
 		t.Fatal("the run started with a missing script")
 	}

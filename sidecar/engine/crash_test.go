@@ -19,7 +19,7 @@ func TestMain(m *testing.M) {
 	if file := os.Getenv("AC_ENGINE_HELPER_FLOW"); file != "" {
 		src, _ := os.ReadFile(file)
 		f := flow.Parse(file, src)
-		_, err := Run(context.Background(), f, Options{Workspace: os.Getenv("AC_ENGINE_HELPER_WS")})
+		_, err := Run(context.Background(), f, Options{Limits: recording, Workspace: os.Getenv("AC_ENGINE_HELPER_WS")})
 		if err != nil {
 			os.Stderr.WriteString(err.Error())
 			os.Exit(2)
@@ -108,7 +108,7 @@ echo "ANSWER: ok"
 	firstCalls := strings.Count(string(before), "first")
 
 	os.WriteFile(filepath.Join(agentDir, "resumed"), nil, 0o644)
-	out, err := Resume(context.Background(), f, states[0].RunID, Options{Workspace: ws})
+	out, err := Resume(context.Background(), f, states[0].RunID, Options{Limits: recording, Workspace: ws})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ echo "ANSWER: ok"
 	if n := strings.Count(string(after), "first"); n != firstCalls {
 		t.Errorf("the completed interaction ran again: %d calls before, %d after", firstCalls, n)
 	}
-	if _, err := Resume(context.Background(), f, out.RunID, Options{Workspace: ws}); err == nil {
+	if _, err := Resume(context.Background(), f, out.RunID, Options{Limits: recording, Workspace: ws}); err == nil {
 		t.Error("a finished run must not be resumed")
 	}
 	evs, _ := eventlog.ReadAll(ws, "t")
@@ -165,7 +165,7 @@ func killEngineWhen(t *testing.T, f *flow.Flow, ws, marker string) {
 // one); one that records something new is, atomically (a new file renamed over the old).
 func TestRoundCheckpointWrittenOnlyWhenChanged(t *testing.T) {
 	ws, f := workspace(t, strings.ReplaceAll(twoStage, "AGENT", "true"))
-	r, err := newRun(f, Options{Workspace: ws})
+	r, err := newRun(f, Options{Limits: recording, Workspace: ws})
 	if err != nil {
 		t.Fatal(err)
 	}

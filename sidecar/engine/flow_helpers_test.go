@@ -9,6 +9,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 	"github.com/agentcanvas/agentcanvas/sidecar/diag"
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
@@ -143,3 +144,8 @@ interactions:
         data: {topology: p2p, termination: {type: max_rounds, rounds: ` + strconv.Itoa(rounds) + `}}
 `
 }
+
+// recording is the limits of tests whose scripted agents record what they were asked in a
+// test folder outside their sandboxes, a write confinement refuses: they run unconfined.
+// confine_test.go runs agents confined.
+func recording() Limits { return Limits{Confine: confine.ModeOff} }

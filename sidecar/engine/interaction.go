@@ -419,6 +419,10 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 				}
 			}
 			c.r.emit(c.in.ID, edge, "warning", w)
+		case runtime.EventDenied:
+			// The agent saw an EACCES (the confinement's, or the file's own permissions) and
+			// goes on; the log says who tried what.
+			c.r.emit(c.in.ID, edge, "access_denied", map[string]any{"agent": node, "path": ev.Text, "message": ev.Reason, "turn": ev.Turn})
 		}
 	}
 	res := proc.Wait()
@@ -501,7 +505,8 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 	s := runtime.Spec{RunID: c.r.id, AgentID: node, Role: c.roles[node], InteractionID: c.in.ID, Round: c.st.Round,
 		BackendID: rt.BackendID, Command: rt.Command, CwdMode: rt.CwdMode, Workspace: c.r.o.Workspace,
 		Model: rt.Model, MaxTurns: rt.MaxTurns, AllowedTools: rt.AllowedTools, PermissionMode: rt.PermissionMode, StopGrace: c.r.o.StopGrace,
-		CodexSandbox: rt.CodexSandbox, GeminiApprovalMode: rt.GeminiApprovalMode, Interactive: rt.Interactive, PauseOnPhaseComplete: true}
+		CodexSandbox: rt.CodexSandbox, GeminiApprovalMode: rt.GeminiApprovalMode, Interactive: rt.Interactive, PauseOnPhaseComplete: true,
+		Confine: c.r.limits().confineMode(), Network: rt.Network}
 	// "auto" as an override means each node keeps its own backend (the editor's default pick).
 	if c.r.o.Backend != "" && c.r.o.Backend != "auto" {
 		s.BackendID = c.r.o.Backend

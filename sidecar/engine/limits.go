@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 )
@@ -50,6 +51,11 @@ type Limits struct {
 	// AutoApplyFrom names the setting or flag AutoApply came from, said when it holds a
 	// proposal back.
 	AutoApplyFrom string
+	// Confine is how agent processes are confined by the kernel ("" is confine.ModeAuto):
+	// read when the run starts (required refuses it where agents cannot be confined) and at
+	// each agent's start. ConfineFrom names the setting or flag, for messages.
+	Confine     confine.Mode
+	ConfineFrom string
 }
 
 // limits are the run's limits now: read at each use (validation at the start, each sandbox,

@@ -78,7 +78,7 @@ func TestRunHonoursLimits(t *testing.T) {
 			t.Setenv("AC_DIR", t.TempDir())
 			f := patternFlow(t, ws, "limits", flowSpec{pattern: "manager_worker", runtime: scripted(t), description: "the task", autoApply: true, edit: c.edit})
 			rec := &recorder{}
-			o := Options{Workspace: ws, Sink: rec.sink}
+			o := Options{Limits: recording, Workspace: ws, Sink: rec.sink}
 			if c.limits != nil {
 				o.Limits = func() Limits { return *c.limits }
 			}
@@ -166,7 +166,7 @@ func TestAutoApplyHoldsARejectedHandoff(t *testing.T) {
 	}
 	f := patternFlow(t, ws, "reject", flowSpec{pattern: "manager_worker", runtime: scripted(t), description: "the task", autoApply: true})
 	rec := &recorder{}
-	if _, err := Run(context.Background(), f, Options{Workspace: ws, Sink: rec.sink}); err != nil {
+	if _, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, Sink: rec.sink}); err != nil {
 		t.Fatal(err)
 	}
 	held := rec.events("proposal_held")

@@ -47,7 +47,7 @@ echo "ANSWER: ok"
 	os.WriteFile(filepath.Join(ws, ".agentcanvas", "mcp-allowlist.json"), []byte(`{"servers": ["github"]}`), 0o644)
 	const token = "ghp_EngineTestToken0123456789"
 	rec := &recorder{}
-	out, err := Run(context.Background(), f, Options{Workspace: ws, Sink: rec.sink, Env: map[string]string{"GH_TOKEN": token}})
+	out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, Sink: rec.sink, Env: map[string]string{"GH_TOKEN": token}})
 	if err != nil || out.Status != StatusCompleted {
 		t.Fatalf("run: %v %+v", err, out)
 	}

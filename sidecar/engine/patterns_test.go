@@ -289,7 +289,7 @@ func TestPatternsEndToEnd(t *testing.T) {
 			ws := gitWorkspace(t)
 			dir := t.TempDir()
 			f := patternFlow(t, ws, "e2e", flowSpec{pattern: tc.pattern, counts: tc.counts, runtime: scripted(t), edit: tc.edit, description: "the task"})
-			out, err := Run(context.Background(), f, Options{Workspace: ws, Env: map[string]string{"AC_DIR": dir}})
+			out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, Env: map[string]string{"AC_DIR": dir}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -354,7 +354,7 @@ func TestManagerWorkerTestCommand(t *testing.T) {
 			ws := gitWorkspace(t)
 			t.Setenv("AC_DIR", t.TempDir())
 			f := patternFlow(t, ws, "tests", flowSpec{pattern: "manager_worker", runtime: scripted(t), description: "the task", edit: setParam("test_command", tc.command)})
-			out, err := Run(context.Background(), f, Options{Workspace: ws})
+			out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws})
 			if err != nil {
 				t.Fatal(err)
 			}

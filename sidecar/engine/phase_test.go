@@ -51,7 +51,7 @@ func TestPhaseFailingVerificationIsReworked(t *testing.T) {
 	agent := phaseAgent(t, dir, 3)
 	ws, f := workspace(t, strings.NewReplacer("AGENT", agent, "DIR", dir).Replace(phaseFlow))
 	rec := &recorder{}
-	out, err := Run(context.Background(), f, Options{Workspace: ws, Sink: rec.sink})
+	out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, Sink: rec.sink})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestPhaseFailingVerificationFourTimesFailsTheAgent(t *testing.T) {
 	agent := phaseAgent(t, dir, 9)
 	ws, f := workspace(t, strings.NewReplacer("AGENT", agent, "DIR", dir).Replace(phaseFlow))
 	rec := &recorder{}
-	out, err := Run(context.Background(), f, Options{Workspace: ws, Sink: rec.sink})
+	out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, Sink: rec.sink})
 	if err != nil {
 		t.Fatal(err)
 	}

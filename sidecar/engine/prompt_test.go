@@ -39,7 +39,7 @@ echo "ANSWER: ok"
 	write(".agentcanvas/skills/hidden/SKILL.md", "---\nname: hidden\ndescription: Internal.\ndisable-model-invocation: true\n---\n")
 	write(".agentcanvas/memory/MEMORY.md", "# Memory\n")
 	rec := &recorder{}
-	out, err := Run(context.Background(), f, Options{Workspace: ws, Sink: rec.sink})
+	out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, Sink: rec.sink})
 	if err != nil || out.Status != StatusCompleted {
 		t.Fatalf("run: %v %+v", err, out)
 	}

@@ -24,7 +24,7 @@ func askingRun(t *testing.T, body string) []eventlog.Event {
 	t.Helper()
 	agent := script(t, t.TempDir(), "agent.sh", "cat >/dev/null\nn=$AGENTCANVAS_TURN\n"+body)
 	ws, f := workspace(t, strings.ReplaceAll(oneAgentFlow, "AGENT", agent))
-	out, err := Run(context.Background(), f, Options{Workspace: ws, Human: NonInteractive{}})
+	out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, Human: NonInteractive{}})
 	if err != nil || out.Status != StatusCompleted {
 		t.Fatalf("run: %v %+v", err, out)
 	}
@@ -110,7 +110,7 @@ esac
 	var answerErrs []error
 	answered := map[string]int{}
 	started := time.Now()
-	m := &Manager{Workspace: ws}
+	m := &Manager{Limits: recording, Workspace: ws}
 	m.Event = func(ev eventlog.Event) {
 		id, _ := ev.Fields["id"].(string)
 		var err error

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/internal/modelserver"
 	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
@@ -144,6 +145,18 @@ func TestRealCLIWorkerProposal(t *testing.T) {
 			for _, w := range rec.events("warning") {
 				if w.Fields["tool"] != nil {
 					t.Errorf("a denial in a run with the role defaults: %v", w.Fields)
+				}
+			}
+			// The CLIs ran confined by the kernel (the default, auto), and the kernel refused
+			// nothing their work needed.
+			if confine.Probe().Available() {
+				for _, e := range rec.events("run_started") {
+					if c := str(fld(e, "confinement")); !strings.HasPrefix(c, "Landlock ABI") {
+						t.Errorf("the run was not confined: %q", c)
+					}
+				}
+				for _, e := range rec.events("access_denied") {
+					t.Errorf("confinement refused %v to %v: %v", fld(e, "path"), fld(e, "agent"), fld(e, "message"))
 				}
 			}
 		})

@@ -118,7 +118,7 @@ func TestSandboxChangesReachReview(t *testing.T) {
 			dir := t.TempDir()
 			f := leadCoderFlow(t, ws, leadScript(t, dir, assigns, tc.worker))
 			rec := &recorder{}
-			out, err := Run(context.Background(), f, Options{Workspace: ws, Sink: rec.sink})
+			out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, Sink: rec.sink})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -194,7 +194,7 @@ func TestSandboxChangesReachReviewInEveryPattern(t *testing.T) {
 			rt["cwdMode"] = "agentHome" // as the patterns' templates have it
 			f := patternFlow(t, ws, "e2e", flowSpec{pattern: tc.pattern, runtime: rt, description: "the task"})
 			rec := &recorder{}
-			out, err := Run(context.Background(), f, Options{Workspace: ws, Env: map[string]string{"AC_DIR": dir}, Sink: rec.sink})
+			out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, Env: map[string]string{"AC_DIR": dir}, Sink: rec.sink})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -220,7 +220,7 @@ func TestSandboxChangesReachReviewInEveryPattern(t *testing.T) {
 		ws := gitWorkspace(t)
 		writeSkill(t, ws, "release-notes", releaseNotes)
 		agent := script(t, t.TempDir(), "agent.sh", "echo '- first change' > NOTES.md\necho 'Wrote NOTES.md.'\n")
-		m := &Manager{Workspace: ws}
+		m := &Manager{Limits: recording, Workspace: ws}
 		info, err := m.StartSkill(SkillInvocation{Name: "release-notes", Backend: "command", Command: []string{"bash", agent}}, StartParams{})
 		if err != nil {
 			t.Fatal(err)
@@ -249,7 +249,7 @@ func TestRepairReprompt(t *testing.T) {
 			dir := t.TempDir()
 			f := leadCoderFlow(t, ws, leadScript(t, dir, tc.manager, writesHello+"; handoff"))
 			rec := &recorder{}
-			out, err := Run(context.Background(), f, Options{Workspace: ws, Sink: rec.sink})
+			out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, Sink: rec.sink})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -286,7 +286,7 @@ func TestManagerWithoutAssignFailsTheRun(t *testing.T) {
 	dir := t.TempDir()
 	f := leadCoderFlow(t, ws, leadScript(t, dir, `echo "I will think about it."`, writesHello+"; handoff"))
 	rec := &recorder{}
-	out, err := Run(context.Background(), f, Options{Workspace: ws, Sink: rec.sink})
+	out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, Sink: rec.sink})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +347,7 @@ func TestNoSilentNoOps(t *testing.T) {
 			ws := gitWorkspace(t)
 			f := patternFlow(t, ws, "silent", flowSpec{pattern: p.PatternID, description: "the task",
 				runtime: map[string]any{"kind": "cli", "backendId": "command", "command": []string{"bash", agent}}})
-			out, err := Run(context.Background(), f, Options{Workspace: ws})
+			out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -381,7 +381,7 @@ func TestRepairResumesTheSession(t *testing.T) {
 	f := patternFlow(t, ws, "sessions", flowSpec{pattern: "self_consistency", counts: map[string]int{"sampler": 2}, description: "What is 6 times 7?",
 		runtime: map[string]any{"kind": "cli", "backendId": "claude", "env": []string{"FAKECLI_DIR", "FAKECLI_SCENARIO", "FAKECLI_LOG"}},
 		edit:    setParam("samples", 2)})
-	out, err := Run(context.Background(), f, Options{Workspace: ws, Env: map[string]string{"FAKECLI_DIR": streams, "FAKECLI_SCENARIO": "repair", "FAKECLI_LOG": log}})
+	out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, Env: map[string]string{"FAKECLI_DIR": streams, "FAKECLI_SCENARIO": "repair", "FAKECLI_LOG": log}})
 	if err != nil {
 		t.Fatal(err)
 	}

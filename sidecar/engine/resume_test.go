@@ -40,7 +40,7 @@ touch "`+dir+`/asked"
 
 	// Resumed with no options: the scripted agents run again (not dry-run ones) on the task.
 	var resumed []eventlog.Event
-	m2 := &Manager{Workspace: ws, Asked: func(r Request) { asked <- r }, Event: func(e eventlog.Event) {
+	m2 := &Manager{Limits: recording, Workspace: ws, Asked: func(r Request) { asked <- r }, Event: func(e eventlog.Event) {
 		if e.Event == "run_resumed" || e.Event == "agent_started" {
 			resumed = append(resumed, e)
 		}

@@ -81,7 +81,7 @@ func TestSmallestDrawingsExchangeWithoutRefusals(t *testing.T) {
 			ws := gitWorkspace(t)
 			dir := t.TempDir()
 			f := patternFlow(t, ws, "drawn", flowSpec{pattern: tc.pattern, counts: tc.counts, runtime: scripted(t), edit: drawOnly(p, tc.edges), description: "the task"})
-			out, err := Run(context.Background(), f, Options{Workspace: ws, Env: map[string]string{"AC_DIR": dir}})
+			out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, Env: map[string]string{"AC_DIR": dir}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -166,7 +166,7 @@ esac
 `)
 	ws, f := workspace(t, strings.ReplaceAll(proCon, "AGENT", agent))
 	dir := t.TempDir()
-	out, err := Run(context.Background(), f, Options{Workspace: ws, Env: map[string]string{"AC_DIR": dir}})
+	out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, Env: map[string]string{"AC_DIR": dir}})
 	if err != nil {
 		t.Fatal(err)
 	}

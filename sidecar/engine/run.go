@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/bus"
+	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 	"github.com/agentcanvas/agentcanvas/sidecar/diag"
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
@@ -158,6 +159,8 @@ type run struct {
 	asks      sync.WaitGroup // handlePending goroutines: the log is closed after them
 	// told holds the one-time warnings already given (firstTime).
 	told sync.Map
+	// confined is what the kernel offered agent confinement when the run started.
+	confined confine.Status
 }
 
 func newRun(f *flow.Flow, o Options) (*run, error) {
@@ -171,6 +174,10 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 		return nil, &InvalidFlowError{Diagnostics: ds}
 	}
 	if err := checkCommands(f, o); err != nil {
+		return nil, err
+	}
+	confined, err := checkConfinement(f, o)
+	if err != nil {
 		return nil, err
 	}
 	if o.Now == nil {
@@ -197,7 +204,7 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: event log: %w", err)
 	}
-	r := &run{f: f, o: o, id: id, log: log, now: o.Now, key: bus.NewKey(), outcomes: map[string]*InteractionOutcome{}, metrics: newMetricSet(), files: promptFiles{ws: o.Workspace}}
+	r := &run{f: f, o: o, id: id, log: log, now: o.Now, key: bus.NewKey(), outcomes: map[string]*InteractionOutcome{}, metrics: newMetricSet(), files: promptFiles{ws: o.Workspace}, confined: confined}
 	r.state = newState(r)
 	r.budget = budgetLimits(f.Policy.Budget)
 	if o.Resume != nil {
@@ -283,10 +290,15 @@ func (r *run) execute(ctx context.Context) *Outcome {
 	defer cancel(nil)
 	defer r.close()
 	r.ctx, r.stop = ctx, cancel
+	confinement, unconfined := r.confinementStatus()
+	started := map[string]any{"workspace": r.o.Workspace, "dryRun": r.o.DryRun, "interactions": len(r.f.Interactions), "task": r.task(), "confinement": confinement}
 	if r.o.Resume != nil {
-		r.emit("", "", "run_resumed", map[string]any{"workspace": r.o.Workspace, "dryRun": r.o.DryRun, "interactions": len(r.f.Interactions), "task": r.task()})
+		r.emit("", "", "run_resumed", started)
 	} else {
-		r.emit("", "", "run_started", map[string]any{"workspace": r.o.Workspace, "dryRun": r.o.DryRun, "interactions": len(r.f.Interactions), "task": r.task()})
+		r.emit("", "", "run_started", started)
+	}
+	if unconfined != "" {
+		r.emit("", "", "warning", map[string]any{"message": unconfined})
 	}
 
 	order, err := schedule(r.f.Interactions)
@@ -428,6 +440,7 @@ func (r *run) close() {
 		fmt.Fprintf(os.Stderr, "agentcanvas: event log: %v\n", err)
 	}
 	r.files.close()
+	runtime.RemoveTemp(r.id) // the agents' private temporary folders
 }
 
 func (r *run) task() string {

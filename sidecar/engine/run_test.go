@@ -92,7 +92,7 @@ func TestRunOrderAndLog(t *testing.T) {
 	agent := script(t, t.TempDir(), "agent.sh", `cat > /dev/null; echo "$AGENTCANVAS_INTERACTION_ID $AGENTCANVAS_AGENT_ID" >> "$(dirname "$0")/calls"; echo "ANSWER: ok from $AGENTCANVAS_AGENT_ID"`+"\n")
 	ws, f := workspace(t, strings.ReplaceAll(twoStage, "AGENT", agent))
 	rec := &recorder{}
-	out, err := Run(context.Background(), f, Options{Workspace: ws, Sink: rec.sink})
+	out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, Sink: rec.sink})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestRunOrderAndLog(t *testing.T) {
 func TestFailedDependencySkips(t *testing.T) {
 	agent := script(t, t.TempDir(), "agent.sh", "cat >/dev/null; exit 3\n")
 	ws, f := workspace(t, strings.ReplaceAll(twoStage, "AGENT", agent))
-	out, err := Run(context.Background(), f, Options{Workspace: ws})
+	out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestFailedDependencySkips(t *testing.T) {
 func TestInvalidFlowRefused(t *testing.T) {
 	src := "version: 0.2\nagents:\n  - {id: a}\n  - {id: b}\ninteractions:\n  - id: i1\n    patternId: role_play_pair\n    edges:\n      - {source: a, target: nobody}\n"
 	f := flow.Parse("bad.yaml", []byte(src))
-	_, err := Run(context.Background(), f, Options{Workspace: t.TempDir()})
+	_, err := Run(context.Background(), f, Options{Limits: recording, Workspace: t.TempDir()})
 	var inv *InvalidFlowError
 	if !errors.As(err, &inv) || !errors.Is(err, ErrInvalidFlow) {
 		t.Fatalf("err = %v", err)
@@ -180,7 +180,7 @@ echo db > "$(dirname "$0")/seen"
 `)
 	ws, f := workspace(t, strings.ReplaceAll(twoStage, "AGENT", agent))
 	asked := make(chan Request, 4)
-	m := &Manager{Workspace: ws, Asked: func(r Request) { asked <- r }}
+	m := &Manager{Limits: recording, Workspace: ws, Asked: func(r Request) { asked <- r }}
 	info, err := m.Start(f, StartParams{})
 	if err != nil {
 		t.Fatal(err)
@@ -240,7 +240,7 @@ func TestTerminalAsksAndPicksOption(t *testing.T) {
 func TestStopEndsRunAndAgents(t *testing.T) {
 	agent := script(t, t.TempDir(), "agent.sh", "cat >/dev/null; echo $$ >> \"$(dirname \"$0\")/pids\"; sleep 300\n")
 	ws, f := workspace(t, strings.ReplaceAll(twoStage, "AGENT", agent))
-	m := &Manager{Workspace: ws}
+	m := &Manager{Limits: recording, Workspace: ws}
 	info, err := m.Start(f, StartParams{})
 	if err != nil {
 		t.Fatal(err)
@@ -308,7 +308,7 @@ if grep -q "db" "$(dirname "$0")/seen" 2>/dev/null; then echo "ANSWER: done"; ex
 	// The next session: this process is alive, so the run reads as running, not interrupted;
 	// the manager still resumes it (the same pid is allowed).
 	// The interrupted interaction runs again, so its agent asks again; this time it is answered.
-	m2 := &Manager{Workspace: ws, Asked: func(r Request) { asked <- r }}
+	m2 := &Manager{Limits: recording, Workspace: ws, Asked: func(r Request) { asked <- r }}
 	res, err := m2.Start(f, StartParams{ResumeRunID: info.RunID})
 	if err != nil {
 		t.Fatal(err)
@@ -381,7 +381,7 @@ func answerAndWait(m *Manager, asked chan Request, runID string) *Outcome {
 func startAsking(t *testing.T, ws string, f *flow.Flow, p StartParams) (*Manager, RunInfo, chan Request) {
 	t.Helper()
 	asked := make(chan Request, 4)
-	m := &Manager{Workspace: ws, Asked: func(r Request) { asked <- r }}
+	m := &Manager{Limits: recording, Workspace: ws, Asked: func(r Request) { asked <- r }}
 	info, err := m.Start(f, p)
 	if err != nil {
 		t.Fatal(err)

@@ -80,7 +80,7 @@ func TestRunawayStoppedByTimeout(t *testing.T) {
 		t.Setenv("AC_DIR", dir)
 		f := patternFlow(t, ws, "runaway", flowSpec{pattern: "protocol_bridge", runtime: scripted(t), description: "sleep",
 			edit: edits(setRole("sleeper", "local_agent"), setTermination(pattern.Termination{Type: "timeout_ms", Ms: ms}))})
-		out, err := Run(context.Background(), f, Options{Workspace: ws, StopGrace: 200 * time.Millisecond})
+		out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, StopGrace: 200 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,7 +120,7 @@ func TestRunawayStoppedByMaxRounds(t *testing.T) {
 	t.Setenv("AC_DIR", t.TempDir())
 	f := patternFlow(t, ws, "haggle", flowSpec{pattern: "bilateral_negotiation", runtime: scripted(t), description: "haggle",
 		edit: edits(setRole("haggler", "proposer", "responder"), setTermination(pattern.Termination{Any: []pattern.Termination{{Type: "max_rounds", Rounds: 3}, {Type: "timeout_ms", Ms: 600000}}}))})
-	out, err := Run(context.Background(), f, Options{Workspace: ws})
+	out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestRateLimitHoldsUnderBurst(t *testing.T) {
 	}
 	f := patternFlow(t, ws, "burst", flowSpec{pattern: "router_targeted", runtime: scripted(t), description: "burst"})
 	frozen := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
-	out, err := Run(context.Background(), f, Options{Workspace: ws, Now: func() time.Time { return frozen }})
+	out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, Now: func() time.Time { return frozen }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestTypeNotAllowedIsRefusedAndLogged(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := patternFlow(t, ws, "acl", flowSpec{pattern: "router_targeted", runtime: scripted(t), description: "acl"})
-	if _, err := Run(context.Background(), f, Options{Workspace: ws}); err != nil {
+	if _, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws}); err != nil {
 		t.Fatal(err)
 	}
 	refused := eventsNamed(events(t, ws, "acl"), "message_refused")

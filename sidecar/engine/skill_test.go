@@ -112,7 +112,7 @@ Next:
 EOH
 `)
 	rec := &recorder{}
-	m := &Manager{Workspace: ws, Event: rec.sink}
+	m := &Manager{Limits: recording, Workspace: ws, Event: rec.sink}
 	info, err := m.StartSkill(SkillInvocation{Name: "release-notes", Arguments: "since v1.2", Backend: "command", Command: []string{"bash", agent}, Files: []string{"README.md"}}, StartParams{})
 	if err != nil {
 		t.Fatal(err)

@@ -59,7 +59,7 @@ func TestBudgetStopsTheRun(t *testing.T) {
 	ws, f := spendFlow(t, "policy: {budget: {tokens: 3500}}\n", "{type: max_rounds, rounds: 50}")
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "hang"), []byte("4"), 0o644)
-	out, err := Run(context.Background(), f, Options{Workspace: ws, Env: map[string]string{"AC_DIR": dir}, StopGrace: 200 * time.Millisecond})
+	out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, Env: map[string]string{"AC_DIR": dir}, StopGrace: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestInteractionSpendLimits(t *testing.T) {
 		t.Run(c.reason, func(t *testing.T) {
 			ws, f := spendFlow(t, "", c.term)
 			dir := t.TempDir()
-			out, err := Run(context.Background(), f, Options{Workspace: ws, Env: map[string]string{"AC_DIR": dir}})
+			out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, Env: map[string]string{"AC_DIR": dir}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -147,7 +147,7 @@ interactions:
     edges:
       - {source: user, target: helper, data: {termination: {type: max_rounds, rounds: 2}}}
 `)
-	out, err := Run(context.Background(), f, Options{Workspace: ws})
+	out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -440,6 +440,7 @@ func (d *decoder) runtime(n *yaml.Node, path string) *Runtime {
 			r.GeminiApprovalMode = d.str(v, p, "runtime.geminiApprovalMode")
 		},
 		"interactive": func(_, v *yaml.Node, p string) { r.Interactive, _ = d.boolean(v, p, "runtime.interactive") },
+		"network":     func(_, v *yaml.Node, p string) { r.Network = d.str(v, p, "runtime.network") },
 		"sessionLoop": func(_, v *yaml.Node, p string) {
 			sl := &SessionLoop{}
 			if d.fields(v, p, "runtime.sessionLoop", map[string]fieldFn{

@@ -92,6 +92,7 @@ type Runtime struct {
 	CodexSandbox       string       `json:"codexSandbox,omitempty"`       // codex --sandbox: read-only, workspace-write, danger-full-access
 	GeminiApprovalMode string       `json:"geminiApprovalMode,omitempty"` // gemini --approval-mode: default, auto_edit, yolo, plan
 	Interactive        bool         `json:"interactive,omitempty"`        // a command agent keeps stdin open for answers
+	Network            string       `json:"network,omitempty"`            // none: no TCP connect or bind (command agents, when confined)
 	SessionLoop        *SessionLoop `json:"sessionLoop,omitempty"`
 }
 

@@ -24,6 +24,13 @@ func (codexBackend) argv(s *Spec, in turnInput) ([]string, error) {
 	if err := checkMode(s, "codex", "runtime.codexSandbox", sb, codexSandboxModes); err != nil {
 		return nil, err
 	}
+	if s.confined {
+		// Codex's own sandbox (bubblewrap) cannot start under Landlock, which refuses the
+		// mounts it makes: every command would fail. The agent's Landlock rules take its place
+		// (read-only outside work/ and TMPDIR, whatever the mode), and a codex agent is never
+		// started unconfined instead (selfSandboxed).
+		sb = "danger-full-access"
+	}
 	a = append(a, "--sandbox", sb)
 	if s.Model != "" {
 		a = append(a, "-m", s.Model)

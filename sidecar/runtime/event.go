@@ -22,6 +22,7 @@ const (
 	EventResumed    EventKind = "resumed"     // the process group got SIGCONT: Reason
 	EventAnswered   EventKind = "answered"    // a pending request was resolved: Pending (no secret values)
 	EventStderr     EventKind = "stderr"      // one line of the agent's stderr
+	EventDenied     EventKind = "denied"      // a confined agent reported a refused access: Text (the path, if named), Reason (its line)
 	EventWarning    EventKind = "warning"     // something went wrong that did not end the agent: Reason; a permission denial also sets Tool, Path (or Input) and Field
 	EventRaw        EventKind = "raw"         // a stdout line of the CLI's JSON stream with no event of its own: Text (its type), Data (the line)
 	EventTurnEnd    EventKind = "turn_end"    // a turn's process exited: Turn, ExitCode, Failed, Reason

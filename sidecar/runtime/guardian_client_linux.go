@@ -28,13 +28,14 @@ func spawnGuarded(req guardianRequest) (*osChild, error) {
 	}
 	g, idle := takeGuardian()
 	var pid int
+	var note string
 	if g != nil {
-		pid, err = g.startTurn(body, s.inR, s.outW, s.errW)
+		pid, note, err = g.startTurn(body, s.inR, s.outW, s.errW)
 		if err == errGuardianGone && idle {
 			// The idle guardian died while it waited (killed by someone): once more with a
 			// new one.
 			if g, err = newGuardian(), nil; g != nil {
-				pid, err = g.startTurn(body, s.inR, s.outW, s.errW)
+				pid, note, err = g.startTurn(body, s.inR, s.outW, s.errW)
 			}
 		}
 	}
@@ -45,6 +46,7 @@ func spawnGuarded(req guardianRequest) (*osChild, error) {
 	}
 	c := s.started(pid)
 	c.g = g
+	c.unconfined, _ = strings.CutPrefix(note, "unconfined: ")
 	return c, nil
 }
 
@@ -128,12 +130,12 @@ func newGuardian() *guardian {
 var errGuardianGone = errors.New("the guardian ended before starting the agent")
 
 // startTurn sends a request with the agent's stdio and waits for the guardian to say the
-// agent started.
-func (g *guardian) startTurn(body []byte, stdin, stdout, stderr *os.File) (int, error) {
+// agent started; note is what the guardian added ("unconfined: WHY").
+func (g *guardian) startTurn(body []byte, stdin, stdout, stderr *os.File) (pid int, note string, err error) {
 	var hdr [4]byte
 	binary.BigEndian.PutUint32(hdr[:], uint32(len(body)))
 	rights := syscall.UnixRights(int(stdin.Fd()), int(stdout.Fd()), int(stderr.Fd()))
-	err := g.send(hdr[:], rights)
+	err = g.send(hdr[:], rights)
 	if err == nil {
 		err = g.send(body, nil)
 	}
@@ -143,16 +145,17 @@ func (g *guardian) startTurn(body []byte, stdin, stdout, stderr *os.File) (int, 
 		line = strings.TrimSpace(line)
 	}
 	if s, ok := strings.CutPrefix(line, "started "); ok {
+		s, note, _ = strings.Cut(s, " ")
 		if pid, err := strconv.Atoi(s); err == nil {
-			return pid, nil
+			return pid, note, nil
 		}
 	}
 	if msg, ok := strings.CutPrefix(line, "error "); ok {
 		putGuardian(g) // no agent started: ready for another turn (or gone, found next time)
-		return 0, errors.New(msg)
+		return 0, "", errors.New(msg)
 	}
 	g.dismiss()
-	return 0, errGuardianGone
+	return 0, "", errGuardianGone
 }
 
 // endTurn waits for the guardian's report that the agent's whole tree is gone; ok is false

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 )
 
 // The guardian is how no agent process outlives its agent or the sidecar, even when the
@@ -26,7 +28,8 @@ import (
 //     holds, and watches that socket as its lifeline: EOF means the sidecar is gone, however
 //     it died;
 //   - starts the agent in a new process group (the group the sidecar pauses, resumes and
-//     stops) with Pdeathsig=SIGKILL, and replies "started PID";
+//     stops) with Pdeathsig=SIGKILL, confined by the turn's Landlock rules when the request
+//     carries them (serveRequests), and replies "started PID";
 //   - when the agent exits, the lifeline breaks or it is told to stop, it sends SIGTERM to
 //     every descendant, waits a grace period, then SIGKILLs until it has no child left, and
 //     replies "exit CODE". Having no child left, it has no descendant at all, so whatever is
@@ -51,6 +54,8 @@ func init() {
 type guardianTurn struct {
 	leader int
 	grace  time.Duration
+	// release ends the thread a confined turn's agent was forked from (nil when unconfined).
+	release chan struct{}
 }
 
 // guardianControl is the control socket's descriptor, in blocking mode: the goroutine that
@@ -73,23 +78,7 @@ func guardianMain() int {
 
 	turns := make(chan guardianTurn)
 	lifelineGone := make(chan struct{})
-	go func() {
-		// This goroutine reads the requests and starts the agents. Pdeathsig fires when the
-		// forking thread exits: it stays on its thread, which lives as long as the guardian.
-		goruntime.LockOSThread()
-		for {
-			req, stdio, err := readGuardianTurn(guardianControl)
-			if err != nil {
-				// EOF, or anything but a well-formed request (which only a broken sidecar
-				// sends): the lifeline is gone.
-				close(lifelineGone)
-				select {}
-			}
-			if leader, ok := startAgent(req, stdio, reply); ok {
-				turns <- guardianTurn{leader, req.grace}
-			}
-		}
-	}()
+	go serveRequests(turns, lifelineGone, reply)
 	for {
 		select {
 		case <-lifelineGone:
@@ -104,8 +93,66 @@ func guardianMain() int {
 	}
 }
 
-// startAgent starts a turn's agent and replies "started PID" or "error MSG".
-func startAgent(req guardianRequest, stdio []*os.File, reply func(string, ...any)) (int, bool) {
+// serveRequests reads the requests and starts the agents, on a thread of its own: Pdeathsig
+// fires when the forking thread exits, so the thread lives as long as the agents it forked.
+//
+// A confined turn's agent is forked by this thread after it took the turn's Landlock rules
+// (confine.Policy.RestrictThread): they live in the thread's credentials, which the agent
+// inherits and exec keeps, while the guardian's other threads stay unconfined. Having taken
+// them, the thread can serve no later turn (its next agent would get both turns' rules): it
+// starts a successor on a fresh thread and ends with its turn. The rules are applied with no
+// hop to another thread, and the successor's thread is made while the agent runs.
+func serveRequests(turns chan<- guardianTurn, lifelineGone chan<- struct{}, reply func(string, ...any)) {
+	goruntime.LockOSThread() // never unlocked: a thread that took a turn's rules ends with it
+	for {
+		req, stdio, err := readGuardianTurn(guardianControl)
+		if err != nil {
+			// EOF, or anything but a well-formed request (which only a broken sidecar
+			// sends): the lifeline is gone.
+			close(lifelineGone)
+			select {}
+		}
+		if req.policy == nil {
+			if leader, ok := forkAgent(req, stdio, reply, ""); ok {
+				turns <- guardianTurn{leader, req.grace, nil}
+			}
+			continue
+		}
+		leader, ok := startConfined(req, stdio, reply)
+		go serveRequests(turns, lifelineGone, reply)
+		if ok {
+			release := make(chan struct{})
+			turns <- guardianTurn{leader, req.grace, release}
+			<-release
+		}
+		return
+	}
+}
+
+// startConfined restricts the calling thread with the request's policy and forks the agent
+// from it: "started PID", "started PID unconfined: WHY" (auto mode, the rules could not be
+// applied) or "error MSG".
+func startConfined(req guardianRequest, stdio []*os.File, reply func(string, ...any)) (int, bool) {
+	pol, err := confine.Decode(req.policy)
+	if err != nil {
+		closeFiles(stdio...)
+		reply("error %v", err)
+		return 0, false
+	}
+	note := ""
+	if _, err := pol.RestrictThread(); err != nil {
+		if pol.Required {
+			closeFiles(stdio...)
+			reply("error confinement: %v", err)
+			return 0, false
+		}
+		note = " unconfined: " + err.Error()
+	}
+	return forkAgent(req, stdio, reply, note)
+}
+
+// forkAgent starts the agent from the calling thread and replies.
+func forkAgent(req guardianRequest, stdio []*os.File, reply func(string, ...any), note string) (int, bool) {
 	proc, err := os.StartProcess(req.path, req.argv, &os.ProcAttr{
 		Dir:   req.dir,
 		Env:   req.env,
@@ -113,16 +160,14 @@ func startAgent(req guardianRequest, stdio []*os.File, reply func(string, ...any
 		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 	})
 	// Only the agent tree holds the stdio pipes now: the sidecar sees EOF when it is gone.
-	for _, f := range stdio {
-		f.Close()
-	}
+	closeFiles(stdio...)
 	if err != nil {
 		reply("error %v", err)
 		return 0, false
 	}
 	leader := proc.Pid
 	proc.Release() // reaped by guardTurn with wait4
-	reply("started %d", leader)
+	reply("started %d%s", leader, note)
 	return leader, true
 }
 
@@ -183,6 +228,9 @@ func guardTurn(t guardianTurn, reply func(string, ...any), lifelineGone <-chan s
 		}
 	}
 	reply("exit %d", code)
+	if t.release != nil {
+		close(t.release)
+	}
 	return keep
 }
 

@@ -14,20 +14,23 @@ import (
 // guardianEnv marks a re-execution of this binary as a guardian (see guardian_linux.go).
 const (
 	guardianEnv   = "AGENTCANVAS_GUARDIAN"
-	guardianMagic = "v2"
+	guardianMagic = "v3"
 	// guardianGraceEnv, in an agent's environment, is how long leftovers of the finished
 	// agent get between SIGTERM and SIGKILL.
 	guardianGraceEnv = "AGENTCANVAS_GUARDIAN_GRACE_MS"
 )
 
 // guardianRequest is what the sidecar sends a guardian to start one agent turn, encoded as
-// NUL-terminated fields "v2", path, dir, grace in ms, len(argv), argv…, len(env), env….
+// NUL-terminated fields "v3", path, dir, grace in ms, len(argv), argv…, len(env), env…,
+// len(policy), policy….
 type guardianRequest struct {
 	path  string
 	dir   string
 	grace time.Duration
 	argv  []string
 	env   []string
+	// policy is the turn's confinement (confine.Policy.Encode); empty: none.
+	policy []string
 }
 
 // defaultGuardianGrace is how long leftovers of a finished agent get between SIGTERM and
@@ -69,6 +72,8 @@ func (r guardianRequest) encode() ([]byte, error) {
 	fields = append(fields, r.argv...)
 	fields = append(fields, strconv.Itoa(len(r.env)))
 	fields = append(fields, r.env...)
+	fields = append(fields, strconv.Itoa(len(r.policy)))
+	fields = append(fields, r.policy...)
 	for _, f := range fields {
 		if err := put(f); err != nil {
 			return nil, err
@@ -151,6 +156,12 @@ func decodeGuardianRequest(b []byte) (guardianRequest, error) {
 	}
 	if r.env, err = list(); err != nil {
 		return r, err
+	}
+	if r.policy, err = list(); err != nil {
+		return r, err
+	}
+	if len(r.policy) == 0 {
+		r.policy = nil
 	}
 	if _, err := br.ReadByte(); err != io.EOF {
 		return r, errors.New("guardian request: trailing bytes")

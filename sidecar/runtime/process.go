@@ -29,6 +29,9 @@ type Process struct {
 	ctx     context.Context
 	backend string
 
+	conf    *confinement // nil: unconfined
+	denials denials
+
 	mu       sync.Mutex
 	red      redactor
 	cur      child
@@ -72,6 +75,11 @@ func Start(ctx context.Context, spec Spec, prompt string) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
+	conf, confWarnings, err := newConfinement(&spec, be.id(), dir, spec.environ(nil, 1))
+	if err != nil {
+		return nil, fmt.Errorf("runtime: agent %s: %w", spec.AgentID, err)
+	}
+	spec.confined = conf != nil
 	if spec.StopGrace <= 0 {
 		spec.StopGrace = defaultStopGrace
 	}
@@ -83,7 +91,7 @@ func Start(ctx context.Context, spec Spec, prompt string) (*Process, error) {
 	}
 	in, out := eventPump()
 	p := &Process{
-		spec: spec, be: be, prompt: prompt, dir: dir, ctx: ctx, backend: be.id(),
+		spec: spec, be: be, prompt: prompt, dir: dir, ctx: ctx, backend: be.id(), conf: conf,
 		extraEnv:  map[string]string{},
 		resolveCh: make(chan resolution),
 		stopCh:    make(chan struct{}),
@@ -94,12 +102,13 @@ func Start(ctx context.Context, spec Spec, prompt string) (*Process, error) {
 	for n, v := range spec.Env {
 		p.red.add(n, v)
 	}
-	for _, w := range mcpWarnings(be.id(), spec.MCPServers) {
+	for _, w := range append(mcpWarnings(be.id(), spec.MCPServers), confWarnings...) {
 		p.emit(Event{Kind: EventWarning, Reason: w})
 	}
 	first := turnInput{prompt: prompt, resume: spec.ResumeSession, turn: 1}
 	c, err := p.startTurn(first)
 	if err != nil {
+		conf.remove()
 		close(in)
 		return nil, p.red.err(fmt.Errorf("runtime: agent %s (%s): %w", spec.AgentID, be.id(), err))
 	}
@@ -294,10 +303,18 @@ func (p *Process) startTurn(in turnInput) (child, error) {
 				}
 			}
 		}
+		if p.conf != nil {
+			for k, v := range p.conf.env() {
+				extra[k] = v
+			}
+		}
 		keep := p.spec.Interactive && p.be.id() == BackendCommand
-		oc, err := spawnOS(argv, p.dir, p.spec.environ(extra, in.turn), p.be.stdin(&p.spec, in), keep)
+		oc, err := spawnOS(argv, p.dir, p.spec.environ(extra, in.turn), p.be.stdin(&p.spec, in), keep, p.conf)
 		if err != nil {
 			return nil, err
+		}
+		if oc.unconfined != "" {
+			p.emit(Event{Kind: EventWarning, Turn: in.turn, Reason: "this turn runs unconfined: " + oc.unconfined})
 		}
 		c = oc
 	}
@@ -372,6 +389,7 @@ func (p *Process) run(c child, in turnInput) {
 		}
 	}
 	res.Handoff = st.handoff
+	p.conf.remove()
 	p.mu.Lock()
 	p.cur = nil
 	res.Reply, res.Reason = p.red.str(res.Reply), p.red.str(res.Reason)
@@ -517,6 +535,7 @@ func (p *Process) readStderr(r io.Reader, turnN int, tail *stderrTail, done chan
 			line := truncate(strings.TrimRight(string(c.b), "\r\n"), 4000)
 			p.emit(Event{Kind: EventStderr, Turn: turnN, Text: line})
 			tail.add(line)
+			p.reportDenials(turnN, line)
 			if sr != nil {
 				for _, ev := range sr.stderrEvents(&p.spec, line) {
 					ev.Turn = turnN
@@ -525,6 +544,16 @@ func (p *Process) readStderr(r io.Reader, turnN int, tail *stderrTail, done chan
 			}
 		}
 		skipping = c.partial
+	}
+}
+
+// reportDenials emits what a confined agent says of accesses it was refused.
+func (p *Process) reportDenials(turn int, text string) {
+	if p.conf == nil {
+		return
+	}
+	for _, ev := range p.denials.scan(turn, text) {
+		p.emit(ev)
 	}
 }
 
@@ -602,6 +631,9 @@ func (p *Process) runTurn(c child, in turnInput, st *agentState) (turnOutcome, i
 				p.emit(ev)
 				if ev.Kind == EventText {
 					feed(ev.Text, ev.cont)
+				}
+				if ev.Kind == EventToolResult && ev.IsError {
+					p.reportDenials(in.turn, ev.Text)
 				}
 			}
 		case <-quiet.C:

@@ -5,6 +5,9 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 )
 
 var benchNoop = []string{"dd", "of=/dev/null", "status=none"}
@@ -34,4 +37,39 @@ func BenchmarkDirectSpawn(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkConfinementOverhead: what confinement adds to a supervised no-op turn of a run's
+// agent (the policy built, the guardian's thread restricted, the agent forked from it), turns
+// with and without it run alternately so machine load affects both alike. Reports
+// unconfined-ns/turn, confined-ns/turn and their ratio.
+func BenchmarkConfinementOverhead(b *testing.B) {
+	if !confine.Probe().Available() {
+		b.Skip("no Landlock here")
+	}
+	ws := b.TempDir()
+	prompt := strings.Repeat("x", 3000)
+	turn := func(mode confine.Mode) time.Duration {
+		start := time.Now()
+		p, err := Start(context.Background(), Spec{RunID: "bench", AgentID: "a", BackendID: BackendCommand, Command: benchNoop, Workspace: ws, Confine: mode}, prompt)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for range p.Events() {
+		}
+		if res := p.Wait(); res.Status != StatusCompleted {
+			b.Fatalf("%s: %s", res.Status, res.Reason)
+		}
+		return time.Since(start)
+	}
+	defer RemoveTemp("bench")
+	var off, on time.Duration
+	for b.Loop() {
+		off += turn(confine.ModeOff)
+		on += turn(confine.ModeRequired)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(off.Nanoseconds())/n, "unconfined-ns/turn")
+	b.ReportMetric(float64(on.Nanoseconds())/n, "confined-ns/turn")
+	b.ReportMetric(float64(on)/float64(off), "ratio")
 }

@@ -8,7 +8,7 @@ import (
 	"syscall"
 )
 
-type osChild struct{}
+type osChild struct{ unconfined string }
 
 func (c *osChild) stdout() io.Reader           { return nil }
 func (c *osChild) stderr() io.Reader           { return nil }
@@ -19,6 +19,6 @@ func (c *osChild) wait() int                   { return -1 }
 func (c *osChild) pid() int                    { return 0 }
 func (c *osChild) release()                    {}
 
-func spawnOS(argv []string, dir string, env []string, stdinData string, keepStdin bool) (*osChild, error) {
+func spawnOS(argv []string, dir string, env []string, stdinData string, keepStdin bool, conf *confinement) (*osChild, error) {
 	return nil, errors.New("runtime: agent processes are supported on Linux and other Unix systems only")
 }

@@ -9,9 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 )
 
 // osChild is one agent process group. On Linux it is started through the guardian (see
@@ -22,6 +25,8 @@ type osChild struct {
 	agentPID int
 	out, err *os.File
 	in       stdinWriter
+	// unconfined says why a turn that was to be confined is not (auto mode only).
+	unconfined string
 
 	mu   sync.Mutex
 	gone bool // the group was reaped: stop signalling (its id may be reused)
@@ -56,8 +61,8 @@ func (c *osChild) wait() int {
 }
 
 // spawnOS starts argv in dir with exactly env, in its own process group: through a guardian
-// where there is one (Linux), directly otherwise.
-func spawnOS(argv []string, dir string, env []string, stdinData string, keepStdin bool) (*osChild, error) {
+// where there is one (Linux), directly otherwise; confined by conf's rules unless conf is nil.
+func spawnOS(argv []string, dir string, env []string, stdinData string, keepStdin bool, conf *confinement) (*osChild, error) {
 	exe := argv[0]
 	if strings.Contains(exe, "/") && !filepath.IsAbs(exe) {
 		exe = filepath.Join(dir, exe) // ./agents/x.sh is relative to the agent's working folder
@@ -66,14 +71,23 @@ func spawnOS(argv []string, dir string, env []string, stdinData string, keepStdi
 	if err != nil {
 		return nil, err
 	}
+	var pol *confine.Policy
+	if conf != nil {
+		p := conf.policy(path, argv, env)
+		pol = &p
+	}
 	var c *osChild
 	if guardianSupported {
-		c, err = spawnGuarded(newGuardianRequest(path, argv, dir, env))
+		req := newGuardianRequest(path, argv, dir, env)
+		if pol != nil {
+			req.policy = pol.Encode()
+		}
+		c, err = spawnGuarded(req)
 	}
 	if c == nil && err == nil {
 		// No guardian: our own binary cannot be re-executed (deleted by an upgrade, say).
 		// Run the agent directly, still in its own group, without the guardian's guarantees.
-		c, err = spawnDirect(path, argv, dir, env)
+		c, err = spawnDirect(path, argv, dir, env, pol)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
@@ -122,7 +136,7 @@ func (s *stdio) started(pid int) *osChild {
 	return c
 }
 
-func spawnDirect(path string, argv []string, dir string, env []string) (*osChild, error) {
+func spawnDirect(path string, argv []string, dir string, env []string, pol *confine.Policy) (*osChild, error) {
 	s, err := newStdio()
 	if err != nil {
 		return nil, err
@@ -131,13 +145,34 @@ func spawnDirect(path string, argv []string, dir string, env []string) (*osChild
 	cmd.Args[0], cmd.Env, cmd.Dir = argv[0], env, dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.inR, s.outW, s.errW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	unconfined := ""
+	if pol == nil {
+		err = cmd.Start()
+	} else {
+		// As the guardian does: the agent is forked from a thread of its own that carries
+		// its rules and ends after the fork (no parent-death signal to keep it for).
+		done := make(chan error)
+		go func() {
+			goruntime.LockOSThread() // never unlocked: the thread ends with this goroutine
+			if _, rerr := pol.RestrictThread(); rerr != nil {
+				if pol.Required {
+					done <- fmt.Errorf("confinement: %w", rerr)
+					return
+				}
+				unconfined = rerr.Error()
+			}
+			done <- cmd.Start()
+		}()
+		err = <-done
+	}
+	if err != nil {
 		s.closeChildEnds()
 		s.closeOurEnds()
 		return nil, err
 	}
 	c := s.started(cmd.Process.Pid)
 	c.cmd = cmd
+	c.unconfined = unconfined
 	return c, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 	"github.com/agentcanvas/agentcanvas/sidecar/mcpconfig"
 )
 
@@ -90,6 +91,17 @@ type Spec struct {
 	Checkpoint func(Pending) error
 	// MaxBlockBytes caps one protocol block (agentproto.Options; 0 = its default, 64 KiB).
 	MaxBlockBytes int
+
+	// Confine is how the agent's processes are confined by the kernel (confine.ModeAuto,
+	// ModeRequired or ModeOff; "" is off: the caller decides). See confine.go.
+	Confine confine.Mode
+	// Network is runtime.network: "" (the agent's network is left alone) or NetworkNone (no
+	// TCP connect or bind; enforced only when the agent is confined).
+	Network string
+
+	// confined is set when the agent's turns are confined (backends that drop a sandbox of
+	// their own then: codex).
+	confined bool
 }
 
 // Access is an agent's default right over the files of its working folder.
@@ -155,6 +167,14 @@ func (s *Spec) validate() error {
 		if !envNameRE.MatchString(n) {
 			return fmt.Errorf("runtime: agent %s: env name %q is not a valid environment variable name", s.AgentID, n)
 		}
+	}
+	if _, err := confine.ParseMode(string(s.Confine)); err != nil {
+		return fmt.Errorf("runtime: agent %s: confinement %w", s.AgentID, err)
+	}
+	switch s.Network {
+	case "", NetworkNone:
+	default:
+		return fmt.Errorf("runtime: agent %s: network %q is not %q", s.AgentID, s.Network, NetworkNone)
 	}
 	return nil
 }

@@ -82,6 +82,10 @@ interactions:
 
 // commandAgent writes a bash agent script (the command backend runs it) and returns its path;
 // the script's folder is the test's scratch space.
+// recording are the settings of tests whose agents record what they did beside their script,
+// outside their sandboxes: confinement would refuse that, so they run unconfined.
+var recording = map[string]any{"confinement": "off"}
+
 func commandAgent(t *testing.T, script string) string {
 	t.Helper()
 	agent := filepath.Join(t.TempDir(), "agent.sh")
@@ -109,7 +113,7 @@ echo db > "$(dirname "$0")/seen"
 	agent := commandAgent(t, script)
 	root, uri := workspace(t, "ask.yaml", strings.ReplaceAll(pairFlow, "AGENT", agent))
 	c := startBinary(t)
-	c.initialize(root)
+	c.initializeWith(root, recording) // its agent records into its own folder
 	var info struct{ RunID string }
 	c.mustCall("agentcanvas/startRun", map[string]any{"uri": uri}, &info)
 	// Answer on the question_asked event, as the extension does: the request takes its
@@ -162,7 +166,7 @@ echo "[/DEPENDENCY_REQUEST]"
 	text := strings.ReplaceAll(pairFlow, "command: [bash, AGENT]}", "command: [bash, AGENT], env: [MY_TOKEN]}")
 	root, uri := workspace(t, "dep.yaml", strings.ReplaceAll(text, "AGENT", agent))
 	c := startBinary(t)
-	c.initialize(root)
+	c.initializeWith(root, recording) // its agent records into its own folder
 	var info struct{ RunID string }
 	c.mustCall("agentcanvas/startRun", map[string]any{"uri": uri}, &info)
 	defer func() {
@@ -237,7 +241,7 @@ func TestSessionEndStopsRunningAgents(t *testing.T) {
 	dir := filepath.Dir(agent)
 	root, uri := workspace(t, "long.yaml", strings.ReplaceAll(pairFlow, "AGENT", agent))
 	c := startBinary(t)
-	c.initialize(root)
+	c.initializeWith(root, recording) // its agent records into its own folder
 	c.mustCall("agentcanvas/startRun", map[string]any{"uri": uri}, nil)
 	c.waitNote("agentcanvas/runEvent", func(p json.RawMessage) bool { return strings.Contains(string(p), `"event":"agent_started"`) })
 	var pid int

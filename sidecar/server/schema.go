@@ -53,6 +53,7 @@ var runtimeField = &field{doc: "How the node is run: an agent CLI and its settin
 	"permissionMode":     {doc: "Claude Code's `--permission-mode`. Unset: `acceptEdits` for a worker in its sandbox, `dontAsk` (read only) for every other role.", enum: []string{"default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto", "manual"}},
 	"codexSandbox":       {doc: "Codex CLI's `--sandbox`. Unset: `workspace-write` for a worker in its sandbox, `read-only` for every other role.", enum: []string{"read-only", "workspace-write", "danger-full-access"}},
 	"geminiApprovalMode": {doc: "Gemini CLI's `--approval-mode`. Unset: `auto_edit` for a worker in its sandbox, `default` (read only) for every other role.", enum: []string{"default", "auto_edit", "yolo", "plan"}},
+	"network":            {doc: "`none`: the agent may not open or accept TCP connections (command agents; enforced by the kernel when agents are confined). Leave it out to keep the network.", enum: []string{"none"}},
 	"sessionLoop": {doc: "Run the agent as repeated fresh-context sessions (cli-agent-session-loop.md).", fields: fields(map[string]*field{
 		"maxIterations": {doc: "The most sessions."},
 		"delayMs":       {doc: "Pause between sessions, in milliseconds."},

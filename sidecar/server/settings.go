@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 	"github.com/agentcanvas/agentcanvas/sidecar/engine"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 )
@@ -15,6 +16,7 @@ const (
 	settingAllowed   = "agentcanvas.allowedFolders"
 	settingBlocked   = "agentcanvas.blockedFolders"
 	settingAutoApply = "agentcanvas.autoApply"
+	settingConfine   = "agentcanvas.confinement"
 )
 
 // settingsParams is the agentcanvas section as the extension sends it, in initialize's
@@ -25,20 +27,22 @@ type settingsParams struct {
 	AllowedFolders json.RawMessage `json:"allowedFolders"`
 	BlockedFolders json.RawMessage `json:"blockedFolders"`
 	AutoApply      json.RawMessage `json:"autoApply"`
+	Confinement    json.RawMessage `json:"confinement"`
 }
 
 // settings are the session's current values: the lists as given and what they mean.
 type settings struct {
 	config    safepath.Config  // the folder lists as given
 	autoApply engine.AutoApply // the editor's default is off: nothing is applied unreviewed
+	confine   confine.Mode     // how agent processes are confined (default auto)
 	limits    engine.Limits    // what config and autoApply mean, for every request and run
 	gen       int              // bumped on every change; analyses remember the one they used
 	warned    string           // the last problems shown, so a repeat is not shown again
 }
 
 func defaultSettings() settings {
-	st := settings{config: safepath.Config{AllowedFrom: settingAllowed, BlockedFrom: settingBlocked}, autoApply: engine.AutoApplyOff}
-	st.limits = engine.Limits{AutoApply: st.autoApply, AutoApplyFrom: settingAutoApply}
+	st := settings{config: safepath.Config{AllowedFrom: settingAllowed, BlockedFrom: settingBlocked}, autoApply: engine.AutoApplyOff, confine: confine.ModeAuto}
+	st.limits = engine.Limits{AutoApply: st.autoApply, AutoApplyFrom: settingAutoApply, Confine: st.confine, ConfineFrom: settingConfine}
 	return st
 }
 
@@ -76,17 +80,14 @@ func (s *Server) applySettings(p settingsParams, where string) bool {
 	}
 	readList(p.AllowedFolders, settingAllowed, &st.config.Allowed)
 	readList(p.BlockedFolders, settingBlocked, &st.config.Blocked)
-	if !isAbsent(p.AutoApply) {
-		var v string
-		err := json.Unmarshal(p.AutoApply, &v)
-		a, perr := engine.ParseAutoApply(v)
-		if err != nil || perr != nil {
-			// The strictest value, rather than the flow's word, until the setting is corrected.
-			problems = append(problems, fmt.Sprintf("%s: %s is not one of %v; nothing is applied automatically until it is corrected", settingAutoApply, clip(p.AutoApply), engine.AutoApplyValues))
-			a = engine.AutoApplyOff
-		}
-		st.autoApply = a
-	}
+	// A bad autoApply is the strictest value, rather than the flow's word, until it is
+	// corrected; a bad confinement the default: a typo must not take the confinement away.
+	st.autoApply = readChoice(p.AutoApply, st.autoApply, engine.ParseAutoApply, engine.AutoApplyOff, func() {
+		problems = append(problems, fmt.Sprintf("%s: %s is not one of %v; nothing is applied automatically until it is corrected", settingAutoApply, clip(p.AutoApply), engine.AutoApplyValues))
+	})
+	st.confine = readChoice(p.Confinement, st.confine, confine.ParseMode, confine.ModeAuto, func() {
+		problems = append(problems, fmt.Sprintf("%s: %s is not one of %v; agents are confined where the kernel can (auto) until it is corrected", settingConfine, clip(p.Confinement), confine.Modes))
+	})
 	rules, errs := st.config.Rules(s.workspaceRoot())
 	for _, err := range errs {
 		msg := err.Error()
@@ -96,7 +97,7 @@ func (s *Server) applySettings(p settingsParams, where string) bool {
 		}
 		problems = append(problems, msg)
 	}
-	limits := engine.Limits{Rules: rules, AutoApply: st.autoApply, AutoApplyFrom: settingAutoApply}
+	limits := engine.Limits{Rules: rules, AutoApply: st.autoApply, AutoApplyFrom: settingAutoApply, Confine: st.confine, ConfineFrom: settingConfine}
 	changed := describeLimits(limits) != describeLimits(st.limits)
 	st.limits = limits
 	if changed {
@@ -126,7 +127,26 @@ func describeLimits(l engine.Limits) string {
 		allowed = "[" + strings.Join(l.Rules.Allowed, ", ") + "]"
 	}
 	blocked := append(append([]string(nil), safepath.DefaultBlocked...), l.Rules.Blocked...)
-	return fmt.Sprintf("allowed folders %s; blocked folders [%s]; autoApply %s", allowed, strings.Join(blocked, ", "), l.AutoApply)
+	return fmt.Sprintf("allowed folders %s; blocked folders [%s]; autoApply %s; confinement %s", allowed, strings.Join(blocked, ", "), l.AutoApply, l.Confine)
+}
+
+// readChoice reads a setting whose value is one of a closed set: absent (or null) keeps cur;
+// a value of the wrong type or outside the set calls bad and gives fallback.
+func readChoice[T any](raw json.RawMessage, cur T, parse func(string) (T, error), fallback T, bad func()) T {
+	if isAbsent(raw) {
+		return cur
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		bad()
+		return fallback
+	}
+	v, err := parse(s)
+	if err != nil {
+		bad()
+		return fallback
+	}
+	return v
 }
 
 func isAbsent(raw json.RawMessage) bool {

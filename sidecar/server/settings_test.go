@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 	"github.com/agentcanvas/agentcanvas/sidecar/engine"
 )
 
@@ -249,4 +250,34 @@ func TestSettingsContributionAgrees(t *testing.T) {
 			t.Errorf("package.json does not contribute %s", k)
 		}
 	}
+}
+
+// agentcanvas.confinement, on a kernel without Landlock (simulated for the server): required
+// refuses startRun, naming the setting and why; after a change to auto the run starts and
+// warns that its agents run unconfined; a bad value is reported and taken as auto.
+func TestConfinementSetting(t *testing.T) {
+	t.Setenv(confine.NoLandlockEnv, "1") // the server inherits it
+	agent := commandAgent(t, "cat > /dev/null; echo 'ANSWER: ok'\n")
+	root, uri := workspace(t, "pair.yaml", strings.ReplaceAll(pairFlow, "AGENT", agent))
+	c := startBinary(t)
+	c.initializeWith(root, map[string]any{"confinement": "required"})
+	_, err := c.call("agentcanvas/startRun", map[string]any{"uri": uri})
+	if err == nil || err.Code != int(CodeRequestFailed) || !strings.Contains(err.Message, "agentcanvas.confinement is required") || !strings.Contains(err.Message, "no Landlock") {
+		t.Fatalf("startRun under required without Landlock: %v", err)
+	}
+	c.configure(map[string]any{"confinement": "auto"})
+	var info struct{ RunID string }
+	c.mustCall("agentcanvas/startRun", map[string]any{"uri": uri}, &info)
+	c.waitNote("agentcanvas/runEvent", func(p json.RawMessage) bool {
+		return strings.Contains(string(p), info.RunID) && strings.Contains(string(p), `"event":"warning"`) && strings.Contains(string(p), "agents run unconfined")
+	})
+	c.waitNote("agentcanvas/runEvent", func(p json.RawMessage) bool {
+		return strings.Contains(string(p), info.RunID) && strings.Contains(string(p), `"event":"run_finished"`)
+	})
+	c.configure(map[string]any{"confinement": "never"})
+	msg := c.waitNote("window/showMessage", nil)
+	if !strings.Contains(string(msg), `agentcanvas.confinement: \"never\" is not one of [auto required off]`) {
+		t.Errorf("showMessage %s", msg)
+	}
+	c.shutdownExit()
 }

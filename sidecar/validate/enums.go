@@ -17,6 +17,8 @@ var (
 	RuntimeKinds     = []string{"cli"}
 	BackendIDs       = []string{"auto", "claude", "codex", "gemini", "command", "dry-run"}
 	CwdModes         = []string{"workspace", "agentHome"}
+	// NetworkModes are runtime.network's values; without one the agent keeps its network.
+	NetworkModes = []string{"none"}
 	// PermissionModes are Claude Code's --permission-mode values (2.1.330 lists acceptEdits,
 	// auto, bypassPermissions, manual, dontAsk and plan, and still takes default).
 	PermissionModes = []string{"default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto", "manual"}
@@ -46,6 +48,7 @@ var Enums = map[string][]string{
 	"runtime.kind":               RuntimeKinds,
 	"runtime.backendId":          BackendIDs,
 	"runtime.cwdMode":            CwdModes,
+	"runtime.network":            NetworkModes,
 	"runtime.permissionMode":     PermissionModes,
 	"runtime.codexSandbox":       CodexSandboxes,
 	"runtime.geminiApprovalMode": GeminiApprovalModes,

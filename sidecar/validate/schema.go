@@ -109,6 +109,20 @@ func (c *checker) runtime(path string, r *flow.Runtime) {
 	c.enum(path+"/permissionMode", "runtime.permissionMode", r.PermissionMode, PermissionModes)
 	c.enum(path+"/codexSandbox", "runtime.codexSandbox", r.CodexSandbox, CodexSandboxes)
 	c.enum(path+"/geminiApprovalMode", "runtime.geminiApprovalMode", r.GeminiApprovalMode, GeminiApprovalModes)
+	c.enum(path+"/network", "runtime.network", r.Network, NetworkModes)
+	if r.Network == "none" {
+		switch r.BackendID {
+		case "command", "dry-run":
+		default:
+			backend := r.BackendID
+			if backend == "" {
+				backend = "auto"
+			}
+			c.report(path+"/network", c.at(path+"/network"), diag.Error, CodeSchema,
+				fmt.Sprintf("runtime.network none is for command agents: it would cut this %s agent off its model's API; remove it, or run a command agent", backend),
+				c.deleteFix("Remove network: none", path+"/network"))
+		}
+	}
 	if r.BackendID == "command" && len(r.Command) == 0 {
 		c.report(path+"/backendId", c.at(path+"/backendId"), diag.Error, CodeSchema,
 			"backendId command needs a command: add command: [program, args…], e.g. command: [bash, agents/review.sh]", nil)

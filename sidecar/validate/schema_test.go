@@ -141,6 +141,7 @@ func TestSchemaEnums(t *testing.T) {
 		"runtime.kind":               d["runtime"].Properties["kind"],
 		"runtime.backendId":          d["runtime"].Properties["backendId"],
 		"runtime.cwdMode":            d["runtime"].Properties["cwdMode"],
+		"runtime.network":            d["runtime"].Properties["network"],
 		"runtime.permissionMode":     d["runtime"].Properties["permissionMode"],
 		"runtime.codexSandbox":       d["runtime"].Properties["codexSandbox"],
 		"runtime.geminiApprovalMode": d["runtime"].Properties["geminiApprovalMode"],

@@ -159,8 +159,9 @@ test('sends the agentcanvas settings as initializationOptions and syncs the sect
     settings.set('agentcanvas.allowedFolders', ['src', 'docs']);
     settings.set('agentcanvas.blockedFolders', ['build']);
     settings.set('agentcanvas.autoApply', 'whenClean');
+    settings.set('agentcanvas.confinement', 'required');
     const { client } = await started(bin);
-    assert.deepEqual(client.clientOptions.initializationOptions, { allowedFolders: ['src', 'docs'], blockedFolders: ['build'], autoApply: 'whenClean' });
+    assert.deepEqual(client.clientOptions.initializationOptions, { allowedFolders: ['src', 'docs'], blockedFolders: ['build'], autoApply: 'whenClean', confinement: 'required' });
     assert.equal(client.clientOptions.synchronize?.configurationSection, 'agentcanvas');
   } finally {
     cleanup();
@@ -171,8 +172,11 @@ test("the settings' defaults and autoApply's values are package.json's, and the 
   const pkg = JSON.parse(readFileSync(path.join(__dirname, '..', '..', '..', 'package.json'), 'utf8'));
   const props = pkg.contributes.configuration.properties;
   const defaults = sidecarSettings({ get: <T>(_k: string, d: T) => d });
-  assert.deepEqual(defaults, { allowedFolders: props['agentcanvas.allowedFolders'].default, blockedFolders: props['agentcanvas.blockedFolders'].default, autoApply: props['agentcanvas.autoApply'].default });
+  assert.deepEqual(defaults, { allowedFolders: props['agentcanvas.allowedFolders'].default, blockedFolders: props['agentcanvas.blockedFolders'].default, autoApply: props['agentcanvas.autoApply'].default, confinement: props['agentcanvas.confinement'].default });
   // sidecar/engine's AutoApplyValues, strictest first; the editor's default is the strictest.
   assert.deepEqual(props['agentcanvas.autoApply'].enum, ['off', 'whenClean', 'flow']);
   assert.equal(defaults.autoApply, 'off');
+  // sidecar/confine's Modes, the default first.
+  assert.deepEqual(props['agentcanvas.confinement'].enum, ['auto', 'required', 'off']);
+  assert.equal(defaults.confinement, 'auto');
 });

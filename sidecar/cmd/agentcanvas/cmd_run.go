@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 	"github.com/agentcanvas/agentcanvas/sidecar/engine"
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
@@ -44,11 +45,13 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print the events as JSON lines on stdout (the machine format), not the human view")
 	summary := fs.String("summary", "", "write a Markdown summary of the run to `FILE` (default: append it to $GITHUB_STEP_SUMMARY when that is set)")
 	rf := addRuleFlags(fs)
-	autoApply := &autoApplyFlag{engine.AutoApplyFlow}
+	autoApply := &choiceFlag[engine.AutoApply]{engine.AutoApplyFlow, engine.ParseAutoApply}
 	fs.Var(autoApply, "auto-apply", "cap on the flow's policy.autoApply: off (apply nothing unreviewed), whenClean (as the flow says, and only on an unchanged HEAD) or flow")
+	confineMode := &choiceFlag[confine.Mode]{confine.ModeAuto, confine.ParseMode}
+	fs.Var(confineMode, "confine", "confine agent processes with the kernel (Landlock): auto (where it can, with a warning where it cannot), required (refuse a run that cannot be) or off")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentcanvas run [--workspace W] [--dry-run] [--answers FILE] [--non-interactive] [--json] [--summary FILE] [--resume RUN_ID] [--allow DIR]… [--block DIR]… [--auto-apply off|whenClean|flow] FLOW")
-		fmt.Fprintln(stderr, "       agentcanvas run [--workspace W] [--dry-run] [--json] [--summary FILE] [--backend B] [--allow DIR]… [--block DIR]… --skill NAME [--file F]... [--task TEXT]")
+		fmt.Fprintln(stderr, "usage: agentcanvas run [--workspace W] [--dry-run] [--answers FILE] [--non-interactive] [--json] [--summary FILE] [--resume RUN_ID] [--allow DIR]… [--block DIR]… [--auto-apply off|whenClean|flow] [--confine auto|required|off] FLOW")
+		fmt.Fprintln(stderr, "       agentcanvas run [--workspace W] [--dry-run] [--json] [--summary FILE] [--backend B] [--allow DIR]… [--block DIR]… [--confine auto|required|off] --skill NAME [--file F]... [--task TEXT]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -84,7 +87,7 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentcanvas run: %v\n", err)
 		return exitUsage
 	}
-	limits := engine.Limits{Rules: rules, AutoApply: autoApply.v, AutoApplyFrom: "--auto-apply"}
+	limits := engine.Limits{Rules: rules, AutoApply: autoApply.v, AutoApplyFrom: "--auto-apply", Confine: confineMode.v, ConfineFrom: "--confine"}
 	opts := engine.Options{Workspace: ws, DryRun: *dryRun, Backend: *backend, Task: *task, Limits: func() engine.Limits { return limits }}
 	var ans map[string]string
 	if *answers != "" {
@@ -158,6 +161,10 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		var inv *engine.InvalidFlowError
 		if errors.As(err, &inv) {
 			fmt.Fprintln(stderr, err)
+			return exitFail
+		}
+		if errors.Is(err, engine.ErrConfinementUnavailable) {
+			fmt.Fprintf(stderr, "agentcanvas run: the run was not started: %v\n", err)
 			return exitFail
 		}
 		fmt.Fprintf(stderr, "agentcanvas run: %v\n", err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 	"github.com/agentcanvas/agentcanvas/sidecar/engine"
 )
 
@@ -315,5 +316,48 @@ func TestEveryExampleFlowDryRuns(t *testing.T) {
 				t.Errorf("no events, or a dry-run agent lacked a line:\n%s", out.String())
 			}
 		})
+	}
+}
+
+// --confine: required refuses to start a run on a kernel without Landlock (simulated) and
+// says why; auto runs it with a warning; off runs it without one; anything else is a usage
+// error.
+func TestRunConfineFlag(t *testing.T) {
+	t.Setenv(confine.NoLandlockEnv, "1")
+	ws := t.TempDir()
+	file := filepath.Join(ws, "flows", "pair.yaml")
+	os.MkdirAll(filepath.Dir(file), 0o755)
+	os.WriteFile(file, []byte(`version: 0.2
+agents:
+  - {id: a, role: planner, runtime: {backendId: command, command: [sh, -c, "cat >/dev/null; echo ANSWER: ok"]}}
+  - {id: b, role: reviewer, runtime: {backendId: command, command: [sh, -c, "cat >/dev/null; echo ANSWER: ok"]}}
+interactions:
+  - id: i1
+    patternId: role_play_pair
+    edges:
+      - {source: a, target: b, data: {topology: p2p, termination: {type: max_rounds, rounds: 1}}}
+`), 0o644)
+	runWith := func(mode string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := run([]string{"run", "--json", "--non-interactive", "--confine", mode, file}, strings.NewReader(""), &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	code, out, errs := runWith("required")
+	if code != exitFail || !strings.Contains(errs, "not started") || !strings.Contains(errs, "--confine is required") || !strings.Contains(errs, "no Landlock") || out != "" {
+		t.Errorf("required: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".agentcanvas")); !os.IsNotExist(err) {
+		t.Errorf("the refused run wrote .agentcanvas (%v)", err)
+	}
+	code, out, errs = runWith("auto")
+	if code != exitOK || !strings.Contains(out, "agents run unconfined") {
+		t.Errorf("auto: exit %d, stderr %q, no warning in %q", code, errs, out)
+	}
+	code, out, errs = runWith("off")
+	if code != exitOK || strings.Contains(out, "unconfined") || !strings.Contains(out, `"confinement":"off (--confine)"`) {
+		t.Errorf("off: exit %d, stderr %q, stdout %q", code, errs, out)
+	}
+	if code, _, errs = runWith("sometimes"); code != exitUsage || !strings.Contains(errs, "auto, required, off") {
+		t.Errorf("a bad mode: exit %d, %q", code, errs)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 
-	"github.com/agentcanvas/agentcanvas/sidecar/engine"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 )
 
@@ -29,12 +28,16 @@ func (r *ruleFlags) rules(root string) (safepath.Rules, error) {
 	return rules, errors.Join(errs...)
 }
 
-// autoApplyFlag is run's --auto-apply: the cap on the flow's policy.autoApply.
-type autoApplyFlag struct{ v engine.AutoApply }
+// choiceFlag is a flag whose value is one of a closed set, read by parse: run's --auto-apply
+// (engine.ParseAutoApply) and --confine (confine.ParseMode).
+type choiceFlag[T ~string] struct {
+	v     T
+	parse func(string) (T, error)
+}
 
-func (a *autoApplyFlag) String() string { return string(a.v) }
-func (a *autoApplyFlag) Set(s string) error {
-	v, err := engine.ParseAutoApply(s)
-	a.v = v
+func (c *choiceFlag[T]) String() string { return string(c.v) }
+func (c *choiceFlag[T]) Set(s string) error {
+	v, err := c.parse(s)
+	c.v = v
 	return err
 }

@@ -1,0 +1,136 @@
+package confine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// Probe says whether this kernel has Landlock and which ABI version.
+func Probe() Status {
+	if os.Getenv(NoLandlockEnv) == "1" {
+		return Status{Reason: "hidden for a test (" + NoLandlockEnv + "=1)"}
+	}
+	v, err := ll.LandlockGetABIVersion()
+	if err != nil || v < 1 {
+		reason := "the kernel has no Landlock or it is not enabled (see /sys/kernel/security/lsm; Linux 5.13 or later)"
+		if err != nil {
+			reason += ": " + err.Error()
+		}
+		return Status{Reason: reason}
+	}
+	return Status{ABI: v}
+}
+
+// presets are go-landlock's configurations per ABI version (V1…): what each version can
+// restrict. The best effort is the preset of the kernel's version.
+var presets = []landlock.Config{landlock.V1, landlock.V2, landlock.V3, landlock.V4, landlock.V5, landlock.V6,
+	landlock.V7, landlock.V8, landlock.V9, landlock.V10, landlock.V11}
+
+// handled is what a policy restricts on a kernel with the given ABI: every filesystem right
+// the kernel knows but one, TCP (and from ABI 10 UDP) only for DenyNetwork, and the scopes
+// (signals to and abstract Unix sockets of processes outside the agent's domain, ABI 6).
+//
+// Connecting to pathname Unix sockets (ABI 9, "resolve unix") is left unrestricted: name
+// resolution (nss, systemd-resolved) and ssh-agent-style helpers use them, and what a socket
+// serves is the server's to decide. docs/agents.md says so.
+func handled(abi int, p Policy) ll.RulesetAttr {
+	c := presets[min(abi, len(presets))-1]
+	attr := ll.RulesetAttr{
+		HandledAccessFS: uint64(c.HandledAccessFS) &^ ll.AccessFSResolveUnix,
+		Scoped:          uint64(c.Scoped),
+	}
+	if p.DenyNetwork {
+		attr.HandledAccessNet = uint64(c.HandledAccessNet)
+	}
+	return attr
+}
+
+// rights are the filesystem rights of each Access, for folders; files take the subset that
+// applies to files.
+func rights(a Access) uint64 {
+	const read = ll.AccessFSExecute | ll.AccessFSReadFile | ll.AccessFSReadDir
+	const write = ll.AccessFSWriteFile | ll.AccessFSRemoveDir | ll.AccessFSRemoveFile | ll.AccessFSMakeChar |
+		ll.AccessFSMakeDir | ll.AccessFSMakeReg | ll.AccessFSMakeSock | ll.AccessFSMakeFifo | ll.AccessFSMakeBlock |
+		ll.AccessFSMakeSym | ll.AccessFSTruncate | ll.AccessFSRefer
+	switch a {
+	case Read:
+		return read
+	case List:
+		return ll.AccessFSReadDir
+	case Write:
+		return read | write
+	case Device:
+		return read | ll.AccessFSWriteFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev
+	}
+	return 0
+}
+
+const fileRights = ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev
+
+// ErrUnavailable is returned by RestrictThread on a kernel without Landlock.
+var ErrUnavailable = errors.New("this kernel has no Landlock")
+
+// RestrictThread confines the calling OS thread with p; it returns the ABI version enforced.
+// Only this thread is restricted (the rest of the process is not), and a process it forks
+// inherits the restriction with its credentials, irrevocably. So the caller must have called
+// runtime.LockOSThread and must never unlock it: the goroutine ends locked, and the Go runtime
+// then ends the thread instead of reusing it. (A locked thread never creates the runtime's new
+// threads either: the runtime has a template thread do that, so none inherits the rules.)
+//
+// Rules whose path is missing or cannot be opened are left out: they allow nothing then.
+func (p Policy) RestrictThread() (int, error) {
+	st := Probe()
+	if !st.Available() {
+		return 0, fmt.Errorf("%w (%s)", ErrUnavailable, st.Reason)
+	}
+	attr := handled(st.ABI, p)
+	fd, err := ll.LandlockCreateRuleset(&attr, 0)
+	if err != nil {
+		return 0, fmt.Errorf("landlock_create_ruleset: %w", err)
+	}
+	defer unix.Close(fd)
+	for _, r := range p.Rules {
+		if err := addRule(fd, attr.HandledAccessFS, r); err != nil {
+			return 0, err
+		}
+	}
+	// no_new_privs is per thread, like the ruleset: Landlock needs it from an unprivileged
+	// process, and the agent inherits it (setuid programs do not raise its rights).
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return 0, fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+	}
+	// No TSYNC flag: this thread only.
+	if err := ll.LandlockRestrictSelf(fd, 0); err != nil {
+		return 0, fmt.Errorf("landlock_restrict_self: %w", err)
+	}
+	return st.ABI, nil
+}
+
+func addRule(ruleset int, handledFS uint64, r Rule) error {
+	// Build resolved every link: one met now was made since, and could lead anywhere.
+	fd, err := unix.Openat2(unix.AT_FDCWD, r.Path, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
+	if err != nil {
+		return nil // missing, unreachable or through a link: nothing to allow
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil
+	}
+	access := rights(r.Access) & handledFS
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		access &= fileRights
+	}
+	if access == 0 {
+		return nil
+	}
+	if err := ll.LandlockAddPathBeneathRule(ruleset, &ll.PathBeneathAttr{AllowedAccess: access, ParentFd: fd}, 0); err != nil {
+		return fmt.Errorf("landlock_add_rule %s %s: %w", r.Access, r.Path, err)
+	}
+	return nil
+}

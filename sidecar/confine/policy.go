@@ -1,0 +1,104 @@
+package confine
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// Access is what a rule allows beneath its path.
+type Access byte
+
+const (
+	// Read: read files, list folders, execute programs.
+	Read Access = 'r'
+	// List: list the folder's entries (names only) and its subfolders' names, nothing else.
+	List Access = 'l'
+	// Write: Read, and create, write, truncate, rename within, and remove anything beneath.
+	Write Access = 'w'
+	// Device: read, write and ioctl on device files (/dev/null, terminals).
+	Device Access = 'd'
+)
+
+func (a Access) String() string {
+	switch a {
+	case Read:
+		return "read"
+	case List:
+		return "list"
+	case Write:
+		return "write"
+	case Device:
+		return "device"
+	}
+	return fmt.Sprintf("access(%q)", byte(a))
+}
+
+// Rule allows Access to the file or folder at Path and everything beneath it.
+type Rule struct {
+	Access Access
+	Path   string // absolute and clean
+}
+
+// Policy is what one agent process (and everything it starts) may do. Landlock only allows:
+// what no rule names is refused, whatever the file permissions say.
+type Policy struct {
+	Rules []Rule
+	// DenyNetwork refuses TCP connect and bind (runtime.network: none; Landlock ABI 4 and up).
+	DenyNetwork bool
+	// Required: an agent whose policy the kernel cannot enforce is not started (ModeRequired);
+	// otherwise it runs unconfined and the runtime says so.
+	Required bool
+}
+
+// Encoding of a Policy as a list of strings (the guardian request carries it): one
+// "<access letter><path>" per rule, and the flags "+network=none" and "+required".
+const (
+	flagDenyNetwork = "+network=none"
+	flagRequired    = "+required"
+)
+
+// Encode is the policy as strings for the guardian request; Decode reads them back.
+func (p Policy) Encode() []string {
+	out := make([]string, 0, len(p.Rules)+2)
+	if p.DenyNetwork {
+		out = append(out, flagDenyNetwork)
+	}
+	if p.Required {
+		out = append(out, flagRequired)
+	}
+	for _, r := range p.Rules {
+		out = append(out, string(r.Access)+r.Path)
+	}
+	return out
+}
+
+// Decode is Encode's inverse; it refuses anything Encode does not write.
+func Decode(fields []string) (Policy, error) {
+	var p Policy
+	for _, f := range fields {
+		switch {
+		case f == flagDenyNetwork:
+			p.DenyNetwork = true
+		case f == flagRequired:
+			p.Required = true
+		case len(f) > 1 && strings.IndexByte("rlwd", f[0]) >= 0 && filepath.IsAbs(f[1:]) && filepath.Clean(f[1:]) == f[1:]:
+			p.Rules = append(p.Rules, Rule{Access: Access(f[0]), Path: f[1:]})
+		default:
+			return Policy{}, fmt.Errorf("confinement rule %q: want an access letter (r, l, w, d) and an absolute clean path", f)
+		}
+	}
+	return p, nil
+}
+
+// String lists the rules, for tests and logs.
+func (p Policy) String() string {
+	var b strings.Builder
+	for _, r := range p.Rules {
+		fmt.Fprintf(&b, "%s %s\n", r.Access, r.Path)
+	}
+	if p.DenyNetwork {
+		b.WriteString("network none\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,447 @@
+package confine
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Agent is what an agent's policy is built from: one turn as the runtime starts it.
+type Agent struct {
+	// Backend is the resolved backend: claude, codex, gemini or command.
+	Backend string
+	// Workspace is the workspace root; InWorkspace says the agent runs there (cwdMode
+	// workspace: orchestrators, judges), which makes the workspace readable to it.
+	Workspace   string
+	InWorkspace bool
+	// Sandbox is the agent's sandbox folder, holding input/ and work/ ("" when it has none).
+	Sandbox string
+	// Tmp is its private temporary folder (its TMPDIR).
+	Tmp string
+	// Env is its environment: HOME, PATH and the backends' own variables are read from it.
+	Env []string
+	// Dir is its working folder; Executable its program, resolved.
+	Dir        string
+	Executable string
+	// Command is the command line the flow wrote (runtime.command), whose existing files
+	// (scripts) are readable; nil for the CLIs, whose arguments (the prompt) name nothing.
+	Command []string
+	// DenyNetwork: runtime.network none.
+	DenyNetwork bool
+}
+
+// SystemRead are the system's folders every agent may read: programs, libraries, settings,
+// and the kernel's views of processes and devices. Missing ones are skipped.
+var SystemRead = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
+	"/nix/store", "/snap", "/proc", "/sys", "/dev"}
+
+// SystemDevices may be written and used as terminals; SystemWrite are the system's shared
+// scratch folders that hold nobody's files (POSIX shared memory).
+var (
+	SystemDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts"}
+	SystemWrite   = []string{"/dev/shm"}
+)
+
+// SecretStores are HOME-relative places where credentials live. No agent gets any of them,
+// whatever else its policy allows: a grant inside one is dropped, and a grant that would
+// cover one is narrowed to leave it out.
+var SecretStores = []string{".ssh", ".aws", ".gnupg", ".config/gcloud", ".azure", ".kube", ".docker",
+	".netrc", ".git-credentials", ".password-store", ".config/gh", ".config/op", ".npmrc", ".pypirc",
+	".vault-token", ".terraform.d", ".local/share/keyrings", ".pki"}
+
+// State is one place a backend keeps its own state: $Var/VarRel when the agent's environment
+// sets Var, else $HOME/HomeRel ("" leaves that case out).
+type State struct {
+	Var, VarRel, HomeRel string
+	// Dir: a folder, created (0700) when missing. Else a file, created with Seed (0600): a
+	// rule can only name what exists, and the CLI could not create it in HOME itself.
+	Dir  bool
+	Seed string
+}
+
+// BackendState lists, per backend, what its CLI writes besides its working folder and TMPDIR:
+// its settings, sessions, logs and login. Only that backend's agents get them. (Claude Code
+// keeps ~/.claude.json beside ~/.claude, unless CLAUDE_CONFIG_DIR moves both; the Gemini
+// CLI's GEMINI_CLI_HOME stands for HOME.)
+var BackendState = map[string][]State{
+	"claude": {{Var: "CLAUDE_CONFIG_DIR", HomeRel: ".claude", Dir: true}, {Var: "CLAUDE_CONFIG_DIR", HomeRel: ".claude.json", Seed: "{}\n"}},
+	"codex":  {{Var: "CODEX_HOME", HomeRel: ".codex", Dir: true}},
+	"gemini": {{Var: "GEMINI_CLI_HOME", VarRel: ".gemini", HomeRel: ".gemini", Dir: true}},
+}
+
+// StatePath is one state path of an agent, resolved.
+type StatePath struct {
+	Path string // absolute
+	Dir  bool
+	Seed string
+}
+
+// StatePaths are the backend's state paths in an environment.
+func StatePaths(backend string, env []string) []StatePath {
+	home := cleanAbs(lookup(env, "HOME"))
+	var out []StatePath
+	for _, s := range BackendState[backend] {
+		p := ""
+		if v := cleanAbs(lookup(env, s.Var)); s.Var != "" && v != "" {
+			if s.VarRel == "" && !s.Dir {
+				continue // the variable moves this file into its folder, allowed already
+			}
+			p = filepath.Join(v, s.VarRel)
+		} else if home != "" && s.HomeRel != "" {
+			p = filepath.Join(home, s.HomeRel)
+		}
+		if p != "" {
+			out = append(out, StatePath{Path: p, Dir: s.Dir, Seed: s.Seed})
+		}
+	}
+	return out
+}
+
+// EnsureState creates the backend's missing state folders and files, so that its rules have
+// something to name. It refuses nothing: what cannot be made is left to the CLI to report.
+func EnsureState(backend string, env []string) {
+	for _, s := range StatePaths(backend, env) {
+		if s.Dir {
+			_ = os.MkdirAll(s.Path, 0o700)
+			continue
+		}
+		if f, err := os.OpenFile(s.Path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+			_, _ = f.WriteString(s.Seed)
+			f.Close()
+		}
+	}
+}
+
+// goModCache is where the agent's go finds downloaded modules: readable, so a build in the
+// sandbox works offline (downloads are refused; the build cache goes to XDG_CACHE_HOME).
+func goModCache(env []string, home string) string {
+	if p := lookup(env, "GOMODCACHE"); p != "" {
+		return p
+	}
+	if gp := filepath.SplitList(lookup(env, "GOPATH")); len(gp) > 0 && gp[0] != "" {
+		return filepath.Join(gp[0], "pkg", "mod")
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, "go", "pkg", "mod")
+}
+
+// Build makes an agent's policy: read the system and its toolchains, its program, its
+// sandbox's input/ and (when it runs there) the workspace; write its sandbox's work/, its
+// TMPDIR and its backend's state; never a secret store, another agent's sandbox or the
+// workspace itself.
+//
+// Every rule names a path with its symbolic links resolved, and the checks are made on that
+// path: a link in the workspace or on PATH that leads into ~/.ssh is refused like ~/.ssh
+// itself. (The guardian opens the paths refusing any link, so one made since is refused too.)
+func Build(a Agent) Policy {
+	b := newBuilder(a)
+	for _, p := range SystemRead {
+		b.add(Read, p)
+	}
+	for _, p := range SystemDevices {
+		b.add(Device, p)
+	}
+	for _, p := range SystemWrite {
+		b.add(Write, p)
+	}
+	b.add(Read, "/etc/resolv.conf") // often a link into /run (systemd-resolved, resolvconf)
+	for _, name := range []string{"SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS"} {
+		for _, p := range filepath.SplitList(lookup(a.Env, name)) {
+			b.add(Read, p)
+		}
+	}
+	b.toolchains()
+	b.program()
+	if a.Sandbox != "" {
+		b.add(Read, filepath.Join(a.Sandbox, "input"))
+		b.add(Write, filepath.Join(a.Sandbox, "work"))
+	}
+	if a.InWorkspace && a.Workspace != "" {
+		b.add(Read, a.Workspace)
+	}
+	if a.Tmp != "" {
+		b.add(Write, a.Tmp)
+	}
+	b.add(Read, goModCache(a.Env, b.home))
+	for _, s := range StatePaths(a.Backend, a.Env) {
+		b.add(Write, s.Path)
+	}
+	return Policy{Rules: minimal(b.rules), DenyNetwork: a.DenyNetwork}
+}
+
+type builder struct {
+	a Agent
+	// The places the checks keep out, resolved: HOME, the workspace, the agent's own sandbox,
+	// the workspace's sandboxes (only the agent's own is allowed), the secret stores.
+	home, ws, own, sandboxes string
+	secrets                  []string
+	rules                    []Rule
+}
+
+func newBuilder(a Agent) *builder {
+	b := &builder{a: a, home: canonical(lookup(a.Env, "HOME")), ws: canonical(a.Workspace), own: canonical(a.Sandbox)}
+	if b.ws != "" {
+		b.sandboxes = filepath.Join(b.ws, ".agentcanvas", "sandboxes")
+	}
+	if b.home != "" {
+		for _, s := range SecretStores {
+			p := filepath.Join(b.home, s)
+			b.secrets = append(b.secrets, p)
+			if r := resolved(p); r != "" && r != p {
+				b.secrets = append(b.secrets, r) // ~/.ssh may itself lead elsewhere
+			}
+		}
+	}
+	return b
+}
+
+// toolchains allows the agent's PATH: each folder on it, and the installation a bin folder
+// belongs to (/usr/local/go for /usr/local/go/bin, node_modules for node_modules/.bin, an
+// nvm Node version for its bin), except HOME's own top-level folders (~/.local, ~/go), of
+// which only the bin folder is allowed.
+func (b *builder) toolchains() {
+	for _, d := range filepath.SplitList(lookup(b.a.Env, "PATH")) {
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		d = filepath.Clean(d)
+		b.add(Read, d)
+		if base := filepath.Base(d); base == "bin" || base == ".bin" {
+			parent := filepath.Dir(d)
+			if parent != "/" && filepath.Dir(canonical(parent)) != b.home {
+				b.add(Read, parent)
+			}
+		}
+	}
+}
+
+// program allows the agent's program and the files its command line names: the resolved
+// executable, the node_modules it was installed into, and each argument that is an existing
+// file (a script), with the script's folder when that is inside the workspace (its helpers).
+func (b *builder) program() {
+	files := []string{b.a.Executable}
+	for _, arg := range b.a.Command {
+		if arg == "" || strings.HasPrefix(arg, "-") {
+			continue
+		}
+		if !filepath.IsAbs(arg) {
+			if !strings.Contains(arg, "/") || b.a.Dir == "" {
+				continue
+			}
+			arg = filepath.Join(b.a.Dir, arg)
+		}
+		files = append(files, arg)
+	}
+	for _, f := range files {
+		st, err := os.Stat(f)
+		if err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		for _, p := range []string{filepath.Clean(f), resolved(f)} {
+			b.add(Read, p)
+			if nm := nodeModules(p); nm != "" {
+				b.add(Read, nm)
+			}
+			if dir := filepath.Dir(p); b.ws != "" && dir != b.ws && within(dir, b.ws) {
+				b.add(Read, dir)
+			}
+		}
+	}
+}
+
+// add appends a rule for p, resolved, after the checks that keep secrets, other sandboxes
+// and the workspace out of every policy: a read that would cover one of them is narrowed to
+// the entries beside it; a write anywhere near them is dropped. A path that does not exist
+// is left out: a rule can only name what exists.
+func (b *builder) add(a Access, p string) {
+	p = resolved(p)
+	if p == "" || p == "/" {
+		return
+	}
+	if slices.ContainsFunc(b.secrets, func(s string) bool { return within(p, s) }) {
+		return
+	}
+	if b.sandboxes != "" && within(p, b.sandboxes) && (b.own == "" || !within(p, b.own)) {
+		return
+	}
+	if a == Write {
+		if b.ws != "" && (within(b.ws, p) || within(p, b.ws) && (b.own == "" || !within(p, b.own))) {
+			return
+		}
+		if b.home != "" && within(b.home, p) || slices.ContainsFunc(b.secrets, func(s string) bool { return within(s, p) }) {
+			return
+		}
+		b.rules = append(b.rules, Rule{a, p})
+		return
+	}
+	if b.covers(p) {
+		b.narrow(a, p)
+		return
+	}
+	b.rules = append(b.rules, Rule{a, p})
+}
+
+// covers reports whether p holds something no read may reach: HOME (and so its hidden
+// files), a secret store, or the sandboxes of other agents.
+func (b *builder) covers(p string) bool {
+	if b.home != "" && within(b.home, p) {
+		return true
+	}
+	if b.sandboxes != "" && within(b.sandboxes, p) {
+		return true
+	}
+	return slices.ContainsFunc(b.secrets, func(s string) bool { return within(s, p) })
+}
+
+// narrow allows the entries of folder p one by one instead of p, leaving out what covers
+// forbids, and going down into the entries that hold it. Entries created later are not
+// allowed (a turn's rules are made when it starts). Names stay listable in p itself, when p
+// is the workspace or in it, so an agent running there can list its working folder.
+func (b *builder) narrow(a Access, p string) {
+	ents, err := os.ReadDir(p)
+	if err != nil {
+		return
+	}
+	if b.ws != "" && within(p, b.ws) {
+		b.rules = append(b.rules, Rule{List, p})
+	}
+	for _, e := range ents {
+		// HOME's hidden entries are settings and state, logins among them: never as a whole.
+		if p == b.home && strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		b.add(a, filepath.Join(p, e.Name())) // checked again: sandboxes dropped, secrets narrowed
+	}
+}
+
+// minimal drops the rules another rule already grants: repeats, and paths beneath a rule
+// that allows them at least as much (/usr/bin under /usr). Fewer rules, fewer system calls
+// for every turn.
+func minimal(rules []Rule) []Rule {
+	out := make([]Rule, 0, len(rules))
+	for i, r := range rules {
+		redundant := false
+		for j, by := range rules {
+			if i != j && within(r.Path, by.Path) && grants(by.Access, r.Access) && (r != by || j < i) {
+				redundant = true
+				break
+			}
+		}
+		if !redundant {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// grants reports whether access a allows at least what b allows.
+func grants(a, b Access) bool {
+	switch a {
+	case Write:
+		return b == Write || b == Read || b == List
+	case Device:
+		return b == Device || b == Read || b == List
+	case Read:
+		return b == Read || b == List
+	case List:
+		return b == List
+	}
+	return false
+}
+
+func lookup(env []string, name string) string {
+	v := ""
+	for _, kv := range env {
+		if strings.HasPrefix(kv, name+"=") {
+			v = kv[len(name)+1:]
+		}
+	}
+	return v
+}
+
+// canonical is p resolved, or p cleaned when it does not exist ("" when p is not absolute).
+func canonical(p string) string {
+	if !filepath.IsAbs(p) {
+		return ""
+	}
+	if r := resolved(p); r != "" {
+		return r
+	}
+	return filepath.Clean(p)
+}
+
+// within reports whether p is dir or beneath it (both clean and absolute).
+func within(p, dir string) bool {
+	if dir == "" {
+		return false
+	}
+	if dir == "/" {
+		return true
+	}
+	return strings.HasPrefix(p, dir) && (len(p) == len(dir) || p[len(dir)] == '/')
+}
+
+// resolved is the absolute path p leads to, its symbolic links followed; "" when p is not
+// absolute or does not exist. Answers are kept for resolveTTL (the system's and the
+// toolchains' folders are asked about for every turn); a link made meanwhile is refused by
+// the guardian, which opens the paths refusing links.
+func resolved(p string) string {
+	if !filepath.IsAbs(p) {
+		return ""
+	}
+	p = filepath.Clean(p)
+	now := time.Now()
+	resolveCache.Lock()
+	hit, ok := resolveCache.m[p]
+	resolveCache.Unlock()
+	if ok && now.Sub(hit.at) < resolveTTL {
+		return hit.path
+	}
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		r = ""
+	}
+	resolveCache.Lock()
+	if resolveCache.m == nil || len(resolveCache.m) > maxResolveCache {
+		resolveCache.m = map[string]resolveHit{} // private temporary folders come and go
+	}
+	resolveCache.m[p] = resolveHit{r, now}
+	resolveCache.Unlock()
+	return r
+}
+
+var resolveCache struct {
+	sync.Mutex
+	m map[string]resolveHit
+}
+
+type resolveHit struct {
+	path string
+	at   time.Time
+}
+
+const (
+	resolveTTL      = 10 * time.Second
+	maxResolveCache = 4096
+)
+
+// nodeModules is the outermost node_modules folder p is in, or "".
+func nodeModules(p string) string {
+	if i := strings.Index(p, "/node_modules/"); i >= 0 {
+		return p[:i+len("/node_modules")]
+	}
+	return ""
+}
+
+// cleanAbs is p cleaned, or "" when it is not absolute.
+func cleanAbs(p string) string {
+	if !filepath.IsAbs(p) {
+		return ""
+	}
+	return filepath.Clean(p)
+}

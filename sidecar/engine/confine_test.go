@@ -1,0 +1,194 @@
+//go:build linux
+
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/confine"
+	"github.com/agentcanvas/agentcanvas/sidecar/confine/confinetest"
+	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
+)
+
+// confinedFlow is a worker (coder, in its sandbox) and a reviewer, both command agents.
+func confinedFlow(worker, workerExtra, reviewer string) string {
+	return `version: 0.2
+description: a confined worker
+agents:
+  - {id: coder, role: worker, runtime: {backendId: command, command: [bash, ` + worker + `]` + workerExtra + `}}
+  - {id: rev, role: reviewer, runtime: {backendId: command, command: [bash, ` + reviewer + `]}}
+interactions:
+  - id: i1
+    patternId: role_play_pair
+    edges:
+      - source: coder
+        target: rev
+        data: {topology: p2p, termination: {type: max_rounds, rounds: 1}}
+`
+}
+
+// A run's command worker, confined by default, is refused a write into the workspace root,
+// into another agent's sandbox, into $HOME/.ssh and /etc, and the read of a key under HOME;
+// none of those files exists afterwards, the log names each refused path, and its write in
+// work/ still becomes a proposal.
+func TestRunConfinesAWorker(t *testing.T) {
+	confinetest.Landlock(t)
+	dir := t.TempDir()
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".ssh", "id_test"), []byte("PRIVATE KEY\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	etc := fmt.Sprintf("/etc/agentcanvas-engine-confine-%d", os.Getpid())
+	t.Cleanup(func() { os.Remove(etc) })
+	worker := script(t, dir, "worker.sh", `cat > /dev/null
+ws=$(cd "$AGENTCANVAS_SANDBOX/../../../../.." && pwd)
+echo x > "$ws/root.txt"
+echo x > "$ws/.agentcanvas/sandboxes/run_old/other/work/planted.txt"
+echo x > "$HOME/.ssh/x"
+echo x > `+etc+`
+cat "$HOME/.ssh/id_test"
+echo "$TMPDIR" > result.txt
+cat <<EOH
+did it
+
+HANDOFF
+Context:        confined
+Goal:           write result.txt
+DoD:            result.txt exists
+SandboxWorkDir: .agentcanvas/sandboxes/$AGENTCANVAS_RUN_ID/coder/work
+ProposalJson:   .agentcanvas/sandboxes/$AGENTCANVAS_RUN_ID/coder/proposal/proposal.json
+ChangedFiles:
+  - result.txt
+Tests:
+  - (none)
+Next:
+  - Orchestrator: review
+EOH
+`)
+	reviewer := script(t, dir, "reviewer.sh", "cat > /dev/null; echo 'ANSWER: fine'\n")
+	ws, f := workspace(t, confinedFlow(worker, "", reviewer))
+	other := filepath.Join(ws, ".agentcanvas", "sandboxes", "run_old", "other", "work")
+	if err := os.MkdirAll(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	t.Setenv("HOME", home) // the agent's HOME comes from the engine's own environment
+	out, err := Run(context.Background(), f, Options{Workspace: ws, Sink: rec.sink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != StatusCompleted {
+		t.Fatalf("outcome %+v", out)
+	}
+	for _, p := range []string{filepath.Join(ws, "root.txt"), filepath.Join(other, "planted.txt"), filepath.Join(home, ".ssh", "x"), etc} {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s exists: the confined worker wrote it", p)
+		}
+	}
+	var denied []string
+	for _, e := range rec.events("access_denied") {
+		if fld(e, "agent") != "coder" {
+			t.Errorf("access_denied of %v", fld(e, "agent"))
+		}
+		denied = append(denied, str(fld(e, "path")))
+	}
+	for _, p := range []string{filepath.Join(ws, "root.txt"), filepath.Join(other, "planted.txt"), filepath.Join(home, ".ssh", "x"), etc, filepath.Join(home, ".ssh", "id_test")} {
+		if !slices.Contains(denied, p) {
+			t.Errorf("the log names no refused access to %s; it names %q", p, denied)
+		}
+	}
+	for _, e := range rec.events("run_started") {
+		if c := str(fld(e, "confinement")); !strings.HasPrefix(c, "Landlock ABI") {
+			t.Errorf("run_started confinement %q", c)
+		}
+	}
+	if len(out.Proposals) != 1 {
+		t.Fatalf("proposals %v, want the worker's", out.Proposals)
+	}
+	pr, err := proposal.Load(ws, out.Proposals[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cf := pr.Proposal.ChangedFiles; len(cf) != 1 || cf[0].Path != "result.txt" {
+		t.Errorf("the proposal changes %+v, want result.txt only", cf)
+	}
+	// The worker's private TMPDIR, which it named in result.txt, is gone with the run.
+	tmp, err := os.ReadFile(filepath.Join(pr.AgentDir, "work", "result.txt"))
+	if err != nil || !strings.HasPrefix(string(tmp), os.TempDir()) {
+		t.Fatalf("result.txt %q, %v", tmp, err)
+	}
+	if _, err := os.Stat(strings.TrimSpace(string(tmp))); !os.IsNotExist(err) {
+		t.Errorf("the worker's TMPDIR %s outlived the run (%v)", tmp, err)
+	}
+}
+
+// runtime.network none reaches the agent: its TCP connect to a loopback listener is refused,
+// and the listener sees nothing.
+func TestRunNetworkNone(t *testing.T) {
+	if confinetest.Landlock(t) < 4 {
+		t.Skip("this kernel's Landlock cannot restrict TCP")
+	}
+	port, accepted := confinetest.Listener(t)
+	dir := t.TempDir()
+	worker := script(t, dir, "worker.sh", "cat > /dev/null; if exec 3<>/dev/tcp/127.0.0.1/"+port+"; then echo 'ANSWER: CONNECTED'; else echo 'ANSWER: REFUSED'; fi\n")
+	reviewer := script(t, dir, "reviewer.sh", "cat > /dev/null; echo 'ANSWER: fine'\n")
+	ws, f := workspace(t, confinedFlow(worker, ", network: none", reviewer))
+	rec := &recorder{}
+	if _, err := Run(context.Background(), f, Options{Workspace: ws, Sink: rec.sink}); err != nil {
+		t.Fatal(err)
+	}
+	steps := rec.events("step")
+	if len(steps) == 0 || !strings.Contains(str(fld(steps[0], "note")), "REFUSED") {
+		t.Errorf("the worker's reply: %v", steps)
+	}
+	select {
+	case <-accepted:
+		t.Error("an agent with network none connected")
+	default:
+	}
+}
+
+// On a kernel without Landlock (simulated): required refuses to start the run, before any
+// log or checkpoint is written; auto runs it after one warning; a dry run needs no
+// confinement, so even required runs it.
+func TestRunWithoutLandlock(t *testing.T) {
+	t.Setenv(confine.NoLandlockEnv, "1")
+	dir := t.TempDir()
+	worker := script(t, dir, "worker.sh", "cat > /dev/null; echo 'ANSWER: done'\n")
+	ws, f := workspace(t, confinedFlow(worker, "", worker))
+	required := func() Limits { return Limits{Confine: confine.ModeRequired, ConfineFrom: "agentcanvas.confinement"} }
+	_, err := Run(context.Background(), f, Options{Workspace: ws, Limits: required})
+	if !errors.Is(err, ErrConfinementUnavailable) || !strings.Contains(err.Error(), "agentcanvas.confinement is required") || !strings.Contains(err.Error(), confine.NoLandlockEnv) {
+		t.Fatalf("required without Landlock: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".agentcanvas")); !os.IsNotExist(err) {
+		t.Errorf("a refused run left .agentcanvas behind (%v)", err)
+	}
+	rec := &recorder{}
+	out, err := Run(context.Background(), f, Options{Workspace: ws, Sink: rec.sink})
+	if err != nil || out.Status != StatusCompleted {
+		t.Fatalf("auto: %v %+v", err, out)
+	}
+	var warned []string
+	for _, e := range rec.events("warning") {
+		if m := str(fld(e, "message")); strings.Contains(m, "unconfined") {
+			warned = append(warned, m)
+		}
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "agents run unconfined") {
+		t.Errorf("auto warnings %q, want one saying agents run unconfined", warned)
+	}
+	if out, err := Run(context.Background(), f, Options{Workspace: ws, DryRun: true, Limits: required}); err != nil || out.Status != StatusCompleted {
+		t.Errorf("a required dry run: %v %+v", err, out)
+	}
+}
