@@ -29,8 +29,8 @@ const (
 // chunks the three files agree. For a conflict that refinement split or that simplification
 // joined, the base range is the whole region's (only the sides are exact).
 type mergeChunk struct {
-	kind           mergeKind
-	base0, base1   int
+	kind             mergeKind
+	base0, base1     int
 	ours0, ours1     int
 	theirs0, theirs1 int
 }

@@ -36,7 +36,7 @@ func mergeCorpus(r *rand.Rand) (base, ours, theirs []byte) {
 			b = append(b, fmt.Sprintf("line %d of the base", i))
 		}
 	}
-	shared := r.IntN(3) == 0 // this case leans on identical changes
+	shared := r.IntN(3) == 0               // this case leans on identical changes
 	density := []int{40, 12, 4}[r.IntN(3)] // one change in about this many lines
 	edit := func(side string) []string {
 		var out []string
