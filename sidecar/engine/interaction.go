@@ -47,6 +47,7 @@ type ictx struct {
 	edgeOf    map[[2]string]string
 	made      [][2]string       // (node, proposal.json) of every proposal made in this interaction
 	rejected  map[string]string // node → the reviewer's latest REJECT of its handoff ("lead: why")
+	turns     sync.Map          // node → turnNote of its last turn (provenance.go)
 }
 
 // termState is what termination conditions are evaluated against.
@@ -322,6 +323,7 @@ func (c *ictx) ask(from, node, prompt string) (*Reply, error) {
 	}
 	res := proc.Wait()
 	c.r.metrics.addTurn(node, res, c.r.now().Sub(started))
+	c.noteTurn(node, prompt, res)
 	rep := &Reply{Node: node, Text: res.Reply, Handoff: res.Handoff}
 	c.mu.Lock()
 	c.step++
@@ -490,7 +492,7 @@ func (c *ictx) proposal(node string, handoff map[string]any) {
 	c.r.mu.Lock()
 	defer c.r.mu.Unlock()
 	defer c.r.logThrough()() // proposal.Create, Check and Apply log to the same file: keep the order
-	cr, err := proposal.Create(c.ctx, proposal.CreateOptions{Workspace: c.r.o.Workspace, RunID: c.r.id, AgentID: node, Notes: fmt.Sprint(handoff["Goal"]), Flow: c.r.f.Name})
+	cr, err := proposal.Create(c.ctx, proposal.CreateOptions{Workspace: c.r.o.Workspace, RunID: c.r.id, AgentID: node, Notes: fmt.Sprint(handoff["Goal"]), Flow: c.r.f.Name, Origin: c.originOf(node)})
 	if err != nil {
 		c.r.emit(c.in.ID, "", "error", map[string]any{"agent": node, "message": "proposal: " + err.Error()})
 		return
@@ -512,11 +514,12 @@ func (c *ictx) proposal(node string, handoff map[string]any) {
 	// proposal.Create logged proposal_created itself; the sink (stdout, runEvent) hears of it here.
 	if c.r.o.Sink != nil {
 		c.r.o.Sink(eventlog.Event{TS: c.r.now().UnixMilli(), Flow: c.r.f.Name, RunID: c.r.id, InteractionID: c.in.ID, Event: "proposal_created",
-			Fields: map[string]any{"agent": node, "proposal": ref, "changedFiles": cr.Proposal.ChangedFiles}})
+			Fields: map[string]any{"agent": node, "proposal": ref, "changedFiles": cr.Proposal.ChangedFiles, "conflicts": len(cr.Collisions)}})
 	}
+	c.forwardConflicts(node, ref, cr)
 	res, err := proposal.Check(c.ctx, c.r.o.Workspace, ref, proposal.Selection{}, proposal.ApplyOptions{Flow: c.r.f.Name, Rules: c.r.limits().Rules})
 	ok := err == nil && res != nil && len(res.Problems) == 0
-	fields := map[string]any{"agent": node, "proposal": ref, "applicable": ok, "reviewer": "engine"}
+	fields := map[string]any{"agent": node, "proposal": ref, "applicable": ok, "reviewer": "engine", "conflicts": len(cr.Collisions)}
 	if res != nil && len(res.Problems) > 0 {
 		fields["problems"] = res.Problems
 	}

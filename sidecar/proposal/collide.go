@@ -290,9 +290,9 @@ func summaryOf(workspace string, l *Loaded) (Summary, bool) {
 	return Summary{RunID: l.Proposal.RunID, AgentID: l.Proposal.AgentID, AgentDir: filepath.ToSlash(rel), ChangedFiles: l.Proposal.ChangedFiles, State: "pending"}, true
 }
 
-// collisionEvents groups collisions by the other proposal and file, one proposal_conflict event
+// CollisionEvents groups collisions by the other proposal and file, one proposal_conflict event
 // each: both agents and runs, the file, and every pair of line ranges.
-func collisionEvents(cs []Collision) []map[string]any {
+func CollisionEvents(cs []Collision) []map[string]any {
 	type key struct{ run, agent, path string }
 	var order []key
 	groups := map[key][]Collision{}

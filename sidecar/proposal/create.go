@@ -220,7 +220,7 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 	if err := logEvent(o.Workspace, o.Flow, l, "proposal_created", map[string]any{"files": files, "conflicts": len(created.Collisions)}); err != nil {
 		return nil, err
 	}
-	for _, ev := range collisionEvents(created.Collisions) {
+	for _, ev := range CollisionEvents(created.Collisions) {
 		if err := logEvent(o.Workspace, o.Flow, l, "proposal_conflict", ev); err != nil {
 			return nil, err
 		}

@@ -173,6 +173,9 @@ func (fm *fileMerge) result(pick map[int]bool, res map[int]Resolution, labels me
 	if len(probs) > 0 {
 		return side{}, probs
 	}
+	if !fm.moved || fm.ws.equal(fm.work) {
+		return fm.ws, nil // nothing to merge: the workspace has the file as the proposal left it
+	}
 	if fm.whole != "" {
 		r, ok := res[1]
 		switch {
@@ -455,6 +458,9 @@ func (pm *proposalMerge) mergedPatch(sel Selection, labels mergeLabels) ([]byte,
 	}
 	if len(probs) > 0 {
 		return nil, Selection{}, nil, probs
+	}
+	if all && patch.Len() == 0 {
+		return nil, Selection{}, nil, []Problem{{Reason: "the workspace already has every change of this proposal: nothing to apply"}}
 	}
 	if !all && len(out.Files) == 0 && len(out.Hunks) == 0 {
 		return nil, Selection{}, nil, nil // nothing selected: an empty patch

@@ -290,6 +290,12 @@ func TestCleanMergeAppliesWhole(t *testing.T) {
 	if got, want := readFile(t, filepath.Join(ws, "a.txt")), "top\n"+setLine(setLine(orig, 5, "w1"), 25, "w2"); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
+	// Applied already: the merge has nothing left, and says so rather than apply nothing.
+	rv, err := GetReview(ctx, ws, agentRef(ws, "r1", "w2"), ReviewOptions{})
+	if err != nil || rv.Applicable || rv.Files[0].Merge == nil || rv.Files[0].Merge.State != "applied" ||
+		len(rv.Problems) != 1 || !strings.Contains(rv.Problems[0].Reason, "already has every change") {
+		t.Errorf("review after the apply: %v %+v", err, rv)
+	}
 }
 
 // One worker deletes a file the other edits: after the deletion, the edit is a whole-file
