@@ -172,7 +172,7 @@ type ListProposalsParams struct {
 type ApplyProposalParams struct {
 	ProposalRef
 	// Files selects whole files by path; Hunks selects hunks by file and index.
-	Files []string `json:"files,omitempty"`
+	Files []string  `json:"files,omitempty"`
 	Hunks []HunkRef `json:"hunks,omitempty"`
 	// Merge picks hunks of the three-way merge of files the workspace has changed since the
 	// proposal was made (index as getProposal's files[].merge.hunks number them); Resolve
