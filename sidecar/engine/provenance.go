@@ -27,7 +27,7 @@ func (c *ictx) noteTurn(node, prompt string, res runtime.Result) {
 
 // originOf is the origin of the proposal node is making now.
 func (c *ictx) originOf(node string) *proposal.Origin {
-	o := &proposal.Origin{Flow: c.r.f.Name, InteractionID: c.in.ID, Round: c.st.Round}
+	o := &proposal.Origin{Flow: c.r.f.Name, InteractionID: c.in.ID, Round: c.st.Round + 1} // 1-based, as the prompt says it
 	if v, ok := c.turns.Load(node); ok {
 		t := v.(turnNote)
 		o.Backend, o.Prompt, o.CostKnown = t.backend, promptSummary(t.prompt), t.costKnown

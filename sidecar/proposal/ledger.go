@@ -40,7 +40,7 @@ const (
 type Origin struct {
 	Flow          string  `json:"flow,omitempty"`
 	InteractionID string  `json:"interactionId,omitempty"`
-	Round         int     `json:"round,omitempty"`
+	Round         int     `json:"round,omitempty"` // 1-based, as the agent's prompt says it
 	Backend       string  `json:"backend,omitempty"`
 	Prompt        string  `json:"prompt,omitempty"` // the start of the prompt the agent was given
 	InputTokens   int64   `json:"inputTokens,omitempty"`

@@ -180,7 +180,7 @@ func (fm *fileMerge) result(pick map[int]bool, res map[int]Resolution, labels me
 		r, ok := res[1]
 		switch {
 		case !ok && (pick == nil || pick[1]):
-			bad(1, "conflicts: %s; resolve it with mine or theirs", fm.whole)
+			bad(1, "conflicts: %s (resolve it with mine or theirs)", fm.whole)
 		case !ok || r.Take == "mine":
 			return fm.ws, nil
 		case r.Take == "theirs":
@@ -212,7 +212,7 @@ func (fm *fileMerge) result(pick map[int]bool, res map[int]Resolution, labels me
 			}
 			chosen[i] = resolution{take: t, text: text}
 		case c.kind == mergeConflict && picked:
-			bad(n, "conflicts with the workspace's %s; resolve it (mine, theirs, both, edit or markers)", LineRange{c.ours0 + 1, c.ours1 - c.ours0})
+			bad(n, "conflicts with the workspace's %s (resolve it: mine, theirs, both, edit or markers)", LineRange{c.ours0 + 1, c.ours1 - c.ours0})
 		case !picked:
 			chosen[i] = resolution{take: takeOurs}
 		}

@@ -218,7 +218,7 @@ func TestMergeAfterApply(t *testing.T) {
 	// Everything asked: refused, the conflict named, nothing written.
 	_, err = Apply(ctx, ws, agentRef(ws, "r1", "w2"), Selection{}, ApplyOptions{})
 	var ref *RefusedError
-	if !errors.As(err, &ref) || !strings.Contains(ref.Error(), "hunk 1 of the merge: conflicts with the workspace's line 4; resolve it") {
+	if !errors.As(err, &ref) || !strings.Contains(ref.Error(), "hunk 1 of the merge: conflicts with the workspace's line 4 (resolve it") {
 		t.Fatalf("apply with a conflict: %v", err)
 	}
 	if readFile(t, filepath.Join(ws, "a.txt")) != afterW1 {

@@ -15,6 +15,8 @@ export interface EdgeRun {
 export interface NodeRun {
   active: boolean;
   messages: number;
+  /** Proposals of other workers this node's proposal collides with (proposal_conflict): "worker_2 (a.ts)". */
+  conflicts?: string[];
 }
 
 export interface RunOverlay {
@@ -63,7 +65,7 @@ export function applyRunEvent(o: RunOverlay, e: RunEvent, flow: FlowModel | null
   };
   const node = (id: string, active: boolean, message = false) => {
     const cur = next.nodes[id] ?? { active: false, messages: 0 };
-    next.nodes[id] = { active, messages: cur.messages + (message ? 1 : 0) };
+    next.nodes[id] = { ...cur, active, messages: cur.messages + (message ? 1 : 0) };
   };
 
   if (RUN_ENDED.has(e.event)) {
@@ -72,6 +74,7 @@ export function applyRunEvent(o: RunOverlay, e: RunEvent, flow: FlowModel | null
     for (const k of Object.keys(next.edges)) next.edges[k] = { ...next.edges[k], active: false };
     return next;
   }
+  if (e.event === "proposal_conflict") markConflict(next, e);
   if (e.event === "agent_started" && e.agentId) node(e.agentId, true);
   if ((e.event === "agent_finished" || e.event === "agent_failed") && e.agentId) node(e.agentId, false);
 
@@ -98,6 +101,25 @@ export function applyRunEvent(o: RunOverlay, e: RunEvent, flow: FlowModel | null
     if (e.to) node(e.to, true);
   }
   return next;
+}
+
+/**
+ * markConflict marks both agents of a proposal_conflict: this run's agent, and the other when it
+ * is of this run too (another run's agent is only named).
+ */
+function markConflict(o: RunOverlay, e: RunEvent): void {
+  const me = typeof e.agentId === "string" ? e.agentId : typeof e.agent === "string" ? e.agent : "";
+  const other = typeof e.otherAgentId === "string" ? e.otherAgentId : "";
+  const file = typeof e.path === "string" ? e.path : "";
+  if (!me || !other) return;
+  const sameRun = e.otherRunId === undefined || e.otherRunId === e.runId;
+  const add = (id: string, what: string) => {
+    const cur = o.nodes[id] ?? { active: false, messages: 0 };
+    const list = cur.conflicts ?? [];
+    o.nodes[id] = { ...cur, conflicts: list.includes(what) ? list : [...list, what] };
+  };
+  add(me, `${other}${sameRun ? "" : ` (run ${String(e.otherRunId)})`}${file ? ` · ${file}` : ""}`);
+  if (sameRun) add(other, `${me}${file ? ` · ${file}` : ""}`);
 }
 
 /**
