@@ -76,16 +76,7 @@ func Apply(ctx context.Context, workspace, ref string, sel Selection, o ApplyOpt
 	if err != nil {
 		return nil, err
 	}
-	res, err := applyLoaded(ctx, workspace, l, sel, o, func(pl *plan, res *Result) {
-		e := entryFor(workspace, l)
-		e.Merged = len(res.Merged) > 0
-		paths, before, after := planSides(pl)
-		if err := recordLedger(workspace, e, paths, before, after); err != nil {
-			res.Warnings = append(res.Warnings, "could not record the apply in the ledger: "+err.Error())
-			return
-		}
-		res.Ledger = e.ID
-	})
+	res, err := applyLoaded(ctx, workspace, l, sel, o, recordIn(workspace, entryFor(workspace, l)))
 	if err != nil || o.DryRun {
 		return res, err
 	}

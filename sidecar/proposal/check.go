@@ -263,17 +263,7 @@ func allowedMode(m os.FileMode) bool {
 	return false
 }
 
-func isFullOID(s string) bool {
-	if len(s) != 40 {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
+func isFullOID(s string) bool { return len(s) == 40 && isHex(s) }
 
 func fileStatus(f *gitdiff.File) string {
 	switch {

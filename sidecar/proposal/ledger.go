@@ -158,6 +158,25 @@ func ledgerFile(p string, before, after side) LedgerFile {
 	return f
 }
 
+// ValidLedgerID says whether id has the form of a ledger entry id (newLedgerID's).
+func ValidLedgerID(id string) bool {
+	t, rnd, ok := strings.Cut(id, "-")
+	if !ok || len(rnd) != 8 || !isHex(rnd) {
+		return false
+	}
+	_, err := time.Parse("20060102T150405.000Z", t)
+	return err == nil
+}
+
+func isHex(s string) bool {
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // newLedgerID is sortable by time: 20260219T101500.123Z-1a2b3c4d.
 func newLedgerID(now time.Time) string {
 	var r [4]byte
@@ -195,6 +214,20 @@ func recordLedger(workspace string, e *LedgerEntry, paths []string, before, afte
 		return err
 	}
 	return writeFileAtomic(root, ledgerEntries+"/"+e.ID+".json", append(b, '\n'), 0o644)
+}
+
+// recordIn is the step after a successful apply (or revert) that writes e to the ledger with
+// what the plan wrote; a failure is a warning of the apply, which has happened.
+func recordIn(workspace string, e *LedgerEntry) func(*plan, *Result) {
+	return func(pl *plan, res *Result) {
+		e.Merged = len(res.Merged) > 0
+		paths, before, after := planSides(pl)
+		if err := recordLedger(workspace, e, paths, before, after); err != nil {
+			res.Warnings = append(res.Warnings, "could not record the "+e.Kind+" in the ledger: "+err.Error())
+			return
+		}
+		res.Ledger = e.ID
+	}
 }
 
 func objectPath(oid string) string { return ledgerObjects + "/" + oid[:2] + "/" + oid[2:] }

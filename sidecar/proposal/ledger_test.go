@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -145,5 +146,35 @@ func TestLineOrigins(t *testing.T) {
 	}
 	if _, err := LineOrigins(ws, "../etc/passwd", nil); err == nil {
 		t.Error("a path out of the workspace was read")
+	}
+}
+
+// The ledger is a file in the workspace: a name in it gets every rule a patch's name does.
+func TestRevertRefusesLedgerNamesOutOfTheWorkspace(t *testing.T) {
+	ws := t.TempDir()
+	putFile(t, filepath.Join(ws, "a.txt"), "one\n")
+	worker(t, ws, "r1", "A", []string{"a.txt"}, func(work string) { putFile(t, filepath.Join(work, "a.txt"), "ONE\n") })
+	ctx := context.Background()
+	a, err := Apply(ctx, ws, agentRef(ws, "r1", "A"), Selection{}, ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry := filepath.Join(ws, ledgerEntries, a.Ledger+".json")
+	for _, bad := range []string{"../outside.txt", ".git/config", "/etc/passwd", "a/../a.txt"} {
+		b := strings.Replace(readFile(t, entry), `"path": "a.txt"`, `"path": `+strconv.Quote(bad), 1)
+		putFile(t, entry, b)
+		_, err := Revert(ctx, ws, a.Ledger, ApplyOptions{})
+		if err == nil || !strings.Contains(err.Error(), "the ledger names this path") {
+			t.Errorf("%s: %v", bad, err)
+		}
+		putFile(t, entry, strings.Replace(b, `"path": `+strconv.Quote(bad), `"path": "a.txt"`, 1))
+	}
+	if readFile(t, filepath.Join(ws, "a.txt")) != "ONE\n" {
+		t.Error("a refused revert changed the workspace")
+	}
+	for id, ok := range map[string]bool{a.Ledger: true, "20260219T101500.123Z-1a2b3c4d": true, "../x": false, "20260219T101500.123Z-1a2b3c4": false, "x-1a2b3c4d": false} {
+		if ValidLedgerID(id) != ok {
+			t.Errorf("ValidLedgerID(%q) = %v", id, !ok)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
+	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 )
 
 // Revert reverts the apply ref names: a ledger entry id, or a proposal (proposal.json, its
@@ -30,7 +31,7 @@ func Revert(ctx context.Context, workspace, ref string, o ApplyOptions) (*Result
 		return nil, lerr
 	}
 	e, err := lg.find(ref)
-	if err != nil {
+	if err != nil && !ValidLedgerID(ref) {
 		if l, lerr2 := Load(workspace, ref); lerr2 == nil && l.AgentDir != "" {
 			e, err = lg.find(relToWorkspace(workspace, filepath.Join(l.AgentDir, JSONFile)))
 		}
@@ -46,14 +47,7 @@ func Revert(ctx context.Context, workspace, ref string, o ApplyOptions) (*Result
 	}
 	res := &Result{DryRun: o.DryRun, Files: []FileResult{}, Warnings: []string{}}
 	rev := &LedgerEntry{Kind: "revert", Reverts: e.ID, RunID: e.RunID, AgentID: e.AgentID, Proposal: e.Proposal, Notes: e.Notes, Origin: e.Origin}
-	res, err = applyPlanned(ctx, workspace, res, o, func(d *dirs) (*plan, []Problem) { return planRevert(d, e, o) }, func(pl *plan, res *Result) {
-		paths, before, after := planSides(pl)
-		if err := recordLedger(workspace, rev, paths, before, after); err != nil {
-			res.Warnings = append(res.Warnings, "could not record the revert in the ledger: "+err.Error())
-			return
-		}
-		res.Ledger = rev.ID
-	})
+	res, err = applyPlanned(ctx, workspace, res, o, func(d *dirs) (*plan, []Problem) { return planRevert(d, e, o) }, recordIn(workspace, rev))
 	if err != nil || o.DryRun {
 		return res, err
 	}
@@ -81,6 +75,16 @@ func planRevert(d *dirs, e *LedgerEntry, o ApplyOptions) (*plan, []Problem) {
 	var probs []Problem
 	var patch []byte
 	for _, f := range e.Files {
+		// The ledger is a file in the workspace: its names get every rule a patch's do before
+		// anything is read.
+		if c, err := safepath.Clean(f.Path, o.Rules); err != nil || c != f.Path {
+			reason := "the name is not in canonical form"
+			if err != nil {
+				reason = err.(*safepath.Error).Reason
+			}
+			probs = append(probs, Problem{Path: f.Path, Reason: "the ledger names this path: " + reason})
+			continue
+		}
 		before, err := readObject(d.root, f.Before)
 		var after, cur side
 		if err == nil {

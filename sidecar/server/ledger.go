@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
 )
 
 func init() {
@@ -21,6 +23,9 @@ func (s *Server) revertProposal(ctx context.Context, params json.RawMessage) (an
 	}
 	if err := decode(params, &p); err != nil {
 		return nil, err
+	}
+	if p.Entry != "" && !proposal.ValidLedgerID(p.Entry) {
+		return nil, badParams("entry %q is not a ledger entry id (like 20261122T020000.000Z-1a2b3c4d)", p.Entry)
 	}
 	if p.Entry == "" {
 		if err := s.bindRef(&p.ProposalRef); err != nil {

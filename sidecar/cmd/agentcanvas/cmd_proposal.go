@@ -197,11 +197,17 @@ func proposalApply(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := signalContext()
 	defer cancel()
 	res, err := proposal.Apply(ctx, *ws, fs.Arg(0), sel, proposal.ApplyOptions{DryRun: *check, Flow: *flow, Rules: rules})
+	return printResult(stdout, stderr, res, err, *asJSON, map[bool]string{false: "applied", true: "would apply"}[*check])
+}
+
+// printResult prints an apply's (or a revert's) result: warnings and refusals on stderr, the
+// result as JSON, or a "VERB STATUS PATH" line a file; it returns the exit code.
+func printResult(stdout, stderr io.Writer, res *proposal.Result, err error, asJSON bool, verb string) int {
 	if res != nil {
 		for _, w := range res.Warnings {
 			fmt.Fprintf(stderr, "warning: %s\n", w)
 		}
-		if *asJSON {
+		if asJSON {
 			printJSON(stdout, res)
 		}
 	}
@@ -216,14 +222,13 @@ func proposalApply(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitFail
 	}
-	if !*asJSON {
-		verb := "applied"
-		if *check {
-			verb = "would apply"
-		}
+	if !asJSON {
 		w := bufio.NewWriter(stdout)
 		for _, f := range res.Files {
 			fmt.Fprintf(w, "%s %s %s\n", verb, f.Status, f.Path)
+		}
+		if res.Ledger != "" {
+			fmt.Fprintf(w, "ledger entry %s\n", res.Ledger)
 		}
 		w.Flush()
 	}

@@ -4,7 +4,6 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -80,40 +79,7 @@ func proposalRevert(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := signalContext()
 	defer cancel()
 	res, err := proposal.Revert(ctx, *ws, fs.Arg(0), proposal.ApplyOptions{DryRun: *check, Flow: *flow, Rules: rules})
-	if res != nil {
-		for _, w := range res.Warnings {
-			fmt.Fprintf(stderr, "warning: %s\n", w)
-		}
-		if *asJSON {
-			printJSON(stdout, res)
-		}
-	}
-	if err != nil {
-		var ref *proposal.RefusedError
-		if errors.As(err, &ref) {
-			for _, p := range ref.Problems {
-				fmt.Fprintf(stderr, "refused: %s\n", p)
-			}
-		} else {
-			fmt.Fprintf(stderr, "agentcanvas: %v\n", err)
-		}
-		return exitFail
-	}
-	if !*asJSON {
-		verb := "reverted"
-		if *check {
-			verb = "would revert"
-		}
-		w := bufio.NewWriter(stdout)
-		for _, f := range res.Files {
-			fmt.Fprintf(w, "%s %s\n", verb, f.Path)
-		}
-		if res.Ledger != "" {
-			fmt.Fprintf(w, "ledger entry %s\n", res.Ledger)
-		}
-		w.Flush()
-	}
-	return exitOK
+	return printResult(stdout, stderr, res, err, *asJSON, map[bool]string{false: "reverted", true: "would revert"}[*check])
 }
 
 func proposalLedger(args []string, stdout, stderr io.Writer) int {

@@ -70,7 +70,7 @@ func TestProposalMergeLedgerRevertCommands(t *testing.T) {
 		t.Fatalf("origins: %s", out)
 	}
 	// Revert w2 by its folder: its lines go, the file is as w1 left it.
-	if code, out, errs := runCLI(t, "proposal", "revert", "--workspace", ws, w2); code != exitOK || !strings.Contains(out, "reverted a.txt") {
+	if code, out, errs := runCLI(t, "proposal", "revert", "--workspace", ws, w2); code != exitOK || !strings.Contains(out, "reverted modified a.txt") {
 		t.Fatalf("revert: %d %s %s", code, out, errs)
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != strings.Replace(orig, "two\n", "TWO (w1)\n", 1) {
