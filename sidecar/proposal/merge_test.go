@@ -211,3 +211,51 @@ func TestMergeProperties(t *testing.T) {
 		}
 	}
 }
+
+// mergeBenchFiles is a 10,000-line file and two edits of it, each changing one line in a
+// hundred (different lines, so the merge is clean), as re-basing a large file does.
+func mergeBenchFiles() (base, ours, theirs []byte) {
+	var b, o, t strings.Builder
+	for i := 0; i < 10000; i++ {
+		line := fmt.Sprintf("line %d of a large file, with some text to compare\n", i)
+		b.WriteString(line)
+		switch {
+		case i%100 == 10:
+			o.WriteString("ours " + line)
+			t.WriteString(line)
+		case i%100 == 60:
+			o.WriteString(line)
+			t.WriteString("theirs " + line)
+		default:
+			o.WriteString(line)
+			t.WriteString(line)
+		}
+	}
+	return []byte(b.String()), []byte(o.String()), []byte(t.String())
+}
+
+// BenchmarkMergeFile merges the files in process; BenchmarkGitMergeFile runs git merge-file
+// -p on the same files (the process start included), the baseline.
+func BenchmarkMergeFile(b *testing.B) {
+	base, ours, theirs := mergeBenchFiles()
+	b.SetBytes(int64(len(base)))
+	for b.Loop() {
+		if _, n := mergeFile(base, ours, theirs, mergeLabels{Ours: "ours", Theirs: "theirs"}); n != 0 {
+			b.Fatal("conflicts")
+		}
+	}
+}
+
+func BenchmarkGitMergeFile(b *testing.B) {
+	if _, err := exec.LookPath("git"); err != nil {
+		b.Skip("git is not installed")
+	}
+	base, ours, theirs := mergeBenchFiles()
+	dir := b.TempDir()
+	b.SetBytes(int64(len(base)))
+	for b.Loop() {
+		if _, n := gitMergeFile(b, dir, base, ours, theirs); n != 0 {
+			b.Fatal("conflicts")
+		}
+	}
+}
