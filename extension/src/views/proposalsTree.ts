@@ -116,7 +116,8 @@ export function proposalTreeItem(node: ProposalNode): vscode.TreeItem {
       const names = p.status === 'pending' ? conflictNames(p) : [];
       const unresolved = p.status === 'pending' ? unresolvedConflicts(p).length : 0;
       if (p.status === 'pending') {
-        if (names.length > 0) parts.push(`⚠ conflicts with ${names.join(', ')}`);
+        // First, so a narrow view still shows it.
+        if (names.length > 0) parts.unshift(`⚠ conflicts with ${names.join(', ')}`);
         else if (p.review || p.conflictsWith) parts.push('no conflicts');
         if (unresolved > 0) parts.push(`${unresolved} to resolve`);
         else if (p.review && p.review.merges.size > 0) parts.push('merged with the workspace');
@@ -148,7 +149,9 @@ export function proposalTreeItem(node: ProposalNode): vscode.TreeItem {
       const m = p.status === 'pending' ? mergeOf(p, f.path) : undefined;
       if (m) {
         const it = new vscode.TreeItem(f.path, m.hunks.length > 0 ? (m.conflicts > 0 ? C.Expanded : C.Collapsed) : C.None);
-        it.id = `proposal:${p.agentDir}/f:${f.path}`;
+        // Its own id per workspace version: the tree would otherwise keep the row as it was
+        // folded before the merge (and conflicts must show at once).
+        it.id = `proposal:${p.agentDir}/f:${f.path}/merge:${m.workspace}`;
         const open = unresolvedConflicts(p).filter((x) => x.file === f.path).length;
         it.description =
           m.state === 'applied'
@@ -193,7 +196,7 @@ export function proposalTreeItem(node: ProposalNode): vscode.TreeItem {
       const where = h.count === 0 ? `before line ${h.start}` : h.count === 1 ? `line ${h.start}` : `lines ${h.start}–${h.start + h.count - 1}`;
       const first = (h.theirs.split('\n').find((l) => l.trim() !== '') ?? '').slice(0, 60);
       const it = new vscode.TreeItem(h.conflict ? `⚠ conflict: ${h.whole ? 'the whole file' : where}` : `${where}: ${first}`, C.None);
-      it.id = `proposal:${p.agentDir}/f:${f.path}/m:${h.index}`;
+      it.id = `proposal:${p.agentDir}/f:${f.path}/merge:${mergeOf(p, f.path)?.workspace ?? ''}/m:${h.index}`;
       const from = h.from.length > 0 ? ` (from ${h.from.join(', ')})` : '';
       if (h.conflict) {
         it.description = r ? `resolved: ${r.take === 'edit' ? 'edited' : r.take}` : `the workspace${from} changed these lines too: resolve`;

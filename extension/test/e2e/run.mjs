@@ -382,11 +382,8 @@ async function conflictsMergeAndRevert({ page, shot, workspace }) {
   await shot('conflict-badge');
   if (readFileSync(file, 'utf8') !== base) throw new Error('src/shared.ts changed before any apply');
 
-  await runCommand(page, 'AgentCanvas: Apply Proposal');
-  await page.locator('.quick-input-widget', { hasText: 'Apply which proposal?' }).waitFor({ timeout: TIMEOUT });
-  await page.locator('.quick-input-widget .quick-input-box input').fill('conflict-a');
-  await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'conflict-a' }).first().waitFor({ timeout: TIMEOUT });
-  await page.keyboard.press('Enter');
+  // The rows' own Apply action: the view says which proposal, whatever else is open.
+  await rowAction(view, /^conflict-a/, 'Apply Proposal');
   await page.locator('.notifications-toasts .notification-toast', { hasText: 'applied all 1 file(s) from conflict-a' }).first().waitFor({ timeout: TIMEOUT });
   if (readFileSync(file, 'utf8') !== edits['conflict-a']) throw new Error('conflict-a was not applied as made');
 
@@ -402,7 +399,7 @@ async function conflictsMergeAndRevert({ page, shot, workspace }) {
   await page.keyboard.press('Enter');
   await view.locator('.monaco-list-row', { hasText: 'resolved: theirs' }).first().waitFor({ timeout: TIMEOUT });
   await shot('conflict-resolved');
-  await runCommand(page, 'AgentCanvas: Apply Proposal');
+  await rowAction(view, /^conflict-b/, 'Apply Proposal');
   await page.locator('.notifications-toasts .notification-toast', { hasText: 'applied all 1 file(s) from conflict-b' }).first().waitFor({ timeout: TIMEOUT });
   const merged = readFileSync(file, 'utf8');
   if (merged !== edits['conflict-b']) throw new Error(`src/shared.ts after the resolution:\n${merged}`);
@@ -410,10 +407,7 @@ async function conflictsMergeAndRevert({ page, shot, workspace }) {
 
   // Revert conflict-b: its lines go, conflict-a's line 3 comes back.
   await dismissToasts(page);
-  await runCommand(page, 'AgentCanvas: Revert Proposal');
-  await page.locator('.quick-input-widget .quick-input-box input').fill('conflict-b');
-  await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'conflict-b' }).first().waitFor({ timeout: TIMEOUT });
-  await page.keyboard.press('Enter');
+  await rowAction(view, /^conflict-b/, 'Revert Proposal');
   await page.locator('.monaco-dialog-box', { hasText: 'Revert the proposal from conflict-b?' }).waitFor({ timeout: TIMEOUT });
   await page.locator('.monaco-dialog-box .monaco-button', { hasText: 'Revert' }).first().click();
   await page.locator('.notifications-toasts .notification-toast', { hasText: 'reverted the proposal from conflict-b' }).first().waitFor({ timeout: TIMEOUT });
@@ -421,6 +415,16 @@ async function conflictsMergeAndRevert({ page, shot, workspace }) {
   await view.locator('.monaco-list-row', { hasText: /conflict-b[\s\S]*reverted/ }).first().waitFor({ timeout: TIMEOUT });
   await shot('proposal-reverted');
   await dismissToasts(page);
+}
+
+/** Hovers the view's row whose text matches and clicks its inline action (by title). */
+async function rowAction(view, text, title) {
+  const row = view.locator('.monaco-list-row', { hasText: text }).first();
+  await row.waitFor({ timeout: TIMEOUT });
+  await row.hover();
+  const action = row.locator(`.action-label[aria-label^="${title}"]`).first();
+  await action.waitFor({ state: 'visible', timeout: TIMEOUT });
+  await action.click();
 }
 
 /**

@@ -113,11 +113,11 @@ test('the view shows the conflict badge with the other worker, the suggested ord
     assert.equal(p.order, 2);
     // Before the review arrives, listProposals' conflicts already name the other worker.
     let item = proposalTreeItem({ kind: 'proposal', proposal: p });
-    assert.match(String(item.description), /⚠ conflicts with worker_3 · apply 2nd$/);
-    assert.equal(item.iconPath?.id, 'git-compare');
+    assert.match(String(item.description), /^⚠ conflicts with worker_3 · r1 · 2 file\(s\) \+4 −4 · pending · apply 2nd$/);
+    assert.equal((item.iconPath as { id?: string } | undefined)?.id, 'git-compare');
     applyReview(p, readReview(review));
     item = proposalTreeItem({ kind: 'proposal', proposal: p });
-    assert.match(String(item.description), /⚠ conflicts with worker_3 · 1 to resolve · apply 2nd/);
+    assert.match(String(item.description), /^⚠ conflicts with worker_3 · r1 · .* · pending · 1 to resolve · apply 2nd/);
     const tree = new ProposalsTree();
     tree.proposals = [p];
     const [node] = tree.getChildren();
