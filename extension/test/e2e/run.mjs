@@ -507,7 +507,10 @@ async function resumeAfterReload({ page, shot }) {
   await shot('run-interrupted');
   // no stale prompt: an interrupted run's question cannot be answered until it is resumed
   if (await page.locator('.quick-input-widget', { hasText: 'asker asks' }).isVisible()) throw new Error('the interrupted run\'s question was prompted before resuming');
-  await offer.first().getByRole('button', { name: 'Resume' }).click();
+  // From the notification centre: a toast hides itself after 15 s, which a loaded machine
+  // spends on the checks above; the notification stays in the centre.
+  await runCommand(page, 'Notifications: Show Notifications');
+  await page.locator('.notifications-center .monaco-list-row', { hasText: '1 run(s) were interrupted by the window reload' }).first().getByRole('button', { name: 'Resume' }).click();
   const question = page.locator('.quick-input-widget', { hasText: 'asker asks: choice question' });
   await question.waitFor({ timeout: TIMEOUT });
   await page.locator('.quick-input-widget .quick-input-box input').fill('PostgreSQL');
