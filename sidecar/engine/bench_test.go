@@ -11,8 +11,9 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 )
 
-// noop is an agent that reads its prompt and says nothing: one process, no output.
-var noop = []string{"dd", "of=/dev/null", "status=none"}
+// noop is an agent that reads its prompt and answers with its last line: one process, one
+// line out (a reply that said nothing would be asked again, and then fail the step).
+var noop = []string{"tail", "-n", "1"}
 
 // BenchmarkTurnOverhead measures the engine's cost per agent turn with a no-op command agent
 // (a CAMEL pair that never finishes, bounded by max_rounds) against spawning the same
@@ -23,7 +24,7 @@ var noop = []string{"dd", "of=/dev/null", "status=none"}
 // (prompts, log, checkpoints) from the runtime's.
 func BenchmarkTurnOverhead(b *testing.B) {
 	if _, err := exec.LookPath(noop[0]); err != nil {
-		b.Skip("no dd")
+		b.Skip("no " + noop[0])
 	}
 	const rounds = 25 // 50 turns a run
 	ws := gitWorkspace(b)

@@ -3,9 +3,11 @@ package engine
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/bus"
 	"github.com/agentcanvas/agentcanvas/sidecar/pattern"
 )
 
@@ -75,4 +77,34 @@ func section2(doc, head string) string {
 		rest = rest[:j]
 	}
 	return rest
+}
+
+// docs/runs.md's table of routes lists every pattern's routes as its template has them, and
+// every route message is a type the bus knows; and every role a route names is cast.
+func TestRoutesTableMatchesPatterns(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/runs.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := section2(string(doc), "## The message bus")
+	for _, p := range pattern.All() {
+		head := "| " + p.ID + " `" + p.PatternID + "` |"
+		i := strings.Index(table, head)
+		if i < 0 {
+			t.Errorf("docs/runs.md has no row %q", head)
+			continue
+		}
+		row := table[i:]
+		row = row[:strings.Index(row, "\n")]
+		for _, r := range p.Template.Routes {
+			if !strings.Contains(row, r.Text()) {
+				t.Errorf("docs/runs.md, %s: the row lacks the route %s", p.ID, r.Text())
+			}
+			for _, m := range r.Messages {
+				if !slices.Contains(bus.Types, m) {
+					t.Errorf("%s: route message %q is not a bus type", p.ID, m)
+				}
+			}
+		}
+	}
 }

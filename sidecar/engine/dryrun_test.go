@@ -8,7 +8,8 @@ import (
 )
 
 // Every pattern, instantiated as it is inserted on the canvas and run with the dry-run
-// backend, ends for its natural reason (never the engine's round cap).
+// backend, ends for its natural reason (never the engine's round cap), and no reply lacks a
+// line its step needs.
 func TestDryRunEveryPatternEndsNaturally(t *testing.T) {
 	want := map[string]string{
 		"manager_worker": "quality_gate", "role_play_pair": "quality_gate", "chat_chain_pipeline": "quality_gate",
@@ -31,6 +32,10 @@ func TestDryRunEveryPatternEndsNaturally(t *testing.T) {
 			ic := out.Interactions[0]
 			if out.Status != StatusCompleted || ic.Reason != want[p.PatternID] {
 				t.Errorf("status %s, reason %q (%s), want %q", out.Status, ic.Reason, ic.Error, want[p.PatternID])
+			}
+			// The dry-run backend writes every line its pattern needs: nothing is asked twice.
+			for _, e := range eventsNamed(events(t, ws, "dry"), "reply_repair") {
+				t.Errorf("%v lacked %v", fld(e, "agent"), fld(e, "missing"))
 			}
 		})
 	}

@@ -12,8 +12,7 @@ import (
 // any entry they did not post), the one whose oldest such entry is oldest (ties: flow order);
 // it gets those entries, which are then consumed for it. A solution entry ends it.
 func blackboard(c *ictx) (string, error) {
-	hub := c.one("", "blackboard")
-	sources := c.others(hub)
+	hub, sources := c.cast.one("blackboard"), c.cast.all("knowledge_source")
 	if c.board == nil {
 		c.board = bus.NewBlackboard(bus.Retention{}, c.r.now)
 	}
@@ -35,6 +34,12 @@ func blackboard(c *ictx) (string, error) {
 		return false
 	}
 	c.board.Post("engine", "problem", c.task())
+	posts := 0
+	var silent []string
+	// nothing: the board never got an entry from any source, which is no blackboard run.
+	nothing := func() error {
+		return &NoWorkError{Msg: "no knowledge source posted anything: " + strings.Join(silent, ", ") + " wrote no `POST <kind>: <text>` line, even when asked again"}
+	}
 	for {
 		entries := c.board.Entries()
 		pick, oldest := "", 0
@@ -50,6 +55,9 @@ func blackboard(c *ictx) (string, error) {
 			}
 		}
 		if pick == "" {
+			if posts == 0 {
+				return "", nothing()
+			}
 			c.st.Done = "quiescent"
 			c.note("quiescent", map[string]any{"message": "no knowledge source can fire"})
 			return "no solution", nil
@@ -68,14 +76,19 @@ func blackboard(c *ictx) (string, error) {
 			consumed[pick][e.Seq] = true
 		}
 		c.send(hub, pick, "read", map[string]any{"entries": len(matching)}, "")
-		rep, err := c.ask(hub, pick, c.prompt(pick, message{Intent: "Contribute to the blackboard: " + c.task(), Inputs: in, Plan: []string{"Read the entries", "Add what you know"}, Actions: []string{"POST <kind>: <text>, one line per entry (kind: a word such as hypothesis or partial_result; solution when the problem is solved)"}}))
-		if err != nil {
+		rep, err := c.ask(hub, pick, c.prompt(pick, message{Intent: "Contribute to the blackboard: " + c.task(), Inputs: in, Plan: []string{"Read the entries", "Add what you know"}, Actions: []string{"POST <kind>: <text>, one line per entry (kind: a word such as hypothesis or partial_result; solution when the problem is solved)"}}), needKeyed("POST", "POST <kind>: <text>"))
+		if err = hard(err); err != nil {
 			return "", err
+		}
+		if len(rep.Missing) > 0 {
+			c.lacking(rep, "it adds nothing to the board")
+			silent = append(silent, pick)
 		}
 		solution := ""
 		for _, p := range keyedLines(rep.Text, "POST") {
 			kind := strings.ToLower(firstNonEmpty(p.Key, "note"))
 			c.board.Post(pick, kind, p.Value)
+			posts++
 			c.send(pick, hub, "post", map[string]any{"kind": kind}, "")
 			c.note("blackboard_posted", map[string]any{"by": pick, "kind": kind, "kept": len(c.board.Entries()), "trimmed": c.board.Trimmed()})
 			if kind == "solution" {
@@ -86,6 +99,9 @@ func blackboard(c *ictx) (string, error) {
 			c.st.Metrics["solution_posted"] = 1
 		}
 		if c.endRound() {
+			if posts == 0 {
+				return "", nothing()
+			}
 			return firstNonEmpty(solution, "no solution"), nil
 		}
 	}

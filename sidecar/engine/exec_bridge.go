@@ -9,8 +9,7 @@ const protocolPerson = "person"
 // run's task and returns its reply (`agentcanvas mcp FLOW` serves whole flows to outside
 // clients).
 func protocolBridge(c *ictx) (string, error) {
-	bridge := c.one("", "bridge")
-	local := c.others(bridge)
+	bridge, local := c.cast.one("bridge"), c.cast.all("local_agent")
 	if len(local) == 0 {
 		return "", fmt.Errorf("the bridge has no local agent")
 	}
@@ -24,7 +23,7 @@ func protocolBridge(c *ictx) (string, error) {
 	}
 	c.note("bridged", map[string]any{"protocol": protocol, "bridge": bridge})
 	c.send(bridge, local[0], "request", map[string]any{"bytes": len(call)}, "")
-	rep, err := c.ask("", local[0], c.prompt(local[0], m))
+	rep, err := c.ask("", local[0], c.prompt(local[0], m), needText)
 	if err != nil {
 		return "", err
 	}

@@ -4,6 +4,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -14,9 +15,7 @@ import (
 // the requester prints REQUEST <capability>: <text>; the broker forwards it to the matching
 // provider with the fewest forwards so far and relays the answer back.
 func brokerFacilitator(c *ictx) (string, error) {
-	broker := c.one("", "broker", "facilitator")
-	requester := c.one(c.chain()[0], "requester", "client")
-	providers := c.others(broker, requester)
+	broker, requester, providers := c.cast.one("broker"), c.cast.one("requester"), c.cast.all("provider")
 	caps := map[string][]string{}
 	for _, p := range providers {
 		caps[p] = append(caps[p], c.roles[p])
@@ -28,7 +27,13 @@ func brokerFacilitator(c *ictx) (string, error) {
 	forwards := map[string]int{}
 	var answers []string
 	for {
-		q, err := c.ask("", requester, c.prompt(requester, message{Intent: "Ask the broker for what you need: " + c.task(), Inputs: answers, Plan: []string{"Name a capability and the request"}, Actions: []string{"REQUEST <capability>: <request>; no REQUEST line when you need nothing more"}}))
+		// The first request is needed (a broker that relays nothing did no work); later, no
+		// REQUEST line means the requester needs nothing more.
+		var needs []need
+		if c.st.Round == 0 {
+			needs = append(needs, needKeyed("REQUEST", "REQUEST <capability>: <request>"))
+		}
+		q, err := c.ask("", requester, c.prompt(requester, message{Intent: "Ask the broker for what you need: " + c.task(), Inputs: answers, Plan: []string{"Name a capability and the request"}, Actions: []string{"REQUEST <capability>: <request>; no REQUEST line when you need nothing more"}}), needs...)
 		if err != nil {
 			return "", err
 		}
@@ -57,7 +62,7 @@ func brokerFacilitator(c *ictx) (string, error) {
 		} else {
 			forwards[prov]++
 			c.send(broker, prov, "forward", map[string]any{"capability": rq.Key}, "")
-			ans, err := c.ask("", prov, c.prompt(prov, message{Intent: "Answer a request forwarded by the broker", Inputs: []string{quote("Request", rq.Value)}, Plan: []string{"Answer"}, Actions: []string{"Your answer"}}))
+			ans, err := c.ask("", prov, c.prompt(prov, message{Intent: "Answer a request forwarded by the broker", Inputs: []string{quote("Request", rq.Value)}, Plan: []string{"Answer"}, Actions: []string{"Your answer"}}), needText)
 			if err != nil {
 				return "", err
 			}
@@ -71,13 +76,15 @@ func brokerFacilitator(c *ictx) (string, error) {
 	}
 }
 
+// routeFormat is P14's line.
+const routeFormat = `{"to": ["<tag>", …], "text": "…"}`
+
 // P14 — router: peers end their replies with JSON lines {"to": [tags], "text": …} (an optional
 // "type", targeted_message by default, must be one the edge allows, or it is refused); the router
 // delivers each to every other peer carrying a tag (its id, its role, params.tags), under the
 // rate limit; the next round's prompts carry what was delivered and the acks.
 func routerTargeted(c *ictx) (string, error) {
-	router := c.one("", "router")
-	peers := c.others(router)
+	router, peers := c.cast.one("router"), c.cast.all("peer")
 	tags := map[string][]string{}
 	extra, _ := c.params["tags"].(map[string]any)
 	for _, p := range peers {
@@ -88,6 +95,12 @@ func routerTargeted(c *ictx) (string, error) {
 	delivered := 0
 	for {
 		var mu sync.Mutex
+		var needs []need // the first round needs messages (else nothing is routed at all)
+		if c.st.Round == 0 {
+			needs = append(needs, need{line: routeFormat, has: func(t string) bool {
+				return slices.ContainsFunc(jsonLines(t), func(m map[string]any) bool { return len(routeTo(m)) > 0 })
+			}})
+		}
 		reps, err := c.askAll("", peers, func(p string) string {
 			mu.Lock()
 			defer mu.Unlock()
@@ -100,15 +113,20 @@ func routerTargeted(c *ictx) (string, error) {
 			in := append([]string{"Peers: " + strings.Join(others, "; ")}, inbox[p]...)
 			in = append(in, acks[p]...)
 			inbox[p], acks[p] = nil, nil
-			return c.prompt(p, message{Intent: "Work on the task and send what others need: " + c.task(), Inputs: in, Plan: []string{"Pick targets by tag"}, Actions: []string{`End with one JSON line per message: {"to": ["<tag>", …], "text": "…"}`}})
-		})
-		if err != nil {
+			return c.prompt(p, message{Intent: "Work on the task and send what others need: " + c.task(), Inputs: in, Plan: []string{"Pick targets by tag"}, Actions: []string{"End with one JSON line per message: " + routeFormat}})
+		}, needs...)
+		if err = hard(err); err != nil {
 			return "", err
 		}
 		sent := 0
+		var silent []string
 		for _, r := range reps {
+			if len(r.Missing) > 0 {
+				c.lacking(r, "it sends nothing this round")
+				silent = append(silent, r.Node)
+			}
 			for _, m := range jsonLines(r.Text) {
-				want := stringList(m["to"])
+				want := routeTo(m)
 				text := str(m["text"])
 				typ := firstNonEmpty(str(m["type"]), "targeted_message")
 				if len(want) == 0 {
@@ -150,6 +168,9 @@ func routerTargeted(c *ictx) (string, error) {
 				inbox[p] = append(inbox[p], quote("Message from "+m.From, str(pl["text"])))
 				delivered++
 			}
+		}
+		if sent == 0 && c.st.Round == 0 {
+			return "", &NoWorkError{Msg: "no peer sent anything: " + strings.Join(silent, ", ") + " wrote no `" + routeFormat + "` line, even when asked again"}
 		}
 		if sent == 0 {
 			c.st.Done = "quiescent"

@@ -5,7 +5,6 @@ package engine
 import (
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 )
 
@@ -14,8 +13,8 @@ import (
 // the last round the judge decides (DECISION: <answer or debater id>); without a decision
 // the majority of the final answers is reported.
 func debateJudge(c *ictx) (string, error) {
-	judge := c.one("", "judge")
-	debaters := c.others(judge)
+	judge := c.cast.one("judge")
+	debaters := c.cast.all("debater")
 	sort.Strings(debaters)
 	last := map[string]string{}
 	var mu sync.Mutex
@@ -38,7 +37,7 @@ func debateJudge(c *ictx) (string, error) {
 	for {
 		round := c.st.Round
 		if round == 0 {
-			reps, err := c.askAll("", debaters, func(d string) string { return prompt(d, 0) })
+			reps, err := c.askAll("", debaters, func(d string) string { return prompt(d, 0) }, needAnswer)
 			if err != nil {
 				return "", err
 			}
@@ -47,7 +46,7 @@ func debateJudge(c *ictx) (string, error) {
 			}
 		} else {
 			for _, d := range debaters {
-				r, err := c.ask("", d, prompt(d, round))
+				r, err := c.ask("", d, prompt(d, round), needAnswer)
 				if err != nil {
 					return "", err
 				}
@@ -73,11 +72,14 @@ func debateJudge(c *ictx) (string, error) {
 				in = append(in, quote("Final answer of "+d, last[d]))
 				c.send(d, judge, "final_answer", map[string]any{"answer": truncate(answer(last[d]), 500)}, "")
 			}
-			v, err := c.ask("", judge, c.prompt(judge, message{Intent: "Decide the debate: " + c.task(), Inputs: in, Plan: []string{"Compare the final answers", "Decide"}, Actions: []string{"DECISION: <the answer you accept, or the winning debater's id>", "REASON: <why>"}}))
+			v, err := c.ask("", judge, c.prompt(judge, message{Intent: "Decide the debate: " + c.task(), Inputs: in, Plan: []string{"Compare the final answers", "Decide"}, Actions: []string{"DECISION: <the answer you accept, or the winning debater's id>", "REASON: <why>"}}), needVerdict("DECISION: <the answer you accept, or the winning debater's id>"))
 			if err != nil {
-				c.note("warning", map[string]any{"message": "the judge failed (" + err.Error() + "); the majority answer is reported"})
+				c.note("warning", map[string]any{"agent": judge, "message": "the judge failed (" + err.Error() + "); the majority answer is reported"})
 			} else if vd, ok := readVerdict(v.Text); ok {
 				c.st.Decided, c.st.Decision = true, firstNonEmpty(vd.Winner, vd.Decision)
+				if id := pickID(c.st.Decision, debaters, c.names(debaters)); id != "" {
+					c.st.Decision = id // "**debater_1** (the sounder argument)"
+				}
 			}
 		}
 		if c.endRound() {
@@ -96,25 +98,24 @@ func debateJudge(c *ictx) (string, error) {
 // P16 — red team (ATTACK <n>: lines), defender (answers by number, in its sandbox), judge
 // (METRIC: score=<0…10>, STANDING: <numbers or none>); standing attacks start the next round.
 func redTeamJudge(c *ictx) (string, error) {
-	judge := c.one("", "judge")
-	red := c.one("", "red", "attacker")
-	def := c.one("", "defender", "blue")
+	judge, red, def := c.cast.one("judge"), c.cast.one("red_team"), c.cast.one("defender")
 	standing := ""
 	for {
-		atk, err := c.ask("", red, c.prompt(red, message{Intent: "Find the most serious failures or vulnerabilities in: " + c.task(), Inputs: []string{quote("Attacks still standing", firstNonEmpty(standing, "(none: first round)"))}, Plan: []string{"Attack", "Give a reproduction for each"}, Actions: []string{"ATTACK <n>: <claim> — <reproduction>, one line each"}}))
+		atk, err := c.ask("", red, c.prompt(red, message{Intent: "Find the most serious failures or vulnerabilities in: " + c.task(), Inputs: []string{quote("Attacks still standing", firstNonEmpty(standing, "(none: first round)"))}, Plan: []string{"Attack", "Give a reproduction for each"}, Actions: []string{"ATTACK <n>: <claim> — <reproduction>, one line each"}}), needKeyed("ATTACK", "ATTACK <n>: <claim> — <reproduction>"))
 		if err != nil {
 			return "", err
 		}
 		attacks := keyedLines(atk.Text, "ATTACK")
 		c.send(red, def, "attack", map[string]any{"attacks": len(attacks)}, "")
-		d, err := c.ask(red, def, c.prompt(def, message{Intent: "Answer every attack by its number; fix what you can in your sandbox", Inputs: []string{quote("Attacks", atk.Text)}, Plan: []string{"Fix or rebut each"}, Actions: []string{"ATTACK <n>: <fix or rebuttal>, one line each; a HANDOFF block if you edited files"}}))
+		d, err := c.ask(red, def, c.prompt(def, message{Intent: "Answer every attack by its number; fix what you can in your sandbox", Inputs: []string{quote("Attacks", atk.Text)}, Plan: []string{"Fix or rebut each"}, Actions: []string{"ATTACK <n>: <fix or rebuttal>, one line each; a HANDOFF block if you edited files"}}), needKeyed("ATTACK", "ATTACK <n>: <fix or rebuttal>"))
 		if err != nil {
 			return "", err
 		}
 		c.send(def, red, "defense", map[string]any{}, "")
 		c.send(red, judge, "attack", map[string]any{}, "")
 		c.send(def, judge, "defense", map[string]any{}, "")
-		v, err := c.ask("", judge, c.prompt(judge, message{Intent: "Score how well the defence holds", Inputs: []string{quote("Attacks", atk.Text), quote("Defence", d.Text)}, Plan: []string{"Weigh each attack against its answer"}, Actions: []string{fmt.Sprintf("METRIC: score=<0…%d>", intParam(c.params, "score_scale", 10)), "STANDING: <numbers of the attacks still standing, or none>"}}))
+		scoreLine := fmt.Sprintf("METRIC: score=<0…%d>", intParam(c.params, "score_scale", 10))
+		v, err := c.ask("", judge, c.prompt(judge, message{Intent: "Score how well the defence holds", Inputs: []string{quote("Attacks", atk.Text), quote("Defence", d.Text)}, Plan: []string{"Weigh each attack against its answer"}, Actions: []string{scoreLine, "STANDING: <numbers of the attacks still standing, or none>"}}), needMetric("score", scoreLine))
 		if err != nil {
 			return "", err
 		}
@@ -122,7 +123,7 @@ func redTeamJudge(c *ictx) (string, error) {
 			c.st.Metrics["score"] = s
 		}
 		standing = fieldOr(v.Text, "STANDING")
-		if strings.EqualFold(standing, "none") {
+		if leadsWith(standing, "none") {
 			standing = ""
 		}
 		if c.endRound() {

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -11,12 +10,11 @@ import (
 // claim passed; citations_count = passed claims with a source. Revise sends the failed claims
 // back; accept ends the loop.
 func factCheck(c *ictx) (string, error) {
-	prod := c.one(c.chain()[0], "producer", "writer")
-	verifier := c.one("", "verifier", "checker")
-	judge := c.one("", "judge")
+	prod, verifier, judge := c.cast.one("producer"), c.cast.one("verifier"), c.cast.one("judge")
 	feedback := ""
 	for {
-		a, err := c.ask(judge, prod, c.prompt(prod, message{Intent: "Answer with sources: " + c.task(), Inputs: []string{quote("Claims to revise", firstNonEmpty(feedback, "(none: first answer)"))}, Plan: []string{"Answer", "Cite"}, Actions: []string{firstNonEmpty(str(c.params["claim_format"]), "CLAIM: <claim> [source]") + ", one line per claim"}}))
+		claimFormat := firstNonEmpty(str(c.params["claim_format"]), "CLAIM: <claim> [source]")
+		a, err := c.ask(judge, prod, c.prompt(prod, message{Intent: "Answer with sources: " + c.task(), Inputs: []string{quote("Claims to revise", firstNonEmpty(feedback, "(none: first answer)"))}, Plan: []string{"Answer", "Cite"}, Actions: []string{claimFormat + ", one line per claim"}}), needKeyed("CLAIM", claimFormat))
 		if err != nil {
 			return "", err
 		}
@@ -26,21 +24,23 @@ func factCheck(c *ictx) (string, error) {
 			list = append(list, fmt.Sprintf("%d. %s", i+1, cl.Value))
 		}
 		c.send(prod, verifier, "answer", map[string]any{"claims": len(claims)}, "")
-		v, err := c.ask(prod, verifier, c.prompt(verifier, message{Intent: "Check every claim and its source with your tools", Inputs: []string{quote("Claims", strings.Join(list, "\n"))}, Plan: []string{"Check each claim"}, Actions: []string{"CHECK <n>: pass|fail — <evidence>, one line per claim"}}))
+		v, err := c.ask(prod, verifier, c.prompt(verifier, message{Intent: "Check every claim and its source with your tools", Inputs: []string{quote("Claims", strings.Join(list, "\n"))}, Plan: []string{"Check each claim"}, Actions: []string{"CHECK <n>: pass|fail — <evidence>, one line per claim"}}),
+			need{line: "CHECK <n>: pass|fail — <evidence>", has: func(t string) bool { return len(checks(t, len(claims))) > 0 }})
 		if err != nil {
 			return "", err
 		}
 		pass := map[int]bool{}
 		var failed []string
-		for _, k := range keyedLines(v.Text, "CHECK") {
-			n, err := strconv.Atoi(k.Key)
-			if err != nil || n < 1 || n > len(claims) {
+		checked := checks(v.Text, len(claims))
+		for n := 1; n <= len(claims); n++ {
+			verdict, ok := checked[n]
+			if !ok {
 				continue
 			}
-			if strings.HasPrefix(strings.ToLower(k.Value), "pass") {
+			if leadsWith(verdict, "pass") || leadsWith(verdict, "passed") {
 				pass[n] = true
 			} else {
-				failed = append(failed, fmt.Sprintf("%d. %s — %s", n, claims[n-1].Value, k.Value))
+				failed = append(failed, fmt.Sprintf("%d. %s — %s", n, claims[n-1].Value, verdict))
 			}
 		}
 		cited := 0
@@ -52,12 +52,16 @@ func factCheck(c *ictx) (string, error) {
 		c.st.Metrics["tool_check_pass"] = b2f(len(claims) > 0 && len(pass) == len(claims))
 		c.st.Metrics["citations_count"] = float64(cited)
 		c.send(verifier, judge, "check_report", map[string]any{"passed": len(pass), "claims": len(claims)}, "")
-		j, err := c.ask(verifier, judge, c.prompt(judge, message{Intent: "Accept the answer or send claims back for revision", Inputs: []string{quote("Claims", strings.Join(list, "\n")), quote("Check report", v.Text)}, Plan: []string{"Decide"}, Actions: []string{"DECISION: accept, or DECISION: revise <claim numbers>"}}))
+		j, err := c.ask(verifier, judge, c.prompt(judge, message{Intent: "Accept the answer or send claims back for revision", Inputs: []string{quote("Claims", strings.Join(list, "\n")), quote("Check report", v.Text)}, Plan: []string{"Decide"}, Actions: []string{"DECISION: accept, or DECISION: revise <claim numbers>"}}),
+			need{line: "DECISION: accept|revise <claim numbers>", has: func(t string) bool {
+				vd, _ := readVerdict(t)
+				return leadsWith(vd.Decision, "accept") || leadsWith(vd.Decision, "revise")
+			}})
 		if err != nil {
 			return "", err
 		}
 		vd, _ := readVerdict(j.Text)
-		accepted := strings.HasPrefix(strings.ToLower(vd.Decision), "accept")
+		accepted := leadsWith(vd.Decision, "accept")
 		if accepted {
 			c.send(judge, prod, "accept", map[string]any{}, "")
 			c.st.Decided, c.st.Decision, c.st.Done = true, "accept", "accepted"

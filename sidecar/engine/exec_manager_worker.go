@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -16,9 +17,9 @@ import (
 // sandboxes and hand off, the manager reviews; tests_passed comes from params.test_command
 // run in every worker's sandbox, else from the manager's METRIC: tests_passed=N.
 func managerWorker(c *ictx) (string, error) {
-	mgr := c.one(c.chain()[0], "manager", "orchestrator", "coordinator")
+	mgr := c.cast.one("manager")
 	for {
-		review, err := c.manage(mgr, c.others(mgr), c.task(), 0)
+		review, err := c.manage(mgr, c.cast.all("worker"), c.task(), 0)
 		if err != nil {
 			return "", err
 		}
@@ -37,14 +38,11 @@ func (c *ictx) manage(mgr string, members []string, task string, depth int) (str
 		Inputs:  []string{"Team: " + strings.Join(members, ", ")},
 		Plan:    []string{"Split the task", "Write one assignment per member"},
 		Actions: []string{"One line per member: ASSIGN <member id>: <assignment>"},
-	}))
+	}), c.needAssign(members))
 	if err != nil {
 		return "", err
 	}
-	assigned := map[string]string{}
-	for _, k := range keyedLines(plan.Text, "ASSIGN") {
-		assigned[k.Key] = k.Value
-	}
+	assigned := c.assignments(plan.Text, members)
 	var todo []string
 	for _, m := range members {
 		if _, ok := assigned[m]; ok {
@@ -76,12 +74,17 @@ func (c *ictx) manage(mgr string, members []string, task string, depth int) (str
 				errs[i] = err
 				return
 			}
+			// No HANDOFF block: the manager is told, and whatever the worker changed in its
+			// sandbox is a proposal all the same (collect).
 			report := quote("Handoff of "+m, r.Text)
-			if r.Handoff == nil {
-				report = quote("Reply of "+m+" (no HANDOFF block: a failed step)", r.Text)
-				c.note("warning", map[string]any{"message": m + " replied without a HANDOFF block", "agent": m})
-			} else {
-				c.send(m, mgr, "handoff", map[string]any{"changedFiles": r.Handoff["ChangedFiles"]}, "")
+			switch {
+			case r.Handoff == nil && len(r.Changed) > 0:
+				report = quote("Reply of "+m+" (no valid HANDOFF block; its proposal was made from its sandbox changes: "+strings.Join(r.Changed, ", ")+")", r.Text)
+			case r.Handoff == nil:
+				report = quote("Reply of "+m+" (no HANDOFF block, and no change in its sandbox)", r.Text)
+			}
+			if r.Handoff != nil || len(r.Changed) > 0 {
+				c.send(m, mgr, "handoff", map[string]any{"changedFiles": r.Changed}, "")
 			}
 			reports[i] = report
 		}()
@@ -92,11 +95,11 @@ func (c *ictx) manage(mgr string, members []string, task string, depth int) (str
 			return "", e
 		}
 	}
-	review, err := c.ask("", mgr, c.prompt(mgr, message{Intent: "Review your team's work; accept or reject each member's handoff", Inputs: append([]string{quote("Task", task)}, reports...), Plan: []string{"Check each handoff against its assignment", "Accept or reject it"}, Actions: []string{"ACCEPT <member id> or REJECT <member id>: <why>, one line each", "METRIC: tests_passed=1 when the accepted work passes its tests, else 0"}}))
+	review, err := c.ask("", mgr, c.prompt(mgr, message{Intent: "Review your team's work; accept or reject each member's handoff", Inputs: append([]string{quote("Task", task)}, reports...), Plan: []string{"Check each handoff against its assignment", "Accept or reject it"}, Actions: []string{"ACCEPT <member id> or REJECT <member id>: <why>, one line each", "METRIC: tests_passed=1 when the accepted work passes its tests, else 0"}}), c.reviewNeeds(todo, depth)...)
 	if err != nil {
 		return "", err
 	}
-	c.recordVerdicts(mgr, review.Text)
+	c.recordVerdicts(mgr, review.Text, todo)
 	if depth == 0 {
 		passed, ok := c.testCommand(todo)
 		if !ok {
@@ -107,19 +110,65 @@ func (c *ictx) manage(mgr string, members []string, task string, depth int) (str
 	return review.Text, nil
 }
 
+// needAssign: the manager's plan assigns work to at least one member of its team (else no
+// worker would work: the step fails rather than completing having done nothing).
+func (c *ictx) needAssign(members []string) need {
+	return need{line: "ASSIGN " + oneOf(members...) + ": <assignment>", has: func(t string) bool { return len(c.assignments(t, members)) > 0 }}
+}
+
+// assignments reads a plan's ASSIGN lines by the member they name (its id, or its name).
+func (c *ictx) assignments(text string, members []string) map[string]string {
+	names := c.names(members)
+	out := map[string]string{}
+	for _, k := range keyedLines(text, "ASSIGN") {
+		if m := pickID(k.Key, members, names); m != "" {
+			out[m] = k.Value
+		}
+	}
+	return out
+}
+
+// reviewNeeds: the review accepts or rejects the members' work (auto-apply reads it), and at
+// the top of the tree gives tests_passed when the flow's gate reads it and no test_command does.
+func (c *ictx) reviewNeeds(worked []string, depth int) []need {
+	if len(worked) == 0 {
+		return nil
+	}
+	ids := append(slices.Clone(worked), "all")
+	needs := []need{{line: "ACCEPT " + oneOf(ids...) + " or REJECT " + oneOf(ids...) + ": <why>", has: func(t string) bool {
+		return len(verdictLines(t, "ACCEPT", ids)) > 0 || len(verdictLines(t, "REJECT", ids)) > 0
+	}}}
+	if depth == 0 && len(stringList(c.params["test_command"])) == 0 && c.gateReads("tests_passed") {
+		needs = append(needs, needMetric("tests_passed", "METRIC: tests_passed=<0|1>"))
+	}
+	return needs
+}
+
 // recordVerdicts keeps a reviewer's latest ACCEPT / REJECT line for each member ("REJECT
-// coder: why"): auto-apply never applies the proposal of a member whose handoff was rejected.
-func (c *ictx) recordVerdicts(reviewer, text string) {
+// coder: why"; "all" for every one): auto-apply never applies the proposal of a member whose
+// handoff was rejected.
+func (c *ictx) recordVerdicts(reviewer, text string, members []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.rejected == nil {
 		c.rejected = map[string]string{}
 	}
-	for _, k := range keyedLines(text, "ACCEPT") {
-		delete(c.rejected, k.Key)
+	ids := append(slices.Clone(members), "all")
+	each := func(id string) []string {
+		if id == "all" {
+			return members
+		}
+		return []string{id}
 	}
-	for _, k := range keyedLines(text, "REJECT") {
-		c.rejected[k.Key] = reviewer + ": " + k.Value
+	for _, k := range verdictLines(text, "ACCEPT", ids) {
+		for _, m := range each(k.Key) {
+			delete(c.rejected, m)
+		}
+	}
+	for _, k := range verdictLines(text, "REJECT", ids) {
+		for _, m := range each(k.Key) {
+			c.rejected[m] = reviewer + ": " + firstNonEmpty(k.Value, "(no reason given)")
+		}
 	}
 }
 
@@ -178,17 +227,7 @@ func (c *ictx) testCommand(workers []string) (passed float64, ok bool) {
 // P15 — a tree of managers: the root assigns to sub-managers, each runs a P01 round with its
 // workers (subtrees in parallel) and reports up; the root's review carries the gate.
 func hierarchicalTree(c *ictx) (string, error) {
-	into := map[string]bool{}
-	for _, e := range c.in.Edges {
-		into[e.Target] = true
-	}
-	root := c.nodes[0]
-	for _, id := range c.nodes {
-		if !into[id] {
-			root = id
-			break
-		}
-	}
+	root := c.cast.one("root")
 	for {
 		review, err := c.manage(root, c.children(root), c.task(), 0)
 		if err != nil {

@@ -12,11 +12,10 @@ import (
 // accept-proposal to the winner, reject-proposal to the others; the contractor reports
 // inform-done (with its HANDOFF) or failure.
 func contractNet(c *ictx) (string, error) {
-	mgr := c.one(c.chain()[0], "manager", "initiator", "orchestrator")
-	bidders := c.others(mgr)
+	mgr, bidders := c.cast.one("manager"), c.cast.all("bidder")
 	deadline := intParam(c.params, "bid_deadline_ms", 0)
 	for {
-		cfp, err := c.ask("", mgr, c.prompt(mgr, message{Intent: "Write the call for proposals for: " + c.task(), Inputs: []string{"Bidders: " + strings.Join(bidders, ", ")}, Plan: []string{"State the task and what a bid must contain"}, Actions: []string{"PERFORMATIVE: cfp", "The call"}}))
+		cfp, err := c.ask("", mgr, c.prompt(mgr, message{Intent: "Write the call for proposals for: " + c.task(), Inputs: []string{"Bidders: " + strings.Join(bidders, ", ")}, Plan: []string{"State the task and what a bid must contain"}, Actions: []string{"PERFORMATIVE: cfp", "The call"}}), needText)
 		if err != nil {
 			return "", err
 		}
@@ -31,23 +30,30 @@ func contractNet(c *ictx) (string, error) {
 		}
 		reps, err := c.askAll(mgr, bidders, func(b string) string {
 			return c.prompt(b, message{Intent: "Answer the call for proposals: bid or refuse", Inputs: []string{quote("Call for proposals", cfp.Text)}, Plan: []string{"Estimate your cost"}, Actions: []string{"PERFORMATIVE: propose (then COST: <number> and your plan) or PERFORMATIVE: refuse (then why)"}})
-		})
-		if err != nil {
+		}, needPerformative("propose", "refuse"))
+		if err = hard(err); err != nil {
 			return "", err
 		}
 		for _, r := range reps {
 			arrived[idx[r.Node]] = c.r.now().Sub(started).Milliseconds()
 		}
-		var proposers []string
-		var bids []string
+		var proposers, bids, none []string
 		for _, r := range reps {
-			perf := strings.ToLower(fieldOr(r.Text, "PERFORMATIVE"))
 			late := deadline > 0 && arrived[idx[r.Node]] > int64(deadline)
-			if perf != "propose" || late {
+			if len(r.Missing) > 0 {
+				c.lacking(r, "it counts as refuse")
+			}
+			if !leadsWith(fieldOr(r.Text, "PERFORMATIVE"), "propose") || late {
 				c.send(r.Node, mgr, "refuse", map[string]any{"late": late}, "")
-				if late {
+				why := r.Node + " refused"
+				switch {
+				case late:
 					c.note("warning", map[string]any{"message": r.Node + "'s bid arrived after bid_deadline_ms; it is refused", "agent": r.Node})
+					why = r.Node + "'s bid came after bid_deadline_ms"
+				case len(r.Missing) > 0:
+					why = r.Node + " wrote no PERFORMATIVE: line, even when asked again"
 				}
+				none = append(none, why)
 				continue
 			}
 			proposers = append(proposers, r.Node)
@@ -55,27 +61,18 @@ func contractNet(c *ictx) (string, error) {
 			c.send(r.Node, mgr, "propose", map[string]any{"cost": fieldOr(r.Text, "COST")}, "")
 		}
 		if len(proposers) == 0 {
-			c.note("warning", map[string]any{"message": "no bids: every bidder refused"})
-			c.st.Round = c.maxRounds(1) - 1
-			c.endRound()
-			return "no bids", nil
+			return "", &NoWorkError{Msg: "no bids: " + strings.Join(none, "; ")}
 		}
-		award, err := c.ask("", mgr, c.prompt(mgr, message{Intent: "Award the contract to the best bid (" + firstNonEmpty(str(c.params["award_rule"]), "best_bid") + ")", Inputs: bids, Plan: []string{"Rank the proposals", "Pick one"}, Actions: []string{"DECISION: <bidder id>"}}))
+		awardTo := func(t string) string {
+			vd, _ := readVerdict(t)
+			return pickID(firstNonEmpty(vd.Winner, vd.Decision), proposers, c.names(proposers))
+		}
+		award, err := c.ask("", mgr, c.prompt(mgr, message{Intent: "Award the contract to the best bid (" + firstNonEmpty(str(c.params["award_rule"]), "best_bid") + ")", Inputs: bids, Plan: []string{"Rank the proposals", "Pick one"}, Actions: []string{"DECISION: <bidder id>"}}),
+			need{line: "DECISION: " + oneOf(proposers...), has: func(t string) bool { return awardTo(t) != "" }})
 		if err != nil {
 			return "", err
 		}
-		winner := ""
-		if vd, ok := readVerdict(award.Text); ok {
-			for _, p := range proposers {
-				if strings.EqualFold(strings.TrimSpace(vd.Decision), p) {
-					winner = p
-				}
-			}
-		}
-		if winner == "" {
-			winner = proposers[0]
-			c.note("warning", map[string]any{"message": "the manager named no proposer; the first proposal, " + winner + ", is accepted"})
-		}
+		winner := awardTo(award.Text)
 		for _, p := range proposers {
 			typ := "reject-proposal"
 			if p == winner {
@@ -85,12 +82,12 @@ func contractNet(c *ictx) (string, error) {
 		}
 		c.st.Decided, c.st.Decision = true, winner
 		c.note("awarded", map[string]any{"winner": winner, "proposals": len(proposers)})
-		done, err := c.ask(mgr, winner, c.prompt(winner, message{Intent: "PERFORMATIVE: accept-proposal — you won the contract; carry out the task: " + c.task(), Inputs: []string{quote("Call for proposals", cfp.Text)}, Plan: []string{"Execute", "Report"}, Actions: []string{"PERFORMATIVE: inform-done with a HANDOFF block, or PERFORMATIVE: failure and why"}}))
+		done, err := c.ask(mgr, winner, c.prompt(winner, message{Intent: "PERFORMATIVE: accept-proposal — you won the contract; carry out the task: " + c.task(), Inputs: []string{quote("Call for proposals", cfp.Text)}, Plan: []string{"Execute", "Report"}, Actions: []string{"PERFORMATIVE: inform-done with a HANDOFF block, or PERFORMATIVE: failure and why"}}), needPerformative("inform-done", "failure"))
 		if err != nil {
 			return "", err
 		}
 		result := ""
-		if strings.EqualFold(fieldOr(done.Text, "PERFORMATIVE"), "inform-done") {
+		if leadsWith(fieldOr(done.Text, "PERFORMATIVE"), "inform-done") {
 			c.send(winner, mgr, "inform-done", map[string]any{}, "")
 			c.st.Done = "inform-done"
 			result = "inform-done by " + winner
@@ -99,20 +96,19 @@ func contractNet(c *ictx) (string, error) {
 			c.st.Done = "failure"
 			result = "failure by " + winner
 		}
-		if done.Handoff == nil && c.st.Done == "inform-done" {
-			c.note("warning", map[string]any{"message": winner + " reported inform-done without a HANDOFF block", "agent": winner})
-		}
 		if c.endRound() {
 			return result, nil
 		}
 	}
 }
 
+// actFormat is P10's line.
+const actFormat = `{"act": "offer"|"counteroffer"|"accept"|"reject", "terms": {…}}`
+
 // P10 — alternating offers: each reply ends with {"act": offer|counteroffer|accept|reject,
-// "terms": {…}}; a reply without one counts as reject; accept or reject closes the deal.
+// "terms": {…}}; accept or reject closes the deal.
 func negotiation(c *ictx) (string, error) {
-	proposer := c.one(c.chain()[0], "proposer", "buyer")
-	responder := c.others(proposer)[0]
+	proposer, responder := c.cast.one("proposer"), c.cast.one("responder")
 	bound := c.maxRounds(5)
 	var history []string
 	var terms any
@@ -126,29 +122,11 @@ func negotiation(c *ictx) (string, error) {
 			if len(history) > 0 {
 				intent = "Respond to the last offer: accept it, reject it, or make a counteroffer: " + c.task()
 			}
-			rep, err := c.ask(other, side, c.prompt(side, message{Intent: intent, Inputs: append([]string{fmt.Sprintf("Rounds left after this one: %d", bound-c.st.Round-1)}, history...), Plan: []string{"Weigh the offer against your constraints and the deadline"}, Actions: []string{`End with one JSON line: {"act": "offer"|"counteroffer"|"accept"|"reject", "terms": {…}}`}}))
+			rep, err := c.ask(other, side, c.prompt(side, message{Intent: intent, Inputs: append([]string{fmt.Sprintf("Rounds left after this one: %d", bound-c.st.Round-1)}, history...), Plan: []string{"Weigh the offer against your constraints and the deadline"}, Actions: []string{"End with one JSON line: " + actFormat}}), need{line: actFormat, has: func(t string) bool { a, _ := readAct(t); return a != "" }})
 			if err != nil {
 				return "", err
 			}
-			act, t := "", any(nil)
-			for _, m := range jsonLines(rep.Text) {
-				if a := str(m["act"]); a != "" {
-					act, t = a, m["terms"]
-				}
-			}
-			switch act {
-			case "offer", "counteroffer":
-				if t == nil {
-					act = ""
-				}
-			case "accept", "reject":
-			default:
-				act = ""
-			}
-			if act == "" {
-				c.note("warning", map[string]any{"message": side + "'s reply has no valid act line; it counts as reject", "agent": side})
-				act = "reject"
-			}
+			act, t := readAct(rep.Text)
 			c.send(side, other, act, map[string]any{"terms": t}, "")
 			if act == "accept" || act == "reject" {
 				c.st.Metrics["deal_closed"] = 1

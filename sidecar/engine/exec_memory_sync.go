@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -19,17 +18,11 @@ import (
 // The reply's ## MEMORY section replaces MEMORY.md, its ## NOTES go to today's notes, and
 // dated notes older than keep_last_days are deleted.
 func memorySync(c *ictx) (string, error) {
-	curator := c.one("", "curator")
 	// Members are who reports to the curator; the memory store is the engine's.
-	var members []string
+	curator, members := c.cast.one("curator"), c.cast.all("member")
 	store := ""
-	for _, e := range c.in.Edges {
-		if e.Target == curator && e.Source != curator && !slices.Contains(members, e.Source) {
-			members = append(members, e.Source)
-		}
-		if e.Source == curator {
-			store = e.Target
-		}
+	if mem := c.cast.all("memory"); len(mem) > 0 {
+		store = mem[len(mem)-1]
 	}
 	if curator == "" {
 		return "", fmt.Errorf("memory_sync needs a curator")
@@ -44,7 +37,7 @@ func memorySync(c *ictx) (string, error) {
 	if len(silent) > 0 {
 		logs, err := c.askAll("", silent, func(a string) string {
 			return c.prompt(a, message{Intent: "Summarise what you learned and decided this session", Plan: []string{"Only durable facts"}, Actions: []string{"Up to 5 bullet points"}})
-		})
+		}, needText)
 		if err != nil {
 			return "", err
 		}
@@ -61,14 +54,14 @@ func memorySync(c *ictx) (string, error) {
 		}
 	}
 	in = append(in, quote("Current MEMORY.md", firstNonEmpty(c.r.files.memory(), "(empty)")))
-	s, err := c.ask("", curator, c.prompt(curator, message{Intent: "Merge the members' logs into the shared memory", Inputs: in, Plan: []string{"Deduplicate", "Keep durable decisions"}, Actions: []string{"## MEMORY (the new full MEMORY.md)", "## NOTES (today's notes)"}}))
+	s, err := c.ask("", curator, c.prompt(curator, message{Intent: "Merge the members' logs into the shared memory", Inputs: in, Plan: []string{"Deduplicate", "Keep durable decisions"}, Actions: []string{"## MEMORY (the new full MEMORY.md)", "## NOTES (today's notes)"}}),
+		need{line: "## MEMORY or ## NOTES (a section heading, then its lines)", has: func(t string) bool {
+			return mdSection(t, "MEMORY", "NOTES") != "" || mdSection(t, "NOTES", "MEMORY") != ""
+		}})
 	if err != nil {
 		return "", err
 	}
-	mem, dayNotes := mdSection(s.Text, "MEMORY"), mdSection(s.Text, "NOTES")
-	if mem == "" && dayNotes == "" {
-		dayNotes = s.Text
-	}
+	mem, dayNotes := mdSection(s.Text, "MEMORY", "NOTES"), mdSection(s.Text, "NOTES", "MEMORY")
 	removed, err := writeCurated(c.r, mem, dayNotes, retentionDays(c.params))
 	if err != nil {
 		return "", err
@@ -106,22 +99,6 @@ func (c *ictx) stepNotes() map[string][]string {
 		}
 	}
 	return out
-}
-
-// mdSection is the body under a "## title" heading, up to the next "## " heading.
-func mdSection(text, title string) string {
-	var out []string
-	in := false
-	for _, l := range strings.Split(text, "\n") {
-		if t := strings.TrimSpace(l); strings.HasPrefix(t, "## ") {
-			in = strings.EqualFold(strings.TrimSpace(t[3:]), title)
-			continue
-		}
-		if in {
-			out = append(out, l)
-		}
-	}
-	return strings.TrimSpace(strings.Join(out, "\n"))
 }
 
 // writeCurated replaces MEMORY.md (atomically: temp file and rename, inside the workspace

@@ -5,7 +5,6 @@ package engine
 import (
 	"fmt"
 	"sort"
-	"strings"
 )
 
 // P03 — ChatDev: each edge source → target is a phase; the source instructs, the target
@@ -69,16 +68,6 @@ func (c *ictx) phases() [][2]string {
 	return out
 }
 
-// markerLine is the text after the marker on the first line that starts with it.
-func markerLine(text, marker string) (string, bool) {
-	for _, l := range strings.Split(text, "\n") {
-		if l = cleanLine(l); strings.HasPrefix(l, marker) {
-			return strings.TrimSpace(l[len(marker):]), true
-		}
-	}
-	return "", false
-}
-
 // P04 — MetaGPT: a shared message pool; each reply is a message of its role's `publishes`
 // type; a message of type T goes to every role that watches T and has an edge from the
 // publisher (one FIFO queue: a role handles one message at a time). A reply with METRIC:
@@ -129,7 +118,7 @@ func sopAssemblyLine(c *ictx) (string, error) {
 		m := queue[0]
 		queue = queue[1:]
 		out := typeOf(m.to)
-		rep, err := c.ask(m.from, m.to, c.prompt(m.to, message{Intent: fmt.Sprintf("As %s, act on the %s you received and publish your %s", c.roles[m.to], m.typ, out), Inputs: []string{quote(m.typ+" from "+firstNonEmpty(m.from, "the user"), m.text)}, Plan: []string{"Check the input against its template", "Write your " + out + " with its template"}, Actions: []string{"Your " + out, "METRIC: artifact_valid=1 when the input you received is valid (for QA: when the code passes its tests), else 0"}}))
+		rep, err := c.ask(m.from, m.to, c.prompt(m.to, message{Intent: fmt.Sprintf("As %s, act on the %s you received and publish your %s", c.roles[m.to], m.typ, out), Inputs: []string{quote(m.typ+" from "+firstNonEmpty(m.from, "the user"), m.text)}, Plan: []string{"Check the input against its template", "Write your " + out + " with its template"}, Actions: []string{"Your " + out, "METRIC: artifact_valid=1 when the input you received is valid (for QA: when the code passes its tests), else 0"}}), needMetric("artifact_valid", "METRIC: artifact_valid=<0|1>"))
 		if err != nil {
 			return "", err
 		}

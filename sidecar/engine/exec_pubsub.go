@@ -12,9 +12,7 @@ import (
 // one prompt (rate-limited, TTL-checked); SUBSCRIBE/UNSUBSCRIBE lines change subscriptions;
 // REPLY: <text> lines go back to the publisher, which runs again with them.
 func publishSubscribe(c *ictx) (string, error) {
-	broker := c.one("", "broker")
-	pub := c.one(c.chain()[0], "publisher")
-	subs := c.others(pub, broker)
+	broker, pub, subs := c.cast.one("broker"), c.cast.one("publisher"), c.cast.all("subscriber")
 	topics := stringList(c.params["topics"])
 	if t := str(c.params["topic"]); t != "" {
 		topics = append(topics, t)
@@ -31,7 +29,13 @@ func publishSubscribe(c *ictx) (string, error) {
 	replies := []string{}
 	delivered := 0
 	for {
-		up, err := c.ask("", pub, c.prompt(pub, message{Intent: "Publish events for your subscribers: " + c.task(), Inputs: append([]string{"Topics: " + strings.Join(topics, ", ")}, replies...), Plan: []string{"One event a line"}, Actions: []string{"PUBLISH <topic>: <text>, one line per event"}}))
+		// The first round needs an event (else nothing is published at all); later ones
+		// may have nothing more to say (quiescent).
+		var needs []need
+		if c.st.Round == 0 {
+			needs = append(needs, needKeyed("PUBLISH", "PUBLISH <topic>: <text>"))
+		}
+		up, err := c.ask("", pub, c.prompt(pub, message{Intent: "Publish events for your subscribers: " + c.task(), Inputs: append([]string{"Topics: " + strings.Join(topics, ", ")}, replies...), Plan: []string{"One event a line"}, Actions: []string{"PUBLISH <topic>: <text>, one line per event"}}), needs...)
 		if err != nil {
 			return "", err
 		}

@@ -13,24 +13,29 @@ import (
 // ballots in parallel (VOTE: <option>; no vote is an abstention); share ≥ threshold wins,
 // else the tie-break decides (DECISION: <option>); else the plurality, "no consensus".
 func majorityVote(c *ictx) (string, error) {
-	tb := c.one("", "tiebreak", "tie-break", "judge")
-	voters := c.others(tb, c.one("", "aggregator"))
+	tb := c.cast.one("tiebreak")
+	voters := c.cast.all("voter")
 	if len(voters) == 0 {
 		return "", fmt.Errorf("no voters")
 	}
 	options := fieldOr(c.task(), "OPTIONS")
+	var proposed []string // the options the voters proposed, numbered from 1
 	if options == "" {
 		reps, err := c.askAll("", voters, func(v string) string {
 			return c.prompt(v, message{Intent: "Propose an answer to: " + c.task(), Plan: []string{"Decide alone"}, Actions: []string{"PROPOSAL: <your answer>"}})
-		})
-		if err != nil {
+		}, needField("PROPOSAL", "PROPOSAL: <your answer>"))
+		if err = hard(err); err != nil {
 			return "", err
 		}
 		seen := map[string]bool{}
 		var opts []string
 		for _, r := range reps {
+			if len(r.Missing) > 0 {
+				c.lacking(r, "it proposes no option")
+			}
 			if p, ok := field(r.Text, "PROPOSAL"); ok && p != "" && !seen[normalise(p)] {
 				seen[normalise(p)] = true
+				proposed = append(proposed, p)
 				opts = append(opts, fmt.Sprintf("%d. %s", len(opts)+1, p))
 			}
 		}
@@ -47,23 +52,27 @@ func majorityVote(c *ictx) (string, error) {
 	for {
 		reps, err := c.askAll("", voters, func(v string) string {
 			return c.prompt(v, message{Intent: "Vote independently on: " + c.task(), Inputs: []string{"Options: " + firstNonEmpty(options, "(free answer)")}, Plan: []string{"Decide alone"}, Actions: []string{format}})
-		})
-		if err != nil {
+		}, need{line: format, has: func(t string) bool { return vote(t, nil) != "" }})
+		if err = hard(err); err != nil {
 			return "", err
 		}
-		var votes, ballots []string
+		var votes, ballots, silent []string
 		for _, r := range reps {
-			v := ""
-			if m, ok := jsonField(r.Text, "VOTE"); ok {
-				v = strings.TrimSpace(str(m["vote"], m["value"]))
+			v := vote(r.Text, proposed)
+			if v == "" {
+				c.lacking(r, "it abstains")
+				silent = append(silent, r.Node)
 			}
 			ballots = append(ballots, r.Node+": "+firstNonEmpty(v, "(abstained)"))
 			if v != "" {
 				votes = append(votes, v)
 			}
-			if agg := c.one("", "aggregator"); agg != "" {
+			if agg := c.cast.one("aggregator"); agg != "" {
 				c.send(r.Node, agg, "ballot", map[string]any{"vote": v}, "")
 			}
+		}
+		if len(votes) == 0 {
+			return "", &NoWorkError{Msg: "no voter voted: " + strings.Join(silent, ", ") + " wrote no `" + format + "` line, even when asked again"}
 		}
 		win, _, tie := majority(votes)
 		share := 0.0
@@ -79,7 +88,7 @@ func majorityVote(c *ictx) (string, error) {
 		c.st.Consensus = share
 		c.note("vote_counted", map[string]any{"winner": win, "share": share, "tie": tie, "ballots": ballots})
 		if (threshold == 0 || share < threshold || tie) && tb != "" {
-			v, err := c.ask("", tb, c.prompt(tb, message{Intent: "No option reached the threshold; decide: " + c.task(), Inputs: []string{"Options: " + firstNonEmpty(options, "(free answer)"), "Ballots: " + strings.Join(ballots, " | ")}, Plan: []string{"Pick one option"}, Actions: []string{"DECISION: <option>"}}))
+			v, err := c.ask("", tb, c.prompt(tb, message{Intent: "No option reached the threshold; decide: " + c.task(), Inputs: []string{"Options: " + firstNonEmpty(options, "(free answer)"), "Ballots: " + strings.Join(ballots, " | ")}, Plan: []string{"Pick one option"}, Actions: []string{"DECISION: <option>"}}), needVerdict("DECISION: <option>"))
 			if err != nil {
 				return "", err
 			}
@@ -101,7 +110,7 @@ func majorityVote(c *ictx) (string, error) {
 // fresh process); the last ANSWER: line of each, normalised, is counted; the most frequent
 // wins (ties: the one seen first). The aggregator is the engine.
 func selfConsistency(c *ictx) (string, error) {
-	samplers := c.others(c.one("", "aggregator"))
+	samplers := c.cast.all("sampler")
 	n := intParam(c.params, "samples", 0)
 	if n <= 0 {
 		n = len(samplers)
@@ -116,21 +125,24 @@ func selfConsistency(c *ictx) (string, error) {
 		}
 		reps, err := c.askAll("", batch, func(s string) string {
 			return c.prompt(s, message{Intent: "Solve independently: " + c.task(), Plan: []string{"Reason step by step"}, Actions: []string{format}})
-		})
-		if err != nil {
+		}, need{line: format, has: func(t string) bool { _, ok := lastAnswer(t); return ok }})
+		if err = hard(err); err != nil {
 			return "", err
 		}
 		for _, r := range reps {
 			replies++
 			if a, ok := lastAnswer(r.Text); ok {
 				answers = append(answers, a)
-				if agg := c.one("", "aggregator"); agg != "" {
+				if agg := c.cast.one("aggregator"); agg != "" {
 					c.send(r.Node, agg, "sample", map[string]any{"answer": truncate(a, 200)}, "")
 				}
 			} else {
-				c.note("warning", map[string]any{"message": "a sample from " + r.Node + " has no ANSWER: line; it is dropped", "agent": r.Node})
+				c.lacking(r, "the sample is dropped")
 			}
 		}
+	}
+	if len(answers) == 0 {
+		return "", &NoWorkError{Msg: fmt.Sprintf("no sample has an answer: none of the %d replies has a `%s` line, even when asked again", replies, format)}
 	}
 	win, share, _ := majority(answers)
 	tally := map[string]int{}

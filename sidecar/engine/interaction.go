@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/agentproto"
 	"github.com/agentcanvas/agentcanvas/sidecar/bus"
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
@@ -34,6 +35,7 @@ type ictx struct {
 	params map[string]any
 	nodes  []string          // in order of first appearance on the edges
 	roles  map[string]string // node id → lower-case role (agent role or system node type)
+	cast   cast              // pattern role → the nodes playing it (cast.go)
 	bus    *bus.Bus
 	board  *bus.Blackboard
 
@@ -48,6 +50,17 @@ type ictx struct {
 	made      [][2]string       // (node, proposal.json) of every proposal made in this interaction
 	rejected  map[string]string // node → the reviewer's latest REJECT of its handoff ("lead: why")
 	turns     sync.Map          // node → turnNote of its last turn (provenance.go)
+	unhanded  map[string]string // node → why its latest proposal came without a valid HANDOFF block
+	diffs     map[string]string // node → its proposal's fingerprint after its last step (handoff.go)
+	// roundCap ends the interaction after that many rounds (0: no cap): the flow's
+	// params.round_cap (ownCap), else the engine's where the flow bounds neither rounds nor time.
+	roundCap int
+	ownCap   bool
+	// spend is what the interaction's agents reported spending; limits its max_cost_usd and
+	// max_tokens; stop ends the interaction when one is reached (spend.go).
+	spend  Spend
+	limits limits
+	stop   context.CancelCauseFunc
 }
 
 // termState is what termination conditions are evaluated against.
@@ -62,10 +75,35 @@ type termState struct {
 }
 
 func (r *run) runInteraction(parent context.Context, in *flow.Interaction) InteractionOutcome {
+	c, topology := r.castInteraction(in)
+	ctx, stop := context.WithCancelCause(parent)
+	defer stop(nil)
+	c.stop = stop
+	var cancel context.CancelFunc
+	if ms := timeoutMs(c.term, c.params); ms > 0 {
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
+		defer cancel()
+	}
+	c.ctx = ctx
+	c.bus = c.newBus(topology)
+	if ret := retention(c.params); ret != nil {
+		c.board = bus.NewBlackboard(*ret, r.now)
+	}
+	r.emit(in.ID, "", "interaction_started", map[string]any{"patternId": c.pat, "nodes": c.nodes})
+	r.emit(in.ID, "", "configured", map[string]any{"data": map[string]any{"patternId": c.pat, "topology": topology, "nodes": c.nodes, "roles": c.roles, "cast": c.cast, "termination": c.term, "params": c.params}})
+	return c.execute(parent)
+}
+
+// castInteraction sets an interaction up: its nodes and their roles, its termination and
+// params, its round cap, and who plays which of the pattern's roles.
+func (r *run) castInteraction(in *flow.Interaction) (c *ictx, topology string) {
 	p, _ := pattern.Lookup(in.PatternID)
-	c := &ictx{r: r, in: in, pat: p.PatternID, roles: map[string]string{}, params: map[string]any{}, sessions: map[string]string{}, prepared: map[string]bool{}, questions: map[string]int{}, reworks: map[string]int{}, edgeOf: map[[2]string]string{}}
+	c = &ictx{r: r, in: in, pat: p.PatternID, roles: map[string]string{}, params: map[string]any{}, sessions: map[string]string{}, prepared: map[string]bool{}, questions: map[string]int{}, reworks: map[string]int{}, edgeOf: map[[2]string]string{}}
 	c.st.Metrics = map[string]float64{}
-	topology := p.Topology
+	c.term, c.params = in.Settings()
+	c.roundCap, c.ownCap = flow.RoundCap(c.term, c.params, r.o.RoundCap)
+	c.spend, c.limits = newSpend(), spendLimits(c.term)
+	topology = p.Topology
 	for _, e := range in.Edges {
 		for _, id := range []string{e.Source, e.Target} {
 			if _, ok := c.roles[id]; !ok {
@@ -73,32 +111,26 @@ func (r *run) runInteraction(parent context.Context, in *flow.Interaction) Inter
 				c.roles[id] = roleOf(r.f, id)
 			}
 		}
-		if c.term == nil && e.Data.Termination != nil {
-			c.term = e.Data.Termination
-		}
-		for k, v := range e.Data.Params {
-			c.params[k] = v
-		}
 		if e.Data.Topology != "" {
 			topology = e.Data.Topology
 		}
 		c.edgeOf[[2]string{e.Source, e.Target}] = e.ID
 	}
-	ctx, cancel := context.WithCancel(parent)
-	defer cancel()
-	if ms := timeoutMs(c.term, c.params); ms > 0 {
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
-		defer cancel()
-	}
-	c.ctx = ctx
-	c.bus = bus.New(bus.Config{Topology: topology, Members: c.nodes, Hub: c.hub(), Stages: c.chain(), Tags: c.tags(),
-		RateLimitPerMin: intParam(c.params, "rate_limit_per_min", 0), Key: r.key, Now: r.now, ACL: c.acl(), Links: c.links()})
-	if ret := retention(c.params); ret != nil {
-		c.board = bus.NewBlackboard(*ret, r.now)
-	}
-	r.emit(in.ID, "", "interaction_started", map[string]any{"patternId": c.pat, "nodes": c.nodes})
-	r.emit(in.ID, "", "configured", map[string]any{"data": map[string]any{"patternId": c.pat, "topology": topology, "nodes": c.nodes, "roles": c.roles, "termination": c.term, "params": c.params}})
+	c.cast = c.castRoles()
+	return c, topology
+}
 
+// newBus is the interaction's message bus: its topology, the pattern's routes and the drawn
+// edges as its access rules (acl.go), its rate limit, the run's signing key.
+func (c *ictx) newBus(topology string) *bus.Bus {
+	return bus.New(bus.Config{Topology: topology, Members: c.nodes, Hub: c.hub(), Stages: c.chain(), Tags: c.tags(),
+		RateLimitPerMin: intParam(c.params, "rate_limit_per_min", 0), Key: c.r.key, Now: c.r.now, ACL: c.acl(), Links: c.links()})
+}
+
+// execute runs the interaction's executor and ends it: the outcome, its terminated event,
+// auto-apply.
+func (c *ictx) execute(parent context.Context) InteractionOutcome {
+	r, in, ctx := c.r, c.in, c.ctx
 	exec := executors[c.pat]
 	var result string
 	var err error
@@ -110,20 +142,32 @@ func (r *run) runInteraction(parent context.Context, in *flow.Interaction) Inter
 	r.metrics.addBus(c.bus.Metrics())
 
 	out := InteractionOutcome{ID: in.ID, PatternID: c.pat, Rounds: c.st.Round, Result: result}
+	var limit *spendLimitError
 	switch {
+	case errors.As(context.Cause(ctx), &limit) && parent.Err() == nil:
+		out.Status, out.Reason = StatusCompleted, limit.condition
+		if result == "" {
+			out.Result = fmt.Sprintf("%s reached after %d round(s)", limit.condition, c.st.Round)
+		}
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) && parent.Err() == nil:
 		out.Status, out.Reason = StatusCompleted, "timeout_ms"
 		if result == "" {
 			out.Result = "timed out after " + fmt.Sprint(c.st.Round) + " round(s)"
 		}
 	case parent.Err() != nil:
-		out.Status, out.Reason = StatusStopped, "stopped"
+		out.Status, out.Reason = StatusStopped, stopReason(parent)
 	case err != nil:
-		out.Status, out.Reason, out.Error = StatusFailed, "error", err.Error()
+		out.Status, out.Reason, out.Error = StatusFailed, failReason(err), err.Error()
 	default:
 		out.Status, out.Reason = StatusCompleted, firstNonEmpty(c.reason(), c.st.Done, "completed")
 	}
+	if sp := c.spent(); sp.Tokens > 0 || sp.CostUSD > 0 || len(sp.Unreported) > 0 {
+		out.Spend = &sp
+	}
 	fields := map[string]any{"reason": out.Reason, "rounds": out.Rounds, "status": out.Status}
+	if out.Spend != nil {
+		fields["spend"] = out.Spend
+	}
 	if out.Result != "" {
 		fields["result"] = truncate(out.Result, 2000)
 	}
@@ -156,6 +200,19 @@ func roleOf(f *flow.Flow, id string) string {
 	default:
 		return strings.ToLower(strings.TrimSpace(n.Agent.Role))
 	}
+}
+
+// names maps nodes to their display names (for replies that name an agent by its name).
+func (c *ictx) names(ids []string) map[string]string {
+	out := map[string]string{}
+	for _, id := range ids {
+		if n, ok := c.r.f.NodeByID(id); ok && n.Agent != nil {
+			out[id] = n.Agent.Name
+		} else if ok && n.System != nil {
+			out[id] = n.System.Name
+		}
+	}
+	return out
 }
 
 // byRole returns the nodes whose role contains any of the words, in node order.
@@ -193,16 +250,6 @@ func (c *ictx) one(fallback string, words ...string) string {
 		return ids[0]
 	}
 	return fallback
-}
-
-// hub is the manager, broker, router or blackboard node, when there is one.
-// links are the interaction's drawn edges.
-func (c *ictx) links() [][2]string {
-	out := make([][2]string, 0, len(c.in.Edges))
-	for _, e := range c.in.Edges {
-		out = append(out, [2]string{e.Source, e.Target})
-	}
-	return out
 }
 
 // hub is the node spokes talk through: a tree (P15) has none (every manager is a hub of
@@ -272,18 +319,56 @@ func (c *ictx) tags() map[string][]string {
 
 // --- asking agents ---------------------------------------------------------------------------
 
-// Reply is what one agent turn produced, read for the structured lines patterns use.
+// Reply is what one agent step produced, read for the structured lines patterns use.
 type Reply struct {
 	Node    string
 	Text    string
-	Handoff map[string]any
-	Failed  bool
-	Reason  string
+	Handoff map[string]any // the last valid HANDOFF block's fields
+	// HandoffError says why the agent's HANDOFF block was invalid ("" for none or a valid one).
+	HandoffError string
+	// Changed are the files its sandbox's proposal changes, after the step (sandboxed agents).
+	Changed []string
+	// Missing are the needed lines the reply lacks even after its repair turn.
+	Missing   []string
+	Failed    bool
+	Reason    string
+	sandboxed bool // the agent works in its sandbox's work/ folder
 }
 
-// ask runs one turn of node with prompt, logging the step and the messages, and waits for
-// its reply. from is who is asking (the node or the engine, "") for the log and the bus.
-func (c *ictx) ask(from, node, prompt string) (*Reply, error) {
+// ask runs one step of node: a turn with prompt and, when its reply lacks a line the step
+// needs, one repair turn asking for exactly those lines (need.go). Then whatever the agent
+// changed in its sandbox goes to review (collect). from is who is asking (the node or the
+// engine, "") for the log and the bus. A reply still lacking a needed line comes back with a
+// *MissingLineError (and Missing set); steps that can do without it go on (hard).
+func (c *ictx) ask(from, node, prompt string, needs ...need) (*Reply, error) {
+	rep, err := c.turn(from, node, prompt)
+	if err == nil && len(needs) > 0 {
+		if missing := unmet(rep.Text, needs); len(missing) > 0 {
+			c.note("reply_repair", map[string]any{"agent": node, "missing": lines(missing)})
+			again, aerr := c.turn(from, node, c.repairPrompt(node, prompt, rep.Text, missing))
+			if again != nil {
+				if again.Handoff == nil && again.HandoffError == "" { // the first turn's block still counts
+					again.Handoff, again.HandoffError = rep.Handoff, rep.HandoffError
+				}
+				rep = again
+			}
+			if err = aerr; err == nil {
+				rep.Missing = lines(unmet(rep.Text, needs))
+			}
+		}
+	}
+	if rep != nil {
+		c.collect(rep)
+	}
+	if err == nil && len(rep.Missing) > 0 {
+		err = &MissingLineError{Agent: node, Lines: rep.Missing}
+	}
+	return rep, err
+}
+
+// turn runs one turn of node with prompt, logging the step and the messages, and waits for
+// its reply.
+func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 	if err := c.ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -301,8 +386,15 @@ func (c *ictx) ask(from, node, prompt string) (*Reply, error) {
 		return nil, fmt.Errorf("agent %s: %w", node, err)
 	}
 	started := c.r.now()
+	handoffErr := ""
+	ts := &turnSpend{backend: spec.BackendID}
+	var stderr stderrTail
 	for ev := range proc.Events() {
 		switch ev.Kind {
+		case runtime.EventUsage:
+			c.spendEvent(node, ts, ev)
+		case runtime.EventStderr:
+			stderr.add(ev.Text)
 		case runtime.EventPending:
 			c.r.asks.Add(1)
 			go func(pend *runtime.Pending) {
@@ -317,14 +409,27 @@ func (c *ictx) ask(from, node, prompt string) (*Reply, error) {
 			if ev.Block != nil && (ev.Block.Kind == "invalid" || ev.Block.Kind == "error") {
 				c.r.emit(c.in.ID, edge, "error", map[string]any{"agent": node, "block": ev.Block})
 			}
+			if ev.Block != nil && ev.Block.Of == agentproto.KindHandoff {
+				handoffErr = ev.Block.Error // the last block counts: a valid one clears it
+			}
 		case runtime.EventWarning:
-			c.r.emit(c.in.ID, edge, "warning", map[string]any{"agent": node, "message": firstNonEmpty(ev.Reason, ev.Text)})
+			w := map[string]any{"agent": node, "message": firstNonEmpty(ev.Reason, ev.Text)}
+			for k, v := range map[string]string{"tool": ev.Tool, "path": ev.Path, "field": ev.Field} {
+				if v != "" { // a permission denial: what was refused, and the setting that allows it
+					w[k] = v
+				}
+			}
+			c.r.emit(c.in.ID, edge, "warning", w)
 		}
 	}
 	res := proc.Wait()
+	c.spendResult(node, ts, res)
 	c.r.metrics.addTurn(node, res, c.r.now().Sub(started))
 	c.noteTurn(node, prompt, res)
-	rep := &Reply{Node: node, Text: res.Reply, Handoff: res.Handoff}
+	rep := &Reply{Node: node, Text: res.Reply, Handoff: res.Handoff, sandboxed: spec.SandboxWork != ""}
+	if res.Handoff == nil {
+		rep.HandoffError = handoffErr
+	}
 	c.mu.Lock()
 	c.step++
 	step := c.step
@@ -335,7 +440,7 @@ func (c *ictx) ask(from, node, prompt string) (*Reply, error) {
 		fields["failed"] = rep.Reason
 	}
 	c.r.emit(c.in.ID, edge, "step", fields)
-	c.r.emit(c.in.ID, edge, "agent_finished", map[string]any{"agent": node, "status": string(res.Status), "turns": res.Turns})
+	c.r.emit(c.in.ID, edge, "agent_finished", finishedFields(node, res, stderr.lines))
 	if c.ctx.Err() != nil {
 		return rep, c.ctx.Err()
 	}
@@ -343,14 +448,12 @@ func (c *ictx) ask(from, node, prompt string) (*Reply, error) {
 		return rep, fmt.Errorf("agent %s failed: %s", node, rep.Reason)
 	}
 	c.send(node, from, "reply", map[string]any{"text": truncate(res.Reply, 4000)}, "")
-	if res.Handoff != nil {
-		c.proposal(node, res.Handoff)
-	}
 	return rep, nil
 }
 
-// askAll asks several nodes in parallel (independent answers) and returns replies in order.
-func (c *ictx) askAll(from string, nodes []string, prompt func(node string) string) ([]*Reply, error) {
+// askAll asks several nodes in parallel (independent answers) and returns replies in order;
+// each step needs what needs say (ask).
+func (c *ictx) askAll(from string, nodes []string, prompt func(node string) string, needs ...need) ([]*Reply, error) {
 	reps := make([]*Reply, len(nodes))
 	errs := make([]error, len(nodes))
 	var wg sync.WaitGroup
@@ -358,7 +461,7 @@ func (c *ictx) askAll(from string, nodes []string, prompt func(node string) stri
 		wg.Add(1)
 		go func(i int, n string) {
 			defer wg.Done()
-			reps[i], errs[i] = c.ask(from, n, prompt(n))
+			reps[i], errs[i] = c.ask(from, n, prompt(n), needs...)
 		}(i, n)
 	}
 	wg.Wait()
@@ -367,8 +470,9 @@ func (c *ictx) askAll(from string, nodes []string, prompt func(node string) stri
 
 // send puts a message on the interaction's bus and logs it; refusals are logged, not fatal.
 func (c *ictx) send(from, to, typ string, payload any, parent string) {
-	if from == "" || to == "" {
-		return // the engine itself is not on the bus
+	if from == "" || to == "" || from == to {
+		return // the engine itself is not on the bus, and a node playing two parts (P18's
+		// executor when no observer is drawn) does not message itself
 	}
 	e := &bus.Envelope{From: from, To: bus.Recipients{to}, Type: typ, Payload: payload, Context: bus.Context{InteractionID: c.in.ID, ParentMessageID: parent, ThreadID: c.r.id + "/" + c.in.ID}}
 	edge := c.edgeOf[[2]string{from, to}]
@@ -399,7 +503,7 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 	s := runtime.Spec{RunID: c.r.id, AgentID: node, Role: c.roles[node], InteractionID: c.in.ID, Round: c.st.Round,
 		BackendID: rt.BackendID, Command: rt.Command, CwdMode: rt.CwdMode, Workspace: c.r.o.Workspace,
 		Model: rt.Model, MaxTurns: rt.MaxTurns, AllowedTools: rt.AllowedTools, PermissionMode: rt.PermissionMode, StopGrace: c.r.o.StopGrace,
-		CodexSandbox: rt.CodexSandbox, Interactive: rt.Interactive, PauseOnPhaseComplete: true}
+		CodexSandbox: rt.CodexSandbox, GeminiApprovalMode: rt.GeminiApprovalMode, Interactive: rt.Interactive, PauseOnPhaseComplete: true}
 	// "auto" as an override means each node keeps its own backend (the editor's default pick).
 	if c.r.o.Backend != "" && c.r.o.Backend != "auto" {
 		s.BackendID = c.r.o.Backend
@@ -410,11 +514,24 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 	if s.BackendID == "" {
 		s.BackendID = "auto"
 	}
+	if s.BackendID == runtime.BackendCommand {
+		cmd, err := runtime.ResolveCommand(c.r.o.Workspace, s.Command)
+		if err != nil {
+			return s, fmt.Errorf("agent %s: %w", node, err)
+		}
+		s.Command = cmd
+	}
 	if s.CwdMode == "" {
 		s.CwdMode = runtime.CwdWorkspace
 		if isWorker(c.roles[node]) {
 			s.CwdMode = runtime.CwdAgentHome
 		}
+	}
+	// Role defaults for the CLIs' permission settings the flow leaves unset: a worker may
+	// edit its own sandbox, everything else only reads.
+	s.Access = runtime.AccessReadOnly
+	if isWorker(c.roles[node]) && s.CwdMode == runtime.CwdAgentHome {
+		s.Access = runtime.AccessEdit
 	}
 	if s.CwdMode == runtime.CwdAgentHome {
 		work, err := c.sandbox(node, files)
@@ -440,14 +557,7 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 	return s, nil
 }
 
-func isWorker(role string) bool {
-	for _, w := range []string{"worker", "coder", "engineer", "executor", "refiner", "developer", "implementer", "bidder", "contractor"} {
-		if strings.Contains(role, w) {
-			return true
-		}
-	}
-	return false
-}
+func isWorker(role string) bool { return flow.IsWorkerRole(role) }
 
 // sandbox prepares a node's sandbox once per run and returns its work/ folder.
 func (c *ictx) sandbox(node string, files []string) (string, error) {
@@ -485,30 +595,33 @@ func (c *ictx) sandbox(node string, files []string) (string, error) {
 	return paths.WorkDir, nil
 }
 
-// proposal turns a worker's HANDOFF into a proposal and reviews it (a check against the
-// workspace, with the person's folder rules). Whether it is applied without a person is
-// decided when the interaction ends (autoApply).
-func (c *ictx) proposal(node string, handoff map[string]any) {
+// proposal turns what node changed in its sandbox into a proposal (notes: from its HANDOFF
+// when it wrote one) and reviews it (a check against the workspace, with the person's folder
+// rules). When work/ does not differ from input/ the result changes no file, and nothing is
+// written unless an earlier proposal of the node is to be brought up to date. Whether it is
+// applied without a person is decided when the interaction ends (autoApply).
+func (c *ictx) proposal(ctx context.Context, node, notes string) (*proposal.Created, error) {
 	c.r.mu.Lock()
 	defer c.r.mu.Unlock()
 	defer c.r.logThrough()() // proposal.Create, Check and Apply log to the same file: keep the order
-	cr, err := proposal.Create(c.ctx, proposal.CreateOptions{Workspace: c.r.o.Workspace, RunID: c.r.id, AgentID: node, Notes: fmt.Sprint(handoff["Goal"]), Flow: c.r.f.Name, Origin: c.originOf(node)})
-	if err != nil {
-		c.r.emit(c.in.ID, "", "error", map[string]any{"agent": node, "message": "proposal: " + err.Error()})
-		return
-	}
-	if len(cr.Proposal.ChangedFiles) == 0 {
-		return
-	}
 	dir, _ := sandbox.RelDir(c.r.id, node)
 	ref := filepath.ToSlash(filepath.Join(dir, "proposal", "proposal.json"))
+	cr, err := proposal.Create(ctx, proposal.CreateOptions{Workspace: c.r.o.Workspace, RunID: c.r.id, AgentID: node, Notes: notes, Flow: c.r.f.Name,
+		SkipUnchanged: !slices.Contains(c.r.proposals, ref), Origin: c.originOf(node)})
+	if err != nil {
+		c.r.emit(c.in.ID, "", "error", map[string]any{"agent": node, "message": "proposal: " + err.Error()})
+		return nil, err
+	}
+	if len(cr.Proposal.ChangedFiles) == 0 {
+		return cr, nil
+	}
 	c.mu.Lock()
 	if !slices.Contains(c.made, [2]string{node, ref}) {
 		c.made = append(c.made, [2]string{node, ref})
 	}
 	c.mu.Unlock()
 	if slices.Contains(c.r.proposals, ref) {
-		return
+		return cr, nil
 	}
 	c.r.proposals = append(c.r.proposals, ref)
 	// proposal.Create logged proposal_created itself; the sink (stdout, runEvent) hears of it here.
@@ -517,13 +630,14 @@ func (c *ictx) proposal(node string, handoff map[string]any) {
 			Fields: map[string]any{"agent": node, "proposal": ref, "changedFiles": cr.Proposal.ChangedFiles, "conflicts": len(cr.Collisions)}})
 	}
 	c.forwardConflicts(node, ref, cr)
-	res, err := proposal.Check(c.ctx, c.r.o.Workspace, ref, proposal.Selection{}, proposal.ApplyOptions{Flow: c.r.f.Name, Rules: c.r.limits().Rules})
+	res, err := proposal.Check(ctx, c.r.o.Workspace, ref, proposal.Selection{}, proposal.ApplyOptions{Flow: c.r.f.Name, Rules: c.r.limits().Rules})
 	ok := err == nil && res != nil && len(res.Problems) == 0
 	fields := map[string]any{"agent": node, "proposal": ref, "applicable": ok, "reviewer": "engine", "conflicts": len(cr.Collisions)}
 	if res != nil && len(res.Problems) > 0 {
 		fields["problems"] = res.Problems
 	}
 	c.r.emit(c.in.ID, "", "proposal_reviewed", fields)
+	return cr, nil
 }
 
 // autoApply runs when the interaction has ended, if the flow's policy.autoApply asks for it:
@@ -551,9 +665,12 @@ func (c *ictx) autoApply(out InteractionOutcome) {
 		held := "the interaction " + out.Status
 		c.mu.Lock()
 		why, rejected := c.rejected[node]
+		unhanded, noHandoff := c.unhanded[node]
 		c.mu.Unlock()
 		if rejected {
 			held = "rejected in review by " + why
+		} else if noHandoff {
+			held = unhanded
 		} else if out.Status == StatusCompleted {
 			res, err := proposal.Check(ctx, c.r.o.Workspace, ref, proposal.Selection{}, o)
 			held = lim.autoApplyHeld(c.gatePassed(), res, err)
@@ -573,6 +690,17 @@ func (c *ictx) autoApply(out InteractionOutcome) {
 				Fields: map[string]any{"agent": node, "proposal": ref, "files": applied.Files, "warnings": applied.Warnings}})
 		}
 	}
+}
+
+// gateReads: the flow's termination has a quality gate on metric.
+func (c *ictx) gateReads(metric string) bool {
+	reads := false
+	c.term.Walk(func(t *flow.Termination) {
+		if t.Type == "quality_gate" && t.Metric == metric {
+			reads = true
+		}
+	})
+	return reads
 }
 
 // gatePassed: a flow's quality gate, if any, holds now.
@@ -766,9 +894,11 @@ func (c *ictx) endRound() bool {
 	if c.reason() != "" {
 		return true
 	}
-	if c.st.Round >= c.r.o.RoundCap {
+	if c.roundCap > 0 && c.st.Round >= c.roundCap {
 		c.st.Done = "round_cap"
-		c.r.emit(c.in.ID, "", "warning", map[string]any{"message": fmt.Sprintf("no termination condition held after %d rounds; the engine's round cap ends the interaction", c.st.Round)})
+		if !c.ownCap {
+			c.r.emit(c.in.ID, "", "warning", map[string]any{"message": fmt.Sprintf("no termination condition held after %d rounds and the flow sets no bound on rounds or time; the engine's round cap ends the interaction (set params.round_cap, or add a max_rounds or timeout_ms condition)", c.st.Round)})
+		}
 		return true
 	}
 	return false
@@ -794,7 +924,7 @@ func (c *ictx) holds(t *flow.Termination) (bool, string) {
 		first := ""
 		for _, s := range t.Any {
 			if ok, why := c.holds(s); ok {
-				if why != "max_rounds" && why != "timeout_ms" {
+				if !slices.Contains(bounds, why) {
 					return true, why
 				}
 				first = firstNonEmpty(first, why)
@@ -823,8 +953,23 @@ func (c *ictx) holds(t *flow.Termination) (bool, string) {
 		return t.Threshold != nil && c.st.Consensus >= *t.Threshold && c.st.Round > 0, "consensus_threshold"
 	case "quality_gate":
 		return c.gateHolds(t), "quality_gate"
+	case "max_cost_usd", "max_tokens":
+		return limits{usd: deref(t.USD), tokens: deref(t.Tokens)}.reached(c.spent()) == t.Type, t.Type
 	}
 	return false, ""
+}
+
+// bounds are the conditions that end an interaction whatever its agents decide: when one holds
+// together with the pattern's own end (a judge decides in the last round), the pattern's end
+// is the reason.
+var bounds = []string{"max_rounds", "timeout_ms", "max_cost_usd", "max_tokens"}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }
 
 func (c *ictx) gateHolds(t *flow.Termination) bool {
@@ -843,7 +988,7 @@ func (c *ictx) gateHolds(t *flow.Termination) bool {
 }
 
 // maxRounds is the max_rounds bound when the termination has one (for patterns that plan
-// their rounds), else def.
+// their rounds), else def; never more than the round cap.
 func (c *ictx) maxRounds(def int) int {
 	n := 0
 	c.term.Walk(func(t *flow.Termination) {
@@ -854,7 +999,10 @@ func (c *ictx) maxRounds(def int) int {
 	if n == 0 {
 		n = def
 	}
-	return min(n, c.r.o.RoundCap)
+	if c.roundCap > 0 {
+		n = min(n, c.roundCap)
+	}
+	return n
 }
 
 func timeoutMs(t *flow.Termination, params map[string]any) int64 {

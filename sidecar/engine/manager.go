@@ -73,6 +73,8 @@ type RunInfo struct {
 	Pending   []Request `json:"pending"`
 	Proposals []string  `json:"proposals"`
 	Metrics   *Metrics  `json:"metrics,omitempty"`
+	// Spend is what the run's agents reported spending so far (docs/runs.md, Spend limits).
+	Spend Spend `json:"spend"`
 }
 
 func (m *Manager) init() {
@@ -188,7 +190,7 @@ func (m *Manager) List() ([]RunInfo, error) {
 	var out []RunInfo
 	seen := map[string]bool{}
 	for _, st := range states {
-		info := RunInfo{RunID: st.RunID, Flow: st.Flow, FlowFile: st.FlowFile, Status: st.Status, Reason: st.Reason, DryRun: st.DryRun, Started: st.Started, Finished: st.Finished, Updated: st.Updated, Interactions: st.Interactions, Proposals: st.Proposals, Pending: []Request{}}
+		info := RunInfo{RunID: st.RunID, Flow: st.Flow, FlowFile: st.FlowFile, Status: st.Status, Reason: st.Reason, DryRun: st.DryRun, Started: st.Started, Finished: st.Finished, Updated: st.Updated, Interactions: st.Interactions, Proposals: st.Proposals, Pending: []Request{}, Spend: st.Spend}
 		if st.Status == StatusInterrupted && st.Pending != nil {
 			info.Pending = st.Pending
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/diag"
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 	"github.com/agentcanvas/agentcanvas/sidecar/validate"
 )
 
@@ -47,8 +48,9 @@ type Options struct {
 	Sink func(eventlog.Event)
 	// Task, when set, is the run's task (the flow's description otherwise).
 	Task string
-	// RoundCap bounds rounds when no termination condition can end an interaction
-	// (default 10): the engine never loops forever.
+	// RoundCap bounds the rounds of an interaction whose flow sets no bound on rounds or
+	// time and no params.round_cap (default flow.DefaultRoundCap): the engine never loops
+	// forever, and never cuts short a loop the flow bounds itself.
 	RoundCap int
 	// StopGrace is the time between SIGTERM and SIGKILL when agents are stopped.
 	StopGrace time.Duration
@@ -82,6 +84,7 @@ type Outcome struct {
 	Interactions []InteractionOutcome `json:"interactions"`
 	Proposals    []string             `json:"proposals,omitempty"` // workspace-relative proposal.json paths
 	Metrics      Metrics              `json:"metrics"`
+	Spend        Spend                `json:"spend"` // what its agents reported spending (spend.go)
 }
 
 // InteractionOutcome is one interaction's end.
@@ -93,6 +96,7 @@ type InteractionOutcome struct {
 	Rounds    int    `json:"rounds"`
 	Result    string `json:"result,omitempty"` // what the pattern yields (a decision, an answer…)
 	Error     string `json:"error,omitempty"`
+	Spend     *Spend `json:"spend,omitempty"` // what its agents reported spending (spend.go)
 }
 
 // ErrInvalidFlow is returned when the flow has validation errors; a run never starts then.
@@ -139,6 +143,9 @@ type run struct {
 	key   []byte // per-run signing key, memory only
 	state *State
 	ctx   context.Context // execute's; set before any goroutine starts
+	// stop cancels the run with a cause (ErrBudget when policy.budget is reached).
+	stop   context.CancelCauseFunc
+	budget limits // policy.budget
 
 	mu        sync.Mutex
 	ckMu      sync.Mutex // serialises checkpoint writes
@@ -163,11 +170,14 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	if ds := validate.Flow(f, validate.Workspace{Root: o.Workspace, Rules: o.limits().Rules}); diag.HasErrors(ds) {
 		return nil, &InvalidFlowError{Diagnostics: ds}
 	}
+	if err := checkCommands(f, o); err != nil {
+		return nil, err
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
 	if o.RoundCap <= 0 {
-		o.RoundCap = 10
+		o.RoundCap = flow.DefaultRoundCap
 	}
 	id := o.RunID
 	if o.Resume != nil {
@@ -189,9 +199,13 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	}
 	r := &run{f: f, o: o, id: id, log: log, now: o.Now, key: bus.NewKey(), outcomes: map[string]*InteractionOutcome{}, metrics: newMetricSet(), files: promptFiles{ws: o.Workspace}}
 	r.state = newState(r)
+	r.budget = budgetLimits(f.Policy.Budget)
 	if o.Resume != nil {
 		r.state.Started = o.Resume.Started
 		r.proposals = append(r.proposals, o.Resume.Proposals...)
+		if sp := o.Resume.Spend; sp.Tokens > 0 || sp.CostUSD > 0 || len(sp.Unreported) > 0 {
+			r.state.Spend = sp // the budget counts what the run spent before
+		}
 	}
 	return r, nil
 }
@@ -265,10 +279,10 @@ func (r *run) emit(interactionID, edgeID, event string, fields map[string]any) {
 }
 
 func (r *run) execute(ctx context.Context) *Outcome {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	defer r.close()
-	r.ctx = ctx
+	r.ctx, r.stop = ctx, cancel
 	if r.o.Resume != nil {
 		r.emit("", "", "run_resumed", map[string]any{"workspace": r.o.Workspace, "dryRun": r.o.DryRun, "interactions": len(r.f.Interactions), "task": r.task()})
 	} else {
@@ -338,7 +352,7 @@ func (r *run) execute(ctx context.Context) *Outcome {
 			r.mu.Unlock()
 			switch {
 			case ctx.Err() != nil:
-				r.setOutcome(oc, InteractionOutcome{Status: StatusStopped, Reason: "stopped"})
+				r.setOutcome(oc, InteractionOutcome{Status: StatusStopped, Reason: stopReason(ctx)})
 			case failedDep != "":
 				r.setOutcome(oc, InteractionOutcome{Status: StatusSkipped, Reason: "dependency " + failedDep + " did not complete"})
 				r.emit(in.ID, "", "terminated", map[string]any{"reason": "skipped", "note": oc.Reason})
@@ -369,7 +383,7 @@ func (r *run) execute(ctx context.Context) *Outcome {
 		}
 	}
 	if ctx.Err() != nil {
-		out.Status, out.Reason = StatusStopped, "stopped"
+		out.Status, out.Reason = StatusStopped, stopReason(ctx)
 	}
 	r.finish(out)
 	return out
@@ -378,7 +392,7 @@ func (r *run) execute(ctx context.Context) *Outcome {
 func (r *run) setOutcome(oc *InteractionOutcome, res InteractionOutcome) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	oc.Status, oc.Reason, oc.Rounds, oc.Result, oc.Error = res.Status, res.Reason, res.Rounds, res.Result, res.Error
+	oc.Status, oc.Reason, oc.Rounds, oc.Result, oc.Error, oc.Spend = res.Status, res.Reason, res.Rounds, res.Result, res.Error, res.Spend
 }
 
 // sessionEnded: the run was cancelled because its session ended (ErrSessionEnded), not
@@ -397,11 +411,12 @@ func (r *run) finish(out *Outcome) {
 	out.Proposals = append([]string(nil), r.proposals...)
 	r.mu.Unlock()
 	out.Metrics = r.metrics.snapshot()
+	out.Spend = r.spent()
 	r.state.Status = out.Status
 	r.state.Reason = out.Reason
 	r.state.Finished = r.now().UTC()
 	r.checkpoint()
-	r.emit("", "", "run_finished", map[string]any{"status": out.Status, "reason": out.Reason, "metrics": out.Metrics, "proposals": out.Proposals})
+	r.emit("", "", "run_finished", map[string]any{"status": out.Status, "reason": out.Reason, "metrics": out.Metrics, "proposals": out.Proposals, "spend": out.Spend})
 	if err := writeMemory(r, out); err != nil {
 		r.emit("", "", "warning", map[string]any{"message": "memory notes: " + err.Error()})
 	}
@@ -467,4 +482,29 @@ func firstNonEmpty(ss ...string) string {
 		}
 	}
 	return ""
+}
+
+// checkCommands resolves every command agent's relative paths before anything runs, so a
+// missing script fails the run at once, naming the agent and the field, rather than as exit
+// 127 in the middle of it.
+func checkCommands(f *flow.Flow, o Options) error {
+	if o.DryRun || (o.Backend != "" && o.Backend != "auto" && o.Backend != runtime.BackendCommand) {
+		return nil
+	}
+	var errs []error
+	check := func(id string, rt *flow.Runtime) {
+		if rt == nil || (rt.BackendID != runtime.BackendCommand && o.Backend != runtime.BackendCommand) {
+			return
+		}
+		if _, err := runtime.ResolveCommand(o.Workspace, rt.Command); err != nil {
+			errs = append(errs, fmt.Errorf("agent %s: %w", id, err))
+		}
+	}
+	for _, a := range f.Agents {
+		check(a.ID, a.Runtime)
+	}
+	for _, s := range f.SystemNodes {
+		check(s.ID, s.Runtime)
+	}
+	return errors.Join(errs...)
 }

@@ -70,35 +70,47 @@ func readPID(t *testing.T, file string) int {
 }
 
 // A runaway agent (it sleeps forever, with a grandchild doing the same) is stopped by
-// timeout_ms: the interaction ends with reason timeout_ms and both processes are gone.
+// timeout_ms: the interaction ends with reason timeout_ms and both processes are gone. On a busy
+// machine the agent may not have recorded both pids when a short timeout fires; the run is
+// then repeated with a doubled timeout until it had (a condition, not a timing).
 func TestRunawayStoppedByTimeout(t *testing.T) {
-	ws := gitWorkspace(t)
-	dir := t.TempDir()
-	t.Setenv("AC_DIR", dir)
-	f := patternFlow(t, ws, "runaway", flowSpec{pattern: "protocol_bridge", runtime: scripted(t), description: "sleep",
-		edit: edits(setRole("sleeper", "local_agent"), setTermination(pattern.Termination{Type: "timeout_ms", Ms: 500}))})
-	out, err := Run(context.Background(), f, Options{Workspace: ws, StopGrace: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ic := out.Interactions[0]
-	if ic.Reason != "timeout_ms" {
-		t.Fatalf("reason %q (%s), want timeout_ms", ic.Reason, ic.Error)
-	}
-	term := eventsNamed(events(t, ws, "runaway"), "terminated")
-	if len(term) != 1 || fld(term[0], "reason") != "timeout_ms" {
-		t.Errorf("terminated events %v", term)
-	}
-	for _, name := range []string{"child.pid", "grandchild.pid"} {
-		pid := readPID(t, filepath.Join(dir, name))
-		// The guardian reaps the tree as Run returns; give the kernel a moment to finish.
-		for i := 0; i < 100 && alive(pid); i++ {
-			time.Sleep(20 * time.Millisecond)
+	for ms := int64(500); ; ms *= 2 {
+		ws := gitWorkspace(t)
+		dir := t.TempDir()
+		t.Setenv("AC_DIR", dir)
+		f := patternFlow(t, ws, "runaway", flowSpec{pattern: "protocol_bridge", runtime: scripted(t), description: "sleep",
+			edit: edits(setRole("sleeper", "local_agent"), setTermination(pattern.Termination{Type: "timeout_ms", Ms: ms}))})
+		out, err := Run(context.Background(), f, Options{Workspace: ws, StopGrace: 200 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
 		}
-		if alive(pid) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Errorf("%s %d is still running after the timeout", name, pid)
+		ic := out.Interactions[0]
+		if ic.Reason != "timeout_ms" {
+			t.Fatalf("reason %q (%s), want timeout_ms", ic.Reason, ic.Error)
 		}
+		term := eventsNamed(events(t, ws, "runaway"), "terminated")
+		if len(term) != 1 || fld(term[0], "reason") != "timeout_ms" {
+			t.Errorf("terminated events %v", term)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "child.pid")); err != nil {
+			if ms >= 64000 {
+				t.Fatalf("the agent never recorded its pids within %d ms", ms)
+			}
+			t.Logf("timeout_ms %d fired before the agent had recorded its pids; again with %d", ms, 2*ms)
+			continue
+		}
+		for _, name := range []string{"child.pid", "grandchild.pid"} {
+			pid := readPID(t, filepath.Join(dir, name))
+			// The guardian reaps the tree as Run returns; give the kernel a moment to finish.
+			for i := 0; i < 500 && alive(pid); i++ {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if alive(pid) {
+				syscall.Kill(pid, syscall.SIGKILL)
+				t.Errorf("%s %d is still running after the timeout", name, pid)
+			}
+		}
+		return
 	}
 }
 

@@ -35,6 +35,9 @@ type State struct {
 	Interactions []InteractionOutcome `json:"interactions"`
 	Pending      []Request            `json:"pending,omitempty"` // questions waiting for a person
 	Proposals    []string             `json:"proposals,omitempty"`
+	// Spend is what the run's agents reported spending so far (spend.go); a resumed run
+	// goes on counting from it against its budget.
+	Spend Spend `json:"spend"`
 }
 
 func checkRunID(id string) error { return sandbox.ValidateRunID(id) }
@@ -42,7 +45,7 @@ func checkRunID(id string) error { return sandbox.ValidateRunID(id) }
 func newState(r *run) *State {
 	now := r.now().UTC()
 	return &State{RunID: r.id, Flow: r.f.Name, FlowFile: r.f.File, Status: StatusRunning, DryRun: r.o.DryRun, Backend: r.o.Backend, Task: r.o.Task,
-		Started: now, Updated: now, PID: os.Getpid()}
+		Started: now, Updated: now, PID: os.Getpid(), Spend: newSpend()}
 }
 
 // checkpoint writes state.json (and the log). Errors are reported as events, never fatal:

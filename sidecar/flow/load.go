@@ -363,6 +363,18 @@ func (d *decoder) flowRoot(root *yaml.Node) {
 		"policy": func(_, v *yaml.Node, p string) {
 			d.fields(v, p, "policy", map[string]fieldFn{
 				"autoApply": func(_, v *yaml.Node, p string) { f.Policy.AutoApply, _ = d.boolean(v, p, "autoApply") },
+				"budget": func(_, v *yaml.Node, p string) {
+					b := &Budget{}
+					if d.fields(v, p, "policy.budget", map[string]fieldFn{
+						"usd": func(_, v *yaml.Node, p string) { x, ok := d.number(v, p, "policy.budget.usd"); b.USD = ptrIf(x, ok) },
+						"tokens": func(_, v *yaml.Node, p string) {
+							x, ok := d.integer(v, p, "policy.budget.tokens")
+							b.Tokens = ptrIf(x, ok)
+						},
+					}) {
+						f.Policy.Budget = b
+					}
+				},
 			})
 		},
 		"agents": func(_, v *yaml.Node, p string) {
@@ -424,7 +436,10 @@ func (d *decoder) runtime(n *yaml.Node, path string) *Runtime {
 		"allowedTools":   func(_, v *yaml.Node, p string) { r.AllowedTools = d.strList(v, p, "runtime.allowedTools") },
 		"permissionMode": func(_, v *yaml.Node, p string) { r.PermissionMode = d.str(v, p, "runtime.permissionMode") },
 		"codexSandbox":   func(_, v *yaml.Node, p string) { r.CodexSandbox = d.str(v, p, "runtime.codexSandbox") },
-		"interactive":    func(_, v *yaml.Node, p string) { r.Interactive, _ = d.boolean(v, p, "runtime.interactive") },
+		"geminiApprovalMode": func(_, v *yaml.Node, p string) {
+			r.GeminiApprovalMode = d.str(v, p, "runtime.geminiApprovalMode")
+		},
+		"interactive": func(_, v *yaml.Node, p string) { r.Interactive, _ = d.boolean(v, p, "runtime.interactive") },
 		"sessionLoop": func(_, v *yaml.Node, p string) {
 			sl := &SessionLoop{}
 			if d.fields(v, p, "runtime.sessionLoop", map[string]fieldFn{
@@ -544,6 +559,8 @@ func (d *decoder) termination(n *yaml.Node, path string) *Termination {
 		"metric": func(_, v *yaml.Node, p string) { t.Metric = d.str(v, p, "metric") },
 		"op":     func(_, v *yaml.Node, p string) { t.Op = d.str(v, p, "op") },
 		"value":  func(_, v *yaml.Node, p string) { x, ok := d.number(v, p, "value"); t.Value = ptrIf(x, ok) },
+		"usd":    func(_, v *yaml.Node, p string) { x, ok := d.number(v, p, "usd"); t.USD = ptrIf(x, ok) },
+		"tokens": func(_, v *yaml.Node, p string) { x, ok := d.integer(v, p, "tokens"); t.Tokens = ptrIf(x, ok) },
 		"any":    func(_, v *yaml.Node, p string) { t.Any = list(v, p, "any") },
 		"all":    func(_, v *yaml.Node, p string) { t.All = list(v, p, "all") },
 	}) {

@@ -50,6 +50,15 @@ type Policy struct {
 	// AutoApply lets a worker's proposal be applied without review when its quality gate
 	// passed (spec §6.7). Off by default.
 	AutoApply bool `json:"autoApply"`
+	// Budget bounds the spend of a whole run, from the usage its agents report.
+	Budget *Budget `json:"budget,omitempty"`
+}
+
+// Budget is a run's spend limit: USD of reported cost, Tokens of reported tokens (either or
+// both). The engine stops the run when one is reached.
+type Budget struct {
+	USD    *float64 `json:"usd,omitempty"`
+	Tokens *int64   `json:"tokens,omitempty"`
 }
 
 // Agent is an LLM-backed node.
@@ -69,18 +78,21 @@ type Agent struct {
 
 // Runtime says how an agent (or an LLM-backed system node) is run.
 type Runtime struct {
-	Kind           string       `json:"kind,omitempty"`      // "cli"
-	BackendID      string       `json:"backendId,omitempty"` // auto, claude, codex, gemini, command, dry-run
-	CwdMode        string       `json:"cwdMode,omitempty"`   // workspace, agentHome
-	Env            []string     `json:"env,omitempty"`       // environment-variable NAMES only
-	Command        []string     `json:"command,omitempty"`   // argv for backendId command
-	Model          string       `json:"model,omitempty"`
-	MaxTurns       int          `json:"maxTurns,omitempty"`
-	AllowedTools   []string     `json:"allowedTools,omitempty"`
-	PermissionMode string       `json:"permissionMode,omitempty"`
-	CodexSandbox   string       `json:"codexSandbox,omitempty"` // codex --sandbox: read-only, workspace-write, danger-full-access
-	Interactive    bool         `json:"interactive,omitempty"`  // a command agent keeps stdin open for answers
-	SessionLoop    *SessionLoop `json:"sessionLoop,omitempty"`
+	Kind         string   `json:"kind,omitempty"`      // "cli"
+	BackendID    string   `json:"backendId,omitempty"` // auto, claude, codex, gemini, command, dry-run
+	CwdMode      string   `json:"cwdMode,omitempty"`   // workspace, agentHome
+	Env          []string `json:"env,omitempty"`       // environment-variable NAMES only
+	Command      []string `json:"command,omitempty"`   // argv for backendId command
+	Model        string   `json:"model,omitempty"`
+	MaxTurns     int      `json:"maxTurns,omitempty"`
+	AllowedTools []string `json:"allowedTools,omitempty"`
+	// The CLIs' own permission settings; unset, the engine's role defaults apply (a worker in
+	// its sandbox may edit, every other role only reads; docs/agents.md).
+	PermissionMode     string       `json:"permissionMode,omitempty"`     // claude --permission-mode
+	CodexSandbox       string       `json:"codexSandbox,omitempty"`       // codex --sandbox: read-only, workspace-write, danger-full-access
+	GeminiApprovalMode string       `json:"geminiApprovalMode,omitempty"` // gemini --approval-mode: default, auto_edit, yolo, plan
+	Interactive        bool         `json:"interactive,omitempty"`        // a command agent keeps stdin open for answers
+	SessionLoop        *SessionLoop `json:"sessionLoop,omitempty"`
 }
 
 // SessionLoop runs an agent as repeated fresh-context sessions (cli-agent-session-loop.md).
@@ -148,6 +160,8 @@ type Termination struct {
 	Metric    string         `json:"metric,omitempty"`
 	Op        string         `json:"op,omitempty"`
 	Value     *float64       `json:"value,omitempty"`
+	USD       *float64       `json:"usd,omitempty"`    // max_cost_usd
+	Tokens    *int64         `json:"tokens,omitempty"` // max_tokens
 	Any       []*Termination `json:"any,omitempty"`
 	All       []*Termination `json:"all,omitempty"`
 	Path      string         `json:"path"`

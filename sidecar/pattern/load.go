@@ -261,6 +261,28 @@ func CheckTemplate(t *Template) error {
 			bad("roles: %q is on no edge", r.Role)
 		}
 	}
+	if len(t.Routes) == 0 {
+		bad("routes: list the messages the pattern exchanges between its roles")
+	}
+	routed := map[[2]string]bool{}
+	for i, r := range t.Routes {
+		at := fmt.Sprintf("routes[%d]", i)
+		for _, end := range []struct{ field, role string }{{"from", r.From}, {"to", r.To}} {
+			if _, ok := roles[end.role]; !ok {
+				bad("%s.%s: %q is not a declared role", at, end.field, end.role)
+			}
+		}
+		if routed[[2]string{r.From, r.To}] {
+			bad("%s: a second route %s → %s; list its messages in one", at, r.From, r.To)
+		}
+		routed[[2]string{r.From, r.To}] = true
+		if r.From == r.To && roles[r.From].MinCount < 2 {
+			bad("%s: a route from %q to itself needs minCount ≥ 2", at, r.From)
+		}
+		if len(r.Messages) == 0 {
+			bad("%s.messages: name what travels on the route", at)
+		}
+	}
 
 	if err := t.DefaultTermination.check("defaultTermination"); err != nil {
 		errs = append(errs, err)
@@ -295,6 +317,19 @@ func checkDoc(t *Template, doc string) error {
 			return fmt.Errorf("missing section %q (sections in order: %s)", h, strings.Join(DocSections, ", "))
 		}
 		pos += i + 1
+		if h == "## How AgentCanvas runs it" {
+			// The document lists the routes the engine allows, so the two cannot drift.
+			end := strings.Index(doc[pos+len(h):], "\n## ")
+			how := doc[pos:]
+			if end >= 0 {
+				how = doc[pos : pos+len(h)+end]
+			}
+			for _, r := range t.Routes {
+				if !strings.Contains(how, r.Text()) {
+					return fmt.Errorf("section %q must list the route %s", h, r.Text())
+				}
+			}
+		}
 		if h == "## Default termination" {
 			// The document must state the template's termination, so the two cannot drift.
 			want := "`" + t.DefaultTermination.String() + "`"

@@ -72,6 +72,23 @@ func TestLoadReportsBrokenTemplates(t *testing.T) {
 				v["edges"].([]any)[1].(map[string]any)["target"] = "referee"
 			})
 		}, []string{debate, `edges[1].target: "referee" is not a declared role`}},
+		{"route from an undeclared role", func(t *testing.T, m fstest.MapFS) {
+			editJSON(t, m, debate, func(v map[string]any) {
+				v["routes"].([]any)[0].(map[string]any)["from"] = "referee"
+			})
+		}, []string{debate, `routes[0].from: "referee" is not a declared role`}},
+		{"no routes", func(t *testing.T, m fstest.MapFS) {
+			editJSON(t, m, debate, func(v map[string]any) { v["routes"] = []any{} })
+		}, []string{debate, "routes: list the messages"}},
+		{"route without messages", func(t *testing.T, m fstest.MapFS) {
+			editJSON(t, m, debate, func(v map[string]any) {
+				v["routes"].([]any)[1].(map[string]any)["messages"] = []any{}
+			})
+		}, []string{debate, "routes[1].messages: name what travels"}},
+		{"document without a route", func(t *testing.T, m fstest.MapFS) {
+			doc := strings.Replace(string(m["P05-debate_judge.md"].Data), "  - `debater → debater`: `answer`\n", "", 1)
+			m["P05-debate_judge.md"] = &fstest.MapFile{Data: []byte(doc)}
+		}, []string{"P05-debate_judge.md", "must list the route `debater → debater`: `answer`"}},
 		{"duplicate role", func(t *testing.T, m fstest.MapFS) {
 			editJSON(t, m, debate, func(v map[string]any) { v["roles"] = append(roles(v), roles(v)[0]) })
 		}, []string{debate, `roles[2].role: "debater" is declared twice`}},
@@ -179,6 +196,8 @@ func TestTerminationCheck(t *testing.T) {
 		{Type: "consensus_threshold", Threshold: 1},
 		{Type: "quality_gate", Metric: "score", Op: "<=", Value: new(float64)},
 		{All: []Termination{{Type: "judge_decision"}, {Any: []Termination{{Type: "timeout_ms", Ms: 5}}}}},
+		{Type: "max_cost_usd", USD: 0.5},
+		{Type: "max_tokens", Tokens: 1},
 	}
 	for _, c := range ok {
 		if err := c.Check(); err != nil {
@@ -197,6 +216,8 @@ func TestTerminationCheck(t *testing.T) {
 		"termination.value":                    {Type: "quality_gate", Metric: "m", Op: ">="},
 		"unknown termination type \"forever\"": {Type: "forever"},
 		"termination.all[1].rounds":            {All: []Termination{{Type: "judge_decision"}, {Type: "max_rounds", Rounds: 0}}},
+		"termination.usd":                      {Type: "max_cost_usd"},
+		"termination.tokens":                   {Type: "max_tokens", Tokens: -1},
 	}
 	for want, c := range bad {
 		err := c.Check()
@@ -249,8 +270,10 @@ func TestTerminationString(t *testing.T) {
 		{Type: "quality_gate", Metric: "score", Op: ">=", Value: &v},
 		{All: []Termination{{Type: "judge_decision"}, {Type: "consensus_threshold", Threshold: 0.6}}},
 		{Type: "timeout_ms", Ms: 600000},
+		{Type: "max_cost_usd", USD: 2.5},
+		{Type: "max_tokens", Tokens: 100000},
 	}}.String()
-	want := "any(max_rounds=2, quality_gate(score>=7), all(judge_decision, consensus_threshold=0.6), timeout_ms=600000)"
+	want := "any(max_rounds=2, quality_gate(score>=7), all(judge_decision, consensus_threshold=0.6), timeout_ms=600000, max_cost_usd=2.5, max_tokens=100000)"
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}

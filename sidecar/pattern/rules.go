@@ -71,6 +71,14 @@ func (t Termination) check(path string) error {
 		if t.Value == nil {
 			return fmt.Errorf("%s.value: is required for quality_gate", path)
 		}
+	case "max_cost_usd":
+		if !(t.USD > 0) {
+			return fmt.Errorf("%s.usd: must be more than 0", path)
+		}
+	case "max_tokens":
+		if t.Tokens < 1 {
+			return fmt.Errorf("%s.tokens: must be at least 1", path)
+		}
 	default:
 		return fmt.Errorf("%s.type: unknown termination type %q (one of %s)", path, t.Type, strings.Join(TerminationTypes, ", "))
 	}
@@ -120,6 +128,10 @@ func (t Termination) String() string {
 			v = fmt.Sprintf("%g", *t.Value)
 		}
 		return fmt.Sprintf("quality_gate(%s%s%s)", t.Metric, t.Op, v)
+	case "max_cost_usd":
+		return fmt.Sprintf("max_cost_usd=%g", t.USD)
+	case "max_tokens":
+		return fmt.Sprintf("max_tokens=%d", t.Tokens)
 	}
 	return t.Type
 }

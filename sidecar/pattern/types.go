@@ -5,13 +5,15 @@
 // It knows nothing of flow text edits or JSON-RPC.
 package pattern
 
+import "strings"
+
 // The taxonomy axes (spec §4.1). Order is the spec's order.
 var (
 	Intents          = []string{"solve", "verify", "negotiate", "explore", "simulate", "align"}
 	Topologies       = []string{"p2p", "manager_worker", "pipeline", "blackboard", "market_auction", "debate_judge", "broker", "router_targeted", "broadcast"}
 	MessageForms     = []string{"nl_text", "structured_json", "acl_performative", "multimodal"}
 	SyncModes        = []string{"turn_based", "req_res", "async", "streaming"}
-	TerminationTypes = []string{"max_rounds", "timeout_ms", "judge_decision", "consensus_threshold", "quality_gate"}
+	TerminationTypes = []string{"max_rounds", "timeout_ms", "judge_decision", "consensus_threshold", "quality_gate", "max_cost_usd", "max_tokens"}
 	Verifications    = []string{"critic_loop", "cross_check_vote", "tool_based", "sandbox_constraints", "audit_log"}
 	// SystemTypes are the system-node kinds a flow may hold (DESIGN.md flow YAML additions).
 	SystemTypes = []string{"judge", "blackboard", "router", "broker", "manager", "aggregator", "curator", "bridge"}
@@ -38,6 +40,8 @@ type Termination struct {
 	Metric    string        `json:"metric,omitempty" yaml:"metric,omitempty"`       // quality_gate
 	Op        string        `json:"op,omitempty" yaml:"op,omitempty"`               // quality_gate: ">=" or "<="
 	Value     *float64      `json:"value,omitempty" yaml:"value,omitempty"`         // quality_gate; a pointer so 0 is kept
+	USD       float64       `json:"usd,omitempty" yaml:"usd,omitempty"`             // max_cost_usd, > 0
+	Tokens    int64         `json:"tokens,omitempty" yaml:"tokens,omitempty"`       // max_tokens, ≥ 1
 	Any       []Termination `json:"any,omitempty" yaml:"any,omitempty"`
 	All       []Termination `json:"all,omitempty" yaml:"all,omitempty"`
 }
@@ -89,6 +93,26 @@ type TemplateEdge struct {
 	Messages []string `json:"messages"`
 }
 
+// Route is one of the pattern's own message routes: what a node playing From sends to a node
+// playing To when the pattern runs, whatever edges are drawn (a debate's debaters read each
+// other's answers even when each is drawn only to the judge). The run engine's access rules
+// are the routes between the roles present plus the drawn edges; the pattern's document lists
+// the same routes ("How AgentCanvas runs it").
+type Route struct {
+	From     string   `json:"from"`
+	To       string   `json:"to"`
+	Messages []string `json:"messages"`
+}
+
+// Text is the route as the pattern documents write it: `debater → judge`: `final_answer`.
+func (r Route) Text() string {
+	msgs := make([]string, len(r.Messages))
+	for i, m := range r.Messages {
+		msgs[i] = "`" + m + "`"
+	}
+	return "`" + r.From + " → " + r.To + "`: " + strings.Join(msgs, ", ")
+}
+
 // Template is the parsed .json file beside each pattern's .md.
 type Template struct {
 	ID                 string         `json:"id"`
@@ -103,6 +127,7 @@ type Template struct {
 	Layout             string         `json:"layout"` // TB (layers are rows) or LR (layers are columns)
 	Roles              []Role         `json:"roles"`
 	Edges              []TemplateEdge `json:"edges"`
+	Routes             []Route        `json:"routes"`
 	DefaultTermination Termination    `json:"defaultTermination"`
 	Params             map[string]any `json:"params"`
 	Observability      Observability  `json:"observability"`

@@ -37,6 +37,10 @@ type CreateOptions struct {
 	// is not applied here: a change outside the allowed folders is still proposed, so the
 	// reviewer sees it, and check and apply refuse it by name.
 	Rules safepath.Rules
+	// SkipUnchanged: when work/ does not differ from input/, write and log nothing (the
+	// result's ChangedFiles is empty). The run engine asks this after every turn of an agent
+	// working in a sandbox, whether or not it handed off.
+	SkipUnchanged bool
 }
 
 // Created is what Create returns: proposal.json as written, plus facts for the caller.
@@ -180,6 +184,9 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 		stats[names[i]] = r.stat
 	}
 
+	if o.SkipUnchanged && len(pr.ChangedFiles) == 0 {
+		return &Created{Proposal: pr, AgentDir: paths.AgentDir, Stats: stats, Skipped: skipped}, nil
+	}
 	if err := writeFileAtomic(root, PatchFile, patch.Bytes(), 0o644); err != nil {
 		return nil, err
 	}

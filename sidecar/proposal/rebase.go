@@ -331,31 +331,6 @@ func sandboxDisagrees(files []*gitdiff.File, name string, in, work side) string 
 	return ""
 }
 
-// splitSections cuts a git patch at its "diff --git" lines, one slice per file section (what
-// parsePatch counted, in the same order).
-func splitSections(patch []byte) [][]byte {
-	var out [][]byte
-	start := -1
-	for off := 0; off < len(patch); {
-		end := bytes.IndexByte(patch[off:], '\n')
-		next := len(patch)
-		if end >= 0 {
-			next = off + end + 1
-		}
-		if bytes.HasPrefix(patch[off:], []byte("diff --git ")) {
-			if start >= 0 {
-				out = append(out, patch[start:off])
-			}
-			start = off
-		}
-		off = next
-	}
-	if start >= 0 {
-		out = append(out, patch[start:])
-	}
-	return out
-}
-
 // mergedPatch is the patch (and the selection of it) that applies the person's choices to the
 // workspace as it is: the original sections of the paths the workspace has not changed (with
 // the selection's patch hunks), and a section made from each merged path's result.

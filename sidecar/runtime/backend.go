@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -34,7 +35,9 @@ type backend interface {
 	// stdin returns what is written to the process's stdin before it is closed (or kept open
 	// when the spec is interactive).
 	stdin(s *Spec, in turnInput) string
-	newDecoder() decoder
+	// newDecoder reads one turn's stdout; s is the agent's spec (for the settings in force),
+	// in the turn.
+	newDecoder(s *Spec, in turnInput) decoder
 	// followUp builds the next turn that carries answers to the agent: resumed CLI sessions get
 	// the answers as their prompt; command agents get their original prompt plus the answers.
 	followUp(original, answers, session string) turnInput
@@ -45,6 +48,44 @@ type backend interface {
 type decoder interface {
 	line(l []byte) []Event
 	end(exitCode int) turnOutcome
+}
+
+// stderrReader is a backend that finds events in its CLI's stderr lines as well (codex tells
+// of a refused patch only there). It is called on the stderr reader's goroutine, so it keeps
+// no state.
+type stderrReader interface {
+	stderrEvents(s *Spec, line string) []Event
+}
+
+// envSetter is a backend that sets variables of its own in its CLI's environment.
+type envSetter interface {
+	env(s *Spec) map[string]string
+}
+
+// rawEvent keeps a JSON line that no other event stands for: label (its type) as Text and
+// the decoded line as Data, so nothing a CLI prints is lost or mistaken for a broken line.
+func rawEvent(label string, l []byte) []Event {
+	var m map[string]any
+	if json.Unmarshal(l, &m) != nil {
+		return nil
+	}
+	return []Event{{Kind: EventRaw, Text: label, Data: m}}
+}
+
+// decodeLine decodes one line of a CLI's JSON stream into v. A line that is a JSON object but
+// not of v's shape (a field of another type than the runtime expects) is kept as a raw event,
+// and a line that is no JSON object at all is reported as such; ok is true when v was filled.
+func decodeLine(cli string, l []byte, v any) (evs []Event, ok bool) {
+	err := json.Unmarshal(l, v)
+	if err == nil {
+		return nil, true
+	}
+	var m map[string]any
+	if json.Unmarshal(l, &m) == nil {
+		label, _ := m["type"].(string)
+		return []Event{{Kind: EventRaw, Text: orNone(label) + " (not in the shape " + cli + "'s decoder reads: " + err.Error() + ")", Data: m}}, false
+	}
+	return nonJSONLine(cli, l), false
 }
 
 // turnOutcome is what a decoder knows once its process exited.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/mcpconfig"
 )
@@ -32,13 +33,11 @@ func (claudeBackend) argv(s *Spec, in turnInput) ([]string, error) {
 	if len(s.AllowedTools) > 0 {
 		a = append(a, "--allowedTools", strings.Join(s.AllowedTools, ","))
 	}
-	if s.PermissionMode != "" {
-		switch s.PermissionMode {
-		case "default", "acceptEdits", "plan", "bypassPermissions":
-		default:
-			return nil, fmt.Errorf("runtime: agent %s: claude permission mode %q is not default, acceptEdits, plan or bypassPermissions", s.AgentID, s.PermissionMode)
+	if mode := claudeMode(s); mode != "" {
+		if err := checkMode(s, "claude", "runtime.permissionMode", mode, claudePermissionModes); err != nil {
+			return nil, err
 		}
-		a = append(a, "--permission-mode", s.PermissionMode)
+		a = append(a, "--permission-mode", mode)
 	}
 	if s.SystemPrompt != "" {
 		a = append(a, "--append-system-prompt", s.SystemPrompt)
@@ -58,16 +57,24 @@ func (claudeBackend) stdin(_ *Spec, in turnInput) string {
 	}
 	return ""
 }
-func (claudeBackend) newDecoder() decoder { return &claudeDecoder{} }
+func (claudeBackend) newDecoder(s *Spec, in turnInput) decoder {
+	return &claudeDecoder{mode: claudeMode(s), tools: map[string]claudeContent{}, denied: map[string]bool{}}
+}
 func (claudeBackend) followUp(o, a, s string) turnInput {
 	return cliFollowUp(o, a, s)
 }
 
+// claudeDecoder reads claude -p --output-format stream-json --verbose (2.1.330: system/init,
+// assistant, user, system/permission_denied, system/api_retry, rate_limit_event, result, and
+// more system subtypes and types, kept as raw events).
 type claudeDecoder struct {
+	mode      string // the permission mode in force
 	session   string
 	text      strings.Builder // all assistant text, the reply when no result arrives
 	gotResult bool
 	out       turnOutcome
+	tools     map[string]claudeContent // tool_use id → the call, for denials
+	denied    map[string]bool          // tool_use ids reported as denied
 }
 
 type claudeContent struct {
@@ -86,51 +93,114 @@ type claudeLine struct {
 	Subtype   string `json:"subtype"`
 	SessionID string `json:"session_id"`
 	Model     string `json:"model"`
-	Message   struct {
-		Content []claudeContent `json:"content"`
-	} `json:"message"`
-	IsError      bool     `json:"is_error"`
-	Result       string   `json:"result"`
-	TotalCostUSD *float64 `json:"total_cost_usd"`
-	NumTurns     int      `json:"num_turns"`
+	// Message is an object in assistant and user lines and a string in system lines
+	// (permission_denied): decoded by type.
+	Message      json.RawMessage `json:"message"`
+	IsError      bool            `json:"is_error"`
+	Result       string          `json:"result"`
+	TotalCostUSD *float64        `json:"total_cost_usd"`
+	NumTurns     int             `json:"num_turns"`
 	Usage        struct {
 		InputTokens              int64 `json:"input_tokens"`
 		CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
 		CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
 		OutputTokens             int64 `json:"output_tokens"`
 	} `json:"usage"`
-	Error string `json:"error"`
+	Error json.RawMessage `json:"error"`
+	// system/permission_denied
+	ToolName           string `json:"tool_name"`
+	ToolUseID          string `json:"tool_use_id"`
+	DecisionReasonType string `json:"decision_reason_type"`
+	DecisionReason     string `json:"decision_reason"`
+	// result: every denial of the turn (the system lines report them as they happen)
+	PermissionDenials []struct {
+		ToolName  string         `json:"tool_name"`
+		ToolUseID string         `json:"tool_use_id"`
+		ToolInput map[string]any `json:"tool_input"`
+	} `json:"permission_denials"`
+	// system/api_retry
+	Attempt      int   `json:"attempt"`
+	MaxRetries   int   `json:"max_retries"`
+	RetryDelayMS int64 `json:"retry_delay_ms"`
+	ErrorStatus  *int  `json:"error_status"`
+	// rate_limit_event
+	RateLimitInfo *struct {
+		Status        string `json:"status"`
+		ResetsAt      *int64 `json:"resetsAt"`
+		RateLimitType string `json:"rateLimitType"`
+	} `json:"rate_limit_info"`
+}
+
+type claudeMessage struct {
+	Content []claudeContent `json:"content"`
 }
 
 func (d *claudeDecoder) line(l []byte) []Event {
 	var m claudeLine
-	if err := json.Unmarshal(l, &m); err != nil {
-		return nonJSONLine("claude", l)
+	if evs, ok := decodeLine("claude", l, &m); !ok {
+		return evs
 	}
 	switch m.Type {
 	case "system":
-		if m.Subtype == "init" {
+		switch m.Subtype {
+		case "init":
 			d.session = m.SessionID
 			return []Event{{Kind: EventSession, SessionID: m.SessionID, Model: m.Model}}
+		case "permission_denied":
+			var msg string
+			_ = json.Unmarshal(m.Message, &msg)
+			return d.deny(m.ToolUseID, m.ToolName, nil, msg, m.DecisionReasonType)
+		case "api_retry":
+			status := "no response"
+			if m.ErrorStatus != nil {
+				status = "HTTP " + strconv.Itoa(*m.ErrorStatus)
+			}
+			return []Event{{Kind: EventWarning, Reason: fmt.Sprintf("claude: API error (%s: %s), retry %d of %d in %d ms",
+				status, orNone(errorText(m.Error)), m.Attempt, m.MaxRetries, m.RetryDelayMS)}}
 		}
+		return rawEvent("system/"+m.Subtype, l)
+	case "rate_limit_event":
+		evs := rawEvent("rate_limit_event", l)
+		if r := m.RateLimitInfo; r != nil && r.Status != "" && r.Status != "allowed" {
+			reason := "claude: rate limit " + r.Status
+			if r.RateLimitType != "" {
+				reason += " (" + r.RateLimitType + ")"
+			}
+			if r.ResetsAt != nil {
+				reason += ", resets at " + time.Unix(*r.ResetsAt, 0).UTC().Format(time.RFC3339)
+			}
+			evs = append(evs, Event{Kind: EventWarning, Reason: reason})
+		}
+		return evs
 	case "assistant":
+		var msg claudeMessage
+		_ = json.Unmarshal(m.Message, &msg)
 		var evs []Event
-		for _, c := range m.Message.Content {
+		for _, c := range msg.Content {
 			switch c.Type {
 			case "text":
 				d.text.WriteString(c.Text)
 				evs = append(evs, Event{Kind: EventText, Text: c.Text})
 			case "tool_use":
+				d.tools[c.ID] = c
 				evs = append(evs, Event{Kind: EventToolUse, Tool: c.Name, ToolID: c.ID, Input: c.Input})
 			}
 		}
+		if len(evs) == 0 {
+			return rawEvent("assistant", l) // thinking blocks and the like
+		}
 		return evs
 	case "user":
+		var msg claudeMessage
+		_ = json.Unmarshal(m.Message, &msg)
 		var evs []Event
-		for _, c := range m.Message.Content {
+		for _, c := range msg.Content {
 			if c.Type == "tool_result" {
 				evs = append(evs, Event{Kind: EventToolResult, ToolID: c.ToolUseID, Text: toolResultText(c.Content), IsError: c.IsError})
 			}
+		}
+		if len(evs) == 0 {
+			return rawEvent("user", l)
 		}
 		return evs
 	case "result":
@@ -140,10 +210,14 @@ func (d *claudeDecoder) line(l []byte) []Event {
 		}
 		d.out.reply = m.Result
 		d.out.usage = Usage{
-			InputTokens:         m.Usage.InputTokens,
+			InputTokens:         m.Usage.InputTokens + m.Usage.CacheReadInputTokens + m.Usage.CacheCreationInputTokens,
 			CachedInputTokens:   m.Usage.CacheReadInputTokens,
 			CacheCreationTokens: m.Usage.CacheCreationInputTokens,
 			OutputTokens:        m.Usage.OutputTokens,
+		}
+		var evs []Event
+		for _, pd := range m.PermissionDenials { // any the system lines did not report
+			evs = append(evs, d.deny(pd.ToolUseID, pd.ToolName, pd.ToolInput, "", "")...)
 		}
 		ev := Event{Kind: EventUsage, Usage: &d.out.usage}
 		if m.TotalCostUSD != nil {
@@ -160,16 +234,52 @@ func (d *claudeDecoder) line(l []byte) []Event {
 				d.out.reason += ": " + firstLine(m.Result)
 			}
 		}
-		return []Event{ev}
+		return append(evs, ev)
 	case "error":
-		msg := m.Error
+		msg := errorText(m.Error)
 		if msg == "" {
 			msg = string(l)
 		}
 		return []Event{{Kind: EventWarning, Reason: "claude error: " + firstLine(msg)}}
 	}
-	return nil
+	return rawEvent(m.Type, l)
 }
+
+// deny reports a denied tool call once, naming the file (from its tool_use) and the field
+// that allows it.
+func (d *claudeDecoder) deny(id, tool string, input map[string]any, msg, reasonType string) []Event {
+	if id != "" {
+		if d.denied[id] {
+			return nil
+		}
+		d.denied[id] = true
+		if c, ok := d.tools[id]; ok {
+			if tool == "" {
+				tool = c.Name
+			}
+			if input == nil {
+				input = c.Input
+			}
+		}
+	}
+	dn := denial{cli: "claude", tool: orNone(tool), message: msg, mode: "permission mode " + orNone(d.mode)}
+	dn.path, dn.command = toolTarget(input)
+	switch {
+	case reasonType == "workingDir":
+		dn.outside = true
+	case claudeEditTools[tool]:
+		dn.field, dn.fix = "runtime.permissionMode", "acceptEdits"
+	default:
+		dn.field, dn.fix = "runtime.allowedTools", "["+tool+"]"
+		if f := strings.Fields(dn.command); len(f) > 0 {
+			dn.fix = "[\"" + tool + "(" + f[0] + " *)\"]"
+		}
+	}
+	return []Event{dn.event()}
+}
+
+// claudeEditTools are the tools acceptEdits allows in the working folder.
+var claudeEditTools = map[string]bool{"Write": true, "Edit": true, "MultiEdit": true, "NotebookEdit": true}
 
 func (d *claudeDecoder) end(code int) turnOutcome {
 	d.out.sessionID = d.session

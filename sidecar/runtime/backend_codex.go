@@ -3,8 +3,10 @@ package runtime
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/mcpconfig"
 )
@@ -18,14 +20,9 @@ func (codexBackend) id() string { return BackendCodex }
 
 func (codexBackend) argv(s *Spec, in turnInput) ([]string, error) {
 	a := []string{exe(s, "codex"), "exec", "--json", "--skip-git-repo-check"}
-	sb := s.CodexSandbox
-	if sb == "" {
-		sb = "workspace-write"
-	}
-	switch sb {
-	case "read-only", "workspace-write", "danger-full-access":
-	default:
-		return nil, fmt.Errorf("runtime: agent %s: codex sandbox %q is not read-only, workspace-write or danger-full-access", s.AgentID, sb)
+	sb := codexSandbox(s)
+	if err := checkMode(s, "codex", "runtime.codexSandbox", sb, codexSandboxModes); err != nil {
+		return nil, err
 	}
 	a = append(a, "--sandbox", sb)
 	if s.Model != "" {
@@ -112,12 +109,42 @@ func (codexBackend) stdin(_ *Spec, in turnInput) string {
 	}
 	return ""
 }
-func (codexBackend) newDecoder() decoder { return &codexDecoder{} }
+func (codexBackend) newDecoder(s *Spec, in turnInput) decoder {
+	return &codexDecoder{sandbox: codexSandbox(s), resumed: in.resume != ""}
+}
+
+// stderrEvents finds what codex tells only on stderr: a patch its sandbox refused
+// ("ERROR codex_core::tools::router: error=patch rejected: writing is blocked by read-only
+// sandbox; rejected by user approval settings").
+func (codexBackend) stderrEvents(s *Spec, line string) []Event {
+	_, msg, ok := strings.Cut(line, "patch rejected: ")
+	if !ok {
+		return nil
+	}
+	return []Event{codexDenial(codexSandbox(s), "apply_patch", "", "", "patch rejected: "+msg).event()}
+}
+
+// codexDenial is a write codex's sandbox refused.
+func codexDenial(sandbox, tool, path, command, msg string) denial {
+	d := denial{cli: "codex", tool: tool, path: path, command: command, message: msg, mode: "sandbox " + sandbox,
+		field: "runtime.codexSandbox", fix: "workspace-write"}
+	if sandbox != "read-only" { // workspace-write refuses only what is outside the working folder
+		d.outside, d.fix = true, "danger-full-access"
+	}
+	return d
+}
+
+// erofsPath finds the file in a shell's "…: hello.txt: Read-only file system", the error a
+// command gets from codex's sandbox when it writes where it may not.
+var erofsPath = regexp.MustCompile(`([^\s:]+): Read-only file system`)
+
 func (codexBackend) followUp(o, a, s string) turnInput {
 	return cliFollowUp(o, a, s)
 }
 
 type codexDecoder struct {
+	sandbox   string // the --sandbox in force
+	resumed   bool   // the turn resumes a thread: its usage is the thread's running total
 	thread    string
 	completed bool
 	failedMsg string
@@ -153,9 +180,10 @@ type codexLine struct {
 	ThreadID string    `json:"thread_id"`
 	Item     codexItem `json:"item"`
 	Usage    struct {
-		InputTokens       int64 `json:"input_tokens"`
-		CachedInputTokens int64 `json:"cached_input_tokens"`
-		OutputTokens      int64 `json:"output_tokens"`
+		InputTokens           int64 `json:"input_tokens"`
+		CachedInputTokens     int64 `json:"cached_input_tokens"`
+		CacheWriteInputTokens int64 `json:"cache_write_input_tokens"`
+		OutputTokens          int64 `json:"output_tokens"`
 	} `json:"usage"`
 	Error struct {
 		Message string `json:"message"`
@@ -165,8 +193,8 @@ type codexLine struct {
 
 func (d *codexDecoder) line(l []byte) []Event {
 	var m codexLine
-	if err := json.Unmarshal(l, &m); err != nil {
-		return nonJSONLine("codex", l)
+	if evs, ok := decodeLine("codex", l, &m); !ok {
+		return evs
 	}
 	switch m.Type {
 	case "thread.started":
@@ -174,7 +202,8 @@ func (d *codexDecoder) line(l []byte) []Event {
 		return []Event{{Kind: EventSession, SessionID: m.ThreadID}}
 	case "turn.completed":
 		d.completed = true
-		u := Usage{InputTokens: m.Usage.InputTokens, CachedInputTokens: m.Usage.CachedInputTokens, OutputTokens: m.Usage.OutputTokens}
+		u := codexTurnUsage(d.thread, d.resumed, Usage{InputTokens: m.Usage.InputTokens, CachedInputTokens: m.Usage.CachedInputTokens,
+			CacheCreationTokens: m.Usage.CacheWriteInputTokens, OutputTokens: m.Usage.OutputTokens})
 		d.out.usage.add(u)
 		return []Event{{Kind: EventUsage, Usage: &u}}
 	case "turn.failed":
@@ -187,9 +216,12 @@ func (d *codexDecoder) line(l []byte) []Event {
 		d.lastError = m.Message
 		return []Event{{Kind: EventWarning, Reason: "codex error: " + firstLine(m.Message)}}
 	case "item.started", "item.updated", "item.completed":
-		return d.item(m.Type, &m.Item)
+		if evs := d.item(m.Type, &m.Item); len(evs) > 0 {
+			return evs
+		}
+		return rawEvent(m.Type+"/"+m.Item.Type, l)
 	}
-	return nil
+	return rawEvent(m.Type, l)
 }
 
 func (d *codexDecoder) item(phase string, it *codexItem) []Event {
@@ -207,7 +239,11 @@ func (d *codexDecoder) item(phase string, it *codexItem) []Event {
 		}
 		if done {
 			failed := it.Status == "failed" || (it.ExitCode != nil && *it.ExitCode != 0)
-			return []Event{{Kind: EventToolResult, Tool: "command_execution", ToolID: it.ID, Text: it.AggregatedOutput, IsError: failed}}
+			evs := []Event{{Kind: EventToolResult, Tool: "command_execution", ToolID: it.ID, Text: it.AggregatedOutput, IsError: failed}}
+			if m := erofsPath.FindStringSubmatch(it.AggregatedOutput); failed && m != nil {
+				evs = append(evs, codexDenial(d.sandbox, "exec_command", m[1], it.Command, firstLine(m[0])).event())
+			}
+			return evs
 		}
 	case "file_change":
 		if !done {
@@ -247,7 +283,7 @@ func (d *codexDecoder) item(phase string, it *codexItem) []Event {
 			return []Event{{Kind: EventWarning, Reason: "codex item error: " + firstLine(it.Message)}}
 		}
 	}
-	// reasoning and unknown item types are not agent output.
+	// reasoning and unknown item types are not agent output (the caller keeps them raw).
 	return nil
 }
 
@@ -264,4 +300,39 @@ func (d *codexDecoder) end(code int) turnOutcome {
 		d.out.failed, d.out.reason = true, fmt.Sprintf("codex exited with code %d", code)
 	}
 	return d.out
+}
+
+// codexTotals remembers, per Codex thread, the usage its last turn.completed reported: codex
+// exec reports the thread's running total, so a resumed thread's turn (an answer, a manager's
+// second round) would count every earlier turn again. Per turn is that total less the last
+// one seen. A thread resumed after the sidecar restarted counts its earlier turns once more.
+var codexTotals struct {
+	sync.Mutex
+	m map[string]Usage
+}
+
+// maxCodexThreads bounds codexTotals (a long-lived sidecar runs many threads).
+const maxCodexThreads = 4096
+
+func codexTurnUsage(thread string, resumed bool, total Usage) Usage {
+	if thread == "" {
+		return total
+	}
+	codexTotals.Lock()
+	defer codexTotals.Unlock()
+	prev, seen := codexTotals.m[thread]
+	if codexTotals.m == nil || len(codexTotals.m) >= maxCodexThreads && !seen {
+		codexTotals.m = map[string]Usage{}
+	}
+	codexTotals.m[thread] = total
+	if !resumed || !seen || total.InputTokens < prev.InputTokens || total.OutputTokens < prev.OutputTokens ||
+		total.CachedInputTokens < prev.CachedInputTokens || total.CacheCreationTokens < prev.CacheCreationTokens {
+		return total // a new thread, one not seen yet, or a count that is no running total
+	}
+	return Usage{
+		InputTokens:         total.InputTokens - prev.InputTokens,
+		CachedInputTokens:   total.CachedInputTokens - prev.CachedInputTokens,
+		CacheCreationTokens: total.CacheCreationTokens - prev.CacheCreationTokens,
+		OutputTokens:        total.OutputTokens - prev.OutputTokens,
+	}
 }

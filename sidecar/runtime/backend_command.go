@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -29,7 +30,7 @@ func (commandBackend) stdin(s *Spec, in turnInput) string {
 	return in.prompt
 }
 
-func (commandBackend) newDecoder() decoder { return &textDecoder{name: "command"} }
+func (commandBackend) newDecoder(*Spec, turnInput) decoder { return &textDecoder{name: "command"} }
 
 // followUp re-runs the command with its original prompt followed by the answers, since a
 // plain command has no session to resume (AGENTCANVAS_TURN tells it which turn it is).
@@ -40,24 +41,63 @@ func (commandBackend) followUp(original, answers, _ string) turnInput {
 // maxReply bounds the reply text kept in memory for plain-text agents.
 const maxReply = 8 << 20
 
-// textDecoder treats stdout as the agent's text (command and dry-run agents).
+// textDecoder treats stdout as the agent's text (command and dry-run agents), less the
+// USAGE: lines in which a command agent reports what it spent (usage.go).
 type textDecoder struct {
 	name      string
 	reply     strings.Builder
 	truncated bool
+	usage     Usage
+	cost      float64
+	costKnown bool
 }
 
+// line gets a batch of whole lines (or a chunk of an over-long one): the batch's text, less its
+// USAGE: lines, which become usage events.
 func (d *textDecoder) line(l []byte) []Event {
+	var evs []Event
+	if bytes.Contains(l, []byte(usagePrefix)) {
+		l, evs = d.usageLines(l)
+	}
+	if len(l) == 0 {
+		return evs
+	}
 	if d.reply.Len()+len(l) <= maxReply {
 		d.reply.Write(l)
 	} else {
 		d.truncated = true
 	}
-	return []Event{{Kind: EventText, Text: string(l), cont: true}}
+	return append(evs, Event{Kind: EventText, Text: string(l), cont: true})
+}
+
+// usageLines takes the USAGE: lines out of a batch: each a usage event (a malformed one stays
+// text, with a warning).
+func (d *textDecoder) usageLines(batch []byte) (text []byte, evs []Event) {
+	for len(batch) > 0 {
+		line := batch
+		if i := bytes.IndexByte(batch, '\n'); i >= 0 {
+			line = batch[:i+1]
+		}
+		batch = batch[len(line):]
+		u, cost, isUsage, err := parseUsageLine(line)
+		switch {
+		case isUsage && err == nil:
+			d.usage.add(u)
+			if cost != nil {
+				d.cost, d.costKnown = d.cost+*cost, true
+			}
+			evs = append(evs, Event{Kind: EventUsage, Usage: &u, CostUSD: cost})
+			continue
+		case err != nil:
+			evs = append(evs, Event{Kind: EventWarning, Reason: err.Error()})
+		}
+		text = append(text, line...)
+	}
+	return text, evs
 }
 
 func (d *textDecoder) end(code int) turnOutcome {
-	out := turnOutcome{reply: d.reply.String()}
+	out := turnOutcome{reply: d.reply.String(), usage: d.usage, cost: d.cost, costKnown: d.costKnown}
 	if d.truncated {
 		out.reply += "\n[agentcanvas: reply truncated at 8 MiB]\n"
 	}

@@ -28,7 +28,7 @@ type dryRunBackend struct{}
 func (dryRunBackend) id() string                              { return BackendDryRun }
 func (dryRunBackend) argv(*Spec, turnInput) ([]string, error) { return []string{"(dry-run)"}, nil }
 func (dryRunBackend) stdin(*Spec, turnInput) string           { return "" }
-func (dryRunBackend) newDecoder() decoder                     { return &textDecoder{name: "dry-run"} }
+func (dryRunBackend) newDecoder(*Spec, turnInput) decoder     { return &textDecoder{name: "dry-run"} }
 func (dryRunBackend) followUp(o, a, _ string) turnInput       { return turnInput{prompt: o + "\n\n" + a} }
 
 var (
@@ -52,7 +52,8 @@ func dryRunReply(s *Spec, in turnInput) (string, error) {
 		inputs += "\n- MCP servers: " + orNone(mcpNames(s.MCPServers)) + "."
 	}
 	section(2, "Assumptions/Inputs", inputs)
-	if m := patternLines(s, in.prompt); m != "" {
+	marks := patternLines(s, in.prompt)
+	if m := strings.TrimSpace(marks + "\n" + askedLines(s, in.prompt, marks)); m != "" {
 		b.WriteString(m + "\n\n")
 	}
 	switch {
@@ -89,6 +90,54 @@ func dryRunReply(s *Spec, in turnInput) (string, error) {
 	return b.String(), nil
 }
 
+// askedLines are the structured lines the prompt asks for that the role's lines lack, whatever
+// the agent's role is called (a blackboard's "researcher", a pipeline's first stage): the
+// engine asks once more, and then fails the step, when a line it needs is missing
+// (docs/runs.md, *Replies*).
+func askedLines(s *Spec, prompt, marks string) string {
+	asks := func(format string) bool { return strings.Contains(prompt, format) }
+	first := s.Round == 0
+	var out []string
+	for _, a := range []struct {
+		format string
+		line   string
+	}{
+		{"ASSIGN <member id>", assignLines(prompt)},
+		{"ACCEPT <member id>", "ACCEPT all\nMETRIC: tests_passed=1"},
+		{"POST <kind>:", "POST solution: dry-run solution"},
+		{"PUBLISH <topic>:", "PUBLISH updates: dry-run update"},
+		{"REQUEST <capability>:", map[bool]string{true: "REQUEST provider: dry-run request"}[first]},
+		{`{"to": [`, map[bool]string{true: `{"to": ["peer"], "text": "dry-run message from ` + s.AgentID + `"}`}[first]},
+		{"ATTACK <n>: <claim>", "ATTACK 1: dry-run attack — read the task once more"},
+		{"ATTACK <n>: <fix", "ATTACK 1: dry-run defence — nothing to fix"},
+		{"CLAIM: <claim>", "CLAIM: dry-run claim [1]"},
+		{"CHECK <n>:", "CHECK 1: pass — dry run"},
+		{"ANSWER: <", "ANSWER: dry-run"},
+		{"PROPOSAL: <", "PROPOSAL: agree"},
+		{"PERFORMATIVE: propose", "PERFORMATIVE: propose\nCOST: 1"},
+		{"PERFORMATIVE: inform-done", "PERFORMATIVE: inform-done"},
+		{"METRIC: open_errors", "METRIC: open_errors=0"},
+		{"METRIC: score", "METRIC: score=10"},
+		{"## MEMORY", "## NOTES\n- dry-run note"},
+		{`{"act":`, map[bool]string{true: `{"act": "accept"}`, false: `{"act": "offer", "terms": {"price": 1}}`}[strings.Contains(prompt, "Respond to the last offer")]},
+	} {
+		key, _, _ := strings.Cut(a.line, ":")
+		if asks(a.format) && a.line != "" && !strings.Contains(marks, key) {
+			out = append(out, a.line)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// assignLines are a manager's ASSIGN lines, one per member its prompt lists.
+func assignLines(prompt string) string {
+	var lines []string
+	for _, id := range teamIDs(prompt) {
+		lines = append(lines, "ASSIGN "+id+": dry-run part of the task")
+	}
+	return strings.Join(lines, "\n")
+}
+
 // patternLines are the structured lines of the patterns (patterns/P*.md) a role prints.
 func patternLines(s *Spec, prompt string) string {
 	role := strings.ToLower(s.Role)
@@ -112,7 +161,20 @@ func patternLines(s *Spec, prompt string) string {
 		for _, id := range teamIDs(prompt) {
 			lines = append(lines, "ASSIGN "+id+": dry-run part of the task")
 		}
-		return strings.Join(append(lines, "METRIC: tests_passed=1", "PERFORMATIVE: cfp"), "\n")
+		if id := firstProposer(prompt); id != "" { // P09's award
+			lines = append(lines, "DECISION: "+id)
+		}
+		return strings.Join(append(lines, "ACCEPT all", "METRIC: tests_passed=1", "PERFORMATIVE: cfp"), "\n")
+	case has("voter", "evaluator"):
+		return "PROPOSAL: agree"
+	case has("red_team", "red team", "attacker"):
+		return "ATTACK 1: dry-run attack — read the task once more"
+	case has("defender"):
+		return "ATTACK 1: dry-run defence — nothing to fix"
+	case has("peer"):
+		if s.Round == 0 {
+			return `{"to": ["peer"], "text": "dry-run message from ` + s.AgentID + `"}`
+		}
 	case has("user"):
 		return "<CAMEL_TASK_DONE>"
 	case has("bidder"):
@@ -142,6 +204,18 @@ func patternLines(s *Spec, prompt string) string {
 		return "## NOTES\n- dry-run note"
 	}
 	return "<INFO> dry-run conclusion of " + s.AgentID + "\nMETRIC: artifact_valid=1"
+}
+
+// firstProposer is the first bidder whose proposal an award prompt quotes ("Proposal of b1:").
+func firstProposer(prompt string) string {
+	const mark = "Proposal of "
+	if i := strings.Index(prompt, mark); i >= 0 && strings.Contains(prompt, "Award the contract") {
+		id, _, ok := strings.Cut(prompt[i+len(mark):], ":")
+		if ok && !strings.ContainsAny(id, " \n") {
+			return id
+		}
+	}
+	return ""
 }
 
 // teamIDs are the member ids a manager's prompt lists on its "Team: a, b" line.

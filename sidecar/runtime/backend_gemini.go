@@ -25,8 +25,11 @@ func (geminiBackend) argv(s *Spec, in turnInput) ([]string, error) {
 	if s.Model != "" {
 		a = append(a, "-m", s.Model)
 	}
-	if s.PermissionMode != "" {
-		a = append(a, "--approval-mode", s.PermissionMode)
+	if mode := geminiApproval(s); mode != "" {
+		if err := checkMode(s, "gemini", "runtime.geminiApprovalMode", mode, geminiApprovalModes); err != nil {
+			return nil, err
+		}
+		a = append(a, "--approval-mode", mode)
 	}
 	if s.MCPServers != nil {
 		// Gemini takes server definitions from its own settings only; what it does take is
@@ -49,7 +52,20 @@ func (geminiBackend) stdin(_ *Spec, in turnInput) string {
 	}
 	return ""
 }
-func (geminiBackend) newDecoder() decoder { return &geminiDecoder{} }
+func (geminiBackend) newDecoder(s *Spec, in turnInput) decoder {
+	return &geminiDecoder{mode: geminiApproval(s), tools: map[string]geminiLine{}}
+}
+
+// env trusts the sandbox folders the engine made: headless gemini refuses a folder it has not
+// been told to trust (exit 55, "not running in a trusted directory"), and a trusted folder
+// is also where it reads a project's .gemini settings from. The workspace itself is trusted
+// only by the user (in gemini, or by listing GEMINI_CLI_TRUST_WORKSPACE in runtime.env).
+func (geminiBackend) env(s *Spec) map[string]string {
+	if s.CwdMode == CwdAgentHome && s.SandboxWork != "" {
+		return map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"}
+	}
+	return nil
+}
 func (geminiBackend) followUp(o, a, s string) turnInput {
 	return cliFollowUp(o, a, s)
 }
@@ -57,10 +73,13 @@ func (geminiBackend) followUp(o, a, s string) turnInput {
 // geminiExitReasons are the Gemini CLI's documented exit codes.
 var geminiExitReasons = map[int]string{
 	1: "general error or API failure", 41: "authentication error", 42: "input error",
-	52: "configuration error", 53: "turn limit exceeded", 54: "fatal tool error", 130: "interrupted",
+	52: "configuration error", 53: "turn limit exceeded", 54: "fatal tool error",
+	55: "the working folder is not trusted", 130: "interrupted",
 }
 
 type geminiDecoder struct {
+	mode      string                // the approval mode in force
+	tools     map[string]geminiLine // tool_id → its tool_use, for denials
 	session   string
 	reply     strings.Builder
 	inMessage bool // the previous event was an assistant message chunk
@@ -92,8 +111,8 @@ type geminiLine struct {
 
 func (d *geminiDecoder) line(l []byte) []Event {
 	var m geminiLine
-	if err := json.Unmarshal(l, &m); err != nil {
-		return nonJSONLine("gemini", l)
+	if evs, ok := decodeLine("gemini", l, &m); !ok {
+		return evs
 	}
 	wasInMessage := d.inMessage
 	d.inMessage = false
@@ -103,13 +122,15 @@ func (d *geminiDecoder) line(l []byte) []Event {
 		return []Event{{Kind: EventSession, SessionID: m.SessionID, Model: m.Model}}
 	case "message":
 		if m.Role != "assistant" {
-			return nil
+			return rawEvent("message/"+m.Role, l) // the prompt, echoed
 		}
 		d.inMessage = m.Delta
 		d.reply.WriteString(m.Content)
 		// Delta chunks of one message continue each other: no line break between them.
 		return []Event{{Kind: EventText, Text: m.Content, cont: m.Delta && wasInMessage}}
 	case "tool_use":
+		d.tools[m.ToolID] = m
+		d.reply.Reset() // the reply is what the model says after its last tool call
 		return []Event{{Kind: EventToolUse, Tool: m.ToolName, ToolID: m.ToolID, Input: m.Parameters}}
 	case "tool_result":
 		failed := m.Status == "error" || len(m.Error) > 0 && string(m.Error) != "null"
@@ -117,7 +138,11 @@ func (d *geminiDecoder) line(l []byte) []Event {
 		if failed && text == "" {
 			text = errorText(m.Error)
 		}
-		return []Event{{Kind: EventToolResult, ToolID: m.ToolID, Text: text, IsError: failed}}
+		evs := []Event{{Kind: EventToolResult, ToolID: m.ToolID, Text: text, IsError: failed}}
+		if failed {
+			evs = append(evs, d.denial(m)...)
+		}
+		return evs
 	case "error":
 		return []Event{{Kind: EventWarning, Reason: "gemini " + orNone(m.Severity) + ": " + firstLine(m.Message)}}
 	case "result":
@@ -132,7 +157,44 @@ func (d *geminiDecoder) line(l []byte) []Event {
 		}
 		return []Event{{Kind: EventUsage, Usage: &d.out.usage}}
 	}
-	return nil
+	return rawEvent(m.Type, l)
+}
+
+// denial reads a failed tool result for a call the approval mode did not allow: in default
+// (and plan) mode a headless gemini offers no edit or shell tool, so a call of one fails as
+// tool_not_registered; a path outside the workspace folders fails with its own message.
+func (d *geminiDecoder) denial(m geminiLine) []Event {
+	var e struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	}
+	_ = json.Unmarshal(m.Error, &e)
+	use := d.tools[m.ToolID]
+	dn := denial{cli: "gemini", tool: orNone(use.ToolName), message: firstNonEmptyString(e.Message, rawText(m.Output)), mode: "approval mode " + orNone(d.mode)}
+	dn.path, dn.command = toolTarget(use.Parameters)
+	switch {
+	case e.Type == "tool_not_registered" && geminiEditTools[use.ToolName]:
+		dn.field, dn.fix = "runtime.geminiApprovalMode", "auto_edit"
+	case e.Type == "tool_not_registered":
+		dn.field, dn.fix = "runtime.geminiApprovalMode", "yolo"
+	case strings.Contains(dn.message, "workspace director"):
+		dn.outside = true
+	default:
+		return nil // an ordinary tool failure
+	}
+	return []Event{dn.event()}
+}
+
+// geminiEditTools are the tools auto_edit offers and runs without asking.
+var geminiEditTools = map[string]bool{"write_file": true, "replace": true, "edit": true}
+
+func firstNonEmptyString(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
 }
 
 func (d *geminiDecoder) end(code int) turnOutcome {

@@ -29,7 +29,8 @@ func TestClaudeStream(t *testing.T) {
 	if !res.CostKnown || res.CostUSD != 0.0181929 {
 		t.Errorf("cost %v known %v", res.CostUSD, res.CostKnown)
 	}
-	want := Usage{InputTokens: 10, CachedInputTokens: 25562, CacheCreationTokens: 3530, OutputTokens: 98}
+	// Cache reads and writes are input tokens too (reported apart by the API).
+	want := Usage{InputTokens: 10 + 25562 + 3530, CachedInputTokens: 25562, CacheCreationTokens: 3530, OutputTokens: 98}
 	if res.Usage != want {
 		t.Errorf("usage %+v, want %+v", res.Usage, want)
 	}
@@ -310,7 +311,9 @@ func TestSpecErrors(t *testing.T) {
 		{Spec{AgentID: "a", BackendID: BackendDryRun, Workspace: filepath.Join(ws, "missing")}, "working folder"},
 		{Spec{AgentID: "a", BackendID: BackendDryRun, Workspace: ws, Env: map[string]string{"BAD-NAME": "x"}}, `env name "BAD-NAME"`},
 		{Spec{AgentID: "a", BackendID: BackendCommand, Workspace: ws, Command: []string{"no-such-agent-binary"}}, "not found on PATH"},
-		{Spec{AgentID: "a", BackendID: BackendClaude, Workspace: ws, PermissionMode: "yolo"}, `permission mode "yolo"`},
+		{Spec{AgentID: "a", BackendID: BackendClaude, Workspace: ws, PermissionMode: "yolo"}, `runtime.permissionMode "yolo" is not one of`},
+		{Spec{AgentID: "a", BackendID: BackendCodex, Workspace: ws, CodexSandbox: "open"}, `runtime.codexSandbox "open" is not one of`},
+		{Spec{AgentID: "a", BackendID: BackendGemini, Workspace: ws, GeminiApprovalMode: "acceptEdits"}, `runtime.geminiApprovalMode "acceptEdits" is not one of`},
 	} {
 		_, err := Start(t.Context(), tc.spec, "x")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -383,12 +386,13 @@ func TestOverlongJSONLineSkipped(t *testing.T) {
 	}
 }
 
-// A CLI that refuses its command line: no result, a non-zero exit, its stderr reported.
+// A CLI that refuses its command line: no result, a non-zero exit, its stderr reported and
+// quoted in the reason.
 func TestClaudeRefusesArguments(t *testing.T) {
 	s, _ := fakeSpec(t, BackendClaude, "ok")
 	s.ExtraArgs = []string{"--no-such-flag"}
 	evs, res := drain(t, start(t, s, "x"), nil)
-	if res.Status != StatusFailed || res.Reason != "claude exited with code 1 without a result" {
+	if res.Status != StatusFailed || res.Reason != "claude exited with code 1 without a result; stderr: error: unknown option '--no-such-flag'" {
 		t.Fatalf("%s %q", res.Status, res.Reason)
 	}
 	if se := ofKind(evs, EventStderr); len(se) != 1 || !strings.Contains(se[0].Text, "unknown option '--no-such-flag'") {
@@ -436,4 +440,36 @@ func TestLookPathCache(t *testing.T) {
 	find(inLate) // the remembered one is gone: looked up again at once
 	os.Chmod(inLate, 0o644)
 	find("")
+}
+
+// codex exec reports a resumed thread's running total: a resumed turn counts only its own
+// tokens; a new thread, or counts that fell, are taken as they are.
+func TestCodexResumedUsageIsPerTurn(t *testing.T) {
+	first := Usage{InputTokens: 1000, CachedInputTokens: 200, OutputTokens: 50}
+	if u := codexTurnUsage("thread-usage-test", false, first); u != first {
+		t.Errorf("first turn %+v", u)
+	}
+	total := Usage{InputTokens: 2500, CachedInputTokens: 300, OutputTokens: 80}
+	if u, want := codexTurnUsage("thread-usage-test", true, total), (Usage{InputTokens: 1500, CachedInputTokens: 100, OutputTokens: 30}); u != want {
+		t.Errorf("resumed turn %+v, want %+v", u, want)
+	}
+	fell := Usage{InputTokens: 10, OutputTokens: 5}
+	if u := codexTurnUsage("thread-usage-test", true, fell); u != fell {
+		t.Errorf("a count that fell %+v", u)
+	}
+}
+
+// Claude's rate_limit_event (printed for subscription logins) is kept raw, and a status other
+// than allowed is a warning that says when the limit resets.
+func TestClaudeRateLimitEvent(t *testing.T) {
+	d := claudeBackend{}.newDecoder(&Spec{}, turnInput{})
+	evs := d.line([]byte(`{"type":"rate_limit_event","rate_limit_info":{"status":"allowed_warning","resetsAt":1795600000,"rateLimitType":"five_hour","isUsingOverage":false},"uuid":"u","session_id":"s"}` + "\n"))
+	if len(evs) != 2 || evs[0].Kind != EventRaw || evs[1].Kind != EventWarning ||
+		evs[1].Reason != "claude: rate limit allowed_warning (five_hour), resets at 2026-11-25T09:46:40Z" {
+		t.Errorf("events %+v", evs)
+	}
+	evs = d.line([]byte(`{"type":"rate_limit_event","rate_limit_info":{"status":"allowed"}}` + "\n"))
+	if len(evs) != 1 || evs[0].Kind != EventRaw || evs[0].Text != "rate_limit_event" {
+		t.Errorf("events %+v", evs)
+	}
 }

@@ -22,7 +22,8 @@ const (
 	EventResumed    EventKind = "resumed"     // the process group got SIGCONT: Reason
 	EventAnswered   EventKind = "answered"    // a pending request was resolved: Pending (no secret values)
 	EventStderr     EventKind = "stderr"      // one line of the agent's stderr
-	EventWarning    EventKind = "warning"     // something went wrong that did not end the agent
+	EventWarning    EventKind = "warning"     // something went wrong that did not end the agent: Reason; a permission denial also sets Tool, Path (or Input) and Field
+	EventRaw        EventKind = "raw"         // a stdout line of the CLI's JSON stream with no event of its own: Text (its type), Data (the line)
 	EventTurnEnd    EventKind = "turn_end"    // a turn's process exited: Turn, ExitCode, Failed, Reason
 	EventExit       EventKind = "exit"        // the agent is finished: Result (always the last event)
 )
@@ -51,12 +52,22 @@ type Event struct {
 	ExitCode  int               `json:"exitCode,omitempty"`
 	Failed    bool              `json:"failed,omitempty"`
 	Result    *Result           `json:"result,omitempty"`
+	// Path is the file a denied tool call was for; Field the flow field that would allow it
+	// (runtime.permissionMode, runtime.codexSandbox, runtime.geminiApprovalMode…).
+	Path  string `json:"path,omitempty"`
+	Field string `json:"field,omitempty"`
+	// Data is the decoded JSON line of an EventRaw.
+	Data map[string]any `json:"data,omitempty"`
 
 	// cont marks a text chunk that continues the previous one (no line break between them).
 	cont bool
 }
 
-// Usage is token usage as the CLI reported it (summed over turns in a Result).
+// Usage is token usage as the CLI reported it (summed over turns in a Result), counted the
+// same way for every CLI: InputTokens is every input token, including those read from or
+// written to a prompt cache (Claude Code reports those apart; they are added in), and
+// CachedInputTokens and CacheCreationTokens are the parts of it read from and written to a
+// cache.
 type Usage struct {
 	InputTokens         int64 `json:"inputTokens"`
 	CachedInputTokens   int64 `json:"cachedInputTokens,omitempty"`

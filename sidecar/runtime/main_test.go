@@ -108,8 +108,14 @@ func start(t *testing.T, s Spec, prompt string) *Process {
 // drain runs the agent to its end, calling on for each event, and returns all events.
 func drain(t *testing.T, p *Process, on func(Event)) ([]Event, Result) {
 	t.Helper()
+	return drainWithin(t, p, on, deadline)
+}
+
+// drainWithin is drain with its own guard against hanging.
+func drainWithin(t *testing.T, p *Process, on func(Event), limit time.Duration) ([]Event, Result) {
+	t.Helper()
 	var evs []Event
-	timer := time.NewTimer(deadline)
+	timer := time.NewTimer(limit)
 	defer timer.Stop()
 	for {
 		select {
@@ -123,7 +129,7 @@ func drain(t *testing.T, p *Process, on func(Event)) ([]Event, Result) {
 			}
 		case <-timer.C:
 			p.Stop("test deadline")
-			t.Fatalf("agent did not finish within %v; events so far: %v", deadline, kinds(evs))
+			t.Fatalf("agent did not finish within %v; events so far: %v", limit, kinds(evs))
 		}
 	}
 }

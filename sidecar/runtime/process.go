@@ -226,6 +226,10 @@ func (p *Process) emit(ev Event) {
 	r := &p.red
 	ev.Text = r.str(ev.Text)
 	ev.Reason = r.str(ev.Reason)
+	ev.Path = r.str(ev.Path)
+	if ev.Data != nil {
+		ev.Data = r.any(ev.Data).(map[string]any)
+	}
 	if ev.Input != nil {
 		ev.Input = r.any(ev.Input).(map[string]any)
 	}
@@ -283,6 +287,13 @@ func (p *Process) startTurn(in turnInput) (child, error) {
 			extra[k] = v
 		}
 		p.mu.Unlock()
+		if es, ok := p.be.(envSetter); ok {
+			for k, v := range es.env(&p.spec) {
+				if _, listed := p.spec.Env[k]; !listed {
+					extra[k] = v
+				}
+			}
+		}
 		keep := p.spec.Interactive && p.be.id() == BackendCommand
 		oc, err := spawnOS(argv, p.dir, p.spec.environ(extra, in.turn), p.be.stdin(&p.spec, in), keep)
 		if err != nil {
@@ -464,17 +475,54 @@ func readBatches(r io.Reader, ch chan<- chunk) {
 	}
 }
 
-func (p *Process) readStderr(r io.Reader, turnN int, done chan<- struct{}) {
+// stderrTailLines is how many of a turn's last stderr lines a failure's reason quotes.
+const stderrTailLines = 5
+
+// stderrTail keeps a turn's last non-blank stderr lines (ANSI escapes removed): an agent CLI
+// that fails says why there (gemini's untrusted folder, a crash), not in its exit code.
+type stderrTail struct{ lines []string }
+
+func (t *stderrTail) add(line string) {
+	line = strings.TrimSpace(string(agentproto.StripANSI([]byte(line))))
+	if line == "" {
+		return
+	}
+	if len(t.lines) == stderrTailLines {
+		t.lines = append(t.lines[:0], t.lines[1:]...)
+	}
+	t.lines = append(t.lines, truncate(line, 500))
+}
+
+// explain adds the tail to a failure's reason.
+func (t *stderrTail) explain(reason string) string {
+	if len(t.lines) == 0 {
+		return reason
+	}
+	return reason + "; stderr: " + strings.Join(t.lines, " | ")
+}
+
+// readStderr forwards a turn's stderr as events, with what the backend finds in it, and
+// keeps its tail; tail is the caller's once done is closed.
+func (p *Process) readStderr(r io.Reader, turnN int, tail *stderrTail, done chan<- struct{}) {
 	defer close(done)
 	if r == nil {
 		return
 	}
 	ch := make(chan chunk, 16)
 	go readChunks(r, ch)
+	sr, _ := p.be.(stderrReader)
 	skipping := false
 	for c := range ch {
 		if !skipping {
-			p.emit(Event{Kind: EventStderr, Turn: turnN, Text: truncate(strings.TrimRight(string(c.b), "\r\n"), 4000)})
+			line := truncate(strings.TrimRight(string(c.b), "\r\n"), 4000)
+			p.emit(Event{Kind: EventStderr, Turn: turnN, Text: line})
+			tail.add(line)
+			if sr != nil {
+				for _, ev := range sr.stderrEvents(&p.spec, line) {
+					ev.Turn = turnN
+					p.emit(ev)
+				}
+			}
 		}
 		skipping = c.partial
 	}
@@ -484,7 +532,7 @@ func (p *Process) readStderr(r io.Reader, turnN int, done chan<- struct{}) {
 func (p *Process) runTurn(c child, in turnInput, st *agentState) (turnOutcome, int, bool) {
 	t := &turn{c: c, n: in.turn}
 	parser := agentproto.NewParser(agentproto.Options{MaxBlockBytes: p.spec.MaxBlockBytes})
-	dec := p.be.newDecoder()
+	dec := p.be.newDecoder(&p.spec, in)
 	textual := p.be.id() == BackendCommand || p.be.id() == BackendDryRun
 
 	lines := make(chan chunk, 64)
@@ -494,7 +542,8 @@ func (p *Process) runTurn(c child, in turnInput, st *agentState) (turnOutcome, i
 		go readChunks(c.stdout(), lines)
 	}
 	stderrDone := make(chan struct{})
-	go p.readStderr(c.stderr(), in.turn, stderrDone)
+	var tail stderrTail
+	go p.readStderr(c.stderr(), in.turn, &tail, stderrDone)
 
 	needNL := false
 	feed := func(text string, cont bool) {
@@ -582,6 +631,8 @@ exited:
 	out := dec.end(code)
 	if t.stopped {
 		out.failed = false
+	} else if out.failed {
+		out.reason = tail.explain(out.reason)
 	}
 	p.emit(Event{Kind: EventTurnEnd, Turn: in.turn, ExitCode: code, Failed: out.failed, Reason: out.reason})
 	select {

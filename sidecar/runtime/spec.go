@@ -51,13 +51,19 @@ type Spec struct {
 	Env map[string]string
 
 	// CLI settings (claude/codex/gemini; ignored where a CLI has no such flag).
-	Model          string
-	MaxTurns       int      // claude --max-turns
-	AllowedTools   []string // claude --allowedTools
-	PermissionMode string   // claude --permission-mode; gemini --approval-mode
-	CodexSandbox   string   // codex --sandbox (default workspace-write)
-	SystemPrompt   string   // claude --append-system-prompt
-	ExtraArgs      []string // appended to the CLI's argv before the prompt
+	Model              string
+	MaxTurns           int      // claude --max-turns
+	AllowedTools       []string // claude --allowedTools
+	PermissionMode     string   // claude --permission-mode
+	CodexSandbox       string   // codex --sandbox
+	GeminiApprovalMode string   // gemini --approval-mode
+	// Access is what the agent may do to the files of its working folder when the flow sets
+	// no PermissionMode, CodexSandbox or GeminiApprovalMode for its CLI; the engine chooses it
+	// by role (docs/agents.md, "Role defaults"). "": each CLI's own default (codex:
+	// workspace-write).
+	Access       Access
+	SystemPrompt string   // claude --append-system-prompt
+	ExtraArgs    []string // appended to the CLI's argv before the prompt
 	// MCPServers are the agent's MCP servers (spec §7.3), resolved by the engine through
 	// mcpconfig. nil: the flow names none and the CLI keeps its own MCP settings. Non-nil,
 	// even empty: the agent gets exactly these (claude --mcp-config + --strict-mcp-config,
@@ -85,6 +91,18 @@ type Spec struct {
 	// MaxBlockBytes caps one protocol block (agentproto.Options; 0 = its default, 64 KiB).
 	MaxBlockBytes int
 }
+
+// Access is an agent's default right over the files of its working folder.
+type Access string
+
+const (
+	// AccessEdit lets the CLI edit files in its working folder without asking (workers in
+	// their sandboxes): claude acceptEdits, codex workspace-write, gemini auto_edit.
+	AccessEdit Access = "edit"
+	// AccessReadOnly lets it read but not edit (reviewers, judges, orchestrators…): claude
+	// dontAsk, codex read-only, gemini default (which offers headless runs no edit tool).
+	AccessReadOnly Access = "read-only"
+)
 
 const (
 	defaultStopGrace         = 5 * time.Second

@@ -42,15 +42,17 @@ func patternAlias(id string) (canonical, alias string, ok bool) {
 func fields(m map[string]*field) map[string]*field { return m }
 
 var runtimeField = &field{doc: "How the node is run: an agent CLI and its settings.", fields: fields(map[string]*field{
-	"kind":           {doc: "The runtime kind. Only `cli` (an agent command-line tool) exists.", enum: []string{"cli"}},
-	"backendId":      {doc: "Which CLI runs the agent: `auto` picks an installed one; `command` runs `command:` with the prompt on stdin; `dry-run` answers without calling a model.", enum: []string{"auto", "claude", "codex", "gemini", "command", "dry-run"}},
-	"cwdMode":        {doc: "The agent's working folder: `agentHome` (its sandbox) or `workspace` (read-only view of the workspace).", enum: []string{"agentHome", "workspace"}},
-	"env":            {doc: "Names of environment variables passed to the agent. Names only: never write a secret's value in a flow."},
-	"command":        {doc: "argv for `backendId: command`, e.g. `[bash, agents/judge.sh]`."},
-	"model":          {doc: "The model name passed to the CLI."},
-	"maxTurns":       {doc: "The most turns one session may take."},
-	"allowedTools":   {doc: "Tools the CLI may use without asking."},
-	"permissionMode": {doc: "The CLI's permission mode."},
+	"kind":               {doc: "The runtime kind. Only `cli` (an agent command-line tool) exists.", enum: []string{"cli"}},
+	"backendId":          {doc: "Which CLI runs the agent: `auto` picks an installed one; `command` runs `command:` with the prompt on stdin; `dry-run` answers without calling a model.", enum: []string{"auto", "claude", "codex", "gemini", "command", "dry-run"}},
+	"cwdMode":            {doc: "The agent's working folder: `agentHome` (its sandbox) or `workspace` (read-only view of the workspace).", enum: []string{"agentHome", "workspace"}},
+	"env":                {doc: "Names of environment variables passed to the agent. Names only: never write a secret's value in a flow."},
+	"command":            {doc: "argv for `backendId: command`, e.g. `[bash, agents/judge.sh]`."},
+	"model":              {doc: "The model name passed to the CLI."},
+	"maxTurns":           {doc: "The most turns one session may take."},
+	"allowedTools":       {doc: "Tools the CLI may use without asking."},
+	"permissionMode":     {doc: "Claude Code's `--permission-mode`. Unset: `acceptEdits` for a worker in its sandbox, `dontAsk` (read only) for every other role.", enum: []string{"default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto", "manual"}},
+	"codexSandbox":       {doc: "Codex CLI's `--sandbox`. Unset: `workspace-write` for a worker in its sandbox, `read-only` for every other role.", enum: []string{"read-only", "workspace-write", "danger-full-access"}},
+	"geminiApprovalMode": {doc: "Gemini CLI's `--approval-mode`. Unset: `auto_edit` for a worker in its sandbox, `default` (read only) for every other role.", enum: []string{"default", "auto_edit", "yolo", "plan"}},
 	"sessionLoop": {doc: "Run the agent as repeated fresh-context sessions (cli-agent-session-loop.md).", fields: fields(map[string]*field{
 		"maxIterations": {doc: "The most sessions."},
 		"delayMs":       {doc: "Pause between sessions, in milliseconds."},

@@ -1,6 +1,9 @@
 package validate
 
-import "github.com/agentcanvas/agentcanvas/sidecar/flow"
+import (
+	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/pattern"
+)
 
 // The closed value sets of the flow format (spec §4.1/§4.2, DESIGN.md). The JSON Schema in
 // schema/flow.schema.json carries the same lists; a test keeps the two in step.
@@ -9,16 +12,21 @@ var (
 	Topologies       = []string{"p2p", "manager_worker", "pipeline", "blackboard", "market_auction", "debate_judge", "broker", "router_targeted", "broadcast"}
 	MessageForms     = []string{"nl_text", "structured_json", "acl_performative", "multimodal"}
 	SyncModes        = []string{"turn_based", "req_res", "async", "streaming"}
-	TerminationTypes = []string{"max_rounds", "timeout_ms", "judge_decision", "consensus_threshold", "quality_gate"}
+	TerminationTypes = pattern.TerminationTypes
 	Verifications    = []string{"critic_loop", "cross_check_vote", "tool_based", "sandbox_constraints", "audit_log"}
 	RuntimeKinds     = []string{"cli"}
 	BackendIDs       = []string{"auto", "claude", "codex", "gemini", "command", "dry-run"}
 	CwdModes         = []string{"workspace", "agentHome"}
-	// PermissionModes are Claude Code's --permission-mode values (recipes/agent-cli-formats.md).
-	PermissionModes = []string{"default", "acceptEdits", "plan", "bypassPermissions"}
-	SystemNodeTypes = flow.SystemNodeTypes
-	SourceKinds     = []string{"paper", "spec"}
-	QualityGateOps  = []string{">=", "<="}
+	// PermissionModes are Claude Code's --permission-mode values (2.1.330 lists acceptEdits,
+	// auto, bypassPermissions, manual, dontAsk and plan, and still takes default).
+	PermissionModes = []string{"default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto", "manual"}
+	// CodexSandboxes are Codex CLI's --sandbox values.
+	CodexSandboxes = []string{"read-only", "workspace-write", "danger-full-access"}
+	// GeminiApprovalModes are Gemini CLI's --approval-mode values.
+	GeminiApprovalModes = []string{"default", "auto_edit", "yolo", "plan"}
+	SystemNodeTypes     = flow.SystemNodeTypes
+	SourceKinds         = []string{"paper", "spec"}
+	QualityGateOps      = []string{">=", "<="}
 	// QualityGateMetrics are the metrics the run engine measures. A project-specific metric is
 	// written "custom:<name>" and is not checked.
 	// From task_done on they are the pattern library's own gates (patterns/Pnn-*.json).
@@ -28,17 +36,19 @@ var (
 
 // Enums names every enum by the model field it constrains, for the schema test and docs.
 var Enums = map[string][]string{
-	"intent":                 Intents,
-	"topology":               Topologies,
-	"messageForm":            MessageForms,
-	"sync":                   SyncModes,
-	"termination.type":       TerminationTypes,
-	"termination.op":         QualityGateOps,
-	"verification":           Verifications,
-	"runtime.kind":           RuntimeKinds,
-	"runtime.backendId":      BackendIDs,
-	"runtime.cwdMode":        CwdModes,
-	"runtime.permissionMode": PermissionModes,
-	"systemNode.type":        SystemNodeTypes,
-	"source.kind":            SourceKinds,
+	"intent":                     Intents,
+	"topology":                   Topologies,
+	"messageForm":                MessageForms,
+	"sync":                       SyncModes,
+	"termination.type":           TerminationTypes,
+	"termination.op":             QualityGateOps,
+	"verification":               Verifications,
+	"runtime.kind":               RuntimeKinds,
+	"runtime.backendId":          BackendIDs,
+	"runtime.cwdMode":            CwdModes,
+	"runtime.permissionMode":     PermissionModes,
+	"runtime.codexSandbox":       CodexSandboxes,
+	"runtime.geminiApprovalMode": GeminiApprovalModes,
+	"systemNode.type":            SystemNodeTypes,
+	"source.kind":                SourceKinds,
 }

@@ -29,6 +29,7 @@ func (c *checker) interactions() {
 		for _, e := range in.Edges {
 			c.edgePolicies(e, p, known)
 		}
+		c.roundCap(in)
 		if known {
 			c.roles(in, p)
 		}
@@ -81,6 +82,50 @@ func (c *checker) edgePolicies(e *flow.Edge, p patternInfo, known bool) {
 	case pattern.RequiresRateLimit(p.Topology):
 		c.rateLimit(e, p.Topology, params, endpoints)
 	}
+}
+
+// roundCap checks params.round_cap, and warns where the engine's own round cap will end an
+// interaction because its flow bounds neither rounds nor time (flow.RoundCap).
+func (c *checker) roundCap(in *flow.Interaction) {
+	term, params := in.Settings()
+	if term == nil {
+		return // termination-required says what to add
+	}
+	for _, e := range in.Edges {
+		v, ok := e.Data.Params["round_cap"]
+		if !ok {
+			continue
+		}
+		if n, whole := flow.WholeParam(e.Data.Params, "round_cap"); !whole || n < 1 {
+			pp := e.Path + "/data/params/round_cap"
+			c.report(pp, c.at(pp), diag.Error, CodeInvalidTermination,
+				fmt.Sprintf("params.round_cap is %v; it is the most rounds the interaction may run, a whole number at least 1, e.g. %d", v, flow.DefaultRoundCap),
+				c.setFix(fmt.Sprintf("Set round_cap: %d", flow.DefaultRoundCap), pp, flow.DefaultRoundCap))
+		}
+	}
+	if limit, own := flow.RoundCap(term, params, flow.DefaultRoundCap); limit == 0 || own || c.hasErrorsUnder(in.Path) {
+		return // bounded, or the errors there come first: the bound may be what is broken
+	}
+	e := in.Edges[0]
+	for _, x := range in.Edges {
+		if x.Data.Termination == term {
+			e = x
+		}
+	}
+	at := e.Path + "/data/termination"
+	c.report(at, c.head(at), diag.Warning, CodeRoundCap,
+		fmt.Sprintf("interaction %q sets no bound on rounds or time (no max_rounds or timeout_ms condition can end it on its own), so the engine's round cap ends it after %d rounds; add {type: max_rounds, rounds: N} or {type: timeout_ms, ms: N} to an any: list, or params.round_cap: N to choose the cap", in.ID, flow.DefaultRoundCap),
+		c.setFix(fmt.Sprintf("Add params.round_cap: %d", flow.DefaultRoundCap), e.Path+"/data/params/round_cap", flow.DefaultRoundCap))
+}
+
+// hasErrorsUnder: an error was reported at path or inside it.
+func (c *checker) hasErrorsUnder(path string) bool {
+	for _, d := range c.out {
+		if d.Severity == diag.Error && (d.Path == path || strings.HasPrefix(d.Path, path+"/")) {
+			return true
+		}
+	}
+	return false
 }
 
 // describeTerm writes a termination as YAML flow text for messages.
@@ -206,6 +251,18 @@ func (c *checker) termination(t *flow.Termination) {
 		if t.Value == nil && !c.has(p+"/value") {
 			c.report(p+"/type", c.at(p+"/type"), diag.Error, CodeInvalidTermination,
 				"quality_gate needs value: the number the metric is compared with, e.g. value: 1", nil)
+		}
+	case "max_cost_usd":
+		needs("usd", "usd: 5", 5, t.USD != nil)
+		if t.USD != nil && !(*t.USD > 0) {
+			c.report(p+"/usd", c.at(p+"/usd"), diag.Error, CodeInvalidTermination,
+				fmt.Sprintf("usd is %g; a cost limit is a number of US dollars more than 0, e.g. usd: 5", *t.USD), nil)
+		}
+	case "max_tokens":
+		needs("tokens", "tokens: 1000000", 1000000, t.Tokens != nil)
+		if t.Tokens != nil && *t.Tokens < 1 {
+			c.report(p+"/tokens", c.at(p+"/tokens"), diag.Error, CodeInvalidTermination,
+				fmt.Sprintf("tokens is %d; a token limit must be at least 1, e.g. tokens: 1000000", *t.Tokens), nil)
 		}
 	}
 }

@@ -25,8 +25,13 @@ type patternInfo struct {
 	// (debaters, workers, voters, bidders…), and OthersName names them in messages.
 	Others     int
 	OthersName string
+	// OthersWhy says what the pattern's exchanges need them for, when that is not plain.
+	OthersWhy string
 	// Stages is the minimum number of distinct participants (pipelines).
 	Stages int
+	// Parties, when set, is the exact number of participants: a two-party pattern runs
+	// between its first two, so a third would be drawn but never take part.
+	Parties int
 }
 
 // roleReq: at least Min participants play this role. A participant plays it when it is a
@@ -56,11 +61,11 @@ const (
 var roleRules = map[string]patternInfo{
 	"manager_worker": {
 		Roles: []roleReq{managerRole}, Others: 1, OthersName: "worker"},
-	"role_play_pair":      {Others: 2, OthersName: "role-play agent"},
+	"role_play_pair":      {Others: 2, OthersName: "role-play agent", Parties: 2},
 	"chat_chain_pipeline": {Stages: 2},
 	"sop_assembly_line":   {Stages: 2},
 	"debate_judge": {
-		Roles: []roleReq{judgeRole}, Others: 2, OthersName: "debater"},
+		Roles: []roleReq{judgeRole}, Others: 2, OthersName: "debater", OthersWhy: "the debaters answer each other's answers"},
 	"critic_refiner_curator": {
 		Roles: []roleReq{
 			judgeRole,
@@ -73,7 +78,7 @@ var roleRules = map[string]patternInfo{
 		Roles: []roleReq{aggregatorRole}, Others: 1, OthersName: "drafter"},
 	"contract_net": {
 		Roles: []roleReq{managerRole}, Others: 1, OthersName: "bidder"},
-	"bilateral_negotiation": {Others: 2, OthersName: "negotiating party"},
+	"bilateral_negotiation": {Others: 2, OthersName: "negotiating party", Parties: 2},
 	"blackboard": {
 		Roles: []roleReq{{Name: "blackboard", System: "blackboard", Words: []string{"blackboard"}, Min: 1}}, Others: 1, OthersName: "agent"},
 	"publish_subscribe": {
@@ -84,8 +89,14 @@ var roleRules = map[string]patternInfo{
 		Roles: []roleReq{{Name: "router", System: "router", Words: []string{"router"}, Min: 1}}, Others: 2, OthersName: "agent"},
 	"hierarchical_tree": {
 		Roles: []roleReq{managerRole}, Others: 2, OthersName: "sub-manager or worker"},
+	// The red team attacks the defender and both report to the judge: a drawing without one of
+	// the two sides cannot run those exchanges (the run engine finds them by these words).
 	"red_team_judge": {
-		Roles: []roleReq{judgeRole}, Others: 2, OthersName: "red-team or defender agent"},
+		Roles: []roleReq{
+			judgeRole,
+			{Name: "red team", Words: []string{"red", "attacker"}, Min: 1},
+			{Name: "defender", Words: []string{"defender", "blue"}, Min: 1},
+		}},
 	"fact_check_verifier": {
 		Roles: []roleReq{{Name: "verifier", Words: []string{"verifier", "checker", "fact"}, Min: 1}, judgeRole}, Others: 1, OthersName: "producer"},
 	"plan_execute_reflect": {

@@ -59,7 +59,11 @@ func (c *checker) roles(in *flow.Interaction, p patternInfo) {
 		}
 	}
 	if p.Others > 0 && others < p.Others {
-		miss(fmt.Sprintf("needs at least %d %s%s and has %d; add agents and connect them with edges", p.Others, p.OthersName, plural(p.Others), others))
+		why := ""
+		if p.OthersWhy != "" {
+			why = " (" + p.OthersWhy + ")"
+		}
+		miss(fmt.Sprintf("needs at least %d %s%s and has %d%s; add agents and connect them with edges", p.Others, p.OthersName, plural(p.Others), others, why))
 	}
 	if p.Stages > 0 && len(parts) < p.Stages {
 		what := "needs at least %d different nodes and has %d; connect another agent with an edge"
@@ -67,6 +71,13 @@ func (c *checker) roles(in *flow.Interaction, p patternInfo) {
 			what = "is a pipeline with one stage; it needs at least %d stages (different nodes) and has %d: add a stage and an edge stage → stage"
 		}
 		miss(fmt.Sprintf(what, p.Stages, len(parts)))
+	}
+	if p.Parties > 0 && len(parts) > p.Parties {
+		var extra []string
+		for _, n := range parts[p.Parties:] {
+			extra = append(extra, n.ID)
+		}
+		miss(fmt.Sprintf("runs between exactly %d parties and has %d nodes: %s would never take part; draw them in an interaction of their own", p.Parties, len(parts), strings.Join(extra, ", ")))
 	}
 	if p.PatternID == "majority_vote" {
 		tie := roleReq{Name: "tie-break judge", System: "judge", Words: []string{"judge", "tiebreak", "tie_break", "tie-break"}}

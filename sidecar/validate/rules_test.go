@@ -351,7 +351,7 @@ func TestMissingRoleRule(t *testing.T) {
 		}
 		b.WriteString("interactions:\n  - id: vote\n    patternId: majority_vote\n    edges:\n")
 		for i := range voters {
-			b.WriteString("      - {source: v" + string(rune('0'+i)) + ", target: agg, data: {termination: {type: consensus_threshold, threshold: 0.6}}}\n")
+			b.WriteString("      - {source: v" + string(rune('0'+i)) + ", target: agg, data: {termination: {any: [{type: consensus_threshold, threshold: 0.6}, {type: max_rounds, rounds: 2}]}}}\n")
 		}
 		if judge {
 			b.WriteString("      - {source: agg, target: tie, data: {termination: {type: judge_decision}}}\n")
@@ -378,6 +378,26 @@ interactions:
   - id: d
     patternId: debate_judge
     edges: [{source: a, target: j, data: ` + tm + `}]
+`, []string{CodeMissingRole}},
+		{"red team and defender", head + `agents: [{id: r, role: red_team}, {id: d, role: defender}]
+systemNodes: [{id: j, type: judge}]
+interactions:
+  - id: rt
+    patternId: red_team_judge
+    edges: [{source: r, target: j, data: ` + tm + `}, {source: d, target: j, data: ` + tm + `}]
+`, nil},
+		{"two red teams and no defender", head + `agents: [{id: r1, role: red_team}, {id: r2, role: attacker}]
+systemNodes: [{id: j, type: judge}]
+interactions:
+  - id: rt
+    patternId: red_team_judge
+    edges: [{source: r1, target: j, data: ` + tm + `}, {source: r2, target: j, data: ` + tm + `}]
+`, []string{CodeMissingRole}},
+		{"a pair of three", head + `agents: [{id: u, role: user}, {id: a, role: assistant}, {id: x, role: assistant}]
+interactions:
+  - id: p
+    patternId: role_play_pair
+    edges: [{source: u, target: a, data: {termination: {type: max_rounds, rounds: 2}}}, {source: u, target: x, data: {termination: {type: max_rounds, rounds: 2}}}]
 `, []string{CodeMissingRole}},
 		{"vote of three", vote(3, false), nil},
 		{"vote of two with tie-break", vote(2, true), nil},

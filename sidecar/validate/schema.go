@@ -22,6 +22,16 @@ func (c *checker) schema() {
 			c.report("", c.head(""), diag.Error, CodeSchema, fmt.Sprintf("the flow has no %s; add %s", key, ex), nil)
 		}
 	}
+	if b := f.Policy.Budget; b != nil {
+		if b.USD != nil && !(*b.USD > 0) {
+			c.report("/policy/budget/usd", c.at("/policy/budget/usd"), diag.Error, CodeSchema,
+				fmt.Sprintf("policy.budget.usd is %g; the run's cost limit is a number of US dollars more than 0, e.g. usd: 10; remove it for no cost limit", *b.USD), nil)
+		}
+		if b.Tokens != nil && *b.Tokens < 1 {
+			c.report("/policy/budget/tokens", c.at("/policy/budget/tokens"), diag.Error, CodeSchema,
+				fmt.Sprintf("policy.budget.tokens is %d; the run's token limit must be at least 1, e.g. tokens: 2000000; remove it for no token limit", *b.Tokens), nil)
+		}
+	}
 	fresh := c.freshIDs()
 	for _, a := range f.Agents {
 		c.requiredFix(a.Path, "id", a.ID, "an agent", "id: <unique id>, e.g. id: coder", func() string { return fresh(a.Name, "agent") })
@@ -97,6 +107,8 @@ func (c *checker) runtime(path string, r *flow.Runtime) {
 	c.enum(path+"/backendId", "runtime.backendId", r.BackendID, BackendIDs)
 	c.enum(path+"/cwdMode", "runtime.cwdMode", r.CwdMode, CwdModes)
 	c.enum(path+"/permissionMode", "runtime.permissionMode", r.PermissionMode, PermissionModes)
+	c.enum(path+"/codexSandbox", "runtime.codexSandbox", r.CodexSandbox, CodexSandboxes)
+	c.enum(path+"/geminiApprovalMode", "runtime.geminiApprovalMode", r.GeminiApprovalMode, GeminiApprovalModes)
 	if r.BackendID == "command" && len(r.Command) == 0 {
 		c.report(path+"/backendId", c.at(path+"/backendId"), diag.Error, CodeSchema,
 			"backendId command needs a command: add command: [program, args…], e.g. command: [bash, agents/review.sh]", nil)

@@ -89,6 +89,7 @@ func TestSchemaMatchesModel(t *testing.T) {
 		"":              reflect.TypeOf(flow.Flow{}),
 		"commonRules":   reflect.TypeOf(flow.CommonRules{}),
 		"policy":        reflect.TypeOf(flow.Policy{}),
+		"budget":        reflect.TypeOf(flow.Budget{}),
 		"agent":         reflect.TypeOf(flow.Agent{}),
 		"runtime":       reflect.TypeOf(flow.Runtime{}),
 		"sessionLoop":   reflect.TypeOf(flow.SessionLoop{}),
@@ -130,19 +131,21 @@ func TestSchemaEnums(t *testing.T) {
 	s := loadSchema(t)
 	d := s.Definitions
 	at := map[string]*schemaNode{
-		"intent":                 d["edgeData"].Properties["intent"],
-		"topology":               d["edgeData"].Properties["topology"],
-		"messageForm":            d["edgeData"].Properties["messageForm"],
-		"sync":                   d["edgeData"].Properties["sync"],
-		"termination.type":       d["termination"].Properties["type"],
-		"termination.op":         d["termination"].Properties["op"],
-		"verification":           d["edgeData"].Properties["verification"].OneOf[0],
-		"runtime.kind":           d["runtime"].Properties["kind"],
-		"runtime.backendId":      d["runtime"].Properties["backendId"],
-		"runtime.cwdMode":        d["runtime"].Properties["cwdMode"],
-		"runtime.permissionMode": d["runtime"].Properties["permissionMode"],
-		"systemNode.type":        d["systemNode"].Properties["type"],
-		"source.kind":            d["source"].Properties["kind"],
+		"intent":                     d["edgeData"].Properties["intent"],
+		"topology":                   d["edgeData"].Properties["topology"],
+		"messageForm":                d["edgeData"].Properties["messageForm"],
+		"sync":                       d["edgeData"].Properties["sync"],
+		"termination.type":           d["termination"].Properties["type"],
+		"termination.op":             d["termination"].Properties["op"],
+		"verification":               d["edgeData"].Properties["verification"].OneOf[0],
+		"runtime.kind":               d["runtime"].Properties["kind"],
+		"runtime.backendId":          d["runtime"].Properties["backendId"],
+		"runtime.cwdMode":            d["runtime"].Properties["cwdMode"],
+		"runtime.permissionMode":     d["runtime"].Properties["permissionMode"],
+		"runtime.codexSandbox":       d["runtime"].Properties["codexSandbox"],
+		"runtime.geminiApprovalMode": d["runtime"].Properties["geminiApprovalMode"],
+		"systemNode.type":            d["systemNode"].Properties["type"],
+		"source.kind":                d["source"].Properties["kind"],
 	}
 	for name, values := range Enums {
 		node := at[name]

@@ -33,6 +33,10 @@ const (
 	CodeMissingRole         = "missing-role"
 	CodeSkillInvalid        = "skill-invalid"
 	CodeMCPPolicy           = "mcp-policy"
+	CodeRoundCap            = "round-cap"
+	CodeCommandPath         = "command-path"
+	CodeSpendUnknown        = "spend-unknown"
+	CodePermissionMode      = "permission-mode"
 )
 
 // Codes lists every code, in the order docs/validation.md documents them.
@@ -40,6 +44,7 @@ var Codes = []string{
 	CodeYAMLSyntax, CodeSchema, CodeDuplicateID, CodeUnknownAgent, CodeUnknownPattern,
 	CodeTerminationRequired, CodeInvalidTermination, CodeTimeoutRequired, CodeRetentionRequired,
 	CodeRateLimitRequired, CodeRawSecret, CodeUnsafePath, CodeMissingRole, CodeSkillInvalid, CodeMCPPolicy,
+	CodeRoundCap, CodeCommandPath, CodeSpendUnknown, CodePermissionMode,
 }
 
 // Workspace gives the rules that look outside the flow file what they need.
@@ -111,8 +116,10 @@ func (c *checker) run() {
 	c.duplicateIDs()
 	c.references()
 	c.interactions()
+	c.spendUnknown()
 	c.paths()
 	c.workspace()
+	c.permissions()
 }
 
 // report adds a diagnostic at r.

@@ -1,13 +1,16 @@
 package validate
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/diag"
+	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/mcpconfig"
+	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 	"github.com/agentcanvas/agentcanvas/sidecar/skill"
 )
 
@@ -46,8 +49,36 @@ func FindRoot(dir string) (string, bool) {
 	}
 }
 
-// workspace runs the rules that read the workspace: skills and the MCP allowlist.
+// commandPaths warns about a command agent whose relative paths name nothing in the workspace
+// (runtime.ResolveCommand's rule): its run would refuse to start. A warning, not an error,
+// since a dry run does not need the scripts and they may not be written yet.
+func (c *checker) commandPaths() {
+	if c.ws.Root == "" {
+		return
+	}
+	check := func(id, path string, rt *flow.Runtime) {
+		if rt == nil || rt.BackendID != "command" {
+			return
+		}
+		_, err := runtime.ResolveCommand(c.ws.Root, rt.Command)
+		var pe *runtime.CommandPathError
+		if !errors.As(err, &pe) {
+			return
+		}
+		p := fmt.Sprintf("%s/runtime/command/%d", path, pe.Index)
+		c.report(p, c.at(p), diag.Warning, CodeCommandPath, fmt.Sprintf("agent %s: %s, and the run will refuse to start", id, pe.Problem()), nil)
+	}
+	for _, a := range c.f.Agents {
+		check(a.ID, a.Path, a.Runtime)
+	}
+	for _, s := range c.f.SystemNodes {
+		check(s.ID, s.Path, s.Runtime)
+	}
+}
+
+// workspace runs the rules that read the workspace: skills, the MCP allowlist, command paths.
 func (c *checker) workspace() {
+	c.commandPaths()
 	var root *os.Root
 	if c.ws.Root != "" {
 		r, err := os.OpenRoot(c.ws.Root)

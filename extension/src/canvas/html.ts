@@ -21,7 +21,7 @@ export interface CanvasHtmlOptions {
   nonce: string;
   scriptUri: string; // asWebviewUri(out/webview/canvas.js)
   styleUri: string; // asWebviewUri(out/webview/canvas.css)
-  workerUri: string; // asWebviewUri(out/webview/elk-worker.js)
+  workerUri: string; // asWebviewUri(out/webview/layout-worker.js)
   title?: string;
 }
 
@@ -52,7 +52,7 @@ export function canvasHtml(o: CanvasHtmlOptions): string {
 <title>${escapeAttr(o.title ?? "AgentCanvas")}</title>
 </head>
 <body>
-<div id="root" data-elk-worker="${escapeAttr(o.workerUri)}"></div>
+<div id="root" data-layout-worker="${escapeAttr(o.workerUri)}"></div>
 <script nonce="${escapeAttr(o.nonce)}" src="${escapeAttr(o.scriptUri)}"></script>
 </body>
 </html>

@@ -25,6 +25,8 @@ export interface Runtime {
   maxTurns?: number;
   allowedTools?: string[];
   permissionMode?: string;
+  codexSandbox?: string;
+  geminiApprovalMode?: string;
   sessionLoop?: { maxIterations?: number; delayMs?: number };
 }
 
@@ -64,9 +66,11 @@ export interface SystemNode {
 }
 
 export interface Termination {
-  type?: string; // max_rounds, timeout_ms, judge_decision, consensus_threshold, quality_gate
+  type?: string; // max_rounds, timeout_ms, judge_decision, consensus_threshold, quality_gate, max_cost_usd, max_tokens
   rounds?: number;
   ms?: number;
+  usd?: number; // max_cost_usd
+  tokens?: number; // max_tokens
   threshold?: number;
   metric?: string;
   op?: string; // ">=" | "<="

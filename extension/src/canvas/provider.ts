@@ -48,7 +48,7 @@ export class CanvasEditorProvider implements vscode.CustomTextEditorProvider {
       nonce: newNonce(),
       scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(root, "canvas.js")).toString(),
       styleUri: webview.asWebviewUri(vscode.Uri.joinPath(root, "canvas.css")).toString(),
-      workerUri: webview.asWebviewUri(vscode.Uri.joinPath(root, "elk-worker.js")).toString(),
+      workerUri: webview.asWebviewUri(vscode.Uri.joinPath(root, "layout-worker.js")).toString(),
       title: path.basename(document.uri.fsPath),
     });
     const session = new CanvasSession(document, panel, this.backend, this.log);

@@ -150,7 +150,7 @@ export function registerSkills(context: vscode.ExtensionContext, invoke: (s: Ski
       if (how.zip) {
         const to = await vscode.window.showSaveDialog({ defaultUri: vscode.Uri.file(path.join(path.dirname(skill.dir.fsPath), `${skill.folder}.zip`)), filters: { Zip: ['zip'] } });
         if (!to) return;
-        await vscode.workspace.fs.writeFile(to, writeZip(files.map((f) => ({ name: `${skill.folder}/${f.name}`, data: f.data }))));
+        await vscode.workspace.fs.writeFile(to, await writeZip(files.map((f) => ({ name: `${skill.folder}/${f.name}`, data: f.data }))));
         void vscode.window.showInformationMessage(`AgentCanvas: exported ${skill.folder} to ${to.fsPath}.`);
       } else {
         const to = await vscode.window.showOpenDialog({ canSelectFolders: true, canSelectFiles: false, openLabel: 'Export here' });
@@ -175,7 +175,7 @@ export function registerSkills(context: vscode.ExtensionContext, invoke: (s: Ski
       let files: ZipEntry[];
       const p = src[0].fsPath;
       try {
-        files = (await fs.stat(p)).isDirectory() ? await readTree(p) : readZip(await fs.readFile(p));
+        files = (await fs.stat(p)).isDirectory() ? await readTree(p) : await readZip(await fs.readFile(p));
       } catch (e) {
         void vscode.window.showErrorMessage(`AgentCanvas: cannot import ${p}: ${e instanceof Error ? e.message : String(e)}`);
         return;

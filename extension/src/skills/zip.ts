@@ -1,77 +1,16 @@
-// A small zip writer and reader for skill export/import (deflate via node:zlib; no dependency).
-// The reader refuses entries whose names would leave the target folder.
+// Skill export and import as .zip files, through yazl (writing) and yauzl (reading): the pair
+// of small, maintained zip libraries by one author, made for each other. What stays ours is the
+// policy: an entry whose name would leave the target folder (absolute, drive-relative, "..") is
+// refused, and so are symbolic links, devices, encrypted entries, duplicates, a checksum that does
+// not match, and archives that expand past a size limit. Nothing is written by this module.
 import * as zlib from 'node:zlib';
-
-const CRC_TABLE = (() => {
-  const t = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    t[n] = c >>> 0;
-  }
-  return t;
-})();
-
-export function crc32(buf: Uint8Array): number {
-  let c = 0xffffffff;
-  for (let i = 0; i < buf.length; i++) c = CRC_TABLE[(c ^ buf[i]) & 0xff] ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-}
+import * as yauzl from 'yauzl';
+import * as yazl from 'yazl';
 
 export interface ZipEntry {
   /** Forward-slash relative path. */
   name: string;
   data: Buffer;
-}
-
-export function writeZip(entries: ZipEntry[]): Buffer {
-  const locals: Buffer[] = [];
-  const centrals: Buffer[] = [];
-  let offset = 0;
-  for (const e of entries) {
-    const name = Buffer.from(e.name, 'utf8');
-    const deflated = zlib.deflateRawSync(e.data);
-    const useDeflate = deflated.length < e.data.length;
-    const body = useDeflate ? deflated : e.data;
-    const crc = crc32(e.data);
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4); // version needed
-    local.writeUInt16LE(0x0800, 6); // UTF-8 names
-    local.writeUInt16LE(useDeflate ? 8 : 0, 8);
-    local.writeUInt16LE(0, 10); // time
-    local.writeUInt16LE(0x21, 12); // date 1980-01-01
-    local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(body.length, 18);
-    local.writeUInt32LE(e.data.length, 22);
-    local.writeUInt16LE(name.length, 26);
-    local.writeUInt16LE(0, 28);
-    locals.push(local, name, body);
-    const central = Buffer.alloc(46);
-    central.writeUInt32LE(0x02014b50, 0);
-    central.writeUInt16LE(0x031e, 4); // made by: unix, 3.0
-    central.writeUInt16LE(20, 6);
-    central.writeUInt16LE(0x0800, 8);
-    central.writeUInt16LE(useDeflate ? 8 : 0, 10);
-    central.writeUInt16LE(0, 12);
-    central.writeUInt16LE(0x21, 14);
-    central.writeUInt32LE(crc, 16);
-    central.writeUInt32LE(body.length, 20);
-    central.writeUInt32LE(e.data.length, 24);
-    central.writeUInt16LE(name.length, 28);
-    central.writeUInt32LE((0o100644 << 16) >>> 0, 38); // regular file, rw-r--r--
-    central.writeUInt32LE(offset, 42);
-    centrals.push(central, name);
-    offset += 30 + name.length + body.length;
-  }
-  const cd = Buffer.concat(centrals);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(entries.length, 8);
-  end.writeUInt16LE(entries.length, 10);
-  end.writeUInt32LE(cd.length, 12);
-  end.writeUInt32LE(offset, 16);
-  return Buffer.concat([...locals, cd, end]);
 }
 
 export class ZipError extends Error {}
@@ -85,48 +24,85 @@ export function safeEntryName(name: string): string | undefined {
   return parts.join('/');
 }
 
-export function readZip(buf: Buffer, maxTotal = 50 * 1024 * 1024): ZipEntry[] {
-  let eocd = -1;
-  for (let i = buf.length - 22; i >= Math.max(0, buf.length - 22 - 65535); i--) {
-    if (buf.readUInt32LE(i) === 0x06054b50) {
-      eocd = i;
-      break;
-    }
+/** writeZip is a zip of entries: regular files (rw-r--r--), deflated, UTF-8 names. */
+export function writeZip(entries: ZipEntry[]): Promise<Buffer> {
+  const zip = new yazl.ZipFile();
+  for (const e of entries) {
+    const name = safeEntryName(e.name);
+    if (!name) throw new ZipError(`${e.name}: unsafe path for a zip entry`);
+    zip.addBuffer(e.data, name, { mode: 0o100644 });
   }
-  if (eocd < 0) throw new ZipError('not a zip file (no end of central directory)');
-  const count = buf.readUInt16LE(eocd + 10);
-  let p = buf.readUInt32LE(eocd + 16);
+  zip.end();
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    zip.outputStream.on('data', (c: Buffer) => chunks.push(c));
+    zip.outputStream.on('error', reject);
+    zip.outputStream.on('end', () => resolve(Buffer.concat(chunks)));
+  });
+}
+
+// yauzl's own name checks (validateFileName) end the read with one of these messages.
+const UNSAFE_NAME = /^(absolute path|invalid relative path|invalid characters in fileName): (.*)$/;
+
+const S_IFMT = 0o170000;
+const S_IFREG = 0o100000;
+const S_IFDIR = 0o040000;
+const S_IFLNK = 0o120000;
+
+/**
+ * readZip reads every file entry of a zip held in memory. Folder entries are skipped (a file's
+ * name implies its folders). Throws a ZipError naming the entry for anything it refuses.
+ */
+export async function readZip(buf: Buffer, maxTotal = 50 * 1024 * 1024): Promise<ZipEntry[]> {
+  let zip: yauzl.ZipFile;
+  try {
+    zip = await yauzl.fromBufferPromise(buf, { validateEntrySizes: true, strictFileNames: false });
+  } catch (e) {
+    throw new ZipError(`not a zip file (${message(e)})`);
+  }
   const out: ZipEntry[] = [];
+  const seen = new Set<string>();
   let total = 0;
-  for (let k = 0; k < count; k++) {
-    if (p + 46 > buf.length || buf.readUInt32LE(p) !== 0x02014b50) throw new ZipError('corrupt central directory');
-    const method = buf.readUInt16LE(p + 10);
-    const crc = buf.readUInt32LE(p + 16);
-    const csize = buf.readUInt32LE(p + 20);
-    const usize = buf.readUInt32LE(p + 24);
-    const nlen = buf.readUInt16LE(p + 28);
-    const xlen = buf.readUInt16LE(p + 30);
-    const clen = buf.readUInt16LE(p + 32);
-    const attrs = buf.readUInt32LE(p + 38);
-    const lho = buf.readUInt32LE(p + 42);
-    const rawName = buf.subarray(p + 46, p + 46 + nlen).toString('utf8');
-    p += 46 + nlen + xlen + clen;
-    if (rawName.endsWith('/')) continue; // folder entry
-    const type = (attrs >>> 16) & 0o170000;
-    if (type === 0o120000) throw new ZipError(`${rawName}: symbolic links are not imported`);
-    const name = safeEntryName(rawName);
-    if (!name) throw new ZipError(`${rawName}: unsafe path in the zip`);
-    total += usize;
-    if (total > maxTotal) throw new ZipError(`the zip expands to more than ${maxTotal} bytes`);
-    if (buf.readUInt32LE(lho) !== 0x04034b50) throw new ZipError(`${rawName}: corrupt local header`);
-    const start = lho + 30 + buf.readUInt16LE(lho + 26) + buf.readUInt16LE(lho + 28);
-    const body = buf.subarray(start, start + csize);
-    let data: Buffer;
-    if (method === 0) data = Buffer.from(body);
-    else if (method === 8) data = zlib.inflateRawSync(body, { maxOutputLength: Math.max(usize, 1) });
-    else throw new ZipError(`${rawName}: compression method ${method} is not supported`);
-    if (data.length !== usize || crc32(data) !== crc) throw new ZipError(`${rawName}: checksum mismatch`);
-    out.push({ name, data });
+  try {
+    for await (const entry of zip.eachEntry()) {
+      const raw = entry.fileName;
+      const type = (entry.externalFileAttributes >>> 16) & S_IFMT;
+      if (raw.endsWith('/') || type === S_IFDIR) continue;
+      // Unix-made zips record the file type; a zip from Windows leaves it 0 (a plain file).
+      if (type === S_IFLNK) throw new ZipError(`${raw}: symbolic links are not imported`);
+      if (type !== 0 && type !== S_IFREG) throw new ZipError(`${raw}: not a regular file (mode ${type.toString(8)})`);
+      const name = safeEntryName(raw);
+      if (!name) throw new ZipError(`${raw}: unsafe path in the zip`);
+      if (seen.has(name)) throw new ZipError(`${raw}: the zip holds this file twice`);
+      seen.add(name);
+      if (entry.isEncrypted()) throw new ZipError(`${raw}: encrypted entries are not supported`);
+      if (!entry.canDecodeFileData()) throw new ZipError(`${raw}: compression method ${entry.compressionMethod} is not supported`);
+      total += entry.uncompressedSize;
+      if (total > maxTotal) throw new ZipError(`the zip expands to more than ${maxTotal} bytes`);
+      const data = await readAll(await zip.openReadStreamPromise(entry));
+      if (zlib.crc32(data) !== entry.crc32) throw new ZipError(`${raw}: checksum mismatch`);
+      out.push({ name, data });
+    }
+  } catch (e) {
+    if (e instanceof ZipError) throw e;
+    const m = UNSAFE_NAME.exec(message(e));
+    if (m) throw new ZipError(`${m[2]}: unsafe path in the zip`);
+    throw new ZipError(`the zip is unreadable: ${message(e)}`);
+  } finally {
+    zip.close();
   }
   return out;
+}
+
+function readAll(s: NodeJS.ReadableStream): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    s.on('data', (c: Buffer) => chunks.push(c));
+    s.on('error', reject);
+    s.on('end', () => resolve(Buffer.concat(chunks)));
+  });
+}
+
+function message(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
 }

@@ -1,5 +1,6 @@
 // The Runs view's model: runs → interactions → agents, from listRuns and kept current by run
 // events. Pure (no vscode), so its updates are unit-tested.
+import { readSpend } from '../canvas/spend';
 import { REQUEST_EVENTS, type AgentState, type InteractionState, type PendingRequest, type RunEvent, type RunState } from '../protocol';
 
 const RUN_STATUS: Record<string, string> = {
@@ -89,10 +90,17 @@ export class RunsModel {
     }
     // an empty interactionId is an event about the whole run (run_resumed, warnings)
     const inter = typeof ev.interactionId === 'string' && ev.interactionId !== '' ? this.interaction(run, ev.interactionId, ev) : undefined;
+    // spend so far: after every agent turn for the run and its interaction, and at the end
+    if (ev.event === 'spend') {
+      run.spend = readSpend(ev.run) ?? run.spend;
+      if (inter) inter.spend = readSpend(ev.interaction) ?? inter.spend;
+    }
+    if (ev.event === 'run_finished') run.spend = readSpend(ev.spend) ?? run.spend;
     if (inter) {
       if (ev.event === 'terminated') {
         inter.status = 'terminated';
         if (typeof ev.reason === 'string') inter.terminationReason = ev.reason;
+        inter.spend = readSpend(ev.spend) ?? inter.spend;
       } else if (ev.event === 'step' || ev.event === 'configured' || ev.event === 'interaction_started') {
         if (live(run.status) && (inter.status === 'unknown' || inter.status === 'pending' || inter.status === 'interrupted')) inter.status = 'running';
         if (typeof ev.step === 'number') inter.round = ev.step;

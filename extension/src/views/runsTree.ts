@@ -2,6 +2,7 @@
 // each run is waiting on (click to answer).
 import * as vscode from 'vscode';
 import type { AgentState, InteractionState, PendingRequest, RunState } from '../protocol';
+import { spendLabel } from '../canvas/spend';
 import { RunsModel, interruptedTooltip, isInterrupted, pendingLabel, statusIcon } from './runsModel';
 
 export type RunNode =
@@ -52,10 +53,11 @@ export function runTreeItem(node: RunNode): vscode.TreeItem {
       const r = node.run;
       const it = new vscode.TreeItem(r.flow || r.runId, C.Expanded);
       it.id = `run:${r.runId}`;
-      it.description = [r.status, r.terminationReason, r.runId].filter(Boolean).join(' · ');
+      const spent = spendLabel(r.spend);
+      it.description = [r.status, r.terminationReason, spent, r.runId].filter(Boolean).join(' · ');
       it.iconPath = new vscode.ThemeIcon(statusIcon(r.status));
       it.contextValue = r.status === 'running' || r.status === 'waiting' ? 'run.active' : 'run.done';
-      it.tooltip = `${r.flow}\nrun ${r.runId}\nstatus: ${r.status}${r.terminationReason ? `\nreason: ${r.terminationReason}` : ''}${r.startedAt ? `\nstarted: ${r.startedAt}` : ''}`;
+      it.tooltip = `${r.flow}\nrun ${r.runId}\nstatus: ${r.status}${r.terminationReason ? `\nreason: ${r.terminationReason}` : ''}${r.startedAt ? `\nstarted: ${r.startedAt}` : ''}${spent ? `\nspent: ${spent}` : ''}${r.spend?.unreported.length ? `\nno usage reported by: ${r.spend.unreported.join(', ')}` : ''}`;
       if (isInterrupted(r)) {
         // its engine died (a window reload): Resume Run / Close Run act on it
         it.contextValue = 'run.interrupted';
@@ -69,7 +71,7 @@ export function runTreeItem(node: RunNode): vscode.TreeItem {
       const i = node.interaction;
       const it = new vscode.TreeItem(i.patternId ? `${i.id} (${i.patternId})` : i.id, i.agents.length > 0 ? C.Expanded : C.None);
       it.id = `run:${node.run.runId}/i:${i.id}`;
-      it.description = [i.status, i.terminationReason && `reason: ${i.terminationReason}`, i.round !== undefined && `round ${i.round}`].filter(Boolean).join(' · ');
+      it.description = [i.status, i.terminationReason && `reason: ${i.terminationReason}`, i.round !== undefined && `round ${i.round}`, spendLabel(i.spend)].filter(Boolean).join(' · ');
       it.iconPath = new vscode.ThemeIcon(statusIcon(i.status));
       it.contextValue = 'interaction';
       return it;

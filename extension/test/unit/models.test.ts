@@ -143,3 +143,22 @@ test('runs model: run_interrupted ends what was under way and keeps the requests
   m.apply({ runId: 'r4', event: 'agent_started', interactionId: 'i1', agent: 'coder' });
   assert.deepEqual([r.status, r.interactions[0].agents[0].status], ['running', 'running']);
 });
+
+test("runs model and tree: spend events show the run's and each interaction's spend so far", () => {
+  const m = new RunsModel();
+  m.apply({ runId: 'r1', flow: 'debate', event: 'run_started' });
+  m.apply({ runId: 'r1', event: 'spend', interactionId: 'i1', agent: 'pro', tokens: 1200, costUsd: 0.01, run: { tokens: 1200, costUsd: 0.01, costKnown: true }, interaction: { tokens: 1200, costUsd: 0.01, costKnown: true } });
+  m.apply({ runId: 'r1', event: 'spend', interactionId: 'i2', agent: 'judge', unreported: true, run: { tokens: 1200, costUsd: 0.01, costKnown: true, unreported: ['judge'] }, interaction: { tokens: 0, costUsd: 0, costKnown: true, unreported: ['judge'] } });
+  m.apply({ runId: 'r1', event: 'terminated', interactionId: 'i1', reason: 'max_tokens', spend: { tokens: 1500, costUsd: 0.012, costKnown: true } });
+  const r = m.get('r1')!;
+  assert.deepEqual(r.spend, { tokens: 1200, costUsd: 0.01, costKnown: true, unreported: ['judge'] });
+  assert.equal(r.interactions[0].spend?.tokens, 1500, "terminated carries the interaction's final spend");
+  const tree = new RunsTree(m);
+  const [run] = tree.getChildren();
+  assert.match(String(tree.getTreeItem(run).description), /1\.2k tokens · \$0\.01 · usage unknown: judge/);
+  assert.match(String(tree.getTreeItem(run).tooltip), /spent: 1\.2k tokens/);
+  const inter = tree.getChildren(run).find((n) => n.kind === 'interaction' && n.interaction.id === 'i1')!;
+  assert.match(String(tree.getTreeItem(inter).description), /reason: max_tokens · 1\.5k tokens · \$0\.01/);
+  m.apply({ runId: 'r1', event: 'run_finished', status: 'stopped', reason: 'budget', spend: { tokens: 5200, costUsd: 0.052, costKnown: true, unreported: ['judge'] } });
+  assert.equal(m.get('r1')!.spend?.tokens, 5200, "run_finished carries the run's final spend");
+});

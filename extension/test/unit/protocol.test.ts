@@ -60,6 +60,11 @@ test('runs: RunInfo.state, nested interactions and pending', () => {
   assert.equal(runs[0].interactions[0].agents[0].status, 'waiting');
   assert.equal(runs[0].pending[0].runId, 'r1');
   assert.deepEqual(readRuns({ runs: [] }), []);
+  // listRuns' spend, the run's and an ended interaction's
+  const [spent] = readRuns([{ runId: 'r2', status: 'stopped', reason: 'budget', spend: { tokens: 4000, costUsd: 0.04, costKnown: true }, interactions: [{ id: 'i1', status: 'stopped', spend: { tokens: 4000, costUsd: 0.04, costKnown: true, unreported: ['j'] } }] }]);
+  assert.deepEqual(spent.spend, { tokens: 4000, costUsd: 0.04, costKnown: true, unreported: [] });
+  assert.deepEqual(spent.interactions[0].spend?.unreported, ['j']);
+  assert.equal(runs[0].spend, undefined);
 });
 
 test('patterns, diagnostics and apply results, bare or wrapped', () => {

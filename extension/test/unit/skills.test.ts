@@ -2,11 +2,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { checkSkill, newSkillText, parseSkill, renameSkill } from '../../src/skills/skillFile';
-import { crc32, readZip, writeZip, ZipError } from '../../src/skills/zip';
+import { readZip, writeZip, ZipError } from '../../src/skills/zip';
 import { describePlan, filesToWrite, groupSkills, planImport } from '../../src/skills/importPlan';
 
 test('SKILL.md front matter: flags default to user-invocable and model-invocable', () => {
@@ -33,7 +33,7 @@ test('SKILL.md checks: name and description present, folder name equal to name',
   assert.equal(parseSkill(renameSkill(newSkillText('a', 'd'), 'a-2')).name, 'a-2');
 });
 
-test('zips written here are read by unzip; zips made by zip are read here', () => {
+test('zips written here are read by unzip; zips made by zip are read here', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'ac-zip-'));
   try {
     const big = Buffer.from('x'.repeat(10_000) + 'é\n');
@@ -41,33 +41,81 @@ test('zips written here are read by unzip; zips made by zip are read here', () =
       { name: 'deploy/SKILL.md', data: Buffer.from(newSkillText('deploy', 'Deploys')) },
       { name: 'deploy/scripts/run.sh', data: big },
       { name: 'deploy/empty.txt', data: Buffer.alloc(0) },
+      { name: 'deploy/refs/naïve.md', data: Buffer.from('non-ASCII name') },
     ];
-    writeFileSync(path.join(dir, 'out.zip'), writeZip(entries));
+    writeFileSync(path.join(dir, 'out.zip'), await writeZip(entries));
     execFileSync('unzip', ['-q', '-t', 'out.zip'], { cwd: dir }); // integrity check: CRCs and sizes
     execFileSync('unzip', ['-q', 'out.zip', '-d', 'x'], { cwd: dir });
     assert.deepEqual(readFileSync(path.join(dir, 'x/deploy/scripts/run.sh')), big);
+    assert.equal(readFileSync(path.join(dir, 'x/deploy/refs/naïve.md'), 'utf8'), 'non-ASCII name');
+    assert.equal(statSync(path.join(dir, 'x/deploy/empty.txt')).size, 0);
+    // and read back here: the same names and bytes
+    const back = await readZip(readFileSync(path.join(dir, 'out.zip')));
+    assert.deepEqual(back.map((e) => [e.name, e.data.toString('base64')]), entries.map((e) => [e.name, e.data.toString('base64')]));
     mkdirSync(path.join(dir, 'src/lint/refs'), { recursive: true });
     writeFileSync(path.join(dir, 'src/lint/SKILL.md'), newSkillText('lint', 'Lints'));
     writeFileSync(path.join(dir, 'src/lint/refs/rules.md'), 'rule '.repeat(500));
-    execFileSync('zip', ['-qr', '../in.zip', 'lint'], { cwd: path.join(dir, 'src') });
-    const read = readZip(readFileSync(path.join(dir, 'in.zip')));
+    execFileSync('zip', ['-qr', '../in.zip', 'lint'], { cwd: path.join(dir, 'src') }); // folder entries too
+    const read = await readZip(readFileSync(path.join(dir, 'in.zip')));
     assert.deepEqual(read.map((e) => e.name).sort(), ['lint/SKILL.md', 'lint/refs/rules.md']);
     assert.equal(read.find((e) => e.name === 'lint/refs/rules.md')!.data.toString(), 'rule '.repeat(500));
-    assert.equal(crc32(Buffer.from('123456789')), 0xcbf43926);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });
 
-test('zips with escaping paths or bad checksums are refused', () => {
-  const evil = writeZip([{ name: '../outside.txt', data: Buffer.from('x') }]);
-  assert.throws(() => readZip(evil), (e: unknown) => e instanceof ZipError && /unsafe path/.test(e.message));
-  assert.throws(() => readZip(writeZip([{ name: '/etc/passwd', data: Buffer.from('x') }])), /unsafe path/);
-  const ok = writeZip([{ name: 'a/SKILL.md', data: Buffer.from('hello hello hello') }]);
+/**
+ * rename replaces an entry name, byte for byte (same length), in a zip's local and central
+ * headers: how a hostile zip names an entry that no writer here would.
+ */
+function rename(zip: Buffer, from: string, to: string): Buffer {
+  const a = Buffer.from(from);
+  const b = Buffer.from(to);
+  assert.equal(a.length, b.length);
+  const out = Buffer.from(zip);
+  let n = 0;
+  for (let i = out.indexOf(a); i >= 0; i = out.indexOf(a, i + 1), n++) b.copy(out, i);
+  assert.equal(n, 2, 'the name is in the local and the central header');
+  return out;
+}
+
+const zipOf = (...names: string[]) => writeZip(names.map((name, i) => ({ name, data: Buffer.from(`entry ${i}`) })));
+
+test('zip-slip: entries that would leave the target folder are refused, naming the entry', async () => {
+  for (const [from, to] of [
+    ['xx/outside.txt', '../outside.txt'],
+    ['a/bb/cc/x.txt', 'a/../../x.txt'],
+    ['_etc/passwd', '/etc/passwd'],
+    ['C_/Windows/x', 'C:/Windows/x'],
+    ['xx_evil.txt', '..\\evil.txt'],
+  ]) {
+    await assert.rejects(readZip(rename(await zipOf(from, 'ok/SKILL.md'), from, to)), (e: unknown) => e instanceof ZipError && e.message.includes('unsafe path') && e.message.includes(to.replace(/\\/g, '/').split('/').pop()!), to);
+  }
+  // and nothing here writes such a name
+  await assert.rejects(async () => writeZip([{ name: '../x', data: Buffer.from('x') }]), /unsafe path/);
+});
+
+test('symbolic links in a zip are refused (zip -y stores them as links)', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'ac-zip-'));
+  try {
+    mkdirSync(path.join(dir, 'skill'));
+    writeFileSync(path.join(dir, 'skill/SKILL.md'), newSkillText('skill', 'A skill'));
+    symlinkSync('/etc/passwd', path.join(dir, 'skill/passwd'));
+    execFileSync('zip', ['-qry', 'links.zip', 'skill'], { cwd: dir });
+    await assert.rejects(readZip(readFileSync(path.join(dir, 'links.zip'))), (e: unknown) => e instanceof ZipError && /skill\/passwd: symbolic links are not imported/.test(e.message));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('zips with bad checksums, duplicate entries, too much data or no zip at all are refused', async () => {
+  const ok = await writeZip([{ name: 'a/SKILL.md', data: Buffer.from('hello '.repeat(50)) }]);
   const corrupt = Buffer.from(ok);
-  corrupt[30 + 'a/SKILL.md'.length + 2] ^= 0xff; // inside the stored body (after the 30-byte local header and the name)
-  assert.throws(() => readZip(corrupt), /checksum|invalid|incorrect/);
-  assert.throws(() => readZip(Buffer.from('not a zip at all, just text')), /not a zip/);
+  corrupt[30 + 'a/SKILL.md'.length + 4] ^= 0xff; // inside the deflated body (after the 30-byte local header and the name)
+  await assert.rejects(readZip(corrupt), (e: unknown) => e instanceof ZipError && /checksum|invalid|incorrect|unreadable/.test(e.message));
+  await assert.rejects(readZip(Buffer.from('not a zip at all, just text')), /not a zip/);
+  await assert.rejects(readZip(rename(await zipOf('a/x.md', 'a/y.md'), 'a/y.md', 'a/x.md')), /a\/x\.md: the zip holds this file twice/);
+  await assert.rejects(readZip(ok, 100), /expands to more than 100 bytes/);
 });
 
 test('import plans: new, keep both (renamed everywhere), replace, skip; shown before writing', () => {

@@ -1,13 +1,12 @@
 // The canvas app. The model is the host's: every change goes out as edit operations and comes
 // back as a new model; local state is only what the user is doing right now (a drag, a nudge,
 // the selection, the viewport).
-import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import {
   applyEdgeChanges,
   applyNodeChanges,
   Background,
   BackgroundVariant,
-  MarkerType,
   MiniMap,
   ReactFlow,
   ReactFlowProvider,
@@ -17,26 +16,86 @@ import {
   type EdgeChange,
   type FinalConnectionState,
   type NodeChange,
+  type FitViewOptions,
   type Viewport,
 } from "@xyflow/react";
 import type { Diagnostic, FlowModel, FlowOp, PatternInfo, Point } from "../../src/canvas/protocol";
 import { nearestSpan } from "../../src/canvas/positions";
 import { planConnect, planPick, planReconnect, type ConnectPlan } from "./connect";
 import { syntaxError } from "./diagnostics";
-import { edgeTypes, nodeTypes, RunContext } from "./elements";
-import { findElement, NODE_HEIGHT, NODE_WIDTH, toGraph, type CanvasEdge, type CanvasNode } from "./graph";
+import { edgeGeometry, type Rect } from "./edgeGeometry";
+import { DrawnEdges, type DrawnEdge } from "./drawnEdges";
+import { DrawnEdgesContext, EdgeLabels, edgeTypes, nodeTypes, RunContext } from "./elements";
+import { estimatedHeight, findElement, layoutInput, NODE_HEIGHT, NODE_WIDTH, toGraph, type CanvasEdge, type CanvasNode } from "./graph";
 import { loadState, onHostMessage, post, saveState } from "./host";
 import { Inspector } from "./Inspector";
+import { placeLabels, type LabelRequest } from "./labelPlacement";
+import { MAX_LABEL_CHARS, shortLabel } from "./labels";
 import { tidyLayout } from "./layout";
+import { Legend } from "./Legend";
 import { deleteOps, layoutOp, moveOps, nudge } from "./ops";
-import { applyRunEvent, emptyOverlay } from "./overlay";
+import { applyRunEvent, edgeCounters, emptyOverlay } from "./overlay";
+import { spendLabel } from "../../src/canvas/spend";
 import { Palette, PATTERN_MIME } from "./Palette";
 import { PatternPicker, type PickerRequest } from "./PatternPicker";
+import { BusyState, Toolbar } from "./Toolbar";
 
 export const GRID = 16;
 const NUDGE_SETTLE_MS = 400;
 /** Below this width the minimap starts hidden, as the side panels do: the graph keeps the room. */
 export const MINIMAP_MIN_WIDTH = 900;
+/** Flows with more interactions than this start with the legend hidden (its toggle shows it). */
+export const LEGEND_MAX = 24;
+
+/** The size of an edge label's parts, measured once from the page's own font (see measureLabels). */
+interface LabelMetrics {
+  char: number; // one character of the label font
+  chrome: number; // padding and border, across
+  line: number; // one line, with padding and border
+}
+const ESTIMATED_METRICS: LabelMetrics = { char: 7, chrome: 16, line: 20 };
+
+/** measureLabels measures a hidden label in the page: the font is the theme's, whatever it is. */
+function measureLabels(host: HTMLElement | null): LabelMetrics {
+  if (!host) return ESTIMATED_METRICS;
+  const probe = document.createElement("div");
+  probe.className = "ac-edge-label ac-probe";
+  const text = document.createElement("span");
+  text.className = "ac-edge-text";
+  probe.append(text);
+  host.append(probe);
+  text.textContent = "0".repeat(10);
+  const w10 = probe.getBoundingClientRect().width;
+  const line = probe.getBoundingClientRect().height;
+  text.textContent = "0".repeat(30);
+  const w30 = probe.getBoundingClientRect().width;
+  probe.remove();
+  const char = (w30 - w10) / 20;
+  if (!(char > 0) || !(line > 0)) return ESTIMATED_METRICS;
+  return { char, chrome: w10 - 10 * char, line };
+}
+
+/** nodeRect is a node's box on the canvas: measured once drawn, estimated before. */
+function nodeRect(n: CanvasNode): Rect {
+  return {
+    x: n.position.x,
+    y: n.position.y,
+    width: n.measured?.width ?? NODE_WIDTH,
+    height: n.measured?.height ?? estimatedHeight(n.data.diagnostics.length),
+  };
+}
+
+/** The padding Fit leaves: room for the toolbar above and the legend below. */
+function fitPadding(root: HTMLElement | null): FitViewOptions["padding"] {
+  const canvas = root?.querySelector(".ac-canvas")?.getBoundingClientRect();
+  const bar = root?.querySelector(".ac-toolbar")?.getBoundingClientRect();
+  const legend = root?.querySelector(".ac-legend")?.getBoundingClientRect();
+  // at most a third of the height each, whatever the panels measure (a hidden one measures 0)
+  const most = canvas ? canvas.height / 3 : 56;
+  const top = Math.min(most, canvas && bar?.height ? bar.bottom - canvas.top + 16 : 56);
+  const bottom = Math.min(most, canvas && legend?.height ? canvas.bottom - legend.top + 16 : 32);
+  return { top: `${Math.round(top)}px`, bottom: `${Math.round(bottom)}px`, left: "40px", right: "40px" };
+}
 
 /** nodeAtPointer: the id of the node under a mouse or touch event's point, if any. */
 function nodeAtPointer(e: MouseEvent | TouchEvent): string | undefined {
@@ -83,10 +142,14 @@ function Canvas() {
   const [paletteOpen, setPaletteOpen] = useState(saved.palette ?? window.innerWidth >= 1100);
   const [inspectorOpen, setInspectorOpen] = useState(saved.inspector ?? window.innerWidth >= 900);
   const [minimap, setMinimap] = useState(saved.minimap ?? window.innerWidth >= MINIMAP_MIN_WIDTH);
+  // The legend starts shown unless the flow has more interactions than it can list in a glance.
+  const [legendChoice, setLegend] = useState<boolean | undefined>(saved.legend);
+  const legend = legendChoice ?? (flow?.interactions?.length ?? 0) <= LEGEND_MAX;
   const [picker, setPicker] = useState<PickerRequest>();
   const [nodes, setNodes] = useState<CanvasNode[]>([]);
   const [edges, setEdges] = useState<CanvasEdge[]>([]);
-  const [busy, setBusy] = useState<string>();
+  const busy = useMemo(() => new BusyState(), []);
+  const [metrics, setMetrics] = useState<LabelMetrics>(ESTIMATED_METRICS);
   const wrapper = useRef<HTMLDivElement>(null);
   // While Space is held, a drag pans — over a node too: React Flow marks draggable nodes "nopan",
   // so they stop being draggable for as long as the key is down.
@@ -160,6 +223,12 @@ function Canvas() {
 
   // The model as a graph; selection and measured sizes carry over from the previous one.
   const graph = useMemo(() => (flow ? toGraph(flow, diags) : null), [flow, diags]);
+  const graphRef = useRef(graph);
+  graphRef.current = graph;
+
+  const fit = useCallback((maxZoom?: number) => rf.fitView({ padding: fitPadding(wrapper.current), maxZoom, duration: 0 }), [rf]);
+  // The label font, measured again with each new model (the theme's font may have changed).
+  useEffect(() => setMetrics(measureLabels(wrapper.current?.querySelector(".ac-canvas") ?? null)), [flow]);
   useEffect(() => {
     if (!graph) return;
     const restoring = first.current;
@@ -179,7 +248,7 @@ function Canvas() {
     if (restoring) {
       first.current = false;
       if (saved.viewport) rf.setViewport(saved.viewport);
-      else requestAnimationFrame(() => rf.fitView({ padding: 0.15, maxZoom: 1 }));
+      else requestAnimationFrame(() => fit(1));
     }
   }, [graph]); // eslint-disable-line react-hooks/exhaustive-deps
 
@@ -302,24 +371,45 @@ function Canvas() {
   }, []);
 
   const tidy = useCallback(async () => {
+    const f = flowRef.current;
+    const g = graphRef.current;
     const ns = nodesRef.current;
-    if (ns.length === 0) return;
-    setBusy("Tidying…");
+    if (!f || !g || ns.length === 0) return;
+    let shown = -1;
+    const progress = (fraction: number) => {
+      // a tenth at a time: each update re-renders the toolbar
+      const step = Math.floor(fraction * 10);
+      if (step !== shown) busy.set({ label: "Tidying…", fraction: (shown = step) / 10 });
+    };
+    progress(0);
     try {
-      const positions = await tidyLayout(
-        ns.map((n) => ({ id: n.id, width: n.measured?.width ?? NODE_WIDTH, height: n.measured?.height ?? NODE_HEIGHT })),
-        edgesRef.current.map((e) => ({ id: e.id, source: e.source, target: e.target })),
-      );
+      const sizes = new Map(ns.map((n) => [n.id, nodeRect(n)]));
+      const positions = await tidyLayout(layoutInput(f, g.diagnostics, (id) => sizes.get(id)), progress);
       setNodes((cur) => cur.map((n) => (positions[n.id] ? { ...n, position: positions[n.id] } : n)));
       send([layoutOp(positions)], "Tidy");
-      requestAnimationFrame(() => rf.fitView({ padding: 0.15, maxZoom: 1 }));
+      requestAnimationFrame(() => fit(1));
     } catch (e) {
       setNotice(`Tidy failed: ${(e as Error).message}`);
       post({ type: "error", message: `tidy: ${(e as Error).message}` });
     } finally {
-      setBusy(undefined);
+      busy.set(undefined);
     }
-  }, [rf, send]);
+  }, [busy, fit, send]);
+
+  /**
+   * withAutoPlaced adds to moved positions those of the nodes the layout placed (no saved
+   * position yet): the first move writes them all, so nothing else shifts when the flow reloads.
+   */
+  const withAutoPlaced = useCallback((moved: Record<string, Point>): Record<string, Point> => {
+    const all: Record<string, Point> = {};
+    for (const n of nodesRef.current) if (n.data.auto) all[n.id] = n.position;
+    return { ...all, ...moved };
+  }, []);
+
+  const toggleLegend = useCallback(() => {
+    saveState({ legend: !legend });
+    setLegend(!legend);
+  }, [legend]);
 
   const toggleSnap = useCallback(() => {
     setSnap((s) => {
@@ -336,7 +426,7 @@ function Canvas() {
       if (p.timer) clearTimeout(p.timer);
       const positions = p.positions;
       pendingNudge.current = { positions: {} };
-      send(moveOps(positions), "Move");
+      send(moveOps(withAutoPlaced(positions)), "Move");
     };
     const handler = (e: KeyboardEvent) => {
       const mod = e.ctrlKey || e.metaKey;
@@ -403,7 +493,7 @@ function Canvas() {
           return;
         case "0":
           consume();
-          rf.fitView({ padding: 0.15, duration: 0 });
+          fit();
           return;
         case "1":
           consume();
@@ -453,7 +543,7 @@ function Canvas() {
     };
     document.addEventListener("keydown", handler);
     return () => document.removeEventListener("keydown", handler);
-  }, [rf, select, send, toggleSnap, toggleMinimap]);
+  }, [rf, select, send, toggleSnap, toggleMinimap, fit, withAutoPlaced]);
 
   const selected = selNodes.length + selEdges.length === 1 ? findElement(flow, selNodes[0] ? { kind: "node", id: selNodes[0].id } : { kind: "edge", id: selEdges[0].id }) : undefined;
   const selectedDiags = selNodes[0]
@@ -464,6 +554,56 @@ function Canvas() {
   const flowDiags = graph?.diagnostics.flow ?? [];
   const ctx = useMemo(() => ({ overlay, now, selectEdge }), [overlay, now, selectEdge]);
   const big = nodes.length > 150;
+
+  // Every edge's curve and its label's place, computed together so labels keep clear of the
+  // nodes and of each other. A label's size: its (shortened) text and problem badge on one line,
+  // the run counters on a second, the selected edge's first problem on a third.
+  // Recomputed when what it depends on changes, not with every new nodes array (a selection,
+  // a measurement that came out the same).
+  const extras = edges.map((e) => `${edgeCounters(overlay.edges[e.id], now)?.length ?? 0}${e.selected ? "s" : ""}`).join(",");
+  const shapes =
+    nodes.map((n) => `${n.id}:${n.position.x},${n.position.y},${n.measured?.width ?? "-"},${n.measured?.height ?? "-"}`).join("|") +
+    "#" +
+    edges.map((e) => `${e.id}:${e.source}>${e.target}:${e.data?.label}:${e.data?.parallel}/${e.data?.parallelCount}:${e.data?.diagnostics.length}`).join("|");
+  const drawnEdges = useMemo(() => new DrawnEdges(), []);
+  const drawn = useMemo(() => {
+    const rects = new Map(nodes.map((n) => [n.id, nodeRect(n)]));
+    const requests: LabelRequest[] = [];
+    const forms = new Map<string, string[]>();
+    for (const e of edges) {
+      const s = rects.get(e.source);
+      const t = rects.get(e.target);
+      if (!s || !t || !e.data) continue;
+      // the label, then shorter forms for when a tight layout leaves no room for it
+      const texts = [...new Set([MAX_LABEL_CHARS, 20, 14, 10].map((n) => shortLabel(e.data!.label, n)))];
+      forms.set(e.id, texts);
+      const problems = e.data.diagnostics.length;
+      const counters = edgeCounters(overlay.edges[e.id], now)?.length ?? 0;
+      const badge = problems ? String(problems).length + 3 : 0;
+      const lines = 1 + (counters ? 1 : 0) + (problems && e.selected ? 1 : 0);
+      const width = (chars: number) => Math.ceil(Math.max(chars + badge, counters, problems && e.selected ? 40 : 0) * metrics.char + metrics.chrome) + 2;
+      requests.push({
+        id: e.id,
+        widths: texts.map((x) => width([...x].length)),
+        height: Math.ceil(metrics.line * lines) + 2,
+        geometry: edgeGeometry(s, t, e.data.parallel, e.data.parallelCount, e.source > e.target),
+      });
+    }
+    const places = placeLabels(requests, [...rects.values()]);
+    const out = new Map<string, DrawnEdge>();
+    for (const r of requests) {
+      const label = places.get(r.id)!;
+      out.set(r.id, { geometry: r.geometry, label, text: forms.get(r.id)![label.form] });
+    }
+    return out;
+  }, [shapes, metrics, extras]); // eslint-disable-line react-hooks/exhaustive-deps
+  useLayoutEffect(() => drawnEdges.set(drawn), [drawn, drawnEdges]);
+  // The interaction whose edges are all the selection (the legend marks it).
+  const selectedIx = selNodes.length === 0 && selEdges.length > 0 && selEdges.every((e) => e.data?.interactionId === selEdges[0].data?.interactionId) ? selEdges[0].data?.interactionId : undefined;
+  const selectInteraction = useCallback((interactionId: string) => {
+    setNodes((ns) => ns.map((n) => (n.selected ? { ...n, selected: false } : n)));
+    setEdges((es) => es.map((e) => (e.selected !== (e.data?.interactionId === interactionId) ? { ...e, selected: !e.selected } : e)));
+  }, []);
 
   // What a screen reader announces when the selection changes (Tab, clicks).
   const announce =
@@ -529,33 +669,34 @@ function Canvas() {
             send([{ op: "insertPattern", patternId, position: { x: Math.round(p.x), y: Math.round(p.y) } }], `Insert ${patternId}`);
           }}
           aria-label={`Flow ${flow?.name ?? ""} canvas`} role="application" aria-roledescription="flow canvas">
-          <div className="ac-toolbar" role="toolbar" aria-label="Canvas tools">
-            {!paletteOpen ? (
-              <button type="button" onClick={() => (setPaletteOpen(true), saveState({ palette: true }))}>
-                Patterns
-              </button>
-            ) : null}
-            <button type="button" onClick={tidy} disabled={!!busy} title="Lay the graph out (elk)">
-              Tidy
-            </button>
-            <button type="button" onClick={() => rf.fitView({ padding: 0.15, duration: 0 })} title="Fit (0)">
-              Fit
-            </button>
-            <button type="button" aria-pressed={snap} onClick={toggleSnap} title="Snap to grid (Shift+S)">
-              Snap {snap ? "on" : "off"}
-            </button>
-            <button type="button" aria-pressed={minimap} onClick={toggleMinimap} title="Show the minimap (M)">
-              Minimap {minimap ? "on" : "off"}
-            </button>
-            {!inspectorOpen ? (
-              <button type="button" onClick={() => (setInspectorOpen(true), saveState({ inspector: true }))}>
-                Inspector
-              </button>
-            ) : null}
-            {busy ? <span className="ac-busy">{busy}</span> : null}
-            {overlay.running ? <span className="ac-badge ac-run-badge active">run {overlay.runId ?? ""}</span> : null}
-          </div>
+          <Toolbar
+            paletteOpen={paletteOpen}
+            inspectorOpen={inspectorOpen}
+            busy={busy}
+            snap={snap}
+            minimap={minimap}
+            legend={legend}
+            onPalette={() => (setPaletteOpen(true), saveState({ palette: true }))}
+            onTidy={tidy}
+            onFit={() => fit()}
+            onSnap={toggleSnap}
+            onMinimap={toggleMinimap}
+            onLegend={toggleLegend}
+            onInspector={() => (setInspectorOpen(true), saveState({ inspector: true }))}
+            run={
+              <>
+                {overlay.running ? <span className="ac-badge ac-run-badge active">run {overlay.runId ?? ""}</span> : null}
+                {spendLabel(overlay.spend) ? (
+                  <span className="ac-badge ac-spend-badge" title="What the run's agents reported spending so far (docs/runs.md, Spend limits)">
+                    {spendLabel(overlay.spend)}
+                  </span>
+                ) : null}
+              </>
+            }
+          />
+          {legend && flow ? <Legend interactions={flow.interactions ?? []} selected={selectedIx} onSelect={selectInteraction} /> : null}
           <RunContext.Provider value={ctx}>
+           <DrawnEdgesContext.Provider value={drawnEdges}>
             <ReactFlow<CanvasNode, CanvasEdge>
               nodes={nodes}
               edges={edges}
@@ -566,10 +707,9 @@ function Canvas() {
               onNodeDragStop={(_, __, dragged) => {
                 const pos: Record<string, Point> = {};
                 for (const n of dragged) pos[n.id] = n.position;
-                send(moveOps(pos), "Move");
+                send(moveOps(withAutoPlaced(pos)), "Move");
               }}
               onMoveEnd={(_, vp: Viewport) => saveState({ viewport: vp })}
-              defaultEdgeOptions={{ markerEnd: { type: MarkerType.ArrowClosed } }}
               onConnectStart={() => (connected.current = false)}
               onConnect={onConnect}
               onConnectEnd={onConnectEnd}
@@ -595,6 +735,7 @@ function Canvas() {
               zoomOnDoubleClick={false}
             >
               <Background variant={snap ? BackgroundVariant.Lines : BackgroundVariant.Dots} gap={GRID} />
+              <EdgeLabels edges={edges} />
               {minimap ? (
                 <MiniMap<CanvasNode>
                   pannable
@@ -606,6 +747,7 @@ function Canvas() {
                 />
               ) : null}
             </ReactFlow>
+           </DrawnEdgesContext.Provider>
           </RunContext.Provider>
           {flow && nodes.length === 0 ? <div className="ac-empty">This flow has no nodes yet. Insert a pattern from the palette.</div> : null}
           {!flow && !syntax ? <div className="ac-empty">Loading the flow…</div> : null}

@@ -10,7 +10,7 @@ export const INTENTS = ["solve", "verify", "negotiate", "explore", "simulate", "
 export const TOPOLOGIES = ["p2p", "manager_worker", "pipeline", "blackboard", "market_auction", "debate_judge", "broker", "router_targeted", "broadcast"];
 export const MESSAGE_FORMS = ["nl_text", "structured_json", "acl_performative", "multimodal"];
 export const SYNC_MODES = ["turn_based", "req_res", "async", "streaming"];
-export const TERMINATION_TYPES = ["max_rounds", "timeout_ms", "judge_decision", "consensus_threshold", "quality_gate"];
+export const TERMINATION_TYPES = ["max_rounds", "timeout_ms", "judge_decision", "consensus_threshold", "quality_gate", "max_cost_usd", "max_tokens"];
 export const VERIFICATIONS = ["critic_loop", "cross_check_vote", "tool_based", "sandbox_constraints", "audit_log"];
 
 type Send = (ops: FlowOp[], label?: string) => void;
@@ -299,6 +299,8 @@ function ConditionRow({ c, onChange, onRemove, index }: { c: Termination; onChan
       {c.type === "max_rounds" ? <NumberField label="Rounds" value={c.rounds} onCommit={(v) => onChange({ ...c, rounds: v })} /> : null}
       {c.type === "timeout_ms" ? <NumberField label="Timeout (ms)" value={c.ms} onCommit={(v) => onChange({ ...c, ms: v })} /> : null}
       {c.type === "consensus_threshold" ? <NumberField label="Threshold" step="0.05" value={c.threshold} onCommit={(v) => onChange({ ...c, threshold: v })} /> : null}
+      {c.type === "max_cost_usd" ? <NumberField label="Cost limit (USD)" step="any" value={c.usd} onCommit={(v) => onChange({ ...c, usd: v })} /> : null}
+      {c.type === "max_tokens" ? <NumberField label="Token limit" value={c.tokens} onCommit={(v) => onChange({ ...c, tokens: v })} /> : null}
       {c.type === "quality_gate" ? (
         <>
           <TextField label="Metric" value={c.metric ?? ""} onCommit={(v) => onChange({ ...c, metric: v })} />

@@ -1,11 +1,15 @@
 // The canvas's node and edge components. The run overlay comes through a context so a run
-// event re-renders only the elements, never rebuilds the graph.
-import { createContext, memo, useContext } from "react";
-import { BaseEdge, EdgeLabelRenderer, getBezierPath, Handle, Position, type EdgeProps, type NodeProps } from "@xyflow/react";
-import type { Diagnostic } from "../../src/canvas/protocol";
-import type { AgentNodeData, CanvasEdge, SystemNodeData } from "./graph";
+// event re-renders only the elements, never rebuilds the graph; so do the edges' drawn shapes
+// and their labels' places (App.tsx computes them for all edges at once, to keep labels apart).
+import { createContext, memo, useContext, useSyncExternalStore, type ReactNode } from "react";
+import { BaseEdge, EdgeLabelRenderer, Handle, Position, type EdgeProps, type NodeProps } from "@xyflow/react";
+import type { Diagnostic, Severity } from "../../src/canvas/protocol";
+import { DrawnEdges } from "./drawnEdges";
+import { arrowPath, edgePath } from "./edgeGeometry";
+import { INTERACTION_COLOURS, type AgentNodeData, type CanvasEdge, type SystemNodeData } from "./graph";
 import { Icon } from "./icons";
-import { edgeCounters, emptyOverlay, type RunOverlay } from "./overlay";
+import { edgeCounters, emptyOverlay, type RunOverlay, type RunState } from "./overlay";
+import { roleIcon } from "./roles";
 
 export interface CanvasContextValue {
   overlay: RunOverlay;
@@ -13,6 +17,26 @@ export interface CanvasContextValue {
   selectEdge: (id: string) => void;
 }
 export const RunContext = createContext<CanvasContextValue>({ overlay: emptyOverlay, now: 0, selectEdge: () => undefined });
+
+/** The edges' drawing (drawnEdges.ts): one store for the canvas, each edge reads its own entry. */
+export const DrawnEdgesContext = createContext(new DrawnEdges());
+
+/** Codicon is one of @vscode/codicons' glyphs (bundled with the webview; decorative). */
+export function Codicon({ name, className }: { name: string; className?: string }) {
+  return <span className={`codicon codicon-${name}${className ? ` ${className}` : ""}`} aria-hidden="true" />;
+}
+
+const SEVERITY_ICON: Record<Severity, string> = { error: "error", warning: "warning", info: "info" };
+
+function ProblemBadge({ ds, severity }: { ds: Diagnostic[]; severity?: Severity }) {
+  if (ds.length === 0) return null;
+  return (
+    <span className={`ac-badge ac-badge-${severity} ac-problems`} aria-label={`${ds.length} problem${ds.length > 1 ? "s" : ""}`} title={ds.map((d) => `${d.severity}: ${d.message}`).join("\n")}>
+      <Codicon name={SEVERITY_ICON[severity ?? "error"]} />
+      {ds.length}
+    </span>
+  );
+}
 
 function DiagnosticList({ ds }: { ds: Diagnostic[] }) {
   if (ds.length === 0) return null;
@@ -28,18 +52,33 @@ function DiagnosticList({ ds }: { ds: Diagnostic[] }) {
   );
 }
 
+/** How each run state reads: its codicon and its words. */
+export const RUN_STATES: Record<RunState, { icon: string; text: string }> = {
+  running: { icon: "sync", text: "running" },
+  waiting: { icon: "bell", text: "waiting for you" },
+  failed: { icon: "error", text: "failed" },
+  done: { icon: "pass", text: "done" },
+};
+
+/** RunBadge is a node's line in the run overlay: its state and the messages it sent. */
 function RunBadge({ id }: { id: string }) {
   const { overlay } = useContext(RunContext);
   const r = overlay.nodes[id];
   if (!r) return null;
+  const s = r.state ? RUN_STATES[r.state] : undefined;
   return (
-    <>
+    <div className={`ac-run-line${r.state ? ` ac-run-${r.state}` : ""}`} data-testid={`run-${id}`}>
+      {s ? (
+        <span className="ac-run-state">
+          <Codicon name={s.icon} className={r.state === "running" ? "codicon-modifier-spin" : undefined} />
+          {s.text}
+        </span>
+      ) : null}
       <span className={`ac-badge ac-run-badge${r.active ? " active" : ""}`} title="messages sent in this run">
-        {r.active ? "● " : ""}
         {r.messages} msg
       </span>
       <ConflictBadge conflicts={r.conflicts} />
-    </>
+    </div>
   );
 }
 
@@ -53,98 +92,159 @@ function ConflictBadge({ conflicts }: { conflicts?: string[] }) {
   );
 }
 
-function nodeClass(kind: string, severity: string | undefined, active: boolean, selected: boolean): string {
-  return ["ac-node", `ac-node-${kind}`, severity ? `has-${severity}` : "", active ? "run-active" : "", selected ? "selected" : ""]
+function nodeClass(kind: string, severity: string | undefined, state: RunState | undefined, active: boolean, selected: boolean): string {
+  return ["ac-node", `ac-node-${kind}`, severity ? `has-${severity}` : "", state ? `run-${state}` : "", active ? "run-active" : "", selected ? "selected" : ""]
     .filter(Boolean)
     .join(" ");
 }
 
+function Handles({ name, children }: { name: string; children: ReactNode }) {
+  return (
+    <>
+      <Handle type="target" position={Position.Left} aria-label={`Drop an edge here to connect it to ${name}`} />
+      {children}
+      <Handle type="source" position={Position.Right} aria-label={`Drag from here to connect ${name} to another node`} />
+    </>
+  );
+}
+
 export const AgentNode = memo(function AgentNode({ data, selected }: NodeProps & { data: AgentNodeData }) {
   const { overlay } = useContext(RunContext);
-  const active = !!overlay.nodes[data.id]?.active;
+  const run = overlay.nodes[data.id];
   return (
-    <div className={nodeClass("agent", data.severity, active, !!selected)} data-testid={`node-${data.id}`}>
-      <Handle type="target" position={Position.Left} aria-label={`Drop an edge here to connect it to ${data.name}`} />
-      <div className="ac-node-head">
-        <Icon name="agent" />
-        <span className="ac-node-name">{data.name}</span>
-        {data.diagnostics.length > 0 ? (
-          <span className={`ac-badge ac-badge-${data.severity}`} aria-label={`${data.diagnostics.length} problems`}>
-            {data.diagnostics.length}
+    <div className={nodeClass("agent", data.severity, run?.state, !!run?.active, !!selected)} data-testid={`node-${data.id}`}>
+      <Handles name={data.name}>
+        <div className="ac-node-head">
+          <Codicon name={roleIcon(data.role)} className="ac-role-icon" />
+          <span className="ac-node-name" title={data.name}>
+            {data.name}
           </span>
-        ) : null}
-      </div>
-      <div className="ac-node-meta">
-        <span className="ac-role">{data.role || "no role"}</span>
-        <span className="ac-badge ac-backend" title="backend">
-          {data.backend}
-        </span>
+          <ProblemBadge ds={data.diagnostics} severity={data.severity} />
+        </div>
+        <div className="ac-node-meta">
+          <span className="ac-role" title={data.role ? `role: ${data.role}` : "no role"}>
+            {data.role || "no role"}
+          </span>
+          {data.files > 0 ? (
+            <span className="ac-badge ac-files" title={`${data.files} file${data.files > 1 ? "s" : ""} in its sandbox`} aria-label={`${data.files} file${data.files > 1 ? "s" : ""}`}>
+              <Codicon name="files" />
+              {data.files}
+            </span>
+          ) : null}
+          <span className="ac-badge ac-backend" title="backend">
+            {data.backend}
+          </span>
+        </div>
         <RunBadge id={data.id} />
-      </div>
-      <DiagnosticList ds={data.diagnostics} />
-      <Handle type="source" position={Position.Right} aria-label={`Drag from here to connect ${data.name} to another node`} />
+        <DiagnosticList ds={data.diagnostics} />
+      </Handles>
     </div>
   );
 });
 
 export const SystemNodeView = memo(function SystemNodeView({ data, selected }: NodeProps & { data: SystemNodeData }) {
   const { overlay } = useContext(RunContext);
-  const active = !!overlay.nodes[data.id]?.active;
+  const run = overlay.nodes[data.id];
   return (
-    <div className={`${nodeClass("system", data.severity, active, !!selected)} ac-sys-${data.sysType}`} data-testid={`node-${data.id}`}>
-      <Handle type="target" position={Position.Left} aria-label={`Drop an edge here to connect it to ${data.name}`} />
-      <div className="ac-node-head">
-        <Icon name={data.sysType} title={data.sysType} />
-        <span className="ac-node-name">{data.name}</span>
-        {data.diagnostics.length > 0 ? (
-          <span className={`ac-badge ac-badge-${data.severity}`} aria-label={`${data.diagnostics.length} problems`}>
-            {data.diagnostics.length}
+    <div className={`${nodeClass("system", data.severity, run?.state, !!run?.active, !!selected)} ac-sys-${data.sysType}`} data-testid={`node-${data.id}`}>
+      <Handles name={data.name}>
+        <div className="ac-node-head">
+          <Icon name={data.sysType} title={data.sysType} />
+          <span className="ac-node-name" title={data.name}>
+            {data.name}
           </span>
-        ) : null}
-      </div>
-      <div className="ac-node-meta">
-        <span className="ac-badge ac-systype">{data.sysType.toUpperCase()}</span>
-        {data.llm ? <span className="ac-badge ac-llm">LLM</span> : null}
+          <ProblemBadge ds={data.diagnostics} severity={data.severity} />
+        </div>
+        <div className="ac-node-meta">
+          <span className="ac-badge ac-systype">{data.sysType.toUpperCase()}</span>
+          {data.llm ? <span className="ac-badge ac-llm">LLM</span> : null}
+        </div>
         <RunBadge id={data.id} />
-      </div>
-      <DiagnosticList ds={data.diagnostics} />
-      <Handle type="source" position={Position.Right} aria-label={`Drag from here to connect ${data.name} to another node`} />
+        <DiagnosticList ds={data.diagnostics} />
+      </Handles>
     </div>
   );
 });
 
-export const InteractionEdge = memo(function InteractionEdge(props: EdgeProps<CanvasEdge>) {
-  const { id, sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition, data, selected, markerEnd } = props;
-  const { overlay, now, selectEdge } = useContext(RunContext);
-  const [path, lx, ly] = getBezierPath({ sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition });
-  const run = overlay.edges[id];
-  const counters = edgeCounters(run, now);
-  const offset = (data?.parallel ?? 0) * 22;
-  const cls = ["ac-edge", data?.severity ? `has-${data.severity}` : "", run?.active ? "run-active" : "", selected ? "selected" : ""]
+/** interactionClass is the colour class of an interaction's edges (and its legend entry). */
+export const interactionClass = (index: number) => `ac-ix-${index % INTERACTION_COLOURS}`;
+
+/** edgeClass is what an edge's path, arrow and label share: its colour, problems, run state, selection. */
+function edgeClass(data: CanvasEdge["data"], run: RunOverlay["edges"][string] | undefined, selected: boolean): string {
+  return [
+    "ac-edge",
+    interactionClass(data?.interactionIndex ?? 0),
+    data?.severity ? `has-${data.severity}` : "",
+    run?.state ? `run-${run.state}` : "",
+    run?.active ? "run-active" : "",
+    selected ? "selected" : "",
+  ]
     .filter(Boolean)
     .join(" ");
-  const ds = data?.diagnostics ?? [];
+}
+
+/** useDrawn is an edge's entry in the canvas's drawing (re-rendered only when it changes). */
+function useDrawn(id: string) {
+  const store = useContext(DrawnEdgesContext);
+  return useSyncExternalStore(store.subscribe, () => store.get(id));
+}
+
+/** The edge itself: its curve and arrowhead (its label is drawn by EdgeLabels). */
+export const InteractionEdge = memo(function InteractionEdge(props: EdgeProps<CanvasEdge>) {
+  const { id, data, selected } = props;
+  const { overlay } = useContext(RunContext);
+  const drawn = useDrawn(id);
+  if (!drawn) return null;
+  const cls = edgeClass(data, overlay.edges[id], !!selected);
   return (
     <>
-      <BaseEdge id={id} path={path} markerEnd={markerEnd} className={cls} interactionWidth={16} />
-      <EdgeLabelRenderer>
-        <div
-          className={`ac-edge-label nodrag nopan ${cls}`}
-          data-testid={`edge-label-${id}`}
-          style={{ transform: `translate(-50%, -50%) translate(${lx}px,${ly + offset}px)` }}
-          title={ds.map((d) => `${d.severity}: ${d.message}`).join("\n") || undefined}
-          onClick={(e) => {
-            e.stopPropagation();
-            selectEdge(id);
-          }}
-        >
-          <span className="ac-edge-text">{data?.label}</span>
-          {ds.length > 0 ? <span className={`ac-badge ac-badge-${data?.severity}`}>{ds.length}</span> : null}
-          {counters ? <span className="ac-edge-counters">{counters}</span> : null}
-          {ds.length > 0 && selected ? <div className={`ac-diag ac-diag-${ds[0].severity}`}>{ds[0].message}</div> : null}
-        </div>
-      </EdgeLabelRenderer>
+      <BaseEdge id={id} path={edgePath(drawn.geometry)} className={cls} interactionWidth={16} />
+      <path className={`ac-arrow ${cls}`} d={arrowPath(drawn.geometry)} />
     </>
+  );
+});
+
+const EdgeLabel = memo(function EdgeLabel({ id, data, selected }: { id: string; data: CanvasEdge["data"]; selected: boolean }) {
+  const { overlay, now, selectEdge } = useContext(RunContext);
+  const drawn = useDrawn(id);
+  if (!drawn) return null;
+  const run = overlay.edges[id];
+  const counters = edgeCounters(run, now);
+  const cls = edgeClass(data, run, selected);
+  const ds = data?.diagnostics ?? [];
+  const full = data?.label ?? "";
+  return (
+    <div
+      className={`ac-edge-label nodrag nopan ${cls}${drawn.label.free ? "" : " crowded"}`}
+      data-testid={`edge-label-${id}`}
+      style={{ transform: `translate(-50%, -50%) translate(${drawn.label.x}px,${drawn.label.y}px)` }}
+      // the full label (when shortened) and the problems, on hover
+      title={[drawn.text !== full ? full : "", ...ds.map((d) => `${d.severity}: ${d.message}`)].filter(Boolean).join("\n") || undefined}
+      onClick={(e) => {
+        e.stopPropagation();
+        selectEdge(id);
+      }}
+    >
+      <span className="ac-edge-text">{drawn.text}</span>
+      {ds.length > 0 ? <span className={`ac-badge ac-badge-${data?.severity}`}>{ds.length}</span> : null}
+      {counters ? <span className="ac-edge-counters">{counters}</span> : null}
+      {ds.length > 0 && selected ? <div className={`ac-diag ac-diag-${ds[0].severity}`}>{ds[0].message}</div> : null}
+    </div>
+  );
+});
+
+/**
+ * EdgeLabels draws every edge's label in one layer above the edges: one portal for all of them
+ * (React Flow's EdgeLabelRenderer looks its layer up on every store change, so one per edge
+ * would cost a DOM query per edge per frame while panning).
+ */
+export const EdgeLabels = memo(function EdgeLabels({ edges }: { edges: CanvasEdge[] }) {
+  return (
+    <EdgeLabelRenderer>
+      {edges.map((e) => (
+        <EdgeLabel key={e.id} id={e.id} data={e.data} selected={!!e.selected} />
+      ))}
+    </EdgeLabelRenderer>
   );
 });
 

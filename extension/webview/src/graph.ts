@@ -4,6 +4,7 @@ import type { Edge, Node } from "@xyflow/react";
 import type { Agent, Diagnostic, FlowModel, Point, Severity, SystemNode } from "../../src/canvas/protocol";
 import { indexDiagnostics, worstSeverity, type DiagnosticIndex } from "./diagnostics";
 import { edgeLabel } from "./labels";
+import { placeUnplaced, type FlowLayoutInput } from "./layoutGraph";
 
 export interface AgentNodeData extends Record<string, unknown> {
   kind: "agent";
@@ -13,8 +14,12 @@ export interface AgentNodeData extends Record<string, unknown> {
   role: string;
   backend: string;
   agent: Agent;
+  /** how many files its sandbox gets (agents[].files) */
+  files: number;
   diagnostics: Diagnostic[];
   severity?: Severity;
+  /** placed by the layout, not by a saved position: written to the flow on the first move */
+  auto?: boolean;
 }
 
 export interface SystemNodeData extends Record<string, unknown> {
@@ -27,6 +32,7 @@ export interface SystemNodeData extends Record<string, unknown> {
   node: SystemNode;
   diagnostics: Diagnostic[];
   severity?: Severity;
+  auto?: boolean;
 }
 
 export type CanvasNodeData = AgentNodeData | SystemNodeData;
@@ -41,8 +47,11 @@ export interface InteractionEdgeData extends Record<string, unknown> {
   label: string;
   diagnostics: Diagnostic[];
   severity?: Severity;
-  /** index of this edge among the edges between the same two nodes, to fan labels apart */
+  /** the interaction's place in the file: its colour (canvas.css, ac-ix-N) */
+  interactionIndex: number;
+  /** this edge's place among the edges between the same two nodes (either way), and their number: they fan out */
   parallel: number;
+  parallelCount: number;
 }
 export type CanvasEdge = Edge<InteractionEdgeData, "interaction">;
 
@@ -54,44 +63,51 @@ export interface Graph {
 
 export const NODE_WIDTH = 180;
 export const NODE_HEIGHT = 72;
-const GAP_X = 80;
-const GAP_Y = 60;
+// A node card grows by a line for each problem it lists (two at most, then "+N more").
+const DIAG_LINE = 16;
 
 /** backendBadge is the short name of an agent's backend, "auto" when none is set. */
 export function backendBadge(a: Agent): string {
   return a.runtime?.backendId || "auto";
 }
 
-/**
- * defaultPosition places the i-th node that has no saved position on a grid below the
- * laid-out ones, so a flow without a layout section is still readable before Tidy.
- */
-export function defaultPosition(i: number, count: number, top: number): Point {
-  const cols = Math.max(1, Math.ceil(Math.sqrt(count)));
-  return {
-    x: (i % cols) * (NODE_WIDTH + GAP_X),
-    y: top + Math.floor(i / cols) * (NODE_HEIGHT + GAP_Y),
+/** The number of interaction colours in canvas.css (.ac-ix-0 … .ac-ix-6). */
+export const INTERACTION_COLOURS = 7;
+
+/** estimatedHeight is a node card's height before the canvas has measured it. */
+export function estimatedHeight(diagnostics: number): number {
+  return NODE_HEIGHT + DIAG_LINE * Math.min(diagnostics, 3);
+}
+
+/** layoutInput is what the layout needs of a flow: each node's size and role, each edge's label. */
+export function layoutInput(flow: FlowModel, diags: DiagnosticIndex, size?: (id: string) => { width: number; height: number } | undefined): FlowLayoutInput {
+  const nodes: FlowLayoutInput["nodes"] = [];
+  const seen = new Set<string>();
+  const add = (id: string, role: string) => {
+    if (seen.has(id)) return;
+    seen.add(id);
+    nodes.push({ id, role, ...(size?.(id) ?? { width: NODE_WIDTH, height: estimatedHeight(diags.nodes.get(id)?.length ?? 0) }) });
   };
+  for (const a of flow.agents ?? []) add(a.id, a.role ?? "");
+  for (const s of flow.systemNodes ?? []) add(s.id, s.type ?? "");
+  const edges: FlowLayoutInput["edges"] = [];
+  for (const it of flow.interactions ?? [])
+    for (const e of it.edges ?? []) if (seen.has(e.source) && seen.has(e.target)) edges.push({ source: e.source, target: e.target, label: edgeLabel(it.patternId, e.data) });
+  return { nodes, edges };
 }
 
 export function toGraph(flow: FlowModel, diags: Diagnostic[] | null): Graph {
   const di = indexDiagnostics(flow, diags);
-  const saved = flow.layout?.nodes ?? {};
+  const saved: Record<string, Point> = {};
+  for (const [id, p] of Object.entries(flow.layout?.nodes ?? {})) if (p && Number.isFinite(p.x) && Number.isFinite(p.y)) saved[id] = { x: p.x, y: p.y };
   const nodes: CanvasNode[] = [];
   const ids = new Set<string>();
 
   const agents = flow.agents ?? [];
   const systems = flow.systemNodes ?? [];
-  const unplaced = [...agents, ...systems].filter((n) => !saved[n.id]).length;
-  let maxY = -Infinity;
-  for (const p of Object.values(saved)) maxY = Math.max(maxY, p.y);
-  const top = Number.isFinite(maxY) ? maxY + NODE_HEIGHT + GAP_Y : 0;
-  let placed = 0;
-  const position = (id: string): Point => {
-    const p = saved[id];
-    if (p && Number.isFinite(p.x) && Number.isFinite(p.y)) return { x: p.x, y: p.y };
-    return defaultPosition(placed++, unplaced, top);
-  };
+  // Nodes without a saved position are laid out by roles, as a block below the saved ones.
+  const laid = placeUnplaced(layoutInput(flow, di), saved);
+  const position = (id: string): Point => saved[id] ?? laid[id] ?? { x: 0, y: 0 };
 
   for (const a of agents) {
     if (ids.has(a.id)) continue; // a duplicate id is the validator's to report
@@ -110,8 +126,10 @@ export function toGraph(flow: FlowModel, diags: Diagnostic[] | null): Graph {
         role: a.role || "",
         backend: backendBadge(a),
         agent: a,
+        files: a.files?.length ?? 0,
         diagnostics: ds,
         severity: worstSeverity(ds),
+        auto: !saved[a.id] || undefined,
       },
     });
   }
@@ -134,6 +152,7 @@ export function toGraph(flow: FlowModel, diags: Diagnostic[] | null): Graph {
         node: s,
         diagnostics: ds,
         severity: worstSeverity(ds),
+        auto: !saved[s.id] || undefined,
       },
     });
   }
@@ -141,11 +160,12 @@ export function toGraph(flow: FlowModel, diags: Diagnostic[] | null): Graph {
   const edges: CanvasEdge[] = [];
   const edgeIds = new Set<string>();
   const pairs = new Map<string, number>();
-  for (const it of flow.interactions ?? []) {
+  const pairOf = (a: string, b: string) => (a < b ? `${a}\u0000${b}` : `${b}\u0000${a}`);
+  (flow.interactions ?? []).forEach((it, interactionIndex) => {
     for (const e of it.edges ?? []) {
       if (!ids.has(e.source) || !ids.has(e.target) || edgeIds.has(e.id)) continue;
       edgeIds.add(e.id);
-      const pair = e.source < e.target ? `${e.source}\u0000${e.target}` : `${e.target}\u0000${e.source}`;
+      const pair = pairOf(e.source, e.target);
       const parallel = pairs.get(pair) ?? 0;
       pairs.set(pair, parallel + 1);
       const ds = di.edges.get(e.id) ?? [];
@@ -161,15 +181,18 @@ export function toGraph(flow: FlowModel, diags: Diagnostic[] | null): Graph {
           path: e.path,
           interactionId: it.id,
           interactionPath: it.path,
+          interactionIndex,
           patternId: it.patternId,
           label,
           diagnostics: ds,
           severity: worstSeverity(ds),
           parallel,
+          parallelCount: 0,
         },
       });
     }
-  }
+  });
+  for (const e of edges) e.data!.parallelCount = pairs.get(pairOf(e.source, e.target))!;
   return { nodes, edges, diagnostics: di };
 }
 

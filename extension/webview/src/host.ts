@@ -16,6 +16,7 @@ export interface SavedState {
   palette?: boolean;
   inspector?: boolean;
   minimap?: boolean;
+  legend?: boolean;
 }
 
 const api: VsCodeApi =

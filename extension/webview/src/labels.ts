@@ -1,5 +1,6 @@
 // Edge labels: `patternId (key parameter)`, spec §4.3 — for example `debate_judge (3r)`.
 import type { EdgeData, Termination } from "../../src/canvas/protocol";
+import { formatTokens } from "../../src/canvas/spend";
 
 /** formatDuration writes milliseconds the short way a label has room for: 600000 → "10m". */
 export function formatDuration(ms: number): string {
@@ -36,12 +37,16 @@ function conditionLabel(c: Termination): string | undefined {
       return c.metric ? `${c.metric}${c.op ?? ">="}${c.value ?? ""}` : "gate";
     case "judge_decision":
       return "judge";
+    case "max_cost_usd":
+      return c.usd !== undefined ? `$${c.usd}` : undefined;
+    case "max_tokens":
+      return c.tokens !== undefined ? `${formatTokens(c.tokens)} tok` : undefined;
   }
   return undefined;
 }
 
 // The parameter that says most about how long an interaction runs, best first.
-const PRIORITY = ["max_rounds", "consensus_threshold", "quality_gate", "judge_decision", "timeout_ms"];
+const PRIORITY = ["max_rounds", "consensus_threshold", "quality_gate", "judge_decision", "timeout_ms", "max_tokens", "max_cost_usd"];
 
 /** keyParameter is the one parameter an edge label shows, or undefined when there is none. */
 export function keyParameter(data: EdgeData | undefined): string | undefined {
@@ -65,4 +70,31 @@ export function edgeLabel(patternId: string, data: EdgeData | undefined): string
   const k = keyParameter(data);
   const id = patternId || "?";
   return k ? `${id} (${k})` : `${id} (no termination)`;
+}
+
+/** The longest edge label drawn in full; a longer one is shortened, its full text on hover. */
+export const MAX_LABEL_CHARS = 28;
+
+/**
+ * shortLabel shortens a label to max characters with an ellipsis. The "(key parameter)" part is
+ * what tells edges of one pattern apart, so the pattern id gives way first.
+ */
+export function shortLabel(text: string, max = MAX_LABEL_CHARS): string {
+  const chars = [...text];
+  if (chars.length <= max) return text;
+  const m = /^(.*?)( \(.*\))$/u.exec(text);
+  const tail = m ? [...m[2]] : [];
+  if (m && tail.length <= max - 6) return [...m[1]].slice(0, max - tail.length - 1).join("") + "…" + m[2];
+  return chars.slice(0, max - 1).join("") + "…";
+}
+
+// An estimate of a label's box (the canvas measures the real font when it places labels): the
+// label is set in the editor's monospace font at 0.85 of the UI size, about 7 px a character.
+export const LABEL_CHAR_WIDTH = 7;
+export const LABEL_PADDING = 16;
+export const LABEL_HEIGHT = 20;
+
+/** labelWidth estimates the width of an edge label as drawn (shortened), in canvas pixels. */
+export function labelWidth(text: string): number {
+  return [...shortLabel(text)].length * LABEL_CHAR_WIDTH + LABEL_PADDING;
 }

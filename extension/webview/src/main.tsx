@@ -2,6 +2,7 @@
 import { Component, type ReactNode } from "react";
 import { createRoot } from "react-dom/client";
 import "@xyflow/react/dist/base.css";
+import "@vscode/codicons/dist/codicon.css";
 import "./canvas.css";
 import { App } from "./App";
 import { post } from "./host";

@@ -41,6 +41,12 @@ export function cleanTermination(t: Termination): Termination {
       if (t.op !== undefined) out.op = t.op;
       if (t.value !== undefined) out.value = t.value;
       break;
+    case "max_cost_usd":
+      if (t.usd !== undefined) out.usd = t.usd;
+      break;
+    case "max_tokens":
+      if (t.tokens !== undefined) out.tokens = t.tokens;
+      break;
   }
   return out;
 }
@@ -56,6 +62,10 @@ export function defaultCondition(type: string): Termination {
       return { type, threshold: 0.6 };
     case "quality_gate":
       return { type, metric: "tests_passed", op: ">=", value: 1 };
+    case "max_cost_usd":
+      return { type, usd: 5 };
+    case "max_tokens":
+      return { type, tokens: 1000000 };
     default:
       return { type };
   }

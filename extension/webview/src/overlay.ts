@@ -1,11 +1,17 @@
 // The run overlay: runEvent notifications folded into what the canvas highlights — which
-// agents and edges are active, and per edge the rounds used, the time left and the messages in
-// the last minute. Pure (the clock is passed in) so it is unit-tested.
+// agents and edges are active and in which state (running, waiting for the user, failed, done),
+// per edge the rounds used, the time left and the messages in the last minute, and what the
+// run's agents reported spending so far. Pure (the clock is passed in) so it is unit-tested.
 import type { FlowModel, RunEvent } from "../../src/canvas/protocol";
+import { readSpend, type Spend } from "../../src/canvas/spend";
 import { conditions, formatDuration } from "./labels";
+
+/** What an agent (or an edge's interaction) is doing in the run the overlay shows. */
+export type RunState = "running" | "waiting" | "failed" | "done";
 
 export interface EdgeRun {
   active: boolean;
+  state?: RunState;
   rounds: number; // rounds (steps) used so far
   maxRounds?: number;
   deadline?: number; // epoch ms when the timeout fires
@@ -17,6 +23,7 @@ export interface NodeRun {
   messages: number;
   /** Proposals of other workers this node's proposal collides with (proposal_conflict): "worker_2 (a.ts)". */
   conflicts?: string[];
+  state?: RunState;
 }
 
 export interface RunOverlay {
@@ -24,6 +31,8 @@ export interface RunOverlay {
   running: boolean;
   nodes: Record<string, NodeRun>;
   edges: Record<string, EdgeRun>;
+  /** the run's spend so far (spend events), kept after the run ends until the next starts */
+  spend?: Spend;
 }
 
 export const emptyOverlay: RunOverlay = { running: false, nodes: {}, edges: {} };
@@ -49,6 +58,20 @@ function termination(flow: FlowModel | null, edgeId: string) {
 
 const ENDED = new Set(["terminated", "interaction_finished", "interaction_failed", "edge_finished"]);
 const RUN_ENDED = new Set(["run_finished", "run_failed", "run_stopped", "finished", "stopped"]);
+// A person is asked something by an agent (docs/runs.md, Events), and answers.
+const ASKED = new Set(["question_asked", "dependency_requested", "phase_completed"]);
+const ANSWERED = new Set(["question_answered", "dependency_resolved", "phase_resolved"]);
+
+/** failed says whether an event reports a failure: its status, or an event named so. */
+function failed(e: RunEvent): boolean {
+  return e.status === "failed" || e.event.endsWith("_failed") || e.failed === true;
+}
+
+/** agentOf is the agent an event is about: the engine's "agent" field (agentId in older events). */
+function agentOf(e: RunEvent): string | undefined {
+  const a = e.agent ?? e.agentId;
+  return typeof a === "string" && a !== "" ? a : undefined;
+}
 
 /** applyRunEvent folds one event into the overlay. */
 export function applyRunEvent(o: RunOverlay, e: RunEvent, flow: FlowModel | null): RunOverlay {
@@ -63,25 +86,35 @@ export function applyRunEvent(o: RunOverlay, e: RunEvent, flow: FlowModel | null
     next.edges[id] = copy;
     return copy;
   };
-  const node = (id: string, active: boolean, message = false) => {
+  const node = (id: string, active: boolean, message = false, state?: RunState) => {
     const cur = next.nodes[id] ?? { active: false, messages: 0 };
-    next.nodes[id] = { ...cur, active, messages: cur.messages + (message ? 1 : 0) };
+    next.nodes[id] = { ...cur, active, messages: cur.messages + (message ? 1 : 0), state: state ?? (active ? "running" : cur.state) };
   };
 
+  if (e.event === "spend") next.spend = readSpend(e.run ?? e.data?.run) ?? next.spend;
   if (RUN_ENDED.has(e.event)) {
     next.running = false;
-    for (const k of Object.keys(next.nodes)) next.nodes[k] = { ...next.nodes[k], active: false };
-    for (const k of Object.keys(next.edges)) next.edges[k] = { ...next.edges[k], active: false };
+    // Whoever was still at work when the run ended shares its outcome.
+    const end: RunState = failed(e) || e.status === "stopped" ? "failed" : "done";
+    const settle = <T extends { active: boolean; state?: RunState }>(r: T): T => ({ ...r, active: false, state: r.state === "running" || r.state === "waiting" ? end : r.state });
+    for (const k of Object.keys(next.nodes)) next.nodes[k] = settle(next.nodes[k]);
+    for (const k of Object.keys(next.edges)) next.edges[k] = settle(next.edges[k]);
     return next;
   }
   if (e.event === "proposal_conflict") markConflict(next, e);
-  if (e.event === "agent_started" && e.agentId) node(e.agentId, true);
-  if ((e.event === "agent_finished" || e.event === "agent_failed") && e.agentId) node(e.agentId, false);
+  const agent = agentOf(e);
+  if (agent) {
+    if (e.event === "agent_started") node(agent, true);
+    else if (e.event === "agent_finished" || e.event === "agent_failed") node(agent, false, false, failed(e) ? "failed" : "done");
+    else if (ASKED.has(e.event)) node(agent, true, false, "waiting");
+    else if (ANSWERED.has(e.event) && next.nodes[agent]?.state === "waiting") node(agent, true, false, "running");
+  }
 
   for (const id of edgesOf(flow, e)) {
     const er = edge(id);
     if (e.event === "configured" || e.event === "interaction_started") {
       er.active = true;
+      er.state = "running";
       const conds = conditions(termination(flow, id)?.termination);
       const rounds = conds.find((c) => c.type === "max_rounds")?.rounds;
       const ms = conds.find((c) => c.type === "timeout_ms")?.ms ?? (termination(flow, id)?.params?.timeout_ms as number | undefined);
@@ -89,11 +122,13 @@ export function applyRunEvent(o: RunOverlay, e: RunEvent, flow: FlowModel | null
       if (typeof ms === "number") er.deadline = t + ms;
     } else if (e.event === "step" || e.event === "message") {
       er.active = true;
+      er.state = "running";
       const r = typeof e.round === "number" ? e.round : typeof e.step === "number" ? e.step : er.rounds + 1;
       er.rounds = Math.max(er.rounds, r);
       er.messages.push(t);
     } else if (ENDED.has(e.event)) {
       er.active = false;
+      er.state = failed(e) ? "failed" : "done";
     }
   }
   if (e.event === "step" || e.event === "message") {

@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register(&command{name: "proposal", summary: "create, review, apply or reject a proposal (proposal create|apply|review|reject|list)", run: runProposal})
+	register(&command{name: "proposal", summary: "create, review, apply, reject or export proposals (proposal create|apply|review|reject|list|export)", run: runProposal})
 }
 
 const proposalUsage = `usage:
@@ -26,6 +26,7 @@ const proposalUsage = `usage:
   agentcanvas proposal revert --workspace W [--check] [--json] [--allow DIR]… [--block DIR]… [--flow F] ID
   agentcanvas proposal ledger --workspace W [--json]
   agentcanvas proposal origins --workspace W [--json] FILE
+  agentcanvas proposal export --workspace W [--out FILE] [--author "Name <email>"] [--allow DIR]… [--block DIR]… RUN_ID [AGENT…]
 PROPOSAL: a proposal.json, a sandbox agent folder, or a .patch file.
 --merge, --resolve: in a file the workspace changed since the proposal was made, the hunks of its
 three-way merge (numbered as review's files[].merge.hunks) and how each conflict is settled: TAKE
@@ -33,7 +34,9 @@ is mine, theirs, both, markers, or @FILE (the text of FILE). --against: the merg
 ID (revert): a ledger entry id (proposal ledger lists them) or a PROPOSAL (its latest apply).
 --allow: the patch may only touch files inside these workspace-relative folders; --block: nor
 files in these folders, besides .agentcanvas, .git, node_modules and dist (both repeatable).
-apply: exit 0 applied (or, with --check, would apply), 1 refused or conflict (workspace unchanged), 2 usage.`
+apply: exit 0 applied (or, with --check, would apply), 1 refused or conflict (workspace unchanged), 2 usage.
+export: the run's pending proposals (or the named agents') as one mbox patch for git am / git
+apply, one message per proposal; exit 0, 1 when they conflict or one does not apply, 2 usage.`
 
 func runProposal(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
@@ -57,6 +60,8 @@ func runProposal(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return proposalLedger(args[1:], stdout, stderr)
 	case "origins":
 		return proposalOrigins(args[1:], stdout, stderr)
+	case "export":
+		return proposalExport(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprintln(stderr, proposalUsage)
 		return exitOK

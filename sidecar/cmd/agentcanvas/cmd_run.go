@@ -11,16 +11,19 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/engine"
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/runsummary"
+	"github.com/agentcanvas/agentcanvas/sidecar/termview"
 )
 
 func init() {
-	register(&command{name: "run", summary: "run a flow headless (events to the JSONL log and to stdout)", run: runFlow})
+	register(&command{name: "run", summary: "run a flow headless (a live view on a terminal, --json for the event lines)", run: runFlow})
 }
 
 func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -38,12 +41,14 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var command argvFlag
 	fs.Var(&files, "file", "with --skill: a workspace-relative file the agent's sandbox receives (repeat or comma-separate)")
 	fs.Var(&command, "command", "with --skill and --backend command: the agent's argv, one --command per word")
+	asJSON := fs.Bool("json", false, "print the events as JSON lines on stdout (the machine format), not the human view")
+	summary := fs.String("summary", "", "write a Markdown summary of the run to `FILE` (default: append it to $GITHUB_STEP_SUMMARY when that is set)")
 	rf := addRuleFlags(fs)
 	autoApply := &autoApplyFlag{engine.AutoApplyFlow}
 	fs.Var(autoApply, "auto-apply", "cap on the flow's policy.autoApply: off (apply nothing unreviewed), whenClean (as the flow says, and only on an unchanged HEAD) or flow")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentcanvas run [--workspace W] [--dry-run] [--answers FILE] [--non-interactive] [--resume RUN_ID] [--allow DIR]… [--block DIR]… [--auto-apply off|whenClean|flow] FLOW")
-		fmt.Fprintln(stderr, "       agentcanvas run [--workspace W] [--dry-run] [--backend B] [--allow DIR]… [--block DIR]… --skill NAME [--file F]... [--task TEXT]")
+		fmt.Fprintln(stderr, "usage: agentcanvas run [--workspace W] [--dry-run] [--answers FILE] [--non-interactive] [--json] [--summary FILE] [--resume RUN_ID] [--allow DIR]… [--block DIR]… [--auto-apply off|whenClean|flow] FLOW")
+		fmt.Fprintln(stderr, "       agentcanvas run [--workspace W] [--dry-run] [--json] [--summary FILE] [--backend B] [--allow DIR]… [--block DIR]… --skill NAME [--file F]... [--task TEXT]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -88,13 +93,44 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
-	if *nonInteractive || !isTerminal(stdin) {
+	// stdout: the JSON event lines (--json), or the view: live on a terminal, plain lines
+	// elsewhere. Questions are asked at the prompt when stdin is a terminal; on a live view
+	// the prompt shares its terminal, so it is written there and the block steps aside.
+	var view *termview.View
+	var sink func(eventlog.Event)
+	prompt := stderr
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		sink = func(ev eventlog.Event) { _ = enc.Encode(ev) }
+	} else {
+		mode := termview.ModeFor(stdout)
+		view = termview.New(stdout, termview.Options{Mode: mode})
+		defer view.Close()
+		sink = view.Event
+		if mode.Live {
+			prompt = stdout
+		}
+	}
+	sum := summaryTarget(*summary)
+	var events []eventlog.Event // for the summary
+	var sinkMu sync.Mutex       // the engine emits from several goroutines
+	opts.Sink = func(ev eventlog.Event) {
+		sinkMu.Lock()
+		defer sinkMu.Unlock()
+		if sum.path != "" {
+			events = append(events, ev)
+		}
+		sink(ev)
+	}
+	if *nonInteractive || !termview.IsTerminal(stdin) {
 		opts.Human = engine.NonInteractive{Answers: ans}
 	} else {
-		opts.Human = &engine.Terminal{R: stdin, W: stderr, Answers: ans}
+		var h engine.Human = &engine.Terminal{R: stdin, W: prompt, Answers: ans}
+		if view != nil {
+			h = view.Human(h)
+		}
+		opts.Human = h
 	}
-	enc := json.NewEncoder(stdout)
-	opts.Sink = func(ev eventlog.Event) { _ = enc.Encode(ev) }
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -116,6 +152,9 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		out, err = engine.Run(ctx, f, opts)
 	}
 	if err != nil {
+		if sum.path != "" {
+			sum.write(stderr, runsummary.Refused(firstNonEmptyStr(file, "--skill "+*skill), err))
+		}
 		var inv *engine.InvalidFlowError
 		if errors.As(err, &inv) {
 			fmt.Fprintln(stderr, err)
@@ -124,22 +163,96 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentcanvas run: %v\n", err)
 		return exitUsage
 	}
-	fmt.Fprintf(stderr, "run %s: %s", out.RunID, out.Status)
-	if out.Reason != "" {
-		fmt.Fprintf(stderr, " (%s)", out.Reason)
+	summaryFailed := false
+	if sum.path != "" {
+		sinkMu.Lock()
+		md := runsummary.Markdown(runsummary.Input{Outcome: out, Events: events, Workspace: ws, FlowFile: firstNonEmptyStr(file, f.File)})
+		sinkMu.Unlock()
+		summaryFailed = !sum.write(stderr, md) && !sum.appending
 	}
-	fmt.Fprintln(stderr)
-	for _, in := range out.Interactions {
-		fmt.Fprintf(stderr, "  %-12s %-24s %-10s %-20s rounds=%d  %s\n", in.ID, in.PatternID, in.Status, in.Reason, in.Rounds, oneLine(firstNonEmptyStr(in.Error, engine.Summary(in.Result)), 80))
+	logDir := filepath.Join(ws, eventlog.LogsDir, f.Name)
+	if view == nil {
+		printOutcome(stderr, out, ws, logDir)
+	} else {
+		for i, p := range out.Proposals {
+			label := "proposals: "
+			if i > 0 {
+				label = "           "
+			}
+			view.Printf("%s%s%s", termview.Indent, label, p)
+		}
+		if len(out.Proposals) > 0 {
+			view.Printf("%scheck:     agentcanvas proposal apply --check --workspace %s PROPOSAL   (without --check: apply it)", termview.Indent, shellQuote(ws))
+			view.Printf("%sexport:    agentcanvas proposal export --workspace %s %s > %s.patch", termview.Indent, shellQuote(ws), out.RunID, out.RunID)
+		}
+		view.Printf("%slog:       %s", termview.Indent, logDir)
+		if sum.path != "" && !summaryFailed {
+			view.Printf("%ssummary:   %s", termview.Indent, sum.path)
+		}
 	}
-	for _, p := range out.Proposals {
-		fmt.Fprintf(stderr, "  proposal: %s (review: agentcanvas proposal apply --check --workspace %s %s)\n", p, ws, p)
-	}
-	fmt.Fprintf(stderr, "  log: %s\n", filepath.Join(ws, eventlog.LogsDir, f.Name))
-	if out.Status != engine.StatusCompleted {
+	switch {
+	case out.Status != engine.StatusCompleted:
 		return exitFail
+	case summaryFailed:
+		return exitUsage // the run went well, the file the person asked for was not written
 	}
 	return exitOK
+}
+
+// summaryFile is where the run's Markdown summary goes: --summary FILE (replaced), else
+// GitHub's job summary file when the run is a GitHub Actions step (appended: every step of
+// the job adds its part there).
+type summaryFile struct {
+	path      string
+	appending bool
+}
+
+func summaryTarget(flag string) summaryFile {
+	if flag != "" {
+		return summaryFile{path: flag}
+	}
+	return summaryFile{path: os.Getenv("GITHUB_STEP_SUMMARY"), appending: true}
+}
+
+// write writes the summary, saying on stderr when it could not.
+func (s summaryFile) write(stderr io.Writer, md []byte) bool {
+	var err error
+	if s.appending {
+		err = appendFile(s.path, md)
+	} else {
+		err = writeFileAtomic(s.path, md)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "agentcanvas run: the summary was not written: %v\n", err)
+		return false
+	}
+	return true
+}
+
+// printOutcome is the closing summary of a --json run, on stderr (stdout is the events').
+func printOutcome(w io.Writer, out *engine.Outcome, ws, logDir string) {
+	fmt.Fprintf(w, "run %s: %s", out.RunID, out.Status)
+	if out.Reason != "" {
+		fmt.Fprintf(w, " (%s)", out.Reason)
+	}
+	fmt.Fprintln(w)
+	for _, in := range out.Interactions {
+		fmt.Fprintf(w, "  %-12s %-24s %-10s %-20s rounds=%d  %s\n", in.ID, in.PatternID, in.Status, in.Reason, in.Rounds, oneLine(firstNonEmptyStr(in.Error, engine.Summary(in.Result)), 80))
+	}
+	for _, p := range out.Proposals {
+		fmt.Fprintf(w, "  proposal: %s (review: agentcanvas proposal apply --check --workspace %s %s)\n", p, ws, p)
+	}
+	fmt.Fprintf(w, "  log: %s\n", logDir)
+}
+
+// shellQuote quotes a path for a command a person copies, when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // workspaceOf finds the workspace of a flow file: the folder above its .agentcanvas/flows/ or
@@ -169,15 +282,6 @@ func workspaceOf(file string) string {
 	}
 	wd, _ := os.Getwd()
 	return wd
-}
-
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 func oneLine(s string, n int) string {

@@ -35,7 +35,7 @@ func runWorkspace(t *testing.T, example string) (ws, file string) {
 func TestRunDryRunExample(t *testing.T) {
 	ws, file := runWorkspace(t, "manager-worker.yaml")
 	var out, errb bytes.Buffer
-	code := run([]string{"run", "--dry-run", "--non-interactive", file}, strings.NewReader(""), &out, &errb)
+	code := run([]string{"run", "--json", "--dry-run", "--non-interactive", file}, strings.NewReader(""), &out, &errb)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, errb.String())
 	}
@@ -149,7 +149,7 @@ Next:
 EOH
 `), 0o755)
 	var out, errb bytes.Buffer
-	code := run([]string{"run", "--workspace", ws, "--non-interactive", "--skill", "add-notes", "--backend", "command", "--command", "bash", "--command", agent, "--task", "notes about parsers"}, strings.NewReader(""), &out, &errb)
+	code := run([]string{"run", "--json", "--workspace", ws, "--non-interactive", "--skill", "add-notes", "--backend", "command", "--command", "bash", "--command", agent, "--task", "notes about parsers"}, strings.NewReader(""), &out, &errb)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, errb.String())
 	}
@@ -230,7 +230,7 @@ interactions:
 			os.WriteFile(filepath.Join(ws, engine.RunsDir, id, "state.json"), b, 0o644)
 
 			var out, errb bytes.Buffer
-			args := append([]string{"run", "--resume", id, "--non-interactive", "--workspace", ws}, tc.args...)
+			args := append([]string{"run", "--json", "--resume", id, "--non-interactive", "--workspace", ws}, tc.args...)
 			if code := run(append(args, file), strings.NewReader(""), &out, &errb); code != exitOK {
 				t.Fatalf("exit %d\n%s", code, errb.String())
 			}
@@ -253,6 +253,66 @@ interactions:
 			}
 			if started != 2 {
 				t.Fatalf("%d agents started, want 2\n%s", started, out.String())
+			}
+		})
+	}
+}
+
+// A run in which the manager never assigns anything did no work: the interaction fails with
+// a reason naming the manager and the line it did not write, and the run exits 1.
+func TestRunFailsWhenTheManagerAssignsNothing(t *testing.T) {
+	ws := t.TempDir()
+	if out, err := exec.Command("git", "-C", ws, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	agent := filepath.Join(ws, "agent.sh")
+	os.WriteFile(agent, []byte("cat >/dev/null\necho 'I will think about how to split the work.'\n"), 0o755)
+	file := filepath.Join(ws, "flows", "t.yaml")
+	os.MkdirAll(filepath.Dir(file), 0o755)
+	os.WriteFile(file, []byte(`version: 0.2
+description: write hello.txt
+agents:
+  - {id: lead, role: manager, runtime: {backendId: command, command: [bash, "`+agent+`"]}}
+  - {id: coder, role: worker, runtime: {backendId: command, command: [bash, "`+agent+`"]}}
+interactions:
+  - id: i1
+    patternId: manager_worker
+    edges:
+      - source: lead
+        target: coder
+        data: {termination: {type: max_rounds, rounds: 1}}
+`), 0o644)
+	var out, errb bytes.Buffer
+	code := run([]string{"run", "--json", "--non-interactive", file}, strings.NewReader(""), &out, &errb)
+	if code != exitFail {
+		t.Fatalf("exit %d, want %d\n%s", code, exitFail, errb.String())
+	}
+	want := "lead's reply has no `ASSIGN <coder>: <assignment>` line, even when asked again with the exact format"
+	if !strings.Contains(errb.String(), want) || !strings.Contains(errb.String(), "failed") {
+		t.Errorf("the summary does not say why:\n%s", errb.String())
+	}
+	if !strings.Contains(out.String(), `"event":"reply_repair"`) || !strings.Contains(out.String(), `"reason":"missing_line"`) {
+		t.Errorf("events:\n%s", out.String())
+	}
+}
+
+// Every example flow runs with --dry-run, and the dry-run agents write every line their
+// patterns need (no step is asked twice).
+func TestEveryExampleFlowDryRuns(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "..", "flows", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no example flows: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			t.Parallel()
+			_, file := runWorkspace(t, filepath.Base(f))
+			var out, errb bytes.Buffer
+			if code := run([]string{"run", "--json", "--dry-run", "--non-interactive", file}, strings.NewReader(""), &out, &errb); code != exitOK {
+				t.Fatalf("exit %d\n%s", code, errb.String())
+			}
+			if !strings.Contains(out.String(), `"event":"run_finished"`) || strings.Contains(out.String(), `"event":"reply_repair"`) {
+				t.Errorf("no events, or a dry-run agent lacked a line:\n%s", out.String())
 			}
 		})
 	}

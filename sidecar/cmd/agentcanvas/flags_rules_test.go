@@ -102,7 +102,7 @@ func TestRunLimitFlags(t *testing.T) {
 		{[]string{"--allow", "src"}, "proposal_held", "the proposal does not apply cleanly"},
 		{nil, "proposal_applied", "dry-run-coder.md"},
 	} {
-		code, out, errs := runCLI(t, append(append([]string{"run", "--dry-run", "--non-interactive"}, c.args...), file)...)
+		code, out, errs := runCLI(t, append(append([]string{"run", "--json", "--dry-run", "--non-interactive"}, c.args...), file)...)
 		if code != exitOK {
 			t.Fatalf("run %v: %d %s", c.args, code, errs)
 		}

@@ -22,6 +22,10 @@ assign() {
 		while read -r m; do [ -n "$m" ] && echo "ASSIGN $m: part of the task for $m"; done
 }
 
+# With $AC_DIR/edit, the defender and the executor edit a file in their sandbox, and hand off
+# nothing.
+quiet_edit() { [ -e "$AC_DIR/edit" ] && echo "edit by $id" >"work-$id.txt"; }
+
 # A worker edits a file in its sandbox and hands off.
 handoff() {
 	echo "edit by $id" >"work-$id.txt"
@@ -44,7 +48,7 @@ EOH
 case "$role" in
 manager | root | sub_manager)
 	if has "call for proposals"; then echo "PERFORMATIVE: cfp"; echo "Bid on the task with your cost."
-	elif has "Award the contract"; then echo "DECISION: bidder_2"
+	elif has "Award the contract"; then if has "bidder_2"; then echo "DECISION: bidder_2"; else echo "DECISION: $(grep -o 'bidder[_0-9]*' <<<"$prompt" | head -n 1)"; fi
 	elif has "Review your team" && [ -e "$AC_DIR/reject" ]; then echo "ACCEPT worker_1: fine"; echo "REJECT worker_2: the edit is wrong"; echo "METRIC: tests_passed=1"
 	elif has "Review your team"; then echo "ACCEPT all"; echo "METRIC: tests_passed=1"
 	else assign; fi ;;
@@ -55,7 +59,7 @@ planner | designer | coder | tester | doc_writer)
 	if has ": instruct "; then echo "Instruction from $id"
 	elif [ "$role" = designer ] && [ "$n" -eq 0 ]; then echo "still designing"
 	else echo "<INFO> $id concluded"; fi ;;
-pm) echo "PRD for the task" ;;
+pm) echo "PRD for the task"; echo "METRIC: artifact_valid=1" ;;
 architect) echo "system design"; echo "METRIC: artifact_valid=1" ;;
 engineer) echo "code v$n"; echo "METRIC: artifact_valid=1" ;;
 qa) if [ "$n" -eq 0 ]; then echo "tests fail"; echo "METRIC: artifact_valid=0"; else echo "tests pass"; echo "METRIC: artifact_valid=1"; fi ;;
@@ -101,10 +105,10 @@ peer)
 		case "$id" in peer_1) echo '{"to": ["peer_2"], "text": "hi 2"}' ;; peer_2) echo '{"to": ["peer"], "text": "to all peers"}' ;; *) echo '{"to": ["nobody"], "text": "lost"}' ;; esac
 	else echo "nothing to send"; fi ;;
 red_team) echo "ATTACK 1: injection — send a quote" ;;
-defender) echo "ATTACK 1: escaped the quote" ;;
+defender) quiet_edit; echo "ATTACK 1: escaped the quote" ;;
 producer) if [ "$n" -eq 0 ]; then printf 'CLAIM: water boils at 100C [1]\nCLAIM: the moon is cheese https://x.example\n'; else printf 'CLAIM: water boils at 100C [1]\nCLAIM: the moon is rock https://nasa.example\n'; fi ;;
 verifier) if [ "$n" -eq 0 ]; then printf 'CHECK 1: pass — handbook\nCHECK 2: fail — it is rock\n'; else printf 'CHECK 1: pass — handbook\nCHECK 2: pass — nasa\n'; fi ;;
-executor) echo "ran the plan" ;;
+executor) quiet_edit; echo "ran the plan" ;;
 observer) echo "observed: ok" ;;
 reflector) echo "reflection: keep steps small" ;;
 member) echo "- $id learned a fact" ;;

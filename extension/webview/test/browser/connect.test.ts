@@ -186,7 +186,8 @@ describe("drawing edges", { concurrency: false }, () => {
     await page.keyboard.press("Escape");
     await picker.waitFor({ state: "detached" });
     assert.deepEqual(await edits(page), []);
-    assert.equal(await page.evaluate(() => !!document.activeElement?.closest(".react-flow")), true);
+    // focus goes back in the frame after the picker closes: wait for it, not for a time
+    await page.waitForFunction(() => !!document.activeElement?.closest(".react-flow"));
     await page.close();
   });
 

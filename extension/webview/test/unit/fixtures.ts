@@ -3,13 +3,19 @@ import type { LoadFlowResult, PatternInfo } from "../../../src/canvas/protocol";
 import allPatternsJSON from "../testdata/all-patterns.json";
 import brokenJSON from "../testdata/broken.json";
 import connectJSON from "../testdata/connect.json";
+import firstSightJSON from "../testdata/first-sight.json";
 import patternsJSON from "../testdata/patterns.json";
 import problemsJSON from "../testdata/problems.json";
+import team20JSON from "../testdata/team-20.json";
 
 export const allPatterns = allPatternsJSON as unknown as LoadFlowResult;
 export const problems = problemsJSON as unknown as LoadFlowResult;
 export const broken = brokenJSON as unknown as LoadFlowResult;
 export const connectFlow = connectJSON as unknown as LoadFlowResult;
+/** three agents, no layout (the flow of the e2e test's first-open step) */
+export const firstSight = firstSightJSON as unknown as LoadFlowResult;
+/** twenty agents and four system nodes, no layout */
+export const team20 = team20JSON as unknown as LoadFlowResult;
 /** agentcanvas/listPatterns as the sidecar answers it (see testdata/dumppatterns). */
 export const patterns = patternsJSON as unknown as PatternInfo[];
 

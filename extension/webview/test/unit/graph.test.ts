@@ -4,7 +4,7 @@ import { indexDiagnostics, isPathPrefix, syntaxError, worstSeverity } from "../.
 import { backendBadge, findElement, NODE_HEIGHT, NODE_WIDTH, toGraph } from "../../src/graph";
 import { edgeLabel, formatDuration, keyParameter } from "../../src/labels";
 import type { Diagnostic, FlowModel } from "../../../src/canvas/protocol";
-import { allPatterns, broken, PATTERN_IDS, problems } from "./fixtures";
+import { allPatterns, broken, firstSight, PATTERN_IDS, problems, team20 } from "./fixtures";
 
 test("labels show the pattern and its key parameter", () => {
   assert.equal(edgeLabel("debate_judge", { termination: { any: [{ type: "max_rounds", rounds: 3 }, { type: "judge_decision" }] } }), "debate_judge (3r)");
@@ -23,6 +23,9 @@ test("labels show the pattern and its key parameter", () => {
   assert.equal(edgeLabel("p2p", {}), "p2p (no termination)");
   assert.equal(edgeLabel("debate_judge", { termination: { type: "max_rounds" } }), "debate_judge (max_rounds?)");
   assert.equal(keyParameter(undefined), undefined);
+  // a spend limit labels an edge when nothing says more about how long it runs
+  assert.equal(edgeLabel("role_play_pair", { termination: { any: [{ type: "max_tokens", tokens: 250000 }, { type: "max_cost_usd", usd: 2 }] } }), "role_play_pair (250k tok)");
+  assert.equal(edgeLabel("role_play_pair", { termination: { type: "max_cost_usd", usd: 2 } }), "role_play_pair ($2)");
   assert.deepEqual([formatDuration(500), formatDuration(1500), formatDuration(7_200_000), formatDuration(-1)], ["500ms", "1.5s", "2h", "?"]);
 });
 
@@ -53,18 +56,37 @@ test("a flow using all 20 patterns maps to nodes and labelled edges", () => {
   assert.match(coder.ariaLabel!, /Agent Coder, role coder, backend codex/);
 });
 
-test("saved positions are used; the rest are placed on a grid below them without overlap", () => {
+test("saved positions are used; the rest are laid out by roles below them, without overlap", () => {
   const g = toGraph(allPatterns.flow!, []);
   assert.deepEqual(g.nodes.find((n) => n.id === "w1")!.position, { x: 300, y: -60 });
   assert.deepEqual(g.nodes.find((n) => n.id === "mgr")!.position, { x: 0, y: 0 });
+  assert.equal(g.nodes.find((n) => n.id === "mgr")!.data.auto, undefined);
   const free = g.nodes.filter((n) => !["mgr", "w1", "w2"].includes(n.id));
-  for (const n of free) assert.ok(n.position.y >= 60 + NODE_HEIGHT, `${n.id} is below the laid-out nodes`);
+  for (const n of free) {
+    assert.equal(n.data.auto, true, n.id);
+    assert.ok(n.position.y >= 60 + NODE_HEIGHT, `${n.id} is below the laid-out nodes`);
+  }
   for (let i = 0; i < free.length; i++)
     for (let j = i + 1; j < free.length; j++) {
       const a = free[i].position;
       const b = free[j].position;
       assert.ok(Math.abs(a.x - b.x) >= NODE_WIDTH || Math.abs(a.y - b.y) >= NODE_HEIGHT, `${free[i].id} overlaps ${free[j].id}`);
     }
+  // debaters before their judge
+  const x = (id: string) => g.nodes.find((n) => n.id === id)!.position.x;
+  assert.ok(x("debater_a") + NODE_WIDTH < x("judge") && x("debater_b") + NODE_WIDTH < x("judge"));
+});
+
+test("edges carry their interaction's colour index and their place among parallel edges", () => {
+  const g = toGraph(team20.flow!, []);
+  const e = (id: string) => g.edges.find((x) => x.id === id)!.data!;
+  const contract = team20.flow!.interactions!.findIndex((i) => i.id === "contract");
+  assert.deepEqual([e("contract-e1").interactionIndex, e("contract-e2").interactionIndex], [contract, contract]);
+  // fe_lead → be_lead and back: one pair, two edges
+  assert.deepEqual([e("contract-e1").parallel, e("contract-e2").parallel, e("contract-e1").parallelCount], [0, 1, 2]);
+  assert.deepEqual([e("build-e1").parallel, e("build-e1").parallelCount], [0, 1]);
+  const coder = firstSight.flow!.agents!.find((a) => a.id === "coder")!;
+  assert.equal((toGraph(firstSight.flow!, []).nodes.find((n) => n.id === "coder")!.data as { files: number }).files, coder.files!.length);
 });
 
 test("edges naming a missing node, and duplicate ids, are not drawn", () => {

@@ -16,9 +16,9 @@ test("the page's CSP allows only our nonce'd script and our resources; nothing r
   assert.deepEqual(dirs["style-src"], [src]);
   assert.deepEqual(dirs["worker-src"], ["blob:"]);
   assert.ok(!csp.includes("unsafe"), csp);
-  const html = canvasHtml({ cspSource: src, nonce, scriptUri: `${src}/canvas.js`, styleUri: `${src}/canvas.css`, workerUri: `${src}/elk-worker.js` });
+  const html = canvasHtml({ cspSource: src, nonce, scriptUri: `${src}/canvas.js`, styleUri: `${src}/canvas.css`, workerUri: `${src}/layout-worker.js` });
   assert.match(html, new RegExp(`<script nonce="${nonce}" src="${src.replace(/[.+]/g, "\\$&")}/canvas.js"></script>`));
-  assert.match(html, /data-elk-worker="https:\/\/file\+\.vscode-resource\.vscode-cdn\.net\/elk-worker\.js"/);
+  assert.match(html, /data-layout-worker="https:\/\/file\+\.vscode-resource\.vscode-cdn\.net\/layout-worker\.js"/);
   // Every URL in the page is under cspSource.
   for (const m of html.matchAll(/(?:src|href)="([^"]+)"/g)) assert.ok(m[1].startsWith(src), m[1]);
 });
@@ -54,14 +54,15 @@ test("debounce runs once after the last call", async () => {
 
 test("the stylesheet takes its colours from VS Code's theme variables only", () => {
   const css = readFileSync(new URL("../../../../extension/webview/src/canvas.css", import.meta.url), "utf8").replace(/\/\*[\s\S]*?\*\//g, "");
-  const colourProps = /^(?:color|background(?:-color)?|border(?:-\w+)*|outline(?:-color)?|fill|stroke|box-shadow|--xy-[\w-]+)$/;
+  // our own custom properties (--ac-*) hold colours too: they are checked like any colour
+  const colourProps = /^(?:color|background(?:-color)?|border(?:-\w+)*|outline(?:-color)?|fill|stroke|box-shadow|--xy-[\w-]+|--ac-[\w-]+)$/;
   let checked = 0;
   for (const m of css.matchAll(/([\w-]+)\s*:\s*([^;{}]+);/g)) {
     const [, prop, value] = m;
     if (!colourProps.test(prop)) continue;
     checked++;
     const vars = [...value.matchAll(/var\((--[\w-]+)/g)].map((v) => v[1]);
-    for (const v of vars) assert.ok(v.startsWith("--vscode-") || v.startsWith("--xy-"), `${prop}: ${value} uses ${v}`);
+    for (const v of vars) assert.ok(v.startsWith("--vscode-") || v.startsWith("--xy-") || v.startsWith("--ac-"), `${prop}: ${value} uses ${v}`);
     const literal = value.replace(/var\([^()]*(?:\([^()]*\))?[^()]*\)/g, "");
     assert.doesNotMatch(literal, /#[0-9a-f]{3,8}\b|rgba?\(|hsla?\(|\b(?:white|black|red|blue|green|gr[ae]y|yellow|orange|purple)\b/i, `${prop}: ${value}`);
   }

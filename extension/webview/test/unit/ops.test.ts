@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { cleanTermination, defaultCondition, deleteOps, layoutOp, listFromText, moveOps, nudge, parseJSONObject, setOp } from "../../src/ops";
-import { elkGraph, positionsOf } from "../../src/layoutGraph";
 import { matchPattern, roleNames } from "../../src/Palette";
 import type { PatternInfo } from "../../../src/canvas/protocol";
 
@@ -30,6 +29,12 @@ test("terminations lose the model's paths and stray fields", () => {
   assert.deepEqual(cleanTermination({ type: "quality_gate", metric: "m", op: "<=", value: 2, rounds: 1 }), { type: "quality_gate", metric: "m", op: "<=", value: 2 });
   assert.deepEqual(defaultCondition("timeout_ms"), { type: "timeout_ms", ms: 600000 });
   assert.deepEqual(defaultCondition("judge_decision"), { type: "judge_decision" });
+  // spend limits keep their number when a termination is copied to a new edge
+  assert.deepEqual(cleanTermination({ any: [{ type: "max_tokens", tokens: 50000, usd: 1 }, { type: "max_cost_usd", usd: 2.5, path: "/x" }] }), {
+    any: [{ type: "max_tokens", tokens: 50000 }, { type: "max_cost_usd", usd: 2.5 }],
+  });
+  assert.deepEqual(defaultCondition("max_cost_usd"), { type: "max_cost_usd", usd: 5 });
+  assert.deepEqual(defaultCondition("max_tokens"), { type: "max_tokens", tokens: 1000000 });
 });
 
 test("delete removes nodes and only the edges not already going with them", () => {
@@ -63,24 +68,6 @@ test("nudging moves by the step, or to the next grid line when snapping", () => 
   assert.deepEqual(nudge({ a: { x: 16, y: 32 } }, 1, 0, 16), { a: { x: 32, y: 32 } });
   assert.deepEqual(nudge({ a: { x: 16, y: 32 } }, 0, -1, 16), { a: { x: 16, y: 16 } });
   assert.deepEqual(nudge({ a: { x: 20, y: 20 } }, -1, 0, 16), { a: { x: 16, y: 20 } });
-});
-
-test("the ELK graph drops self-loops and dangling edges; positions come back rounded", () => {
-  const g = elkGraph(
-    [
-      { id: "a", width: 180, height: 0 },
-      { id: "b", width: 180, height: 72 },
-    ],
-    [
-      { id: "e1", source: "a", target: "b" },
-      { id: "e2", source: "a", target: "a" },
-      { id: "e3", source: "a", target: "zz" },
-    ],
-  );
-  assert.deepEqual(g.edges, [{ id: "e1", sources: ["a"], targets: ["b"] }]);
-  assert.equal(g.children[0].height, 1);
-  assert.equal(g.layoutOptions["elk.algorithm"], "layered");
-  assert.deepEqual(positionsOf({ children: [{ id: "a", x: 12.4, y: 7.6 }, { id: "b" }] }), { a: { x: 12, y: 8 }, b: { x: 0, y: 0 } });
 });
 
 test("pattern search matches every word against id, name, roles and doc", () => {

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { applyRunEvent, edgeCounters, emptyOverlay, messagesPerMinute } from "../../src/overlay";
 import type { RunEvent } from "../../../src/canvas/protocol";
+import { readSpend, spendLabel } from "../../../src/canvas/spend";
 import { allPatterns } from "./fixtures";
 
 const flow = allPatterns.flow!;
@@ -10,7 +11,7 @@ const T0 = 1_800_000_000_000;
 test("run events light up agents and edges with rounds, time left and messages a minute", () => {
   const events: RunEvent[] = [
     { ts: T0, runId: "r1", interactionId: "i5", edgeId: "i5-e1", event: "configured" },
-    { ts: T0 + 1000, runId: "r1", event: "agent_started", agentId: "debater_a" },
+    { ts: T0 + 1000, runId: "r1", event: "agent_started", agent: "debater_a" },
     { ts: T0 + 2000, runId: "r1", interactionId: "i5", edgeId: "i5-e1", event: "step", step: 1, from: "debater_a", to: "judge" },
     { ts: T0 + 30_000, runId: "r1", interactionId: "i5", edgeId: "i5-e1", event: "step", step: 2, from: "debater_a", to: "judge" },
   ];
@@ -18,7 +19,7 @@ test("run events light up agents and edges with rounds, time left and messages a
   for (const e of events) o = applyRunEvent(o, e, flow);
   assert.equal(o.running, true);
   assert.equal(o.runId, "r1");
-  assert.deepEqual(o.nodes.debater_a, { active: true, messages: 2 });
+  assert.deepEqual(o.nodes.debater_a, { active: true, messages: 2, state: "running" });
   assert.equal(o.nodes.judge.active, true);
   const er = o.edges["i5-e1"];
   assert.equal(er.active, true);
@@ -33,9 +34,42 @@ test("run events light up agents and edges with rounds, time left and messages a
 
   o = applyRunEvent(o, { ts: T0 + 40_000, runId: "r1", interactionId: "i5", edgeId: "i5-e1", event: "terminated", reason: "judge_decision" }, flow);
   assert.equal(o.edges["i5-e1"].active, false);
-  o = applyRunEvent(o, { ts: T0 + 41_000, runId: "r1", event: "run_finished" }, flow);
+  assert.equal(o.edges["i5-e1"].state, "done");
+  o = applyRunEvent(o, { ts: T0 + 41_000, runId: "r1", event: "run_finished", status: "completed" }, flow);
   assert.equal(o.running, false);
   assert.equal(o.nodes.debater_a.active, false);
+  assert.equal(o.nodes.debater_a.state, "done"); // still at work when the run ended: it shares the outcome
+});
+
+test("agents' states: running, waiting for the user, running again once answered, failed or done", () => {
+  const ev = (ts: number, e: Partial<RunEvent>) => ({ ts: T0 + ts, runId: "r1", ...e }) as RunEvent;
+  let o = emptyOverlay;
+  const steps: Array<[Partial<RunEvent>, string, string | undefined]> = [
+    [{ event: "agent_started", agent: "coder" }, "coder", "running"],
+    [{ event: "question_asked", agent: "coder", id: "q_1" }, "coder", "waiting"],
+    [{ event: "question_answered", agent: "coder", id: "q_1", outcome: "answered" }, "coder", "running"],
+    [{ event: "dependency_requested", agent: "coder", id: "d_1" }, "coder", "waiting"],
+    [{ event: "dependency_resolved", agent: "coder", id: "d_1", outcome: "provided" }, "coder", "running"],
+    [{ event: "agent_finished", agent: "coder", status: "completed" }, "coder", "done"],
+    [{ event: "agent_started", agent: "tester" }, "tester", "running"],
+    [{ event: "agent_finished", agent: "tester", status: "failed", error: "exit status 2" }, "tester", "failed"],
+    // an answer for someone who was not waiting changes nothing
+    [{ event: "question_answered", agent: "tester", id: "q_2" }, "tester", "failed"],
+  ];
+  steps.forEach(([e, who, want], i) => {
+    o = applyRunEvent(o, ev(i, e), flow);
+    assert.equal(o.nodes[who]?.state, want, `${e.event} → ${who} ${want}`);
+  });
+  assert.equal(o.nodes.coder.active, false);
+  // an interaction that fails marks its edges failed; a run stopped settles whoever was still at work
+  o = applyRunEvent(o, ev(20, { interactionId: "i1", event: "interaction_started" }), flow);
+  o = applyRunEvent(o, ev(21, { event: "agent_started", agent: "w1" }), flow);
+  o = applyRunEvent(o, ev(22, { event: "question_asked", agent: "w1" }), flow);
+  o = applyRunEvent(o, ev(23, { interactionId: "i1", event: "terminated", status: "failed", reason: "error" }), flow);
+  assert.deepEqual([o.edges["i1-e1"].state, o.edges["i1-e2"].state], ["failed", "failed"]);
+  o = applyRunEvent(o, ev(24, { event: "run_finished", status: "stopped" }), flow);
+  assert.equal(o.nodes.w1.state, "failed");
+  assert.equal(o.nodes.coder.state, "done");
 });
 
 test("an interaction-level event applies to all its edges; a new run starts afresh", () => {
@@ -52,11 +86,41 @@ test("a proposal_conflict marks both agents of the run (another run's agent is o
   o = applyRunEvent(o, { ts: T0 + 1, runId: "r1", event: "proposal_conflict", agentId: "worker_2", otherAgentId: "worker_1", otherRunId: "r1", path: "src/a.ts" }, flow);
   o = applyRunEvent(o, { ts: T0 + 2, runId: "r1", event: "proposal_conflict", agent: "worker_3", otherAgentId: "worker_9", otherRunId: "r0", path: "src/a.ts" }, flow);
   o = applyRunEvent(o, { ts: T0 + 3, runId: "r1", event: "proposal_conflict", agentId: "worker_2", otherAgentId: "worker_1", otherRunId: "r1", path: "src/a.ts" }, flow);
-  assert.deepEqual(o.nodes.worker_1, { active: true, messages: 0, conflicts: ["worker_2 · src/a.ts"] });
+  assert.deepEqual(o.nodes.worker_1, { active: true, messages: 0, state: "running", conflicts: ["worker_2 · src/a.ts"] });
   assert.deepEqual(o.nodes.worker_2.conflicts, ["worker_1 · src/a.ts"]);
   assert.deepEqual(o.nodes.worker_3.conflicts, ["worker_9 (run r0) · src/a.ts"]);
   assert.equal(o.nodes.worker_9, undefined);
   o = applyRunEvent(o, { ts: T0 + 4, runId: "r1", event: "run_finished" }, flow);
   assert.deepEqual(o.nodes.worker_1.conflicts, ["worker_2 · src/a.ts"]);
   assert.equal(o.nodes.worker_1.active, false);
+});
+
+test("spend events give the run's spend so far; it stays after the run ends and a new run starts afresh", () => {
+  let o = emptyOverlay;
+  o = applyRunEvent(o, { ts: T0, runId: "r1", event: "run_started" }, flow);
+  assert.equal(o.spend, undefined);
+  o = applyRunEvent(o, { ts: T0 + 1, runId: "r1", interactionId: "i5", event: "spend", agent: "debater_a", tokens: 1000, run: { tokens: 1000, costUsd: 0.01, costKnown: true } }, flow);
+  o = applyRunEvent(o, { ts: T0 + 2, runId: "r1", interactionId: "i5", event: "spend", agent: "judge", tokens: 2400, run: { tokens: 3400, costUsd: 0.034, costKnown: true } }, flow);
+  assert.deepEqual(o.spend, { tokens: 3400, costUsd: 0.034, costKnown: true, unreported: [] });
+  assert.equal(spendLabel(o.spend), "3.4k tokens · $0.03");
+  o = applyRunEvent(o, { ts: T0 + 3, runId: "r1", event: "spend", run: "garbage" }, flow);
+  assert.equal(o.spend?.tokens, 3400, "a malformed spend event changes nothing");
+  o = applyRunEvent(o, { ts: T0 + 4, runId: "r1", event: "run_finished" }, flow);
+  assert.equal(o.running, false);
+  assert.equal(o.spend?.tokens, 3400, "the last run's spend stays on the canvas");
+  o = applyRunEvent(o, { ts: T0 + 5, runId: "r2", event: "run_started" }, flow);
+  assert.equal(o.spend, undefined);
+});
+
+test("spend labels say what is unknown instead of guessing", () => {
+  assert.equal(spendLabel(undefined), undefined);
+  assert.equal(spendLabel({ tokens: 0, costUsd: 0, costKnown: true, unreported: [] }), undefined);
+  assert.equal(spendLabel({ tokens: 950, costUsd: 0.0042, costKnown: true, unreported: [] }), "950 tokens · $0.0042");
+  assert.equal(spendLabel({ tokens: 1_234_567, costUsd: 0, costKnown: false, unreported: [] }), "1.2M tokens · cost unknown");
+  assert.equal(spendLabel({ tokens: 12_300, costUsd: 0.5, costKnown: false, unreported: ["coder"] }), "12.3k tokens · ≥ $0.50 · usage unknown: coder");
+  assert.equal(spendLabel({ tokens: 0, costUsd: 0, costKnown: true, unreported: ["a", "b"] }), "spend unknown");
+  assert.equal(spendLabel({ tokens: 10, costUsd: 0, costKnown: false, unreported: ["a", "b", "c"] }), "10 tokens · cost unknown · usage unknown: 3 agents");
+  assert.equal(readSpend({ tokens: -1 }), undefined);
+  assert.equal(readSpend(null), undefined);
+  assert.deepEqual(readSpend({ tokens: 5, unreported: ["x", 3] }), { tokens: 5, costUsd: 0, costKnown: false, unreported: ["x"] });
 });

@@ -1,0 +1,56 @@
+// What a run's agents reported spending (docs/runs.md, "Spend limits"): the sidecar's `spend`
+// runEvents and listRuns' `spend`. Shared by the Runs view and the canvas run overlay; pure.
+
+export interface Spend {
+  tokens: number;
+  costUsd: number;
+  /** every turn that reported usage also reported its cost */
+  costKnown: boolean;
+  /** agents with a turn that reported no usage at all: their spend is unknown */
+  unreported: string[];
+}
+
+/** readSpend reads a spend object, or undefined for anything that is not one. */
+export function readSpend(raw: unknown): Spend | undefined {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return undefined;
+  const o = raw as Record<string, unknown>;
+  const tokens = typeof o.tokens === "number" && Number.isFinite(o.tokens) && o.tokens >= 0 ? o.tokens : undefined;
+  const costUsd = typeof o.costUsd === "number" && Number.isFinite(o.costUsd) && o.costUsd >= 0 ? o.costUsd : 0;
+  if (tokens === undefined) return undefined;
+  const unreported = Array.isArray(o.unreported) ? o.unreported.filter((x): x is string => typeof x === "string") : [];
+  return { tokens, costUsd, costKnown: o.costKnown === true, unreported };
+}
+
+/** formatTokens: 950, 12.3k, 1.2M. */
+export function formatTokens(n: number): string {
+  if (n < 1000) return String(Math.round(n));
+  if (n < 1_000_000) return `${trim(n / 1000)}k`;
+  return `${trim(n / 1_000_000)}M`;
+}
+
+function trim(x: number): string {
+  return x >= 100 ? String(Math.round(x)) : x.toFixed(1).replace(/\.0$/, "");
+}
+
+/** formatUsd: $1.23, $0.04, $0.0042. */
+export function formatUsd(x: number): string {
+  if (x === 0) return "$0";
+  return x >= 0.01 ? `$${x.toFixed(2)}` : `$${x.toFixed(4)}`;
+}
+
+/**
+ * spendLabel is one short line: "12.3k tokens · $0.04", "12.3k tokens · cost unknown",
+ * "≥ $0.04" when some cost is unknown, "usage unknown: judge" beside them for agents that
+ * reported none (their number past two), and "spend unknown" when no agent reported anything.
+ * Undefined before any agent has finished a turn.
+ */
+export function spendLabel(s: Spend | undefined): string | undefined {
+  if (!s || (s.tokens === 0 && s.costUsd === 0 && s.unreported.length === 0)) return undefined;
+  if (s.tokens === 0 && s.costUsd === 0) return "spend unknown";
+  const parts = [`${formatTokens(s.tokens)} tokens`];
+  if (s.costKnown) parts.push(formatUsd(s.costUsd));
+  else parts.push(s.costUsd > 0 ? `≥ ${formatUsd(s.costUsd)}` : "cost unknown");
+  const n = s.unreported.length;
+  if (n > 0) parts.push(`usage unknown: ${n > 2 ? `${n} agents` : s.unreported.join(", ")}`);
+  return parts.join(" · ");
+}

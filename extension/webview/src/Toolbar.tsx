@@ -1,0 +1,93 @@
+// The canvas toolbar, drawn as VS Code draws its own: codicons, the theme's button colours for
+// actions, and option toggles (like the find widget's) for settings that stay on. Every control
+// has a name a screen reader says and a tooltip with its key.
+import { useSyncExternalStore, type ReactNode } from "react";
+import { Codicon } from "./elements";
+
+/** Long work (Tidy): what it is and how far it has got (0…1, unknown when absent). */
+export interface Busy {
+  label: string;
+  fraction?: number;
+}
+
+/** BusyState holds the long work going on; only the toolbar re-renders as it progresses. */
+export class BusyState {
+  private value: Busy | undefined;
+  private listeners = new Set<() => void>();
+  get = () => this.value;
+  subscribe = (l: () => void) => {
+    this.listeners.add(l);
+    return () => this.listeners.delete(l);
+  };
+  set(v: Busy | undefined) {
+    this.value = v;
+    for (const l of this.listeners) l();
+  }
+}
+
+function Action(props: { icon: string; label: string; title: string; onClick: () => void; disabled?: boolean; primary?: boolean }) {
+  return (
+    <button type="button" className={`ac-tool${props.primary ? " ac-tool-primary" : ""}`} onClick={props.onClick} disabled={props.disabled} title={props.title}>
+      <Codicon name={props.icon} />
+      <span className="ac-tool-label">{props.label}</span>
+    </button>
+  );
+}
+
+function Toggle(props: { icon: string; label: string; title: string; pressed: boolean; onClick: () => void }) {
+  return (
+    <button type="button" className="ac-toggle" aria-label={props.label} aria-pressed={props.pressed} onClick={props.onClick} title={`${props.title} (${props.pressed ? "on" : "off"})`}>
+      <Codicon name={props.icon} />
+    </button>
+  );
+}
+
+export interface ToolbarProps {
+  paletteOpen: boolean;
+  inspectorOpen: boolean;
+  busy: BusyState;
+  snap: boolean;
+  minimap: boolean;
+  legend: boolean;
+  onPalette: () => void;
+  onTidy: () => void;
+  onFit: () => void;
+  onSnap: () => void;
+  onMinimap: () => void;
+  onLegend: () => void;
+  onInspector: () => void;
+  /** shown at the end while a run is on */
+  run?: ReactNode;
+}
+
+export function Toolbar(p: ToolbarProps) {
+  const busy = useSyncExternalStore(p.busy.subscribe, p.busy.get);
+  return (
+    <div className="ac-toolbar" role="toolbar" aria-label="Canvas tools">
+      {!p.paletteOpen ? <Action icon="symbol-structure" label="Patterns" title="Show the pattern palette" onClick={p.onPalette} /> : null}
+      <Action icon="type-hierarchy-sub" label="Tidy" title="Lay the flow out by roles, in layers" onClick={p.onTidy} disabled={!!busy} primary />
+      <Action icon="screen-full" label="Fit" title="Fit the flow in view (0)" onClick={p.onFit} />
+      <span className="ac-tool-separator" role="separator" />
+      <Toggle icon="magnet" label="Snap to grid" title="Snap to grid (Shift+S)" pressed={p.snap} onClick={p.onSnap} />
+      <Toggle icon="map" label="Minimap" title="Minimap (M)" pressed={p.minimap} onClick={p.onMinimap} />
+      <Toggle icon="symbol-color" label="Legend" title="Interaction colours" pressed={p.legend} onClick={p.onLegend} />
+      {!p.inspectorOpen ? (
+        <>
+          <span className="ac-tool-separator" role="separator" />
+          <button type="button" className="ac-tool" aria-label="Inspector" title="Show the inspector" onClick={p.onInspector}>
+            <Codicon name="layout-sidebar-right" />
+          </button>
+        </>
+      ) : null}
+      {busy ? (
+        <span className="ac-busy" role="status" data-testid="busy">
+          <Codicon name="loading" className="codicon-modifier-spin" />
+          {busy.label}
+          {busy.fraction !== undefined ? ` ${Math.round(busy.fraction * 100)}%` : ""}
+          <progress className="ac-progress" max={1} value={busy.fraction} aria-label={busy.label} />
+        </span>
+      ) : null}
+      {p.run}
+    </div>
+  );
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
+)
+
+// proposal export: a run's proposals as one patch (docs/proposals.md, Exporting a run).
+func proposalExport(args []string, stdout, stderr io.Writer) int {
+	fs, ws, _ := newFlags("export", stderr)
+	out := fs.String("out", "", "write the patch to `FILE` (atomically) instead of stdout")
+	author := fs.String("author", "", "the `\"Name <email>\"` of every message (default: each proposal's agent)")
+	rf := addRuleFlags(fs)
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() < 1 {
+		fmt.Fprintln(stderr, "proposal export: a RUN_ID is required (then, optionally, the agents whose proposals to export)")
+		return exitUsage
+	}
+	rules, err := rf.rules(*ws)
+	if err != nil {
+		fmt.Fprintf(stderr, "proposal export: %v\n", err)
+		return exitUsage
+	}
+	runID := fs.Arg(0)
+	ctx, cancel := signalContext()
+	defer cancel()
+	ex, err := proposal.Export(ctx, *ws, runID, proposal.ExportOptions{Agents: fs.Args()[1:], Rules: rules, Author: *author})
+	if err != nil {
+		var conflict *proposal.ConflictError
+		var refused *proposal.RefusedError
+		switch {
+		case errors.As(err, &conflict):
+			fmt.Fprintf(stderr, "proposal export: run %s: %v\n", runID, err)
+			fmt.Fprintf(stderr, "nothing was written. Export the proposals one at a time (agentcanvas proposal export --workspace %s %s AGENT), or apply one and run the flow again for the other.\n", shellQuote(*ws), runID)
+		case errors.As(err, &refused):
+			for _, p := range refused.Problems {
+				fmt.Fprintf(stderr, "refused: %s\n", p)
+			}
+			fmt.Fprintln(stderr, "nothing was written.")
+		default:
+			fmt.Fprintf(stderr, "proposal export: %v\n", err)
+		}
+		return exitFail
+	}
+	for _, s := range ex.Skipped {
+		fmt.Fprintf(stderr, "left out: %s\n", s)
+	}
+	if len(ex.Proposals) == 0 {
+		fmt.Fprintf(stderr, "proposal export: run %s has no pending proposal: nothing to export\n", runID)
+	}
+	for _, p := range ex.Proposals {
+		add, del := 0, 0
+		for _, f := range p.Files {
+			add, del = add+f.Added, del+f.Deleted
+		}
+		fmt.Fprintf(stderr, "exported: %s (%d file(s), +%d -%d) %s\n", p.Agent, len(p.Files), add, del, p.Proposal)
+	}
+	if *out != "" {
+		if err := writeFileAtomic(*out, ex.Patch); err != nil {
+			fmt.Fprintf(stderr, "proposal export: %v\n", err)
+			return exitUsage
+		}
+		return exitOK
+	}
+	if _, err := stdout.Write(ex.Patch); err != nil {
+		fmt.Fprintf(stderr, "proposal export: %v\n", err)
+		return exitUsage
+	}
+	return exitOK
+}

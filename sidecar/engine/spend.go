@@ -1,0 +1,228 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
+)
+
+// Spend limits. Agents report what they spend: the CLIs in their usage and cost events, a
+// command agent on USAGE: lines (runtime/usage.go). The engine adds it up per interaction and
+// per run as it is reported, mid-turn included, and the moment a limit is reached it stops the
+// agents as a timeout does: an interaction's max_cost_usd / max_tokens end it (completed, with
+// that reason), the flow's policy.budget stops the run (reason budget). An agent that reports
+// nothing is counted as unknown, never as free: the spend event and the run's state list it,
+// and a flow with a limit is warned once per such agent.
+
+// Spend is what a run's (or an interaction's) agents reported spending so far.
+type Spend struct {
+	Tokens  int64   `json:"tokens"`
+	CostUSD float64 `json:"costUsd"`
+	// CostKnown: every turn that reported usage also reported its cost (codex and gemini
+	// report tokens only). False when a turn's cost is unknown.
+	CostKnown bool `json:"costKnown"`
+	// Unreported are the agents with a turn that reported no usage at all: their spend is
+	// unknown, and no limit counts it.
+	Unreported []string `json:"unreported,omitempty"`
+}
+
+func newSpend() Spend { return Spend{CostKnown: true} }
+
+func (s *Spend) add(o charge) {
+	s.Tokens += o.tokens
+	s.CostUSD += o.usd
+	if o.costless {
+		s.CostKnown = false
+	}
+	if o.unreported != "" && !slices.Contains(s.Unreported, o.unreported) {
+		s.Unreported = append(s.Unreported, o.unreported)
+	}
+}
+
+// charge is one report of spending.
+type charge struct {
+	tokens     int64
+	usd        float64
+	costless   bool   // tokens without a cost
+	unreported string // the agent whose turn reported nothing
+}
+
+// ErrBudget is the cause a run is stopped with when its policy.budget is reached.
+var ErrBudget = errors.New("budget")
+
+// spendLimitError ends an interaction whose max_cost_usd or max_tokens was reached.
+type spendLimitError struct{ condition string }
+
+func (e *spendLimitError) Error() string { return e.condition + " reached" }
+
+// limits are the smallest spend limits in a termination (0: none).
+type limits struct {
+	usd    float64
+	tokens int64
+}
+
+func spendLimits(t *flow.Termination) limits {
+	var l limits
+	t.Walk(func(x *flow.Termination) {
+		switch {
+		case x.Type == "max_cost_usd" && x.USD != nil && (l.usd == 0 || *x.USD < l.usd):
+			l.usd = *x.USD
+		case x.Type == "max_tokens" && x.Tokens != nil && (l.tokens == 0 || *x.Tokens < l.tokens):
+			l.tokens = *x.Tokens
+		}
+	})
+	return l
+}
+
+func budgetLimits(b *flow.Budget) limits {
+	var l limits
+	if b != nil && b.USD != nil {
+		l.usd = *b.USD
+	}
+	if b != nil && b.Tokens != nil {
+		l.tokens = *b.Tokens
+	}
+	return l
+}
+
+func (l limits) any() bool { return l.usd > 0 || l.tokens > 0 }
+
+// reached names the limit s has reached: "max_cost_usd", "max_tokens", or "".
+func (l limits) reached(s Spend) string {
+	switch {
+	case l.usd > 0 && s.CostUSD >= l.usd:
+		return "max_cost_usd"
+	case l.tokens > 0 && s.Tokens >= l.tokens:
+		return "max_tokens"
+	}
+	return ""
+}
+
+// turnSpend follows one agent turn's reports, so what the turn's result sums up is counted
+// once: the usage events as they come, then whatever the result adds to them.
+type turnSpend struct {
+	backend string
+	tokens  int64
+	usd     float64
+	events  int
+}
+
+// event counts a usage event of the turn.
+func (c *ictx) spendEvent(node string, ts *turnSpend, ev runtime.Event) {
+	if ev.Usage == nil && ev.CostUSD == nil {
+		return
+	}
+	ts.events++
+	ch := charge{}
+	if ev.Usage != nil {
+		ch.tokens = ev.Usage.Tokens(ts.backend)
+	}
+	if ev.CostUSD != nil {
+		ch.usd = *ev.CostUSD
+	}
+	ts.tokens += ch.tokens
+	ts.usd += ch.usd
+	c.charge(node, ch)
+}
+
+// spendResult counts what the turn's result adds to its events (a CLI that reports usage
+// only at the end), marks an agent that reported nothing, and logs the turn's spend.
+func (c *ictx) spendResult(node string, ts *turnSpend, res runtime.Result) {
+	if res.Backend == runtime.BackendDryRun {
+		return // spends nothing
+	}
+	ch := charge{}
+	if total := res.Usage.Tokens(res.Backend); total > ts.tokens {
+		ch.tokens = total - ts.tokens
+	}
+	if res.CostKnown && res.CostUSD > ts.usd {
+		ch.usd = res.CostUSD - ts.usd
+	}
+	reported := ts.events > 0 || res.Usage != (runtime.Usage{}) || res.CostKnown
+	switch {
+	case !reported:
+		ch.unreported = node
+	case !res.CostKnown:
+		ch.costless = true
+	}
+	c.charge(node, ch)
+	run, in := c.r.spent(), c.spent()
+	fields := map[string]any{"agent": node, "tokens": ts.tokens + ch.tokens, "run": run, "interaction": in}
+	if res.CostKnown {
+		fields["costUsd"] = ts.usd + ch.usd
+	}
+	if !reported {
+		fields["unreported"] = true
+	}
+	c.r.emit(c.in.ID, "", "spend", fields)
+	limited := c.limits.any() || c.r.budget.any()
+	switch {
+	case !reported && limited && c.r.firstTime("unreported:"+node):
+		c.note("warning", map[string]any{"agent": node, "message": fmt.Sprintf("%s (%s) reported no usage; its spend is unknown and the flow's spend limits cannot count it (a command agent reports on USAGE: lines, docs/agents.md)", node, res.Backend)})
+	case reported && !res.CostKnown && (c.limits.usd > 0 || c.r.budget.usd > 0) && c.r.firstTime("costless:"+node):
+		c.note("warning", map[string]any{"agent": node, "message": fmt.Sprintf("%s (%s) reports tokens but no cost; cost limits cannot count its spend, token limits do", node, res.Backend)})
+	}
+}
+
+// charge adds spending to the interaction and the run, and stops whichever reached its limit.
+func (c *ictx) charge(node string, ch charge) {
+	c.mu.Lock()
+	c.spend.add(ch)
+	hit := c.limits.reached(c.spend)
+	c.mu.Unlock()
+	if hit != "" && c.stop != nil && c.ctx.Err() == nil {
+		c.note("spend_limit_reached", map[string]any{"condition": hit, "agent": node, "spend": c.spent()})
+		c.stop(&spendLimitError{condition: hit})
+	}
+	c.r.charge(ch)
+}
+
+// spent is the interaction's spend so far.
+func (c *ictx) spent() Spend {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.spend
+	s.Unreported = slices.Clone(s.Unreported)
+	return s
+}
+
+// charge adds spending to the run, and stops the run when it reaches its budget.
+func (r *run) charge(ch charge) {
+	r.mu.Lock()
+	r.state.Spend.add(ch)
+	s := r.state.Spend
+	r.mu.Unlock()
+	if hit := r.budget.reached(s); hit != "" && r.stop != nil && r.ctx.Err() == nil {
+		r.emit("", "", "budget_reached", map[string]any{"limit": budgetField(hit), "spend": r.spent(), "budget": r.f.Policy.Budget})
+		r.stop(ErrBudget)
+	}
+}
+
+// budgetField is the policy.budget field a limit reached corresponds to.
+func budgetField(condition string) string {
+	if condition == "max_cost_usd" {
+		return "usd"
+	}
+	return "tokens"
+}
+
+// spent is the run's spend so far.
+func (r *run) spent() Spend {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.state.Spend
+	s.Unreported = slices.Clone(s.Unreported)
+	return s
+}
+
+// stopReason is why ctx ended: "budget" when the run's budget stopped it, else "stopped".
+func stopReason(ctx context.Context) string {
+	if errors.Is(context.Cause(ctx), ErrBudget) {
+		return "budget"
+	}
+	return "stopped"
+}

@@ -1,0 +1,360 @@
+package proposal
+
+// Export: the proposals of one run as one patch a CI job can commit, in the mbox format of
+// `git format-patch` — one message per proposal, in the order they were made, each with the
+// agent as its author, its notes as the commit message and its diff — which `git am` turns into
+// one commit per proposal and `git apply` applies as a whole.
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"mime"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/bluekeyes/go-gitdiff/gitdiff"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
+)
+
+// ExportOptions for Export.
+type ExportOptions struct {
+	// Agents, when not empty, are the agents whose proposals are exported; each must have a
+	// pending proposal in the run. Empty: every pending proposal of the run.
+	Agents []string
+	// Rules are the person's allowed and blocked folders, as for apply.
+	Rules safepath.Rules
+	// Author ("Name <email>") signs every message; empty: each agent signs its own, as
+	// "<agent> (AgentCanvas) <agent@agentcanvas.invalid>".
+	Author string
+}
+
+// Exported is the combined patch and what went into it.
+type Exported struct {
+	RunID     string             `json:"runId"`
+	Patch     []byte             `json:"-"` // empty when there was nothing to export
+	Proposals []ExportedProposal `json:"proposals"`
+	Skipped   []string           `json:"skipped,omitempty"` // proposals left out, and why
+}
+
+// ExportedProposal is one message of the patch.
+type ExportedProposal struct {
+	Agent    string     `json:"agent"`
+	Proposal string     `json:"proposal"` // workspace-relative proposal.json
+	Files    []FileStat `json:"files"`
+}
+
+var authorRE = regexp.MustCompile(`^[^<>\n]+ <[^<>\s@]+@[^<>\s@]+>$`)
+
+// Export combines the pending proposals of a run (or of the named agents) into one patch
+// that applies to the workspace as it is now. It refuses (*RefusedError) a proposal that does
+// not apply to the workspace on its own, and (*ConflictError) proposals that conflict with
+// each other; nothing is written anywhere.
+func Export(ctx context.Context, workspace, runID string, o ExportOptions) (*Exported, error) {
+	if o.Author != "" && !authorRE.MatchString(o.Author) {
+		return nil, fmt.Errorf("--author %q: want \"Name <email>\"", o.Author)
+	}
+	all, err := List(workspace)
+	if err != nil {
+		return nil, err
+	}
+	var run []Summary
+	for _, s := range all {
+		if s.RunID == runID {
+			run = append(run, s)
+		}
+	}
+	if len(run) == 0 {
+		return nil, fmt.Errorf("run %s has no proposals in %s/%s/", runID, ".agentcanvas/sandboxes", runID)
+	}
+	slices.SortStableFunc(run, func(a, b Summary) int {
+		return cmp.Or(cmp.Compare(a.CreatedAt, b.CreatedAt), cmp.Compare(a.AgentDir, b.AgentDir))
+	})
+
+	out := &Exported{RunID: runID}
+	var picked []Summary
+	named := map[string]bool{} // the agents asked for, until their proposal is found
+	for _, a := range o.Agents {
+		named[a] = true
+	}
+	for _, s := range run {
+		switch {
+		case len(o.Agents) > 0 && !slices.Contains(o.Agents, s.AgentID):
+			continue
+		case s.Error != "":
+			return nil, fmt.Errorf("proposal %s: %s", s.ProposalFile, s.Error)
+		case s.State != "pending" && len(o.Agents) > 0:
+			return nil, &RefusedError{Problems: []Problem{{Path: s.ProposalFile, Reason: fmt.Sprintf("%s's proposal is %s, not pending", s.AgentID, s.State)}}}
+		case s.State != "pending":
+			out.Skipped = append(out.Skipped, fmt.Sprintf("%s (%s): %s", s.AgentID, s.ProposalFile, s.State))
+			continue
+		}
+		delete(named, s.AgentID)
+		picked = append(picked, s)
+	}
+	if len(named) > 0 {
+		var have []string
+		for _, s := range run {
+			have = append(have, s.AgentID)
+		}
+		missing := slices.Sorted(maps.Keys(named))
+		return nil, fmt.Errorf("run %s has no proposal from %s (it has proposals from %s)", runID, strings.Join(missing, ", "), strings.Join(have, ", "))
+	}
+	if len(picked) == 0 {
+		return out, nil
+	}
+
+	// Each proposal must apply to the workspace on its own, with every safety rule.
+	type loaded struct {
+		s       Summary
+		l       *Loaded
+		files   []*gitdiff.File
+		touched map[string]*touch
+	}
+	var ls []loaded
+	var refused []Problem
+	for _, s := range picked {
+		res, err := Check(ctx, workspace, s.ProposalFile, Selection{}, ApplyOptions{Rules: o.Rules})
+		if err != nil {
+			var ref *RefusedError
+			if errors.As(err, &ref) && res != nil {
+				for _, p := range res.Problems {
+					refused = append(refused, Problem{Path: p.Path, Reason: fmt.Sprintf("%s's proposal does not apply to the workspace: %s", s.AgentID, p.Reason)})
+				}
+				continue
+			}
+			return nil, err
+		}
+		l, err := Load(workspace, s.ProposalFile)
+		if err != nil {
+			return nil, err
+		}
+		files, probs := parsePatch(l.Patch, o.Rules, 0)
+		if len(probs) > 0 {
+			return nil, &RefusedError{Problems: probs}
+		}
+		ls = append(ls, loaded{s: s, l: l, files: files, touched: touches(files)})
+	}
+	if len(refused) > 0 {
+		return nil, &RefusedError{Problems: refused}
+	}
+	agents := make([]string, len(ls))
+	paths := make([]map[string]*touch, len(ls))
+	for i, x := range ls {
+		agents[i], paths[i] = x.s.AgentID, x.touched
+	}
+	if cs := findConflicts(agents, paths); len(cs) > 0 {
+		return nil, &ConflictError{Conflicts: cs}
+	}
+
+	// Text files several proposals change: each proposal's diff is made again against the
+	// file as the proposals before it left it.
+	shared := map[string][]int{} // path → the proposals touching it
+	for i, m := range paths {
+		for p := range m {
+			shared[p] = append(shared[p], i)
+		}
+	}
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	var mbox bytes.Buffer
+	for i, x := range ls {
+		var diff bytes.Buffer
+		var stats []FileStat
+		sections := splitSections(x.l.Patch)
+		for k, f := range x.files {
+			name := cmp.Or(f.NewName, f.OldName)
+			if owners := shared[name]; len(owners) > 1 {
+				text, add, del, err := rediff(root, name, owners, i, paths)
+				if err != nil {
+					return nil, fmt.Errorf("%s's proposal, %s: %w", x.s.AgentID, name, err)
+				}
+				diff.Write(text)
+				stats = append(stats, FileStat{Path: name, Status: "modified", Added: add, Deleted: del})
+				continue
+			}
+			diff.Write(sections[k])
+			rf := reviewFile(f)
+			stats = append(stats, FileStat{Path: rf.Path, Status: rf.Status, Added: rf.Added, Deleted: rf.Deleted, Binary: rf.Binary})
+		}
+		writeMessage(&mbox, x.l.Proposal, x.s, o.Author, i+1, len(ls), stats, diff.Bytes())
+		out.Proposals = append(out.Proposals, ExportedProposal{Agent: x.s.AgentID, Proposal: x.s.ProposalFile, Files: stats})
+	}
+	out.Patch = mbox.Bytes()
+	return out, nil
+}
+
+// rediff renders proposal `at`'s change of a text file that several proposals (owners, in
+// order) change: from the workspace's file with the earlier owners' edits to that plus its own.
+func rediff(root *os.Root, name string, owners []int, at int, paths []map[string]*touch) ([]byte, int, int, error) {
+	fi, err := root.Lstat(name)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, 0, 0, fmt.Errorf("not a regular file in the workspace")
+	}
+	if fi.Size() > MaxPatchBytes {
+		return nil, 0, 0, fmt.Errorf("%d bytes: too large to combine (the limit is %d)", fi.Size(), MaxPatchBytes)
+	}
+	base, err := root.ReadFile(name)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	mode := modeFile
+	if fi.Mode()&0o111 != 0 {
+		mode = modeExec
+	}
+	var before, after []lineEdit
+	for _, o := range owners {
+		if o < at {
+			before = append(before, paths[o][name].edits...)
+		}
+		if o <= at {
+			after = append(after, paths[o][name].edits...)
+		}
+	}
+	old, err := applyEdits(base, before)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	new, err := applyEdits(base, after)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	return fileDiff(name, side{exists: true, mode: mode, data: old}, side{exists: true, mode: mode, data: new})
+}
+
+// splitSections cuts a git patch into its files' sections ("diff --git" to the next one), in
+// the order go-gitdiff parses them (parsePatch has checked the counts agree).
+func splitSections(patch []byte) [][]byte {
+	var out [][]byte
+	start := -1
+	for i := 0; i < len(patch); {
+		if bytes.HasPrefix(patch[i:], []byte("diff --git ")) {
+			if start >= 0 {
+				out = append(out, patch[start:i])
+			}
+			start = i
+		}
+		nl := bytes.IndexByte(patch[i:], '\n')
+		if nl < 0 {
+			break
+		}
+		i += nl + 1
+	}
+	if start >= 0 {
+		out = append(out, patch[start:])
+	}
+	return out
+}
+
+// writeMessage writes one mbox message as `git format-patch` does: the "From " separator
+// line, the headers, the commit message, "---", a diffstat, the diff.
+func writeMessage(b *bytes.Buffer, pr *Proposal, s Summary, author string, n, total int, stats []FileStat, diff []byte) {
+	if author == "" {
+		author = fmt.Sprintf("%s (AgentCanvas) <%s@agentcanvas.invalid>", s.AgentID, mailLocal(s.AgentID))
+	}
+	name, addr, _ := strings.Cut(author, " <")
+	date := time.Now()
+	if t, err := time.Parse(timeLayout, s.CreatedAt); err == nil {
+		date = t
+	}
+	notes := ""
+	if pr != nil {
+		notes = strings.TrimSpace(pr.Notes)
+	}
+	title, body, _ := strings.Cut(notes, "\n")
+	title = strings.Join(strings.Fields(title), " ")
+	if title == "" || title == "<nil>" {
+		title = "the proposal of run " + s.RunID
+	}
+	if len([]rune(title)) > 72 {
+		title = string([]rune(title)[:71]) + "…"
+	}
+	prefix := "[PATCH]"
+	if total > 1 {
+		prefix = fmt.Sprintf("[PATCH %d/%d]", n, total)
+	}
+	fmt.Fprintf(b, "From %s Mon Sep 17 00:00:00 2001\n", zeroOID)
+	fmt.Fprintf(b, "From: %s <%s\n", mime.QEncoding.Encode("UTF-8", name), addr)
+	fmt.Fprintf(b, "Date: %s\n", date.Format(time.RFC1123Z))
+	fmt.Fprintf(b, "Subject: %s %s\n", prefix, mime.QEncoding.Encode("UTF-8", s.AgentID+": "+title))
+	b.WriteString("MIME-Version: 1.0\nContent-Type: text/plain; charset=UTF-8\nContent-Transfer-Encoding: 8bit\n\n")
+	if body = strings.TrimSpace(body); body != "" {
+		b.WriteString(messageText(body) + "\n\n")
+	}
+	fmt.Fprintf(b, "Proposal: %s\nRun: %s, agent %s", s.ProposalFile, s.RunID, s.AgentID)
+	if s.GitHead != "" {
+		fmt.Fprintf(b, ", from commit %s", s.GitHead)
+	}
+	b.WriteString("\n---\n")
+	writeDiffstat(b, stats)
+	b.WriteString("\n")
+	b.Write(diff)
+	if len(diff) > 0 && diff[len(diff)-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	b.WriteString("\n")
+}
+
+// messageText keeps a commit message's lines from being read as something else by git am
+// (a "From " mbox separator, the "---" that ends the message, a diff header).
+func messageText(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "From ") || l == "---" || strings.HasPrefix(l, "diff -") || strings.HasPrefix(l, "Index: ") || strings.HasPrefix(l, "--- ") || strings.HasPrefix(l, "+++ ") {
+			lines[i] = " " + l
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// writeDiffstat writes git's --stat summary (without the graph's scaling).
+func writeDiffstat(b *bytes.Buffer, stats []FileStat) {
+	w := 0
+	for _, s := range stats {
+		w = max(w, len(s.Path))
+	}
+	add, del := 0, 0
+	for _, s := range stats {
+		if s.Binary {
+			fmt.Fprintf(b, " %-*s | Bin\n", w, s.Path)
+			continue
+		}
+		fmt.Fprintf(b, " %-*s | %d %s%s\n", w, s.Path, s.Added+s.Deleted, strings.Repeat("+", min(s.Added, 40)), strings.Repeat("-", min(s.Deleted, 40)))
+		add += s.Added
+		del += s.Deleted
+	}
+	fmt.Fprintf(b, " %d file%s changed, %d insertion%s(+), %d deletion%s(-)\n", len(stats), pl(len(stats)), add, pl(add), del, pl(del))
+}
+
+func pl(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// mailLocal makes an agent id usable as the local part of an address.
+func mailLocal(id string) string {
+	var b strings.Builder
+	for _, r := range id {
+		if r < 0x80 && (r == '.' || r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	return cmp.Or(strings.Trim(b.String(), ".-"), "agent")
+}

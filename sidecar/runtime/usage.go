@@ -1,0 +1,78 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+)
+
+// A command agent reports what it spent (the model calls it made) with a line on stdout:
+//
+//	USAGE: {"inputTokens": 1200, "outputTokens": 340, "costUsd": 0.0042}
+//
+// Each line adds to the turn's usage, so an agent that calls a model several times prints one
+// line per call. inputTokens (every input token, cache reads and writes included) and
+// outputTokens are whole numbers ≥ 0; costUsd (≥ 0) is optional: a turn whose lines carry
+// none has an unknown cost. At least one of the three must be there. The line is not part of
+// the reply. A USAGE: line that does not parse is kept as text, with a warning.
+const usagePrefix = "USAGE:"
+
+// usageReport is one USAGE: line.
+type usageReport struct {
+	InputTokens  *int64   `json:"inputTokens"`
+	OutputTokens *int64   `json:"outputTokens"`
+	CostUSD      *float64 `json:"costUsd"`
+}
+
+// parseUsageLine reads a USAGE: line. ok is false when the line is not one (no prefix); err
+// says what is wrong with one that is.
+func parseUsageLine(l []byte) (u Usage, cost *float64, ok bool, err error) {
+	t := bytes.TrimSpace(l)
+	if !bytes.HasPrefix(t, []byte(usagePrefix)) {
+		return Usage{}, nil, false, nil
+	}
+	body := bytes.TrimSpace(t[len(usagePrefix):])
+	if !bytes.HasPrefix(body, []byte("{")) {
+		return Usage{}, nil, false, nil // "USAGE: foo [options]" is a program's help text
+	}
+	var r usageReport
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return Usage{}, nil, true, fmt.Errorf("USAGE line ignored: %v (write e.g. USAGE: {\"inputTokens\": 1200, \"outputTokens\": 340, \"costUsd\": 0.0042})", err)
+	}
+	if r.InputTokens == nil && r.OutputTokens == nil && r.CostUSD == nil {
+		return Usage{}, nil, true, fmt.Errorf("USAGE line ignored: it names none of inputTokens, outputTokens, costUsd")
+	}
+	for _, v := range []struct {
+		name string
+		n    *int64
+	}{{"inputTokens", r.InputTokens}, {"outputTokens", r.OutputTokens}} {
+		if v.n != nil && *v.n < 0 {
+			return Usage{}, nil, true, fmt.Errorf("USAGE line ignored: %s is %d; token counts are whole numbers ≥ 0", v.name, *v.n)
+		}
+	}
+	if r.CostUSD != nil && (*r.CostUSD < 0 || math.IsInf(*r.CostUSD, 0) || math.IsNaN(*r.CostUSD)) {
+		return Usage{}, nil, true, fmt.Errorf("USAGE line ignored: costUsd is %v; a cost is a number of US dollars ≥ 0", *r.CostUSD)
+	}
+	get := func(p *int64) int64 {
+		if p == nil {
+			return 0
+		}
+		return *p
+	}
+	u = Usage{InputTokens: get(r.InputTokens), OutputTokens: get(r.OutputTokens)}
+	return u, r.CostUSD, true, nil
+}
+
+// Tokens is the turn's total of tokens as budgets count them: input and output, cache reads
+// and writes included. Claude reports cache reads and writes apart from its input tokens;
+// codex and gemini count cached tokens inside their input tokens, and so does a USAGE: line.
+func (u Usage) Tokens(backend string) int64 {
+	n := u.InputTokens + u.OutputTokens + u.CacheCreationTokens
+	if backend == BackendClaude {
+		n += u.CachedInputTokens
+	}
+	return n
+}

@@ -1,0 +1,239 @@
+package termview
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/engine"
+	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
+)
+
+// lines are what an event is worth printing: the events that matter to a person (questions,
+// handoffs, proposals, warnings, errors, the ends of interactions and of the run). Agents'
+// turns are the live block's; without one (plain output) each turn's start and end is a
+// line too, so a CI log still says who worked when.
+func (v *View) lines(ev eventlog.Event) []string {
+	f := ev.Fields
+	who := eventlog.Str(f["agent"])
+	head := v.stamp(ev)
+	if ev.InteractionID != "" {
+		head += v.paint(bold, ev.InteractionID) + " "
+	}
+	one := func(s style, mark, text string) []string {
+		if mark != "" {
+			mark = v.paint(s, mark) + " "
+		}
+		return []string{head + mark + multiline(text)}
+	}
+	switch ev.Event {
+	case "run_started", "run_resumed":
+		verb := "run"
+		if ev.Event == "run_resumed" {
+			verb = "resumed run"
+		}
+		n, _ := eventlog.Num(f["interactions"])
+		what := fmt.Sprintf("%s %s of %s: %s", verb, ev.RunID, ev.Flow, plural(int(n), "interaction", "interactions"))
+		if eventlog.Str(f["dryRun"]) == "true" {
+			what += ", dry run (no model is called)"
+		}
+		out := []string{head + v.paint(bold, "▶ "+what)}
+		if t := firstLine(eventlog.Str(f["task"])); t != "" {
+			out = append(out, Indent+"task: "+t)
+		}
+		return out
+	case "interaction_started":
+		return one(plain, "", fmt.Sprintf("started %s: %s", eventlog.Str(f["patternId"]), strings.Join(eventlog.Strs(f["nodes"]), ", ")))
+	case "agent_started":
+		if v.o.Live {
+			return nil
+		}
+		return one(dim, "·", fmt.Sprintf("%s started (round %s, %s)", who, eventlog.Str(f["round"]), eventlog.Str(f["backend"])))
+	case "agent_finished":
+		a := v.r.byID[who]
+		if st := eventlog.Str(f["status"]); st != "completed" {
+			msg := fmt.Sprintf("%s: turn %s", who, st)
+			if e := eventlog.Str(f["error"]); e != "" {
+				msg += ": " + e
+			}
+			out := one(red, "✗", msg)
+			for _, l := range eventlog.Strs(f["stderr"]) {
+				out = append(out, Indent+"  "+v.paint(dim, "│ ")+l)
+			}
+			if len(eventlog.Strs(f["stderr"])) == 0 && st == "failed" {
+				out = append(out, Indent+"  "+v.paint(dim, "(the agent printed nothing on stderr)"))
+			}
+			return out
+		}
+		if v.o.Live {
+			return nil
+		}
+		msg := who + " finished"
+		if a != nil {
+			msg += " (" + strings.Join(spend(a, false), ", ") + ")"
+		}
+		if n := v.notes[who]; n != "" {
+			msg += ": " + cut(n, 80)
+		}
+		return one(dim, "·", msg)
+	case "message":
+		if eventlog.Str(f["type"]) == "handoff" {
+			return one(cyan, "→", fmt.Sprintf("%s hands off to %s", eventlog.Str(f["from"]), strings.Join(eventlog.Strs(f["to"]), ", ")))
+		}
+	case "message_refused":
+		return one(yellow, "!", fmt.Sprintf("message %s from %s to %s refused: %s", eventlog.Str(f["type"]), eventlog.Str(f["from"]), strings.Join(eventlog.Strs(f["to"]), ", "), eventlog.Str(f["error"])))
+	case "reply_repair":
+		return one(yellow, "!", fmt.Sprintf("%s's reply lacks `%s`: asked again", who, strings.Join(eventlog.Strs(f["missing"]), "`, `")))
+	case "warning":
+		msg := eventlog.Str(f["message"])
+		if who != "" {
+			msg = who + ": " + msg
+		}
+		return one(yellow, "!", msg)
+	case "error":
+		msg := eventlog.Str(f["message"])
+		if b := eventlog.Object(f["block"]); b != nil {
+			fields := eventlog.Object(b["fields"])
+			msg = firstNonEmpty(eventlog.Str(fields["message"]), eventlog.Str(b["error"]), "an invalid block")
+			msg = fmt.Sprintf("[%s] %s", eventlog.Str(b["kind"]), msg)
+		}
+		if who != "" {
+			msg = who + ": " + msg
+		}
+		return one(red, "✗", msg)
+	case "question_asked":
+		q := eventlog.Object(f["fields"])
+		msg := fmt.Sprintf("%s asks: %s", who, eventlog.Str(q["question"]))
+		if opts := eventlog.Strs(q["options"]); len(opts) > 0 {
+			msg += " [" + strings.Join(opts, " / ") + "]"
+		}
+		if d := eventlog.Str(q["default"]); d != "" {
+			msg += " (default: " + d + ")"
+		}
+		return one(yellow, "?", msg)
+	case "dependency_requested":
+		q := eventlog.Object(f["fields"])
+		msg := fmt.Sprintf("%s needs %s %q", who, firstNonEmpty(eventlog.Str(q["type"]), "a value"), eventlog.Str(q["name"]))
+		if r := eventlog.Str(q["reason"]); r != "" {
+			msg += ": " + r
+		}
+		return one(yellow, "?", msg)
+	case "phase_completed":
+		q := eventlog.Object(f["fields"])
+		return one(yellow, "?", fmt.Sprintf("%s completed phase %s and waits for approval", who, eventlog.Str(q["phase"])))
+	case "question_answered", "dependency_resolved", "phase_resolved":
+		what := map[string]string{"question_answered": "question", "dependency_resolved": "dependency request", "phase_resolved": "phase"}[ev.Event]
+		out := eventlog.Str(f["outcome"])
+		s := yellow
+		if strings.HasPrefix(out, "failed") || strings.HasPrefix(out, "error") {
+			s = red
+		}
+		return one(s, "?", fmt.Sprintf("%s's %s %s: %s", who, what, eventlog.Str(f["id"]), out))
+	case "phase_verified":
+		if eventlog.Str(f["passed"]) == "true" {
+			return one(green, "✓", fmt.Sprintf("%s: phase %s passed its check", who, eventlog.Str(f["id"])))
+		}
+		out := one(yellow, "!", fmt.Sprintf("%s: phase %s failed its check (rework %s): %s", who, eventlog.Str(f["id"]), eventlog.Str(f["reworks"]), strings.Join(eventlog.Strs(f["command"]), " ")))
+		if o := strings.TrimSpace(eventlog.Str(f["output"])); o != "" {
+			out = append(out, Indent+"  "+v.paint(dim, "│ ")+cut(firstLine(o), 160))
+		}
+		return out
+	case "proposal_created":
+		files := eventlog.List(f["changedFiles"])
+		names := make([]string, 0, 3)
+		for i, cf := range files {
+			if i == 3 {
+				names = append(names, fmt.Sprintf("and %d more", len(files)-3))
+				break
+			}
+			names = append(names, fmt.Sprintf("%s (%s)", eventlog.Str(cf["path"]), eventlog.Str(cf["status"])))
+		}
+		return one(cyan, "+", fmt.Sprintf("%s proposes %s: %s", who, plural(len(files), "file", "files"), strings.Join(names, ", ")))
+	case "proposal_reviewed":
+		if eventlog.Str(f["applicable"]) != "false" {
+			return nil
+		}
+		var probs []string
+		for _, p := range eventlog.List(f["problems"]) {
+			probs = append(probs, strings.TrimPrefix(eventlog.Str(p["path"])+": "+eventlog.Str(p["reason"]), ": "))
+		}
+		return one(yellow, "!", fmt.Sprintf("%s's proposal does not apply to the workspace: %s", who, firstNonEmpty(strings.Join(probs, "; "), "see proposal review")))
+	case "proposal_applied":
+		return one(green, "✓", fmt.Sprintf("%s's proposal applied to the workspace", who))
+	case "proposal_held":
+		return one(plain, "·", fmt.Sprintf("%s's proposal left for review: %s", who, eventlog.Str(f["reason"])))
+	case "vote_counted":
+		share, _ := eventlog.Num(f["share"])
+		return one(plain, "·", fmt.Sprintf("vote: %q with %.0f%%", eventlog.Str(f["winner"]), share*100))
+	case "awarded":
+		return one(plain, "·", fmt.Sprintf("awarded to %s", eventlog.Str(f["winner"])))
+	case "terminated":
+		return v.terminated(ev, one)
+	case "run_interrupted":
+		return []string{head + v.paint(yellow, "■ run interrupted: "+eventlog.Str(f["reason"]))}
+	case "run_finished":
+		return []string{head + v.finished(ev)}
+	}
+	return nil
+}
+
+func (v *View) terminated(ev eventlog.Event, one func(style, string, string) []string) []string {
+	f := ev.Fields
+	status, reason := eventlog.Str(f["status"]), eventlog.Str(f["reason"])
+	rounds, _ := eventlog.Num(f["rounds"])
+	switch {
+	case reason == "skipped":
+		return one(dim, "■", "skipped: "+eventlog.Str(f["note"]))
+	case status == "failed":
+		return one(red, "■", "failed: "+firstNonEmpty(eventlog.Str(f["error"]), reason))
+	case status == "stopped":
+		return one(yellow, "■", "stopped")
+	}
+	msg := fmt.Sprintf("%s (%s) after %s", status, reason, plural(int(rounds), "round", "rounds"))
+	if r := firstLine(eventlog.Str(f["result"])); r != "" {
+		msg += ": " + cut(r, 160)
+	}
+	return one(green, "■", msg)
+}
+
+// finished is the run's last line: how it ended, how long it took, what it did and cost.
+func (v *View) finished(ev eventlog.Event) string {
+	f := ev.Fields
+	status := eventlog.Str(f["status"])
+	took := time.Duration(0)
+	if !v.r.started.IsZero() {
+		took = ev.Time().Sub(v.r.started)
+	}
+	msg := fmt.Sprintf("■ run %s in %s", status, Duration(took))
+	if r := eventlog.Str(f["reason"]); r != "" {
+		msg += " (" + r + ")"
+	}
+	parts := []string{plural(v.r.turns, "agent turn", "agent turns")}
+	if v.r.tokens > 0 {
+		parts = append(parts, Tokens(v.r.tokens)+" tokens")
+	}
+	if v.r.turns > 0 && v.r.costKnown {
+		parts = append(parts, USD(v.r.cost))
+	} else if v.r.turns > 0 {
+		parts = append(parts, "cost not reported by every backend")
+	}
+	if n := len(eventlog.Strs(f["proposals"])); n > 0 {
+		parts = append(parts, plural(n, "proposal", "proposals"))
+	}
+	s := green
+	if status != "completed" {
+		s = red
+	}
+	return v.paint(s, msg) + ": " + strings.Join(parts, ", ")
+}
+
+func firstLine(s string) string { return engine.Summary(s) }
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
