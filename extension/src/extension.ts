@@ -11,6 +11,7 @@ import { ProposalController } from './commands/proposalCommands';
 import { RunsModel } from './views/runsModel';
 import { RunsTree } from './views/runsTree';
 import { ProposalsTree } from './views/proposalsTree';
+import { LineOriginsHover } from './views/lineOrigins';
 import { PendingQueue } from './hitl/pending';
 import { askUser } from './hitl/prompts';
 import { promptKind, secretKey } from './hitl/requests';
@@ -88,6 +89,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<AgentC
   const proposalWatcher = vscode.workspace.createFileSystemWatcher('**/.agentcanvas/sandboxes/*/*/proposal/proposal.json');
   const onProposalFiles = () => void proposals.refresh();
   context.subscriptions.push(proposalWatcher, proposalWatcher.onDidCreate(onProposalFiles), proposalWatcher.onDidChange(onProposalFiles), proposalWatcher.onDidDelete(onProposalFiles));
+  // Where a line came from: lines agents wrote, from the apply ledger.
+  context.subscriptions.push(LineOriginsHover.register(client, log));
 
   // Flows
   context.subscriptions.push(...registerFlowCommands(client, log));
@@ -106,6 +109,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<AgentC
     client.onNotification(Notification.proposalChanged, onProposalFiles),
     client.onDidChangeRunning((up) => {
       if (!up) return;
+      void proposals.refresh(); // the sidecar's review: collisions and merges
       // re-fetch pending requests: they survive a reload or a restart
       void runs.refresh().then(() => {
         // the first time after activation (a window reload): one notification for the runs

@@ -21,6 +21,8 @@ export const Method = {
   getProposal: 'agentcanvas/getProposal',
   applyProposal: 'agentcanvas/applyProposal',
   rejectProposal: 'agentcanvas/rejectProposal',
+  revertProposal: 'agentcanvas/revertProposal',
+  lineOrigins: 'agentcanvas/lineOrigins',
   startRun: 'agentcanvas/startRun',
   stopRun: 'agentcanvas/stopRun',
   listRuns: 'agentcanvas/listRuns',
@@ -454,8 +456,150 @@ export interface ApplyProposalParams extends ProposalRef {
   files?: string[];
   /** Single hunks accepted (index of the hunk in the file in changes.patch, from 1). */
   hunks?: Array<{ file: string; index: number }>;
+  /** Hunks of the three-way merge of files the workspace changed since (getProposal's files[].merge.hunks). */
+  merge?: Array<{ file: string; index: number }>;
+  /** How each picked conflict of a merge is settled. */
+  resolve?: Array<{ file: string; index: number; take: Take; text?: string }>;
+  /** The workspace blob each merge was reviewed against: a file changed since is refused. */
+  against?: Record<string, string>;
   /** Only check (git apply --check semantics); nothing is written. */
   check?: boolean;
+}
+
+/** How a conflict of a merge is settled; markers writes both sides between git's conflict markers. */
+export type Take = 'mine' | 'theirs' | 'both' | 'edit' | 'markers';
+
+/** Another open proposal this one's changes collide with (getProposal's collisions). */
+export interface Collision {
+  path: string;
+  kind: string;
+  lines: { start: number; count: number };
+  otherRunId: string;
+  otherAgentId: string;
+  otherLines: { start: number; count: number };
+  hunk: number;
+  message: string;
+}
+
+/** One hunk of a proposal re-based on the workspace (getProposal's files[].merge.hunks). */
+export interface MergeHunk {
+  index: number;
+  conflict: boolean;
+  /** The workspace lines it replaces: from start (1-based), count lines (0: inserted before start). */
+  start: number;
+  count: number;
+  ours: string;
+  theirs: string;
+  base: string;
+  whole: boolean;
+  reason?: string;
+  /** Applied proposals the workspace's side came from: "worker_1 (run r1)". */
+  from: string[];
+}
+
+export interface FileMerge {
+  workspace: string;
+  state: 'clean' | 'conflicts' | 'applied';
+  conflicts: number;
+  hunks: MergeHunk[];
+}
+
+/** What getProposal says beyond the patch on disk: the check, collisions, and merges. */
+export interface ReviewInfo {
+  applicable: boolean;
+  problems: ApplyConflict[];
+  warnings: string[];
+  collisions: Collision[];
+  /** Per file: the collisions of each of its patch hunks (index 0 = hunk 1). */
+  hunkCollisions: Map<string, Collision[][]>;
+  /** Files the workspace changed since the proposal was made, merged. */
+  merges: Map<string, FileMerge>;
+}
+
+function readRange(v: unknown): { start: number; count: number } {
+  const o = asObject(v);
+  return { start: typeof o.start === 'number' ? o.start : 0, count: typeof o.count === 'number' ? o.count : 0 };
+}
+
+function readCollision(v: unknown): Collision {
+  const o = asObject(v);
+  return {
+    path: String(o.path ?? ''),
+    kind: String(o.kind ?? 'lines'),
+    lines: readRange(o.lines),
+    otherRunId: String(o.otherRunId ?? ''),
+    otherAgentId: String(o.otherAgentId ?? ''),
+    otherLines: readRange(o.otherLines),
+    hunk: typeof o.hunk === 'number' ? o.hunk : 0,
+    message: String(o.message ?? ''),
+  };
+}
+
+export function readReview(raw: unknown): ReviewInfo {
+  const o = asObject(raw);
+  const r: ReviewInfo = {
+    applicable: o.applicable === true,
+    problems: asArray(o.problems).map((p) => ({ path: String(asObject(p).path ?? ''), reason: String(asObject(p).reason ?? '') })),
+    warnings: asArray(o.warnings).filter((w): w is string => typeof w === 'string'),
+    collisions: asArray(o.collisions).map(readCollision),
+    hunkCollisions: new Map(),
+    merges: new Map(),
+  };
+  for (const f of asArray(o.files).map(asObject)) {
+    const file = String(f.path ?? '');
+    r.hunkCollisions.set(file, asArray(f.hunks).map((h) => asArray(asObject(h).collisions).map(readCollision)));
+    const m = asObject(f.merge);
+    if (f.merge === undefined || f.merge === null) continue;
+    const state = m.state === 'conflicts' || m.state === 'applied' ? m.state : 'clean';
+    r.merges.set(file, {
+      workspace: String(m.workspace ?? ''),
+      state,
+      conflicts: typeof m.conflicts === 'number' ? m.conflicts : 0,
+      hunks: asArray(m.hunks).map(asObject).map((h, i) => ({
+        index: typeof h.index === 'number' ? h.index : i + 1,
+        conflict: h.conflict === true,
+        start: typeof h.start === 'number' ? h.start : 1,
+        count: typeof h.count === 'number' ? h.count : 0,
+        ours: String(h.ours ?? ''),
+        theirs: String(h.theirs ?? ''),
+        base: String(h.base ?? ''),
+        whole: h.whole === true,
+        reason: typeof h.reason === 'string' ? h.reason : undefined,
+        from: asArray(h.from).filter((x): x is string => typeof x === 'string'),
+      })),
+    });
+  }
+  return r;
+}
+
+/** Lines of a file one applied proposal wrote (agentcanvas/lineOrigins). */
+export interface LineOrigin {
+  start: number;
+  count: number;
+  entry: string;
+  at: string;
+  runId: string;
+  agentId: string;
+  notes?: string;
+  merged: boolean;
+  origin?: { flow?: string; interactionId?: string; round?: number; backend?: string; prompt?: string; inputTokens?: number; outputTokens?: number; costUsd?: number; costKnown?: boolean };
+}
+
+export function readLineOrigins(raw: unknown): LineOrigin[] {
+  return asArray(asObject(raw).origins)
+    .map(asObject)
+    .filter((o) => typeof o.start === 'number' && typeof o.count === 'number')
+    .map((o) => ({
+      start: o.start as number,
+      count: o.count as number,
+      entry: String(o.entry ?? ''),
+      at: String(o.at ?? ''),
+      runId: String(o.runId ?? ''),
+      agentId: String(o.agentId ?? ''),
+      notes: typeof o.notes === 'string' && o.notes !== '' ? o.notes : undefined,
+      merged: o.merged === true,
+      origin: o.origin && typeof o.origin === 'object' ? (o.origin as LineOrigin['origin']) : undefined,
+    }));
 }
 
 export interface ApplyConflict {

@@ -49,6 +49,7 @@ type ictx struct {
 	edgeOf    map[[2]string]string
 	made      [][2]string       // (node, proposal.json) of every proposal made in this interaction
 	rejected  map[string]string // node → the reviewer's latest REJECT of its handoff ("lead: why")
+	turns     sync.Map          // node → turnNote of its last turn (provenance.go)
 	unhanded  map[string]string // node → why its latest proposal came without a valid HANDOFF block
 	diffs     map[string]string // node → its proposal's fingerprint after its last step (handoff.go)
 	// roundCap ends the interaction after that many rounds (0: no cap): the flow's
@@ -428,6 +429,7 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 	res := proc.Wait()
 	c.spendResult(node, ts, res)
 	c.r.metrics.addTurn(node, res, c.r.now().Sub(started))
+	c.noteTurn(node, prompt, res)
 	rep := &Reply{Node: node, Text: res.Reply, Handoff: res.Handoff, sandboxed: spec.SandboxWork != ""}
 	if res.Handoff == nil {
 		rep.HandoffError = handoffErr
@@ -610,7 +612,7 @@ func (c *ictx) proposal(ctx context.Context, node, notes string) (*proposal.Crea
 	dir, _ := sandbox.RelDir(c.r.id, node)
 	ref := filepath.ToSlash(filepath.Join(dir, "proposal", "proposal.json"))
 	cr, err := proposal.Create(ctx, proposal.CreateOptions{Workspace: c.r.o.Workspace, RunID: c.r.id, AgentID: node, Notes: notes, Flow: c.r.f.Name,
-		SkipUnchanged: !slices.Contains(c.r.proposals, ref)})
+		SkipUnchanged: !slices.Contains(c.r.proposals, ref), Origin: c.originOf(node)})
 	if err != nil {
 		c.r.emit(c.in.ID, "", "error", map[string]any{"agent": node, "message": "proposal: " + err.Error()})
 		return nil, err
@@ -630,11 +632,12 @@ func (c *ictx) proposal(ctx context.Context, node, notes string) (*proposal.Crea
 	// proposal.Create logged proposal_created itself; the sink (stdout, runEvent) hears of it here.
 	if c.r.o.Sink != nil {
 		c.r.o.Sink(eventlog.Event{TS: c.r.now().UnixMilli(), Flow: c.r.f.Name, RunID: c.r.id, InteractionID: c.in.ID, Event: "proposal_created",
-			Fields: map[string]any{"agent": node, "proposal": ref, "changedFiles": cr.Proposal.ChangedFiles}})
+			Fields: map[string]any{"agent": node, "proposal": ref, "changedFiles": cr.Proposal.ChangedFiles, "conflicts": len(cr.Collisions)}})
 	}
+	c.forwardConflicts(node, ref, cr)
 	res, err := proposal.Check(ctx, c.r.o.Workspace, ref, proposal.Selection{}, proposal.ApplyOptions{Flow: c.r.f.Name, Rules: c.r.limits().Rules})
 	ok := err == nil && res != nil && len(res.Problems) == 0
-	fields := map[string]any{"agent": node, "proposal": ref, "applicable": ok, "reviewer": "engine"}
+	fields := map[string]any{"agent": node, "proposal": ref, "applicable": ok, "reviewer": "engine", "conflicts": len(cr.Collisions)}
 	if res != nil && len(res.Problems) > 0 {
 		fields["problems"] = res.Problems
 	}

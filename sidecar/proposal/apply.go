@@ -50,6 +50,11 @@ type Result struct {
 	Files    []FileResult `json:"files"`
 	Warnings []string     `json:"warnings"`
 	Problems []Problem    `json:"problems,omitempty"`
+	// Merged lists the files applied through a three-way merge with the workspace (they had
+	// changed since the proposal was made; rebase.go).
+	Merged []string `json:"merged,omitempty"`
+	// Ledger is the apply ledger entry that records this apply (ledger.go).
+	Ledger string `json:"ledger,omitempty"`
 }
 
 // Check is Apply with DryRun set.
@@ -71,7 +76,7 @@ func Apply(ctx context.Context, workspace, ref string, sel Selection, o ApplyOpt
 	if err != nil {
 		return nil, err
 	}
-	res, err := ApplyLoaded(ctx, workspace, l, sel, o)
+	res, err := applyLoaded(ctx, workspace, l, sel, o, recordIn(workspace, entryFor(workspace, l)))
 	if err != nil || o.DryRun {
 		return res, err
 	}
@@ -84,7 +89,10 @@ func Apply(ctx context.Context, workspace, ref string, sel Selection, o ApplyOpt
 			res.Warnings = append(res.Warnings, "could not record the status: "+err.Error())
 		}
 	}
-	fields := map[string]any{"files": res.Files}
+	fields := map[string]any{"files": res.Files, "ledger": res.Ledger}
+	if len(res.Merged) > 0 {
+		fields["merged"] = res.Merged
+	}
 	if len(res.Warnings) > 0 {
 		fields["warnings"] = res.Warnings
 	}
@@ -99,8 +107,15 @@ func ApplyPatch(ctx context.Context, workspace string, patch []byte, sel Selecti
 	return ApplyLoaded(ctx, workspace, &Loaded{Patch: patch}, sel, o)
 }
 
-// ApplyLoaded is Apply for an already loaded proposal; it writes no status and no event.
+// ApplyLoaded is Apply for an already loaded proposal; it writes no status, no event and no
+// ledger entry.
 func ApplyLoaded(ctx context.Context, workspace string, l *Loaded, sel Selection, o ApplyOptions) (*Result, error) {
+	return applyLoaded(ctx, workspace, l, sel, o, nil)
+}
+
+// applyLoaded checks and applies; applied, if set, runs after a successful apply while the
+// workspace is still locked (the ledger records exactly what was written).
+func applyLoaded(ctx context.Context, workspace string, l *Loaded, sel Selection, o ApplyOptions, applied func(*plan, *Result)) (*Result, error) {
 	res := &Result{DryRun: o.DryRun, Files: []FileResult{}, Warnings: []string{}}
 	if l.Proposal != nil && l.Proposal.Base.GitHead != "" {
 		if head := sandbox.GitHead(workspace); head != l.Proposal.Base.GitHead {
@@ -111,6 +126,12 @@ func ApplyLoaded(ctx context.Context, workspace string, l *Loaded, sel Selection
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the workspace HEAD (%s) differs from the proposal's base.gitHead (%s); the files may have changed since the sandbox was prepared", cur, l.Proposal.Base.GitHead))
 		}
 	}
+	return applyPlanned(ctx, workspace, res, o, func(d *dirs) (*plan, []Problem) { return planApply(d, l, sel, o, res) }, applied)
+}
+
+// applyPlanned checks (planner makes the plan, reading the workspace through d) and applies,
+// with the workspace locked throughout.
+func applyPlanned(ctx context.Context, workspace string, res *Result, o ApplyOptions, planner func(d *dirs) (*plan, []Problem), applied func(*plan, *Result)) (*Result, error) {
 	root, err := os.OpenRoot(workspace)
 	if err != nil {
 		return nil, err
@@ -122,7 +143,7 @@ func ApplyLoaded(ctx context.Context, workspace string, l *Loaded, sel Selection
 	defer unlock()
 	d := newDirs(root)
 	defer d.close()
-	pl, probs := buildPlan(d, l.Patch, sel, o.Rules, o.MaxPatchBytes)
+	pl, probs := planner(d)
 	if len(probs) > 0 {
 		res.Problems = probs
 		return res, &RefusedError{Problems: probs}
@@ -145,7 +166,57 @@ func ApplyLoaded(ctx context.Context, workspace string, l *Loaded, sel Selection
 		return res, fmt.Errorf("apply failed, workspace restored: %w", err)
 	}
 	res.Applied = true
+	if applied != nil {
+		applied(pl, res)
+	}
 	return res, nil
+}
+
+// planApply checks the patch against the workspace: as made, or, when the selection speaks of
+// merges or everything is asked for and the patch no longer applies because the workspace has
+// changed since, re-based on the workspace with a three-way merge per changed file. Either way
+// the plan comes from buildPlan: every rule, every name, every preimage.
+func planApply(d *dirs, l *Loaded, sel Selection, o ApplyOptions, res *Result) (*plan, []Problem) {
+	var direct []Problem
+	if !sel.merging() {
+		pl, probs := buildPlan(d, l.Patch, sel, o.Rules, o.MaxPatchBytes)
+		if len(probs) == 0 || !sel.all() {
+			return pl, probs
+		}
+		direct = probs
+	}
+	files, probs := parsePatch(l.Patch, o.Rules, o.MaxPatchBytes)
+	if len(probs) > 0 {
+		return nil, probs
+	}
+	pm, probs := mergeProposal(d, l, files)
+	switch {
+	case pm == nil && len(probs) == 0 && sel.merging():
+		return nil, []Problem{{Reason: "this patch has no sandbox (input/ and work/) to merge from, or it renames or copies files"}}
+	case direct != nil && (pm == nil || len(probs) == 0 && !pm.moved()):
+		return nil, direct // the workspace has not moved: the patch's own problems stand
+	case len(probs) > 0:
+		return nil, probs
+	}
+	patch, msel, merged, probs := pm.mergedPatch(sel, mergeLabelsFor(l))
+	if len(probs) > 0 {
+		return nil, probs
+	}
+	pl, probs := buildPlan(d, patch, msel, o.Rules, o.MaxPatchBytes)
+	if len(probs) == 0 && len(merged) > 0 {
+		res.Merged = merged
+		res.Warnings = append(res.Warnings, fmt.Sprintf("merged with the workspace (three-way, base: the sandbox's input/): %s changed since the proposal was made", strings.Join(merged, ", ")))
+	}
+	return pl, probs
+}
+
+// mergeLabelsFor names the sides in conflict markers a person asks for.
+func mergeLabelsFor(l *Loaded) mergeLabels {
+	labels := mergeLabels{Ours: "workspace", Theirs: "proposal"}
+	if l.Proposal != nil {
+		labels.Theirs = fmt.Sprintf("%s (run %s)", l.Proposal.AgentID, l.Proposal.RunID)
+	}
+	return labels
 }
 
 var (

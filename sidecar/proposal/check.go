@@ -25,9 +25,24 @@ type Selection struct {
 	// Hunks by path: 1-based hunk numbers as Review lists them. A file named here gets only
 	// those hunks (text modifications only) and is selected even if Files does not name it.
 	Hunks map[string][]int `json:"hunks,omitempty"`
+	// Merge picks, in a file the workspace has changed since the proposal was made, the hunks
+	// of its three-way merge to apply (numbered as the review's merge lists them); a conflict
+	// needs a Resolve entry. Unpicked hunks keep the workspace's lines. (rebase.go)
+	Merge map[string][]int `json:"merge,omitempty"`
+	// Resolve settles conflicts of those merges, one hunk each.
+	Resolve []Resolution `json:"resolve,omitempty"`
+	// Against is the workspace file (blob id, "" for none) each merge was reviewed against: a
+	// file changed since is refused rather than merged differently from what was reviewed.
+	Against map[string]string `json:"against,omitempty"`
 }
 
+// all: nothing picked, so everything is (Files and Hunks only; the merge fields are rebase.go's).
 func (s Selection) all() bool { return len(s.Files) == 0 && len(s.Hunks) == 0 }
+
+// merging: the selection speaks of merges, so the proposal is re-based on the workspace.
+func (s Selection) merging() bool {
+	return len(s.Merge) > 0 || len(s.Resolve) > 0 || len(s.Against) > 0
+}
 
 // Problem is one reason a patch is refused.
 type Problem struct {
@@ -248,17 +263,7 @@ func allowedMode(m os.FileMode) bool {
 	return false
 }
 
-func isFullOID(s string) bool {
-	if len(s) != 40 {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
+func isFullOID(s string) bool { return len(s) == 40 && isHex(s) }
 
 func fileStatus(f *gitdiff.File) string {
 	switch {

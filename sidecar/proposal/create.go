@@ -30,6 +30,9 @@ type CreateOptions struct {
 	// TestLog, when non-empty, is written to proposal/test.log (the handoff named tests and the
 	// engine ran them).
 	TestLog []byte
+	// Origin, when set (a run made the proposal), is written to proposal/origin.json and
+	// copied into the apply ledger when the proposal is applied.
+	Origin *Origin
 	// Rules: files in work/ under a blocked folder are left out (and listed). Rules.Allowed
 	// is not applied here: a change outside the allowed folders is still proposed, so the
 	// reviewer sees it, and check and apply refuse it by name.
@@ -47,6 +50,10 @@ type Created struct {
 	Stats     map[string]Stat `json:"stats"`    // per changed path
 	Skipped   []string        `json:"skipped"`  // blocked folders in work/ left out (e.g. node_modules)
 	PatchSize int             `json:"patchSize"`
+	// Collisions with the other open proposals of the workspace (collide.go); empty: none.
+	Collisions []Collision `json:"collisions"`
+	// Warnings: what could not be done besides (comparing with the other proposals).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Stat is the +/- line count of one path (binary files count 0/0 and say so).
@@ -191,6 +198,14 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 			return nil, err
 		}
 	}
+	if o.Origin != nil {
+		ob, _ := json.MarshalIndent(o.Origin, "", "  ")
+		if err := writeFileAtomic(root, originFile, append(ob, '\n'), 0o644); err != nil {
+			return nil, err
+		}
+	} else {
+		root.Remove(originFile) // a proposal made again by hand has no run behind it
+	}
 	jb, _ := json.MarshalIndent(pr, "", "  ")
 	if err := writeFileAtomic(root, JSONFile, append(jb, '\n'), 0o644); err != nil {
 		return nil, err
@@ -201,10 +216,23 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 	for _, c := range pr.ChangedFiles {
 		files = append(files, c.Path)
 	}
-	if err := logEvent(o.Workspace, o.Flow, l, "proposal_created", map[string]any{"files": files}); err != nil {
+	created := &Created{Proposal: pr, AgentDir: paths.AgentDir, Stats: stats, Skipped: skipped, PatchSize: patch.Len(), Collisions: []Collision{}}
+	if self, ok := summaryOf(o.Workspace, l); ok && len(pr.ChangedFiles) > 0 {
+		if cs, err := findCollisions(o.Workspace, self); err != nil {
+			created.Warnings = append(created.Warnings, "could not compare the proposal with the other open proposals: "+err.Error())
+		} else {
+			created.Collisions = cs
+		}
+	}
+	if err := logEvent(o.Workspace, o.Flow, l, "proposal_created", map[string]any{"files": files, "conflicts": len(created.Collisions)}); err != nil {
 		return nil, err
 	}
-	return &Created{Proposal: pr, AgentDir: paths.AgentDir, Stats: stats, Skipped: skipped, PatchSize: patch.Len()}, nil
+	for _, ev := range CollisionEvents(created.Collisions) {
+		if err := logEvent(o.Workspace, o.Flow, l, "proposal_conflict", ev); err != nil {
+			return nil, err
+		}
+	}
+	return created, nil
 }
 
 // scanTree lists files and symlinks under dir (folders are implicit, as in git). Blocked
@@ -338,24 +366,8 @@ func diffPath(inDir, workDir *dirFiles, p string, in, work map[string]node) (r d
 		r.status = "modified"
 	}
 	r.stat.Binary = isBinary(old.data) || isBinary(new.data)
-	emit := func(o, n side) error {
-		s, add, del, err := fileDiff(p, o, n)
-		if err != nil {
-			return err
-		}
-		r.sections = append(r.sections, s)
-		r.stat.Added += add
-		r.stat.Deleted += del
-		return nil
-	}
-	if aok && bok && (old.mode == modeSymlink) != (new.mode == modeSymlink) {
-		// A type change is a deletion then a creation, as git writes it.
-		if err := emit(old, side{}); err != nil {
-			return r, err
-		}
-		return r, emit(side{}, new)
-	}
-	return r, emit(old, new)
+	r.sections, r.stat.Added, r.stat.Deleted, err = changeSections(p, old, new)
+	return r, err
 }
 
 func summaryMarkdown(pr *Proposal, stats map[string]Stat, skipped []string) string {

@@ -96,8 +96,14 @@ type Summary struct {
 	CreatedAt    string        `json:"createdAt"`
 	GitHead      string        `json:"gitHead"`
 	ChangedFiles []ChangedFile `json:"changedFiles"`
-	State        string        `json:"state"` // "pending", "applied" or "rejected"
+	State        string        `json:"state"` // "pending", "applied", "rejected" or "reverted"
 	Error        string        `json:"error,omitempty"`
+	// Conflicts (pending proposals only): the other pending proposals this one collides with
+	// (collide.go), empty when none.
+	Conflicts []ProposalRef `json:"conflicts,omitempty"`
+	// Order (pending proposals only): the suggested order of applying, from 1: the proposal
+	// that conflicts least first.
+	Order int `json:"order,omitempty"`
 }
 
 // Load resolves ref. A relative ref is tried against the current folder, then the workspace.
@@ -192,8 +198,17 @@ func readRootCapped(root *os.Root, name string, limit int64) ([]byte, error) {
 }
 
 // List returns every proposal in the workspace's sandboxes, newest first. A proposal.json that
-// does not parse is listed with Error set.
+// does not parse is listed with Error set. Pending proposals carry their conflicts with each
+// other and a suggested order of applying them.
 func List(workspace string) ([]Summary, error) {
+	out, err := list(workspace)
+	if err == nil {
+		orderOpen(workspace, out)
+	}
+	return out, err
+}
+
+func list(workspace string) ([]Summary, error) {
 	root, err := os.OpenRoot(workspace)
 	if err != nil {
 		return nil, err
@@ -231,12 +246,7 @@ func List(workspace string) ([]Summary, error) {
 			} else {
 				s.RunID, s.AgentID, s.CreatedAt, s.GitHead, s.ChangedFiles = pr.RunID, pr.AgentID, pr.CreatedAt, pr.Base.GitHead, pr.ChangedFiles
 			}
-			if sb, err := root.ReadFile(path.Join(dir, StatusFile)); err == nil {
-				var st Status
-				if json.Unmarshal(sb, &st) == nil && st.State != "" {
-					s.State = st.State
-				}
-			}
+			s.State = stateIn(root, dir)
 			out = append(out, s)
 		}
 	}
@@ -275,9 +285,10 @@ func writeStatus(l *Loaded, st Status) error {
 	return writeFileAtomic(root, StatusFile, append(b, '\n'), 0o644)
 }
 
-// writeFileAtomic writes through a temporary file and a rename.
+// writeFileAtomic writes through a temporary file (a fresh name: two writers never share one)
+// and a rename.
 func writeFileAtomic(root *os.Root, name string, data []byte, perm fs.FileMode) error {
-	tmp := name + ".tmp"
+	tmp := tempName(name)
 	if err := root.WriteFile(tmp, data, perm); err != nil {
 		root.Remove(tmp)
 		return err
@@ -312,11 +323,6 @@ func logEvent(workspace, flow string, l *Loaded, name string, fields map[string]
 	if l.AgentDir != "" {
 		ref = filepath.Join(l.AgentDir, JSONFile)
 	}
-	if abs, err := filepath.Abs(workspace); err == nil {
-		if rel, err := filepath.Rel(abs, ref); err == nil && !strings.HasPrefix(rel, "..") {
-			ref = filepath.ToSlash(rel)
-		}
-	}
-	ev.Fields["proposal"] = ref
+	ev.Fields["proposal"] = relToWorkspace(workspace, ref)
 	return lg.Append(ev)
 }

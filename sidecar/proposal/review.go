@@ -2,7 +2,9 @@ package proposal
 
 import (
 	"context"
+	"encoding/json"
 	"os"
+	"path"
 	"strings"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
@@ -20,6 +22,12 @@ type Review struct {
 	Warnings   []string     `json:"warnings"`
 	Summary    string       `json:"summary,omitempty"` // summary.md
 	TestLog    string       `json:"testLog,omitempty"` // test.log, when there is one
+	// Collisions with the other open proposals of the workspace, before anything is applied
+	// (collide.go): empty when there are none (or the proposal is no longer pending).
+	Collisions []Collision `json:"collisions"`
+	// Merged lists the files the check merged with the workspace (they changed since the
+	// proposal was made); each has its ReviewFile.Merge.
+	Merged []string `json:"merged,omitempty"`
 }
 
 // ReviewFile is one file of a patch.
@@ -35,6 +43,9 @@ type ReviewFile struct {
 	Deleted    int          `json:"deleted"`
 	Hunks      []ReviewHunk `json:"hunks"`
 	Selectable bool         `json:"selectable"` // hunks can be applied one by one
+	// Merge is set when the workspace has changed this file since the proposal was made: its
+	// hunks re-based on the workspace (rebase.go), which Selection.Merge and Resolve address.
+	Merge *ReviewMerge `json:"merge,omitempty"`
 }
 
 // ReviewHunk is one hunk; Index is the number a Selection uses.
@@ -46,6 +57,8 @@ type ReviewHunk struct {
 	NewStart int64        `json:"newStart"`
 	NewLines int64        `json:"newLines"`
 	Lines    []ReviewLine `json:"lines"`
+	// Collisions are the other open proposals' changes this hunk collides with.
+	Collisions []Collision `json:"collisions,omitempty"`
 }
 
 // ReviewLine is one line of a hunk. Kind is " ", "+" or "-"; Text has no newline.
@@ -70,7 +83,7 @@ func GetReview(ctx context.Context, workspace, ref string, o ReviewOptions) (*Re
 	if err != nil {
 		return nil, err
 	}
-	rv := &Review{Proposal: l.Proposal, AgentDir: l.AgentDir, PatchFile: l.PatchPath, Files: []ReviewFile{}, Warnings: []string{}}
+	rv := &Review{Proposal: l.Proposal, AgentDir: l.AgentDir, PatchFile: l.PatchPath, Files: []ReviewFile{}, Warnings: []string{}, Collisions: []Collision{}}
 	files, probs := parsePatch(l.Patch, o.Rules, o.MaxPatchBytes)
 	if len(probs) == 0 {
 		for _, f := range files {
@@ -81,11 +94,20 @@ func GetReview(ctx context.Context, workspace, ref string, o ReviewOptions) (*Re
 	if res != nil {
 		rv.Warnings = append(rv.Warnings, res.Warnings...)
 		rv.Problems = res.Problems
+		rv.Merged = res.Merged
 	}
 	if err != nil && res == nil {
 		return nil, err
 	}
 	rv.Applicable = err == nil
+	if len(probs) == 0 {
+		if err := reviewMerges(workspace, l, files, rv); err != nil {
+			rv.Warnings = append(rv.Warnings, "could not merge with the workspace: "+err.Error())
+		}
+		if err := reviewCollisions(workspace, l, rv); err != nil {
+			rv.Warnings = append(rv.Warnings, "could not compare with the other open proposals: "+err.Error())
+		}
+	}
 	if l.AgentDir != "" {
 		if root, err := os.OpenRoot(l.AgentDir); err == nil {
 			if b, err := readRootCapped(root, SummaryFile, 1<<20); err == nil {
@@ -166,4 +188,102 @@ func reviewFile(f *gitdiff.File) ReviewFile {
 		rf.Hunks = append(rf.Hunks, h)
 	}
 	return rf
+}
+
+// reviewMerges sets ReviewFile.Merge for each file the workspace changed since the proposal was
+// made, naming (from the apply ledger) whose lines each conflict is against.
+func reviewMerges(workspace string, l *Loaded, files []*gitdiff.File, rv *Review) error {
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	d := newDirs(root)
+	defer d.close()
+	pm, probs := mergeProposal(d, l, files)
+	if pm == nil {
+		return nil
+	}
+	labels := mergeLabelsFor(l)
+	for i := range rv.Files {
+		rf := &rv.Files[i]
+		fm := pm.merges[rf.Path]
+		if fm == nil || !fm.moved {
+			continue
+		}
+		rf.Merge = fm.review(labels)
+		if rf.Merge.Conflicts == 0 {
+			continue
+		}
+		origins, _ := LineOrigins(workspace, rf.Path, fm.ws.data)
+		for k := range rf.Merge.Hunks {
+			h := &rf.Merge.Hunks[k]
+			if h.Conflict {
+				h.From = originNames(origins, h.Start-1, h.Start-1+h.Count)
+			}
+		}
+	}
+	if len(probs) > 0 {
+		return &RefusedError{Problems: probs}
+	}
+	return nil
+}
+
+// reviewCollisions compares a pending proposal with the other open ones and puts each
+// collision on the hunk that holds it.
+func reviewCollisions(workspace string, l *Loaded, rv *Review) error {
+	self, ok := summaryOf(workspace, l)
+	if !ok || readState(l.AgentDir) != "pending" {
+		return nil
+	}
+	cs, err := findCollisions(workspace, self)
+	if err != nil {
+		return err
+	}
+	for _, c := range cs {
+		for i := range rv.Files {
+			rf := &rv.Files[i]
+			if rf.Path != c.Path {
+				continue
+			}
+			for k := range rf.Hunks {
+				h := &rf.Hunks[k]
+				if c.Kind != CollideLines { // the whole file: every hunk of it
+					h.Collisions = append(h.Collisions, c)
+					continue
+				}
+				end := int(h.OldStart + h.OldLines)
+				if int(h.OldStart) <= c.Lines.Start && c.Lines.Start+c.Lines.Count <= max(end, int(h.OldStart)+1) {
+					c.Hunk = h.Index
+					h.Collisions = append(h.Collisions, c)
+					break
+				}
+			}
+		}
+		rv.Collisions = append(rv.Collisions, c)
+	}
+	return nil
+}
+
+// readState is a proposal's state from its status.json: pending when there is none.
+func readState(agentDir string) string {
+	root, err := os.OpenRoot(agentDir)
+	if err != nil {
+		return "pending"
+	}
+	defer root.Close()
+	return stateIn(root, ".")
+}
+
+// stateIn reads dir/proposal/status.json through root.
+func stateIn(root *os.Root, dir string) string {
+	b, err := root.ReadFile(path.Join(dir, StatusFile))
+	if err != nil {
+		return "pending"
+	}
+	var st Status
+	if json.Unmarshal(b, &st) == nil && st.State != "" {
+		return st.State
+	}
+	return "pending"
 }

@@ -28,6 +28,8 @@ type Services struct {
 	Sandboxes Sandboxes
 	// Proposals creates, reviews, applies and rejects proposals (sidecar/proposal).
 	Proposals Proposals
+	// Ledger reverts applies and tells where lines came from (sidecar/proposal's apply ledger).
+	Ledger Ledger
 	// Logs reads the JSONL event logs (sidecar/eventlog).
 	Logs LogReader
 	// NewRunEngine starts the run engine for a workspace; events go to sink, and limits gives
@@ -54,6 +56,9 @@ func (s Services) withDefaults() Services {
 	if s.Proposals == nil {
 		s.Proposals = proposalService{}
 	}
+	if s.Ledger == nil {
+		s.Ledger = ledgerService{}
+	}
 	if s.Logs == nil {
 		s.Logs = logService{}
 	}
@@ -76,6 +81,7 @@ func (s Services) available() []string {
 	add(s.Patterns != nil, "patterns")
 	add(s.Sandboxes != nil, "sandboxes")
 	add(s.Proposals != nil, "proposals")
+	add(s.Ledger != nil, "ledger")
 	add(s.Logs != nil, "logs")
 	add(s.NewRunEngine != nil, "runs")
 	sort.Strings(out)
@@ -166,13 +172,51 @@ type ListProposalsParams struct {
 type ApplyProposalParams struct {
 	ProposalRef
 	// Files selects whole files by path; Hunks selects hunks by file and index.
-	Files []string `json:"files,omitempty"`
-	Hunks []struct {
+	Files []string  `json:"files,omitempty"`
+	Hunks []HunkRef `json:"hunks,omitempty"`
+	// Merge picks hunks of the three-way merge of files the workspace has changed since the
+	// proposal was made (index as getProposal's files[].merge.hunks number them); Resolve
+	// settles their conflicts (take: mine, theirs, both, edit with text, markers); Against is
+	// the workspace blob id each merge was reviewed against (files[].merge.workspace).
+	Merge   []HunkRef `json:"merge,omitempty"`
+	Resolve []struct {
 		File  string `json:"file"`
 		Index int    `json:"index"`
-	} `json:"hunks,omitempty"`
+		Take  string `json:"take"`
+		Text  string `json:"text,omitempty"`
+	} `json:"resolve,omitempty"`
+	Against map[string]string `json:"against,omitempty"`
 	// Check only reports whether the selection would apply.
 	Check bool `json:"check,omitempty"`
+}
+
+// HunkRef names one hunk of one file.
+type HunkRef struct {
+	File  string `json:"file"`
+	Index int    `json:"index"`
+}
+
+// Ledger is the workspace's apply ledger.
+type Ledger interface {
+	Revert(ctx context.Context, p RevertProposalParams) (any, error)
+	Origins(ctx context.Context, p LineOriginsParams) (any, error)
+}
+
+// RevertProposalParams: agentcanvas/revertProposal. Entry names a ledger entry; without it, the
+// proposal's latest apply is reverted.
+type RevertProposalParams struct {
+	ProposalRef
+	Entry string `json:"entry,omitempty"`
+	Check bool   `json:"check,omitempty"`
+}
+
+// LineOriginsParams: agentcanvas/lineOrigins. Text is the document as the editor holds it
+// (unsaved edits included); without it the file on disk is read.
+type LineOriginsParams struct {
+	Workspace string  `json:"-"`
+	URI       string  `json:"uri"`
+	Text      *string `json:"text,omitempty"`
+	File      string  `json:"-"` // workspace-relative, from URI
 }
 
 // RejectProposalParams: agentcanvas/rejectProposal.

@@ -69,22 +69,62 @@ func (proposalService) Apply(ctx context.Context, p ApplyProposalParams) (any, e
 	if err != nil {
 		return nil, err
 	}
-	sel := proposal.Selection{Files: p.Files}
-	if len(p.Hunks) > 0 {
-		sel.Hunks = map[string][]int{}
-		for _, h := range p.Hunks {
-			sel.Hunks[h.File] = append(sel.Hunks[h.File], h.Index)
-		}
+	sel := proposal.Selection{Files: p.Files, Hunks: hunkMap(p.Hunks), Merge: hunkMap(p.Merge), Against: p.Against}
+	for _, r := range p.Resolve {
+		sel.Resolve = append(sel.Resolve, proposal.Resolution{Path: r.File, Hunk: r.Index, Take: r.Take, Text: r.Text})
 	}
 	o := proposal.ApplyOptions{DryRun: p.Check, Flow: p.Flow, Rules: p.Rules}
-	res, err := proposal.Apply(ctx, p.Workspace, ref, sel, o)
+	return refusal(proposal.Apply(ctx, p.Workspace, ref, sel, o))
+}
+
+// refusal turns a refused apply or revert into a request-failed error whose data carries the
+// problems: the workspace is unchanged, and the review UI lists them.
+func refusal(res *proposal.Result, err error) (any, error) {
 	var refused *proposal.RefusedError
 	if errors.As(err, &refused) {
-		// Refused or conflicting: the workspace is unchanged. The message lists the problems;
-		// the error's data carries them for the review UI.
 		return nil, &dataError{fmt.Errorf("%w (the workspace is unchanged)", err), map[string]any{"problems": refused.Problems}}
 	}
 	return res, err
+}
+
+type ledgerService struct{}
+
+func (ledgerService) Revert(ctx context.Context, p RevertProposalParams) (any, error) {
+	ref := p.Entry
+	if ref == "" {
+		var err error
+		if ref, err = p.ref(); err != nil {
+			return nil, err
+		}
+	}
+	return refusal(proposal.Revert(ctx, p.Workspace, ref, proposal.ApplyOptions{DryRun: p.Check, Flow: p.Flow, Rules: p.Rules}))
+}
+
+func (ledgerService) Origins(ctx context.Context, p LineOriginsParams) (any, error) {
+	var text []byte
+	if p.Text != nil {
+		text = []byte(*p.Text)
+	}
+	origins, err := proposal.LineOrigins(p.Workspace, p.File, text)
+	if origins == nil {
+		origins = []proposal.LineOrigin{}
+	}
+	if err != nil && len(origins) == 0 {
+		return nil, err
+	}
+	return map[string]any{"origins": origins}, nil
+}
+
+// hunkMap groups hunk references by file (nil for none).
+func hunkMap(refs []HunkRef) map[string][]int {
+	if len(refs) == 0 {
+		return nil
+	}
+	m := map[string][]int{}
+	for _, h := range refs {
+		m[h.File] = append(m[h.File], h.Index)
+	}
+	return m
 }
 
 func (proposalService) Reject(ctx context.Context, p RejectProposalParams) (any, error) {

@@ -2,10 +2,23 @@
 import * as vscode from 'vscode';
 import * as path from 'node:path';
 import { execFile } from 'node:child_process';
-import { CodeRequestFailed, Method, readApplyResult, type ApplyResult } from '../protocol';
+import { CodeRequestFailed, Method, readApplyResult, readReview, type ApplyResult, type MergeHunk, type Take } from '../protocol';
 import { describeError, withSidecar, type SidecarClient } from '../sidecar';
 import type { Log } from '../log';
-import { conflictsFromMessage, headWarning, mergeStates, scanProposals, selectionParams, selectionSummary, setAccepted, type Proposal } from '../views/proposalsModel';
+import {
+  applyReview,
+  headWarning,
+  mergeStates,
+  problemsOf,
+  scanProposals,
+  selectionParams,
+  selectionSummary,
+  setAccepted,
+  setResolution,
+  unresolvedConflicts,
+  type Proposal,
+  type Resolution,
+} from '../views/proposalsModel';
 import type { ProposalNode, ProposalsTree } from '../views/proposalsTree';
 
 /** Serves the left side of a diff for a file the agent added (there is no input/ file). */
@@ -27,6 +40,7 @@ export class ProposalController {
         const on = state === vscode.TreeItemCheckboxState.Checked;
         if (node.kind === 'file') setAccepted(node.proposal, node.file.path, on);
         if (node.kind === 'hunk') setAccepted(node.proposal, node.file.path, on, node.index);
+        if (node.kind === 'mergeHunk') setAccepted(node.proposal, node.file.path, on, node.hunk.index - 1);
       }
       this.tree.refresh();
     });
@@ -35,7 +49,8 @@ export class ProposalController {
   async refresh(): Promise<void> {
     const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     if (!root) return;
-    this.tree.proposals = await scanProposals(root, this.tree.proposals);
+    const previous = this.tree.proposals;
+    this.tree.proposals = await scanProposals(root, previous);
     this.tree.currentHead = await gitHead(root);
     if (this.sidecar.running) {
       // applied/rejected is the sidecar's record; the files on disk do not say it
@@ -43,6 +58,16 @@ export class ProposalController {
         mergeStates(this.tree.proposals, await this.sidecar.request(Method.listProposals, {}), root);
       } catch (e) {
         this.log.warn(`listProposals: ${describeError(e)}`);
+      }
+      // The sidecar's review of each open proposal: collisions with the others, and the merge
+      // of files the workspace changed since it was made.
+      for (const p of this.tree.proposals) {
+        if (p.status !== 'pending' || p.error) continue;
+        try {
+          applyReview(p, readReview(await this.sidecar.request(Method.getProposal, { runId: p.runId, agentId: p.agentId })), previous.find((x) => x.agentDir === p.agentDir));
+        } catch (e) {
+          this.log.warn(`getProposal ${p.runId}/${p.agentId}: ${describeError(e)}`);
+        }
       }
     }
     this.tree.refresh();
@@ -54,6 +79,7 @@ export class ProposalController {
     const sel = (accepted: boolean) => (node?: ProposalNode) => {
       if (node?.kind === 'file') setAccepted(node.proposal, node.file.path, accepted);
       else if (node?.kind === 'hunk') setAccepted(node.proposal, node.file.path, accepted, node.index);
+      else if (node?.kind === 'mergeHunk') setAccepted(node.proposal, node.file.path, accepted, node.hunk.index - 1);
       this.tree.refresh();
     };
     return [
@@ -65,7 +91,135 @@ export class ProposalController {
       vscode.commands.registerCommand('agentcanvas.proposal.openDiff', (node?: ProposalNode) => this.openDiff(node)),
       vscode.commands.registerCommand('agentcanvas.proposal.accept', sel(true)),
       vscode.commands.registerCommand('agentcanvas.proposal.reject', sel(false)),
+      vscode.commands.registerCommand('agentcanvas.proposal.resolveConflict', (node?: ProposalNode) => this.resolveConflict(node)),
+      vscode.commands.registerCommand('agentcanvas.proposal.showMergeHunk', (node?: ProposalNode) => this.showMergeHunk(node)),
+      vscode.commands.registerCommand('agentcanvas.revertProposal', (node?: ProposalNode) => withSidecar(this.sidecar, this.log, () => this.revert(node))),
     ];
+  }
+
+  /** Settles one conflict of a merge: mine, theirs, both, the person's own text, or markers. */
+  private async resolveConflict(node?: ProposalNode): Promise<void> {
+    let target = node?.kind === 'mergeHunk' && node.hunk.conflict ? { p: node.proposal, file: node.file.path, hunk: node.hunk } : undefined;
+    if (!target) {
+      await this.refresh();
+      const open = this.tree.proposals.filter((p) => p.status === 'pending').flatMap((p) => unresolvedConflicts(p).map((c) => ({ p, ...c })));
+      if (open.length === 0) {
+        void vscode.window.showInformationMessage('AgentCanvas: no proposal has a conflict to resolve.');
+        return;
+      }
+      const picked =
+        open.length === 1
+          ? open[0]
+          : (
+              await vscode.window.showQuickPick(
+                open.map((c) => ({ label: `${c.p.agentId}: ${c.file}`, description: `line ${c.hunk.start}`, c })),
+                { placeHolder: 'Resolve which conflict?' },
+              )
+            )?.c;
+      if (!picked) return;
+      target = picked;
+    }
+    const { p, file, hunk } = target;
+    const resolved = p.resolutions.get(file)?.get(hunk.index);
+    type Item = vscode.QuickPickItem & { take?: Take; unresolve?: boolean };
+    const items: Item[] = [
+      { label: 'Take Mine', description: 'keep the workspace\'s lines', detail: firstLines(hunk.ours), take: 'mine' },
+      { label: 'Take Theirs', description: `${p.agentId}'s lines`, detail: firstLines(hunk.theirs), take: 'theirs' },
+    ];
+    if (!hunk.whole) {
+      items.push(
+        { label: 'Take Both', description: 'the workspace\'s lines, then the proposal\'s', take: 'both' },
+        { label: 'Edit…', description: 'write the lines yourself, starting from both sides', take: 'edit' },
+        { label: 'Insert Conflict Markers', description: 'write both sides between <<<<<<< and >>>>>>> into the file', take: 'markers' },
+      );
+    }
+    if (resolved) items.push({ label: 'Unresolve', description: `now: ${resolved.take}`, unresolve: true });
+    const where = hunk.whole ? 'the whole file' : `line ${hunk.start}`;
+    const choice = await vscode.window.showQuickPick(items, { title: `Resolve the conflict in ${file} (${where}) with ${p.agentId}`, placeHolder: hunk.reason ?? 'How should this conflict be resolved?' });
+    if (!choice) return;
+    let r: Resolution | undefined;
+    if (choice.unresolve) r = undefined;
+    else if (choice.take === 'edit') {
+      const text = await this.editResolution(p, file, hunk);
+      if (text === undefined) return;
+      r = { take: 'edit', text };
+    } else r = { take: choice.take! };
+    setResolution(p, file, hunk, r);
+    this.log.info(`${p.runId}/${p.agentId} ${file} hunk ${hunk.index}: ${r ? r.take : 'unresolved'}`);
+    this.tree.refresh();
+  }
+
+  /** Opens both sides in an editor for the person to write the lines; undefined when cancelled. */
+  private async editResolution(p: Proposal, file: string, hunk: MergeHunk): Promise<string | undefined> {
+    const content = `<<<<<<< workspace\n${withNewline(hunk.ours)}=======\n${withNewline(hunk.theirs)}>>>>>>> ${p.agentId} (run ${p.runId})\n`;
+    const doc = await vscode.workspace.openTextDocument({ content });
+    await vscode.window.showTextDocument(doc, { preview: false });
+    const go = await vscode.window.showInformationMessage(
+      `Write the lines for ${file} (line ${hunk.start}) in the editor, then choose Use This Text.`,
+      'Use This Text',
+      'Cancel',
+    );
+    const text = doc.getText();
+    if (vscode.window.activeTextEditor?.document === doc) await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
+    if (go !== 'Use This Text') return undefined;
+    if (/^(<{7}|={7}|>{7})( |$)/m.test(text)) {
+      const keep = await vscode.window.showWarningMessage('The text still has conflict markers. Use it anyway?', { modal: true }, 'Use It');
+      if (keep !== 'Use It') return undefined;
+    }
+    return text;
+  }
+
+  /** Shows where a merge hunk lands: the workspace file at its lines. */
+  private async showMergeHunk(node?: ProposalNode): Promise<void> {
+    if (node?.kind !== 'mergeHunk') return;
+    const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    if (!root) return;
+    const line = Math.max(0, node.hunk.start - 1);
+    const end = Math.max(line, line + node.hunk.count - 1);
+    try {
+      await vscode.window.showTextDocument(vscode.Uri.file(path.join(root, node.file.path)), { preview: true, selection: new vscode.Range(line, 0, end, 0) });
+    } catch {
+      // the file is gone from the workspace (a whole-file conflict): the tooltip shows both sides
+    }
+  }
+
+  /** Takes an applied proposal's changes back out, checked first, all or nothing. */
+  private async revert(node?: ProposalNode): Promise<void> {
+    let p = node && 'proposal' in node ? node.proposal : undefined;
+    if (!p) {
+      await this.refresh();
+      const applied = this.tree.proposals.filter((x) => x.status === 'applied');
+      if (applied.length === 0) {
+        void vscode.window.showInformationMessage('AgentCanvas: no applied proposal to revert.');
+        return;
+      }
+      p = applied.length === 1 ? applied[0] : (await vscode.window.showQuickPick(applied.map((x) => ({ label: x.agentId, description: x.runId, x })), { placeHolder: 'Revert which proposal?' }))?.x;
+      if (!p) return;
+    }
+    const go = await vscode.window.showWarningMessage(
+      `Revert the proposal from ${p.agentId}?`,
+      { modal: true, detail: 'Its changes are taken back out of the workspace; what was applied or edited after it stays. It is checked first: if its lines changed since, nothing is written.' },
+      'Revert',
+    );
+    if (go !== 'Revert') return;
+    const params = { runId: p.runId, agentId: p.agentId };
+    for (const check of [true, false]) {
+      try {
+        await this.sidecar.request(Method.revertProposal, { ...params, check });
+      } catch (e) {
+        if ((e as { code?: unknown })?.code !== CodeRequestFailed) throw e;
+        const message = e instanceof Error ? e.message : String(e);
+        const problems = problemsOf(e).map((c) => (c.path ? `${c.path}: ${c.reason}` : c.reason));
+        this.log.warn(`reverting ${p.proposalJson} was refused: ${message}`);
+        void vscode.window.showErrorMessage(`AgentCanvas: the proposal from ${p.agentId} cannot be reverted; the workspace is unchanged. ${problems[0] ?? message}`, {
+          detail: problems.join('\n'),
+        });
+        return;
+      }
+    }
+    this.log.info(`reverted ${p.proposalJson}`);
+    void vscode.window.showInformationMessage(`AgentCanvas: reverted the proposal from ${p.agentId}.`);
+    await this.refresh();
   }
 
   private async pick(node: ProposalNode | undefined, placeHolder: string): Promise<Proposal | undefined> {
@@ -122,6 +276,15 @@ export class ProposalController {
       void vscode.window.showWarningMessage('AgentCanvas: nothing is accepted in this proposal. Tick files or hunks in the Proposals view, or reject it.');
       return;
     }
+    const open = unresolvedConflicts(p);
+    if (open.length > 0) {
+      const go = await vscode.window.showWarningMessage(
+        `${open.length} conflict(s) of ${p.agentId}'s proposal with the workspace are not resolved.`,
+        { modal: true, detail: `${open.map((c) => `${c.file}, line ${c.hunk.start}`).join('\n')}\n\nApplying the rest leaves those lines as the workspace has them. Resolve a conflict from its row in the Proposals view (Resolve Conflict…).` },
+        'Apply the Rest',
+      );
+      if (go !== 'Apply the Rest') return;
+    }
     const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     const warn = headWarning(p, root ? await gitHead(root) : undefined);
     const what = s.hunks === s.totalHunks ? `all ${p.files.length} file(s)` : `${s.hunks} of ${s.totalHunks} hunk(s) in ${s.files} file(s)`;
@@ -153,7 +316,7 @@ export class ProposalController {
     } catch (e) {
       if ((e as { code?: unknown })?.code !== CodeRequestFailed) throw e;
       const message = e instanceof Error ? e.message : String(e);
-      return { applied: false, files: [], conflicts: conflictsFromMessage(message), message };
+      return { applied: false, files: [], conflicts: problemsOf(e), message };
     }
   }
 
@@ -178,8 +341,9 @@ export class ProposalController {
         ...lines,
         '',
         'A hunk conflicts when the lines it changes are no longer what the agent saw in its input/ copy:',
-        'the file changed in the workspace after the run started. Nothing was written.',
-        'Reject the conflicting hunks in the Proposals view and apply the rest, or re-run the flow.',
+        'the file changed in the workspace after the run started (another proposal was applied, or it was edited).',
+        'Nothing was written. The Proposals view shows such a file merged with the workspace: its clean hunks',
+        'stay applicable, and each conflict can be resolved on its own (Resolve Conflict…: mine, theirs, both, or your text).',
         'A file outside `agentcanvas.allowedFolders`, or in `agentcanvas.blockedFolders`, is refused',
         'until the settings allow it: untick it, or change the setting.',
       ].join('\n');
@@ -203,4 +367,15 @@ export function gitHead(cwd: string): Promise<string | undefined> {
   return new Promise((resolve) => {
     execFile('git', ['rev-parse', 'HEAD'], { cwd, timeout: 5000, windowsHide: true }, (err, stdout) => resolve(err ? undefined : stdout.trim() || undefined));
   });
+}
+
+function withNewline(s: string): string {
+  return s === '' || s.endsWith('\n') ? s : s + '\n';
+}
+
+/** The first lines of a side, for a quick pick's detail. */
+function firstLines(s: string): string {
+  const lines = s.split('\n').filter((l) => l !== '');
+  if (lines.length === 0) return '(nothing)';
+  return lines.slice(0, 2).join(' ⏎ ').slice(0, 120) + (lines.length > 2 ? ' …' : '');
 }

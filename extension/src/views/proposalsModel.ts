@@ -5,6 +5,13 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { parsePatch, selectAll, selectedPatch, isWholeSelection, type FilePatch, type Selection } from '../patch';
+import type { FileMerge, MergeHunk, ReviewInfo, Take } from '../protocol';
+
+/** How the person settled one conflict of a merge. */
+export interface Resolution {
+  take: Take;
+  text?: string;
+}
 
 export interface Proposal {
   runId: string;
@@ -17,11 +24,20 @@ export interface Proposal {
   createdAt?: string;
   gitHead?: string;
   notes?: string;
-  status: 'pending' | 'applied' | 'rejected';
+  status: 'pending' | 'applied' | 'rejected' | 'reverted';
   files: FilePatch[];
   /** Set when proposal.json or changes.patch cannot be read; the proposal is shown, not applicable. */
   error?: string;
   selection: Selection;
+  /** The sidecar's review (getProposal): the check, collisions with other proposals, merges. */
+  review?: ReviewInfo;
+  /** listProposals: the other pending proposals it collides with, and the suggested order. */
+  conflictsWith?: Array<{ runId: string; agentId: string; files: string[] }>;
+  order?: number;
+  /** In files the workspace changed since (review.merges): the merge hunks picked (index 0 = hunk 1). */
+  mergeSelection: Map<string, boolean[]>;
+  /** ... and each conflict settled, by hunk number (from 1). */
+  resolutions: Map<string, Map<number, Resolution>>;
 }
 
 interface ProposalJson {
@@ -58,6 +74,8 @@ export async function readProposal(agentDir: string, previous?: Proposal): Promi
     status: 'pending',
     files: [],
     selection: new Map(),
+    mergeSelection: new Map(),
+    resolutions: new Map(),
   };
   let pj: ProposalJson;
   try {
@@ -126,6 +144,60 @@ export async function scanProposals(workspaceRoot: string, previous: Proposal[] 
   return out;
 }
 
+/**
+ * Takes the sidecar's review into the proposal. Merge picks and resolutions made against the
+ * same version of a workspace file survive a refresh; against another version they start over
+ * (clean hunks picked, conflicts unresolved), since the hunks are not the same any more.
+ */
+export function applyReview(p: Proposal, review: ReviewInfo, previous?: Proposal): void {
+  p.review = review;
+  p.mergeSelection = new Map();
+  p.resolutions = new Map();
+  for (const [file, m] of review.merges) {
+    const before = previous?.review?.merges.get(file);
+    const same = before !== undefined && before.workspace === m.workspace && before.hunks.length === m.hunks.length;
+    const flags = previous?.mergeSelection.get(file);
+    p.mergeSelection.set(file, same && flags ? [...flags] : m.hunks.map((h) => !h.conflict));
+    const res = previous?.resolutions.get(file);
+    if (same && res) p.resolutions.set(file, new Map(res));
+  }
+}
+
+/** The merge of a file, when the workspace changed it since the proposal was made. */
+export function mergeOf(p: Proposal, file: string): FileMerge | undefined {
+  return p.review?.merges.get(file);
+}
+
+/** Picks or drops one merge hunk (index from 0); a conflict is picked only once resolved. */
+export function setMergePicked(p: Proposal, file: string, index: number, on: boolean): void {
+  const m = mergeOf(p, file);
+  const h = m?.hunks[index];
+  if (!m || !h) return;
+  const flags = p.mergeSelection.get(file) ?? m.hunks.map((x) => !x.conflict);
+  flags[index] = on && (!h.conflict || p.resolutions.get(file)?.has(h.index) === true);
+  p.mergeSelection.set(file, flags);
+}
+
+/** Settles (or, with undefined, unsettles) a conflict; a settled conflict is picked. */
+export function setResolution(p: Proposal, file: string, hunk: MergeHunk, r: Resolution | undefined): void {
+  const m = mergeOf(p, file);
+  if (!m) return;
+  const res = p.resolutions.get(file) ?? new Map<number, Resolution>();
+  if (r) res.set(hunk.index, r);
+  else res.delete(hunk.index);
+  p.resolutions.set(file, res);
+  setMergePicked(p, file, hunk.index - 1, r !== undefined);
+}
+
+/** Conflicts not settled yet, in files whose merge has any picked hunk or is untouched. */
+export function unresolvedConflicts(p: Proposal): Array<{ file: string; hunk: MergeHunk }> {
+  const out: Array<{ file: string; hunk: MergeHunk }> = [];
+  for (const [file, m] of p.review?.merges ?? []) {
+    for (const h of m.hunks) if (h.conflict && !p.resolutions.get(file)?.has(h.index)) out.push({ file, hunk: h });
+  }
+  return out;
+}
+
 /** The patch the user's selection amounts to; undefined means "the whole proposal". */
 export function patchForSelection(p: Proposal): string | undefined {
   return isWholeSelection(p.files, p.selection) ? undefined : selectedPatch(p.files, p.selection);
@@ -136,16 +208,45 @@ export function patchForSelection(p: Proposal): string | undefined {
  * index, numbered from 1 as getProposal numbers them (files whose hunks are all accepted go in
  * `files`).
  */
-export function selectionParams(p: Proposal): { files?: string[]; hunks?: Array<{ file: string; index: number }> } {
-  if (isWholeSelection(p.files, p.selection)) return {};
+export function selectionParams(p: Proposal): {
+  files?: string[];
+  hunks?: Array<{ file: string; index: number }>;
+  merge?: Array<{ file: string; index: number }>;
+  resolve?: Array<{ file: string; index: number; take: Take; text?: string }>;
+  against?: Record<string, string>;
+} {
+  const merges = p.review?.merges ?? new Map<string, FileMerge>();
+  const moved = (f: FilePatch) => merges.has(f.path);
+  if (!p.files.some(moved)) {
+    if (isWholeSelection(p.files, p.selection)) return {};
+  }
   const files: string[] = [];
   const hunks: Array<{ file: string; index: number }> = [];
   for (const f of p.files) {
+    if (moved(f)) continue;
     const flags = p.selection.get(f.path) ?? [];
     if (flags.length > 0 && flags.every(Boolean)) files.push(f.path);
     else flags.forEach((on, i) => on && hunks.push({ file: f.path, index: i + 1 }));
   }
-  return { files, hunks };
+  if (!p.files.some(moved)) return { files, hunks };
+  // Files the workspace changed since: their merge hunks, settled conflicts, and the version of
+  // the file the review was made against (a file changed since is refused, not merged anew).
+  const merge: Array<{ file: string; index: number }> = [];
+  const resolve: Array<{ file: string; index: number; take: Take; text?: string }> = [];
+  const against: Record<string, string> = {};
+  for (const [file, m] of merges) {
+    if (!p.files.some((f) => f.path === file)) continue;
+    against[file] = m.workspace;
+    const flags = p.mergeSelection.get(file) ?? m.hunks.map((h) => !h.conflict);
+    for (const h of m.hunks) {
+      if (!flags[h.index - 1]) continue;
+      const r = p.resolutions.get(file)?.get(h.index);
+      if (h.conflict && !r) continue;
+      merge.push({ file, index: h.index });
+      if (r) resolve.push({ file, index: h.index, take: r.take, ...(r.text !== undefined ? { text: r.text } : {}) });
+    }
+  }
+  return { files, hunks, merge, resolve, against };
 }
 
 export function selectionSummary(p: Proposal): { files: number; hunks: number; totalHunks: number } {
@@ -153,6 +254,15 @@ export function selectionSummary(p: Proposal): { files: number; hunks: number; t
   let hunks = 0;
   let total = 0;
   for (const f of p.files) {
+    const m = mergeOf(p, f.path);
+    if (m) {
+      const flags = p.mergeSelection.get(f.path) ?? [];
+      const on = m.hunks.filter((h, i) => flags[i] && (!h.conflict || p.resolutions.get(f.path)?.has(h.index))).length;
+      total += m.hunks.length;
+      hunks += on;
+      if (on > 0) files++;
+      continue;
+    }
     const flags = p.selection.get(f.path) ?? [];
     const n = Math.max(1, f.hunks.length);
     total += n;
@@ -169,22 +279,36 @@ export function selectionSummary(p: Proposal): { files: number; hunks: number; t
  */
 export function mergeStates(proposals: Proposal[], listing: unknown, workspaceRoot: string): void {
   const list = Array.isArray(listing) ? listing : [];
-  const byDir = new Map<string, string>();
+  const byDir = new Map<string, { state: string; order?: number; conflicts?: unknown }>();
   for (const x of list) {
-    const o = (x ?? {}) as { agentDir?: unknown; state?: unknown };
+    const o = (x ?? {}) as { agentDir?: unknown; state?: unknown; order?: unknown; conflicts?: unknown };
     if (typeof o.agentDir !== 'string' || typeof o.state !== 'string') continue;
-    byDir.set(path.resolve(workspaceRoot, o.agentDir), o.state);
+    byDir.set(path.resolve(workspaceRoot, o.agentDir), { state: o.state, order: typeof o.order === 'number' ? o.order : undefined, conflicts: o.conflicts });
   }
   for (const p of proposals) {
-    const st = byDir.get(path.resolve(p.agentDir));
-    if (st === 'applied' || st === 'rejected' || st === 'pending') p.status = st;
+    const s = byDir.get(path.resolve(p.agentDir));
+    if (!s) continue;
+    if (s.state === 'applied' || s.state === 'rejected' || s.state === 'pending' || s.state === 'reverted') p.status = s.state;
+    p.order = s.order;
+    p.conflictsWith = Array.isArray(s.conflicts)
+      ? s.conflicts.map((c) => {
+          const o = (c ?? {}) as { runId?: unknown; agentId?: unknown; files?: unknown };
+          return { runId: String(o.runId ?? ''), agentId: String(o.agentId ?? ''), files: Array.isArray(o.files) ? o.files.map(String) : [] };
+        })
+      : undefined;
   }
 }
 
-/** Flips a whole file, or one hunk of it. */
+/** Flips a whole file, or one hunk of it (a merged file: its merge hunks). */
 export function setAccepted(p: Proposal, filePath: string, accepted: boolean, hunk?: number): void {
   const f = p.files.find((x) => x.path === filePath);
   if (!f) return;
+  const m = mergeOf(p, filePath);
+  if (m) {
+    if (hunk === undefined) m.hunks.forEach((_, i) => setMergePicked(p, filePath, i, accepted));
+    else setMergePicked(p, filePath, hunk, accepted);
+    return;
+  }
   const n = Math.max(1, f.hunks.length);
   const flags = p.selection.get(filePath) ?? new Array<boolean>(n).fill(false);
   if (hunk === undefined) flags.fill(accepted);
@@ -196,6 +320,21 @@ export function setAccepted(p: Proposal, filePath: string, accepted: boolean, hu
 export function headWarning(p: Proposal, currentHead: string | undefined): string | undefined {
   if (!p.gitHead || !currentHead || p.gitHead === currentHead) return undefined;
   return `This proposal was made against commit ${p.gitHead.slice(0, 12)}, but the workspace is at ${currentHead.slice(0, 12)}. The files may have changed since; the sidecar checks every hunk before writing.`;
+}
+
+/**
+ * The problems of a refused request: the error's data.problems ({path, reason} each), else read
+ * from its message.
+ */
+export function problemsOf(e: unknown): Array<{ path: string; reason: string }> {
+  const data = (e as { data?: unknown } | undefined)?.data as { problems?: unknown } | undefined;
+  if (data && Array.isArray(data.problems)) {
+    return data.problems.map((p) => {
+      const o = (p ?? {}) as { path?: unknown; reason?: unknown };
+      return { path: typeof o.path === 'string' ? o.path : '', reason: String(o.reason ?? '') };
+    });
+  }
+  return conflictsFromMessage(e instanceof Error ? e.message : String(e));
 }
 
 /**

@@ -255,6 +255,10 @@ const STEPS = [
     },
   },
   {
+    name: 'two workers change the same line: the Proposals view shows the conflict badge and the other worker before any apply; after the first is applied, the second\'s clean hunk stays and its conflict is resolved per hunk (Take Theirs) and applied; Revert Proposal takes it back out',
+    run: conflictsMergeAndRevert,
+  },
+  {
     name: '"AgentCanvas: Show Run Log" shows the JSONL timeline with metrics and filters',
     async run({ page, shot }) {
       await runCommand(page, 'AgentCanvas: Show Run Log');
@@ -349,6 +353,94 @@ const STEPS = [
     },
   },
 ];
+
+/**
+ * Two proposals of one run made against the same src/shared.ts (as `proposal create` lays them
+ * out, patches by git diff --no-index): conflict-a changes line 3, conflict-b changes line 3
+ * otherwise and line 15. Before any apply, both rows carry the conflict badge naming the other.
+ * conflict-a is applied; conflict-b's file then shows its merge: line 15 clean, line 3 a conflict
+ * with conflict-a's line. Resolved with Take Theirs and applied, the file has conflict-b's lines;
+ * Revert Proposal takes conflict-b back out, leaving conflict-a's.
+ */
+async function conflictsMergeAndRevert({ page, shot, workspace }) {
+  await dismissToasts(page);
+  const base = Array.from({ length: 20 }, (_, i) => `export const s${i + 1} = ${i + 1};`).join('\n') + '\n';
+  const file = path.join(workspace, 'src', 'shared.ts');
+  writeFileSync(file, base);
+  const edits = {
+    'conflict-a': base.replace('s3 = 3;', "s3 = 'a';"),
+    'conflict-b': base.replace('s3 = 3;', "s3 = 'b';").replace('s15 = 15;', "s15 = 'b';"),
+  };
+  for (const [agent, edited] of Object.entries(edits)) {
+    const dir = path.join(workspace, '.agentcanvas', 'sandboxes', 'run_e2e_2', agent);
+    for (const d of ['input/src', 'work/src', 'proposal']) mkdirSync(path.join(dir, d), { recursive: true });
+    writeFileSync(path.join(dir, 'input/src/shared.ts'), base);
+    writeFileSync(path.join(dir, 'work/src/shared.ts'), edited);
+    const diff = spawnSync('git', ['diff', '--no-index', '--no-color', '--full-index', 'input', 'work'], { cwd: dir, encoding: 'utf8' }).stdout;
+    writeFileSync(path.join(dir, 'proposal/changes.patch'), diff.replace(/a\/input\//g, 'a/').replace(/b\/work\//g, 'b/'));
+    writeFileSync(
+      path.join(dir, 'proposal/proposal.json'),
+      JSON.stringify({
+        version: '1', runId: 'run_e2e_2', agentId: agent, createdAt: new Date().toISOString(), base: { gitHead: head },
+        paths: { inputDir: 'input', workDir: 'work', patchFile: 'proposal/changes.patch', summaryFile: 'proposal/summary.md' },
+        changedFiles: [{ path: 'src/shared.ts', status: 'modified' }], notes: `${agent}'s edit`,
+      }),
+    );
+  }
+  await runCommand(page, 'AgentCanvas: Refresh Proposals');
+  await runCommand(page, 'AgentCanvas: Focus on Proposals View');
+  const view = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Proposals' }) });
+  // Before any apply: each row names the other worker.
+  await view.locator('.monaco-list-row', { hasText: /conflict-b[\s\S]*⚠ conflicts with conflict-a/ }).first().waitFor({ timeout: TIMEOUT });
+  await view.locator('.monaco-list-row', { hasText: /conflict-a[\s\S]*⚠ conflicts with conflict-b/ }).first().waitFor({ timeout: TIMEOUT });
+  await view.locator('.monaco-list-row', { hasText: 'Conflicts with conflict-a (run run_e2e_2) in src/shared.ts' }).first().waitFor({ timeout: TIMEOUT });
+  await shot('conflict-badge');
+  if (readFileSync(file, 'utf8') !== base) throw new Error('src/shared.ts changed before any apply');
+
+  // The rows' own Apply action: the view says which proposal, whatever else is open.
+  await rowAction(view, /^conflict-a/, 'Apply Proposal');
+  await page.locator('.notifications-toasts .notification-toast', { hasText: 'applied all 1 file(s) from conflict-a' }).first().waitFor({ timeout: TIMEOUT });
+  if (readFileSync(file, 'utf8') !== edits['conflict-a']) throw new Error('conflict-a was not applied as made');
+
+  // conflict-b re-based on the workspace: its clean hunk and its conflict with conflict-a's line.
+  await view.locator('.monaco-list-row', { hasText: /changed in the workspace since: merged · 1 clean · 1 conflict\(s\), 1 to resolve/ }).first().waitFor({ timeout: TIMEOUT });
+  await view.locator('.monaco-list-row', { hasText: /⚠ conflict: line 3[\s\S]*from conflict-a \(run run_e2e_2\)/ }).first().waitFor({ timeout: TIMEOUT });
+  await shot('merge-conflict');
+  await dismissToasts(page);
+  await runCommand(page, 'AgentCanvas: Resolve Conflict…');
+  await page.locator('.quick-input-widget', { hasText: 'Resolve the conflict in src/shared.ts (line 3) with conflict-b' }).waitFor({ timeout: TIMEOUT });
+  await page.locator('.quick-input-widget .quick-input-box input').fill('Take Theirs');
+  await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Take Theirs' }).first().waitFor({ timeout: TIMEOUT });
+  await page.keyboard.press('Enter');
+  await view.locator('.monaco-list-row', { hasText: 'resolved: theirs' }).first().waitFor({ timeout: TIMEOUT });
+  await shot('conflict-resolved');
+  await rowAction(view, /^conflict-b/, 'Apply Proposal');
+  await page.locator('.notifications-toasts .notification-toast', { hasText: 'applied all 1 file(s) from conflict-b' }).first().waitFor({ timeout: TIMEOUT });
+  const merged = readFileSync(file, 'utf8');
+  if (merged !== edits['conflict-b']) throw new Error(`src/shared.ts after the resolution:\n${merged}`);
+  if (/^(<{7}|>{7})/m.test(merged)) throw new Error('conflict markers reached the workspace');
+
+  // Revert conflict-b: its lines go, conflict-a's line 3 comes back.
+  await dismissToasts(page);
+  await rowAction(view, /^conflict-b/, 'Revert Proposal');
+  await page.locator('.monaco-dialog-box', { hasText: 'Revert the proposal from conflict-b?' }).waitFor({ timeout: TIMEOUT });
+  await page.locator('.monaco-dialog-box .monaco-button', { hasText: 'Revert' }).first().click();
+  await page.locator('.notifications-toasts .notification-toast', { hasText: 'reverted the proposal from conflict-b' }).first().waitFor({ timeout: TIMEOUT });
+  if (readFileSync(file, 'utf8') !== edits['conflict-a']) throw new Error(`src/shared.ts after the revert:\n${readFileSync(file, 'utf8')}`);
+  await view.locator('.monaco-list-row', { hasText: /conflict-b[\s\S]*reverted/ }).first().waitFor({ timeout: TIMEOUT });
+  await shot('proposal-reverted');
+  await dismissToasts(page);
+}
+
+/** Hovers the view's row whose text matches and clicks its inline action (by title). */
+async function rowAction(view, text, title) {
+  const row = view.locator('.monaco-list-row', { hasText: text }).first();
+  await row.waitFor({ timeout: TIMEOUT });
+  await row.hover();
+  const action = row.locator(`.action-label[aria-label^="${title}"]`).first();
+  await action.waitFor({ state: 'visible', timeout: TIMEOUT });
+  await action.click();
+}
 
 /**
  * A person invokes a skill (one they wrote just now, marked disable-model-invocation): the
@@ -795,9 +887,10 @@ try {
   // screenshots are named after the step that took them: 05-run-completed.png
   const shot = (name) => page.screenshot({ path: path.join(artefacts, `${String(n).padStart(2, '0')}-${name}.png`) });
   const ctx = { page, shot, workspace, root, userData };
+  const only = process.env.E2E_STEPS ? new RegExp(process.env.E2E_STEPS) : undefined; // run some steps only, while iterating
   for (const step of STEPS) {
     n++;
-    const skip = step.skip?.();
+    const skip = step.skip?.() ?? (only && !only.test(step.name) ? `E2E_STEPS=${process.env.E2E_STEPS}` : undefined);
     if (skip) {
       console.log(`ok ${n} - ${step.name} # SKIP ${skip}`);
       continue;

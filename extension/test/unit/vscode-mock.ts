@@ -48,7 +48,15 @@ export class ThemeColor {
   constructor(readonly id: string) {}
 }
 export class MarkdownString {
-  constructor(readonly value = '') {}
+  constructor(public value = '') {}
+  appendMarkdown(s: string): this {
+    this.value += s;
+    return this;
+  }
+  appendCodeblock(code: string, language = ''): this {
+    this.value += '\n```' + language + '\n' + code + '\n```\n';
+    return this;
+  }
 }
 export class Range {
   constructor(

@@ -77,7 +77,18 @@ function RunBadge({ id }: { id: string }) {
       <span className={`ac-badge ac-run-badge${r.active ? " active" : ""}`} title="messages sent in this run">
         {r.messages} msg
       </span>
+      <ConflictBadge conflicts={r.conflicts} />
     </div>
+  );
+}
+
+/** The agent's proposal collides with another worker's (proposal_conflict): whose, in the title. */
+function ConflictBadge({ conflicts }: { conflicts?: string[] }) {
+  if (!conflicts || conflicts.length === 0) return null;
+  return (
+    <span className="ac-badge ac-conflict-badge" role="status" title={`its proposal conflicts with ${conflicts.join("; ")}`} data-testid="conflict-badge">
+      ⚠ conflict
+    </span>
   );
 }
 

@@ -21,6 +21,8 @@ export interface EdgeRun {
 export interface NodeRun {
   active: boolean;
   messages: number;
+  /** Proposals of other workers this node's proposal collides with (proposal_conflict): "worker_2 (a.ts)". */
+  conflicts?: string[];
   state?: RunState;
 }
 
@@ -99,6 +101,7 @@ export function applyRunEvent(o: RunOverlay, e: RunEvent, flow: FlowModel | null
     for (const k of Object.keys(next.edges)) next.edges[k] = settle(next.edges[k]);
     return next;
   }
+  if (e.event === "proposal_conflict") markConflict(next, e);
   const agent = agentOf(e);
   if (agent) {
     if (e.event === "agent_started") node(agent, true);
@@ -133,6 +136,25 @@ export function applyRunEvent(o: RunOverlay, e: RunEvent, flow: FlowModel | null
     if (e.to) node(e.to, true);
   }
   return next;
+}
+
+/**
+ * markConflict marks both agents of a proposal_conflict: this run's agent, and the other when it
+ * is of this run too (another run's agent is only named).
+ */
+function markConflict(o: RunOverlay, e: RunEvent): void {
+  const me = typeof e.agentId === "string" ? e.agentId : typeof e.agent === "string" ? e.agent : "";
+  const other = typeof e.otherAgentId === "string" ? e.otherAgentId : "";
+  const file = typeof e.path === "string" ? e.path : "";
+  if (!me || !other) return;
+  const sameRun = e.otherRunId === undefined || e.otherRunId === e.runId;
+  const add = (id: string, what: string) => {
+    const cur = o.nodes[id] ?? { active: false, messages: 0 };
+    const list = cur.conflicts ?? [];
+    o.nodes[id] = { ...cur, conflicts: list.includes(what) ? list : [...list, what] };
+  };
+  add(me, `${other}${sameRun ? "" : ` (run ${String(e.otherRunId)})`}${file ? ` · ${file}` : ""}`);
+  if (sameRun) add(other, `${me}${file ? ` · ${file}` : ""}`);
 }
 
 /**

@@ -19,12 +19,19 @@ func init() {
 
 const proposalUsage = `usage:
   agentcanvas proposal create --workspace W --run R --agent A [--notes T] [--test-log FILE] [--flow F]
-  agentcanvas proposal apply  --workspace W [--check] [--files a,b] [--hunks path:1,path:3] [--allow DIR]… [--block DIR]… [--flow F] PROPOSAL
+  agentcanvas proposal apply  --workspace W [--check] [--files a,b] [--hunks path:1,path:3] [--merge path:N]… [--resolve path:N=TAKE]… [--against path=BLOB]… [--allow DIR]… [--block DIR]… [--flow F] PROPOSAL
   agentcanvas proposal review --workspace W [--flow F] [--record] [--allow DIR]… [--block DIR]… PROPOSAL
   agentcanvas proposal reject --workspace W [--reason T] [--flow F] PROPOSAL
   agentcanvas proposal list   --workspace W
+  agentcanvas proposal revert --workspace W [--check] [--json] [--allow DIR]… [--block DIR]… [--flow F] ID
+  agentcanvas proposal ledger --workspace W [--json]
+  agentcanvas proposal origins --workspace W [--json] FILE
   agentcanvas proposal export --workspace W [--out FILE] [--author "Name <email>"] [--allow DIR]… [--block DIR]… RUN_ID [AGENT…]
 PROPOSAL: a proposal.json, a sandbox agent folder, or a .patch file.
+--merge, --resolve: in a file the workspace changed since the proposal was made, the hunks of its
+three-way merge (numbered as review's files[].merge.hunks) and how each conflict is settled: TAKE
+is mine, theirs, both, markers, or @FILE (the text of FILE). --against: the merge's workspace blob.
+ID (revert): a ledger entry id (proposal ledger lists them) or a PROPOSAL (its latest apply).
 --allow: the patch may only touch files inside these workspace-relative folders; --block: nor
 files in these folders, besides .agentcanvas, .git, node_modules and dist (both repeatable).
 apply: exit 0 applied (or, with --check, would apply), 1 refused or conflict (workspace unchanged), 2 usage.
@@ -47,6 +54,12 @@ func runProposal(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return proposalReject(args[1:], stdout, stderr)
 	case "list":
 		return proposalList(args[1:], stdout, stderr)
+	case "revert":
+		return proposalRevert(args[1:], stdout, stderr)
+	case "ledger":
+		return proposalLedger(args[1:], stdout, stderr)
+	case "origins":
+		return proposalOrigins(args[1:], stdout, stderr)
 	case "export":
 		return proposalExport(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
@@ -106,6 +119,15 @@ func proposalCreate(args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	printJSON(stdout, c.Proposal)
+	for _, w := range c.Warnings {
+		fmt.Fprintf(stderr, "warning: %s\n", w)
+	}
+	for _, col := range c.Collisions {
+		fmt.Fprintf(stderr, "conflict: %s: %s\n", col.Path, col.Message)
+	}
+	if len(c.Collisions) == 0 && len(c.Proposal.ChangedFiles) > 0 {
+		fmt.Fprintln(stderr, "no conflict with the other open proposals")
+	}
 	return exitOK
 }
 
@@ -113,29 +135,48 @@ func proposalCreate(args []string, stdout, stderr io.Writer) int {
 // hunk number is after the last one).
 func parseSelection(files, hunks listFlag) (proposal.Selection, error) {
 	sel := proposal.Selection{Files: files}
-	for _, h := range hunks {
-		i := strings.LastIndexByte(h, ':')
-		if i <= 0 {
-			return sel, fmt.Errorf("--hunks %q: want PATH:N", h)
+	var err error
+	sel.Hunks, err = parseHunkRefs("--hunks", hunks)
+	return sel, err
+}
+
+// parseHunkRefs reads PATH:N references (the path may hold ':'; N is after the last one).
+func parseHunkRefs(flag string, refs listFlag) (map[string][]int, error) {
+	var out map[string][]int
+	for _, h := range refs {
+		p, n, err := parseHunkRef(flag, h)
+		if err != nil {
+			return nil, err
 		}
-		n, err := strconv.Atoi(h[i+1:])
-		if err != nil || n < 1 {
-			return sel, fmt.Errorf("--hunks %q: hunk number must be 1 or more", h)
+		if out == nil {
+			out = map[string][]int{}
 		}
-		if sel.Hunks == nil {
-			sel.Hunks = map[string][]int{}
-		}
-		sel.Hunks[h[:i]] = append(sel.Hunks[h[:i]], n)
+		out[p] = append(out[p], n)
 	}
-	return sel, nil
+	return out, nil
+}
+
+func parseHunkRef(flag, h string) (string, int, error) {
+	i := strings.LastIndexByte(h, ':')
+	if i <= 0 {
+		return "", 0, fmt.Errorf("%s %q: want PATH:N", flag, h)
+	}
+	n, err := strconv.Atoi(h[i+1:])
+	if err != nil || n < 1 {
+		return "", 0, fmt.Errorf("%s %q: hunk number must be 1 or more", flag, h)
+	}
+	return h[:i], n, nil
 }
 
 func proposalApply(args []string, stdout, stderr io.Writer) int {
 	fs, ws, flow := newFlags("apply", stderr)
 	check := fs.Bool("check", false, "check only; change nothing")
-	var files, hunks listFlag
+	var files, hunks, merge, resolve, against listFlag
 	fs.Var(&files, "files", "apply only these files (comma-separated or repeated)")
 	fs.Var(&hunks, "hunks", "apply only these hunks, as PATH:N (1-based, as 'proposal review' numbers them)")
+	fs.Var(&merge, "merge", "in a file the workspace changed since, apply these hunks of its merge, as PATH:N")
+	fs.Var(&resolve, "resolve", "settle a conflict of a merge, as PATH:N=mine|theirs|both|markers|@FILE")
+	fs.Var(&against, "against", "the workspace blob a file's merge was reviewed against, as PATH=BLOB (review's merge.workspace)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	rf := addRuleFlags(fs)
 	if code, ok := parseFlags(fs, args); !ok {
@@ -151,6 +192,9 @@ func proposalApply(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	sel, err := parseSelection(files, hunks)
+	if err == nil {
+		err = parseMergeSelection(&sel, merge, resolve, against)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "agentcanvas: %v\n", err)
 		return exitUsage
@@ -158,11 +202,17 @@ func proposalApply(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := signalContext()
 	defer cancel()
 	res, err := proposal.Apply(ctx, *ws, fs.Arg(0), sel, proposal.ApplyOptions{DryRun: *check, Flow: *flow, Rules: rules})
+	return printResult(stdout, stderr, res, err, *asJSON, map[bool]string{false: "applied", true: "would apply"}[*check])
+}
+
+// printResult prints an apply's (or a revert's) result: warnings and refusals on stderr, the
+// result as JSON, or a "VERB STATUS PATH" line a file; it returns the exit code.
+func printResult(stdout, stderr io.Writer, res *proposal.Result, err error, asJSON bool, verb string) int {
 	if res != nil {
 		for _, w := range res.Warnings {
 			fmt.Fprintf(stderr, "warning: %s\n", w)
 		}
-		if *asJSON {
+		if asJSON {
 			printJSON(stdout, res)
 		}
 	}
@@ -177,14 +227,13 @@ func proposalApply(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitFail
 	}
-	if !*asJSON {
-		verb := "applied"
-		if *check {
-			verb = "would apply"
-		}
+	if !asJSON {
 		w := bufio.NewWriter(stdout)
 		for _, f := range res.Files {
 			fmt.Fprintf(w, "%s %s %s\n", verb, f.Status, f.Path)
+		}
+		if res.Ledger != "" {
+			fmt.Fprintf(w, "ledger entry %s\n", res.Ledger)
 		}
 		w.Flush()
 	}

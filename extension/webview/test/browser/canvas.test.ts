@@ -464,6 +464,20 @@ describe("canvas webview", { concurrency: false }, () => {
     await page.close();
   });
 
+  test("a proposal_conflict marks both agents with a conflict badge naming the other worker", async () => {
+    const page = await open();
+    const ev = (e: Record<string, unknown>) => hostPost(page, { type: "runEvent", event: { runId: "r1", ts: Date.now(), ...e } as never });
+    await ev({ event: "agent_started", agentId: "coder" });
+    await ev({ event: "proposal_conflict", agentId: "tester", otherAgentId: "coder", otherRunId: "r1", path: "src/a.ts" });
+    const badge = (id: string) => node(page, id).getByTestId("conflict-badge");
+    await badge("coder").waitFor();
+    assert.equal(await badge("coder").getAttribute("title"), "its proposal conflicts with tester · src/a.ts");
+    assert.equal(await badge("tester").getAttribute("title"), "its proposal conflicts with coder · src/a.ts");
+    assert.equal(await badge("judge").count(), 0);
+    await screenshot(page, "run-overlay-conflict");
+    await page.close();
+  });
+
   for (const theme of Object.keys(THEMES)) {
     test(`theme ${theme}: colours come from the VS Code variables`, async () => {
       const page = await open(theme);

@@ -81,6 +81,20 @@ test("an interaction-level event applies to all its edges; a new run starts afre
   assert.deepEqual(Object.keys(o.edges), []);
 });
 
+test("a proposal_conflict marks both agents of the run (another run's agent is only named), through the end of the run", () => {
+  let o = applyRunEvent(emptyOverlay, { ts: T0, runId: "r1", event: "agent_started", agentId: "worker_1" }, flow);
+  o = applyRunEvent(o, { ts: T0 + 1, runId: "r1", event: "proposal_conflict", agentId: "worker_2", otherAgentId: "worker_1", otherRunId: "r1", path: "src/a.ts" }, flow);
+  o = applyRunEvent(o, { ts: T0 + 2, runId: "r1", event: "proposal_conflict", agent: "worker_3", otherAgentId: "worker_9", otherRunId: "r0", path: "src/a.ts" }, flow);
+  o = applyRunEvent(o, { ts: T0 + 3, runId: "r1", event: "proposal_conflict", agentId: "worker_2", otherAgentId: "worker_1", otherRunId: "r1", path: "src/a.ts" }, flow);
+  assert.deepEqual(o.nodes.worker_1, { active: true, messages: 0, state: "running", conflicts: ["worker_2 · src/a.ts"] });
+  assert.deepEqual(o.nodes.worker_2.conflicts, ["worker_1 · src/a.ts"]);
+  assert.deepEqual(o.nodes.worker_3.conflicts, ["worker_9 (run r0) · src/a.ts"]);
+  assert.equal(o.nodes.worker_9, undefined);
+  o = applyRunEvent(o, { ts: T0 + 4, runId: "r1", event: "run_finished" }, flow);
+  assert.deepEqual(o.nodes.worker_1.conflicts, ["worker_2 · src/a.ts"]);
+  assert.equal(o.nodes.worker_1.active, false);
+});
+
 test("spend events give the run's spend so far; it stays after the run ends and a new run starts afresh", () => {
   let o = emptyOverlay;
   o = applyRunEvent(o, { ts: T0, runId: "r1", event: "run_started" }, flow);

@@ -1,0 +1,164 @@
+package main
+
+// proposal revert, ledger and origins (the apply ledger), and the merge flags of apply.
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
+)
+
+// parseMergeSelection reads --merge PATH:N, --resolve PATH:N=TAKE (TAKE @FILE: the text of
+// FILE, an edit) and --against PATH=BLOB into sel.
+func parseMergeSelection(sel *proposal.Selection, merge, resolve, against listFlag) error {
+	var err error
+	if sel.Merge, err = parseHunkRefs("--merge", merge); err != nil {
+		return err
+	}
+	for _, r := range resolve {
+		ref, take, ok := strings.Cut(r, "=")
+		if !ok {
+			return fmt.Errorf("--resolve %q: want PATH:N=mine|theirs|both|markers|@FILE", r)
+		}
+		p, n, err := parseHunkRef("--resolve", ref)
+		if err != nil {
+			return err
+		}
+		res := proposal.Resolution{Path: p, Hunk: n, Take: take}
+		if file, isFile := strings.CutPrefix(take, "@"); isFile {
+			b, err := os.ReadFile(file)
+			if err != nil {
+				return fmt.Errorf("--resolve %q: %v", r, err)
+			}
+			res.Take, res.Text = "edit", string(b)
+		} else if take != "mine" && take != "theirs" && take != "both" && take != "markers" {
+			return fmt.Errorf("--resolve %q: %q is not mine, theirs, both, markers or @FILE", r, take)
+		}
+		sel.Resolve = append(sel.Resolve, res)
+	}
+	for _, a := range against {
+		p, blob, ok := strings.Cut(a, "=")
+		if !ok || p == "" {
+			return fmt.Errorf("--against %q: want PATH=BLOB", a)
+		}
+		if sel.Against == nil {
+			sel.Against = map[string]string{}
+		}
+		sel.Against[p] = blob
+	}
+	return nil
+}
+
+func proposalRevert(args []string, stdout, stderr io.Writer) int {
+	fs, ws, flow := newFlags("revert", stderr)
+	check := fs.Bool("check", false, "check only; change nothing")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	rf := addRuleFlags(fs)
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	rules, err := rf.rules(*ws)
+	if err != nil {
+		fmt.Fprintf(stderr, "proposal revert: %v\n", err)
+		return exitUsage
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "proposal revert: exactly one ID (a ledger entry or a proposal) is required")
+		return exitUsage
+	}
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "flow" })
+	if !given {
+		*flow = "" // the log of the flow whose run made the proposal
+	}
+	ctx, cancel := signalContext()
+	defer cancel()
+	res, err := proposal.Revert(ctx, *ws, fs.Arg(0), proposal.ApplyOptions{DryRun: *check, Flow: *flow, Rules: rules})
+	return printResult(stdout, stderr, res, err, *asJSON, map[bool]string{false: "reverted", true: "would revert"}[*check])
+}
+
+func proposalLedger(args []string, stdout, stderr io.Writer) int {
+	fs, ws, _ := newFlags("ledger", stderr)
+	asJSON := fs.Bool("json", false, "print the ledger as JSON")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	lg, err := proposal.ReadLedger(*ws)
+	if lg == nil {
+		fmt.Fprintf(stderr, "agentcanvas: %v\n", err)
+		return exitFail
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "warning: %v\n", err)
+	}
+	if *asJSON {
+		printJSON(stdout, lg)
+		return exitOK
+	}
+	w := bufio.NewWriter(stdout)
+	for _, e := range lg.Entries {
+		who := e.Proposal
+		if e.AgentID != "" {
+			who = fmt.Sprintf("%s (run %s)", e.AgentID, e.RunID)
+		}
+		var files []string
+		for _, f := range e.Files {
+			files = append(files, f.Status+" "+f.Path)
+		}
+		note := ""
+		switch {
+		case e.Kind == "revert":
+			note = " reverts " + e.Reverts
+		case lg.Reverted[e.ID] != "":
+			note = " (reverted by " + lg.Reverted[e.ID] + ")"
+		}
+		fmt.Fprintf(w, "%s %s %s: %s%s\n", e.ID, e.Kind, who, strings.Join(files, ", "), note)
+	}
+	w.Flush()
+	return exitOK
+}
+
+func proposalOrigins(args []string, stdout, stderr io.Writer) int {
+	fs, ws, _ := newFlags("origins", stderr)
+	asJSON := fs.Bool("json", false, "print the origins as JSON")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "proposal origins: exactly one FILE (workspace-relative) is required")
+		return exitUsage
+	}
+	origins, err := proposal.LineOrigins(*ws, fs.Arg(0), nil)
+	if err != nil && origins == nil {
+		fmt.Fprintf(stderr, "agentcanvas: %v\n", err)
+		return exitFail
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "warning: %v\n", err)
+	}
+	if *asJSON {
+		if origins == nil {
+			origins = []proposal.LineOrigin{}
+		}
+		printJSON(stdout, origins)
+		return exitOK
+	}
+	w := bufio.NewWriter(stdout)
+	for _, o := range origins {
+		fmt.Fprintf(w, "%s: %s (run %s)", proposal.LineRange{Start: o.Start, Count: o.Count}, o.AgentID, o.RunID)
+		if o.Origin != nil {
+			fmt.Fprintf(w, ", interaction %s round %d, %s", o.Origin.InteractionID, o.Origin.Round, o.Origin.Backend)
+			if o.Origin.Prompt != "" {
+				fmt.Fprintf(w, ": %s", o.Origin.Prompt)
+			}
+		}
+		fmt.Fprintf(w, " [%s]\n", o.Entry)
+	}
+	w.Flush()
+	return exitOK
+}

@@ -1,0 +1,394 @@
+package proposal
+
+// The apply ledger: which proposal produced which lines of which files. Every apply (and every
+// revert) is one entry, .agentcanvas/ledger/entries/<id>.json, written once through a temporary
+// file and a rename and never changed; the exact bytes of each file before and after it are
+// kept once each, by blob id, in .agentcanvas/ledger/objects/<2 hex>/<38 hex>. From these a
+// revert takes one apply back out (revert.go) and the editor shows where a line came from
+// (origins.go). One file per entry (rather than one file rewritten) means two processes
+// applying at once never lose each other's entry, and a crash leaves an entry whole or absent.
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// LedgerDir is the workspace-relative folder of the apply ledger.
+const LedgerDir = ".agentcanvas/ledger"
+
+const (
+	ledgerEntries = LedgerDir + "/entries"
+	ledgerObjects = LedgerDir + "/objects"
+	ledgerVersion = 1
+	originFile    = "proposal/origin.json"
+)
+
+// Origin is where a proposal came from, when a run made it: written by the engine next to
+// proposal.json (proposal/origin.json, since spec §6.4 fixes proposal.json's keys) and copied
+// into every ledger entry that applies the proposal. Tokens and cost are the agent's in its run
+// up to the proposal (zero and CostKnown false when its backend does not report them).
+type Origin struct {
+	Flow          string  `json:"flow,omitempty"`
+	InteractionID string  `json:"interactionId,omitempty"`
+	Round         int     `json:"round,omitempty"` // 1-based, as the agent's prompt says it
+	Backend       string  `json:"backend,omitempty"`
+	Prompt        string  `json:"prompt,omitempty"` // the start of the prompt the agent was given
+	InputTokens   int64   `json:"inputTokens,omitempty"`
+	OutputTokens  int64   `json:"outputTokens,omitempty"`
+	CostUSD       float64 `json:"costUsd,omitempty"`
+	CostKnown     bool    `json:"costKnown,omitempty"`
+}
+
+// LedgerEntry is one apply or revert.
+type LedgerEntry struct {
+	Version int    `json:"version"`
+	ID      string `json:"id"`
+	Kind    string `json:"kind"` // "apply" or "revert"
+	At      string `json:"at"`   // UTC, milliseconds
+	RunID   string `json:"runId,omitempty"`
+	AgentID string `json:"agentId,omitempty"`
+	// Proposal is the workspace-relative proposal.json (or patch file) applied.
+	Proposal string  `json:"proposal,omitempty"`
+	Notes    string  `json:"notes,omitempty"` // proposal.json's notes (a worker's handoff goal)
+	Origin   *Origin `json:"origin,omitempty"`
+	// Merged: the apply went through a three-way merge with the workspace (rebase.go).
+	Merged bool `json:"merged,omitempty"`
+	// Reverts is the entry a revert takes back out.
+	Reverts string       `json:"reverts,omitempty"`
+	Files   []LedgerFile `json:"files"`
+}
+
+// LedgerFile is one path an entry changed: its version before and after (nil: absent), and
+// for text the changed lines without context (1-based, as in a hunk header).
+type LedgerFile struct {
+	Path   string       `json:"path"`
+	Status string       `json:"status"` // added, modified, deleted
+	Before *LedgerBlob  `json:"before,omitempty"`
+	After  *LedgerBlob  `json:"after,omitempty"`
+	Hunks  []LedgerHunk `json:"hunks,omitempty"`
+}
+
+// LedgerBlob is a version of a file: its blob id (git's, so `git cat-file` agrees) and mode.
+type LedgerBlob struct {
+	OID  string `json:"oid"`
+	Mode string `json:"mode"` // 100644, 100755 or 120000
+}
+
+// LedgerHunk is one changed range.
+type LedgerHunk struct {
+	OldStart int `json:"oldStart"`
+	OldLines int `json:"oldLines"`
+	NewStart int `json:"newStart"`
+	NewLines int `json:"newLines"`
+}
+
+func blobOf(s side) *LedgerBlob {
+	if !s.exists {
+		return nil
+	}
+	return &LedgerBlob{OID: blobOID(s.data), Mode: fmt.Sprintf("%o", s.mode)}
+}
+
+// planSides is what a plan changes, path by path: the bytes before (its backups) and after.
+func planSides(pl *plan) (paths []string, before, after map[string]side) {
+	before, after = map[string]side{}, map[string]side{}
+	note := func(p string, b *backup) {
+		if _, seen := before[p]; seen {
+			return
+		}
+		paths = append(paths, p)
+		before[p] = sideOfBackup(b)
+		after[p] = side{}
+	}
+	for _, d := range pl.deletes {
+		note(d.path, d.old)
+	}
+	for _, w := range pl.writes {
+		note(w.path, w.old)
+		m := modeFile
+		switch {
+		case w.kind == kindSymlink:
+			m = modeSymlink
+		case w.exec:
+			m = modeExec
+		}
+		after[w.path] = side{exists: true, mode: m, data: w.data}
+	}
+	return paths, before, after
+}
+
+func sideOfBackup(b *backup) side {
+	if b == nil {
+		return side{}
+	}
+	m := modeFile
+	switch {
+	case b.kind == kindSymlink:
+		m = modeSymlink
+	case b.perm&0o100 != 0:
+		m = modeExec
+	}
+	return side{exists: true, mode: m, data: b.data}
+}
+
+// ledgerFile describes one path's change, with its changed line ranges when both are text.
+func ledgerFile(p string, before, after side) LedgerFile {
+	f := LedgerFile{Path: p, Status: "modified", Before: blobOf(before), After: blobOf(after)}
+	switch {
+	case !before.exists:
+		f.Status = "added"
+	case !after.exists:
+		f.Status = "deleted"
+	}
+	if before.text() && after.text() {
+		for _, c := range lineChanges(diffLines(splitLines(before.data), splitLines(after.data))) {
+			f.Hunks = append(f.Hunks, LedgerHunk{OldStart: c.a + 1, OldLines: c.na, NewStart: c.b + 1, NewLines: c.nb})
+		}
+	}
+	return f
+}
+
+// ValidLedgerID says whether id has the form of a ledger entry id (newLedgerID's).
+func ValidLedgerID(id string) bool {
+	t, rnd, ok := strings.Cut(id, "-")
+	if !ok || len(rnd) != 8 || !isHex(rnd) {
+		return false
+	}
+	_, err := time.Parse("20060102T150405.000Z", t)
+	return err == nil
+}
+
+func isHex(s string) bool {
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// newLedgerID is sortable by time: 20260219T101500.123Z-1a2b3c4d.
+func newLedgerID(now time.Time) string {
+	var r [4]byte
+	rand.Read(r[:])
+	return now.UTC().Format("20060102T150405.000Z") + "-" + hex.EncodeToString(r[:])
+}
+
+// recordLedger writes the objects of every version, then the entry. Called with the workspace
+// locked, right after the apply, with the bytes the apply wrote.
+func recordLedger(workspace string, e *LedgerEntry, paths []string, before, after map[string]side) error {
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	e.Version = ledgerVersion
+	if e.ID == "" {
+		now := time.Now()
+		e.ID, e.At = newLedgerID(now), now.UTC().Format(timeLayout)
+	}
+	e.Files = make([]LedgerFile, 0, len(paths))
+	for _, p := range paths {
+		for _, s := range []side{before[p], after[p]} {
+			if err := putObject(root, s); err != nil {
+				return err
+			}
+		}
+		e.Files = append(e.Files, ledgerFile(p, before[p], after[p]))
+	}
+	b, err := json.MarshalIndent(e, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := root.MkdirAll(ledgerEntries, 0o755); err != nil {
+		return err
+	}
+	return writeFileAtomic(root, ledgerEntries+"/"+e.ID+".json", append(b, '\n'), 0o644)
+}
+
+// recordIn is the step after a successful apply (or revert) that writes e to the ledger with
+// what the plan wrote; a failure is a warning of the apply, which has happened.
+func recordIn(workspace string, e *LedgerEntry) func(*plan, *Result) {
+	return func(pl *plan, res *Result) {
+		e.Merged = len(res.Merged) > 0
+		paths, before, after := planSides(pl)
+		if err := recordLedger(workspace, e, paths, before, after); err != nil {
+			res.Warnings = append(res.Warnings, "could not record the "+e.Kind+" in the ledger: "+err.Error())
+			return
+		}
+		res.Ledger = e.ID
+	}
+}
+
+func objectPath(oid string) string { return ledgerObjects + "/" + oid[:2] + "/" + oid[2:] }
+
+// putObject stores a version's bytes once (content-addressed: a copy already there is the same).
+func putObject(root *os.Root, s side) error {
+	if !s.exists {
+		return nil
+	}
+	name := objectPath(blobOID(s.data))
+	if _, err := root.Lstat(name); err == nil {
+		return nil
+	}
+	if err := root.MkdirAll(path.Dir(name), 0o755); err != nil {
+		return err
+	}
+	return writeFileAtomic(root, name, s.data, 0o444)
+}
+
+// readObject reads a version back, checking its blob id.
+func readObject(root *os.Root, b *LedgerBlob) (side, error) {
+	if b == nil {
+		return side{}, nil
+	}
+	if !isFullOID(b.OID) {
+		return side{}, fmt.Errorf("the ledger names an invalid blob id %q", b.OID)
+	}
+	data, err := readRootCapped(root, objectPath(b.OID), MaxPatchBytes)
+	if err != nil {
+		return side{}, fmt.Errorf("the ledger's copy of %s: %w", b.OID, err)
+	}
+	if blobOID(data) != b.OID {
+		return side{}, fmt.Errorf("the ledger's copy of %s is damaged (its content has another blob id)", b.OID)
+	}
+	m := modeFile
+	switch b.Mode {
+	case "100755":
+		m = modeExec
+	case "120000":
+		m = modeSymlink
+	}
+	return side{exists: true, mode: m, data: data}, nil
+}
+
+// Ledger is the workspace's apply ledger, oldest entry first, with which entries a later
+// revert has taken back out. An entry file that cannot be read is named in the error; the
+// others are still returned.
+type Ledger struct {
+	Entries  []LedgerEntry     `json:"entries"`
+	Reverted map[string]string `json:"reverted"` // entry id → the revert entry's id
+}
+
+// ReadLedger reads every entry.
+func ReadLedger(workspace string) (*Ledger, error) {
+	lg := &Ledger{Entries: []LedgerEntry{}, Reverted: map[string]string{}}
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	names, err := fs.ReadDir(root.FS(), ledgerEntries)
+	if errors.Is(err, fs.ErrNotExist) {
+		return lg, nil
+	} else if err != nil {
+		return nil, err
+	}
+	var errs []error
+	for _, n := range names {
+		name := n.Name()
+		if n.IsDir() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
+			continue
+		}
+		b, err := readRootCapped(root, ledgerEntries+"/"+name, maxJSONBytes)
+		var e LedgerEntry
+		if err == nil {
+			err = json.Unmarshal(b, &e)
+		}
+		if err == nil && e.ID+".json" != name {
+			err = fmt.Errorf("its id is %q", e.ID)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", filepath.Join(workspace, ledgerEntries, name), err))
+			continue
+		}
+		lg.Entries = append(lg.Entries, e)
+	}
+	sort.SliceStable(lg.Entries, func(i, j int) bool { return lg.Entries[i].ID < lg.Entries[j].ID })
+	for _, e := range lg.Entries {
+		if e.Kind == "revert" && e.Reverts != "" {
+			lg.Reverted[e.Reverts] = e.ID
+		}
+	}
+	return lg, errors.Join(errs...)
+}
+
+// find resolves a reference to an apply entry: an entry id, or a proposal (its workspace-
+// relative proposal.json), whose latest apply not reverted yet is meant.
+func (lg *Ledger) find(ref string) (*LedgerEntry, error) {
+	for i := range lg.Entries {
+		if lg.Entries[i].ID == ref {
+			return &lg.Entries[i], nil
+		}
+	}
+	for i := len(lg.Entries) - 1; i >= 0; i-- {
+		e := &lg.Entries[i]
+		if e.Kind == "apply" && e.Proposal == ref {
+			if _, gone := lg.Reverted[e.ID]; !gone {
+				return e, nil
+			}
+		}
+	}
+	ids := make([]string, 0, len(lg.Entries))
+	for _, e := range lg.Entries {
+		ids = append(ids, e.ID)
+	}
+	if len(ids) > 5 {
+		ids = ids[len(ids)-5:]
+	}
+	return nil, fmt.Errorf("the apply ledger has no applied entry %q (latest: %s)", ref, strings.Join(ids, ", "))
+}
+
+// readOrigin reads proposal/origin.json; nil when there is none or it does not parse.
+func readOrigin(agentDir string) *Origin {
+	if agentDir == "" {
+		return nil
+	}
+	root, err := os.OpenRoot(agentDir)
+	if err != nil {
+		return nil
+	}
+	defer root.Close()
+	b, err := readRootCapped(root, originFile, maxJSONBytes)
+	if err != nil {
+		return nil
+	}
+	var o Origin
+	if json.Unmarshal(b, &o) != nil {
+		return nil
+	}
+	return &o
+}
+
+// entryFor starts the ledger entry of an apply of l.
+func entryFor(workspace string, l *Loaded) *LedgerEntry {
+	e := &LedgerEntry{Kind: "apply", Proposal: relToWorkspace(workspace, l.PatchPath)}
+	if l.Proposal != nil {
+		e.RunID, e.AgentID, e.Notes = l.Proposal.RunID, l.Proposal.AgentID, l.Proposal.Notes
+		e.Proposal = relToWorkspace(workspace, filepath.Join(l.AgentDir, JSONFile))
+		e.Origin = readOrigin(l.AgentDir)
+	}
+	return e
+}
+
+// relToWorkspace is p relative to the workspace (slashes), or p when it lies outside.
+func relToWorkspace(workspace, p string) string {
+	abs, err := filepath.Abs(workspace)
+	if err != nil {
+		return p
+	}
+	if rel, err := filepath.Rel(abs, p); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return filepath.ToSlash(rel)
+	}
+	return p
+}

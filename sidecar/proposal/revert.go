@@ -1,0 +1,156 @@
+package proposal
+
+// Revert takes one apply back out of the workspace, leaving whatever was applied or edited
+// after it in place: each file is merged three ways with base the file just after that apply,
+// ours the file now and theirs the file just before it (from the ledger's copies), so later
+// changes elsewhere in the file stay and the apply's own lines go. When a later change touches
+// those lines the revert does not apply and nothing is written; the patch it makes goes
+// through the same checks and the same all-or-nothing apply as any proposal.
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
+	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
+)
+
+// Revert reverts the apply ref names: a ledger entry id, or a proposal (proposal.json, its
+// sandbox folder) whose latest apply is meant. With o.DryRun it only checks. The revert is
+// itself a ledger entry (and can be reverted in turn).
+func Revert(ctx context.Context, workspace, ref string, o ApplyOptions) (*Result, error) {
+	if o.Flow != "" && !o.DryRun {
+		if err := eventlog.CheckFlowName(o.Flow); err != nil {
+			return nil, err
+		}
+	}
+	lg, lerr := ReadLedger(workspace)
+	if lg == nil {
+		return nil, lerr
+	}
+	e, err := lg.find(ref)
+	if err != nil && !ValidLedgerID(ref) {
+		if l, lerr2 := Load(workspace, ref); lerr2 == nil && l.AgentDir != "" {
+			e, err = lg.find(relToWorkspace(workspace, filepath.Join(l.AgentDir, JSONFile)))
+		}
+	}
+	if err != nil {
+		if lerr != nil {
+			err = fmt.Errorf("%w (and %v)", err, lerr)
+		}
+		return nil, err
+	}
+	if by, done := lg.Reverted[e.ID]; done {
+		return nil, fmt.Errorf("ledger entry %s was reverted already (by %s)", e.ID, by)
+	}
+	res := &Result{DryRun: o.DryRun, Files: []FileResult{}, Warnings: []string{}}
+	rev := &LedgerEntry{Kind: "revert", Reverts: e.ID, RunID: e.RunID, AgentID: e.AgentID, Proposal: e.Proposal, Notes: e.Notes, Origin: e.Origin}
+	res, err = applyPlanned(ctx, workspace, res, o, func(d *dirs) (*plan, []Problem) { return planRevert(d, e, o) }, recordIn(workspace, rev))
+	if err != nil || o.DryRun {
+		return res, err
+	}
+	l := &Loaded{Proposal: &Proposal{RunID: e.RunID, AgentID: e.AgentID}, PatchPath: filepath.Join(workspace, filepath.FromSlash(e.Proposal))}
+	if strings.HasSuffix(e.Proposal, "/"+JSONFile) {
+		if got, err := Load(workspace, e.Proposal); err == nil && got.AgentDir != "" {
+			l = got
+			if err := writeStatus(l, Status{State: "reverted", Reason: "ledger entry " + e.ID}); err != nil {
+				res.Warnings = append(res.Warnings, "could not record the status: "+err.Error())
+			}
+		}
+	}
+	flow := o.Flow
+	if flow == "" && e.Origin != nil {
+		flow = e.Origin.Flow
+	}
+	if err := logEvent(workspace, flow, l, "proposal_reverted", map[string]any{"reverts": e.ID, "ledger": res.Ledger, "files": res.Files}); err != nil {
+		res.Warnings = append(res.Warnings, "could not write the event log: "+err.Error())
+	}
+	return res, nil
+}
+
+// planRevert makes the patch that takes e's changes out of the workspace as it is, and checks it.
+func planRevert(d *dirs, e *LedgerEntry, o ApplyOptions) (*plan, []Problem) {
+	var probs []Problem
+	var patch []byte
+	for _, f := range e.Files {
+		// The ledger is a file in the workspace: its names get every rule a patch's do before
+		// anything is read.
+		if c, err := safepath.Clean(f.Path, o.Rules); err != nil || c != f.Path {
+			reason := "the name is not in canonical form"
+			if err != nil {
+				reason = err.(*safepath.Error).Reason
+			}
+			probs = append(probs, Problem{Path: f.Path, Reason: "the ledger names this path: " + reason})
+			continue
+		}
+		before, err := readObject(d.root, f.Before)
+		var after, cur side
+		if err == nil {
+			after, err = readObject(d.root, f.After)
+		}
+		if err == nil {
+			cur, err = readSideAt(d, f.Path)
+		}
+		if err != nil {
+			probs = append(probs, Problem{Path: f.Path, Reason: err.Error()})
+			continue
+		}
+		target, why := revertTarget(before, after, cur)
+		if why != "" {
+			probs = append(probs, Problem{Path: f.Path, Reason: "the revert does not apply: " + why})
+			continue
+		}
+		if target.equal(cur) {
+			continue // already as it was before (reverted by hand)
+		}
+		secs, _, _, err := changeSections(f.Path, cur, target)
+		if err != nil {
+			probs = append(probs, Problem{Path: f.Path, Reason: err.Error()})
+			continue
+		}
+		for _, s := range secs {
+			patch = append(patch, s...)
+		}
+	}
+	if len(probs) > 0 {
+		return nil, probs
+	}
+	return buildPlan(d, patch, Selection{}, o.Rules, o.MaxPatchBytes)
+}
+
+// revertTarget is the file without the apply's change (before → after), given how it is now;
+// or why that cannot be worked out.
+func revertTarget(before, after, cur side) (side, string) {
+	switch {
+	case cur.equal(after):
+		return before, ""
+	case cur.equal(before):
+		return cur, ""
+	case !after.exists:
+		return side{}, "the apply deleted this file, and it exists again"
+	case !cur.exists:
+		return side{}, "the file was deleted after the apply"
+	case !before.exists:
+		return side{}, "the apply added this file, and it has changed since"
+	case !before.text() || !after.text() || !cur.text():
+		return side{}, "a binary file or symlink that has changed since the apply"
+	}
+	base, ours, theirs := splitLines(after.data), splitLines(cur.data), splitLines(before.data)
+	chunks := merge3(base, ours, theirs)
+	var clash []string
+	for _, c := range chunks {
+		if c.kind == mergeConflict {
+			clash = append(clash, LineRange{c.ours0 + 1, c.ours1 - c.ours0}.String())
+		}
+	}
+	if len(clash) > 0 {
+		return side{}, fmt.Sprintf("%s of the file changed since the apply, over or next to the lines it wrote", strings.Join(clash, ", "))
+	}
+	mode := cur.mode
+	if cur.mode == after.mode {
+		mode = before.mode
+	}
+	return side{exists: true, mode: mode, data: renderMerge(base, ours, theirs, chunks, func(int, mergeChunk) resolution { return resolution{} }, mergeLabels{})}, ""
+}
