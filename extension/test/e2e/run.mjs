@@ -694,22 +694,16 @@ function sidecarPids() {
 }
 
 async function sidecarPid() {
-  for (let i = 0; i < 300; i++) {
-    const pids = sidecarPids();
-    if (pids.length === 1) return pids[0];
-    if (pids.length > 1) throw new Error(`expected one sidecar process, found ${pids.length}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('no sidecar process');
+  let pids = [];
+  if (!(await until(() => (pids = sidecarPids()).length > 0))) throw new Error('no sidecar process');
+  if (pids.length > 1) throw new Error(`expected one sidecar process, found ${pids.length}`);
+  return pids[0];
 }
 
 async function waitForNewSidecar(old) {
-  for (let i = 0; i < 300; i++) {
-    const pids = sidecarPids().filter((p) => p !== old);
-    if (pids.length === 1) return pids[0];
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`the sidecar (pid ${old}) was not restarted`);
+  let pids = [];
+  if (!(await until(() => (pids = sidecarPids().filter((p) => p !== old)).length === 1))) throw new Error(`the sidecar (pid ${old}) was not restarted`);
+  return pids[0];
 }
 
 /** Opens the notification centre and waits for the notification with this text in it. */
@@ -745,13 +739,13 @@ function filesContaining(dir, needle) {
 
 /** The frame of a webview whose document has selector (webviews are nested iframes). */
 async function webviewFrame(page, selector) {
-  for (let i = 0; i < 300; i++) {
-    for (const f of page.frames()) {
-      if (await f.locator(selector).count().catch(() => 0)) return f;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`no webview with ${selector}`);
+  let found;
+  const look = async () => {
+    for (const f of page.frames()) if (await f.locator(selector).count().catch(() => 0)) return (found = f);
+    return undefined;
+  };
+  if (!(await until(look))) throw new Error(`no webview with ${selector}`);
+  return found;
 }
 
 // ---- palette helpers (the recipe: F1, type the title, Enter) ---------------------------------
@@ -792,17 +786,16 @@ function freePort() {
 }
 
 async function waitForServer(url, child) {
-  for (let i = 0; i < 600; i++) {
+  const answers = async () => {
     if (child.exitCode !== null) throw new Error(`code-server exited with ${child.exitCode}`);
     try {
       const r = await fetch(url, { redirect: 'manual' });
-      if (r.status === 302 || r.status === 200) return;
+      return r.status === 302 || r.status === 200;
     } catch {
-      // not listening yet
+      return false; // not listening yet
     }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('code-server did not answer');
+  };
+  if (!(await until(answers))) throw new Error('code-server did not answer');
 }
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'agentcanvas-e2e-'));
