@@ -16,8 +16,14 @@ import (
 )
 
 // conflictAgent is every node of the conflict tests: the manager assigns each worker its part
-// and accepts; each worker runs its own edit ($AC_DIR/<id>.edit) in its sandbox and hands off.
+// and accepts; each worker runs its own edit (EDITS: a case on the agent's id, written into the
+// script, since a confined worker reads no test folder) in its sandbox and hands off.
 const conflictAgent = `set -u
+edit() {
+	case "$AGENTCANVAS_AGENT_ID" in
+EDITS
+	esac
+}
 prompt=$(cat)
 case "$AGENTCANVAS_ROLE" in
 manager)
@@ -25,7 +31,7 @@ manager)
 	else grep -o 'Team: .*' <<<"$prompt" | head -1 | sed 's/^Team: //' | tr ',' '\n' |
 		while read -r m; do [ -n "$m" ] && echo "ASSIGN $m: edit a.txt"; done; fi ;;
 *)
-	bash "$AC_DIR/$AGENTCANVAS_AGENT_ID.edit" || exit 1
+	(edit) || exit 1
 	cat <<EOH
 Edited a.txt.
 HANDOFF
@@ -71,15 +77,12 @@ func conflictRun(t *testing.T, edits ...string) (string, string, *recorder) {
 	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte(twenty()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	t.Setenv("AC_DIR", dir)
-	agent := script(t, dir, "agent.sh", conflictAgent)
+	var cases strings.Builder
 	for i, e := range edits {
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("worker_%d.edit", i+1)), []byte(e+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		fmt.Fprintf(&cases, "\tworker_%d)\n%s\n\t;;\n", i+1, e)
 	}
-	rt := map[string]any{"kind": "cli", "backendId": "command", "command": []string{"bash", agent}, "env": []string{"AC_DIR"}}
+	agent := script(t, t.TempDir(), "agent.sh", strings.Replace(conflictAgent, "EDITS\n", cases.String(), 1))
+	rt := map[string]any{"kind": "cli", "backendId": "command", "command": []string{"bash", agent}}
 	f := patternFlow(t, ws, "conflicts", flowSpec{pattern: "manager_worker", counts: map[string]int{"worker": len(edits)}, runtime: rt, description: "edit a.txt", files: []string{"a.txt"}})
 	rec := &recorder{}
 	out, err := Run(context.Background(), f, Options{Workspace: ws, Sink: rec.sink})
