@@ -4,12 +4,18 @@
 #   PARTS="validate proposals" make bench
 set -uo pipefail
 cd "$(dirname "$0")/.."
-PARTS=${PARTS:-"validate proposals agentproto server engine bus webview"}
+PARTS=${PARTS:-"validate proposals merge agentproto server engine confine bus webview"}
 failed=()
 for part in $PARTS; do
   echo
   echo "######## $part"
   case $part in
+    merge)
+      # the three-way merge of a 10,000-line file in process, against `git merge-file -p` on the same files
+      go test -run '^$' -bench 'MergeFile$' -benchmem ./sidecar/proposal || failed+=("$part") ;;
+    confine)
+      # a confined no-op turn against the same turn unconfined (alternately; reports the ratio)
+      go test -run '^$' -bench 'ConfinementOverhead' -benchtime 20x ./sidecar/runtime || failed+=("$part") ;;
     bus)
       go test -run '^$' -bench 'FiftyAgents' -benchtime 10x -benchmem ./sidecar/bus || failed+=("$part") ;;
     webview)
