@@ -28,10 +28,11 @@ type osChild struct {
 	// unconfined says why a turn that was to be confined is not (auto mode only).
 	unconfined string
 
-	mu   sync.Mutex
-	gone bool // the group was reaped: stop signalling (its id may be reused)
-	done chan struct{}
-	code int
+	mu     sync.Mutex
+	gone   bool // the group was reaped: stop signalling (its id may be reused)
+	pauses int  // how many times the group was paused: a later pause ends a resume's checks
+	done   chan struct{}
+	code   int
 }
 
 func (c *osChild) stdout() io.Reader         { return c.out }
@@ -52,7 +53,14 @@ func (c *osChild) signal(sig syscall.Signal) error {
 	if c.gone {
 		return syscall.ESRCH
 	}
-	return syscall.Kill(-c.agentPID, sig)
+	if sig == sigPause {
+		c.pauses++
+	}
+	err := syscall.Kill(-c.agentPID, sig)
+	if err == nil && sig == sigResume {
+		go c.settleResume(c.pauses)
+	}
+	return err
 }
 
 func (c *osChild) wait() int {
