@@ -196,28 +196,31 @@ export const InteractionEdge = memo(function InteractionEdge(props: EdgeProps<Ca
 const EdgeLabel = memo(function EdgeLabel({ id, data, selected }: { id: string; data: CanvasEdge["data"]; selected: boolean }) {
   const { overlay, now, selectEdge } = useContext(RunContext);
   const drawn = useDrawn(id);
-  if (!drawn) return null;
+  if (!drawn?.label) return null;
   const run = overlay.edges[id];
   const counters = edgeCounters(run, now);
   const cls = edgeClass(data, run, selected);
   const ds = data?.diagnostics ?? [];
   const full = data?.label ?? "";
+  // Centred on its place by a zero-size anchor (left/top, flex centring), not by a transform:
+  // a transform per label is a paint chunk per label, which every frame of a pan pays for.
   return (
-    <div
-      className={`ac-edge-label nodrag nopan ${cls}${drawn.label.free ? "" : " crowded"}`}
-      data-testid={`edge-label-${id}`}
-      style={{ transform: `translate(-50%, -50%) translate(${drawn.label.x}px,${drawn.label.y}px)` }}
-      // the full label (when shortened) and the problems, on hover
-      title={[drawn.text !== full ? full : "", ...ds.map((d) => `${d.severity}: ${d.message}`)].filter(Boolean).join("\n") || undefined}
-      onClick={(e) => {
-        e.stopPropagation();
-        selectEdge(id);
-      }}
-    >
-      <span className="ac-edge-text">{drawn.text}</span>
-      {ds.length > 0 ? <span className={`ac-badge ac-badge-${data?.severity}`}>{ds.length}</span> : null}
-      {counters ? <span className="ac-edge-counters">{counters}</span> : null}
-      {ds.length > 0 && selected ? <div className={`ac-diag ac-diag-${ds[0].severity}`}>{ds[0].message}</div> : null}
+    <div className="ac-edge-anchor" style={{ left: drawn.label.x, top: drawn.label.y }}>
+      <div
+        className={`ac-edge-label nodrag nopan ${cls}${drawn.label.free ? "" : " crowded"}`}
+        data-testid={`edge-label-${id}`}
+        // the full label (when shortened) and the problems, on hover
+        title={[drawn.text !== full ? full : "", ...ds.map((d) => `${d.severity}: ${d.message}`)].filter(Boolean).join("\n") || undefined}
+        onClick={(e) => {
+          e.stopPropagation();
+          selectEdge(id);
+        }}
+      >
+        <span className="ac-edge-text">{drawn.text}</span>
+        {ds.length > 0 ? <span className={`ac-badge ac-badge-${data?.severity}`}>{ds.length}</span> : null}
+        {counters ? <span className="ac-edge-counters">{counters}</span> : null}
+        {ds.length > 0 && selected ? <div className={`ac-diag ac-diag-${ds[0].severity}`}>{ds[0].message}</div> : null}
+      </div>
     </div>
   );
 });

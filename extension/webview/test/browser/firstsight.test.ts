@@ -9,9 +9,10 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import type { FlowOp, LoadFlowResult, PatternInfo } from "../../../src/canvas/protocol";
-import { shortLabel } from "../../src/labels";
+import { LABEL_MIN_ZOOM, shortLabel } from "../../src/labels";
+import { bigFlow } from "../shared/bigFlow";
 import { readability, settled as settledInPage, type Readability } from "../shared/readability.mjs";
-import { clearSent, edits, fixture, hostPost, launch, openCanvas, pageProblems, ROOT, screenshot, showFlow, THEMES, waitForOps } from "./harness";
+import { clearSent, edits, fixture, hostPost, launch, openCanvas, pageProblems, ROOT, screenshot, showFlow, THEMES, viewport, waitForOps } from "./harness";
 
 const firstSight = fixture("first-sight.json");
 const team20 = fixture("team-20.json");
@@ -122,6 +123,30 @@ describe("the canvas at first sight", { concurrency: false }, () => {
     const r = await read(page);
     const inView = r.problems.filter((p) => !p.includes("cut by the canvas's edge"));
     assert.deepEqual(inView, []);
+    await noProblems(page);
+    await page.close();
+  });
+
+  test("a big flow zoomed out draws its edges without labels (too small to read); zoomed in, the labels in view are readable", async () => {
+    const flow = bigFlow(false, 200, 400);
+    const page = await openCanvas(browser, { width: 1400, height: 900 });
+    await showFlow(page, { flow, diagnostics: [] }, patterns);
+    await page.locator(".react-flow__edge").first().waitFor();
+    await settled(page);
+    const fitted = (await viewport(page)).zoom;
+    assert.ok(fitted < LABEL_MIN_ZOOM, `fitted at zoom ${fitted}`);
+    assert.ok((await page.locator(".react-flow__edge").count()) > 0);
+    assert.equal(await page.locator(".ac-edge-label").count(), 0);
+    // at 100% (the view around the first nodes) the labels are drawn, clear of the nodes and of each other
+    await page.keyboard.press("1");
+    await page.locator(".ac-edge-label").first().waitFor();
+    await settled(page);
+    const r = await read(page);
+    assert.ok(r.labels.length > 0);
+    assert.deepEqual(r.problems.filter((p) => !p.includes("cut by the canvas's edge")), []);
+    // and back out: gone again
+    await page.keyboard.press("0");
+    await page.locator(".ac-edge-label").first().waitFor({ state: "detached" });
     await noProblems(page);
     await page.close();
   });
