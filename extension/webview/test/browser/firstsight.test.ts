@@ -2,17 +2,15 @@
 // its labels readable (checked from the DOM, as the e2e test does in code-server), the toolbar in
 // codicons and the theme's colours, each interaction in its colour with a legend, and the run
 // overlay's states readable in light, dark and high-contrast themes.
-// DOCS_IMAGES=1 also writes the README's screenshots to docs/images/.
+// DOCS_IMAGES=1 also writes the README's screenshots to docs/images/ (see docsImage).
 import assert from "node:assert/strict";
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import type { FlowOp, LoadFlowResult, PatternInfo } from "../../../src/canvas/protocol";
 import { LABEL_MIN_ZOOM, shortLabel } from "../../src/labels";
 import { bigFlow } from "../shared/bigFlow";
 import { readability, settled as settledInPage, type Readability } from "../shared/readability.mjs";
-import { clearSent, edits, fixture, hostPost, launch, openCanvas, pageProblems, ROOT, screenshot, showFlow, THEMES, viewport, waitForOps } from "./harness";
+import { clearSent, docsImage, edits, fixture, hostPost, launch, openCanvas, pageProblems, showFlow, THEMES, viewport, waitForOps } from "./harness";
 
 const firstSight = fixture("first-sight.json");
 const team20 = fixture("team-20.json");
@@ -47,15 +45,6 @@ async function read(page: Page): Promise<Readability> {
 
 async function noProblems(page: Page) {
   assert.deepEqual(await pageProblems(page), { csp: [], remote: [], errors: [] });
-}
-
-/** docsImage keeps a screenshot for the README's tour when DOCS_IMAGES is set. */
-async function docsImage(page: Page, name: string) {
-  await screenshot(page, name);
-  if (!process.env.DOCS_IMAGES) return;
-  const dir = join(ROOT, "docs/images");
-  mkdirSync(dir, { recursive: true });
-  await page.screenshot({ path: join(dir, `${name}.png`) });
 }
 
 const byId = (r: Readability, id: string) => r.nodes.find((n) => n.id === id)!;
