@@ -154,6 +154,9 @@ function Canvas() {
   const busy = useMemo(() => new BusyState(), []);
   const [metrics, setMetrics] = useState<LabelMetrics>(ESTIMATED_METRICS);
   const zoomedOut = useStore((s) => s.transform[2] < LABEL_MIN_ZOOM);
+  // Whether the first view is set (restored, or the flow fitted): until then the zoom is not the
+  // one the flow will be seen at, and a big flow's labels wait for it rather than be drawn for nothing.
+  const [viewSet, setViewSet] = useState(false);
   const wrapper = useRef<HTMLDivElement>(null);
   // While Space is held, a drag pans — over a node too: React Flow marks draggable nodes "nopan",
   // so they stop being draggable for as long as the key is down.
@@ -251,8 +254,10 @@ function Canvas() {
     setEdges(graph.edges.map((e) => ({ ...e, selected: keepEdges.has(e.id) })));
     if (restoring) {
       first.current = false;
-      if (saved.viewport) rf.setViewport(saved.viewport);
-      else requestAnimationFrame(() => fit(1));
+      if (saved.viewport) {
+        rf.setViewport(saved.viewport);
+        setViewSet(true);
+      } else requestAnimationFrame(() => void fit(1).finally(() => setViewSet(true)));
     }
   }, [graph]); // eslint-disable-line react-hooks/exhaustive-deps
 
@@ -563,7 +568,7 @@ function Canvas() {
   const ctx = useMemo(() => ({ overlay, now, selectEdge }), [overlay, now, selectEdge]);
   const big = nodes.length > BIG_FLOW;
   // A big flow zoomed out too far to read its labels draws (and places) none (LABEL_MIN_ZOOM).
-  const labelsDrawn = !big || !zoomedOut;
+  const labelsDrawn = !big || (viewSet && !zoomedOut);
 
   // Every edge's curve and its label's place, computed together so labels keep clear of the
   // nodes and of each other. A label's size: its (shortened) text and problem badge on one line,
@@ -717,7 +722,7 @@ function Canvas() {
                 for (const n of dragged) pos[n.id] = n.position;
                 send(moveOps(withAutoPlaced(pos)), "Move");
               }}
-              onMoveEnd={(_, vp: Viewport) => saveState({ viewport: vp })}
+              onMoveEnd={(_, vp: Viewport) => (saveState({ viewport: vp }), setViewSet(true))}
               onConnectStart={() => (connected.current = false)}
               onConnect={onConnect}
               onConnectEnd={onConnectEnd}
