@@ -26,7 +26,7 @@ import { planConnect, planPick, planReconnect, type ConnectPlan } from "./connec
 import { syntaxError } from "./diagnostics";
 import { edgeGeometry, type Rect } from "./edgeGeometry";
 import { DrawnEdges, type DrawnEdge } from "./drawnEdges";
-import { DrawnEdgesContext, EdgeLabels, edgeTypes, nodeTypes, RunContext } from "./elements";
+import { DrawnEdgesContext, edgeTypes, LabelLayer, LabelLayerContext, nodeTypes, RunContext } from "./elements";
 import { estimatedHeight, findElement, layoutInput, NODE_HEIGHT, NODE_WIDTH, toGraph, type CanvasEdge, type CanvasNode } from "./graph";
 import { loadState, onHostMessage, post, saveState } from "./host";
 import { Inspector } from "./Inspector";
@@ -157,6 +157,7 @@ function Canvas() {
   // Whether the first view is set (restored, or the flow fitted): until then the zoom is not the
   // one the flow will be seen at, and a big flow's labels wait for it rather than be drawn for nothing.
   const [viewSet, setViewSet] = useState(false);
+  const [labelLayer, setLabelLayer] = useState<HTMLElement | null>(null);
   const wrapper = useRef<HTMLDivElement>(null);
   // While Space is held, a drag pans — over a node too: React Flow marks draggable nodes "nopan",
   // so they stop being draggable for as long as the key is down.
@@ -710,6 +711,7 @@ function Canvas() {
           {legend && flow ? <Legend interactions={flow.interactions ?? []} selected={selectedIx} onSelect={selectInteraction} /> : null}
           <RunContext.Provider value={ctx}>
            <DrawnEdgesContext.Provider value={drawnEdges}>
+           <LabelLayerContext.Provider value={labelsDrawn ? labelLayer : null}>
             <ReactFlow<CanvasNode, CanvasEdge>
               nodes={nodes}
               edges={edges}
@@ -748,7 +750,7 @@ function Canvas() {
               zoomOnDoubleClick={false}
             >
               <Background variant={snap ? BackgroundVariant.Lines : BackgroundVariant.Dots} gap={GRID} />
-              {labelsDrawn ? <EdgeLabels edges={edges} /> : null}
+              <LabelLayer onLayer={setLabelLayer} />
               {minimap ? (
                 <MiniMap<CanvasNode>
                   pannable
@@ -760,6 +762,7 @@ function Canvas() {
                 />
               ) : null}
             </ReactFlow>
+           </LabelLayerContext.Provider>
            </DrawnEdgesContext.Provider>
           </RunContext.Provider>
           {flow && nodes.length === 0 ? <div className="ac-empty">This flow has no nodes yet. Insert a pattern from the palette.</div> : null}

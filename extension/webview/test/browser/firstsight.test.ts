@@ -133,6 +133,10 @@ describe("the canvas at first sight", { concurrency: false }, () => {
     const r = await read(page);
     assert.ok(r.labels.length > 0);
     assert.deepEqual(r.problems.filter((p) => !p.includes("cut by the canvas's edge")), []);
+    // only the edges in view are drawn, each with its label
+    const drawnEdges = await page.locator(".react-flow__edge").count();
+    assert.ok(drawnEdges < 400, `${drawnEdges} edges drawn`);
+    assert.equal(await page.locator(".ac-edge-label").count(), drawnEdges);
     // and back out: gone again
     await page.keyboard.press("0");
     await page.locator(".ac-edge-label").first().waitFor({ state: "detached" });
