@@ -12,6 +12,7 @@ import {
   ReactFlowProvider,
   useKeyPress,
   useReactFlow,
+  useStore,
   type Connection,
   type EdgeChange,
   type FinalConnectionState,
@@ -25,12 +26,12 @@ import { planConnect, planPick, planReconnect, type ConnectPlan } from "./connec
 import { syntaxError } from "./diagnostics";
 import { edgeGeometry, type Rect } from "./edgeGeometry";
 import { DrawnEdges, type DrawnEdge } from "./drawnEdges";
-import { DrawnEdgesContext, EdgeLabels, edgeTypes, nodeTypes, RunContext } from "./elements";
+import { DrawnEdgesContext, edgeTypes, LabelLayer, LabelLayerContext, nodeTypes, RunContext } from "./elements";
 import { estimatedHeight, findElement, layoutInput, NODE_HEIGHT, NODE_WIDTH, toGraph, type CanvasEdge, type CanvasNode } from "./graph";
 import { loadState, onHostMessage, post, saveState } from "./host";
 import { Inspector } from "./Inspector";
 import { placeLabels, type LabelRequest } from "./labelPlacement";
-import { MAX_LABEL_CHARS, shortLabel } from "./labels";
+import { LABEL_MIN_ZOOM, MAX_LABEL_CHARS, shortLabel } from "./labels";
 import { tidyLayout } from "./layout";
 import { Legend } from "./Legend";
 import { deleteOps, layoutOp, moveOps, nudge } from "./ops";
@@ -46,6 +47,8 @@ const NUDGE_SETTLE_MS = 400;
 export const MINIMAP_MIN_WIDTH = 900;
 /** Flows with more interactions than this start with the legend hidden (its toggle shows it). */
 export const LEGEND_MAX = 24;
+/** Flows with more nodes than this draw only what is in view (React Flow's onlyRenderVisibleElements). */
+export const BIG_FLOW = 150;
 
 /** The size of an edge label's parts, measured once from the page's own font (see measureLabels). */
 interface LabelMetrics {
@@ -150,6 +153,11 @@ function Canvas() {
   const [edges, setEdges] = useState<CanvasEdge[]>([]);
   const busy = useMemo(() => new BusyState(), []);
   const [metrics, setMetrics] = useState<LabelMetrics>(ESTIMATED_METRICS);
+  const zoomedOut = useStore((s) => s.transform[2] < LABEL_MIN_ZOOM);
+  // Whether the first view is set (restored, or the flow fitted): until then the zoom is not the
+  // one the flow will be seen at, and a big flow's labels wait for it rather than be drawn for nothing.
+  const [viewSet, setViewSet] = useState(false);
+  const [labelLayer, setLabelLayer] = useState<HTMLElement | null>(null);
   const wrapper = useRef<HTMLDivElement>(null);
   // While Space is held, a drag pans — over a node too: React Flow marks draggable nodes "nopan",
   // so they stop being draggable for as long as the key is down.
@@ -247,8 +255,10 @@ function Canvas() {
     setEdges(graph.edges.map((e) => ({ ...e, selected: keepEdges.has(e.id) })));
     if (restoring) {
       first.current = false;
-      if (saved.viewport) rf.setViewport(saved.viewport);
-      else requestAnimationFrame(() => fit(1));
+      if (saved.viewport) {
+        rf.setViewport(saved.viewport);
+        setViewSet(true);
+      } else requestAnimationFrame(() => void fit(1).finally(() => setViewSet(true)));
     }
   }, [graph]); // eslint-disable-line react-hooks/exhaustive-deps
 
@@ -381,12 +391,16 @@ function Canvas() {
       const step = Math.floor(fraction * 10);
       if (step !== shown) busy.set({ label: "Tidying…", fraction: (shown = step) / 10 });
     };
+    // Each stage marked, for the benchmark (npm run bench:webview) to say where the time goes.
+    performance.mark("ac:tidy:start");
     progress(0);
     try {
       const sizes = new Map(ns.map((n) => [n.id, nodeRect(n)]));
       const positions = await tidyLayout(layoutInput(f, g.diagnostics, (id) => sizes.get(id)), progress);
+      performance.mark("ac:tidy:reply");
       setNodes((cur) => cur.map((n) => (positions[n.id] ? { ...n, position: positions[n.id] } : n)));
       send([layoutOp(positions)], "Tidy");
+      performance.mark("ac:tidy:sent");
       requestAnimationFrame(() => fit(1));
     } catch (e) {
       setNotice(`Tidy failed: ${(e as Error).message}`);
@@ -553,7 +567,9 @@ function Canvas() {
       : [];
   const flowDiags = graph?.diagnostics.flow ?? [];
   const ctx = useMemo(() => ({ overlay, now, selectEdge }), [overlay, now, selectEdge]);
-  const big = nodes.length > 150;
+  const big = nodes.length > BIG_FLOW;
+  // A big flow zoomed out too far to read its labels draws (and places) none (LABEL_MIN_ZOOM).
+  const labelsDrawn = !big || (viewSet && !zoomedOut);
 
   // Every edge's curve and its label's place, computed together so labels keep clear of the
   // nodes and of each other. A label's size: its (shortened) text and problem badge on one line,
@@ -568,12 +584,16 @@ function Canvas() {
   const drawnEdges = useMemo(() => new DrawnEdges(), []);
   const drawn = useMemo(() => {
     const rects = new Map(nodes.map((n) => [n.id, nodeRect(n)]));
+    const out = new Map<string, DrawnEdge>();
     const requests: LabelRequest[] = [];
     const forms = new Map<string, string[]>();
     for (const e of edges) {
       const s = rects.get(e.source);
       const t = rects.get(e.target);
       if (!s || !t || !e.data) continue;
+      const geometry = edgeGeometry(s, t, e.data.parallel, e.data.parallelCount, e.source > e.target);
+      out.set(e.id, { geometry });
+      if (!labelsDrawn) continue;
       // the label, then shorter forms for when a tight layout leaves no room for it
       const texts = [...new Set([MAX_LABEL_CHARS, 20, 14, 10].map((n) => shortLabel(e.data!.label, n)))];
       forms.set(e.id, texts);
@@ -582,21 +602,15 @@ function Canvas() {
       const badge = problems ? String(problems).length + 3 : 0;
       const lines = 1 + (counters ? 1 : 0) + (problems && e.selected ? 1 : 0);
       const width = (chars: number) => Math.ceil(Math.max(chars + badge, counters, problems && e.selected ? 40 : 0) * metrics.char + metrics.chrome) + 2;
-      requests.push({
-        id: e.id,
-        widths: texts.map((x) => width([...x].length)),
-        height: Math.ceil(metrics.line * lines) + 2,
-        geometry: edgeGeometry(s, t, e.data.parallel, e.data.parallelCount, e.source > e.target),
-      });
+      requests.push({ id: e.id, widths: texts.map((x) => width([...x].length)), height: Math.ceil(metrics.line * lines) + 2, geometry });
     }
     const places = placeLabels(requests, [...rects.values()]);
-    const out = new Map<string, DrawnEdge>();
     for (const r of requests) {
       const label = places.get(r.id)!;
       out.set(r.id, { geometry: r.geometry, label, text: forms.get(r.id)![label.form] });
     }
     return out;
-  }, [shapes, metrics, extras]); // eslint-disable-line react-hooks/exhaustive-deps
+  }, [shapes, metrics, extras, labelsDrawn]); // eslint-disable-line react-hooks/exhaustive-deps
   useLayoutEffect(() => drawnEdges.set(drawn), [drawn, drawnEdges]);
   // The interaction whose edges are all the selection (the legend marks it).
   const selectedIx = selNodes.length === 0 && selEdges.length > 0 && selEdges.every((e) => e.data?.interactionId === selEdges[0].data?.interactionId) ? selEdges[0].data?.interactionId : undefined;
@@ -697,6 +711,7 @@ function Canvas() {
           {legend && flow ? <Legend interactions={flow.interactions ?? []} selected={selectedIx} onSelect={selectInteraction} /> : null}
           <RunContext.Provider value={ctx}>
            <DrawnEdgesContext.Provider value={drawnEdges}>
+           <LabelLayerContext.Provider value={labelsDrawn ? labelLayer : null}>
             <ReactFlow<CanvasNode, CanvasEdge>
               nodes={nodes}
               edges={edges}
@@ -709,7 +724,7 @@ function Canvas() {
                 for (const n of dragged) pos[n.id] = n.position;
                 send(moveOps(withAutoPlaced(pos)), "Move");
               }}
-              onMoveEnd={(_, vp: Viewport) => saveState({ viewport: vp })}
+              onMoveEnd={(_, vp: Viewport) => (saveState({ viewport: vp }), setViewSet(true))}
               onConnectStart={() => (connected.current = false)}
               onConnect={onConnect}
               onConnectEnd={onConnectEnd}
@@ -735,7 +750,7 @@ function Canvas() {
               zoomOnDoubleClick={false}
             >
               <Background variant={snap ? BackgroundVariant.Lines : BackgroundVariant.Dots} gap={GRID} />
-              <EdgeLabels edges={edges} />
+              <LabelLayer onLayer={setLabelLayer} />
               {minimap ? (
                 <MiniMap<CanvasNode>
                   pannable
@@ -747,6 +762,7 @@ function Canvas() {
                 />
               ) : null}
             </ReactFlow>
+           </LabelLayerContext.Provider>
            </DrawnEdgesContext.Provider>
           </RunContext.Provider>
           {flow && nodes.length === 0 ? <div className="ac-empty">This flow has no nodes yet. Insert a pattern from the palette.</div> : null}

@@ -4,18 +4,23 @@
 import type { EdgeGeometry } from "./edgeGeometry";
 import type { PlacedLabel } from "./labelPlacement";
 
-/** An edge as drawn: its curve, where its label goes, and the label's (possibly shortened) text. */
+/**
+ * An edge as drawn: its curve, where its label goes, and the label's (possibly shortened) text;
+ * no label while the canvas draws none (a big flow zoomed out, see LABEL_MIN_ZOOM).
+ */
 export interface DrawnEdge {
   geometry: EdgeGeometry;
-  label: PlacedLabel;
-  text: string;
+  label?: PlacedLabel;
+  text?: string;
 }
 
 const sameGeometry = (a: EdgeGeometry, b: EdgeGeometry) =>
   a.sourceSide === b.sourceSide && a.targetSide === b.targetSide && [a.p0, a.p1, a.p2, a.p3].every((p, i) => p.x === [b.p0, b.p1, b.p2, b.p3][i].x && p.y === [b.p0, b.p1, b.p2, b.p3][i].y);
 
-const same = (a: DrawnEdge, b: DrawnEdge) =>
-  a.text === b.text && a.label.x === b.label.x && a.label.y === b.label.y && a.label.form === b.label.form && a.label.free === b.label.free && sameGeometry(a.geometry, b.geometry);
+const sameLabel = (a: PlacedLabel | undefined, b: PlacedLabel | undefined) =>
+  a === b || (!!a && !!b && a.x === b.x && a.y === b.y && a.form === b.form && a.free === b.free);
+
+const same = (a: DrawnEdge, b: DrawnEdge) => a.text === b.text && sameLabel(a.label, b.label) && sameGeometry(a.geometry, b.geometry);
 
 export class DrawnEdges {
   private map: ReadonlyMap<string, DrawnEdge> = new Map();

@@ -2,6 +2,7 @@
 // event re-renders only the elements, never rebuilds the graph; so do the edges' drawn shapes
 // and their labels' places (App.tsx computes them for all edges at once, to keep labels apart).
 import { createContext, memo, useContext, useSyncExternalStore, type ReactNode } from "react";
+import { createPortal } from "react-dom";
 import { BaseEdge, EdgeLabelRenderer, Handle, Position, type EdgeProps, type NodeProps } from "@xyflow/react";
 import type { Diagnostic, Severity } from "../../src/canvas/protocol";
 import { DrawnEdges } from "./drawnEdges";
@@ -20,6 +21,9 @@ export const RunContext = createContext<CanvasContextValue>({ overlay: emptyOver
 
 /** The edges' drawing (drawnEdges.ts): one store for the canvas, each edge reads its own entry. */
 export const DrawnEdgesContext = createContext(new DrawnEdges());
+
+/** The layer the edges draw their labels into (LabelLayer); none while labels are not drawn. */
+export const LabelLayerContext = createContext<HTMLElement | null>(null);
 
 /** Codicon is one of @vscode/codicons' glyphs (bundled with the webview; decorative). */
 export function Codicon({ name, className }: { name: string; className?: string }) {
@@ -189,10 +193,14 @@ function useDrawn(id: string) {
   return useSyncExternalStore(store.subscribe, () => store.get(id));
 }
 
-/** The edge itself: its curve and arrowhead (its label is drawn by EdgeLabels). */
+/**
+ * The edge itself: its curve and arrowhead, and its label in the label layer above all edges (a
+ * portal: an edge React Flow leaves out, out of view in a big flow, draws no label either).
+ */
 export const InteractionEdge = memo(function InteractionEdge(props: EdgeProps<CanvasEdge>) {
   const { id, data, selected } = props;
   const { overlay } = useContext(RunContext);
+  const layer = useContext(LabelLayerContext);
   const drawn = useDrawn(id);
   if (!drawn) return null;
   const cls = edgeClass(data, overlay.edges[id], !!selected);
@@ -200,6 +208,7 @@ export const InteractionEdge = memo(function InteractionEdge(props: EdgeProps<Ca
     <>
       <BaseEdge id={id} path={edgePath(drawn.geometry)} className={cls} interactionWidth={16} />
       <path className={`ac-arrow ${cls}`} d={arrowPath(drawn.geometry)} />
+      {layer && drawn.label ? createPortal(<EdgeLabel id={id} data={data} selected={!!selected} />, layer) : null}
     </>
   );
 });
@@ -207,43 +216,44 @@ export const InteractionEdge = memo(function InteractionEdge(props: EdgeProps<Ca
 const EdgeLabel = memo(function EdgeLabel({ id, data, selected }: { id: string; data: CanvasEdge["data"]; selected: boolean }) {
   const { overlay, now, selectEdge } = useContext(RunContext);
   const drawn = useDrawn(id);
-  if (!drawn) return null;
+  if (!drawn?.label) return null;
   const run = overlay.edges[id];
   const counters = edgeCounters(run, now);
   const cls = edgeClass(data, run, selected);
   const ds = data?.diagnostics ?? [];
   const full = data?.label ?? "";
+  // Centred on its place by a zero-size anchor (left/top, flex centring), not by a transform:
+  // a transform per label is a paint chunk per label, which every frame of a pan pays for.
   return (
-    <div
-      className={`ac-edge-label nodrag nopan ${cls}${drawn.label.free ? "" : " crowded"}`}
-      data-testid={`edge-label-${id}`}
-      style={{ transform: `translate(-50%, -50%) translate(${drawn.label.x}px,${drawn.label.y}px)` }}
-      // the full label (when shortened) and the problems, on hover
-      title={[drawn.text !== full ? full : "", ...ds.map((d) => `${d.severity}: ${d.message}`)].filter(Boolean).join("\n") || undefined}
-      onClick={(e) => {
-        e.stopPropagation();
-        selectEdge(id);
-      }}
-    >
-      <span className="ac-edge-text">{drawn.text}</span>
-      {ds.length > 0 ? <span className={`ac-badge ac-badge-${data?.severity}`}>{ds.length}</span> : null}
-      {counters ? <span className="ac-edge-counters">{counters}</span> : null}
-      {ds.length > 0 && selected ? <div className={`ac-diag ac-diag-${ds[0].severity}`}>{ds[0].message}</div> : null}
+    <div className="ac-edge-anchor" style={{ left: drawn.label.x, top: drawn.label.y }}>
+      <div
+        className={`ac-edge-label nodrag nopan ${cls}${drawn.label.free ? "" : " crowded"}`}
+        data-testid={`edge-label-${id}`}
+        // the full label (when shortened) and the problems, on hover
+        title={[drawn.text !== full ? full : "", ...ds.map((d) => `${d.severity}: ${d.message}`)].filter(Boolean).join("\n") || undefined}
+        onClick={(e) => {
+          e.stopPropagation();
+          selectEdge(id);
+        }}
+      >
+        <span className="ac-edge-text">{drawn.text}</span>
+        {ds.length > 0 ? <span className={`ac-badge ac-badge-${data?.severity}`}>{ds.length}</span> : null}
+        {counters ? <span className="ac-edge-counters">{counters}</span> : null}
+        {ds.length > 0 && selected ? <div className={`ac-diag ac-diag-${ds[0].severity}`}>{ds[0].message}</div> : null}
+      </div>
     </div>
   );
 });
 
 /**
- * EdgeLabels draws every edge's label in one layer above the edges: one portal for all of them
- * (React Flow's EdgeLabelRenderer looks its layer up on every store change, so one per edge
- * would cost a DOM query per edge per frame while panning).
+ * LabelLayer is the one layer the edges draw their labels into, in React Flow's label renderer
+ * (above the edges, moving with the view). Made once: React Flow's EdgeLabelRenderer used in each
+ * edge would look its layer up in the DOM on every store change, every frame of a pan.
  */
-export const EdgeLabels = memo(function EdgeLabels({ edges }: { edges: CanvasEdge[] }) {
+export const LabelLayer = memo(function LabelLayer({ onLayer }: { onLayer: (layer: HTMLElement | null) => void }) {
   return (
     <EdgeLabelRenderer>
-      {edges.map((e) => (
-        <EdgeLabel key={e.id} id={e.id} data={e.data} selected={!!e.selected} />
-      ))}
+      <div className="ac-label-layer" ref={onLayer} />
     </EdgeLabelRenderer>
   );
 });

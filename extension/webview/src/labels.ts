@@ -72,6 +72,13 @@ export function edgeLabel(patternId: string, data: EdgeData | undefined): string
   return k ? `${id} (${k})` : `${id} (no termination)`;
 }
 
+/**
+ * Below this zoom a big flow's edge labels are not drawn (App.tsx): their text would be 5 px high
+ * or less, unreadable, and a thousand of them made every frame of the whole flow in view slow.
+ * Zooming in draws them.
+ */
+export const LABEL_MIN_ZOOM = 0.45;
+
 /** The longest edge label drawn in full; a longer one is shortened, its full text on hover. */
 export const MAX_LABEL_CHARS = 28;
 

@@ -53,5 +53,6 @@ export async function tidyLayout(input: FlowLayoutInput, progress?: (fraction: n
     w.addEventListener("message", onMessage);
     w.addEventListener("error", onError);
     w.postMessage({ id, input } satisfies LayoutRequest);
+    performance.mark("ac:tidy:posted");
   });
 }

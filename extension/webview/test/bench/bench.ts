@@ -4,47 +4,9 @@
 //   npm run bench:webview            (builds first)
 // Numbers depend on the machine; no assertion is made on them.
 import type { Page } from "playwright-core";
-import type { FlowModel, Interaction } from "../../../src/canvas/protocol";
+import type { FlowModel } from "../../../src/canvas/protocol";
+import { bigFlow } from "../shared/bigFlow";
 import { clearSent, hostPost, launch, openCanvas, waitForSent } from "../browser/harness";
-
-const AGENTS = Number(process.env.BENCH_AGENTS ?? 500);
-const EDGES = Number(process.env.BENCH_EDGES ?? 1000);
-const PATTERNS = ["manager_worker", "debate_judge", "chat_chain_pipeline", "majority_vote", "blackboard", "router_targeted"];
-
-// A deterministic pseudo-random flow: agents on a grid, edges mostly between near neighbours.
-function bigFlow(withLayout = true): FlowModel {
-  let seed = 42;
-  const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
-  const agents = Array.from({ length: AGENTS }, (_, i) => ({
-    id: `a${i}`,
-    name: `Agent ${i}`,
-    role: i % 10 === 0 ? "manager" : "worker",
-    runtime: { kind: "cli", backendId: ["claude", "codex", "gemini", "auto"][i % 4] },
-    path: `/agents/${i}`,
-  }));
-  const cols = Math.ceil(Math.sqrt(AGENTS));
-  const nodes: Record<string, { x: number; y: number }> = {};
-  agents.forEach((a, i) => (nodes[a.id] = { x: (i % cols) * 260, y: Math.floor(i / cols) * 140 }));
-  const interactions: Interaction[] = [];
-  const perInteraction = 4;
-  for (let e = 0; e < EDGES; e++) {
-    const k = Math.floor(e / perInteraction);
-    if (!interactions[k]) interactions[k] = { id: `i${k + 1}`, patternId: PATTERNS[k % PATTERNS.length], edges: [], path: `/interactions/${k}` };
-    const s = Math.floor(rnd() * AGENTS);
-    let t = s + 1 + Math.floor(rnd() * cols * 2);
-    if (t >= AGENTS) t = Math.floor(rnd() * AGENTS);
-    if (t === s) t = (s + 1) % AGENTS;
-    const j = interactions[k].edges!.length;
-    interactions[k].edges!.push({
-      id: `i${k + 1}-e${j + 1}`,
-      source: `a${s}`,
-      target: `a${t}`,
-      data: { termination: { type: "max_rounds", rounds: 1 + (e % 5) } },
-      path: `/interactions/${k}/edges/${j}`,
-    });
-  }
-  return { file: "big.yaml", name: "big", agents, systemNodes: [], interactions, layout: { nodes: withLayout ? nodes : {}, edges: {} }, spans: {} };
-}
 
 function stats(xs: number[]) {
   const s = [...xs].sort((a, b) => a - b);
@@ -89,40 +51,69 @@ async function panFrames(page: Page, label: string) {
   console.log(`pan at ${label}: frame ms`, JSON.stringify(stats(frames)), `(rendered ${dom.nodes} nodes, ${dom.edges} edges)`);
 }
 
-/** firstRender posts the flow as the host would and times it until the fitted graph is painted. */
+/**
+ * firstRender posts the flow as the host would and times it until the flow is drawn fitted in
+ * view: zoomed out (the benchmark's flow does not fit at 100%), every node in the DOM measured
+ * (React Flow hides a node until it is), and the edges drawn; then one more frame, to paint.
+ */
 async function firstRender(page: Page, f: FlowModel) {
   return page.evaluate(async (flow) => {
     const t0 = performance.now();
     window.postMessage({ type: "flow", version: 1, flow, diagnostics: [] }, "*");
+    const count = (sel: string) => document.querySelectorAll(sel).length;
     for (;;) {
       await new Promise((r) => requestAnimationFrame(r));
-      const n = document.querySelectorAll(".react-flow__node").length;
       const vp = document.querySelector(".react-flow__viewport") as HTMLElement | null;
-      if (n > 0 && vp && getComputedStyle(vp).transform !== "none" && document.querySelectorAll(".react-flow__edge").length > 0) {
+      const zoom = vp ? new DOMMatrix(getComputedStyle(vp).transform).a : 1;
+      const nodes = [...document.querySelectorAll<HTMLElement>(".react-flow__node")];
+      if (zoom < 1 && nodes.length > 0 && nodes.every((n) => n.style.visibility !== "hidden") && count(".react-flow__edge") > 0) {
         await new Promise((r) => requestAnimationFrame(r));
-        return { ms: performance.now() - t0, nodes: document.querySelectorAll(".react-flow__node").length, edges: document.querySelectorAll(".react-flow__edge").length };
+        return { ms: performance.now() - t0, zoom, nodes: nodes.length, edges: count(".react-flow__edge"), labels: count(".ac-edge-label:not(.ac-probe)") };
       }
     }
   }, f);
 }
 
 /**
- * tidy clicks Tidy and times the layout (until its setLayout op is sent) and, when the nodes
- * move (the first time), until they are drawn where the layout put them.
+ * tidy clicks Tidy and times, in the page, from the click (the input event's time) to the
+ * setLayout op posted to the host and, when the nodes move (the first time), to the first frame
+ * that draws them where the layout put them; with the stages Tidy marks (ac:tidy:*): the graph
+ * handed to the worker (with its start the first time), the layout's reply, the op sent.
  */
 async function tidy(page: Page, label: string, moves: boolean) {
   await clearSent(page);
-  const before = await page.locator(".react-flow__node").first().evaluate((n) => getComputedStyle(n).transform);
-  const t0 = Date.now();
+  await page.evaluate(() => {
+    const w = window as unknown as { __sent: unknown[]; __tidy: Record<string, number> };
+    const t: Record<string, number> = (w.__tidy = {});
+    performance.clearMarks();
+    const push = w.__sent.push.bind(w.__sent);
+    w.__sent.push = (...m: unknown[]) => ((t.posted ??= performance.now()), push(...m));
+    const node = document.querySelector(".react-flow__node")!;
+    const before = getComputedStyle(node).transform;
+    document.addEventListener(
+      "click",
+      (e) => {
+        t.click = e.timeStamp;
+        const poll = () => (getComputedStyle(node).transform !== before ? (t.drawn = performance.now()) : requestAnimationFrame(poll));
+        requestAnimationFrame(poll);
+      },
+      { capture: true, once: true },
+    );
+  });
   await page.getByRole("button", { name: "Tidy" }).click();
   await waitForSent(page, (m) => m.type === "edit" && m.ops[0]?.op === "setLayout", 120_000);
-  const layout = Date.now() - t0;
-  let drawn = "";
-  if (moves) {
-    await page.waitForFunction((b) => getComputedStyle(document.querySelector(".react-flow__node")!).transform !== b, before, { timeout: 120_000, polling: "raf" });
-    drawn = `, ${Date.now() - t0} ms until drawn`;
-  }
-  console.log(`tidy ${label}: ${layout} ms to lay out (in the worker, to the setLayout op)${drawn}`);
+  if (moves) await page.waitForFunction(() => (window as unknown as { __tidy: { drawn?: number } }).__tidy.drawn !== undefined, undefined, { timeout: 120_000 });
+  const t = await page.evaluate(() => {
+    const w = window as unknown as { __tidy: { click: number; posted: number; drawn: number } };
+    const mark = (n: string) => performance.getEntriesByName(`ac:tidy:${n}`)[0]?.startTime ?? NaN;
+    return { ...w.__tidy, start: mark("start"), handed: mark("posted"), reply: mark("reply"), sent: mark("sent") };
+  });
+  const ms = (a: number, b: number) => (Number.isFinite(b - a) ? `${Math.round(b - a)}` : "?");
+  const drawn = moves ? `, ${ms(t.click, t.drawn)} ms click → drawn` : "";
+  console.log(
+    `tidy ${label}: ${ms(t.click, t.posted)} ms click → setLayout op posted${drawn}` +
+      ` (click handled after ${ms(t.click, t.start)}, graph in the worker after ${ms(t.start, t.handed)}, layout ${ms(t.handed, t.reply)}, op after ${ms(t.reply, t.sent)})`,
+  );
 }
 
 const browser = await launch();
@@ -132,7 +123,7 @@ try {
   console.log(`flow: ${flow.agents!.length} agents, ${flow.interactions!.reduce((n, i) => n + i.edges!.length, 0)} edges in ${flow.interactions!.length} interactions`);
   // First render: from the host's message to the first frame with the fitted graph painted.
   const first = await firstRender(page, flow);
-  console.log(`first render: ${first.ms.toFixed(0)} ms (${first.nodes} nodes, ${first.edges} edges in the DOM)`);
+  console.log(`first render: ${first.ms.toFixed(0)} ms (at zoom ${first.zoom.toFixed(2)}: ${first.nodes} nodes, ${first.edges} edges, ${first.labels} labels in the DOM)`);
   await page.waitForTimeout(500);
   await page.keyboard.press("0");
   await page.waitForTimeout(300);
@@ -157,7 +148,7 @@ try {
   // A flow with no saved positions: laid out by roles as it opens.
   const fresh = await openCanvas(browser, { width: 1600, height: 1000 });
   const unplaced = await firstRender(fresh, bigFlow(false));
-  console.log(`first render without saved positions (laid out on open): ${unplaced.ms.toFixed(0)} ms (${unplaced.nodes} nodes, ${unplaced.edges} edges in the DOM)`);
+  console.log(`first render without saved positions (laid out on open): ${unplaced.ms.toFixed(0)} ms (at zoom ${unplaced.zoom.toFixed(2)}: ${unplaced.nodes} nodes, ${unplaced.edges} edges, ${unplaced.labels} labels in the DOM)`);
   await fresh.close();
 } finally {
   await browser.close();

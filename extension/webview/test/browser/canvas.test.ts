@@ -7,6 +7,7 @@ import type { Browser, Page } from "playwright-core";
 import type { FlowModel, FlowOp, LoadFlowResult, PatternInfo } from "../../../src/canvas/protocol";
 import {
   clearSent,
+  docsImage,
   edits,
   fixture,
   hostPost,
@@ -22,6 +23,7 @@ import {
   waitForSent,
 } from "./harness";
 import { MAX_LABEL_CHARS } from "../../src/labels";
+import { settled } from "../shared/readability.mjs";
 
 const all = fixture("all-patterns.json");
 const problems = fixture("problems.json");
@@ -122,6 +124,8 @@ describe("canvas webview", { concurrency: false }, () => {
     await page.locator(".ac-pattern-doc h3").first().waitFor();
     assert.match((await page.locator(".ac-pattern-doc").textContent()) ?? "", /Debate \+ Judge/);
     assert.ok((await page.locator(".ac-pattern-doc table td").count()) > 0, "the roles table is rendered");
+    await page.evaluate(settled);
+    await docsImage(page, "canvas-palette");
     await clearSent(page);
     await page.getByRole("button", { name: "Insert debate_judge" }).click();
     const [op] = await waitForOps(page, 1);

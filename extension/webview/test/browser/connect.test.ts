@@ -5,7 +5,7 @@ import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import type { FlowModel, FlowOp, PatternInfo } from "../../../src/canvas/protocol";
 import { planConnect } from "../../src/connect";
-import { clearSent, edits, fixture, hostPost, launch, openCanvas, pageProblems, screenshot, showFlow, THEMES, waitForOps } from "./harness";
+import { clearSent, docsImage, edits, fixture, hostPost, launch, openCanvas, pageProblems, screenshot, showFlow, THEMES, waitForOps } from "./harness";
 
 const connect = fixture("connect.json");
 const patterns = fixture<PatternInfo[]>("patterns.json");
@@ -102,7 +102,7 @@ describe("drawing edges", { concurrency: false }, () => {
     await page.keyboard.type("judge");
     const shown = await picker.getByRole("option").evaluateAll((os) => os.map((o) => (o as HTMLElement).dataset.pattern));
     assert.ok(shown.includes("debate_judge") && shown.length < 20, shown.join());
-    await screenshot(page, "connect-picker");
+    await docsImage(page, "canvas-connect");
     // The arrow keys move the active option; Enter picks it.
     const first = shown[0];
     await page.keyboard.press("ArrowDown");

@@ -2,16 +2,15 @@
 // its labels readable (checked from the DOM, as the e2e test does in code-server), the toolbar in
 // codicons and the theme's colours, each interaction in its colour with a legend, and the run
 // overlay's states readable in light, dark and high-contrast themes.
-// DOCS_IMAGES=1 also writes the README's screenshots to docs/images/.
+// DOCS_IMAGES=1 also writes the README's screenshots to docs/images/ (see docsImage).
 import assert from "node:assert/strict";
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import type { FlowOp, LoadFlowResult, PatternInfo } from "../../../src/canvas/protocol";
-import { shortLabel } from "../../src/labels";
+import { LABEL_MIN_ZOOM, shortLabel } from "../../src/labels";
+import { bigFlow } from "../shared/bigFlow";
 import { readability, settled as settledInPage, type Readability } from "../shared/readability.mjs";
-import { clearSent, edits, fixture, hostPost, launch, openCanvas, pageProblems, ROOT, screenshot, showFlow, THEMES, waitForOps } from "./harness";
+import { clearSent, docsImage, edits, fixture, hostPost, launch, openCanvas, pageProblems, showFlow, THEMES, viewport, waitForOps } from "./harness";
 
 const firstSight = fixture("first-sight.json");
 const team20 = fixture("team-20.json");
@@ -46,15 +45,6 @@ async function read(page: Page): Promise<Readability> {
 
 async function noProblems(page: Page) {
   assert.deepEqual(await pageProblems(page), { csp: [], remote: [], errors: [] });
-}
-
-/** docsImage keeps a screenshot for the README's tour when DOCS_IMAGES is set. */
-async function docsImage(page: Page, name: string) {
-  await screenshot(page, name);
-  if (!process.env.DOCS_IMAGES) return;
-  const dir = join(ROOT, "docs/images");
-  mkdirSync(dir, { recursive: true });
-  await page.screenshot({ path: join(dir, `${name}.png`) });
 }
 
 const byId = (r: Readability, id: string) => r.nodes.find((n) => n.id === id)!;
@@ -122,6 +112,34 @@ describe("the canvas at first sight", { concurrency: false }, () => {
     const r = await read(page);
     const inView = r.problems.filter((p) => !p.includes("cut by the canvas's edge"));
     assert.deepEqual(inView, []);
+    await noProblems(page);
+    await page.close();
+  });
+
+  test("a big flow zoomed out draws its edges without labels (too small to read); zoomed in, the labels in view are readable", async () => {
+    const flow = bigFlow(false, 200, 400);
+    const page = await openCanvas(browser, { width: 1400, height: 900 });
+    await showFlow(page, { flow, diagnostics: [] }, patterns);
+    await page.locator(".react-flow__edge").first().waitFor();
+    await settled(page);
+    const fitted = (await viewport(page)).zoom;
+    assert.ok(fitted < LABEL_MIN_ZOOM, `fitted at zoom ${fitted}`);
+    assert.ok((await page.locator(".react-flow__edge").count()) > 0);
+    assert.equal(await page.locator(".ac-edge-label").count(), 0);
+    // at 100% (the view around the first nodes) the labels are drawn, clear of the nodes and of each other
+    await page.keyboard.press("1");
+    await page.locator(".ac-edge-label").first().waitFor();
+    await settled(page);
+    const r = await read(page);
+    assert.ok(r.labels.length > 0);
+    assert.deepEqual(r.problems.filter((p) => !p.includes("cut by the canvas's edge")), []);
+    // only the edges in view are drawn, each with its label
+    const drawnEdges = await page.locator(".react-flow__edge").count();
+    assert.ok(drawnEdges < 400, `${drawnEdges} edges drawn`);
+    assert.equal(await page.locator(".ac-edge-label").count(), drawnEdges);
+    // and back out: gone again
+    await page.keyboard.press("0");
+    await page.locator(".ac-edge-label").first().waitFor({ state: "detached" });
     await noProblems(page);
     await page.close();
   });

@@ -240,6 +240,19 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(ARTEFACTS, `${name}.png`) });
 }
 
+/**
+ * docsImage takes a screenshot as an artefact and, when DOCS_IMAGES is set, as the README's
+ * docs/images/<name>.png: the tour's pictures come from the browser tests, e.g.
+ *   npm run build:webview && node extension/webview/build.mjs --tests && DOCS_IMAGES=1 node --test --test-concurrency=1 out/test/webview/browser/
+ */
+export async function docsImage(page: Page, name: string): Promise<void> {
+  await screenshot(page, name);
+  if (!process.env.DOCS_IMAGES) return;
+  const dir = join(ROOT, "docs/images");
+  mkdirSync(dir, { recursive: true });
+  await page.screenshot({ path: join(dir, `${name}.png`) });
+}
+
 /** problems are CSP violations, remote requests and script errors the page recorded. */
 export async function pageProblems(page: Page): Promise<{ csp: string[]; remote: string[]; errors: string[] }> {
   return page.evaluate(() => {
