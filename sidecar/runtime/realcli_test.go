@@ -203,8 +203,11 @@ func realCases() []realCase {
 		realCase{name: "readonly", cli: codex, spec: readOnly,
 			script: script(modelserver.Reply{Calls: []modelserver.Call{writeHello(codex)}}, modelserver.Reply{Text: "I could not write it."}),
 			check:  checkDenied("apply_patch", "runtime.codexSandbox", "workspace-write", false)},
+		// The command takes a second: codex exec --json (0.169.0) reports no command_execution
+		// item for a command that ends at once (on an idle machine, this one's printf), so its
+		// denial cannot be seen in the stream (docs/agents.md, the CLIs' limits).
 		realCase{name: "readonly-shell", cli: codex, spec: readOnly,
-			script: script(modelserver.Reply{Calls: []modelserver.Call{{Tool: "exec_command", Args: map[string]any{"cmd": "printf 'hello\\n' > hello.txt"}}}}, modelserver.Reply{Text: "I could not write it."}),
+			script: script(modelserver.Reply{Calls: []modelserver.Call{{Tool: "exec_command", Args: map[string]any{"cmd": "sleep 1; printf 'hello\\n' > hello.txt"}}}}, modelserver.Reply{Text: "I could not write it."}),
 			check:  checkDenied("exec_command", "runtime.codexSandbox", "workspace-write", true)},
 		realCase{name: "readonly", cli: gemini, spec: readOnly,
 			script: script(modelserver.Reply{Calls: []modelserver.Call{writeHello(gemini)}}, modelserver.Reply{Text: "I could not write it."}),
