@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -163,16 +162,8 @@ func allText(evs []Event) string {
 // procState is the state letter of /proc/PID/stat (R, S, T, Z, …); ok is false when the
 // process does not exist.
 func procState(pid int) (byte, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 || i+2 >= len(s) {
-		return 0, false
-	}
-	return s[i+2], true
+	st, _, ok := procStat(pid)
+	return st, ok
 }
 
 // alive reports whether pid is a live process (zombies are dead: they only await reaping by

@@ -7,6 +7,9 @@ import (
 	"strings"
 )
 
+// resumeCheckable: a resume's group is checked again from /proc (resume_unix.go).
+const resumeCheckable = true
+
 // stopSignals are SIGSTOP, SIGTSTP, SIGTTIN and SIGTTOU as bits of /proc's signal masks.
 const stopSignals = 1<<(19-1) | 1<<(20-1) | 1<<(21-1) | 1<<(22-1)
 

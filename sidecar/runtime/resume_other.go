@@ -2,5 +2,7 @@
 
 package runtime
 
-// groupLeftStopped has no /proc to read here: a resume is not checked again.
+// resumeCheckable: there is no /proc to read here, so a resume is not checked again.
+const resumeCheckable = false
+
 func groupLeftStopped(int) bool { return false }

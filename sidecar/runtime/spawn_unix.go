@@ -57,7 +57,7 @@ func (c *osChild) signal(sig syscall.Signal) error {
 		c.pauses++
 	}
 	err := syscall.Kill(-c.agentPID, sig)
-	if err == nil && sig == sigResume {
+	if err == nil && sig == sigResume && resumeCheckable {
 		go c.settleResume(c.pauses)
 	}
 	return err
