@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentcanvas/agentcanvas/sidecar/lsppos"
+	"go.lsp.dev/protocol"
 )
 
 // Benchmarks (go test -run '^$' -bench . ./sidecar/server):
@@ -70,7 +70,7 @@ func BenchmarkDidChangeDiagnostics(b *testing.B) {
 		if version%2 == 0 {
 			ch = "r"
 		}
-		c.change(uri, version, lsppos.Change{Range: &lsppos.Range{Start: lsppos.Position{Line: line, Character: col}, End: lsppos.Position{Line: line, Character: col + 1}}, Text: ch})
+		c.change(uri, version, rangeChange(protocol.Range{Start: protocol.Position{Line: line, Character: col}, End: protocol.Position{Line: line, Character: col + 1}}, ch))
 		c.diagnostics(uri, version)
 	}
 	b.StopTimer()

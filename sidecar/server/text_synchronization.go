@@ -2,45 +2,27 @@ package server
 
 import (
 	"context"
-	"encoding/json"
+
+	"go.lsp.dev/protocol"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/lsppos"
 )
 
 func init() {
-	register("textDocument/didOpen", method{handle: (*Server).didOpen})
-	register("textDocument/didChange", method{handle: (*Server).didChange})
-	register("textDocument/didSave", method{handle: (*Server).didSave})
-	register("textDocument/didClose", method{handle: (*Server).didClose})
+	register("textDocument/didOpen", method{handle: lspNotification((*Server).didOpen)})
+	register("textDocument/didChange", method{handle: lspNotification((*Server).didChange)})
+	register("textDocument/didSave", method{handle: lspNotification((*Server).didSave)})
+	register("textDocument/didClose", method{handle: lspNotification((*Server).didClose)})
 }
 
-type textDocumentIdentifier struct {
-	URI string `json:"uri"`
-}
-
-type versionedTextDocumentIdentifier struct {
-	URI     string `json:"uri"`
-	Version int32  `json:"version"`
-}
-
-func (s *Server) didOpen(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		TextDocument struct {
-			URI        string `json:"uri"`
-			LanguageID string `json:"languageId"`
-			Version    int32  `json:"version"`
-			Text       string `json:"text"`
-		} `json:"textDocument"`
-	}
-	if err := decode(params, &p); err != nil {
-		return nil, err
-	}
-	path, err := uriPath(p.TextDocument.URI)
+func (s *Server) didOpen(ctx context.Context, p *protocol.DidOpenTextDocumentParams) error {
+	uri := string(p.TextDocument.URI)
+	path, err := uriPath(uri)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	d := &document{
-		uri: p.TextDocument.URI, path: path, isFlow: isFlowPath(path),
+		uri: uri, path: path, isFlow: isFlowPath(path),
 		version: p.TextDocument.Version, text: []byte(p.TextDocument.Text),
 	}
 	s.docs.mu.Lock()
@@ -59,74 +41,56 @@ func (s *Server) didOpen(ctx context.Context, params json.RawMessage) (any, erro
 	d.mu.Lock()
 	s.scheduleDiagnostics(d)
 	d.mu.Unlock()
-	return nil, nil
+	return nil
 }
 
 const docOutOfSync = "a document change could not be applied, so the server's copy is out of date; reopen "
 
-func (s *Server) didChange(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		TextDocument   versionedTextDocumentIdentifier `json:"textDocument"`
-		ContentChanges []lsppos.Change                 `json:"contentChanges"`
-	}
-	if err := decode(params, &p); err != nil {
-		return nil, err
-	}
-	d := s.docs.get(p.TextDocument.URI)
+func (s *Server) didChange(ctx context.Context, p *protocol.DidChangeTextDocumentParams) error {
+	d := s.docs.get(string(p.TextDocument.URI))
 	if d == nil {
-		return nil, badParams("didChange for %s, which is not open", p.TextDocument.URI)
+		return badParams("didChange for %s, which is not open", p.TextDocument.URI)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if p.TextDocument.Version <= d.version {
 		// Out-of-order or repeated versions would corrupt the text: keep the newer one.
-		return nil, badParams("didChange for %s: version %d is not newer than %d; change ignored", d.uri, p.TextDocument.Version, d.version)
+		return badParams("didChange for %s: version %d is not newer than %d; change ignored", d.uri, p.TextDocument.Version, d.version)
 	}
 	text, err := lsppos.ApplyChanges(d.text, p.ContentChanges)
 	if err != nil {
 		// The client and server now disagree about the text; say so loudly.
 		s.status.set(s, healthWarning, docOutOfSync+d.uri)
-		return nil, badParams("didChange for %s version %d: %v", d.uri, p.TextDocument.Version, err)
+		return badParams("didChange for %s version %d: %v", d.uri, p.TextDocument.Version, err)
 	}
 	d.text = text
 	d.version = p.TextDocument.Version
 	d.analysis = nil
 	s.scheduleDiagnostics(d)
-	return nil, nil
+	return nil
 }
 
-func (s *Server) didSave(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		TextDocument textDocumentIdentifier `json:"textDocument"`
-	}
-	if err := decode(params, &p); err != nil {
-		return nil, err
-	}
-	d := s.docs.get(p.TextDocument.URI)
+func (s *Server) didSave(ctx context.Context, p *protocol.DidSaveTextDocumentParams) error {
+	d := s.docs.get(string(p.TextDocument.URI))
 	if d == nil {
-		return nil, nil
+		return nil
 	}
 	// Workspace rules look at the disk, which just changed: validate again.
 	d.mu.Lock()
 	d.analysis = nil
 	s.scheduleDiagnostics(d)
 	d.mu.Unlock()
-	return nil, nil
+	return nil
 }
 
-func (s *Server) didClose(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		TextDocument textDocumentIdentifier `json:"textDocument"`
-	}
-	if err := decode(params, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) didClose(ctx context.Context, p *protocol.DidCloseTextDocumentParams) error {
+	uri := string(p.TextDocument.URI)
 	s.docs.mu.Lock()
-	d := s.docs.open[p.TextDocument.URI]
-	delete(s.docs.open, p.TextDocument.URI)
+	d := s.docs.open[uri]
+	delete(s.docs.open, uri)
 	s.docs.mu.Unlock()
 	if d == nil {
-		return nil, nil
+		return nil
 	}
 	d.mu.Lock()
 	d.closed = true
@@ -137,7 +101,7 @@ func (s *Server) didClose(ctx context.Context, params json.RawMessage) (any, err
 	d.mu.Unlock()
 	if isFlow {
 		// Clear the problems of a closed file (LSP leaves that to the server).
-		s.notify("textDocument/publishDiagnostics", publishDiagnosticsParams{URI: p.TextDocument.URI, Diagnostics: []lspDiagnostic{}})
+		s.notify("textDocument/publishDiagnostics", &protocol.PublishDiagnosticsParams{URI: p.TextDocument.URI, Diagnostics: []protocol.Diagnostic{}})
 	}
-	return nil, nil
+	return nil
 }
