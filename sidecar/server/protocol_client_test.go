@@ -1,0 +1,177 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.lsp.dev/protocol"
+	lspuri "go.lsp.dev/uri"
+)
+
+// TestProtocolClient reads the server's answers as a Go client built on go.lsp.dev/protocol
+// would: the initialize result, a publishDiagnostics, a code action, a hover and a completion
+// list decode into protocol's types, hold what the server means, and encode back to the same
+// JSON (nothing the server sent is lost on the way through protocol's types).
+func TestProtocolClient(t *testing.T) {
+	root, uri := workspace(t, "fix.yaml", fixableFlow)
+	c, _ := startInProcess(t, Options{Version: "1.2.3"})
+	roundTrip := func(name string, raw json.RawMessage, v any) {
+		t.Helper()
+		if err := protocol.Unmarshal(raw, v); err != nil {
+			t.Fatalf("%s does not decode with protocol's types: %v\n%s", name, err, raw)
+		}
+		back, err := protocol.Marshal(v)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got, want := canonicalWire(t, back, root), canonicalWire(t, raw, root); !bytes.Equal(got, want) {
+			t.Errorf("%s changed on the way through protocol's types:\n--- got\n%s--- sent\n%s", name, got, want)
+		}
+	}
+
+	res, rerr := c.call("initialize", map[string]any{"processId": os.Getpid(), "rootUri": pathURI(root), "capabilities": map[string]any{}})
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	var ir protocol.InitializeResult
+	roundTrip("the initialize result", res, &ir)
+	caps := ir.Capabilities
+	sync, ok := caps.TextDocumentSync.(*protocol.TextDocumentSyncOptions)
+	if !ok || sync.OpenClose == nil || !*sync.OpenClose || sync.Change == nil || *sync.Change != protocol.TextDocumentSyncKindIncremental {
+		t.Errorf("textDocumentSync %#v, want open/close and incremental changes", caps.TextDocumentSync)
+	}
+	if caps.PositionEncoding != protocol.PositionEncodingKindUTF16 || caps.HoverProvider != protocol.Boolean(true) {
+		t.Errorf("positionEncoding %q, hoverProvider %#v", caps.PositionEncoding, caps.HoverProvider)
+	}
+	if ca, ok := caps.CodeActionProvider.(*protocol.CodeActionOptions); !ok || !slices.Equal(ca.CodeActionKinds, []protocol.CodeActionKind{protocol.CodeActionKindQuickFix}) {
+		t.Errorf("codeActionProvider %#v", caps.CodeActionProvider)
+	}
+	if caps.CompletionProvider == nil || !slices.Contains(caps.CompletionProvider.TriggerCharacters, ":") {
+		t.Errorf("completionProvider %#v", caps.CompletionProvider)
+	}
+	var exp agentCanvasCapabilities
+	if err := json.Unmarshal(caps.Experimental, &exp); err != nil || !slices.Contains(exp.AgentCanvas.Methods, "agentcanvas/loadFlow") {
+		t.Errorf("experimental %s: %v", caps.Experimental, err)
+	}
+	if v, _ := ir.ServerInfo.Version.Get(); ir.ServerInfo.Name != "agentcanvas" || v != "1.2.3" {
+		t.Errorf("serverInfo %+v", ir.ServerInfo)
+	}
+	c.notify("initialized", map[string]any{})
+
+	c.open(uri, fixableFlow, 1)
+	var pd protocol.PublishDiagnosticsParams
+	roundTrip("publishDiagnostics", c.waitNote("textDocument/publishDiagnostics", nil), &pd)
+	if v, _ := pd.Version.Get(); string(pd.URI) != uri || v != 1 || len(pd.Diagnostics) == 0 {
+		t.Fatalf("publishDiagnostics for %s version %d with %d diagnostics", pd.URI, v, len(pd.Diagnostics))
+	}
+	var fixable *protocol.Diagnostic
+	for i, d := range pd.Diagnostics {
+		src, _ := d.Source.Get()
+		_, isCode := d.Code.(protocol.String)
+		_, isMessage := d.Message.(protocol.String)
+		if src != "agentcanvas" || !isCode || !isMessage || d.Severity < protocol.DiagnosticSeverityError || d.Severity > protocol.DiagnosticSeverityHint {
+			t.Errorf("diagnostic %d: source %q, code %#v, message %#v, severity %d", i, src, d.Code, d.Message, d.Severity)
+		}
+		var data diagData
+		if len(d.Data) > 0 && json.Unmarshal(d.Data, &data) == nil && data.Fix != "" && fixable == nil {
+			fixable = &pd.Diagnostics[i]
+		}
+	}
+	if fixable == nil {
+		t.Fatal("no diagnostic with a quick fix in fixableFlow")
+	}
+
+	res, rerr = c.call("textDocument/codeAction", lspParams(t, &protocol.CodeActionParams{
+		TextDocument: protocol.TextDocumentIdentifier{URI: pd.URI}, Range: fixable.Range,
+		Context: protocol.CodeActionContext{Diagnostics: []protocol.Diagnostic{*fixable}}}))
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	var actions []protocol.CodeAction
+	roundTrip("the code actions", res, &actions)
+	if len(actions) == 0 || actions[0].Edit == nil || len(actions[0].Edit.DocumentChanges) != 1 {
+		t.Fatalf("code actions %s", res)
+	}
+	edit, ok := actions[0].Edit.DocumentChanges[0].(*protocol.TextDocumentEdit)
+	if !ok || edit.TextDocument.Version == nil || *edit.TextDocument.Version != 1 || edit.TextDocument.URI != pd.URI || len(edit.Edits) == 0 {
+		t.Fatalf("code action edit %#v", actions[0].Edit.DocumentChanges[0])
+	}
+	if _, ok := edit.Edits[0].(*protocol.TextEdit); !ok {
+		t.Errorf("edit %#v, want a TextEdit", edit.Edits[0])
+	}
+
+	hoverPath := filepath.Join(root, "flows", "hc.yaml")
+	if err := os.WriteFile(hoverPath, []byte(hoverFlow), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.open(pathURI(hoverPath), hoverFlow, 1)
+	at := protocol.TextDocumentPositionParams{TextDocument: protocol.TextDocumentIdentifier{URI: lspuri.URI(pathURI(hoverPath))}, Position: pos(3, 14)}
+	res, rerr = c.call("textDocument/hover", lspParams(t, &protocol.HoverParams{TextDocumentPositionParams: at}))
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	var h protocol.Hover
+	roundTrip("the hover", res, &h)
+	if mc, ok := h.Contents.(*protocol.MarkupContent); !ok || mc.Kind != protocol.MarkupKindMarkdown || mc.Value == "" || h.Range == nil {
+		t.Errorf("hover %s", res)
+	}
+	at.Position = pos(8, 17)
+	res, rerr = c.call("textDocument/completion", lspParams(t, &protocol.CompletionParams{TextDocumentPositionParams: at}))
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	var cl protocol.CompletionList
+	roundTrip("the completion list", res, &cl)
+	if len(cl.Items) == 0 || cl.Items[0].Kind != protocol.CompletionItemKindEnumMember {
+		t.Errorf("completion %s", res)
+	}
+	c.shutdownExit()
+}
+
+// lspParams is v written with protocol's codec, for the test client's encoding/json.
+func lspParams(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	b, err := protocol.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// A document URI is read in vscode-uri's canonical form (go.lsp.dev/protocol parses every
+// URI): a client that spells a path with a '+' (as net/url does) gets its diagnostics under
+// the canonical "%2B" spelling, which VS Code itself sends, and an agentcanvas/* request that
+// names the document the client's way still finds the open document.
+func TestDocumentURIsAreCanonical(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "team+ops")
+	if err := os.MkdirAll(filepath.Join(root, "flows"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(root, "flows", "x.yaml")
+	if err := os.WriteFile(path, []byte(goodFlow), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spelled := pathURI(path) // file:///…/team+ops/flows/x.yaml
+	canonical, err := lspuri.Parse(spelled)
+	if err != nil || string(canonical) == spelled {
+		t.Fatalf("canonical form of %s: %s, %v", spelled, canonical, err)
+	}
+	c, _ := startInProcess(t, Options{})
+	c.initialize(root)
+	c.open(spelled, strings.Replace(goodFlow, "role: worker", "role: reviewer", 1), 1)
+	c.diagnostics(string(canonical), 1)
+	var lf struct {
+		Version *int32         `json:"version"`
+		Flow    map[string]any `json:"flow"`
+	}
+	c.mustCall("agentcanvas/loadFlow", map[string]any{"uri": spelled}, &lf)
+	if lf.Version == nil || *lf.Version != 1 || lf.Flow["agents"].([]any)[1].(map[string]any)["role"] != "reviewer" {
+		t.Errorf("loadFlow by the client's spelling read version %v: %v", lf.Version, lf.Flow["agents"])
+	}
+	c.shutdownExit()
+}
