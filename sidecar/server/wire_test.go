@@ -73,6 +73,12 @@ func TestWireFormat(t *testing.T) {
 		t.Fatal(rerr)
 	}
 	check("code-action", res)
+	// LSP diagnostics inside a custom result.
+	res, rerr = c.call("agentcanvas/validateFlow", map[string]any{"uri": uri})
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	check("validate-flow", res)
 
 	c.open(hoverURI, hoverFlow, 1)
 	at := func(line, char int) map[string]any {
