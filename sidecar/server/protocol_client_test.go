@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -173,5 +174,34 @@ func TestDocumentURIsAreCanonical(t *testing.T) {
 	if lf.Version == nil || *lf.Version != 1 || lf.Flow["agents"].([]any)[1].(map[string]any)["role"] != "reviewer" {
 		t.Errorf("loadFlow by the client's spelling read version %v: %v", lf.Version, lf.Flow["agents"])
 	}
+	c.shutdownExit()
+}
+
+// A request's workDoneToken is LSP's ProgressToken: a string or a 32-bit integer is used as
+// is; another token is refused with a warning, and the request still runs.
+func TestWorkDoneTokens(t *testing.T) {
+	root, _ := workspace(t, "x.yaml", goodFlow)
+	c, _ := startInProcess(t, Options{})
+	c.initialize(root)
+	for i, tok := range []any{7, "mine", int64(1) << 40, map[string]any{"a": 1}} {
+		raw, _ := json.Marshal(tok)
+		c.mustCall("agentcanvas/prepareSandbox", map[string]any{"runId": "r1", "agentId": fmt.Sprintf("w%d", i), "files": []string{"flows/x.yaml"}, "workDoneToken": tok}, nil)
+		if i < 2 {
+			c.waitNote("$/progress", func(p json.RawMessage) bool {
+				return bytes.Contains(p, []byte(`"token":`+string(raw)+`,`)) && bytes.Contains(p, []byte(`"kind":"end"`))
+			})
+			continue
+		}
+		c.waitNote("window/logMessage", func(p json.RawMessage) bool {
+			return bytes.Contains(p, []byte("is neither a string nor a 32-bit integer"))
+		})
+	}
+	c.mu.Lock()
+	for _, m := range c.log {
+		if m.Method == "$/progress" && (bytes.Contains(m.Params, []byte("1099511627776")) || bytes.Contains(m.Params, []byte(`"a":1`))) {
+			t.Errorf("progress reported with an unusable token: %s", m.Params)
+		}
+	}
+	c.mu.Unlock()
 	c.shutdownExit()
 }
