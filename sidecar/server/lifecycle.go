@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register("initialize", method{handle: lsp((*Server).initialize), beforeInit: true})
+	register("initialize", method{handle: initializeHandler, beforeInit: true})
 	register("initialized", method{handle: (*Server).initialized})
 	register("shutdown", method{handle: (*Server).shutdown, beforeInit: false})
 	register("exit", method{handle: (*Server).exit, beforeInit: true})

@@ -205,3 +205,72 @@ func TestWorkDoneTokens(t *testing.T) {
 	c.mu.Unlock()
 	c.shutdownExit()
 }
+
+// didChange's content changes are read strictly (decodeDidChange): a malformed range is
+// refused, naming the field, and leaves the document as it was (go.lsp.dev/protocol alone would
+// take the change for a whole new text); a null range replaces the document (protocol alone
+// would insert the text at the start).
+func TestContentChangesAreReadStrictly(t *testing.T) {
+	root, uri := workspace(t, "x.yaml", goodFlow)
+	c, _ := startInProcess(t, Options{})
+	c.initialize(root)
+	c.open(uri, goodFlow, 1)
+	loadRole := func(want int32) any {
+		t.Helper()
+		var lf struct {
+			Version *int32         `json:"version"`
+			Flow    map[string]any `json:"flow"`
+		}
+		c.mustCall("agentcanvas/loadFlow", map[string]any{"uri": uri}, &lf)
+		if lf.Version == nil || *lf.Version != want {
+			t.Fatalf("loadFlow: version %v, want %d", lf.Version, want)
+		}
+		agents, _ := lf.Flow["agents"].([]any)
+		if len(agents) != 2 {
+			t.Fatalf("loadFlow: agents %v", lf.Flow["agents"])
+		}
+		return agents[1].(map[string]any)["role"]
+	}
+	change := func(version int, change string) {
+		c.notify("textDocument/didChange", json.RawMessage(fmt.Sprintf(`{"textDocument":{"uri":%q,"version":%d},"contentChanges":[%s]}`, uri, version, change)))
+	}
+	change(2, `{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":"x"}},"text":"a"}`)
+	c.waitNote("window/logMessage", func(p json.RawMessage) bool {
+		return bytes.Contains(p, []byte("/contentChanges/0/range/end/character"))
+	})
+	if role := loadRole(1); role != "worker" {
+		t.Errorf("after a refused change the role is %v", role)
+	}
+	text, _ := json.Marshal(strings.Replace(goodFlow, "role: worker", "role: reviewer", 1))
+	change(2, `{"range":null,"text":`+string(text)+`}`)
+	if role := loadRole(2); role != "reviewer" {
+		t.Errorf("after a whole-text change with a null range the role is %v", role)
+	}
+	c.shutdownExit()
+}
+
+// A client capability that protocol's types cannot hold does not refuse the session: the
+// server goes on without the client's capabilities and says which field it could not read. A
+// malformed field elsewhere is still refused.
+func TestInitializeWithAnUndecodableCapability(t *testing.T) {
+	c, _ := startInProcess(t, Options{})
+	res, rerr := c.call("initialize", map[string]any{"processId": os.Getpid(), "capabilities": map[string]any{
+		"window":       map[string]any{"workDoneProgress": true},
+		"textDocument": map[string]any{"completion": map[string]any{"completionItem": map[string]any{"snippetSupport": "yes"}}}}})
+	if rerr != nil {
+		t.Fatalf("initialize: %v", rerr)
+	}
+	var ir protocol.InitializeResult
+	if err := protocol.Unmarshal(res, &ir); err != nil || ir.ServerInfo.Name != "agentcanvas" {
+		t.Fatalf("initialize result %s: %v", res, err)
+	}
+	c.waitNote("window/logMessage", func(p json.RawMessage) bool {
+		return bytes.Contains(p, []byte("/capabilities/textDocument/completion/completionItem/snippetSupport"))
+	})
+	c.shutdownExit()
+
+	c, _ = startInProcess(t, Options{})
+	if _, rerr := c.call("initialize", map[string]any{"processId": "me", "capabilities": map[string]any{}}); rerr == nil || rerr.Code != -32602 || !strings.Contains(rerr.Message, "/processId") {
+		t.Errorf("initialize with a malformed processId: %v, want -32602 naming /processId", rerr)
+	}
+}

@@ -392,45 +392,6 @@ func wireError(ctx context.Context, name string, err error) error {
 	return jsonrpc2.Errorf(CodeRequestFailed, "%s: %v", name, err)
 }
 
-// lsp adapts the handler of a standard LSP request: its params are decoded into
-// go.lsp.dev/protocol's type with protocol's codec (absent params: the zero value), and its
-// result, of protocol's types, is encoded by stdCodec with protocol's codec too.
-func lsp[P, R any](h func(*Server, context.Context, *P) (R, error)) func(*Server, context.Context, json.RawMessage) (any, error) {
-	return func(s *Server, ctx context.Context, params json.RawMessage) (any, error) {
-		var p P
-		if err := decodeLSP(params, &p); err != nil {
-			return nil, err
-		}
-		r, err := h(s, ctx, &p)
-		if err != nil {
-			return nil, err
-		}
-		return r, nil
-	}
-}
-
-// lspNotification is lsp for a standard LSP notification.
-func lspNotification[P any](h func(*Server, context.Context, *P) error) func(*Server, context.Context, json.RawMessage) (any, error) {
-	return func(s *Server, ctx context.Context, params json.RawMessage) (any, error) {
-		var p P
-		if err := decodeLSP(params, &p); err != nil {
-			return nil, err
-		}
-		return nil, h(s, ctx, &p)
-	}
-}
-
-// decodeLSP unmarshals params into a go.lsp.dev/protocol type; absent params decode as {}.
-func decodeLSP(params json.RawMessage, v any) error {
-	if len(params) == 0 {
-		return nil
-	}
-	if err := protocol.Unmarshal(params, v); err != nil {
-		return badParams("%v", err)
-	}
-	return nil
-}
-
 // decode unmarshals params into v; absent params decode as {}.
 func decode(params json.RawMessage, v any) error {
 	if len(params) == 0 {

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 
 	"go.lsp.dev/protocol"
 
@@ -10,7 +12,13 @@ import (
 
 func init() {
 	register("textDocument/didOpen", method{handle: lspNotification((*Server).didOpen)})
-	register("textDocument/didChange", method{handle: lspNotification((*Server).didChange)})
+	register("textDocument/didChange", method{handle: func(s *Server, ctx context.Context, params json.RawMessage) (any, error) {
+		p, err := decodeDidChange(params)
+		if err != nil {
+			return nil, err
+		}
+		return nil, s.didChange(ctx, p)
+	}})
 	register("textDocument/didSave", method{handle: lspNotification((*Server).didSave)})
 	register("textDocument/didClose", method{handle: lspNotification((*Server).didClose)})
 }
@@ -42,6 +50,42 @@ func (s *Server) didOpen(ctx context.Context, p *protocol.DidOpenTextDocumentPar
 	s.scheduleDiagnostics(d)
 	d.mu.Unlock()
 	return nil
+}
+
+// decodeDidChange reads didChange's params into protocol's type, its content changes strictly.
+// go.lsp.dev/protocol v1.0.1 decides a content change's kind by trying the range form and then
+// the whole-text form, so a change whose range is malformed silently replaces the whole
+// document, and one whose range is null (as a Go client with a *Range field writes a whole-text
+// change) inserts its text at the start. Here a malformed range is refused, naming the change,
+// and a null or absent range replaces the document.
+func decodeDidChange(params json.RawMessage) (*protocol.DidChangeTextDocumentParams, error) {
+	var p protocol.DidChangeTextDocumentParams
+	if err := decodeLSP(params, &p); err != nil {
+		return nil, err
+	}
+	var raw struct {
+		ContentChanges []struct {
+			Range json.RawMessage `json:"range"`
+			Text  string          `json:"text"`
+		} `json:"contentChanges"`
+	}
+	if err := decode(params, &raw); err != nil {
+		return nil, err
+	}
+	p.ContentChanges = make([]protocol.TextDocumentContentChangeEvent, len(raw.ContentChanges))
+	for i, c := range raw.ContentChanges {
+		if len(c.Range) == 0 || string(c.Range) == "null" {
+			p.ContentChanges[i] = &protocol.TextDocumentContentChangeWholeDocument{Text: c.Text}
+			continue
+		}
+		var r protocol.Range
+		if err := protocol.Unmarshal(c.Range, &r); err != nil {
+			field := fmt.Sprintf("/contentChanges/%d/range", i)
+			return nil, badParams("%s%s: %v", field, fieldAt(c.Range, err), err)
+		}
+		p.ContentChanges[i] = &protocol.TextDocumentContentChangePartial{Range: r, Text: c.Text}
+	}
+	return &p, nil
 }
 
 const docOutOfSync = "a document change could not be applied, so the server's copy is out of date; reopen "
