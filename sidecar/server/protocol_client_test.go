@@ -274,3 +274,35 @@ func TestInitializeWithAnUndecodableCapability(t *testing.T) {
 		t.Errorf("initialize with a malformed processId: %v, want -32602 naming /processId", rerr)
 	}
 }
+
+// The client capabilities vscode-languageclient 11.0.0 (the extension's client) sends, as its
+// computeClientCapabilities() builds them, decode with protocol's types: initialize keeps them
+// (no warning) and sees the client's work-done progress support.
+func TestInitializeWithVSCodeCapabilities(t *testing.T) {
+	caps, err := os.ReadFile("testdata/vscode-languageclient-11.0.0-capabilities.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ := workspace(t, "x.yaml", goodFlow)
+	c, _ := startInProcess(t, Options{})
+	c.mustCall("initialize", map[string]any{"processId": os.Getpid(), "clientInfo": map[string]any{"name": "Visual Studio Code", "version": "1.99.0"},
+		"locale": "en", "rootPath": root, "rootUri": pathURI(root), "trace": "off",
+		"workspaceFolders": []any{map[string]any{"uri": pathURI(root), "name": "ws"}},
+		"capabilities":     json.RawMessage(caps), "initializationOptions": map[string]any{"diagnosticsDelayMs": 5}}, nil)
+	c.notify("initialized", map[string]any{})
+	c.mu.Lock()
+	for _, m := range c.log { // a warning would have come before the answer
+		if bytes.Contains(m.Params, []byte("capabilities do not decode")) {
+			t.Errorf("%s", m.Params)
+		}
+	}
+	c.mu.Unlock()
+	c.mustCall("agentcanvas/prepareSandbox", map[string]any{"runId": "r1", "agentId": "w1", "files": []string{"flows/x.yaml"}}, nil)
+	c.mu.Lock()
+	asked := slices.ContainsFunc(c.serverCalls, func(m *wireMsg) bool { return m.Method == "window/workDoneProgress/create" })
+	c.mu.Unlock()
+	if !asked {
+		t.Error("no window/workDoneProgress/create: the client's window.workDoneProgress was lost")
+	}
+	c.shutdownExit()
+}
