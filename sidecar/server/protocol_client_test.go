@@ -238,6 +238,7 @@ func TestContentChangesAreReadStrictly(t *testing.T) {
 	c.waitNote("window/logMessage", func(p json.RawMessage) bool {
 		return bytes.Contains(p, []byte("/contentChanges/0/range/end/character"))
 	})
+	c.waitNote("agentcanvas/status", func(p json.RawMessage) bool { return bytes.Contains(p, []byte("out of date; reopen")) })
 	if role := loadRole(1); role != "worker" {
 		t.Errorf("after a refused change the role is %v", role)
 	}

@@ -14,6 +14,10 @@ func init() {
 	register("textDocument/didOpen", method{handle: lspNotification((*Server).didOpen)})
 	register("textDocument/didChange", method{handle: func(s *Server, ctx context.Context, params json.RawMessage) (any, error) {
 		p, err := decodeDidChange(params)
+		if err != nil && p != nil && s.docs.get(string(p.TextDocument.URI)) != nil {
+			// The client applied a change the server could not read: their texts now differ.
+			s.status.set(s, healthWarning, docOutOfSync+string(p.TextDocument.URI))
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -57,7 +61,7 @@ func (s *Server) didOpen(ctx context.Context, p *protocol.DidOpenTextDocumentPar
 // the whole-text form, so a change whose range is malformed silently replaces the whole
 // document, and one whose range is null (as a Go client with a *Range field writes a whole-text
 // change) inserts its text at the start. Here a malformed range is refused, naming the change,
-// and a null or absent range replaces the document.
+// and a null or absent range replaces the document. On that refusal p still names the document.
 func decodeDidChange(params json.RawMessage) (*protocol.DidChangeTextDocumentParams, error) {
 	var p protocol.DidChangeTextDocumentParams
 	if err := decodeLSP(params, &p); err != nil {
@@ -81,7 +85,7 @@ func decodeDidChange(params json.RawMessage) (*protocol.DidChangeTextDocumentPar
 		var r protocol.Range
 		if err := protocol.Unmarshal(c.Range, &r); err != nil {
 			field := fmt.Sprintf("/contentChanges/%d/range", i)
-			return nil, badParams("%s%s: %v", field, fieldAt(c.Range, err), err)
+			return &p, badParams("%s%s: %v", field, fieldAt(c.Range, err), err)
 		}
 		p.ContentChanges[i] = &protocol.TextDocumentContentChangePartial{Range: r, Text: c.Text}
 	}
