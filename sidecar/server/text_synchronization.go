@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"go.lsp.dev/protocol"
 
@@ -28,7 +29,9 @@ func init() {
 }
 
 func (s *Server) didOpen(ctx context.Context, p *protocol.DidOpenTextDocumentParams) error {
-	uri := string(p.TextDocument.URI)
+	// Cloned: protocol's decoded strings share one copy of the message, text and all, which
+	// the document would otherwise keep alive as long as it is open.
+	uri := strings.Clone(string(p.TextDocument.URI))
 	path, err := uriPath(uri)
 	if err != nil {
 		return err
