@@ -508,7 +508,7 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 		BackendID: rt.BackendID, Command: rt.Command, CwdMode: rt.CwdMode, Workspace: c.r.o.Workspace,
 		Model: rt.Model, MaxTurns: rt.MaxTurns, AllowedTools: rt.AllowedTools, PermissionMode: rt.PermissionMode, StopGrace: c.r.o.StopGrace,
 		CodexSandbox: rt.CodexSandbox, GeminiApprovalMode: rt.GeminiApprovalMode, Interactive: rt.Interactive, PauseOnPhaseComplete: true,
-		Confine: c.r.limits().confineMode(), Network: rt.Network}
+		Confine: c.r.limits().confineMode(), Network: rt.Network, DependencyTimeout: c.r.dependencyTimeout()}
 	// "auto" as an override means each node keeps its own backend (the editor's default pick).
 	if c.r.o.Backend != "" && c.r.o.Backend != "auto" {
 		s.BackendID = c.r.o.Backend
@@ -762,7 +762,14 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 			c.r.flushLog() // a person may take hours: the log says what the run waits for
 		})
 	}
-	resp, err := human.Ask(c.ctx, req, asked)
+	var resp Response
+	var err error
+	outcome := "answered"
+	if req.Kind == "dependency" {
+		resp, outcome, err = c.askDependency(p, human, &req, asked)
+	} else {
+		resp, err = human.Ask(c.ctx, req, asked)
+	}
 	asked()
 	if c.r.sessionEnded() {
 		return // the request stays in the checkpoint: the next session resumes and asks again
@@ -775,19 +782,16 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 		}
 	}
 	c.r.mu.Unlock()
-	outcome := "answered"
+	fields := map[string]any{"agent": node, "id": pend.ID}
 	switch {
+	case req.Kind == "dependency":
+		c.dependencyOutcome(fields, req, resp, outcome)
+		outcome, err = fields["outcome"].(string), nil
 	case err != nil:
 		outcome = "failed: " + err.Error()
 		p.Stop(err.Error())
 	case req.Kind == "question":
 		err = p.Answer(pend.ID, resp.Value)
-	case req.Kind == "dependency" && resp.Reject:
-		outcome = "rejected"
-		err = p.RejectDependency(pend.ID, resp.Reason)
-	case req.Kind == "dependency":
-		outcome = "provided"
-		err = p.ProvideDependency(pend.ID, resp.Value)
 	default:
 		if resp.Reject {
 			outcome = "not approved"
@@ -801,7 +805,8 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 	}
 	// The value itself is never logged: secrets reach only the agent.
 	resolved := map[string]string{"question": "question_answered", "dependency": "dependency_resolved", "phase_complete": "phase_resolved"}[req.Kind]
-	c.r.emit(c.in.ID, "", resolved, map[string]any{"agent": node, "id": pend.ID, "outcome": outcome})
+	fields["outcome"] = outcome
+	c.r.emit(c.in.ID, "", resolved, fields)
 	c.r.checkpoint()
 }
 

@@ -57,7 +57,9 @@ type resolution struct {
 	reject bool
 	value  string
 	reason string
-	errc   chan error
+	// timedOut: the dependency timeout resolved it (as a rejection), not a person.
+	timedOut bool
+	errc     chan error
 }
 
 // Start starts an agent with its first prompt. Errors that prevent the first turn from
@@ -200,7 +202,7 @@ func (p *Process) ProvideDependency(id, value string) error {
 }
 
 // RejectDependency rejects a pending dependency: a required one fails the agent, an optional
-// one is resumed with an empty value.
+// one is resumed with the block's `default` (an empty value without one).
 func (p *Process) RejectDependency(id, reason string) error {
 	return p.resolve(resolution{id: id, kind: PendingDependency, reject: true, reason: reason})
 }
@@ -784,8 +786,8 @@ func (p *Process) waitResolution(t *turn, pend *Pending, st *agentState) {
 				p.terminate(t)
 				return
 			}
-			_ = p.apply(t, pend, resolution{kind: PendingDependency, value: ""}, st)
-			pend.Outcome = "timeout"
+			// An optional one goes on with its default (empty without one), as rejected.
+			_ = p.apply(t, pend, resolution{kind: PendingDependency, reject: true, timedOut: true}, st)
 			return
 		case <-p.stopCh:
 			p.onStop(t)
@@ -833,7 +835,10 @@ func (p *Process) apply(t *turn, pend *Pending, r resolution, st *agentState) er
 				p.terminate(t)
 				return nil
 			}
-			value, outcome = "", "rejected"
+			value, outcome = pend.str("default"), "rejected" // an optional one takes its default
+			if r.timedOut {
+				outcome = "timeout"
+			}
 		} else if value == "" && pend.Required() {
 			return fmt.Errorf("runtime: dependency %s (%s) is required: its value cannot be empty", pend.ID, name)
 		} else if value != "" {
