@@ -124,7 +124,7 @@ func (r *run) castInteraction(in *flow.Interaction) (c *ictx, topology string) {
 // edges as its access rules (acl.go), its rate limit, the run's signing key.
 func (c *ictx) newBus(topology string) *bus.Bus {
 	return bus.New(bus.Config{Topology: topology, Members: c.nodes, Hub: c.hub(), Stages: c.chain(), Tags: c.tags(),
-		RateLimitPerMin: intParam(c.params, "rate_limit_per_min", 0), Key: c.r.key, Now: c.r.now, ACL: c.acl(), Links: c.links()})
+		RateLimitPerMin: c.rateLimit(), Window: c.r.o.rateWindow, Observe: c.busEvent, Key: c.r.key, Now: c.r.now, ACL: c.acl(), Links: c.links()})
 }
 
 // execute runs the interaction's executor and ends it: the outcome, its terminated event,
@@ -139,6 +139,7 @@ func (c *ictx) execute(parent context.Context) InteractionOutcome {
 	} else {
 		result, err = c.safely(exec)
 	}
+	c.bus.DropHeld("the interaction ended before the rate limit let it through")
 	r.metrics.addBus(c.bus.Metrics())
 
 	out := InteractionOutcome{ID: in.ID, PatternID: c.pat, Rounds: c.st.Round, Result: result}
@@ -485,6 +486,7 @@ func (c *ictx) send(from, to, typ string, payload any, parent string) {
 		return
 	}
 	c.r.emit(c.in.ID, edge, "message", map[string]any{"id": e.ID, "from": from, "to": to, "type": typ, "priority": e.Priority})
+	c.awaitRelease()  // held by the rate limit: what it carries waits with it
 	c.bus.Receive(to) // delivered: the agent reads it in its prompt
 }
 

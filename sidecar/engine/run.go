@@ -62,6 +62,8 @@ type Options struct {
 	// DependencyTimeout bounds how long a dependency request waits for its value; zero keeps
 	// the flow's policy.dependencyTimeoutMs, else one hour.
 	DependencyTimeout time.Duration
+	// rateWindow is the rate limits' period (tests shorten it; 0: a minute).
+	rateWindow time.Duration
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
 	// Limits returns the person's restrictions (allowed and blocked folders, auto-apply),

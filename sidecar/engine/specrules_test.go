@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/pattern"
 )
@@ -41,5 +42,41 @@ func TestEdgeWithoutMessagesCarriesThePatternsMessages(t *testing.T) {
 	p1, _ := os.ReadFile(filepath.Join(dir, "peer_1.1.prompt"))
 	if strings.Contains(string(p1), "do my work") {
 		t.Error("the refused message reached peer_1")
+	}
+}
+
+// A broker at 2 messages a window (on the broker node) forwards no faster: every message it
+// holds is released before the next agent turn starts, so no turn runs on a message the
+// limit has not let through, and none is dropped.
+func TestBrokerWaitsForItsRateLimit(t *testing.T) {
+	ws := gitWorkspace(t)
+	dir := t.TempDir()
+	t.Setenv("AC_DIR", dir)
+	f := patternFlow(t, ws, "broker", flowSpec{pattern: "broker_facilitator", runtime: scripted(t), description: "broker",
+		nodeParams: map[string]map[string]any{"broker": {"rate_limit_per_min": 2}}})
+	out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, rateWindow: 100 * time.Millisecond})
+	if err != nil || out.Status != StatusCompleted {
+		t.Fatalf("%v %+v", err, out)
+	}
+	evs := events(t, ws, "broker")
+	open := map[string]bool{}
+	held := 0
+	for _, e := range evs {
+		switch e.Event {
+		case "message_held":
+			open[str(fld(e, "id"))] = true
+			held++
+		case "message_released":
+			delete(open, str(fld(e, "id")))
+		case "agent_started":
+			if len(open) > 0 {
+				t.Fatalf("an agent started while %d message(s) were held", len(open))
+			}
+		case "message_dropped":
+			t.Fatalf("dropped %v", e.Fields)
+		}
+	}
+	if held == 0 {
+		t.Fatal("the broker held nothing: the limit was not applied")
 	}
 }
