@@ -62,7 +62,7 @@ func memorySync(c *ictx) (string, error) {
 		return "", err
 	}
 	mem, dayNotes := mdSection(s.Text, "MEMORY", "NOTES"), mdSection(s.Text, "NOTES", "MEMORY")
-	removed, err := writeCurated(c.r, mem, dayNotes, retentionDays(c.params))
+	removed, err := writeCurated(c.r, mem, dayNotes, c.retentionDays())
 	if err != nil {
 		return "", err
 	}
@@ -74,8 +74,8 @@ func memorySync(c *ictx) (string, error) {
 	return firstNonEmpty(dayNotes, mem), nil
 }
 
-func retentionDays(params map[string]any) int {
-	if r := retention(params); r != nil {
+func (c *ictx) retentionDays() int {
+	if r := c.retention(); r != nil {
 		return r.KeepLastDays
 	}
 	return 0
@@ -93,8 +93,9 @@ func (c *ictx) stepNotes() map[string][]string {
 		if e.RunID != c.r.id || e.Event != "step" || e.InteractionID == c.in.ID {
 			continue
 		}
-		to, _ := e.Fields["to"].(string)
-		if n, _ := e.Fields["note"].(string); to != "" && n != "" && len(out[to]) < 20 {
+		// Read back from the log, fields are raw JSON: eventlog.Str decodes them.
+		to := eventlog.Str(e.Fields["to"])
+		if n := eventlog.Str(e.Fields["note"]); to != "" && n != "" && len(out[to]) < 20 {
 			out[to] = append(out[to], "- "+n)
 		}
 	}

@@ -86,7 +86,7 @@ func (r *run) runInteraction(parent context.Context, in *flow.Interaction) Inter
 	}
 	c.ctx = ctx
 	c.bus = c.newBus(topology)
-	if ret := retention(c.params); ret != nil {
+	if ret := c.retention(); ret != nil {
 		c.board = bus.NewBlackboard(*ret, r.now)
 	}
 	r.emit(in.ID, "", "interaction_started", map[string]any{"patternId": c.pat, "nodes": c.nodes})
@@ -1037,8 +1037,13 @@ func intParam(params map[string]any, key string, def int) int {
 	return def
 }
 
-func retention(params map[string]any) *bus.Retention {
-	m, ok := params["retention"].(map[string]any)
+// retention is the blackboard's: the blackboard node's params.retention (it covers every edge
+// through the node), else the edges'.
+func (c *ictx) retention() *bus.Retention {
+	m, ok := c.nodeParam("retention", "blackboard").(map[string]any)
+	if !ok {
+		m, ok = c.params["retention"].(map[string]any)
+	}
 	if !ok {
 		return nil
 	}

@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"slices"
 	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/bus"
+	"github.com/agentcanvas/agentcanvas/sidecar/pattern"
 )
 
 // The rate limit of brokers and routers (spec §8: 10 messages a minute by default) holds a
@@ -17,14 +19,23 @@ import (
 // params.rate_limit_per_min covers every edge through it (the node wins over its edges);
 // else the edges' setting; 0 leaves the bus's default.
 func (c *ictx) rateLimit() int {
+	if v, ok := pattern.Number(c.nodeParam("rate_limit_per_min", "router", "broker")); ok && v != 0 {
+		return int(v)
+	}
+	return intParam(c.params, "rate_limit_per_min", 0)
+}
+
+// nodeParam is a param set on one of the interaction's system nodes of the given types (nil
+// when none sets it): such a node's setting covers every edge through it.
+func (c *ictx) nodeParam(key string, types ...string) any {
 	for _, id := range c.nodes {
-		if n, ok := c.r.f.NodeByID(id); ok && n.System != nil && (n.System.Type == "router" || n.System.Type == "broker") {
-			if v := intParam(n.System.Params, "rate_limit_per_min", 0); v != 0 {
+		if n, ok := c.r.f.NodeByID(id); ok && n.System != nil && slices.Contains(types, n.System.Type) {
+			if v, ok := n.System.Params[key]; ok {
 				return v
 			}
 		}
 	}
-	return intParam(c.params, "rate_limit_per_min", 0)
+	return nil
 }
 
 // awaitRelease waits until the bus holds no message back (or the interaction ends).
