@@ -381,55 +381,20 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 	c.send(from, node, "prompt", map[string]any{"bytes": len(prompt)}, "")
 	c.r.emit(c.in.ID, edge, "agent_started", map[string]any{"agent": node, "from": firstNonEmpty(from, "engine"), "round": c.st.Round, "backend": spec.BackendID})
 	c.r.flushLog()
-	proc, err := runtime.Start(c.ctx, spec, prompt)
+	var out processOut
+	if loop := c.sessionLoop(node); loop != nil {
+		out, err = c.runSessions(spec, node, edge, prompt, loop)
+	} else {
+		var proc *runtime.Process
+		if proc, err = runtime.Start(c.ctx, spec, prompt); err == nil {
+			out = c.follow(proc, node, edge, spec.BackendID, true)
+		}
+	}
 	if err != nil {
 		c.r.emit(c.in.ID, edge, "agent_finished", map[string]any{"agent": node, "status": "failed", "error": err.Error()})
 		return nil, fmt.Errorf("agent %s: %w", node, err)
 	}
-	started := c.r.now()
-	handoffErr := ""
-	ts := &turnSpend{backend: spec.BackendID}
-	var stderr stderrTail
-	for ev := range proc.Events() {
-		switch ev.Kind {
-		case runtime.EventUsage:
-			c.spendEvent(node, ts, ev)
-		case runtime.EventStderr:
-			stderr.add(ev.Text)
-		case runtime.EventPending:
-			c.r.asks.Add(1)
-			go func(pend *runtime.Pending) {
-				defer c.r.asks.Done()
-				c.handlePending(proc, node, pend)
-			}(ev.Pending)
-		case runtime.EventSession:
-			c.mu.Lock()
-			c.sessions[node] = ev.SessionID
-			c.mu.Unlock()
-		case runtime.EventBlock:
-			if ev.Block != nil && (ev.Block.Kind == "invalid" || ev.Block.Kind == "error") {
-				c.r.emit(c.in.ID, edge, "error", map[string]any{"agent": node, "block": ev.Block})
-			}
-			if ev.Block != nil && ev.Block.Of == agentproto.KindHandoff {
-				handoffErr = ev.Block.Error // the last block counts: a valid one clears it
-			}
-		case runtime.EventWarning:
-			w := map[string]any{"agent": node, "message": firstNonEmpty(ev.Reason, ev.Text)}
-			for k, v := range map[string]string{"tool": ev.Tool, "path": ev.Path, "field": ev.Field} {
-				if v != "" { // a permission denial: what was refused, and the setting that allows it
-					w[k] = v
-				}
-			}
-			c.r.emit(c.in.ID, edge, "warning", w)
-		case runtime.EventDenied:
-			// The agent saw an EACCES (the confinement's, or the file's own permissions) and
-			// goes on; the log says who tried what.
-			c.r.emit(c.in.ID, edge, "access_denied", map[string]any{"agent": node, "path": ev.Text, "message": ev.Reason, "turn": ev.Turn})
-		}
-	}
-	res := proc.Wait()
-	c.spendResult(node, ts, res)
-	c.r.metrics.addTurn(node, res, c.r.now().Sub(started))
+	res, handoffErr, stderr := out.res, out.handoffErr, out.stderr
 	c.noteTurn(node, prompt, res)
 	rep := &Reply{Node: node, Text: res.Reply, Handoff: res.Handoff, sandboxed: spec.SandboxWork != ""}
 	if res.Handoff == nil {
@@ -445,7 +410,7 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 		fields["failed"] = rep.Reason
 	}
 	c.r.emit(c.in.ID, edge, "step", fields)
-	c.r.emit(c.in.ID, edge, "agent_finished", finishedFields(node, res, stderr.lines))
+	c.r.emit(c.in.ID, edge, "agent_finished", finishedFields(node, res, stderr))
 	if c.ctx.Err() != nil {
 		return rep, c.ctx.Err()
 	}
@@ -454,6 +419,76 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 	}
 	c.send(node, from, "reply", map[string]any{"text": truncate(res.Reply, 4000)}, "")
 	return rep, nil
+}
+
+// processOut is what one agent process (a turn, or a session of a session loop) yielded.
+type processOut struct {
+	res        runtime.Result
+	handoffErr string   // why the last HANDOFF block was invalid ("" when valid or none)
+	stderr     []string // its last stderr lines
+}
+
+// follow forwards a running agent's events to the log (spend, questions, blocks, warnings…)
+// until it ends, and counts its spend and time. resume: its CLI session is resumed on the
+// node's next turn (not for a session loop, whose sessions start fresh by design).
+func (c *ictx) follow(proc *runtime.Process, node, edge, backend string, resume bool) processOut {
+	started := c.r.now()
+	var out processOut
+	ts := &turnSpend{backend: backend}
+	var stderr stderrTail
+	for ev := range proc.Events() {
+		switch ev.Kind {
+		case runtime.EventUsage:
+			c.spendEvent(node, ts, ev)
+		case runtime.EventStderr:
+			stderr.add(ev.Text)
+		case runtime.EventPending:
+			c.r.asks.Add(1)
+			go func(pend *runtime.Pending) {
+				defer c.r.asks.Done()
+				c.handlePending(proc, node, pend)
+			}(ev.Pending)
+		case runtime.EventSession:
+			if resume {
+				c.mu.Lock()
+				c.sessions[node] = ev.SessionID
+				c.mu.Unlock()
+			}
+		case runtime.EventBlock:
+			c.block(node, edge, ev.Block, &out.handoffErr)
+		case runtime.EventWarning:
+			w := map[string]any{"agent": node, "message": firstNonEmpty(ev.Reason, ev.Text)}
+			for k, v := range map[string]string{"tool": ev.Tool, "path": ev.Path, "field": ev.Field} {
+				if v != "" { // a permission denial: what was refused, and the setting that allows it
+					w[k] = v
+				}
+			}
+			c.r.emit(c.in.ID, edge, "warning", w)
+		case runtime.EventDenied:
+			// The agent saw an EACCES (the confinement's, or the file's own permissions) and
+			// goes on; the log says who tried what.
+			c.r.emit(c.in.ID, edge, "access_denied", map[string]any{"agent": node, "path": ev.Text, "message": ev.Reason, "turn": ev.Turn})
+		}
+	}
+	out.res = proc.Wait()
+	out.stderr = stderr.lines
+	c.spendResult(node, ts, out.res)
+	c.r.metrics.addTurn(node, out.res, c.r.now().Sub(started))
+	return out
+}
+
+// block logs a protocol block worth an event: an [ERROR] or an invalid block; a HANDOFF's
+// validity is kept (the last block counts: a valid one clears an earlier error).
+func (c *ictx) block(node, edge string, b *agentproto.Block, handoffErr *string) {
+	if b == nil {
+		return
+	}
+	if b.Kind == "invalid" || b.Kind == "error" {
+		c.r.emit(c.in.ID, edge, "error", map[string]any{"agent": node, "block": b})
+	}
+	if b.Of == agentproto.KindHandoff {
+		*handoffErr = b.Error
+	}
 }
 
 // askAll asks several nodes in parallel (independent answers) and returns replies in order;
