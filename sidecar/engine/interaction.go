@@ -456,6 +456,10 @@ func (c *ictx) follow(proc *runtime.Process, node, edge, backend string, resume 
 			}
 		case runtime.EventBlock:
 			c.block(node, edge, ev.Block, &out.handoffErr)
+		case runtime.EventPaused, runtime.EventResumed:
+			if ev.Block != nil { // a recoverable [ERROR]: paused until its reset (a question's pause is its own event)
+				c.r.emit(c.in.ID, edge, "agent_"+string(ev.Kind), map[string]any{"agent": node, "reason": ev.Reason})
+			}
 		case runtime.EventWarning:
 			w := map[string]any{"agent": node, "message": firstNonEmpty(ev.Reason, ev.Text)}
 			for k, v := range map[string]string{"tool": ev.Tool, "path": ev.Path, "field": ev.Field} {

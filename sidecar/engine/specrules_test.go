@@ -154,3 +154,36 @@ func TestExpiredMessageIsAnEvent(t *testing.T) {
 		}
 	}
 }
+
+// A recoverable [ERROR] in a run: the agent is paused until the reset its block names
+// (agent_paused, agent_resumed in the log), its failed turn retried, and the run completes;
+// an agent whose error persists past the retries fails the run instead of completing it.
+func TestRecoverableErrorInARun(t *testing.T) {
+	block := `printf '[ERROR]\ntype: recoverable\nmessage: Rate limit exceeded\nrecovery: pause_and_retry\nretry_after: 0.05\n[/ERROR]\n'`
+	for _, c := range []struct {
+		name, body string
+		status     string
+	}{
+		{"recovers", `if [ "$AGENTCANVAS_TURN" = 1 ]; then ` + block + `; exit 1; fi; echo "ANSWER: done"`, StatusCompleted},
+		{"persists", block + `; exit 1`, StatusFailed},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			agent := script(t, t.TempDir(), "agent.sh", "cat >/dev/null\n"+c.body+"\n")
+			ws, f := workspace(t, strings.ReplaceAll(oneAgentFlow, "AGENT", agent))
+			out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Status != c.status {
+				t.Fatalf("run %s (%s), want %s", out.Status, out.Reason, c.status)
+			}
+			evs := events(t, ws, f.Name)
+			if len(eventsNamed(evs, "agent_paused")) == 0 || len(eventsNamed(evs, "agent_resumed")) == 0 {
+				t.Error("no agent_paused / agent_resumed in the log")
+			}
+			if c.status == StatusFailed && !strings.Contains(out.Reason, "persisted after 3 retries") {
+				t.Errorf("reason %q", out.Reason)
+			}
+		})
+	}
+}

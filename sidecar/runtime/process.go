@@ -339,7 +339,16 @@ type agentState struct {
 	failReason string
 	handoff    map[string]any
 	carry      []string // answers for the next turn
+	// recoverable is the message of a recoverable [ERROR] of the current turn; retries
+	// counts the turns retried after one (recoverable.go).
+	recoverable string
+	retries     int
+	invalid     int // invalid protocol blocks (HANDOFFs aside) so far
 }
+
+// maxInvalidBlocks invalid protocol blocks are sent back to the agent to be printed again;
+// one more fails it as the spec's fatal "Invalid protocol format".
+const maxInvalidBlocks = 3
 
 // followUpPreface introduces the answers in a follow-up turn's prompt.
 const followUpPreface = "[AGENTCANVAS] Answers to your pending requests follow. Continue your task.\n\n"
@@ -369,10 +378,13 @@ func (p *Process) run(c child, in turnInput) {
 			res.Status, res.Reason = StatusFailed, st.failReason
 			break
 		}
-		if out.failed {
-			res.Status, res.Reason = StatusFailed, out.reason
+		if out.failed && (st.recoverable == "" || !p.retryAfterError(st, &res)) {
+			if res.Status == "" {
+				res.Status, res.Reason = StatusFailed, out.reason
+			}
 			break
 		}
+		st.recoverable = "" // the turn got past it
 		if len(st.carry) == 0 {
 			res.Status = StatusCompleted
 			break
@@ -705,10 +717,13 @@ func (p *Process) handleBlock(t *turn, b agentproto.Block, st *agentState) {
 		}
 		return
 	case agentproto.KindError:
-		if fieldString(b.Fields, "type") == "fatal" {
+		switch fieldString(b.Fields, "type") {
+		case "fatal":
 			p.checkpoint(Pending{ID: "error", Kind: PendingError, Fields: b.Fields, Line: b.Line})
 			st.failReason = "the agent reported a fatal error: " + fieldString(b.Fields, "message")
 			p.terminate(t)
+		case "recoverable":
+			p.recoverError(t, b.Fields, st)
 		}
 		return
 	case agentproto.KindUserQuestion:
@@ -721,8 +736,19 @@ func (p *Process) handleBlock(t *turn, b agentproto.Block, st *agentState) {
 		}
 		kind = PendingPhase
 	case agentproto.KindInvalid:
-		// An invalid block asks nothing; its event names the field. A per-turn agent is told
-		// in its next turn so it can print the block again.
+		// An invalid block asks nothing; its event names the field (the person is told). A
+		// per-turn agent is told in its next turn so it can print the block again; the
+		// (maxInvalidBlocks+1)th invalid protocol block of one agent run is the spec's fatal
+		// error instead (agent-stdout-protocols.md, 검증 실패 시; docs/agent-protocol.md).
+		if b.Of != agentproto.KindHandoff {
+			if st.invalid++; st.invalid > maxInvalidBlocks {
+				spec := b.SpecError()
+				p.checkpoint(Pending{ID: "error", Kind: PendingError, Fields: spec.Fields, Line: b.Line})
+				st.failReason = fmt.Sprintf("the agent reported a fatal error: Invalid protocol format (%d invalid blocks; the last: %s)", st.invalid, b.Error)
+				p.terminate(t)
+				return
+			}
+		}
 		if !p.interactive() && (b.Of == agentproto.KindUserQuestion || b.Of == agentproto.KindDependencyRequest) {
 			st.carry = append(st.carry, "[AGENTCANVAS] Your "+strings.ToUpper(string(b.Of))+" block (line "+fmt.Sprint(b.Line)+") was not understood: "+b.Error+". Print it again, corrected.\n")
 		}
