@@ -128,39 +128,43 @@ echo "ANSWER: tried"
 	}
 }
 
-// The session loop with the real Claude Code against the scripted model: the worker's two
-// sessions are two `claude -p` processes, each opening a new conversation (no model turn
-// carried over: the scripted conversation has two replies, so a resumed session would run
-// out of them and be refused).
-func TestRealClaudeSessionLoop(t *testing.T) {
-	_, out, rec, srv := runReal(t, modelserver.Claude, ", sessionLoop: {maxIterations: 2, delayMs: 10}")
-	if out.Status != StatusCompleted {
-		t.Fatalf("run %s: %s", out.Status, out.Reason)
-	}
-	fresh, refused := 0, 0
-	for _, r := range srv.Requests() {
-		if r.Error != "" {
-			refused++
-		}
-		if r.Conversation == 1 && r.Turn == 0 {
-			fresh++
-		}
-	}
-	if fresh != 2 || refused != 0 {
-		t.Errorf("the worker opened %d fresh conversations (want 2), %d requests refused", fresh, refused)
-	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	sessions := 0
-	for _, e := range rec.evs {
-		if e.Event == "session_started" && e.Fields["agent"] == "coder" {
-			sessions++
-		}
-		if e.Event == "session_loop_finished" && e.Fields["reason"] != "max iterations" {
-			t.Errorf("loop ended %v", e.Fields)
-		}
-	}
-	if sessions != 2 {
-		t.Errorf("%d sessions", sessions)
+// The session loop with each real CLI against the scripted model: the worker's two sessions
+// are two CLI processes (`claude -p`, `codex exec`, `gemini`), each opening a new conversation
+// (no model turn carried over: the scripted conversation has two replies, so a resumed
+// session would run out of them and be refused).
+func TestRealCLISessionLoop(t *testing.T) {
+	for _, cli := range modelserver.CLIs {
+		t.Run(cli.Name, func(t *testing.T) {
+			_, out, rec, srv := runReal(t, cli, ", sessionLoop: {maxIterations: 2, delayMs: 10}")
+			if out.Status != StatusCompleted {
+				t.Fatalf("run %s: %s", out.Status, out.Reason)
+			}
+			fresh, refused := 0, 0
+			for _, r := range srv.Requests() {
+				if r.Error != "" {
+					refused++
+				}
+				if r.Conversation == 1 && r.Turn == 0 {
+					fresh++
+				}
+			}
+			if fresh != 2 || refused != 0 {
+				t.Errorf("the worker opened %d fresh conversations (want 2), %d requests refused", fresh, refused)
+			}
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			sessions := 0
+			for _, e := range rec.evs {
+				if e.Event == "session_started" && e.Fields["agent"] == "coder" {
+					sessions++
+				}
+				if e.Event == "session_loop_finished" && e.Fields["reason"] != "max iterations" {
+					t.Errorf("loop ended %v", e.Fields)
+				}
+			}
+			if sessions != 2 {
+				t.Errorf("%d sessions", sessions)
+			}
+		})
 	}
 }
