@@ -139,3 +139,34 @@ func TestOptionalDependencyTimesOutWithItsDefault(t *testing.T) {
 		t.Errorf("the agent was not given the default:\n%s", p)
 	}
 }
+
+// In the editor (the server's Inbox), an invalid value is refused to whoever gave it, at
+// once, naming why; the request stays pending and takes a valid value after.
+func TestInvalidDependencyValueFromTheEditorIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	ws, f := workspace(t, strings.ReplaceAll(oneAgentFlow, "AGENT", depAgent(t, dir, "SHORT_KEY", shortKeyBlock)))
+	m := &Manager{Limits: recording, Workspace: ws}
+	var refusal, second error
+	m.Event = func(ev eventlog.Event) {
+		if ev.Event != "dependency_requested" {
+			return
+		}
+		id, _ := ev.Fields["id"].(string)
+		refusal = m.Provide(ev.RunID, id, "abc")
+		second = m.Provide(ev.RunID, id, "key-12345678")
+	}
+	info, err := m.Start(f, StartParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := m.Wait(info.RunID)
+	if refusal == nil || !strings.Contains(refusal.Error(), "API key too short") || !strings.Contains(refusal.Error(), "still pending") {
+		t.Errorf("the invalid value was answered with %v", refusal)
+	}
+	if second != nil || out.Status != StatusCompleted {
+		t.Fatalf("the valid value: %v; run %s (%s)", second, out.Status, out.Reason)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "value")); string(b) != "key-12345678" {
+		t.Errorf("the agent got %q", b)
+	}
+}
