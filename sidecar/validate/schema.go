@@ -32,6 +32,11 @@ func (c *checker) schema() {
 				fmt.Sprintf("policy.budget.tokens is %d; the run's token limit must be at least 1, e.g. tokens: 2000000; remove it for no token limit", *b.Tokens), nil)
 		}
 	}
+	if c.has("/policy/dependencyTimeoutMs") && f.Policy.DependencyTimeoutMs < 1 {
+		p := "/policy/dependencyTimeoutMs"
+		c.report(p, c.at(p), diag.Error, CodeSchema,
+			fmt.Sprintf("policy.dependencyTimeoutMs is %d; how long a dependency request waits is a number of milliseconds of at least 1, e.g. 600000 (10 minutes); remove it for the default hour", f.Policy.DependencyTimeoutMs), nil)
+	}
 	fresh := c.freshIDs()
 	for _, a := range f.Agents {
 		c.requiredFix(a.Path, "id", a.ID, "an agent", "id: <unique id>, e.g. id: coder", func() string { return fresh(a.Name, "agent") })
