@@ -170,3 +170,32 @@ func TestInvalidDependencyValueFromTheEditorIsRefused(t *testing.T) {
 		t.Errorf("the agent got %q", b)
 	}
 }
+
+// Every type's check holds in a run: each bad value is reported with the spec's reason, not
+// delivered, and the run ends (the required dependency rejected) instead of waiting.
+func TestEveryInvalidDependencyTypeIsRefused(t *testing.T) {
+	for _, c := range []struct{ typ, name, value, reason string }{
+		{"service", "THING", "ftp://example.com", "Only HTTP(S) protocols allowed"},
+		{"service", "THING", "not a url", "Invalid URL format"},
+		{"file", "THING", "../../etc/passwd", "Path traversal detected"},
+		{"permission", "THING", "maybe", "Permission must be true/false or yes/no"},
+		{"package", "left-pad", "Bad Package!", "Invalid package name format"}, // a package request names the package
+		{"env_variable", "THING", strings.Repeat("x", 10001), "Environment variable too long"},
+	} {
+		t.Run(c.typ+" "+c.reason, func(t *testing.T) {
+			dir := t.TempDir()
+			block := `[DEPENDENCY_REQUEST]\ntype: ` + c.typ + `\nname: ` + c.name + `\ndescription: a thing\nrequired: true\n[/DEPENDENCY_REQUEST]\n`
+			out, evs := depRun(t, oneAgentFlow, depAgent(t, dir, "THING", block), Options{Human: NonInteractive{Answers: map[string]string{c.name: c.value}}})
+			inv := eventsNamed(evs, "dependency_invalid")
+			if len(inv) != 1 || !strings.Contains(str(fld(inv[0], "error")), c.reason) {
+				t.Fatalf("dependency_invalid %v", inv)
+			}
+			if out.Status != StatusFailed {
+				t.Errorf("run %s", out.Status)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "value")); err == nil {
+				t.Error("the agent went on with a refused value")
+			}
+		})
+	}
+}
