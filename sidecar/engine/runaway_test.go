@@ -138,22 +138,30 @@ func TestRunawayStoppedByMaxRounds(t *testing.T) {
 	}
 }
 
+// burstRun runs P14 where peer_1 sends a burst of 15 messages to peer_2 in its first turn, with
+// the rate limit's window shortened to window; it returns the workspace, the agents' record
+// folder and the outcome.
+func burstRun(t *testing.T, nodeParams map[string]map[string]any, window time.Duration) (ws, dir string, out *Outcome) {
+	t.Helper()
+	ws, dir = gitWorkspace(t), t.TempDir()
+	t.Setenv("AC_DIR", dir)
+	if err := os.WriteFile(filepath.Join(dir, "burst"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := patternFlow(t, ws, "burst", flowSpec{pattern: "router_targeted", runtime: scripted(t), description: "burst", nodeParams: nodeParams})
+	out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, rateWindow: window})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws, dir, out
+}
+
 // A burst of 15 targeted messages through a router limited to 10 a window: 10 are delivered
 // at once, the rest held and released in order before the next round (the window is short
 // here, so the test does not wait minutes); none is dropped, and the sender is told
 // delivered only once its target has it.
 func TestRateLimitHoldsUnderBurst(t *testing.T) {
-	ws := gitWorkspace(t)
-	dir := t.TempDir()
-	t.Setenv("AC_DIR", dir)
-	if err := os.WriteFile(filepath.Join(dir, "burst"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f := patternFlow(t, ws, "burst", flowSpec{pattern: "router_targeted", runtime: scripted(t), description: "burst"})
-	out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, rateWindow: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws, dir, out := burstRun(t, nil, 300*time.Millisecond)
 	ic := out.Interactions[0]
 	// peer_1's 15 to peer_2, peer_2's one to peer_1 and peer_3: 17 deliveries, none left held.
 	if !strings.Contains(ic.Result, "17 message(s) delivered, 0 held by the rate limit") {
@@ -193,18 +201,7 @@ func TestRateLimitHoldsUnderBurst(t *testing.T) {
 // A rate limit on the router node covers every edge through it, over the edges' own: at 2
 // a window, 14 of peer_1's 15 and peer_2's message are held, all delivered in the end.
 func TestRateLimitOnTheRouterNode(t *testing.T) {
-	ws := gitWorkspace(t)
-	dir := t.TempDir()
-	t.Setenv("AC_DIR", dir)
-	if err := os.WriteFile(filepath.Join(dir, "burst"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f := patternFlow(t, ws, "burst", flowSpec{pattern: "router_targeted", runtime: scripted(t), description: "burst",
-		nodeParams: map[string]map[string]any{"router": {"rate_limit_per_min": 2}}})
-	out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, rateWindow: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws, _, out := burstRun(t, map[string]map[string]any{"router": {"rate_limit_per_min": 2}}, 100*time.Millisecond)
 	if ic := out.Interactions[0]; !strings.Contains(ic.Result, "17 message(s) delivered, 0 held") {
 		t.Errorf("result %q", ic.Result)
 	}
