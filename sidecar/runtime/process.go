@@ -343,6 +343,7 @@ type agentState struct {
 	// counts the turns retried after one (recoverable.go).
 	recoverable string
 	retries     int
+	pauses      int // pauses for recoverable errors
 	invalid     int // invalid protocol blocks (HANDOFFs aside) so far
 }
 

@@ -53,8 +53,15 @@ func errorReset(fields map[string]any) time.Duration {
 // (a Stop ends the wait), resume, and mark the turn for a retry should it fail.
 func (p *Process) recoverError(t *turn, fields map[string]any, st *agentState) {
 	p.checkpoint(Pending{ID: "error", Kind: PendingError, Fields: fields})
-	reset := errorReset(fields)
 	msg := fieldString(fields, "message")
+	// An agent that keeps reporting recoverable errors (one per retry, or many in one turn)
+	// is not paused without end: past one pause per allowed retry it fails.
+	if st.pauses++; st.pauses > maxErrorRetries+1 {
+		st.failReason = fmt.Sprintf("the agent reported %d recoverable errors; the last: %s", st.pauses, msg)
+		p.terminate(t)
+		return
+	}
+	reset := errorReset(fields)
 	st.recoverable = msg
 	paused := !t.terminated && t.c.signal(sigPause) == nil
 	blk := &agentproto.Block{Kind: agentproto.KindError, Fields: fields}

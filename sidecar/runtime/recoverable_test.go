@@ -96,3 +96,15 @@ func TestInvalidBlocksBecomeFatalAfterThree(t *testing.T) {
 		t.Errorf("checkpoints %+v", cps)
 	}
 }
+
+// Many recoverable errors in one turn do not pause the agent without end: the fifth fails it.
+func TestRecoverableErrorsInOneTurnAreBounded(t *testing.T) {
+	s := shellSpec(t, `for i in 1 2 3 4 5 6; do `+recoverableBlock("0.01")+`; done; echo "ANSWER: done"`)
+	evs, res := drain(t, start(t, s, "task"), nil)
+	if res.Status != StatusFailed || !strings.Contains(res.Reason, "reported 5 recoverable errors") {
+		t.Fatalf("status %s (%s)", res.Status, res.Reason)
+	}
+	if n := len(ofKind(evs, EventPaused)); n != 4 {
+		t.Errorf("%d pauses, want 4", n)
+	}
+}
