@@ -4,8 +4,12 @@ package runtime
 
 import (
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/confine/confinetest"
 )
@@ -47,6 +51,43 @@ func TestConfinedAgentCannotReachGuardian(t *testing.T) {
 			if strings.Contains(res.Reply, secret) {
 				t.Errorf("the agent got %s", secret)
 			}
+		}
+	})
+}
+
+// When an agent's guardian is killed (from outside: no agent can), the turn fails saying so,
+// and nothing the agent started outlives it, a setsid'd grandchild included; the agent's next
+// turn runs as usual.
+func TestKilledGuardianEndsDetachedChild(t *testing.T) {
+	confinetest.Landlock(t)
+	confinetest.AsRootAndNobody(t, func(t *testing.T) {
+		w := newConfinedWorld(t)
+		work := filepath.Join(w.sandbox["a"], "work")
+		script := `echo $PPID > guardian.pid; setsid sh -c 'echo $$ > detached.tmp && mv detached.tmp detached.pid; exec sleep 1000' & exec sleep 1000`
+		p := start(t, w.spec("a", script), "")
+		read := func(name string) int {
+			b, _ := os.ReadFile(filepath.Join(work, name))
+			n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			return n
+		}
+		for limit := time.Now().Add(deadline); read("detached.pid") == 0 || read("guardian.pid") == 0; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(limit) {
+				t.Fatal("the agent never started its detached child")
+			}
+		}
+		detached := read("detached.pid")
+		if err := syscall.Kill(read("guardian.pid"), syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		_, res := drain(t, p, nil)
+		if res.Status != StatusFailed || !strings.Contains(res.Reason, "the guardian of this turn died") {
+			t.Errorf("%s %q: want failed, saying the guardian died", res.Status, res.Reason)
+		}
+		if err := syscall.Kill(detached, 0); err != syscall.ESRCH {
+			t.Errorf("the detached child %d outlived its turn: %v", detached, err)
+		}
+		if _, res := drain(t, start(t, w.spec("a", "echo again"), ""), nil); res.Status != StatusCompleted {
+			t.Errorf("the agent's next turn: %s %s", res.Status, res.Reason)
 		}
 	})
 }

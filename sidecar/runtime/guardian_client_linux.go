@@ -141,10 +141,12 @@ func newGuardian(owner string) *guardian {
 	cmd.Env = guardianEnviron()
 	cmd.ExtraFiles = []*os.File{theirs}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	becomeSubreaper()
 	if err := cmd.Start(); err != nil {
 		syscall.Close(fds[0])
 		return nil
 	}
+	addChild(cmd.Process.Pid)
 	return &guardian{cmd: cmd, fd: fds[0], owner: owner}
 }
 
@@ -194,13 +196,18 @@ func (g *guardian) endTurn() (code int, ok bool) {
 // dismiss ends a guardian between turns (EOF on its lifeline) and reaps it.
 func (g *guardian) dismiss() {
 	syscall.Close(g.fd)
-	go g.cmd.Wait()
+	go func() {
+		_ = g.cmd.Wait()
+		removeChild(g.cmd.Process.Pid)
+	}()
 }
 
 // wait reaps a guardian that died during a turn.
 func (g *guardian) wait() error {
 	syscall.Close(g.fd)
-	return g.cmd.Wait()
+	err := g.cmd.Wait()
+	removeChild(g.cmd.Process.Pid)
+	return err
 }
 
 // send writes b (with the descriptors in rights, if any) to the control socket.

@@ -8,7 +8,6 @@ import (
 	"os/signal"
 	goruntime "runtime"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -319,24 +318,10 @@ func descendants(root int) []int {
 	return out
 }
 
-// parentPID reads the ppid field of /proc/PID/stat (after the parenthesised command name,
-// which may itself contain spaces and parentheses).
+// parentPID reads the ppid field of /proc/PID/stat.
 func parentPID(pid int) (int, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 2 {
-		return 0, false
-	}
-	ppid, err := strconv.Atoi(f[1])
-	return ppid, err == nil
+	ppid, _, ok := procParent(pid)
+	return ppid, ok
 }
 
 // readGuardianTurn reads one request from fd: a 4-byte big-endian length sent with the

@@ -661,6 +661,9 @@ exited:
 	<-stderrDone
 	c.release()
 	out := dec.end(code)
+	if oc, ok := c.(*osChild); ok && oc.failure != "" && !t.stopped {
+		out.failed, out.reason = true, oc.failure
+	}
 	if t.stopped {
 		out.failed = false
 	} else if out.failed {
