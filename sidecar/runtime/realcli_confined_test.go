@@ -36,6 +36,9 @@ func TestRealCLIsConfinedResume(t *testing.T) {
 					logRun(t, run{evs: evs, res: res, srv: srv})
 					t.Fatalf("first turn: %s %s (session %q)", res.Status, res.Reason, res.SessionID)
 				}
+				if w := homeWarnings(evs); len(w) > 0 {
+					t.Errorf("a CLI's own writes reported as the agent's: %q", w)
+				}
 				if b, err := os.ReadFile(filepath.Join(work, "hello.txt")); err != nil || string(b) != "hello\n" {
 					t.Errorf("hello.txt: %q %v", b, err)
 				}
@@ -48,6 +51,9 @@ func TestRealCLIsConfinedResume(t *testing.T) {
 				if res.Status != StatusCompleted || !strings.Contains(res.Reply, "RESUMED-OK") {
 					logRun(t, run{evs: evs, res: res, srv: srv})
 					t.Fatalf("resumed turn: %s %s, reply %q", res.Status, res.Reason, res.Reply)
+				}
+				if w := homeWarnings(evs); len(w) > 0 {
+					t.Errorf("a CLI's own writes reported as the agent's: %q", w)
 				}
 				if got := srv.Requests(); got[len(got)-1].Turn != 2 {
 					t.Errorf("the resumed request held %d model turns, want 2 (the session's history)", got[len(got)-1].Turn)
