@@ -65,10 +65,10 @@ const RunsDir = ".agentcanvas/runs"
 // goModCache is where the agent's go finds downloaded modules: readable, so a build in the
 // sandbox works offline (downloads are refused; the build cache goes to XDG_CACHE_HOME).
 func goModCache(env []string, home string) string {
-	if p := lookup(env, "GOMODCACHE"); p != "" {
+	if p := Lookup(env, "GOMODCACHE"); p != "" {
 		return p
 	}
-	if gp := filepath.SplitList(lookup(env, "GOPATH")); len(gp) > 0 && gp[0] != "" {
+	if gp := filepath.SplitList(Lookup(env, "GOPATH")); len(gp) > 0 && gp[0] != "" {
 		return filepath.Join(gp[0], "pkg", "mod")
 	}
 	if home == "" {
@@ -100,7 +100,7 @@ func Build(a Agent) Policy {
 	}
 	b.add(Read, "/etc/resolv.conf") // often a link into /run (systemd-resolved, resolvconf)
 	for _, name := range []string{"SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS"} {
-		for _, p := range filepath.SplitList(lookup(a.Env, name)) {
+		for _, p := range filepath.SplitList(Lookup(a.Env, name)) {
 			b.add(Read, p)
 		}
 	}
@@ -139,7 +139,7 @@ type builder struct {
 }
 
 func newBuilder(a Agent) *builder {
-	b := &builder{a: a, home: canonical(lookup(a.Env, "HOME")), ws: canonical(a.Workspace), own: canonical(a.Sandbox), ownHome: canonical(a.Home)}
+	b := &builder{a: a, home: canonical(Lookup(a.Env, "HOME")), ws: canonical(a.Workspace), own: canonical(a.Sandbox), ownHome: canonical(a.Home)}
 	if b.ws != "" {
 		b.sandboxes = filepath.Join(b.ws, ".agentcanvas", "sandboxes")
 		b.runs = filepath.Join(b.ws, filepath.FromSlash(RunsDir))
@@ -161,7 +161,7 @@ func newBuilder(a Agent) *builder {
 // nvm Node version for its bin), except HOME's own top-level folders (~/.local, ~/go), of
 // which only the bin folder is allowed.
 func (b *builder) toolchains() {
-	for _, d := range filepath.SplitList(lookup(b.a.Env, "PATH")) {
+	for _, d := range filepath.SplitList(Lookup(b.a.Env, "PATH")) {
 		if !filepath.IsAbs(d) {
 			continue
 		}
@@ -313,7 +313,8 @@ func grants(a, b Access) bool {
 	return false
 }
 
-func lookup(env []string, name string) string {
+// Lookup is the value of name in env ("" when unset); the last one wins, as for exec.
+func Lookup(env []string, name string) string {
 	v := ""
 	for _, kv := range env {
 		if strings.HasPrefix(kv, name+"=") {

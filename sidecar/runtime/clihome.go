@@ -66,10 +66,10 @@ func prepareCLIHome(backend, dir string, userEnv []string) (map[string]string, e
 // userCLIHome is where the user's own CLI keeps its home: the variable when the agent's
 // environment sets it (runtime.env), else $HOME/rel.
 func userCLIHome(env []string, name, rel string) string {
-	if v := envValue(env, name); filepath.IsAbs(v) {
+	if v := confine.Lookup(env, name); filepath.IsAbs(v) {
 		return v
 	}
-	if h := envValue(env, "HOME"); filepath.IsAbs(h) {
+	if h := confine.Lookup(env, "HOME"); filepath.IsAbs(h) {
 		return filepath.Join(h, rel)
 	}
 	return ""
@@ -78,21 +78,11 @@ func userCLIHome(env []string, name, rel string) string {
 // hasAny reports whether env sets any of names to a non-empty value.
 func hasAny(env []string, names ...string) bool {
 	for _, n := range names {
-		if envValue(env, n) != "" {
+		if confine.Lookup(env, n) != "" {
 			return true
 		}
 	}
 	return false
-}
-
-func envValue(env []string, name string) string {
-	v := ""
-	for _, kv := range env {
-		if len(kv) > len(name) && kv[len(name)] == '=' && kv[:len(name)] == name {
-			v = kv[len(name)+1:]
-		}
-	}
-	return v
 }
 
 // seedJSON writes dst (0600), when it does not exist yet, with the keys of src's JSON object

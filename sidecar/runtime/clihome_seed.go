@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/BurntSushi/toml"
+	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 )
 
 // What each private CLI home is seeded with from the user's own configuration: the model and
@@ -22,8 +23,8 @@ var claudeLoginVars = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLA
 func seedClaudeHome(dir string, env []string) error {
 	user := userCLIHome(env, "CLAUDE_CONFIG_DIR", ".claude")
 	userJSON := filepath.Join(user, ".claude.json")
-	if envValue(env, "CLAUDE_CONFIG_DIR") == "" {
-		userJSON = filepath.Join(envValue(env, "HOME"), ".claude.json") // beside ~/.claude
+	if confine.Lookup(env, "CLAUDE_CONFIG_DIR") == "" {
+		userJSON = filepath.Join(confine.Lookup(env, "HOME"), ".claude.json") // beside ~/.claude
 	}
 	if err := seedJSON(filepath.Join(dir, "settings.json"), filepath.Join(user, "settings.json"),
 		map[string][]string{"model": nil, "permissions": {"defaultMode", "allow", "deny", "ask"}}); err != nil {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 )
 
 // guardianEnv marks a re-execution of this binary as a guardian (see guardian_linux.go).
@@ -43,7 +45,7 @@ const defaultGuardianGrace = 2 * time.Second
 // guardian's own variables, so that neither reaches the agent.
 func newGuardianRequest(path string, argv []string, dir string, env []string) guardianRequest {
 	r := guardianRequest{path: path, dir: dir, grace: defaultGuardianGrace, argv: argv,
-		owner: envValue(env, "AGENTCANVAS_RUN_ID") + "\x00" + envValue(env, "AGENTCANVAS_AGENT_ID")}
+		owner: confine.Lookup(env, "AGENTCANVAS_RUN_ID") + "\x00" + confine.Lookup(env, "AGENTCANVAS_AGENT_ID")}
 	r.env = make([]string, 0, len(env))
 	for _, kv := range env {
 		switch {
