@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/confine"
@@ -125,28 +126,39 @@ func seedJSON(dst, src string, keep map[string][]string) error {
 }
 
 // copyLogin copies the user's stored login file src into the private home (0600), when it
-// exists and the home has none yet; it is removed again when the run ends (RemoveTemp).
+// exists and the home has none yet; it is removed again when the run ends (RemoveTemp), also
+// when an earlier sidecar of a resumed run copied it.
 func copyLogin(runID, dst, src string) error {
-	if _, err := os.Lstat(dst); err == nil {
-		return nil
-	}
-	b, err := os.ReadFile(src)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil // no stored login: the CLI says it is not logged in
-	}
-	if err != nil {
-		return err
-	}
-	if err := writeNew(dst, b); err != nil {
-		return err
+	copied, err := copyOnce(dst, src)
+	if err != nil || !copied {
+		if _, serr := os.Lstat(dst); serr != nil {
+			return err
+		}
 	}
 	copiedLogins.Lock()
 	if copiedLogins.m == nil {
 		copiedLogins.m = map[string][]string{}
 	}
-	copiedLogins.m[runID] = append(copiedLogins.m[runID], dst)
+	if !slices.Contains(copiedLogins.m[runID], dst) {
+		copiedLogins.m[runID] = append(copiedLogins.m[runID], dst)
+	}
 	copiedLogins.Unlock()
-	return nil
+	return err
+}
+
+// copyOnce copies src to dst (0600) when dst does not exist and src does; copied says it did.
+func copyOnce(dst, src string) (copied bool, err error) {
+	if _, err := os.Lstat(dst); err == nil {
+		return false, nil
+	}
+	b, err := os.ReadFile(src)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil // nothing to copy: the CLI goes without
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, writeNew(dst, b)
 }
 
 // copiedLogins are the login files copied into private homes, by run: a login is a secret,

@@ -83,7 +83,7 @@ func seedCodexHome(dir string, env []string) error {
 var geminiLoginVars = []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA"}
 
 // seedGeminiHome: .gemini/settings.json (model, the auth method, privacy, the default
-// approval mode) and the stored Google login.
+// approval mode), trustedFolders.json and the stored Google login.
 func seedGeminiHome(dir string, env []string) error {
 	user := filepath.Join(userCLIHome(env, "GEMINI_CLI_HOME", ""), ".gemini")
 	own := filepath.Join(dir, ".gemini")
@@ -92,6 +92,11 @@ func seedGeminiHome(dir string, env []string) error {
 	}
 	if err := seedJSON(filepath.Join(own, "settings.json"), filepath.Join(user, "settings.json"),
 		map[string][]string{"model": nil, "security": {"auth"}, "privacy": nil, "general": {"defaultApprovalMode"}}); err != nil {
+		return err
+	}
+	// The folders the user trusts: a list of paths, which a gemini agent running in the
+	// workspace needs (headless gemini refuses an untrusted folder).
+	if _, err := copyOnce(filepath.Join(own, "trustedFolders.json"), filepath.Join(user, "trustedFolders.json")); err != nil {
 		return err
 	}
 	if hasAny(env, geminiLoginVars...) {

@@ -13,13 +13,14 @@ import (
 func TestCLIHomeSeeds(t *testing.T) {
 	home := t.TempDir()
 	for name, body := range map[string]string{
-		".claude/settings.json":     `{"model": "opus", "permissions": {"defaultMode": "acceptEdits", "allow": ["Bash(ls)"], "additionalDirectories": ["/"]}, "hooks": {"SessionStart": []}, "statusLine": {"command": "x"}}`,
-		".claude.json":              `{"oauthAccount": {"email": "u@example.com"}, "mcpServers": {"m": {"command": "x"}}}`,
-		".claude/.credentials.json": `{"token": "LOGIN-claude"}`,
-		".codex/config.toml":        "model = \"gpt-5\"\nnotify = [\"x\"]\n[model_providers.p]\nbase_url = \"http://127.0.0.1:1/v1\"\n[mcp_servers.m]\ncommand = \"x\"\n",
-		".codex/auth.json":          `{"token": "LOGIN-codex"}`,
-		".gemini/settings.json":     `{"model": {"name": "g"}, "security": {"auth": {"selectedType": "oauth-personal"}, "folderTrust": {"enabled": false}}, "mcpServers": {"m": {}}, "hooks": {}}`,
-		".gemini/oauth_creds.json":  `{"token": "LOGIN-gemini"}`,
+		".claude/settings.json":       `{"model": "opus", "permissions": {"defaultMode": "acceptEdits", "allow": ["Bash(ls)"], "additionalDirectories": ["/"]}, "hooks": {"SessionStart": []}, "statusLine": {"command": "x"}}`,
+		".claude.json":                `{"oauthAccount": {"email": "u@example.com"}, "mcpServers": {"m": {"command": "x"}}}`,
+		".claude/.credentials.json":   `{"token": "LOGIN-claude"}`,
+		".codex/config.toml":          "model = \"gpt-5\"\nnotify = [\"x\"]\n[model_providers.p]\nbase_url = \"http://127.0.0.1:1/v1\"\n[mcp_servers.m]\ncommand = \"x\"\n",
+		".codex/auth.json":            `{"token": "LOGIN-codex"}`,
+		".gemini/settings.json":       `{"model": {"name": "g"}, "security": {"auth": {"selectedType": "oauth-personal"}, "folderTrust": {"enabled": false}}, "mcpServers": {"m": {}}, "hooks": {}}`,
+		".gemini/oauth_creds.json":    `{"token": "LOGIN-gemini"}`,
+		".gemini/trustedFolders.json": `{"/work/project": "TRUST_FOLDER"}`,
 	} {
 		writeTestFile(t, filepath.Join(home, name), body)
 	}
@@ -42,6 +43,7 @@ func TestCLIHomeSeeds(t *testing.T) {
 		{BackendCodex, "xk", withKey, "config.toml", "base_url", []string{"notify", "mcp_servers"}, ""},
 		{BackendCodex, "xn", noKey, "config.toml", `model = "gpt-5"`, []string{"notify"}, "auth.json"},
 		{BackendGemini, "gk", withKey, ".gemini/settings.json", "oauth-personal", []string{"mcpServers", "hooks", "folderTrust"}, ""},
+		{BackendGemini, "gt", withKey, ".gemini/trustedFolders.json", "/work/project", nil, ""},
 		{BackendGemini, "gn", noKey, ".gemini/settings.json", `"g"`, nil, ".gemini/oauth_creds.json"},
 	} {
 		dir := cliHomeDir(spec(c.agent), c.backend, t.TempDir())
@@ -81,6 +83,15 @@ func TestCLIHomeSeeds(t *testing.T) {
 	writeTestFile(t, own, `{"agent": "changed"}`)
 	if _, err := prepareCLIHome(BackendClaude, filepath.Dir(own), withKey); err != nil || read(own) != `{"agent": "changed"}` {
 		t.Errorf("the agent's settings were replaced: %q %v", read(own), err)
+	}
+	// A login an earlier sidecar copied (the run resumed after a crash) goes at the run's end too.
+	copiedLogins.Lock()
+	delete(copiedLogins.m, "seed-run")
+	copiedLogins.Unlock()
+	for agent, backend := range map[string]string{"cn": BackendClaude, "xn": BackendCodex, "gn": BackendGemini} {
+		if _, err := prepareCLIHome(backend, filepath.Join(ws, ".agentcanvas", "runs", "seed-run", "homes", agent, backend), noKey); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// The run's end takes the copied logins away.
 	RemoveTemp("seed-run")
