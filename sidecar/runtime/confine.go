@@ -88,7 +88,7 @@ func newConfinement(s *Spec, backend, dir string, env []string) (c *confinement,
 	return c, warnings, nil
 }
 
-// readOnlyAgent reports whether the agent's role or CLI mode makes it read-only: a read-only
+// readOnlyAgent reports whether a CLI agent's role or mode makes it read-only: a read-only
 // role (Spec.Access) that the flow does not override, Claude Code's plan mode, Codex's
 // read-only sandbox, the Gemini CLI's default (or plan) approval mode. Its rules then allow
 // writes to its TMPDIR and private CLI home only: a confined codex runs with its own sandbox
@@ -104,10 +104,8 @@ func readOnlyAgent(s *Spec, backend string) bool {
 	case BackendGemini:
 		mode := geminiApproval(s)
 		return !hasArg(s.ExtraArgs, "--approval-mode", "--yolo", "-y") && (mode == "" || mode == "default" || mode == "plan")
-	case BackendCommand:
-		return s.Access == AccessReadOnly
 	}
-	return false
+	return false // a command agent has no permission mode: its role sets none either
 }
 
 // hasArg reports whether args hold any of the flags (alone or as --flag=value).

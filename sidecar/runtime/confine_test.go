@@ -260,3 +260,33 @@ func TestConfinementReadsCommandFilesOnly(t *testing.T) {
 		t.Error("a command agent may not read the script its command names")
 	}
 }
+
+// Which agents get read-only rules: read-only roles and modes of the CLIs, unless the flow
+// sets the mode again; never a command agent.
+func TestReadOnlyAgent(t *testing.T) {
+	for _, c := range []struct {
+		backend string
+		spec    Spec
+		want    bool
+	}{
+		{BackendClaude, Spec{Access: AccessReadOnly}, true},
+		{BackendClaude, Spec{PermissionMode: "plan"}, true},
+		{BackendClaude, Spec{Access: AccessReadOnly, PermissionMode: "acceptEdits"}, false},
+		{BackendClaude, Spec{Access: AccessReadOnly, ExtraArgs: []string{"--permission-mode=bypassPermissions"}}, false},
+		{BackendClaude, Spec{Access: AccessEdit}, false},
+		{BackendCodex, Spec{Access: AccessReadOnly}, true},
+		{BackendCodex, Spec{CodexSandbox: "read-only"}, true},
+		{BackendCodex, Spec{CodexSandbox: "read-only", ExtraArgs: []string{"--full-auto"}}, false},
+		{BackendCodex, Spec{}, false},
+		{BackendGemini, Spec{}, true},
+		{BackendGemini, Spec{Access: AccessReadOnly}, true},
+		{BackendGemini, Spec{GeminiApprovalMode: "plan"}, true},
+		{BackendGemini, Spec{Access: AccessEdit}, false},
+		{BackendGemini, Spec{Access: AccessReadOnly, ExtraArgs: []string{"--yolo"}}, false},
+		{BackendCommand, Spec{Access: AccessReadOnly}, false},
+	} {
+		if got := readOnlyAgent(&c.spec, c.backend); got != c.want {
+			t.Errorf("%s %+v: read-only %v, want %v", c.backend, c.spec, got, c.want)
+		}
+	}
+}
