@@ -99,6 +99,7 @@ func (p Policy) RestrictThread() (int, error) {
 			return 0, err
 		}
 	}
+	dropReachingCaps()
 	// no_new_privs is per thread, like the ruleset: Landlock needs it from an unprivileged
 	// process, and the agent inherits it (setuid programs do not raise its rights).
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
@@ -109,6 +110,23 @@ func (p Policy) RestrictThread() (int, error) {
 		return 0, fmt.Errorf("landlock_restrict_self: %w", err)
 	}
 	return st.ABI, nil
+}
+
+// reachingCaps are the capabilities that let a process reach into others outside its
+// Landlock domain: on Linux 6.18, a root process in a domain still reads an unconfined
+// process's /proc/PID/environ with CAP_SYS_ADMIN or CAP_PERFMON; CAP_SYS_PTRACE, CAP_BPF,
+// CAP_SYS_RAWIO, CAP_SYS_MODULE and CAP_CHECKPOINT_RESTORE reach other processes' memory by
+// other ways. No agent needs them.
+var reachingCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_PERFMON, unix.CAP_SYS_PTRACE, unix.CAP_BPF,
+	unix.CAP_SYS_RAWIO, unix.CAP_SYS_MODULE, unix.CAP_CHECKPOINT_RESTORE}
+
+// dropReachingCaps takes reachingCaps out of the calling thread's bounding set, which a
+// root agent's exec makes its capabilities. Without CAP_SETPCAP (any other user) there is
+// nothing to drop: such a process gets none of them at exec.
+func dropReachingCaps() {
+	for _, c := range reachingCaps {
+		_ = unix.Prctl(unix.PR_CAPBSET_DROP, c, 0, 0, 0)
+	}
 }
 
 func addRule(ruleset int, handledFS uint64, r Rule) error {

@@ -31,6 +31,12 @@ type Agent struct {
 	Command []string
 	// DenyNetwork: runtime.network none.
 	DenyNetwork bool
+	// Home is the agent's private CLI home (CLAUDE_CONFIG_DIR, CODEX_HOME, GEMINI_CLI_HOME),
+	// in the run's state: writable, and the only CLI state it gets. "" for command agents.
+	Home string
+	// ReadOnly: the agent's role or CLI mode makes it read-only, so it writes nothing but
+	// its TMPDIR and Home, whatever the CLI's own flags become when confined.
+	ReadOnly bool
 }
 
 // SystemRead are the system's folders every agent may read: programs, libraries, settings,
@@ -52,76 +58,17 @@ var SecretStores = []string{".ssh", ".aws", ".gnupg", ".config/gcloud", ".azure"
 	".netrc", ".git-credentials", ".password-store", ".config/gh", ".config/op", ".npmrc", ".pypirc",
 	".vault-token", ".terraform.d", ".local/share/keyrings", ".pki"}
 
-// State is one place a backend keeps its own state: $Var/VarRel when the agent's environment
-// sets Var, else $HOME/HomeRel ("" leaves that case out).
-type State struct {
-	Var, VarRel, HomeRel string
-	// Dir: a folder, created (0700) when missing. Else a file, created with Seed (0600): a
-	// rule can only name what exists, and the CLI could not create it in HOME itself.
-	Dir  bool
-	Seed string
-}
-
-// BackendState lists, per backend, what its CLI writes besides its working folder and TMPDIR:
-// its settings, sessions, logs and login. Only that backend's agents get them. (Claude Code
-// keeps ~/.claude.json beside ~/.claude, unless CLAUDE_CONFIG_DIR moves both; the Gemini
-// CLI's GEMINI_CLI_HOME stands for HOME.)
-var BackendState = map[string][]State{
-	"claude": {{Var: "CLAUDE_CONFIG_DIR", HomeRel: ".claude", Dir: true}, {Var: "CLAUDE_CONFIG_DIR", HomeRel: ".claude.json", Seed: "{}\n"}},
-	"codex":  {{Var: "CODEX_HOME", HomeRel: ".codex", Dir: true}},
-	"gemini": {{Var: "GEMINI_CLI_HOME", VarRel: ".gemini", HomeRel: ".gemini", Dir: true}},
-}
-
-// StatePath is one state path of an agent, resolved.
-type StatePath struct {
-	Path string // absolute
-	Dir  bool
-	Seed string
-}
-
-// StatePaths are the backend's state paths in an environment.
-func StatePaths(backend string, env []string) []StatePath {
-	home := cleanAbs(lookup(env, "HOME"))
-	var out []StatePath
-	for _, s := range BackendState[backend] {
-		p := ""
-		if v := cleanAbs(lookup(env, s.Var)); s.Var != "" && v != "" {
-			if s.VarRel == "" && !s.Dir {
-				continue // the variable moves this file into its folder, allowed already
-			}
-			p = filepath.Join(v, s.VarRel)
-		} else if home != "" && s.HomeRel != "" {
-			p = filepath.Join(home, s.HomeRel)
-		}
-		if p != "" {
-			out = append(out, StatePath{Path: p, Dir: s.Dir, Seed: s.Seed})
-		}
-	}
-	return out
-}
-
-// EnsureState creates the backend's missing state folders and files, so that its rules have
-// something to name. It refuses nothing: what cannot be made is left to the CLI to report.
-func EnsureState(backend string, env []string) {
-	for _, s := range StatePaths(backend, env) {
-		if s.Dir {
-			_ = os.MkdirAll(s.Path, 0o700)
-			continue
-		}
-		if f, err := os.OpenFile(s.Path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
-			_, _ = f.WriteString(s.Seed)
-			f.Close()
-		}
-	}
-}
+// RunsDir is where a workspace keeps its runs' state, the agents' private CLI homes among
+// it: no agent reads or writes there, except its own home.
+const RunsDir = ".agentcanvas/runs"
 
 // goModCache is where the agent's go finds downloaded modules: readable, so a build in the
 // sandbox works offline (downloads are refused; the build cache goes to XDG_CACHE_HOME).
 func goModCache(env []string, home string) string {
-	if p := lookup(env, "GOMODCACHE"); p != "" {
+	if p := Lookup(env, "GOMODCACHE"); p != "" {
 		return p
 	}
-	if gp := filepath.SplitList(lookup(env, "GOPATH")); len(gp) > 0 && gp[0] != "" {
+	if gp := filepath.SplitList(Lookup(env, "GOPATH")); len(gp) > 0 && gp[0] != "" {
 		return filepath.Join(gp[0], "pkg", "mod")
 	}
 	if home == "" {
@@ -131,9 +78,9 @@ func goModCache(env []string, home string) string {
 }
 
 // Build makes an agent's policy: read the system and its toolchains, its program, its
-// sandbox's input/ and (when it runs there) the workspace; write its sandbox's work/, its
-// TMPDIR and its backend's state; never a secret store, another agent's sandbox or the
-// workspace itself.
+// sandbox's input/ and (when it runs there) the workspace; write its sandbox's work/ (unless
+// read-only), its TMPDIR and its private CLI home; never a secret store, the user's own CLI
+// settings (HOME's hidden entries), another agent's sandbox or home, or the workspace itself.
 //
 // Every rule names a path with its symbolic links resolved, and the checks are made on that
 // path: a link in the workspace or on PATH that leads into ~/.ssh is refused like ~/.ssh
@@ -146,12 +93,14 @@ func Build(a Agent) Policy {
 	for _, p := range SystemDevices {
 		b.add(Device, p)
 	}
-	for _, p := range SystemWrite {
-		b.add(Write, p)
+	if !a.ReadOnly {
+		for _, p := range SystemWrite {
+			b.add(Write, p)
+		}
 	}
 	b.add(Read, "/etc/resolv.conf") // often a link into /run (systemd-resolved, resolvconf)
 	for _, name := range []string{"SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS"} {
-		for _, p := range filepath.SplitList(lookup(a.Env, name)) {
+		for _, p := range filepath.SplitList(Lookup(a.Env, name)) {
 			b.add(Read, p)
 		}
 	}
@@ -159,7 +108,11 @@ func Build(a Agent) Policy {
 	b.program()
 	if a.Sandbox != "" {
 		b.add(Read, filepath.Join(a.Sandbox, "input"))
-		b.add(Write, filepath.Join(a.Sandbox, "work"))
+		work := Write
+		if a.ReadOnly {
+			work = Read
+		}
+		b.add(work, filepath.Join(a.Sandbox, "work"))
 	}
 	if a.InWorkspace && a.Workspace != "" {
 		b.add(Read, a.Workspace)
@@ -168,8 +121,8 @@ func Build(a Agent) Policy {
 		b.add(Write, a.Tmp)
 	}
 	b.add(Read, goModCache(a.Env, b.home))
-	for _, s := range StatePaths(a.Backend, a.Env) {
-		b.add(Write, s.Path)
+	if a.Home != "" {
+		b.add(Write, a.Home)
 	}
 	return Policy{Rules: minimal(b.rules), DenyNetwork: a.DenyNetwork}
 }
@@ -177,16 +130,19 @@ func Build(a Agent) Policy {
 type builder struct {
 	a Agent
 	// The places the checks keep out, resolved: HOME, the workspace, the agent's own sandbox,
-	// the workspace's sandboxes (only the agent's own is allowed), the secret stores.
+	// the workspace's sandboxes (only the agent's own is allowed), the runs' state (only the
+	// agent's own CLI home is allowed), the secret stores.
 	home, ws, own, sandboxes string
+	runs, ownHome            string
 	secrets                  []string
 	rules                    []Rule
 }
 
 func newBuilder(a Agent) *builder {
-	b := &builder{a: a, home: canonical(lookup(a.Env, "HOME")), ws: canonical(a.Workspace), own: canonical(a.Sandbox)}
+	b := &builder{a: a, home: canonical(Lookup(a.Env, "HOME")), ws: canonical(a.Workspace), own: canonical(a.Sandbox), ownHome: canonical(a.Home)}
 	if b.ws != "" {
 		b.sandboxes = filepath.Join(b.ws, ".agentcanvas", "sandboxes")
+		b.runs = filepath.Join(b.ws, filepath.FromSlash(RunsDir))
 	}
 	if b.home != "" {
 		for _, s := range SecretStores {
@@ -205,7 +161,7 @@ func newBuilder(a Agent) *builder {
 // nvm Node version for its bin), except HOME's own top-level folders (~/.local, ~/go), of
 // which only the bin folder is allowed.
 func (b *builder) toolchains() {
-	for _, d := range filepath.SplitList(lookup(b.a.Env, "PATH")) {
+	for _, d := range filepath.SplitList(Lookup(b.a.Env, "PATH")) {
 		if !filepath.IsAbs(d) {
 			continue
 		}
@@ -269,8 +225,11 @@ func (b *builder) add(a Access, p string) {
 	if b.sandboxes != "" && within(p, b.sandboxes) && (b.own == "" || !within(p, b.own)) {
 		return
 	}
+	if b.runs != "" && within(p, b.runs) && !within(p, b.ownHome) {
+		return
+	}
 	if a == Write {
-		if b.ws != "" && (within(b.ws, p) || within(p, b.ws) && (b.own == "" || !within(p, b.own))) {
+		if b.ws != "" && (within(b.ws, p) || within(p, b.ws) && !within(p, b.own) && !within(p, b.ownHome)) {
 			return
 		}
 		if b.home != "" && within(b.home, p) || slices.ContainsFunc(b.secrets, func(s string) bool { return within(s, p) }) {
@@ -287,12 +246,12 @@ func (b *builder) add(a Access, p string) {
 }
 
 // covers reports whether p holds something no read may reach: HOME (and so its hidden
-// files), a secret store, or the sandboxes of other agents.
+// files), a secret store, or the sandboxes and CLI homes of other agents.
 func (b *builder) covers(p string) bool {
 	if b.home != "" && within(b.home, p) {
 		return true
 	}
-	if b.sandboxes != "" && within(b.sandboxes, p) {
+	if b.sandboxes != "" && within(b.sandboxes, p) || b.runs != "" && within(b.runs, p) {
 		return true
 	}
 	return slices.ContainsFunc(b.secrets, func(s string) bool { return within(s, p) })
@@ -354,7 +313,8 @@ func grants(a, b Access) bool {
 	return false
 }
 
-func lookup(env []string, name string) string {
+// Lookup is the value of name in env ("" when unset); the last one wins, as for exec.
+func Lookup(env []string, name string) string {
 	v := ""
 	for _, kv := range env {
 		if strings.HasPrefix(kv, name+"=") {
@@ -436,12 +396,4 @@ func nodeModules(p string) string {
 		return p[:i+len("/node_modules")]
 	}
 	return ""
-}
-
-// cleanAbs is p cleaned, or "" when it is not absolute.
-func cleanAbs(p string) string {
-	if !filepath.IsAbs(p) {
-		return ""
-	}
-	return filepath.Clean(p)
 }

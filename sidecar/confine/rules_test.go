@@ -41,6 +41,15 @@ func newWorld(t *testing.T) world {
 	return w
 }
 
+// cliHome is agent's private CLI home in run r1's state, made.
+func (w world) cliHome(agent string) string {
+	d := filepath.Join(w.ws, ".agentcanvas", "runs", "r1", "homes", agent, "claude")
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		panic(err)
+	}
+	return d
+}
+
 func (w world) env(extra ...string) []string {
 	return append([]string{"HOME=" + w.home, "PATH=" + strings.Join([]string{filepath.Join(w.tool, "bin"), filepath.Join(w.home, ".local", "bin"), filepath.Join(w.home, "go", "bin"), "/usr/bin"}, ":")}, extra...)
 }
@@ -67,8 +76,7 @@ func allows(p Policy, a Access, path string) bool {
 func TestBuildWorker(t *testing.T) {
 	w := newWorld(t)
 	tmp := t.TempDir()
-	EnsureState("claude", w.env()) // as the runtime does first
-	p := Build(Agent{Backend: "claude", Workspace: w.ws, Sandbox: w.own, Tmp: tmp, Env: w.env(), Dir: filepath.Join(w.own, "work"),
+	p := Build(Agent{Backend: "claude", Workspace: w.ws, Sandbox: w.own, Tmp: tmp, Env: w.env(), Dir: filepath.Join(w.own, "work"), Home: w.cliHome("a"),
 		Executable: "/usr/bin/bash", Command: []string{"bash", filepath.Join(w.ws, "agents", "judge.sh"), filepath.Join(w.home, "script.sh")}})
 	for _, c := range []struct {
 		a    Access
@@ -93,8 +101,12 @@ func TestBuildWorker(t *testing.T) {
 		{Read, filepath.Join(w.home, ".config", "gcloud", "x"), false},
 		{Read, filepath.Join(w.home, ".config", "other", "x"), false},
 		{Read, filepath.Join(w.home, "Documents", "x"), false},
-		{Write, filepath.Join(w.home, ".claude", "x"), true}, // claude's own state
-		{Write, filepath.Join(w.home, ".claude.json"), true},
+		{Write, filepath.Join(w.cliHome("a"), "settings.json"), true},     // its private CLI home
+		{Read, filepath.Join(w.cliHome("b"), ".credentials.json"), false}, // another agent's
+		{Read, filepath.Join(w.ws, ".agentcanvas", "runs", "r1", "state.json"), false},
+		{Write, filepath.Join(w.home, ".claude", "settings.json"), false}, // the user's own CLI settings
+		{Read, filepath.Join(w.home, ".claude", ".credentials.json"), false},
+		{Write, filepath.Join(w.home, ".claude.json"), false},
 		{Write, filepath.Join(w.home, ".bashrc"), false},
 		{Read, filepath.Join(w.tool, "lib", "node_modules", "x"), true}, // the toolchain a bin folder is in
 		{Read, filepath.Join(w.home, ".local", "bin", "x"), true},       // a bin folder in HOME: itself only
@@ -118,12 +130,11 @@ func TestBuildWorker(t *testing.T) {
 	}
 }
 
-// A role that runs in the workspace reads it, all but the sandboxes (names are listable),
-// and writes none of it; state of other backends is not its own.
+// A role that runs in the workspace reads it, all but the sandboxes and the runs' state
+// (names are listable), and writes none of it but its private CLI home.
 func TestBuildWorkspaceRole(t *testing.T) {
 	w := newWorld(t)
-	EnsureState("codex", w.env())
-	p := Build(Agent{Backend: "codex", Workspace: w.ws, InWorkspace: true, Env: w.env(), Dir: w.ws})
+	p := Build(Agent{Backend: "codex", Workspace: w.ws, InWorkspace: true, Env: w.env(), Dir: w.ws, Home: w.cliHome("a")})
 	for _, c := range []struct {
 		a    Access
 		path string
@@ -138,8 +149,10 @@ func TestBuildWorkspaceRole(t *testing.T) {
 		{Read, filepath.Join(w.other, "work", "x"), false},
 		{Write, filepath.Join(w.ws, "README.md"), false},
 		{Write, filepath.Join(w.ws, "src", "new.go"), false},
-		{Write, filepath.Join(w.home, ".codex", "x"), true},
-		{Write, filepath.Join(w.home, ".claude", "x"), false},
+		{Write, filepath.Join(w.home, ".codex", "x"), false}, // the user's own: never
+		{Write, filepath.Join(w.cliHome("a"), "config.toml"), true},
+		{Read, filepath.Join(w.cliHome("b"), "auth.json"), false},
+		{Read, filepath.Join(w.ws, ".agentcanvas", "runs", "r1", "state.json"), false},
 	} {
 		if got := allows(p, c.a, c.path); got != c.want {
 			t.Errorf("%s %s: allowed %v, want %v\n%s", c.a, c.path, got, c.want, p)
@@ -232,38 +245,27 @@ func TestBuildNetworkNone(t *testing.T) {
 	}
 }
 
-// Missing state folders and files are created (files with their seed), existing ones kept.
-func TestEnsureState(t *testing.T) {
-	home := t.TempDir()
-	if err := os.WriteFile(filepath.Join(home, ".claude.json"), []byte(`{"kept":true}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	EnsureState("claude", []string{"HOME=" + home})
-	if st, err := os.Stat(filepath.Join(home, ".claude")); err != nil || !st.IsDir() || st.Mode().Perm() != 0o700 {
-		t.Errorf("~/.claude: %v %v", st, err)
-	}
-	if b, _ := os.ReadFile(filepath.Join(home, ".claude.json")); string(b) != `{"kept":true}` {
-		t.Errorf("~/.claude.json overwritten: %q", b)
-	}
-	cfg := filepath.Join(t.TempDir(), "cfg")
-	EnsureState("claude", []string{"HOME=" + home, "CLAUDE_CONFIG_DIR=" + cfg})
-	if got := StatePaths("claude", []string{"HOME=" + home, "CLAUDE_CONFIG_DIR=" + cfg}); len(got) != 1 || got[0].Path != cfg {
-		t.Errorf("with CLAUDE_CONFIG_DIR: %+v", got)
-	}
-	if _, err := os.Stat(cfg); err != nil {
-		t.Error(err)
-	}
-	fresh := t.TempDir()
-	EnsureState("claude", []string{"HOME=" + fresh})
-	if b, _ := os.ReadFile(filepath.Join(fresh, ".claude.json")); string(b) != "{}\n" {
-		t.Errorf("a new ~/.claude.json holds %q", b)
-	}
-	EnsureState("gemini", []string{"HOME=" + fresh, "GEMINI_CLI_HOME=" + filepath.Join(fresh, "g")})
-	if _, err := os.Stat(filepath.Join(fresh, "g", ".gemini")); err != nil {
-		t.Error(err)
-	}
-	if got := StatePaths("command", []string{"HOME=" + fresh}); got != nil {
-		t.Errorf("a command agent has state %+v", got)
+// A read-only agent writes nothing but its TMPDIR and private CLI home: not its work/, not
+// /dev/shm.
+func TestBuildReadOnly(t *testing.T) {
+	w := newWorld(t)
+	tmp := t.TempDir()
+	p := Build(Agent{Backend: "codex", Workspace: w.ws, Sandbox: w.own, Tmp: tmp, Env: w.env(), Dir: filepath.Join(w.own, "work"), Home: w.cliHome("a"), ReadOnly: true})
+	for _, c := range []struct {
+		a    Access
+		path string
+		want bool
+	}{
+		{Read, filepath.Join(w.own, "work", "x"), true},
+		{Write, filepath.Join(w.own, "work", "x"), false},
+		{Write, "/dev/shm/x", false},
+		{Write, filepath.Join(tmp, "x"), true},
+		{Write, filepath.Join(w.cliHome("a"), "x"), true},
+		{Device, "/dev/null", true},
+	} {
+		if got := allows(p, c.a, c.path); got != c.want {
+			t.Errorf("%s %s: allowed %v, want %v\n%s", c.a, c.path, got, c.want, p)
+		}
 	}
 }
 

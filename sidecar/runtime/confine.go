@@ -22,6 +22,8 @@ type confinement struct {
 	tmp      string // the agent's private TMPDIR (agentTemp)
 	ownTmp   bool   // tmp is this Process's own, removed when it is finished
 	agent    confine.Agent
+	// homeEnv points a CLI at its private home (clihome.go); nil for command agents.
+	homeEnv map[string]string
 }
 
 // minNetworkABI is the first Landlock ABI that restricts TCP.
@@ -65,7 +67,6 @@ func newConfinement(s *Spec, backend, dir string, env []string) (c *confinement,
 	if s.SandboxWork != "" {
 		sandbox = filepath.Dir(s.SandboxWork) // the sandbox layout: <agent>/{input,work,proposal}
 	}
-	confine.EnsureState(backend, env)
 	c = &confinement{abi: st.ABI, required: required || selfSandboxed(backend), tmp: tmp, ownTmp: own, agent: confine.Agent{
 		Backend:     backend,
 		Workspace:   s.Workspace,
@@ -74,8 +75,49 @@ func newConfinement(s *Spec, backend, dir string, env []string) (c *confinement,
 		Tmp:         tmp,
 		Dir:         dir,
 		DenyNetwork: s.Network == NetworkNone,
+		ReadOnly:    readOnlyAgent(s, backend),
 	}}
+	if _, ok := cliHomeVars[backend]; ok {
+		home := cliHomeDir(s, backend, tmp)
+		if c.homeEnv, err = prepareCLIHome(backend, home, env); err != nil {
+			c.remove()
+			return nil, nil, fmt.Errorf("confinement: private %s home %s: %w", backend, home, err)
+		}
+		c.agent.Home = home
+	}
 	return c, warnings, nil
+}
+
+// readOnlyAgent reports whether a CLI agent's role or mode makes it read-only: a read-only
+// role (Spec.Access) that the flow does not override, Claude Code's plan mode, Codex's
+// read-only sandbox, the Gemini CLI's default (or plan) approval mode. Its rules then allow
+// writes to its TMPDIR and private CLI home only: a confined codex runs with its own sandbox
+// off, and a CLI's tool list is no boundary. Extra arguments that set the mode again are the
+// flow's: they count.
+func readOnlyAgent(s *Spec, backend string) bool {
+	switch backend {
+	case BackendClaude:
+		return !hasArg(s.ExtraArgs, "--permission-mode", "--dangerously-skip-permissions") &&
+			(claudeMode(s) == "plan" || s.PermissionMode == "" && s.Access == AccessReadOnly)
+	case BackendCodex:
+		return !hasArg(s.ExtraArgs, "--sandbox", "-s", "--full-auto", "--dangerously-bypass-approvals-and-sandbox") && codexSandbox(s) == "read-only"
+	case BackendGemini:
+		mode := geminiApproval(s)
+		return !hasArg(s.ExtraArgs, "--approval-mode", "--yolo", "-y") && (mode == "" || mode == "default" || mode == "plan")
+	}
+	return false // a command agent has no permission mode: its role sets none either
+}
+
+// hasArg reports whether args hold any of the flags (alone or as --flag=value).
+func hasArg(args []string, flags ...string) bool {
+	for _, a := range args {
+		for _, f := range flags {
+			if a == f || strings.HasPrefix(a, f+"=") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // selfSandboxed backends give up a sandbox of their own when confined (codex: see
@@ -84,10 +126,14 @@ func selfSandboxed(backend string) bool { return backend == BackendCodex }
 
 // env is what a confined turn's environment changes: TMPDIR, XDG_CACHE_HOME (go, pip and
 // most tools) and npm's cache (npx, MCP servers started with it) point into the private
-// temporary folder. HOME's own caches are not writable, and must not be: a poisoned build
+// temporary folder, and a CLI's home variable to its private home. HOME's own caches are not writable, and must not be: a poisoned build
 // cache would reach the user's next build.
 func (c *confinement) env() map[string]string {
-	return map[string]string{"TMPDIR": c.tmp, "XDG_CACHE_HOME": filepath.Join(c.tmp, ".cache"), "npm_config_cache": filepath.Join(c.tmp, ".npm")}
+	env := map[string]string{"TMPDIR": c.tmp, "XDG_CACHE_HOME": filepath.Join(c.tmp, ".cache"), "npm_config_cache": filepath.Join(c.tmp, ".npm")}
+	for k, v := range c.homeEnv {
+		env[k] = v
+	}
+	return env
 }
 
 // policy is the rules of one turn: its program, command line and environment.
@@ -159,6 +205,7 @@ func RemoveTemp(runID string) {
 	for _, d := range dirs {
 		_ = os.RemoveAll(d)
 	}
+	removeLogins(runID)
 }
 
 var tmpNameRE = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)

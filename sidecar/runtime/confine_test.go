@@ -122,9 +122,10 @@ func TestConfinedWorkerRefusedOutsideItsSandbox(t *testing.T) {
 	}
 }
 
-// The guardian that starts a confined turn is not confined itself: its next turns, through
-// the same guardian, get their own rules only (agent b writes its work/, not a's), and an
-// unconfined turn writes where it likes.
+// The guardian that starts a confined turn is not confined itself: the agent's next turn,
+// through the same guardian, is unconfined and writes where it likes. Another agent gets a
+// guardian of its own (one never holds two agents' environments) and its own rules only
+// (agent b writes its work/, not a's).
 func TestGuardianTurnsConfinedApart(t *testing.T) {
 	confinetest.Landlock(t)
 	w := newConfinedWorld(t)
@@ -146,8 +147,8 @@ func TestGuardianTurnsConfinedApart(t *testing.T) {
 	free := w.spec("a", `echo $PPID; echo free > `+w.ws+`/free.txt && echo wrote`)
 	free.Confine = confine.ModeOff
 	g3, r3 := ppid(free)
-	if g1 != g2 || g2 != g3 {
-		t.Errorf("turns under guardians %s, %s, %s: not one guardian reused", g1, g2, g3)
+	if g1 != g3 || g1 == g2 {
+		t.Errorf("turns under guardians %s (a), %s (b), %s (a): want a's reused, b's its own", g1, g2, g3)
 	}
 	if r1 != "wrote" || r2 != "refused" || r3 != "wrote" {
 		t.Errorf("turn results %q %q %q, want wrote refused wrote", r1, r2, r3)
@@ -257,5 +258,35 @@ func TestConfinementReadsCommandFilesOnly(t *testing.T) {
 	}
 	if !names(BackendCommand) {
 		t.Error("a command agent may not read the script its command names")
+	}
+}
+
+// Which agents get read-only rules: read-only roles and modes of the CLIs, unless the flow
+// sets the mode again; never a command agent.
+func TestReadOnlyAgent(t *testing.T) {
+	for _, c := range []struct {
+		backend string
+		spec    Spec
+		want    bool
+	}{
+		{BackendClaude, Spec{Access: AccessReadOnly}, true},
+		{BackendClaude, Spec{PermissionMode: "plan"}, true},
+		{BackendClaude, Spec{Access: AccessReadOnly, PermissionMode: "acceptEdits"}, false},
+		{BackendClaude, Spec{Access: AccessReadOnly, ExtraArgs: []string{"--permission-mode=bypassPermissions"}}, false},
+		{BackendClaude, Spec{Access: AccessEdit}, false},
+		{BackendCodex, Spec{Access: AccessReadOnly}, true},
+		{BackendCodex, Spec{CodexSandbox: "read-only"}, true},
+		{BackendCodex, Spec{CodexSandbox: "read-only", ExtraArgs: []string{"--full-auto"}}, false},
+		{BackendCodex, Spec{}, false},
+		{BackendGemini, Spec{}, true},
+		{BackendGemini, Spec{Access: AccessReadOnly}, true},
+		{BackendGemini, Spec{GeminiApprovalMode: "plan"}, true},
+		{BackendGemini, Spec{Access: AccessEdit}, false},
+		{BackendGemini, Spec{Access: AccessReadOnly, ExtraArgs: []string{"--yolo"}}, false},
+		{BackendCommand, Spec{Access: AccessReadOnly}, false},
+	} {
+		if got := readOnlyAgent(&c.spec, c.backend); got != c.want {
+			t.Errorf("%s %+v: read-only %v, want %v", c.backend, c.spec, got, c.want)
+		}
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 )
 
 // The sidecar's side of the guardians (guardian_linux.go): starting them, keeping idle ones,
@@ -26,7 +28,7 @@ func spawnGuarded(req guardianRequest) (*osChild, error) {
 	if err != nil {
 		return nil, err
 	}
-	g, idle := takeGuardian()
+	g, idle := takeGuardian(req.owner)
 	var pid int
 	var note string
 	if g != nil {
@@ -34,7 +36,7 @@ func spawnGuarded(req guardianRequest) (*osChild, error) {
 		if err == errGuardianGone && idle {
 			// The idle guardian died while it waited (killed by someone): once more with a
 			// new one.
-			if g, err = newGuardian(), nil; g != nil {
+			if g, err = newGuardian(req.owner), nil; g != nil {
 				pid, note, err = g.startTurn(body, s.inR, s.outW, s.errW)
 			}
 		}
@@ -60,6 +62,9 @@ type guardian struct {
 	// goroutine at a time reads it, and it is closed only when none does.
 	fd      int
 	pending []byte // reply bytes read past the last line
+	// owner is the one agent (run and agent id) whose turns this guardian serves: it never
+	// holds, even in memory it has freed, another agent's environment.
+	owner string
 }
 
 // Guardians between turns, for reuse: a turn through an idle guardian costs a few
@@ -75,27 +80,33 @@ var idleGuardians struct {
 // up to this).
 const maxIdleGuardians = 8
 
-// takeGuardian returns an idle guardian (idle true) or a new one; nil when this binary
-// cannot be re-executed.
-func takeGuardian() (g *guardian, idle bool) {
+// takeGuardian returns an idle guardian of owner (idle true) or a new one; nil when this
+// binary cannot be re-executed.
+func takeGuardian(owner string) (g *guardian, idle bool) {
 	idleGuardians.Lock()
-	if n := len(idleGuardians.list); n > 0 {
-		g = idleGuardians.list[n-1]
-		idleGuardians.list = idleGuardians.list[:n-1]
+	for i := len(idleGuardians.list) - 1; i >= 0; i-- {
+		if idleGuardians.list[i].owner == owner {
+			g = idleGuardians.list[i]
+			idleGuardians.list = append(idleGuardians.list[:i], idleGuardians.list[i+1:]...)
+			break
+		}
 	}
 	idleGuardians.Unlock()
 	if g != nil {
 		return g, true
 	}
-	return newGuardian(), false
+	return newGuardian(owner), false
 }
 
-// putGuardian keeps a guardian whose turn has ended for the next one.
+// putGuardian keeps a guardian whose turn has ended for its agent's next one, dismissing
+// the one idle longest when there are too many.
 func putGuardian(g *guardian) {
 	idleGuardians.Lock()
-	if len(idleGuardians.list) < maxIdleGuardians {
-		idleGuardians.list = append(idleGuardians.list, g)
-		g = nil
+	idleGuardians.list = append(idleGuardians.list, g)
+	g = nil
+	if len(idleGuardians.list) > maxIdleGuardians {
+		g = idleGuardians.list[0]
+		idleGuardians.list = idleGuardians.list[1:]
 	}
 	idleGuardians.Unlock()
 	if g != nil {
@@ -103,8 +114,18 @@ func putGuardian(g *guardian) {
 	}
 }
 
-// newGuardian starts a guardian; nil when this binary cannot be re-executed.
-func newGuardian() *guardian {
+// guardianEnviron is a guardian's whole environment: its marker, and the test hook that hides
+// Landlock. Not the sidecar's: an agent must not find the sidecar's variables in it.
+func guardianEnviron() []string {
+	env := []string{guardianEnv + "=" + guardianMagic}
+	if v, ok := os.LookupEnv(confine.NoLandlockEnv); ok {
+		env = append(env, confine.NoLandlockEnv+"="+v)
+	}
+	return env
+}
+
+// newGuardian starts a guardian for owner's turns; nil when this binary cannot be re-executed.
+func newGuardian(owner string) *guardian {
 	self, err := os.Executable()
 	if err != nil {
 		return nil
@@ -117,14 +138,16 @@ func newGuardian() *guardian {
 	defer theirs.Close() // only the guardian keeps its end
 	cmd := exec.Command(self)
 	cmd.Args[0] = "agentcanvas-guardian"
-	cmd.Env = append(os.Environ(), guardianEnv+"="+guardianMagic)
+	cmd.Env = guardianEnviron()
 	cmd.ExtraFiles = []*os.File{theirs}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	becomeSubreaper()
 	if err := cmd.Start(); err != nil {
 		syscall.Close(fds[0])
 		return nil
 	}
-	return &guardian{cmd: cmd, fd: fds[0]}
+	addChild(cmd.Process.Pid)
+	return &guardian{cmd: cmd, fd: fds[0], owner: owner}
 }
 
 var errGuardianGone = errors.New("the guardian ended before starting the agent")
@@ -173,13 +196,18 @@ func (g *guardian) endTurn() (code int, ok bool) {
 // dismiss ends a guardian between turns (EOF on its lifeline) and reaps it.
 func (g *guardian) dismiss() {
 	syscall.Close(g.fd)
-	go g.cmd.Wait()
+	go func() {
+		_ = g.cmd.Wait()
+		removeChild(g.cmd.Process.Pid)
+	}()
 }
 
 // wait reaps a guardian that died during a turn.
 func (g *guardian) wait() error {
 	syscall.Close(g.fd)
-	return g.cmd.Wait()
+	err := g.cmd.Wait()
+	removeChild(g.cmd.Process.Pid)
+	return err
 }
 
 // send writes b (with the descriptors in rights, if any) to the control socket.

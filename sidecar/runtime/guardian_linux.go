@@ -8,7 +8,6 @@ import (
 	"os/signal"
 	goruntime "runtime"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -27,9 +26,13 @@ import (
 //     stdin, stdout and stderr (SCM_RIGHTS) from a socket whose only other end the sidecar
 //     holds, and watches that socket as its lifeline: EOF means the sidecar is gone, however
 //     it died;
+//   - is not dumpable (PR_SET_DUMPABLE 0) and runs with an environment of its own variable
+//     only, not the sidecar's (newGuardian); it serves the turns of one agent only, so it
+//     never held another agent's environment;
 //   - starts the agent in a new process group (the group the sidecar pauses, resumes and
-//     stops) with Pdeathsig=SIGKILL, confined by the turn's Landlock rules when the request
-//     carries them (serveRequests), and replies "started PID";
+//     stops), confined by the turn's Landlock rules from a thread that ends right after the
+//     fork when the request carries them, else with Pdeathsig=SIGKILL (serveRequests), and
+//     replies "started PID";
 //   - when the agent exits, the lifeline breaks or it is told to stop, it sends SIGTERM to
 //     every descendant, waits a grace period, then SIGKILLs until it has no child left, and
 //     replies "exit CODE". Having no child left, it has no descendant at all, so whatever is
@@ -54,8 +57,6 @@ func init() {
 type guardianTurn struct {
 	leader int
 	grace  time.Duration
-	// release ends the thread a confined turn's agent was forked from (nil when unconfined).
-	release chan struct{}
 }
 
 // guardianControl is the control socket's descriptor, in blocking mode: the goroutine that
@@ -69,6 +70,13 @@ func guardianMain() int {
 	}
 	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0, 0, 0, 0); e != 0 {
 		reply("error guardian: PR_SET_CHILD_SUBREAPER: %v", e)
+		return 2
+	}
+	// Not dumpable: no process of the user's but a privileged one may read the guardian's
+	// memory or environment through /proc, or trace it (its agents' execs are dumpable
+	// again: exec resets the flag).
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 0, 0, 0, 0, 0); e != 0 {
+		reply("error guardian: PR_SET_DUMPABLE: %v", e)
 		return 2
 	}
 	// No signal.Ignore here: ignored dispositions survive exec, and the agent must stop on
@@ -94,14 +102,18 @@ func guardianMain() int {
 }
 
 // serveRequests reads the requests and starts the agents, on a thread of its own: Pdeathsig
-// fires when the forking thread exits, so the thread lives as long as the agents it forked.
+// fires when the forking thread exits, so the thread lives as long as the unconfined agents
+// it forked.
 //
 // A confined turn's agent is forked by this thread after it took the turn's Landlock rules
 // (confine.Policy.RestrictThread): they live in the thread's credentials, which the agent
 // inherits and exec keeps, while the guardian's other threads stay unconfined. Having taken
-// them, the thread can serve no later turn (its next agent would get both turns' rules): it
-// starts a successor on a fresh thread and ends with its turn. The rules are applied with no
-// hop to another thread, and the successor's thread is made while the agent runs.
+// them, the thread starts a successor on a fresh thread and ends as soon as the agent is
+// forked: nothing of the guardian stays in the agent's Landlock domain, where the agent could
+// read its memory and environment through /proc or signal it (a kill of a thread's id stops
+// or kills its whole process). The agent so gets no parent-death signal; the guardian's
+// lifeline and subreaper still end its whole tree, and an agent cannot signal or trace the
+// guardian (Landlock scopes, PR_SET_DUMPABLE 0).
 func serveRequests(turns chan<- guardianTurn, lifelineGone chan<- struct{}, reply func(string, ...any)) {
 	goruntime.LockOSThread() // never unlocked: a thread that took a turn's rules ends with it
 	for {
@@ -113,19 +125,16 @@ func serveRequests(turns chan<- guardianTurn, lifelineGone chan<- struct{}, repl
 			select {}
 		}
 		if req.policy == nil {
-			if leader, ok := forkAgent(req, stdio, reply, ""); ok {
-				turns <- guardianTurn{leader, req.grace, nil}
+			if leader, ok := forkAgent(req, stdio, reply, "", syscall.SIGKILL); ok {
+				turns <- guardianTurn{leader, req.grace}
 			}
 			continue
 		}
-		leader, ok := startConfined(req, stdio, reply)
 		go serveRequests(turns, lifelineGone, reply)
-		if ok {
-			release := make(chan struct{})
-			turns <- guardianTurn{leader, req.grace, release}
-			<-release
+		if leader, ok := startConfined(req, stdio, reply); ok {
+			go func() { turns <- guardianTurn{leader, req.grace} }()
 		}
-		return
+		return // the thread ends with the goroutine that locked it
 	}
 }
 
@@ -148,16 +157,17 @@ func startConfined(req guardianRequest, stdio []*os.File, reply func(string, ...
 		}
 		note = " unconfined: " + err.Error()
 	}
-	return forkAgent(req, stdio, reply, note)
+	return forkAgent(req, stdio, reply, note, 0)
 }
 
-// forkAgent starts the agent from the calling thread and replies.
-func forkAgent(req guardianRequest, stdio []*os.File, reply func(string, ...any), note string) (int, bool) {
+// forkAgent starts the agent from the calling thread and replies; deathSig is its
+// parent-death signal (0: none, for an agent whose forking thread ends at once).
+func forkAgent(req guardianRequest, stdio []*os.File, reply func(string, ...any), note string, deathSig syscall.Signal) (int, bool) {
 	proc, err := os.StartProcess(req.path, req.argv, &os.ProcAttr{
 		Dir:   req.dir,
 		Env:   req.env,
 		Files: stdio,
-		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: deathSig},
 	})
 	// Only the agent tree holds the stdio pipes now: the sidecar sees EOF when it is gone.
 	closeFiles(stdio...)
@@ -228,9 +238,6 @@ func guardTurn(t guardianTurn, reply func(string, ...any), lifelineGone <-chan s
 		}
 	}
 	reply("exit %d", code)
-	if t.release != nil {
-		close(t.release)
-	}
 	return keep
 }
 
@@ -311,24 +318,10 @@ func descendants(root int) []int {
 	return out
 }
 
-// parentPID reads the ppid field of /proc/PID/stat (after the parenthesised command name,
-// which may itself contain spaces and parentheses).
+// parentPID reads the ppid field of /proc/PID/stat.
 func parentPID(pid int) (int, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 2 {
-		return 0, false
-	}
-	ppid, err := strconv.Atoi(f[1])
-	return ppid, err == nil
+	ppid, _, ok := procParent(pid)
+	return ppid, ok
 }
 
 // readGuardianTurn reads one request from fd: a 4-byte big-endian length sent with the

@@ -15,3 +15,4 @@ func spawnGuarded(guardianRequest) (*osChild, error) { return nil, nil }
 func putGuardian(*guardian)                          {}
 func (g *guardian) endTurn() (int, bool)             { return -1, false }
 func (g *guardian) wait() error                      { return nil }
+func endAdopted() int                                { return 0 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 )
 
 // guardianEnv marks a re-execution of this binary as a guardian (see guardian_linux.go).
@@ -31,6 +33,8 @@ type guardianRequest struct {
 	env   []string
 	// policy is the turn's confinement (confine.Policy.Encode); empty: none.
 	policy []string
+	// owner is the agent (run and agent id) the turn is of; not sent: it picks the guardian.
+	owner string
 }
 
 // defaultGuardianGrace is how long leftovers of a finished agent get between SIGTERM and
@@ -40,7 +44,8 @@ const defaultGuardianGrace = 2 * time.Second
 // newGuardianRequest takes the grace period out of the agent's environment, with the
 // guardian's own variables, so that neither reaches the agent.
 func newGuardianRequest(path string, argv []string, dir string, env []string) guardianRequest {
-	r := guardianRequest{path: path, dir: dir, grace: defaultGuardianGrace, argv: argv}
+	r := guardianRequest{path: path, dir: dir, grace: defaultGuardianGrace, argv: argv,
+		owner: confine.Lookup(env, "AGENTCANVAS_RUN_ID") + "\x00" + confine.Lookup(env, "AGENTCANVAS_AGENT_ID")}
 	r.env = make([]string, 0, len(env))
 	for _, kv := range env {
 		switch {

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/confine/confinetest"
 )
 
 // fakeBin holds the fake claude, codex and gemini (testdata/fakecli), on PATH for every test.
@@ -20,6 +22,11 @@ var fakeBin string
 func TestMain(m *testing.M) {
 	if os.Getenv("RUNTIME_TEST_HELPER") == "orphan-parent" {
 		os.Exit(orphanParent())
+	}
+	if confinetest.Rerun() {
+		// An attack run again as nobody (confinetest.AsRootAndNobody): the real CLIs only,
+		// and nobody could not build the fakes.
+		os.Exit(m.Run())
 	}
 	dir, err := os.MkdirTemp("", "runtime-fakes-")
 	if err != nil {

@@ -31,6 +31,8 @@ type Process struct {
 
 	conf    *confinement // nil: unconfined
 	denials denials
+	// homeSnap is the private CLI home's watched files as the current turn started.
+	homeSnap map[string]string
 
 	mu       sync.Mutex
 	red      redactor
@@ -311,6 +313,7 @@ func (p *Process) startTurn(in turnInput) (child, error) {
 			}
 		}
 		keep := p.spec.Interactive && p.be.id() == BackendCommand
+		p.homeSnap = p.conf.homeSnapshot()
 		oc, err := spawnOS(argv, p.dir, p.spec.environ(extra, in.turn), p.be.stdin(&p.spec, in), keep, p.conf)
 		if err != nil {
 			return nil, err
@@ -360,6 +363,9 @@ func (p *Process) run(c child, in turnInput) {
 	for {
 		res.Turns++
 		out, code, stopped := p.runTurn(c, in, st)
+		if msg := p.conf.homeChanges(p.homeSnap, p.conf.homeSnapshot()); msg != "" {
+			p.emit(Event{Kind: EventWarning, Turn: in.turn, Reason: msg})
+		}
 		res.Usage.add(out.usage)
 		if out.costKnown {
 			res.CostUSD += out.cost
@@ -676,6 +682,9 @@ exited:
 	<-stderrDone
 	c.release()
 	out := dec.end(code)
+	if oc, ok := c.(*osChild); ok && oc.failure != "" && !t.stopped {
+		out.failed, out.reason = true, oc.failure
+	}
 	if t.stopped {
 		out.failed = false
 	} else if out.failed {

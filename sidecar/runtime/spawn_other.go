@@ -8,7 +8,7 @@ import (
 	"syscall"
 )
 
-type osChild struct{ unconfined string }
+type osChild struct{ unconfined, failure string }
 
 func (c *osChild) stdout() io.Reader           { return nil }
 func (c *osChild) stderr() io.Reader           { return nil }

@@ -27,6 +27,8 @@ type osChild struct {
 	in       stdinWriter
 	// unconfined says why a turn that was to be confined is not (auto mode only).
 	unconfined string
+	// failure says why the turn failed whatever the agent did: its guardian died.
+	failure string
 
 	mu     sync.Mutex
 	gone   bool // the group was reaped: stop signalling (its id may be reused)
@@ -202,11 +204,14 @@ func (c *osChild) reap() {
 		if code, ok = c.g.endTurn(); ok {
 			reuse = c.g
 		} else {
-			// The guardian died (killed by someone): its agent got SIGKILL (Pdeathsig); so
-			// does whatever is left in the agent's group.
+			// The guardian died (killed by someone outside: no agent can signal it). What
+			// is left of the agent's group goes, and so does everything the sidecar adopted
+			// from the guardian (setsid'd grandchildren included); the turn fails.
 			_ = syscall.Kill(-c.agentPID, syscall.SIGKILL)
 			err = c.g.wait()
 			code = c.g.cmd.ProcessState.ExitCode()
+			n := endAdopted()
+			c.failure = fmt.Sprintf("the guardian of this turn died (%s) while the agent ran: the agent and the %d processes it left were ended", c.g.cmd.ProcessState, n)
 		}
 	} else {
 		err = c.cmd.Wait()

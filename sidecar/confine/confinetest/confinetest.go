@@ -1,10 +1,17 @@
 // Package confinetest holds what the tests of confined agents share: skipping where the
-// kernel cannot confine, and a loopback listener that counts the connections it got.
+// kernel cannot confine, a loopback listener that counts the connections it got, and running
+// an attack as root and again as an unprivileged user.
 package confinetest
 
 import (
+	"io"
 	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/confine"
@@ -42,4 +49,98 @@ func Listener(t testing.TB) (port string, accepted <-chan struct{}) {
 		}
 	}()
 	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port), got
+}
+
+// RerunEnv is set in a test binary that AsRootAndNobody started again as nobody.
+const RerunEnv = "AGENTCANVAS_TEST_AS_NOBODY"
+
+// Rerun reports whether this test binary is such a run (its TestMain skips what needs root).
+func Rerun() bool { return os.Getenv(RerunEnv) == "1" }
+
+// nobody is the unprivileged user the attacks run as too (setpriv's --reuid/--regid).
+const nobody = 65534
+
+// AsRootAndNobody runs body as subtests "root" and "nobody": as root, ptrace and signal checks
+// pass that an ordinary user's would not, and the reverse. Run by root, the nobody subtest
+// runs this test binary again as uid and gid 65534 with no groups (setpriv) and passes when
+// that run passed; run by anyone else, root is skipped and nobody runs body as that user.
+// The CLIs and the package's folder must be readable by everyone (they are in this repo).
+func AsRootAndNobody(t *testing.T, body func(t *testing.T)) {
+	t.Helper()
+	t.Run("root", func(t *testing.T) {
+		if os.Getuid() != 0 {
+			t.Skip("not running as root")
+		}
+		body(t)
+	})
+	t.Run("nobody", func(t *testing.T) {
+		if os.Getuid() != 0 {
+			body(t)
+			return
+		}
+		rerunAsNobody(t)
+	})
+}
+
+func rerunAsNobody(t *testing.T) {
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Fatalf("setpriv (util-linux) is needed to run the attack as an unprivileged user: %v", err)
+	}
+	dir, err := os.MkdirTemp("", "as-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "test.bin")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := copyFile(self, bin); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{dir, tmp} {
+		if err := os.Chown(p, nobody, nobody); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var pattern []string
+	for _, part := range strings.Split(t.Name(), "/") {
+		pattern = append(pattern, "^"+regexp.QuoteMeta(part)+"$")
+	}
+	cmd := exec.Command("setpriv", "--reuid", strconv.Itoa(nobody), "--regid", strconv.Itoa(nobody), "--clear-groups", "--",
+		bin, "-test.run", strings.Join(pattern, "/"), "-test.count", "1", "-test.v")
+	cmd.Env = append(os.Environ(), RerunEnv+"=1", "TMPDIR="+tmp, "HOME="+tmp)
+	out, err := cmd.CombinedOutput()
+	t.Logf("as nobody:\n%s", out)
+	if err != nil {
+		t.Fatalf("the run as nobody failed: %v", err)
+	}
+	if !strings.Contains(string(out), "--- PASS: "+t.Name()) {
+		t.Fatalf("the run as nobody did not pass %s", t.Name())
+	}
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }

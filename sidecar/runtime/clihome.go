@@ -1,0 +1,190 @@
+package runtime
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/confine"
+	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
+)
+
+// A confined CLI agent gets a private CLI home for its run: its CLI's settings, sessions,
+// logs and (only when it has no other way to authenticate) login live there, never in the
+// user's own ~/.claude, ~/.claude.json, ~/.codex or ~/.gemini. Those configure the user's own
+// later runs of the CLI: a hook, MCP server, notify program or instruction file an agent
+// wrote there would run outside every sandbox, later. What the agent writes in its private
+// home affects only its own later turns in this run (resume and the session loop need its
+// sessions there).
+
+// cliHomeVars are, per backend, the variable that moves its CLI's whole home (Claude Code's
+// ~/.claude and ~/.claude.json, Codex's ~/.codex; GEMINI_CLI_HOME stands for HOME, so the
+// Gemini CLI's folder is $GEMINI_CLI_HOME/.gemini).
+var cliHomeVars = map[string]string{BackendClaude: "CLAUDE_CONFIG_DIR", BackendCodex: "CODEX_HOME", BackendGemini: "GEMINI_CLI_HOME"}
+
+// homesDir is the folder of a run's private CLI homes, in the run's state.
+const homesDir = "homes"
+
+// cliHomeDir is where an agent's private home for backend is: in the run's state
+// (.agentcanvas/runs/RUN/homes/AGENT/BACKEND), kept for the run's later turns and a resumed
+// run; in its private temporary folder when the agent belongs to no run.
+func cliHomeDir(s *Spec, backend, tmp string) string {
+	if s.Workspace != "" && sandbox.ValidateRunID(s.RunID) == nil {
+		if a, err := sandbox.SanitiseAgentID(s.AgentID); err == nil {
+			return filepath.Join(s.Workspace, filepath.FromSlash(confine.RunsDir), s.RunID, homesDir, a, backend)
+		}
+	}
+	return filepath.Join(tmp, "cli-home-"+backend)
+}
+
+// prepareCLIHome makes the private home of a CLI agent and seeds what it lacks from the
+// user's own configuration (userEnv: the agent's environment before the home replaces it).
+// It returns the variables that point the CLI at it; nil for a backend with no CLI home.
+func prepareCLIHome(backend, dir string, userEnv []string) (map[string]string, error) {
+	v, ok := cliHomeVars[backend]
+	if !ok {
+		return nil, nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	var err error
+	switch backend {
+	case BackendClaude:
+		err = seedClaudeHome(dir, userEnv)
+	case BackendCodex:
+		err = seedCodexHome(dir, userEnv)
+	case BackendGemini:
+		err = seedGeminiHome(dir, userEnv)
+	}
+	return map[string]string{v: dir}, err
+}
+
+// userCLIHome is where the user's own CLI keeps its home: the variable when the agent's
+// environment sets it (runtime.env), else $HOME/rel.
+func userCLIHome(env []string, name, rel string) string {
+	if v := confine.Lookup(env, name); filepath.IsAbs(v) {
+		return v
+	}
+	if h := confine.Lookup(env, "HOME"); filepath.IsAbs(h) {
+		return filepath.Join(h, rel)
+	}
+	return ""
+}
+
+// hasAny reports whether env sets any of names to a non-empty value.
+func hasAny(env []string, names ...string) bool {
+	for _, n := range names {
+		if confine.Lookup(env, n) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// seedJSON writes dst (0600), when it does not exist yet, with the keys of src's JSON object
+// that keep lists (a key maps to nil: the whole value; to a list: those keys of its object).
+// A missing or unreadable src seeds an empty object. An existing dst is the agent's: kept.
+func seedJSON(dst, src string, keep map[string][]string) error {
+	if _, err := os.Lstat(dst); err == nil {
+		return nil
+	}
+	out := map[string]any{}
+	if b, err := os.ReadFile(src); err == nil {
+		var in map[string]any
+		if json.Unmarshal(b, &in) == nil {
+			for k, sub := range keep {
+				val, ok := in[k]
+				if !ok {
+					continue
+				}
+				if sub == nil {
+					out[k] = val
+					continue
+				}
+				if obj, ok := val.(map[string]any); ok {
+					picked := map[string]any{}
+					for _, s := range sub {
+						if x, ok := obj[s]; ok {
+							picked[s] = x
+						}
+					}
+					out[k] = picked
+				}
+			}
+		}
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeNew(dst, append(b, '\n'))
+}
+
+// copyLogin copies the user's stored login file src into the private home (0600), when it
+// exists and the home has none yet; it is removed again when the run ends (RemoveTemp), also
+// when an earlier sidecar of a resumed run copied it.
+func copyLogin(runID, dst, src string) error {
+	copied, err := copyOnce(dst, src)
+	if err != nil || !copied {
+		if _, serr := os.Lstat(dst); serr != nil {
+			return err
+		}
+	}
+	copiedLogins.Lock()
+	if copiedLogins.m == nil {
+		copiedLogins.m = map[string][]string{}
+	}
+	if !slices.Contains(copiedLogins.m[runID], dst) {
+		copiedLogins.m[runID] = append(copiedLogins.m[runID], dst)
+	}
+	copiedLogins.Unlock()
+	return err
+}
+
+// copyOnce copies src to dst (0600) when dst does not exist and src does; copied says it did.
+func copyOnce(dst, src string) (copied bool, err error) {
+	if _, err := os.Lstat(dst); err == nil {
+		return false, nil
+	}
+	b, err := os.ReadFile(src)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil // nothing to copy: the CLI goes without
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, writeNew(dst, b)
+}
+
+// copiedLogins are the login files copied into private homes, by run: a login is a secret,
+// so it is on disk in the run's state only while the run goes on.
+var copiedLogins struct {
+	sync.Mutex
+	m map[string][]string
+}
+
+// removeLogins deletes the logins copied for a run's agents.
+func removeLogins(runID string) {
+	copiedLogins.Lock()
+	files := copiedLogins.m[runID]
+	delete(copiedLogins.m, runID)
+	copiedLogins.Unlock()
+	for _, f := range files {
+		_ = os.Remove(f)
+	}
+}
+
+// writeNew creates name with b, 0600, refusing to follow or replace anything there.
+func writeNew(name string, b []byte) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	return errors.Join(err, f.Close())
+}

@@ -1,0 +1,121 @@
+package runtime
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+
+	"github.com/BurntSushi/toml"
+	"github.com/agentcanvas/agentcanvas/sidecar/confine"
+)
+
+// What each private CLI home is seeded with from the user's own configuration: the model and
+// the permission defaults, the provider settings a CLI cannot run without, and nothing that
+// runs a program or instructs the model (hooks, MCP servers, notify, status lines, plugins,
+// instruction files). The stored login only when the agent's environment gives the CLI no
+// other way to authenticate (an API key or token; a model gateway sets one).
+
+// claudeLoginVars authenticate Claude Code without its stored login.
+var claudeLoginVars = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"}
+
+// seedClaudeHome: settings.json (model, permissions), .claude.json (the account, when the
+// login is copied; else empty) and .credentials.json, the stored login.
+func seedClaudeHome(dir string, env []string) error {
+	user := userCLIHome(env, "CLAUDE_CONFIG_DIR", ".claude")
+	userJSON := filepath.Join(user, ".claude.json")
+	if confine.Lookup(env, "CLAUDE_CONFIG_DIR") == "" {
+		userJSON = filepath.Join(confine.Lookup(env, "HOME"), ".claude.json") // beside ~/.claude
+	}
+	if err := seedJSON(filepath.Join(dir, "settings.json"), filepath.Join(user, "settings.json"),
+		map[string][]string{"model": nil, "permissions": {"defaultMode", "allow", "deny", "ask"}}); err != nil {
+		return err
+	}
+	if hasAny(env, claudeLoginVars...) {
+		return seedJSON(filepath.Join(dir, ".claude.json"), "", nil)
+	}
+	if err := seedJSON(filepath.Join(dir, ".claude.json"), userJSON, map[string][]string{"oauthAccount": nil, "hasCompletedOnboarding": nil}); err != nil {
+		return err
+	}
+	return copyLogin(runOf(dir), filepath.Join(dir, ".credentials.json"), filepath.Join(user, ".credentials.json"))
+}
+
+// codexConfigKeys are the config.toml keys a private Codex home keeps (model_providers: a
+// provider the user configured is how the CLI reaches its model).
+var codexConfigKeys = []string{"model", "model_provider", "model_providers", "model_reasoning_effort",
+	"model_reasoning_summary", "model_verbosity", "model_context_window", "approval_policy", "sandbox_mode",
+	"disable_response_storage", "forced_login_method", "preferred_auth_method"}
+
+// seedCodexHome: config.toml (codexConfigKeys) and auth.json, the stored login, when the
+// provider is OpenAI's and no key is in the environment.
+func seedCodexHome(dir string, env []string) error {
+	user := userCLIHome(env, "CODEX_HOME", ".codex")
+	dst := filepath.Join(dir, "config.toml")
+	cfg := map[string]any{}
+	if _, err := os.Lstat(dst); err != nil {
+		if b, err := os.ReadFile(filepath.Join(user, "config.toml")); err == nil {
+			var in map[string]any
+			if _, err := toml.Decode(string(b), &in); err == nil {
+				for _, k := range codexConfigKeys {
+					if v, ok := in[k]; ok {
+						cfg[k] = v
+					}
+				}
+			}
+		}
+		var buf bytes.Buffer
+		if err := toml.NewEncoder(&buf).Encode(cfg); err != nil {
+			return err
+		}
+		if err := writeNew(dst, buf.Bytes()); err != nil {
+			return err
+		}
+	} else if _, err := toml.DecodeFile(dst, &cfg); err != nil {
+		cfg = map[string]any{}
+	}
+	provider, _ := cfg["model_provider"].(string)
+	if provider != "" && provider != "openai" || hasAny(env, "OPENAI_API_KEY", "CODEX_API_KEY") {
+		return nil
+	}
+	return copyLogin(runOf(dir), filepath.Join(dir, "auth.json"), filepath.Join(user, "auth.json"))
+}
+
+// geminiLoginVars authenticate the Gemini CLI without its stored login.
+var geminiLoginVars = []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA"}
+
+// seedGeminiHome: .gemini/settings.json (model, the auth method, privacy, the default
+// approval mode), trustedFolders.json and the stored Google login.
+func seedGeminiHome(dir string, env []string) error {
+	user := filepath.Join(userCLIHome(env, "GEMINI_CLI_HOME", ""), ".gemini")
+	own := filepath.Join(dir, ".gemini")
+	if err := os.MkdirAll(own, 0o700); err != nil {
+		return err
+	}
+	if err := seedJSON(filepath.Join(own, "settings.json"), filepath.Join(user, "settings.json"),
+		map[string][]string{"model": nil, "security": {"auth"}, "privacy": nil, "general": {"defaultApprovalMode"}}); err != nil {
+		return err
+	}
+	// The folders the user trusts: a list of paths, which a gemini agent running in the
+	// workspace needs (headless gemini refuses an untrusted folder).
+	if _, err := copyOnce(filepath.Join(own, "trustedFolders.json"), filepath.Join(user, "trustedFolders.json")); err != nil {
+		return err
+	}
+	if hasAny(env, geminiLoginVars...) {
+		return nil
+	}
+	for _, f := range []string{"oauth_creds.json", "google_accounts.json"} {
+		if err := copyLogin(runOf(dir), filepath.Join(own, f), filepath.Join(user, f)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runOf is the run a private home in the run's state belongs to (…/runs/RUN/homes/AGENT/
+// BACKEND), "" for one in a temporary folder (removed with it).
+func runOf(dir string) string {
+	agent := filepath.Dir(dir)
+	if filepath.Base(filepath.Dir(agent)) != homesDir {
+		return ""
+	}
+	return filepath.Base(filepath.Dir(filepath.Dir(agent)))
+}

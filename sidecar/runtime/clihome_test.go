@@ -1,0 +1,103 @@
+package runtime
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A private CLI home gets the user's model, permissions and provider, never what runs a
+// program or instructs the model; the stored login only without a key in the environment,
+// and only until the run ends. What the agent wrote there is kept for its later turns.
+func TestCLIHomeSeeds(t *testing.T) {
+	home := t.TempDir()
+	for name, body := range map[string]string{
+		".claude/settings.json":       `{"model": "opus", "permissions": {"defaultMode": "acceptEdits", "allow": ["Bash(ls)"], "additionalDirectories": ["/"]}, "hooks": {"SessionStart": []}, "statusLine": {"command": "x"}}`,
+		".claude.json":                `{"oauthAccount": {"email": "u@example.com"}, "mcpServers": {"m": {"command": "x"}}}`,
+		".claude/.credentials.json":   `{"token": "LOGIN-claude"}`,
+		".codex/config.toml":          "model = \"gpt-5\"\nnotify = [\"x\"]\n[model_providers.p]\nbase_url = \"http://127.0.0.1:1/v1\"\n[mcp_servers.m]\ncommand = \"x\"\n",
+		".codex/auth.json":            `{"token": "LOGIN-codex"}`,
+		".gemini/settings.json":       `{"model": {"name": "g"}, "security": {"auth": {"selectedType": "oauth-personal"}, "folderTrust": {"enabled": false}}, "mcpServers": {"m": {}}, "hooks": {}}`,
+		".gemini/oauth_creds.json":    `{"token": "LOGIN-gemini"}`,
+		".gemini/trustedFolders.json": `{"/work/project": "TRUST_FOLDER"}`,
+	} {
+		writeTestFile(t, filepath.Join(home, name), body)
+	}
+	read := func(p string) string { b, _ := os.ReadFile(p); return string(b) }
+	ws := t.TempDir()
+	spec := func(agent string) *Spec { return &Spec{RunID: "seed-run", AgentID: agent, Workspace: ws} }
+	t.Cleanup(func() { RemoveTemp("seed-run") })
+
+	withKey := []string{"HOME=" + home, "ANTHROPIC_API_KEY=k", "OPENAI_API_KEY=k", "GEMINI_API_KEY=k"}
+	noKey := []string{"HOME=" + home}
+	for _, c := range []struct {
+		backend, agent string
+		env            []string
+		file, want     string // file in the private home and what it must hold
+		not            []string
+		login          string // the copied login's file, "" for none
+	}{
+		{BackendClaude, "ck", withKey, "settings.json", `"opus"`, []string{"hooks", "statusLine", "additionalDirectories"}, ""},
+		{BackendClaude, "cn", noKey, ".claude.json", "u@example.com", []string{"mcpServers"}, ".credentials.json"},
+		{BackendCodex, "xk", withKey, "config.toml", "base_url", []string{"notify", "mcp_servers"}, ""},
+		{BackendCodex, "xn", noKey, "config.toml", `model = "gpt-5"`, []string{"notify"}, "auth.json"},
+		{BackendGemini, "gk", withKey, ".gemini/settings.json", "oauth-personal", []string{"mcpServers", "hooks", "folderTrust"}, ""},
+		{BackendGemini, "gt", withKey, ".gemini/trustedFolders.json", "/work/project", nil, ""},
+		{BackendGemini, "gn", noKey, ".gemini/settings.json", `"g"`, nil, ".gemini/oauth_creds.json"},
+	} {
+		dir := cliHomeDir(spec(c.agent), c.backend, t.TempDir())
+		if want := filepath.Join(ws, ".agentcanvas", "runs", "seed-run", "homes", c.agent, c.backend); dir != want {
+			t.Fatalf("home %s, want %s", dir, want)
+		}
+		env, err := prepareCLIHome(c.backend, dir, c.env)
+		if err != nil || env[cliHomeVars[c.backend]] != dir {
+			t.Fatalf("%s: %v %v", c.backend, env, err)
+		}
+		got := read(filepath.Join(dir, c.file))
+		if !strings.Contains(got, c.want) {
+			t.Errorf("%s/%s: %q lacks %s", c.agent, c.file, got, c.want)
+		}
+		for _, n := range c.not {
+			if strings.Contains(got, n) {
+				t.Errorf("%s/%s: %q holds %s", c.agent, c.file, got, n)
+			}
+		}
+		logins := 0
+		_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && strings.Contains(read(p), "LOGIN-") {
+				logins++
+				if rel, _ := filepath.Rel(dir, p); rel != c.login {
+					t.Errorf("%s: login copied to %s, want %q", c.agent, rel, c.login)
+				}
+			}
+			return nil
+		})
+		if (logins == 1) != (c.login != "") {
+			t.Errorf("%s: %d logins copied, want it: %v", c.agent, logins, c.login != "")
+		}
+	}
+
+	// The agent's own changes stay for its later turns.
+	own := filepath.Join(ws, ".agentcanvas", "runs", "seed-run", "homes", "ck", BackendClaude, "settings.json")
+	writeTestFile(t, own, `{"agent": "changed"}`)
+	if _, err := prepareCLIHome(BackendClaude, filepath.Dir(own), withKey); err != nil || read(own) != `{"agent": "changed"}` {
+		t.Errorf("the agent's settings were replaced: %q %v", read(own), err)
+	}
+	// A login an earlier sidecar copied (the run resumed after a crash) goes at the run's end too.
+	copiedLogins.Lock()
+	delete(copiedLogins.m, "seed-run")
+	copiedLogins.Unlock()
+	for agent, backend := range map[string]string{"cn": BackendClaude, "xn": BackendCodex, "gn": BackendGemini} {
+		if _, err := prepareCLIHome(backend, filepath.Join(ws, ".agentcanvas", "runs", "seed-run", "homes", agent, backend), noKey); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The run's end takes the copied logins away.
+	RemoveTemp("seed-run")
+	for _, p := range []string{"cn/claude/.credentials.json", "xn/codex/auth.json", "gn/gemini/.gemini/oauth_creds.json"} {
+		if _, err := os.Stat(filepath.Join(ws, ".agentcanvas", "runs", "seed-run", "homes", p)); !os.IsNotExist(err) {
+			t.Errorf("%s outlived the run: %v", p, err)
+		}
+	}
+}
