@@ -42,7 +42,11 @@ type charges struct {
 }
 
 func (c *charges) add(ch Charge) { c.mu.Lock(); c.cs = append(c.cs, ch); c.mu.Unlock() }
-func (c *charges) all() []Charge  { c.mu.Lock(); defer c.mu.Unlock(); return append([]Charge(nil), c.cs...) }
+func (c *charges) all() []Charge {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]Charge(nil), c.cs...)
+}
 
 func startGateway(t *testing.T, o Options) *Gateway {
 	t.Helper()

@@ -35,13 +35,13 @@ func (l Limit) over(what string, s Spend) string {
 // limits. It counts what the gateway meters and whatever else is added to it (the usage a
 // command agent reports), so its limits see the run's whole spend.
 type Ledger struct {
-	mu          sync.Mutex
-	run         Spend
-	agents      map[string]*Spend
-	interacts   map[string]*Spend
-	runLimit    Limit
-	agentLimit  map[string]Limit
-	interLimit  map[string]Limit
+	mu         sync.Mutex
+	run        Spend
+	agents     map[string]*Spend
+	interacts  map[string]*Spend
+	runLimit   Limit
+	agentLimit map[string]Limit
+	interLimit map[string]Limit
 }
 
 func newLedger() *Ledger {
