@@ -102,3 +102,22 @@ var BaseURLVars = map[Provider]string{
 	OpenAI:    "OPENAI_BASE_URL",
 	Gemini:    "GOOGLE_GEMINI_BASE_URL",
 }
+
+// FromEnv reads an agent's environment (the values of its runtime.env): the real key of each
+// provider whose key variable has a value, and the upstream of each whose base-URL variable
+// has one (a proxy, or a scripted model in tests). No key at all: the agent uses an account
+// login, or no model the gateway knows.
+func FromEnv(env map[string]string) (keys, upstream map[Provider]string) {
+	keys, upstream = map[Provider]string{}, map[Provider]string{}
+	for _, p := range Providers {
+		for _, k := range KeyVars[p] {
+			if v := env[k]; v != "" && keys[p] == "" {
+				keys[p] = v
+			}
+		}
+		if v := env[BaseURLVars[p]]; v != "" {
+			upstream[p] = v
+		}
+	}
+	return keys, upstream
+}

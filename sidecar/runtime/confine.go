@@ -22,6 +22,7 @@ type confinement struct {
 	tmp      string // the agent's private TMPDIR (agentTemp)
 	ownTmp   bool   // tmp is this Process's own, removed when it is finished
 	agent    confine.Agent
+	connect  []uint16 // the only TCP ports the agent may connect to (gateway_env.go)
 }
 
 // minNetworkABI is the first Landlock ABI that restricts TCP.
@@ -74,7 +75,7 @@ func newConfinement(s *Spec, backend, dir string, env []string) (c *confinement,
 		Tmp:         tmp,
 		Dir:         dir,
 		DenyNetwork: s.Network == NetworkNone,
-	}}
+	}, connect: s.gatewayPorts()}
 	return c, warnings, nil
 }
 
@@ -99,6 +100,7 @@ func (c *confinement) policy(path string, argv, env []string) confine.Policy {
 	}
 	p := confine.Build(a)
 	p.Required = c.required
+	p.ConnectPorts = c.connect
 	return p
 }
 
