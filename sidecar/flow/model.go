@@ -92,7 +92,10 @@ type Runtime struct {
 	CodexSandbox       string       `json:"codexSandbox,omitempty"`       // codex --sandbox: read-only, workspace-write, danger-full-access
 	GeminiApprovalMode string       `json:"geminiApprovalMode,omitempty"` // gemini --approval-mode: default, auto_edit, yolo, plan
 	Interactive        bool         `json:"interactive,omitempty"`        // a command agent keeps stdin open for answers
-	Network            string       `json:"network,omitempty"`            // none: no TCP connect or bind (command agents, when confined)
+	Network            string       `json:"network,omitempty"`            // none: no TCP connect or bind (command agents, when confined); open: a gateway-routed agent may connect anywhere
+	// MaxCostUSD is the agent's spend limit over the run, enforced by the model gateway before
+	// each model call (docs/agents.md, Gateway); 0: none.
+	MaxCostUSD float64 `json:"maxCostUsd,omitempty"`
 	SessionLoop        *SessionLoop `json:"sessionLoop,omitempty"`
 }
 
