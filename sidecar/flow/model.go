@@ -93,10 +93,11 @@ type Runtime struct {
 	GeminiApprovalMode string       `json:"geminiApprovalMode,omitempty"` // gemini --approval-mode: default, auto_edit, yolo, plan
 	Interactive        bool         `json:"interactive,omitempty"`        // a command agent keeps stdin open for answers
 	Network            string       `json:"network,omitempty"`            // none: no TCP connect or bind (command agents, when confined); open: a gateway-routed agent may connect anywhere
+	SessionLoop        *SessionLoop `json:"sessionLoop,omitempty"`
+
 	// MaxCostUSD is the agent's spend limit over the run, enforced by the model gateway before
 	// each model call (docs/agents.md, Gateway); 0: none.
 	MaxCostUSD float64 `json:"maxCostUsd,omitempty"`
-	SessionLoop        *SessionLoop `json:"sessionLoop,omitempty"`
 }
 
 // SessionLoop runs an agent as repeated fresh-context sessions (cli-agent-session-loop.md).
