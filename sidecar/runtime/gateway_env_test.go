@@ -21,28 +21,6 @@ import (
 
 const gwRealKey = "sk-REAL-provider-key-that-must-stay-in-the-sidecar-0123"
 
-// gatewayCLIEnv is the CLI's environment as a flow would give it, with its provider's API key
-// variable holding gwRealKey and its base URL the scripted model. Codex reads the key from
-// OPENAI_API_KEY with its built-in OpenAI provider (no custom provider in its config).
-func gatewayCLIEnv(t *testing.T, cli modelserver.CLI, srv *modelserver.Server) map[string]string {
-	env := cli.Env(t, srv)
-	switch cli.API {
-	case modelserver.MessagesAPI:
-		env["ANTHROPIC_API_KEY"] = gwRealKey
-	case modelserver.ResponsesAPI:
-		delete(env, "SCRIPTED_MODEL_KEY")
-		cfg := filepath.Join(env["CODEX_HOME"], "config.toml")
-		if err := os.WriteFile(cfg, []byte("model = \"gpt-5.5\"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		env["OPENAI_API_KEY"] = gwRealKey
-		env["OPENAI_BASE_URL"] = srv.URL + "/v1"
-	case modelserver.GeminiAPI:
-		env["GEMINI_API_KEY"] = gwRealKey
-	}
-	return env
-}
-
 type gwRun struct {
 	g       *gateway.Gateway
 	spec    Spec
@@ -84,7 +62,7 @@ func gwSpec(t *testing.T, runID, agent string, cli modelserver.CLI, exe string, 
 	}
 	t.Cleanup(func() { RemoveTemp(runID) })
 	return Spec{RunID: runID, AgentID: agent, BackendID: cli.Name, Executable: exe, Workspace: ws,
-		CwdMode: CwdAgentHome, SandboxWork: work, Model: cli.Model, Env: gatewayCLIEnv(t, cli, srv)}
+		CwdMode: CwdAgentHome, SandboxWork: work, Model: cli.Model, Env: cli.KeyEnv(t, srv, gwRealKey)}
 }
 
 // scanForKey fails the test if key is in any file beneath dirs.

@@ -1,0 +1,176 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/gateway"
+	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
+)
+
+// The run's model gateway (sidecar/gateway). A CLI agent whose runtime.env names a
+// provider's API key variable is routed through it: the agent gets a token and the gateway's
+// URL, the gateway the real key. Its model calls are then metered, priced and checked against
+// the spend limits before each call, and that metering is the agent's spend: what the CLI
+// reports of its usage is not counted again. Agents the gateway does not see (command agents)
+// are counted from what they report, as before, and added to the gateway's ledger so its
+// limits see the run's whole spend.
+
+// Gateway modes (Options.Gateway, agentcanvas run --gateway).
+const (
+	// GatewayAuto routes the CLI agents whose runtime.env names an API key variable. The
+	// default ("" means the same).
+	GatewayAuto = "auto"
+	// GatewayLogins also routes Claude Code agents signed in with an account (no key
+	// variable): their own credentials pass through, and their calls are metered the same.
+	GatewayLogins = "logins"
+	// GatewayOff routes no agent: keys are in the agents' environments, spend is what they report.
+	GatewayOff = "off"
+)
+
+// GatewayModes are the accepted values, the default first.
+var GatewayModes = []string{GatewayAuto, GatewayLogins, GatewayOff}
+
+// runGateway is the run's gateway, started at the first agent routed through it.
+type runGateway struct {
+	once   sync.Once
+	g      *gateway.Gateway
+	err    error
+	mu     sync.Mutex
+	ictxs  map[string]*ictx            // interaction id → its context, for charges
+	routes map[[2]string]string        // {interaction, node} → token
+	before map[[2]string]gateway.Spend // {interaction, node} → the agent's spend when its turn started
+}
+
+func (r *run) gateway() (*gateway.Gateway, error) {
+	gw := &r.gw
+	gw.once.Do(func() {
+		pricing := gateway.DefaultPricing()
+		if r.o.Pricing != nil {
+			pricing = pricing.With(r.o.Pricing)
+		}
+		gw.g, gw.err = gateway.Start(gateway.Options{Pricing: pricing, OnCharge: r.gatewayCharge, OnRefuse: r.gatewayRefused})
+		if gw.err != nil {
+			return
+		}
+		gw.g.Ledger.SetRunLimit(gateway.Limit{USD: r.budget.usd, Tokens: r.budget.tokens})
+		if s := r.spent(); s.Tokens > 0 || s.CostUSD > 0 { // a resumed run's spend so far
+			gw.g.Ledger.Add("", "", s.CostUSD, s.Tokens, 0)
+		}
+		r.emit("", "", "gateway_started", map[string]any{"url": gw.g.URL})
+	})
+	return gw.g, gw.err
+}
+
+// closeGateway stops the gateway at the run's end.
+func (r *run) closeGateway() {
+	if r.gw.g != nil {
+		_ = r.gw.g.Close()
+	}
+}
+
+// routeThroughGateway points a turn's spec at the gateway when the agent is to be routed.
+func (c *ictx) routeThroughGateway(node string, s *runtime.Spec, rt *flow.Runtime) error {
+	mode := firstNonEmpty(c.r.o.Gateway, GatewayAuto)
+	switch s.BackendID {
+	case runtime.BackendAuto, runtime.BackendClaude, runtime.BackendCodex, runtime.BackendGemini:
+	default:
+		return nil
+	}
+	keys, upstream := gateway.FromEnv(s.Env)
+	login := len(keys) == 0 && mode == GatewayLogins && s.BackendID == runtime.BackendClaude
+	if mode == GatewayOff || (len(keys) == 0 && !login) {
+		return nil
+	}
+	g, err := c.r.gateway()
+	if err != nil {
+		return fmt.Errorf("agent %s: model gateway: %w", node, err)
+	}
+	gw := &c.r.gw
+	k := [2]string{c.in.ID, node}
+	gw.mu.Lock()
+	if gw.routes == nil {
+		gw.ictxs, gw.routes, gw.before = map[string]*ictx{}, map[[2]string]string{}, map[[2]string]gateway.Spend{}
+	}
+	token := gw.routes[k]
+	if token == "" {
+		token, _ = g.Register(gateway.Caller{Agent: node, Interaction: c.in.ID, Keys: keys, Upstream: upstream})
+		gw.routes[k], gw.ictxs[c.in.ID] = token, c
+		g.Ledger.SetInteractionLimit(c.in.ID, gateway.Limit{USD: c.limits.usd, Tokens: c.limits.tokens})
+		if rt.MaxCostUSD > 0 {
+			g.Ledger.SetAgentLimit(node, gateway.Limit{USD: rt.MaxCostUSD})
+		}
+	}
+	gw.before[k] = g.Ledger.Agent(node)
+	gw.mu.Unlock()
+	s.UseGateway(g.URL+"/t/"+token, token, g.Port())
+	return nil
+}
+
+// routed reports whether node's model calls in this interaction go through the gateway.
+func (c *ictx) routed(node string) bool {
+	c.r.gw.mu.Lock()
+	defer c.r.gw.mu.Unlock()
+	return c.r.gw.routes[[2]string{c.in.ID, node}] != ""
+}
+
+// gatewayCharge counts a metered call as it ends, mid-turn: the interaction's and the run's
+// spend and limits (as reported usage is), the agent's own limit, and a spend event.
+func (r *run) gatewayCharge(ch gateway.Charge) {
+	r.gw.mu.Lock()
+	c := r.gw.ictxs[ch.Interaction]
+	r.gw.mu.Unlock()
+	if c == nil {
+		return
+	}
+	c.charge(ch.Agent, charge{tokens: ch.Usage.Tokens(), usd: ch.USD, costless: !ch.CostKnown})
+	if ch.UsageSeen {
+		r.emit(c.in.ID, "", "spend", map[string]any{"agent": ch.Agent, "midTurn": true, "model": ch.Model,
+			"callTokens": ch.Usage.Tokens(), "callCostUsd": ch.USD, "agentSpend": ch.AgentSpend, "run": r.spent(), "interaction": c.spent()})
+	}
+	if strings.HasPrefix(ch.Over, "spend limit reached: agent ") && c.stop != nil && c.ctx.Err() == nil {
+		c.note("spend_limit_reached", map[string]any{"condition": "runtime.maxCostUsd", "agent": ch.Agent, "message": ch.Over, "spend": c.spent()})
+		c.stop(&spendLimitError{condition: "runtime.maxCostUsd of " + ch.Agent})
+	}
+}
+
+// gatewayRefused tells the person which call the gateway refused, and why.
+func (r *run) gatewayRefused(cl gateway.Caller, msg string) {
+	r.emit(cl.Interaction, "", "warning", map[string]any{"agent": cl.Agent, "message": "model call refused by the gateway: " + msg})
+}
+
+// gatewayTurnEnd logs a routed turn's spend: what the gateway metered since it started.
+func (c *ictx) gatewayTurnEnd(node string) {
+	gw := &c.r.gw
+	gw.mu.Lock()
+	before := gw.before[[2]string{c.in.ID, node}]
+	gw.mu.Unlock()
+	now := gw.g.Ledger.Agent(node)
+	c.r.emit(c.in.ID, "", "spend", map[string]any{"agent": node, "gateway": true, "calls": now.Calls - before.Calls,
+		"tokens": now.Tokens - before.Tokens, "costUsd": now.USD - before.USD, "run": c.r.spent(), "interaction": c.spent()})
+}
+
+// addReported adds spend an agent reported (one the gateway does not see) to the gateway's
+// ledger, so its limits count it too.
+func (c *ictx) addReported(node string, ch charge) {
+	if c.r.gw.g == nil || c.routed(node) {
+		return
+	}
+	c.r.gw.g.Ledger.Add(node, c.in.ID, ch.usd, ch.tokens, 0)
+}
+
+// withParams adds the interaction's params.max_cost_usd to its limits (the smaller wins).
+func (l limits) withParams(params map[string]any) limits {
+	v, ok := params["max_cost_usd"].(float64)
+	if !ok {
+		if n, isInt := params["max_cost_usd"].(int); isInt {
+			v, ok = float64(n), true
+		}
+	}
+	if ok && v > 0 && (l.usd == 0 || v < l.usd) {
+		l.usd = v
+	}
+	return l
+}
