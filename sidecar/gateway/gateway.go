@@ -165,6 +165,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, p, http.StatusBadRequest, msg)
 		return
 	}
+	// The request body is still being sent upstream when the response starts: without full
+	// duplex the server closes it then, the transport's last read of it fails, and the
+	// stream from the provider is cut (golang/go#40747).
+	_ = http.NewResponseController(w).EnableFullDuplex()
 	cl := &call{caller: c, provider: p, rest: rest}
 	if raw := c.Upstream[p]; raw != "" {
 		u, err := parseUpstream(raw)

@@ -243,3 +243,31 @@ func TestStreamsUnbuffered(t *testing.T) {
 		t.Fatal("the first event did not pass through before the stream ended")
 	}
 }
+
+// Streams arrive whole, call after call: the request body the transport is still sending
+// when the provider starts answering must not cut the answer (golang/go#40747, which cut
+// about one stream in a hundred here before the gateway's handler went full duplex).
+func TestStreamsArriveWhole(t *testing.T) {
+	up := httptest.NewServer(benchModel(200, 1024))
+	defer up.Close()
+	g := startGateway(t, Options{Upstream: map[Provider]string{Anthropic: up.URL}})
+	token, base := g.Register(Caller{Agent: "a", Interaction: "i", Keys: map[Provider]string{Anthropic: realKey}})
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	cut := 0
+	for range 600 {
+		req, _ := http.NewRequest(http.MethodPost, base+"/v1/messages", strings.NewReader(apiCalls[0].body))
+		req.Header.Set("X-Api-Key", token)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+			cut++
+		}
+		resp.Body.Close()
+	}
+	if cut > 0 {
+		t.Errorf("%d of 600 streams were cut", cut)
+	}
+}

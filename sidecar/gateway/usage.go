@@ -195,7 +195,9 @@ func (m *meter) scan(b []byte) {
 
 func (m *meter) sseLine(l []byte) {
 	l = bytes.TrimRight(l, "\r")
-	if d, ok := bytes.CutPrefix(l, []byte("data:")); ok {
+	// Only events that carry usage (or the model) are decoded: text deltas, most of a
+	// stream, pass by without it.
+	if d, ok := bytes.CutPrefix(l, []byte("data:")); ok && (bytes.Contains(d, []byte(`sage`)) || bytes.Contains(d, []byte(`"model`))) {
 		m.read(d)
 	}
 }
