@@ -90,4 +90,3 @@ func BenchmarkGatewayStream(b *testing.B) {
 	b.ReportMetric(float64(bytes[1])/total[1].Seconds()/1e6, "MBps-gateway")
 	b.ReportMetric(0, "ns/op")
 }
-
