@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/gateway"
 	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
@@ -60,8 +61,23 @@ func (r *run) gateway() (*gateway.Gateway, error) {
 			gw.g.Ledger.Add("", "", s.CostUSD, s.Tokens, 0)
 		}
 		r.emit("", "", "gateway_started", map[string]any{"url": gw.g.URL})
+		if why := r.gatewayNetworkOpen(); why != "" {
+			r.emit("", "", "warning", map[string]any{"message": "agents routed through the model gateway can still connect anywhere (" + why + "); they hold no API key, but can send what they read"})
+		}
 	})
 	return gw.g, gw.err
+}
+
+// gatewayNetworkOpen says why routed agents' connections cannot be limited to the gateway
+// ("" when they are).
+func (r *run) gatewayNetworkOpen() string {
+	switch {
+	case r.limits().confineMode() == confine.ModeOff:
+		return "confinement is off (" + r.limits().confineFrom() + ")"
+	case r.confined.ABI < confine.MinConnectABI:
+		return fmt.Sprintf("%s; limiting TCP needs Landlock ABI %d, Linux 6.7", r.confined, confine.MinConnectABI)
+	}
+	return ""
 }
 
 // closeGateway stops the gateway at the run's end.
@@ -173,4 +189,17 @@ func (l limits) withParams(params map[string]any) limits {
 		l.usd = v
 	}
 	return l
+}
+
+// ParseGateway reads a setting's or flag's value ("" is auto).
+func ParseGateway(s string) (string, error) {
+	if s == "" {
+		return GatewayAuto, nil
+	}
+	for _, m := range GatewayModes {
+		if s == m {
+			return m, nil
+		}
+	}
+	return "", fmt.Errorf("%q is not one of %s", s, strings.Join(GatewayModes, ", "))
 }

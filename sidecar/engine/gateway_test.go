@@ -4,13 +4,17 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/confine"
+	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/gateway"
 	"github.com/agentcanvas/agentcanvas/sidecar/internal/modelserver"
+	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 )
 
 const engineRealKey = "sk-REAL-engine-test-key-never-in-an-agent-0042"
@@ -103,5 +107,70 @@ func TestRealCLIGatewayAgentLimit(t *testing.T) {
 				return nil
 			})
 		})
+	}
+}
+
+// The person is told when routed agents' network cannot be limited to the gateway.
+func TestGatewayNetworkOpenSaysWhy(t *testing.T) {
+	off := Limits{Confine: confine.ModeOff, ConfineFrom: "--confine"}
+	for _, c := range []struct {
+		abi    int
+		limits *Limits
+		want   string
+	}{
+		{7, nil, ""},
+		{3, nil, "limiting TCP needs Landlock ABI 4"},
+		{0, nil, "limiting TCP needs Landlock ABI 4"},
+		{7, &off, "confinement is off (--confine)"},
+	} {
+		r := &run{confined: confine.Status{ABI: c.abi, Reason: "no Landlock here"}}
+		if c.limits != nil {
+			l := *c.limits
+			r.o.Limits = func() Limits { return l }
+		}
+		if got := r.gatewayNetworkOpen(); (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("ABI %d, limits %+v: %q, want %q", c.abi, c.limits, got, c.want)
+		}
+	}
+}
+
+// Which agents are routed: CLI agents naming a key variable, unless the gateway is off;
+// Claude Code without a key only with logins; never a command agent.
+func TestRouteThroughGatewayWhom(t *testing.T) {
+	ws := gitWorkspace(t)
+	src := "version: 0.2\nagents: [{id: a, runtime: {backendId: command, command: [bash, -c, 'true']}}]\ninteractions: []\n"
+	r, err := newRun(flow.Parse(filepath.Join(ws, "f.yaml"), []byte(src)), Options{Workspace: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	c := &ictx{r: r, in: &flow.Interaction{ID: "build"}}
+	for _, k := range []struct {
+		mode, backend string
+		env           map[string]string
+		routed        bool
+	}{
+		{"", "claude", map[string]string{"ANTHROPIC_API_KEY": "sk-real-000000"}, true},
+		{GatewayOff, "claude", map[string]string{"ANTHROPIC_API_KEY": "sk-real-000000"}, false},
+		{"", "command", map[string]string{"ANTHROPIC_API_KEY": "sk-real-000000"}, false},
+		{"", "claude", map[string]string{}, false},
+		{GatewayLogins, "claude", map[string]string{}, true},
+		{GatewayLogins, "codex", map[string]string{}, false},
+		{"", "auto", map[string]string{"GEMINI_API_KEY": "sk-real-000000"}, true},
+	} {
+		r.o.Gateway = k.mode
+		node := fmt.Sprintf("a-%s-%s-%d", k.mode, k.backend, len(k.env))
+		s := runtime.Spec{AgentID: node, BackendID: k.backend, Env: maps.Clone(k.env)}
+		if err := c.routeThroughGateway(node, &s, &flow.Runtime{}); err != nil {
+			t.Fatal(err)
+		}
+		if got := s.GatewayPort != 0; got != k.routed || c.routed(node) != k.routed {
+			t.Errorf("%+v: routed %v, want %v", k, got, k.routed)
+		}
+		for n, v := range s.Env {
+			if v == "sk-real-000000" && k.routed {
+				t.Errorf("%+v: %s still holds the key", k, n)
+			}
+		}
 	}
 }
