@@ -119,7 +119,7 @@ func (g *Gateway) Register(c Caller) (token, baseURL string) {
 	if _, err := rand.Read(b); err != nil {
 		panic(err) // crypto/rand does not fail on Linux
 	}
-	token = "acgw-" + hex.EncodeToString(b)
+	token = tokenPrefix + hex.EncodeToString(b)
 	g.mu.Lock()
 	g.callers[token] = c
 	g.mu.Unlock()
@@ -133,6 +133,9 @@ func (g *Gateway) Unregister(token string) {
 	g.mu.Unlock()
 }
 
+// tokenPrefix starts every token (so a token is never mistaken for a provider's key).
+const tokenPrefix = "acgw-"
+
 type ctxKey struct{}
 
 // call is what a request's context carries from ServeHTTP to the proxy's hooks.
@@ -144,17 +147,25 @@ type call struct {
 }
 
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	token, rest, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/t/"), "/")
-	rest = "/" + rest
+	// The token is in the path (/t/TOKEN/v1/…), or, for a CLI whose base URL is better
+	// without it (Codex puts it on its command line), where the key would be.
+	token, rest, inPath := "", r.URL.Path, strings.HasPrefix(r.URL.Path, "/t/")
+	if inPath {
+		token, rest, _ = strings.Cut(strings.TrimPrefix(r.URL.Path, "/t/"), "/")
+		rest = "/" + rest
+	}
 	p, ok := providerOf(rest)
 	if !ok {
 		http.Error(w, "agentcanvas gateway: "+rest+" is not a model API path", http.StatusNotFound)
 		return
 	}
+	if !inPath {
+		token = tokenFromHeaders(p, r)
+	}
 	g.mu.Lock()
 	c, known := g.callers[token]
 	g.mu.Unlock()
-	if !strings.HasPrefix(r.URL.Path, "/t/") || !known {
+	if token == "" || !known || (!inPath && c.Keys[p] == "") {
 		refuse(w, p, http.StatusUnauthorized, "agentcanvas gateway: unknown agent token")
 		return
 	}
@@ -264,4 +275,17 @@ func parseUpstream(raw string) (*url.URL, error) {
 		return nil, errors.New("the upstream " + raw + " is not an http(s) URL")
 	}
 	return u, nil
+}
+
+// tokenFromHeaders is the token an agent sent where its key would go.
+func tokenFromHeaders(p Provider, r *http.Request) string {
+	for _, h := range authHeaders[p] {
+		if v := strings.TrimPrefix(r.Header.Get(h), "Bearer "); strings.HasPrefix(v, tokenPrefix) {
+			return v
+		}
+	}
+	if v := r.URL.Query().Get("key"); strings.HasPrefix(v, tokenPrefix) {
+		return v
+	}
+	return ""
 }

@@ -271,3 +271,32 @@ func TestStreamsArriveWhole(t *testing.T) {
 		t.Errorf("%d of 600 streams were cut", cut)
 	}
 }
+
+// A token where the key goes identifies the agent too (Codex's base URL carries none); a
+// token there that the gateway did not give out is refused, and so is a login's call
+// without a token in the path (its header holds the account's credentials, not a token).
+func TestTokenInKeyHeader(t *testing.T) {
+	for _, a := range apiCalls {
+		t.Run(string(a.provider), func(t *testing.T) {
+			s := modelserver.Start(t, a.api, modelserver.Script{{Replies: []modelserver.Reply{{Text: "hi"}}}})
+			g := startGateway(t, Options{Upstream: map[Provider]string{a.provider: s.URL}})
+			token, _ := g.Register(Caller{Agent: "coder", Interaction: "build", Keys: map[Provider]string{a.provider: realKey}})
+			if resp, body := post(t, g.URL+a.path, a.authHeader, token, a.body); resp.StatusCode != 200 {
+				t.Fatalf("token in %s: %d %s", a.authHeader, resp.StatusCode, body)
+			}
+			if h := fmt.Sprint(s.Requests()[0].Header); !strings.Contains(h, realKey) || strings.Contains(h, token) {
+				t.Errorf("upstream headers %s", h)
+			}
+			if resp, _ := post(t, g.URL+a.path, a.authHeader, "acgw-forged", a.body); resp.StatusCode != http.StatusUnauthorized {
+				t.Errorf("forged token: %d", resp.StatusCode)
+			}
+			login, _ := g.Register(Caller{Agent: "other", Interaction: "build"})
+			if resp, _ := post(t, g.URL+a.path, a.authHeader, login, a.body); resp.StatusCode != http.StatusUnauthorized {
+				t.Errorf("a login's token outside the path: %d", resp.StatusCode)
+			}
+			if len(s.Requests()) != 1 {
+				t.Errorf("the provider got %d requests, want 1", len(s.Requests()))
+			}
+		})
+	}
+}

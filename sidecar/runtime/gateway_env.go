@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/gateway"
 )
@@ -54,9 +55,13 @@ func (s *Spec) gatewayPorts() []uint16 {
 // with the token from the key variable the agent has. nil when the agent is not routed.
 func codexGatewayArgs(s *Spec) []string {
 	base := s.Env[gateway.BaseURLVars[gateway.OpenAI]]
-	if s.GatewayPort == 0 || base == "" {
+	i := strings.Index(base, "/t/")
+	if s.GatewayPort == 0 || i < 0 {
 		return nil
 	}
+	// The token stays out of the command line (other users can read it): the gateway finds
+	// it in the Authorization header, where Codex sends the key.
+	base = base[:i] + "/v1"
 	keyVar := ""
 	for _, k := range gateway.KeyVars[gateway.OpenAI] {
 		if _, ok := s.Env[k]; ok && keyVar == "" {

@@ -234,3 +234,27 @@ func TestGatewayRoutedAgentConnectsOnlyToGateway(t *testing.T) {
 		}
 	}
 }
+
+// UseGateway leaves no key in the environment and no token on Codex's command line (which
+// other users can read); it sets every base URL.
+func TestUseGatewayEnvAndCodexArgs(t *testing.T) {
+	s := Spec{AgentID: "a", BackendID: BackendCodex, Env: map[string]string{"OPENAI_API_KEY": gwRealKey, "GEMINI_API_KEY": gwRealKey, "PATH": "/usr/bin"}}
+	s.UseGateway("http://127.0.0.1:4242/t/acgw-tok", "acgw-tok", 4242)
+	want := map[string]string{"OPENAI_API_KEY": "acgw-tok", "GEMINI_API_KEY": "acgw-tok", "PATH": "/usr/bin",
+		"ANTHROPIC_BASE_URL": "http://127.0.0.1:4242/t/acgw-tok", "OPENAI_BASE_URL": "http://127.0.0.1:4242/t/acgw-tok/v1",
+		"GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:4242/t/acgw-tok", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+	if fmt.Sprint(s.Env) != fmt.Sprint(want) {
+		t.Errorf("env %v\nwant %v", s.Env, want)
+	}
+	args := strings.Join(codexGatewayArgs(&s), " ")
+	if strings.Contains(args, "acgw-tok") || !strings.Contains(args, `base_url="http://127.0.0.1:4242/v1"`) || !strings.Contains(args, `env_key="OPENAI_API_KEY"`) {
+		t.Errorf("codex args %s", args)
+	}
+	if got := s.gatewayPorts(); len(got) != 1 || got[0] != 4242 {
+		t.Errorf("ports %v", got)
+	}
+	s.Network = NetworkOpen
+	if got := s.gatewayPorts(); got != nil {
+		t.Errorf("network open: ports %v", got)
+	}
+}
