@@ -48,10 +48,7 @@ type runGateway struct {
 func (r *run) gateway() (*gateway.Gateway, error) {
 	gw := &r.gw
 	gw.once.Do(func() {
-		pricing := gateway.DefaultPricing()
-		if r.o.Pricing != nil {
-			pricing = pricing.With(r.o.Pricing)
-		}
+		pricing := gateway.DefaultPricing().With(r.limits().Pricing).With(r.o.Pricing)
 		gw.g, gw.err = gateway.Start(gateway.Options{Pricing: pricing, OnCharge: r.gatewayCharge, OnRefuse: r.gatewayRefused})
 		if gw.err != nil {
 			return
@@ -89,7 +86,7 @@ func (r *run) closeGateway() {
 
 // routeThroughGateway points a turn's spec at the gateway when the agent is to be routed.
 func (c *ictx) routeThroughGateway(node string, s *runtime.Spec, rt *flow.Runtime) error {
-	mode := firstNonEmpty(c.r.o.Gateway, GatewayAuto)
+	mode := firstNonEmpty(c.r.o.Gateway, c.r.limits().Gateway, GatewayAuto)
 	switch s.BackendID {
 	case runtime.BackendAuto, runtime.BackendClaude, runtime.BackendCodex, runtime.BackendGemini:
 	default:

@@ -173,4 +173,14 @@ func TestRouteThroughGatewayWhom(t *testing.T) {
 			}
 		}
 	}
+	// The editor's setting (Limits) turns it off too; the command line's option wins over it.
+	r.o.Gateway, r.o.Limits = "", func() Limits { return Limits{Gateway: GatewayOff} }
+	s := runtime.Spec{AgentID: "by-setting", BackendID: "claude", Env: map[string]string{"ANTHROPIC_API_KEY": "sk-real-000000"}}
+	if err := c.routeThroughGateway("by-setting", &s, &flow.Runtime{}); err != nil || s.GatewayPort != 0 {
+		t.Errorf("agentcanvas.gateway off: routed (%v)", err)
+	}
+	r.o.Gateway = GatewayAuto
+	if err := c.routeThroughGateway("by-flag", &s, &flow.Runtime{}); err != nil || s.GatewayPort == 0 {
+		t.Errorf("--gateway auto over the setting off: not routed (%v)", err)
+	}
 }
