@@ -60,3 +60,23 @@ func number(v any) (float64, bool) {
 	}
 	return 0, false
 }
+
+// gatewayOnly warns of the settings that act only on an agent routed through the model
+// gateway, on an agent that is not: they would do nothing.
+func (c *checker) gatewayOnly(path string, r *flow.Runtime) {
+	if GatewayRouted(r) {
+		return
+	}
+	why := "its runtime.env names no API key variable (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY…)"
+	if b := r.BackendID; b != "" && b != "auto" && b != "claude" && b != "codex" && b != "gemini" {
+		why = "a " + b + " agent never is"
+	}
+	if r.MaxCostUSD > 0 {
+		c.report(path+"/maxCostUsd", c.at(path+"/maxCostUsd"), diag.Warning, CodeSchema,
+			"runtime.maxCostUsd counts the model calls the gateway meters, and this agent is not routed through it: "+why, nil)
+	}
+	if r.Network == "open" {
+		c.report(path+"/network", c.at(path+"/network"), diag.Warning, CodeSchema,
+			"runtime.network open widens the network of an agent routed through the model gateway, and this agent is not: "+why+"; it keeps its network anyway", nil)
+	}
+}

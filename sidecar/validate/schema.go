@@ -132,6 +132,7 @@ func (c *checker) runtime(path string, r *flow.Runtime) {
 			c.report(fmt.Sprintf("%s/command/0", path), c.at(fmt.Sprintf("%s/command/0", path)), diag.Error, CodeSchema, "the command's program is empty; name the program to run, e.g. bash", nil)
 		}
 	}
+	c.gatewayOnly(path, r) // gateway.go
 	if r.MaxCostUSD <= 0 && c.has(path+"/maxCostUsd") && !c.hasErrorsUnder(path+"/maxCostUsd") {
 		c.report(path+"/maxCostUsd", c.at(path+"/maxCostUsd"), diag.Error, CodeSchema, "runtime.maxCostUsd must be a number of US dollars above 0, e.g. 0.5; remove it for no limit of the agent's own", nil)
 	}
