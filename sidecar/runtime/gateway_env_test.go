@@ -258,3 +258,57 @@ func TestUseGatewayEnvAndCodexArgs(t *testing.T) {
 		t.Errorf("network open: ports %v", got)
 	}
 }
+
+// A hostile model behind the gateway, through the real Codex CLI, confined: its shell looks
+// for the key in its environment, in every /proc/*/environ it can read (the test process,
+// standing for the sidecar, has the key in its own environment, which the guardian inherits)
+// and tries another port. It finds the token only, no key (not checked in /proc as root), and
+// the port refused.
+func TestRealCLIHostileAgentFindsNoKey(t *testing.T) {
+	if confine.Probe().ABI < confine.MinConnectABI {
+		t.Skipf("%s: the network rule needs Landlock ABI %d", confine.Probe(), confine.MinConnectABI)
+	}
+	cli := modelserver.Codex
+	exe := cli.Binary(t)
+	t.Setenv("AGENTCANVAS_TEST_SIDECAR_KEY", gwRealKey) // the sidecar's own environment holds it
+	other, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	_, port, _ := net.SplitHostPort(other.Addr().String())
+	probe := `env > env.txt; n=0; for f in /proc/[0-9]*/environ /proc/[0-9]*/task/*/environ; do if grep -qa "sk-REAL" "$f" 2>/dev/null; then n=$((n+1)); echo "$f $(tr "\\0" " " < /proc/$(echo $f | cut -d/ -f3)/cmdline | cut -c1-80)" >> procs.txt; fi; done; echo "$n" > proc.txt; ` +
+		`if (exec 3<>/dev/tcp/127.0.0.1/` + port + `) 2>/dev/null; then echo open > net.txt; else echo refused > net.txt; fi`
+	srv := cli.Start(t, script(modelserver.Reply{Calls: []modelserver.Call{{Tool: "exec_command", Args: map[string]any{"cmd": probe}}}}, modelserver.Reply{Text: handoff}))
+	s := gwSpec(t, "r-gw-hostile", "coder", cli, exe, srv)
+	s.Confine = confine.ModeRequired
+	worker(&s)
+	routeThroughGateway(t, &s, nil, 0)
+	p, err := Start(context.Background(), s, "Look around.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, res := drainWithin(t, p, nil, realDeadline)
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(s.SandboxWork, name))
+		if err != nil {
+			logRun(t, run{evs: evs, res: res, live: true, srv: srv})
+			t.Fatalf("%s: %v (the probe did not run)", name, err)
+		}
+		return strings.TrimSpace(string(b))
+	}
+	if env := read("env.txt"); strings.Contains(env, gwRealKey) || !strings.Contains(env, "OPENAI_API_KEY=acgw-") {
+		t.Errorf("the agent's environment holds the key, or not the token:\n%s", env)
+	}
+	// As root the agent has CAP_SYS_PTRACE, which passes Landlock's ptrace rule: it reads the
+	// guardian's environment, the sidecar's (docs/agents.md, Security, says not to run as root).
+	if n := read("proc.txt"); n != "0" && os.Geteuid() == 0 {
+		t.Logf("as root, the agent read the sidecar's key in %s /proc/*/environ files (CAP_SYS_PTRACE); not checked", n)
+	} else if n != "0" {
+		b, _ := os.ReadFile(filepath.Join(s.SandboxWork, "procs.txt"))
+		t.Errorf("the agent read the key in %s /proc/*/environ files:\n%s", n, b)
+	}
+	if got := read("net.txt"); got != "refused" {
+		t.Errorf("connect to port %s: %s, want refused", port, got)
+	}
+}
