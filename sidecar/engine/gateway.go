@@ -55,7 +55,7 @@ func (r *run) gateway() (*gateway.Gateway, error) {
 		}
 		gw.g.Ledger.SetRunLimit(gateway.Limit{USD: r.budget.usd, Tokens: r.budget.tokens})
 		if s := r.spent(); s.Tokens > 0 || s.CostUSD > 0 { // a resumed run's spend so far
-			gw.g.Ledger.Add("", "", s.CostUSD, s.Tokens, 0)
+			gw.g.Ledger.Add("", "", s.CostUSD, gateway.Usage{Input: s.Tokens}, 0)
 		}
 		r.emit("", "", "gateway_started", map[string]any{"url": gw.g.URL})
 		if why := r.gatewayNetworkOpen(); why != "" {
@@ -154,15 +154,37 @@ func (r *run) gatewayRefused(cl gateway.Caller, msg string) {
 	r.emit(cl.Interaction, "", "warning", map[string]any{"agent": cl.Agent, "message": "model call refused by the gateway: " + msg})
 }
 
-// gatewayTurnEnd logs a routed turn's spend: what the gateway metered since it started.
-func (c *ictx) gatewayTurnEnd(node string) {
+// meteredTurn is what the gateway metered of node's turn so far (since its spec was made).
+func (c *ictx) meteredTurn(node string) gateway.Spend {
 	gw := &c.r.gw
 	gw.mu.Lock()
 	before := gw.before[[2]string{c.in.ID, node}]
 	gw.mu.Unlock()
 	now := gw.g.Ledger.Agent(node)
-	c.r.emit(c.in.ID, "", "spend", map[string]any{"agent": node, "gateway": true, "calls": now.Calls - before.Calls,
-		"tokens": now.Tokens - before.Tokens, "costUsd": now.USD - before.USD, "run": c.r.spent(), "interaction": c.spent()})
+	return gateway.Spend{USD: now.USD - before.USD, Tokens: now.Tokens - before.Tokens, Calls: now.Calls - before.Calls, Usage: gateway.Usage{
+		Input: now.Usage.Input - before.Usage.Input, CachedInput: now.Usage.CachedInput - before.Usage.CachedInput,
+		CacheWrite: now.Usage.CacheWrite - before.Usage.CacheWrite, Output: now.Usage.Output - before.Usage.Output}}
+}
+
+// meteredResult puts what the gateway metered of a routed turn in place of what its CLI
+// reported (the metrics and agent_finished then say the same as the spend events).
+func (c *ictx) meteredResult(node string, res runtime.Result) runtime.Result {
+	if !c.routed(node) || res.Backend == runtime.BackendDryRun {
+		return res
+	}
+	m := c.meteredTurn(node)
+	res.CostUSD, res.CostKnown = m.USD, true
+	// The runtime's way of counting: cache reads and writes are input tokens too.
+	res.Usage = runtime.Usage{InputTokens: m.Usage.Input + m.Usage.CachedInput + m.Usage.CacheWrite, CachedInputTokens: m.Usage.CachedInput,
+		CacheCreationTokens: m.Usage.CacheWrite, OutputTokens: m.Usage.Output}
+	return res
+}
+
+// gatewayTurnEnd logs a routed turn's spend: what the gateway metered since it started.
+func (c *ictx) gatewayTurnEnd(node string) {
+	m := c.meteredTurn(node)
+	c.r.emit(c.in.ID, "", "spend", map[string]any{"agent": node, "gateway": true, "calls": m.Calls,
+		"tokens": m.Tokens, "costUsd": m.USD, "run": c.r.spent(), "interaction": c.spent()})
 }
 
 // addReported adds spend an agent reported (one the gateway does not see) to the gateway's
@@ -171,7 +193,7 @@ func (c *ictx) addReported(node string, ch charge) {
 	if c.r.gw.g == nil || c.routed(node) {
 		return
 	}
-	c.r.gw.g.Ledger.Add(node, c.in.ID, ch.usd, ch.tokens, 0)
+	c.r.gw.g.Ledger.Add(node, c.in.ID, ch.usd, gateway.Usage{Input: ch.tokens}, 0)
 }
 
 // withParams adds the interaction's params.max_cost_usd to its limits (the smaller wins).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -97,6 +98,11 @@ func TestRealCLIGatewayAgentLimit(t *testing.T) {
 			}
 			if out.Spend.CostUSD < 0.03 || !out.Spend.CostKnown {
 				t.Errorf("run spend %+v: want the gateway's priced calls", out.Spend)
+			}
+			// One place for the numbers: the metrics (from the turns' results) say what the
+			// gateway metered, cost included for every CLI.
+			if m := out.Metrics; !m.CostKnown || math.Abs(m.CostUSD-out.Spend.CostUSD) > 1e-9 {
+				t.Errorf("metrics cost %v (known %v); the gateway metered %+v", m.CostUSD, m.CostKnown, out.Spend)
 			}
 			_ = filepath.WalkDir(ws, func(p string, e fs.DirEntry, err error) error {
 				if err == nil && e.Type().IsRegular() {

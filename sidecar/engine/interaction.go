@@ -426,7 +426,7 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 			c.r.emit(c.in.ID, edge, "access_denied", map[string]any{"agent": node, "path": ev.Text, "message": ev.Reason, "turn": ev.Turn})
 		}
 	}
-	res := proc.Wait()
+	res := c.meteredResult(node, proc.Wait()) // gateway.go
 	c.spendResult(node, ts, res)
 	c.r.metrics.addTurn(node, res, c.r.now().Sub(started))
 	c.noteTurn(node, prompt, res)

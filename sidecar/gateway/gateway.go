@@ -244,7 +244,7 @@ func (g *Gateway) charge(c *call, model string, u Usage, seen bool, status int) 
 	if isModelCall(c.rest) {
 		calls = 1
 	}
-	a, in, run := g.Ledger.Add(c.caller.Agent, c.caller.Interaction, usd, u.Tokens(), calls)
+	a, in, run := g.Ledger.Add(c.caller.Agent, c.caller.Interaction, usd, u, calls)
 	ch := Charge{Agent: c.caller.Agent, Interaction: c.caller.Interaction, Provider: c.provider, Model: model, Usage: u,
 		USD: usd, CostKnown: known, UsageSeen: seen, Status: status, AgentSpend: a, InteractionSpend: in, RunSpend: run,
 		Over: g.Ledger.Over(c.caller.Agent, c.caller.Interaction)}

@@ -155,13 +155,13 @@ func TestRefusesACallOverALimit(t *testing.T) {
 func TestRunBudgetMessage(t *testing.T) {
 	l := newLedger()
 	l.SetRunLimit(Limit{USD: 2})
-	l.Add("a", "i", 2.03, 10, 1)
+	l.Add("a", "i", 2.03, Usage{Input: 10}, 1)
 	if got, want := l.Over("b", "j"), "spend limit reached: run budget $2.00, spent $2.03"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	l2 := newLedger()
 	l2.SetInteractionLimit("i", Limit{Tokens: 100})
-	l2.Add("a", "i", 0, 150, 1)
+	l2.Add("a", "i", 0, Usage{Input: 100, Output: 50}, 1)
 	if got, want := l2.Over("b", "i"), "spend limit reached: interaction i limit 100 tokens, spent 150 tokens"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}

@@ -18,6 +18,8 @@ type Spend struct {
 	USD    float64 `json:"costUsd"`
 	Tokens int64   `json:"tokens"`
 	Calls  int     `json:"calls"`
+	// Usage splits Tokens as prices do (what was added as a bare token count is Input).
+	Usage Usage `json:"usage"`
 }
 
 // over says how s is over l ("" when it is not): the limit's name, its value and the spend.
@@ -87,13 +89,17 @@ func (l *Ledger) Over(agent, interaction string) string {
 }
 
 // Add charges spend to agent, interaction and the run, and returns the three totals.
-func (l *Ledger) Add(agent, interaction string, usd float64, tokens int64, calls int) (a, in, run Spend) {
+func (l *Ledger) Add(agent, interaction string, usd float64, u Usage, calls int) (a, in, run Spend) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, s := range []*Spend{&l.run, get(l.agents, agent), get(l.interacts, interaction)} {
 		s.USD += usd
-		s.Tokens += tokens
+		s.Tokens += u.Tokens()
 		s.Calls += calls
+		s.Usage.Input += u.Input
+		s.Usage.CachedInput += u.CachedInput
+		s.Usage.CacheWrite += u.CacheWrite
+		s.Usage.Output += u.Output
 	}
 	return *l.agents[agent], *l.interacts[interaction], l.run
 }
