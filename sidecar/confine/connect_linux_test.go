@@ -1,39 +1,32 @@
-package confine
+package confine_test
 
 import (
 	"net"
 	"runtime"
 	"slices"
+	"strconv"
 	"testing"
-)
 
-func listen(t *testing.T) (net.Listener, uint16) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	return ln, uint16(ln.Addr().(*net.TCPAddr).Port)
-}
+	"github.com/agentcanvas/agentcanvas/sidecar/confine"
+	"github.com/agentcanvas/agentcanvas/sidecar/confine/confinetest"
+)
 
 // With ConnectPorts, a restricted thread may connect to those ports only.
 func TestConnectPortsOnly(t *testing.T) {
-	if Probe().ABI < MinConnectABI {
-		t.Skipf("Landlock ABI %d here: TCP rules need %d", Probe().ABI, MinConnectABI)
+	if confine.Probe().ABI < confine.MinConnectABI {
+		t.Skipf("Landlock ABI %d here: TCP rules need %d", confine.Probe().ABI, confine.MinConnectABI)
 	}
-	gw, gwPort := listen(t)
-	other, _ := listen(t)
-	p := Policy{Rules: []Rule{{Read, "/"}}, ConnectPorts: []uint16{gwPort}}
+	gwPort, _ := confinetest.Listener(t)
+	otherPort, _ := confinetest.Listener(t)
+	port, _ := strconv.Atoi(gwPort)
+	p := confine.Policy{Rules: []confine.Rule{{Access: confine.Read, Path: "/"}}, ConnectPorts: []uint16{uint16(port)}}
+	dial := func(port string) error {
+		c, err := net.Dial("tcp", "127.0.0.1:"+port)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	}
 	done := make(chan [2]error)
 	go func() {
 		runtime.LockOSThread()
@@ -41,15 +34,7 @@ func TestConnectPortsOnly(t *testing.T) {
 			done <- [2]error{err, err}
 			return
 		}
-		c1, err1 := net.Dial("tcp", gw.Addr().String())
-		if err1 == nil {
-			c1.Close()
-		}
-		c2, err2 := net.Dial("tcp", other.Addr().String())
-		if err2 == nil {
-			c2.Close()
-		}
-		done <- [2]error{err1, err2}
+		done <- [2]error{dial(gwPort), dial(otherPort)}
 	}()
 	r := <-done
 	if r[0] != nil {
@@ -58,21 +43,19 @@ func TestConnectPortsOnly(t *testing.T) {
 	if r[1] == nil {
 		t.Error("connect to another port succeeded; want it refused")
 	}
-	if c, err := net.Dial("tcp", other.Addr().String()); err != nil {
+	if err := dial(otherPort); err != nil {
 		t.Errorf("the rest of the process is restricted too: %v", err)
-	} else {
-		c.Close()
 	}
 }
 
 func TestConnectPortsEncode(t *testing.T) {
-	p := Policy{ConnectPorts: []uint16{4242, 80}, Rules: []Rule{{Read, "/usr"}}}
-	got, err := Decode(p.Encode())
+	p := confine.Policy{ConnectPorts: []uint16{4242, 80}, Rules: []confine.Rule{{Access: confine.Read, Path: "/usr"}}}
+	got, err := confine.Decode(p.Encode())
 	if err != nil || !slices.Equal(got.ConnectPorts, p.ConnectPorts) {
 		t.Errorf("round trip: %+v, %v", got, err)
 	}
 	for _, bad := range []string{"+connect=0", "+connect=70000", "+connect=x"} {
-		if _, err := Decode([]string{bad}); err == nil {
+		if _, err := confine.Decode([]string{bad}); err == nil {
 			t.Errorf("%s decoded", bad)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/gateway"
+	"github.com/agentcanvas/agentcanvas/sidecar/pattern"
 	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 )
 
@@ -198,13 +199,7 @@ func (c *ictx) addReported(node string, ch charge) {
 
 // withParams adds the interaction's params.max_cost_usd to its limits (the smaller wins).
 func (l limits) withParams(params map[string]any) limits {
-	v, ok := params["max_cost_usd"].(float64)
-	if !ok {
-		if n, isInt := params["max_cost_usd"].(int); isInt {
-			v, ok = float64(n), true
-		}
-	}
-	if ok && v > 0 && (l.usd == 0 || v < l.usd) {
+	if v, ok := pattern.Number(params["max_cost_usd"]); ok && v > 0 && (l.usd == 0 || v < l.usd) {
 		l.usd = v
 	}
 	return l

@@ -7,6 +7,7 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/diag"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/gateway"
+	"github.com/agentcanvas/agentcanvas/sidecar/pattern"
 )
 
 // GatewayRouted reports whether the run engine routes an agent of this runtime through the
@@ -39,26 +40,12 @@ func (c *checker) maxCostParam(in *flow.Interaction) {
 		if !ok {
 			continue
 		}
-		if x, isNum := number(v); !isNum || x <= 0 {
+		if x, isNum := pattern.Number(v); !isNum || x <= 0 {
 			pp := e.Path + "/data/params/max_cost_usd"
 			c.report(pp, c.at(pp), diag.Error, CodeSchema,
 				fmt.Sprintf("params.max_cost_usd is %v; it is the interaction's spend limit, a number of US dollars above 0, e.g. 1.5", v), nil)
 		}
 	}
-}
-
-func number(v any) (float64, bool) {
-	switch x := v.(type) {
-	case float64:
-		return x, true
-	case int:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	case uint64:
-		return float64(x), true
-	}
-	return 0, false
 }
 
 // gatewayOnly warns of the settings that act only on an agent routed through the model
