@@ -109,8 +109,15 @@ func Start(o Options) (*Gateway, error) {
 // Port is the port the gateway listens on.
 func (g *Gateway) Port() int { return g.ln.Addr().(*net.TCPAddr).Port }
 
-// Close stops the gateway; calls in flight are cut.
-func (g *Gateway) Close() error { return g.srv.Close() }
+// Close stops the gateway; calls in flight are cut, and its connections to the providers
+// closed (a long-lived sidecar starts a gateway per run).
+func (g *Gateway) Close() error {
+	err := g.srv.Close()
+	if c, ok := g.proxy.Transport.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+	return err
+}
 
 // Register gives c a new token and returns it with the base URL c's CLI is to use (the
 // token is in its path, so it identifies the agent whatever credentials it sends).
