@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -298,5 +299,46 @@ func TestTokenInKeyHeader(t *testing.T) {
 				t.Errorf("the provider got %d requests, want 1", len(s.Requests()))
 			}
 		})
+	}
+}
+
+// Close leaves no connection to the provider open (a sidecar makes a gateway per run).
+func TestCloseClosesProviderConnections(t *testing.T) {
+	var mu sync.Mutex
+	open := 0
+	up := httptest.NewUnstartedServer(benchModel(1, 10))
+	up.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch s {
+		case http.StateNew:
+			open++
+		case http.StateClosed, http.StateHijacked:
+			open--
+		}
+	}
+	up.Start()
+	defer up.Close()
+	g, err := Start(Options{Upstream: map[Provider]string{Anthropic: up.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, base := g.Register(Caller{Agent: "a", Interaction: "i", Keys: map[Provider]string{Anthropic: realKey}})
+	if resp, body := post(t, base+"/v1/messages", "X-Api-Key", token, apiCalls[0].body); resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	g.Close()
+	deadline := time.Now().Add(time.Minute) // a failure's bound: the close is asynchronous
+	for {
+		mu.Lock()
+		n := open
+		mu.Unlock()
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections to the provider still open after Close", n)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
