@@ -45,6 +45,13 @@ type Config struct {
 	// RateLimitPerMin limits messages through a broker or router (0: DefaultRateLimitPerMin
 	// for those topologies; negative: unlimited).
 	RateLimitPerMin int
+	// Window is the rate limit's period (0: a minute): RateLimitPerMin messages per Window.
+	// Tests shorten it rather than wait minutes.
+	Window time.Duration
+	// Observe, when set, hears of every message the bus holds, releases, drops or lets
+	// expire (the engine logs them). It is called with the bus locked: it must not call the
+	// bus.
+	Observe func(Event)
 	// ACL, when non-nil, lists what each sender may send; anything else is refused.
 	ACL map[string][]Rule
 	// Key, when set, signs every message on Send and verifies it on Receive.
@@ -53,6 +60,31 @@ type Config struct {
 	MailboxCap int
 	// Now is the clock (tests set it).
 	Now func() time.Time
+}
+
+// Event kinds Observe hears of.
+const (
+	Held     = "held"     // the rate limit holds the message; it is delivered when a token comes back
+	Released = "released" // a held message was delivered
+	Expired  = "expired"  // the message's ttl passed before its recipient read it: not delivered
+	Dropped  = "dropped"  // the message will never be delivered (Reason says why)
+)
+
+// Event is something that happened to one message: Recipient is set for an expiry (the
+// recipient that did not get it), Reason for a drop.
+type Event struct {
+	Kind      string
+	Envelope  *Envelope
+	Recipient string
+	Reason    string
+	// ReleaseAt is when a held message can be delivered at the earliest.
+	ReleaseAt time.Time
+}
+
+func (b *Bus) observe(ev Event) {
+	if b.cfg.Observe != nil {
+		b.cfg.Observe(ev)
+	}
 }
 
 // Bus routes envelopes between the members of one interaction.
@@ -76,6 +108,9 @@ func New(cfg Config) *Bus {
 	}
 	if cfg.MailboxCap == 0 {
 		cfg.MailboxCap = 100_000
+	}
+	if cfg.Window <= 0 {
+		cfg.Window = time.Minute
 	}
 	if cfg.RateLimitPerMin == 0 && (cfg.Topology == "broker" || cfg.Topology == "router_targeted") {
 		cfg.RateLimitPerMin = DefaultRateLimitPerMin
@@ -136,6 +171,7 @@ func (b *Bus) Send(e *Envelope) ([]string, error) {
 		b.refill(now)
 		if b.tokens < 1 || len(b.held) > 0 {
 			b.held = append(b.held, e)
+			b.observe(Event{Kind: Held, Envelope: e, ReleaseAt: b.nextRelease()})
 			return to, nil
 		}
 		b.tokens--
@@ -144,7 +180,7 @@ func (b *Bus) Send(e *Envelope) ([]string, error) {
 }
 
 func (b *Bus) refill(now time.Time) {
-	rate := float64(b.cfg.RateLimitPerMin) / float64(time.Minute)
+	rate := float64(b.cfg.RateLimitPerMin) / float64(b.cfg.Window)
 	b.tokens += float64(now.Sub(b.last)) * rate
 	if max := float64(b.cfg.RateLimitPerMin); b.tokens > max {
 		b.tokens = max
@@ -320,6 +356,7 @@ func (b *Bus) Receive(agent string) (msgs []*Envelope, rejected []error) {
 	for _, e := range box {
 		if e.Expired(now) {
 			b.m.expired(e)
+			b.observe(Event{Kind: Expired, Envelope: e, Recipient: agent})
 			continue
 		}
 		if b.cfg.Key != nil {
@@ -359,11 +396,38 @@ func (b *Bus) NextRelease() time.Time {
 	if len(b.held) == 0 {
 		return time.Time{}
 	}
+	return b.nextRelease()
+}
+
+func (b *Bus) nextRelease() time.Time {
 	need := 1 - b.tokens
 	if need <= 0 {
 		return b.last
 	}
-	return b.last.Add(time.Duration(need * float64(time.Minute) / float64(b.cfg.RateLimitPerMin)))
+	return b.last.Add(time.Duration(need * float64(b.cfg.Window) / float64(b.cfg.RateLimitPerMin)))
+}
+
+// Release delivers the held messages the rate limit lets through now and returns how many
+// are still held.
+func (b *Bus) Release() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.release(b.cfg.Now())
+	return len(b.held)
+}
+
+// DropHeld gives up the messages still held (the interaction has ended before the rate
+// limit let them through): each is observed as dropped with reason, and returned.
+func (b *Bus) DropHeld(reason string) []*Envelope {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	held := b.held
+	b.held = nil
+	for _, e := range held {
+		b.m.failed(e)
+		b.observe(Event{Kind: Dropped, Envelope: e, Reason: reason})
+	}
+	return held
 }
 
 func (b *Bus) release(now time.Time) {
@@ -382,7 +446,11 @@ func (b *Bus) release(now time.Time) {
 		e := b.held[0]
 		b.held = b.held[1:]
 		b.tokens--
-		_ = b.deliver(e)
+		if err := b.deliver(e); err != nil {
+			b.observe(Event{Kind: Dropped, Envelope: e, Reason: err.Error()})
+			continue
+		}
+		b.observe(Event{Kind: Released, Envelope: e})
 	}
 }
 

@@ -239,3 +239,53 @@ func BenchmarkFiftyAgentsTenThousandMessages(bm *testing.B) {
 		}
 	}
 }
+
+// Every message the rate limit holds is observed held, then released in send order once
+// tokens come back (the window set short here, the clock injected); none is lost. What is
+// still held when the interaction ends is observed dropped; a message past its ttl, expired.
+func TestRateLimitEventsHeldReleasedDropped(t *testing.T) {
+	c := newClock()
+	var evs []Event
+	b := New(Config{Topology: "router_targeted", Members: []string{"a", "b"}, Hub: "router", RateLimitPerMin: 2, Window: time.Second, Now: c.now,
+		Observe: func(e Event) { evs = append(evs, e) }})
+	for i := 0; i < 5; i++ {
+		if _, err := b.Send(&Envelope{From: "a", To: Recipients{"b"}, Type: "information", Payload: i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kinds := func() (out []string) {
+		for _, e := range evs {
+			out = append(out, fmt.Sprintf("%s:%v", e.Kind, e.Envelope.Payload))
+		}
+		return out
+	}
+	if got := strings.Join(kinds(), " "); got != "held:2 held:3 held:4" {
+		t.Fatalf("events %s", got)
+	}
+	if evs[0].ReleaseAt.Sub(c.now()) != 500*time.Millisecond {
+		t.Errorf("release at +%v, want +500ms (2 a second)", evs[0].ReleaseAt.Sub(c.now()))
+	}
+	c.advance(time.Second)
+	if held := b.Release(); held != 1 {
+		t.Fatalf("%d still held, want 1", held)
+	}
+	got, _ := b.Receive("b")
+	if len(got) != 4 || got[3].Payload.(int) != 3 {
+		t.Fatalf("received %d, last %v", len(got), got[len(got)-1].Payload)
+	}
+	if dropped := b.DropHeld("the interaction ended"); len(dropped) != 1 {
+		t.Fatalf("dropped %d", len(dropped))
+	}
+	if got := strings.Join(kinds(), " "); got != "held:2 held:3 held:4 released:2 released:3 dropped:4" {
+		t.Fatalf("events %s", got)
+	}
+	e := msg("a", "b")
+	e.Options = &Options{TTL: 1}
+	c.advance(time.Minute) // tokens back
+	b.Send(e)
+	c.advance(2 * time.Second)
+	b.Receive("b")
+	if last := evs[len(evs)-1]; last.Kind != Expired || last.Recipient != "b" {
+		t.Fatalf("last event %+v, want expired for b", last)
+	}
+}

@@ -18,9 +18,10 @@ var engineTypes = []string{"prompt", "reply", "information", "notification", "er
 //     cast finds them: a route lets each node playing its From send its messages to each
 //     node playing its To, whatever edges were drawn (a debater reads the other debaters'
 //     answers though each is drawn only to the judge);
-//   - the drawn edges: an edge lets both of its ends send its `messages` to each other, and
-//     an edge with no `messages` list restricts nothing between its ends; a spoke of a router
-//     may send its edge's messages through the hub to anyone.
+//   - the drawn edges: an edge lets both of its ends send its `messages` to each other; an
+//     edge with no `messages` list carries the pattern's messages (patternMessages: a P14
+//     peer's edge to the router carries targeted_message, delivery and ack, not a
+//     task_assignment), and restricts nothing only for a pattern that names none; a spoke of a router may send its edge's messages through the hub to anyone.
 //
 // Both carry the engine's own conversation (engineTypes) both ways. Anything else is refused:
 // a message outside the pattern.
@@ -38,6 +39,9 @@ func (c *ictx) acl() map[string][]bus.Rule {
 	hub := c.hub()
 	for _, e := range c.in.Edges {
 		msgs := stringList(e.Data.Params["messages"])
+		if len(msgs) == 0 {
+			msgs = c.patternMessages()
+		}
 		types := append(slices.Clone(engineTypes), msgs...)
 		if len(msgs) == 0 {
 			types = []string{"*"}
@@ -49,6 +53,29 @@ func (c *ictx) acl() map[string][]bus.Rule {
 		}
 	}
 	return acl
+}
+
+// patternMessages are every message type the pattern's template names, on its edges and its
+// routes: what an edge drawn without a `messages` list carries. A drawn edge may join roles
+// the template does not (P03's phases follow the drawn chain whatever the roles), so the list
+// is the pattern's, not the template edge's between the same roles.
+func (c *ictx) patternMessages() []string {
+	var out []string
+	add := func(ms []string) {
+		for _, m := range ms {
+			if !slices.Contains(out, m) {
+				out = append(out, m)
+			}
+		}
+	}
+	t := c.template()
+	for _, te := range t.Edges {
+		add(te.Messages)
+	}
+	for _, r := range t.Routes {
+		add(r.Messages)
+	}
+	return out
 }
 
 // routePair is a pattern route between two nodes.

@@ -119,6 +119,8 @@ func routerTargeted(c *ictx) (string, error) {
 			return "", err
 		}
 		sent := 0
+		sentBy := map[string]string{} // message id → its sender
+		var sentOrder []string
 		var silent []string
 		for _, r := range reps {
 			if len(r.Missing) > 0 {
@@ -156,17 +158,30 @@ func routerTargeted(c *ictx) (string, error) {
 					continue
 				}
 				c.note("message", map[string]any{"id": e.ID, "from": r.Node, "to": to, "type": typ, "via": router})
-				if truthy(c.params["ack_required"]) {
-					acks[r.Node] = append(acks[r.Node], "ack: delivered to "+strings.Join(to, ", "))
-				}
+				sentBy[e.ID] = r.Node
+				sentOrder = append(sentOrder, e.ID)
 			}
 		}
+		// Held messages are delivered before the next round, late but never lost; a sender
+		// is told delivered only for what its targets got.
+		c.awaitRelease()
+		got := map[string][]string{} // message id → the peers that got it
 		for _, p := range peers {
 			msgs, _ := c.bus.Receive(p)
 			for _, m := range msgs {
 				pl, _ := m.Payload.(map[string]any)
 				inbox[p] = append(inbox[p], quote("Message from "+m.From, str(pl["text"])))
+				got[m.ID] = append(got[m.ID], p)
 				delivered++
+			}
+		}
+		if truthy(c.params["ack_required"]) {
+			for _, id := range sentOrder {
+				if to := got[id]; len(to) > 0 {
+					acks[sentBy[id]] = append(acks[sentBy[id]], "ack: delivered to "+strings.Join(to, ", "))
+				} else {
+					acks[sentBy[id]] = append(acks[sentBy[id]], "ack: not delivered (held by the rate limit when the interaction ended, or expired)")
+				}
 			}
 		}
 		if sent == 0 && c.st.Round == 0 {
@@ -177,7 +192,7 @@ func routerTargeted(c *ictx) (string, error) {
 			c.note("quiescent", map[string]any{"message": "no peer sent anything this round"})
 		}
 		if c.endRound() || sent == 0 {
-			return fmt.Sprintf("%d message(s) delivered, %d held by the rate limit", delivered, c.bus.Pending()), nil
+			return fmt.Sprintf("%d message(s) delivered, %d held by the rate limit", delivered, c.bus.Release()), nil
 		}
 	}
 }

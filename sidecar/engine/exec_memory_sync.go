@@ -3,6 +3,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -15,8 +16,9 @@ import (
 
 // P19 — the curator merges the members' logs into the shared memory: each member's notes
 // from this run's step events (a member with none is asked for its log), plus MEMORY.md.
-// The reply's ## MEMORY section replaces MEMORY.md, its ## NOTES go to today's notes, and
-// dated notes older than keep_last_days are deleted.
+// The reply's ## MEMORY lines not yet in MEMORY.md are appended to it (what a person wrote
+// there stays), its ## NOTES go to today's notes, and dated notes older than keep_last_days
+// are deleted.
 func memorySync(c *ictx) (string, error) {
 	// Members are who reports to the curator; the memory store is the engine's.
 	curator, members := c.cast.one("curator"), c.cast.all("member")
@@ -54,7 +56,7 @@ func memorySync(c *ictx) (string, error) {
 		}
 	}
 	in = append(in, quote("Current MEMORY.md", firstNonEmpty(c.r.files.memory(), "(empty)")))
-	s, err := c.ask("", curator, c.prompt(curator, message{Intent: "Merge the members' logs into the shared memory", Inputs: in, Plan: []string{"Deduplicate", "Keep durable decisions"}, Actions: []string{"## MEMORY (the new full MEMORY.md)", "## NOTES (today's notes)"}}),
+	s, err := c.ask("", curator, c.prompt(curator, message{Intent: "Merge the members' logs into the shared memory", Inputs: in, Plan: []string{"Deduplicate", "Keep durable decisions"}, Actions: []string{"## MEMORY (durable decisions to add to MEMORY.md; what it already says is kept, do not repeat it)", "## NOTES (today's notes)"}}),
 		need{line: "## MEMORY or ## NOTES (a section heading, then its lines)", has: func(t string) bool {
 			return mdSection(t, "MEMORY", "NOTES") != "" || mdSection(t, "NOTES", "MEMORY") != ""
 		}})
@@ -62,7 +64,7 @@ func memorySync(c *ictx) (string, error) {
 		return "", err
 	}
 	mem, dayNotes := mdSection(s.Text, "MEMORY", "NOTES"), mdSection(s.Text, "NOTES", "MEMORY")
-	removed, err := writeCurated(c.r, mem, dayNotes, retentionDays(c.params))
+	removed, err := writeCurated(c.r, mem, dayNotes, c.retentionDays())
 	if err != nil {
 		return "", err
 	}
@@ -74,8 +76,8 @@ func memorySync(c *ictx) (string, error) {
 	return firstNonEmpty(dayNotes, mem), nil
 }
 
-func retentionDays(params map[string]any) int {
-	if r := retention(params); r != nil {
+func (c *ictx) retentionDays() int {
+	if r := c.retention(); r != nil {
 		return r.KeepLastDays
 	}
 	return 0
@@ -93,16 +95,17 @@ func (c *ictx) stepNotes() map[string][]string {
 		if e.RunID != c.r.id || e.Event != "step" || e.InteractionID == c.in.ID {
 			continue
 		}
-		to, _ := e.Fields["to"].(string)
-		if n, _ := e.Fields["note"].(string); to != "" && n != "" && len(out[to]) < 20 {
+		// Read back from the log, fields are raw JSON: eventlog.Str decodes them.
+		to := eventlog.Str(e.Fields["to"])
+		if n := eventlog.Str(e.Fields["note"]); to != "" && n != "" && len(out[to]) < 20 {
 			out[to] = append(out[to], "- "+n)
 		}
 	}
 	return out
 }
 
-// writeCurated replaces MEMORY.md (atomically: temp file and rename, inside the workspace
-// root), appends today's notes, and deletes dated notes older than keepDays.
+// writeCurated appends the curated memory's new lines to MEMORY.md, appends today's notes, and
+// deletes dated notes older than keepDays.
 func writeCurated(r *run, mem, notes string, keepDays int) ([]string, error) {
 	root, err := os.OpenRoot(r.o.Workspace)
 	if err != nil {
@@ -113,11 +116,7 @@ func writeCurated(r *run, mem, notes string, keepDays int) ([]string, error) {
 		return nil, err
 	}
 	if mem != "" {
-		tmp := filepath.Join(MemoryDir, ".MEMORY.md.tmp")
-		if err := root.WriteFile(tmp, []byte(mem+"\n"), 0o644); err != nil {
-			return nil, err
-		}
-		if err := root.Rename(tmp, filepath.Join(MemoryDir, "MEMORY.md")); err != nil {
+		if err := appendCurated(root, mem); err != nil {
 			return nil, err
 		}
 	}
@@ -141,6 +140,41 @@ func writeCurated(r *run, mem, notes string, keepDays int) ([]string, error) {
 		}
 	}
 	return removed, nil
+}
+
+// appendCurated appends to MEMORY.md the lines of mem it does not hold yet (a curator that
+// repeats the whole file adds nothing twice); blank lines are not counted.
+func appendCurated(root *os.Root, mem string) error {
+	file := filepath.Join(MemoryDir, "MEMORY.md")
+	old, err := root.ReadFile(file)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	have := map[string]bool{}
+	for _, l := range strings.Split(string(old), "\n") {
+		have[strings.TrimSpace(l)] = true
+	}
+	var add []string
+	for _, l := range strings.Split(mem, "\n") {
+		if t := strings.TrimSpace(l); t != "" && !have[t] {
+			have[t] = true
+			add = append(add, strings.TrimRight(l, " \t\r"))
+		}
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	f, err := root.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sep := ""
+	if len(old) > 0 && !strings.HasSuffix(string(old), "\n") {
+		sep = "\n"
+	}
+	_, err = f.WriteString(sep + strings.Join(add, "\n") + "\n")
+	return err
 }
 
 func datePattern(s string) bool {

@@ -53,7 +53,8 @@ func publishSubscribe(c *ictx) (string, error) {
 			}
 			c.note("message", map[string]any{"id": e.ID, "from": broker, "to": to, "type": "notification", "topic": p.Key, "publisher": pub})
 		}
-		// The broker delivers what the rate limit lets through, one prompt per event.
+		// The broker delivers every event, the rate limit deciding when: one prompt per event.
+		c.awaitRelease()
 		for _, s := range subs {
 			msgs, rejected := c.bus.Receive(s)
 			for _, r := range rejected {

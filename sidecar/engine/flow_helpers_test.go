@@ -31,6 +31,8 @@ type flowSpec struct {
 	files []string
 	// autoApply is the flow's policy.autoApply.
 	autoApply bool
+	// nodeParams are system nodes' params, by node id.
+	nodeParams map[string]map[string]any
 }
 
 // gitWorkspace makes a temporary git repository to run flows in.
@@ -79,6 +81,9 @@ func patternFlow(t testing.TB, ws, name string, fs flowSpec) *flow.Flow {
 	systems := []map[string]any{}
 	for _, s := range sg.SystemNodes {
 		m := map[string]any{"id": s.ID, "name": s.Name, "type": s.Type}
+		if p := fs.nodeParams[s.ID]; p != nil {
+			m["params"] = p
+		}
 		if fs.runtime != nil {
 			m["runtime"] = fs.runtime
 		} else if s.Runtime != nil {

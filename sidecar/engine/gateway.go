@@ -116,8 +116,8 @@ func (c *ictx) routeThroughGateway(node string, s *runtime.Spec, rt *flow.Runtim
 		if rt.MaxCostUSD > 0 {
 			g.Ledger.SetAgentLimit(node, gateway.Limit{USD: rt.MaxCostUSD})
 		}
+		gw.before[k] = g.Ledger.Agent(node)
 	}
-	gw.before[k] = g.Ledger.Agent(node)
 	gw.mu.Unlock()
 	s.UseGateway(g.URL+"/t/"+token, token, g.Port())
 	return nil
@@ -155,13 +155,17 @@ func (r *run) gatewayRefused(cl gateway.Caller, msg string) {
 	r.emit(cl.Interaction, "", "warning", map[string]any{"agent": cl.Agent, "message": "model call refused by the gateway: " + msg})
 }
 
-// meteredTurn is what the gateway metered of node's turn so far (since its spec was made).
+// meteredTurn is what the gateway metered of node's process that just ended: its calls since
+// the one before ended (or since it was first routed). A spec made meanwhile (to verify a
+// phase) does not start a new count.
 func (c *ictx) meteredTurn(node string) gateway.Spend {
 	gw := &c.r.gw
+	k := [2]string{c.in.ID, node}
 	gw.mu.Lock()
-	before := gw.before[[2]string{c.in.ID, node}]
-	gw.mu.Unlock()
+	before := gw.before[k]
 	now := gw.g.Ledger.Agent(node)
+	gw.before[k] = now
+	gw.mu.Unlock()
 	return gateway.Spend{USD: now.USD - before.USD, Tokens: now.Tokens - before.Tokens, Calls: now.Calls - before.Calls, Usage: gateway.Usage{
 		Input: now.Usage.Input - before.Usage.Input, CachedInput: now.Usage.CachedInput - before.Usage.CachedInput,
 		CacheWrite: now.Usage.CacheWrite - before.Usage.CacheWrite, Output: now.Usage.Output - before.Usage.Output}}
@@ -181,11 +185,11 @@ func (c *ictx) meteredResult(node string, res runtime.Result) runtime.Result {
 	return res
 }
 
-// gatewayTurnEnd logs a routed turn's spend: what the gateway metered since it started.
-func (c *ictx) gatewayTurnEnd(node string) {
-	m := c.meteredTurn(node)
-	c.r.emit(c.in.ID, "", "spend", map[string]any{"agent": node, "gateway": true, "calls": m.Calls,
-		"tokens": m.Tokens, "costUsd": m.USD, "run": c.r.spent(), "interaction": c.spent()})
+// gatewayTurnEnd logs a routed turn's spend: what the gateway metered of it (meteredResult
+// put it in res).
+func (c *ictx) gatewayTurnEnd(node string, res runtime.Result) {
+	c.r.emit(c.in.ID, "", "spend", map[string]any{"agent": node, "gateway": true,
+		"tokens": res.Usage.Tokens(res.Backend), "costUsd": res.CostUSD, "run": c.r.spent(), "interaction": c.spent()})
 }
 
 // addReported adds spend an agent reported (one the gateway does not see) to the gateway's

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/agentproto"
 )
 
 // Request is something only a person can answer: a USER_QUESTION, a DEPENDENCY_REQUEST or a
@@ -24,6 +26,10 @@ type Request struct {
 	Kind          string         `json:"kind"` // question, dependency, phase_complete
 	Fields        map[string]any `json:"fields"`
 	Deadline      time.Time      `json:"deadline,omitzero"`
+	// Invalid says why the value last given for this dependency was refused (it failed the
+	// type's validation): the request is asked again, and an answer from a file is not
+	// given twice.
+	Invalid string `json:"invalid,omitempty"`
 }
 
 // Field returns a field as text.
@@ -86,6 +92,9 @@ type NonInteractive struct {
 
 func (n NonInteractive) Ask(_ context.Context, r Request, ready func()) (Response, error) {
 	call(ready)
+	if r.Invalid != "" {
+		return Response{Reject: true, Reason: "the value supplied for " + firstNonEmpty(r.Field("name"), r.ID) + " was refused: " + r.Invalid}, nil
+	}
 	if v, ok := lookupAnswer(n.Answers, r); ok {
 		return Response{Value: v}, nil
 	}
@@ -148,7 +157,7 @@ type Terminal struct {
 
 func (t *Terminal) Ask(ctx context.Context, r Request, ready func()) (Response, error) {
 	call(ready)
-	if v, ok := lookupAnswer(t.Answers, r); ok {
+	if v, ok := lookupAnswer(t.Answers, r); ok && r.Invalid == "" {
 		return Response{Value: v}, nil
 	}
 	t.mu.Lock()
@@ -191,7 +200,10 @@ func (t *Terminal) Ask(ctx context.Context, r Request, ready func()) (Response, 
 		}
 		return Response{Value: line}, nil
 	case "dependency":
-		fmt.Fprintf(w, "\n[%s] %s needs %s %q: %s\n", r.InteractionID, r.AgentID, r.Field("type"), r.Field("name"), r.Field("reason"))
+		fmt.Fprintf(w, "\n[%s] %s needs %s %q: %s\n", r.InteractionID, r.AgentID, r.Field("type"), r.Field("name"), r.Field("description"))
+		if r.Invalid != "" {
+			fmt.Fprintf(w, "  the value given was refused: %s\n", r.Invalid)
+		}
 		fmt.Fprint(w, "value (empty to reject): ")
 		line, err := t.readLine(ctx)
 		if err != nil || line == "" {
@@ -199,7 +211,7 @@ func (t *Terminal) Ask(ctx context.Context, r Request, ready func()) (Response, 
 		}
 		return Response{Value: line}, nil
 	default:
-		fmt.Fprintf(w, "\n[%s] %s completed phase %s. Continue? [Y/n]: ", r.InteractionID, r.AgentID, r.Field("phase"))
+		fmt.Fprintf(w, "\n[%s] %s completed phase %s. Continue? [Y/n]: ", r.InteractionID, r.AgentID, r.Field("N"))
 		line, _ := t.readLine(ctx)
 		if strings.EqualFold(line, "n") || strings.EqualFold(line, "no") {
 			return Response{Reject: true, Reason: "phase not approved"}, nil
@@ -271,9 +283,16 @@ func (b *Inbox) Ask(ctx context.Context, r Request, ready func()) (Response, err
 func (b *Inbox) Answer(runID, id string, resp Response) error {
 	b.mu.Lock()
 	ch, ok := b.waiting[inboxKey(runID, id)]
+	r := b.reqs[inboxKey(runID, id)]
 	b.mu.Unlock()
 	if !ok {
 		return fmt.Errorf("run %s has no pending request %q", runID, id)
+	}
+	// An invalid value is refused here, to the one who gave it; the request stays pending.
+	if r.Kind == "dependency" && !resp.Reject {
+		if err := agentproto.ValidateDependencyValue(r.Field("type"), resp.Value); err != nil {
+			return fmt.Errorf("the value for %s was refused: %w; the request is still pending", firstNonEmpty(r.Field("name"), id), err)
+		}
 	}
 	select {
 	case ch <- resp:

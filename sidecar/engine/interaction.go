@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentcanvas/agentcanvas/sidecar/agentproto"
 	"github.com/agentcanvas/agentcanvas/sidecar/bus"
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
@@ -86,7 +85,7 @@ func (r *run) runInteraction(parent context.Context, in *flow.Interaction) Inter
 	}
 	c.ctx = ctx
 	c.bus = c.newBus(topology)
-	if ret := retention(c.params); ret != nil {
+	if ret := c.retention(); ret != nil {
 		c.board = bus.NewBlackboard(*ret, r.now)
 	}
 	r.emit(in.ID, "", "interaction_started", map[string]any{"patternId": c.pat, "nodes": c.nodes})
@@ -124,7 +123,7 @@ func (r *run) castInteraction(in *flow.Interaction) (c *ictx, topology string) {
 // edges as its access rules (acl.go), its rate limit, the run's signing key.
 func (c *ictx) newBus(topology string) *bus.Bus {
 	return bus.New(bus.Config{Topology: topology, Members: c.nodes, Hub: c.hub(), Stages: c.chain(), Tags: c.tags(),
-		RateLimitPerMin: intParam(c.params, "rate_limit_per_min", 0), Key: c.r.key, Now: c.r.now, ACL: c.acl(), Links: c.links()})
+		RateLimitPerMin: c.rateLimit(), Window: c.r.o.rateWindow, Observe: c.busEvent, Key: c.r.key, Now: c.r.now, ACL: c.acl(), Links: c.links()})
 }
 
 // execute runs the interaction's executor and ends it: the outcome, its terminated event,
@@ -139,6 +138,7 @@ func (c *ictx) execute(parent context.Context) InteractionOutcome {
 	} else {
 		result, err = c.safely(exec)
 	}
+	c.bus.DropHeld("the interaction ended before the rate limit let it through")
 	r.metrics.addBus(c.bus.Metrics())
 
 	out := InteractionOutcome{ID: in.ID, PatternID: c.pat, Rounds: c.st.Round, Result: result}
@@ -380,55 +380,20 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 	c.send(from, node, "prompt", map[string]any{"bytes": len(prompt)}, "")
 	c.r.emit(c.in.ID, edge, "agent_started", map[string]any{"agent": node, "from": firstNonEmpty(from, "engine"), "round": c.st.Round, "backend": spec.BackendID})
 	c.r.flushLog()
-	proc, err := runtime.Start(c.ctx, spec, prompt)
+	var out processOut
+	if loop := c.sessionLoop(node); loop != nil {
+		out, err = c.runSessions(spec, node, edge, prompt, loop)
+	} else {
+		var proc *runtime.Process
+		if proc, err = runtime.Start(c.ctx, spec, prompt); err == nil {
+			out = c.follow(proc, node, edge, spec.BackendID, true)
+		}
+	}
 	if err != nil {
 		c.r.emit(c.in.ID, edge, "agent_finished", map[string]any{"agent": node, "status": "failed", "error": err.Error()})
 		return nil, fmt.Errorf("agent %s: %w", node, err)
 	}
-	started := c.r.now()
-	handoffErr := ""
-	ts := &turnSpend{backend: spec.BackendID}
-	var stderr stderrTail
-	for ev := range proc.Events() {
-		switch ev.Kind {
-		case runtime.EventUsage:
-			c.spendEvent(node, ts, ev)
-		case runtime.EventStderr:
-			stderr.add(ev.Text)
-		case runtime.EventPending:
-			c.r.asks.Add(1)
-			go func(pend *runtime.Pending) {
-				defer c.r.asks.Done()
-				c.handlePending(proc, node, pend)
-			}(ev.Pending)
-		case runtime.EventSession:
-			c.mu.Lock()
-			c.sessions[node] = ev.SessionID
-			c.mu.Unlock()
-		case runtime.EventBlock:
-			if ev.Block != nil && (ev.Block.Kind == "invalid" || ev.Block.Kind == "error") {
-				c.r.emit(c.in.ID, edge, "error", map[string]any{"agent": node, "block": ev.Block})
-			}
-			if ev.Block != nil && ev.Block.Of == agentproto.KindHandoff {
-				handoffErr = ev.Block.Error // the last block counts: a valid one clears it
-			}
-		case runtime.EventWarning:
-			w := map[string]any{"agent": node, "message": firstNonEmpty(ev.Reason, ev.Text)}
-			for k, v := range map[string]string{"tool": ev.Tool, "path": ev.Path, "field": ev.Field} {
-				if v != "" { // a permission denial: what was refused, and the setting that allows it
-					w[k] = v
-				}
-			}
-			c.r.emit(c.in.ID, edge, "warning", w)
-		case runtime.EventDenied:
-			// The agent saw an EACCES (the confinement's, or the file's own permissions) and
-			// goes on; the log says who tried what.
-			c.r.emit(c.in.ID, edge, "access_denied", map[string]any{"agent": node, "path": ev.Text, "message": ev.Reason, "turn": ev.Turn})
-		}
-	}
-	res := c.meteredResult(node, proc.Wait()) // gateway.go
-	c.spendResult(node, ts, res)
-	c.r.metrics.addTurn(node, res, c.r.now().Sub(started))
+	res, handoffErr, stderr := out.res, out.handoffErr, out.stderr
 	c.noteTurn(node, prompt, res)
 	rep := &Reply{Node: node, Text: res.Reply, Handoff: res.Handoff, sandboxed: spec.SandboxWork != ""}
 	if res.Handoff == nil {
@@ -444,7 +409,7 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 		fields["failed"] = rep.Reason
 	}
 	c.r.emit(c.in.ID, edge, "step", fields)
-	c.r.emit(c.in.ID, edge, "agent_finished", finishedFields(node, res, stderr.lines))
+	c.r.emit(c.in.ID, edge, "agent_finished", finishedFields(node, res, stderr))
 	if c.ctx.Err() != nil {
 		return rep, c.ctx.Err()
 	}
@@ -485,6 +450,7 @@ func (c *ictx) send(from, to, typ string, payload any, parent string) {
 		return
 	}
 	c.r.emit(c.in.ID, edge, "message", map[string]any{"id": e.ID, "from": from, "to": to, "type": typ, "priority": e.Priority})
+	c.awaitRelease()  // held by the rate limit: what it carries waits with it
 	c.bus.Receive(to) // delivered: the agent reads it in its prompt
 }
 
@@ -508,7 +474,7 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 		BackendID: rt.BackendID, Command: rt.Command, CwdMode: rt.CwdMode, Workspace: c.r.o.Workspace,
 		Model: rt.Model, MaxTurns: rt.MaxTurns, AllowedTools: rt.AllowedTools, PermissionMode: rt.PermissionMode, StopGrace: c.r.o.StopGrace,
 		CodexSandbox: rt.CodexSandbox, GeminiApprovalMode: rt.GeminiApprovalMode, Interactive: rt.Interactive, PauseOnPhaseComplete: true,
-		Confine: c.r.limits().confineMode(), Network: rt.Network}
+		Confine: c.r.limits().confineMode(), Network: rt.Network, DependencyTimeout: c.r.dependencyTimeout()}
 	// "auto" as an override means each node keeps its own backend (the editor's default pick).
 	if c.r.o.Backend != "" && c.r.o.Backend != "auto" {
 		s.BackendID = c.r.o.Backend
@@ -765,7 +731,14 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 			c.r.flushLog() // a person may take hours: the log says what the run waits for
 		})
 	}
-	resp, err := human.Ask(c.ctx, req, asked)
+	var resp Response
+	var err error
+	outcome := "answered"
+	if req.Kind == "dependency" {
+		resp, outcome, err = c.askDependency(p, human, &req, asked)
+	} else {
+		resp, err = human.Ask(c.ctx, req, asked)
+	}
 	asked()
 	if c.r.sessionEnded() {
 		return // the request stays in the checkpoint: the next session resumes and asks again
@@ -778,19 +751,16 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 		}
 	}
 	c.r.mu.Unlock()
-	outcome := "answered"
+	fields := map[string]any{"agent": node, "id": pend.ID}
 	switch {
+	case req.Kind == "dependency":
+		c.dependencyOutcome(fields, req, resp, outcome)
+		outcome, err = fields["outcome"].(string), nil
 	case err != nil:
 		outcome = "failed: " + err.Error()
 		p.Stop(err.Error())
 	case req.Kind == "question":
 		err = p.Answer(pend.ID, resp.Value)
-	case req.Kind == "dependency" && resp.Reject:
-		outcome = "rejected"
-		err = p.RejectDependency(pend.ID, resp.Reason)
-	case req.Kind == "dependency":
-		outcome = "provided"
-		err = p.ProvideDependency(pend.ID, resp.Value)
 	default:
 		if resp.Reject {
 			outcome = "not approved"
@@ -804,7 +774,8 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 	}
 	// The value itself is never logged: secrets reach only the agent.
 	resolved := map[string]string{"question": "question_answered", "dependency": "dependency_resolved", "phase_complete": "phase_resolved"}[req.Kind]
-	c.r.emit(c.in.ID, "", resolved, map[string]any{"agent": node, "id": pend.ID, "outcome": outcome})
+	fields["outcome"] = outcome
+	c.r.emit(c.in.ID, "", resolved, fields)
 	c.r.checkpoint()
 }
 
@@ -1033,8 +1004,13 @@ func intParam(params map[string]any, key string, def int) int {
 	return def
 }
 
-func retention(params map[string]any) *bus.Retention {
-	m, ok := params["retention"].(map[string]any)
+// retention is the blackboard's: the blackboard node's params.retention (it covers every edge
+// through the node), else the edges'.
+func (c *ictx) retention() *bus.Retention {
+	m, ok := c.nodeParam("retention", "blackboard").(map[string]any)
+	if !ok {
+		m, ok = c.params["retention"].(map[string]any)
+	}
 	if !ok {
 		return nil
 	}

@@ -258,7 +258,7 @@ var patternCases = []patternCase{
 	{pattern: "memory_sync", order: []string{"member_1|member_2", "curator"}, reason: "max_rounds", rounds: 1, result: "synced",
 		check: func(t *testing.T, ws, dir string, out *Outcome, evs []eventlog.Event) {
 			b, err := os.ReadFile(filepath.Join(ws, MemoryDir, "MEMORY.md"))
-			if err != nil || strings.TrimSpace(string(b)) != "- durable fact from curator" {
+			if err != nil || !strings.Contains("\n"+string(b), "\n- durable fact from curator\n") {
 				t.Errorf("MEMORY.md = %q, %v", b, err)
 			}
 		}},

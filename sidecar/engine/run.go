@@ -60,6 +60,11 @@ type Options struct {
 	// interactions it completed kept, not run again, and DryRun, Backend and Task as the run
 	// was started with where these options leave them unset. Set by Resume.
 	Resume *State
+	// DependencyTimeout bounds how long a dependency request waits for its value; zero keeps
+	// the flow's policy.dependencyTimeoutMs, else one hour.
+	DependencyTimeout time.Duration
+	// rateWindow is the rate limits' period (tests shorten it; 0: a minute).
+	rateWindow time.Duration
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
 	// Limits returns the person's restrictions (allowed and blocked folders, auto-apply),

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -137,32 +138,76 @@ func TestRunawayStoppedByMaxRounds(t *testing.T) {
 	}
 }
 
-// A burst of 15 targeted messages through a router limited to 10 a minute: 10 are delivered,
-// the rest are held (the clock is frozen so no token comes back during the run).
-func TestRateLimitHoldsUnderBurst(t *testing.T) {
-	ws := gitWorkspace(t)
-	dir := t.TempDir()
+// burstRun runs P14 where peer_1 sends a burst of 15 messages to peer_2 in its first turn, with
+// the rate limit's window shortened to window; it returns the workspace, the agents' record
+// folder and the outcome.
+func burstRun(t *testing.T, nodeParams map[string]map[string]any, window time.Duration) (ws, dir string, out *Outcome) {
+	t.Helper()
+	ws, dir = gitWorkspace(t), t.TempDir()
 	t.Setenv("AC_DIR", dir)
 	if err := os.WriteFile(filepath.Join(dir, "burst"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f := patternFlow(t, ws, "burst", flowSpec{pattern: "router_targeted", runtime: scripted(t), description: "burst"})
-	frozen := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
-	out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, Now: func() time.Time { return frozen }})
+	f := patternFlow(t, ws, "burst", flowSpec{pattern: "router_targeted", runtime: scripted(t), description: "burst", nodeParams: nodeParams})
+	out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, rateWindow: window})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ws, dir, out
+}
+
+// A burst of 15 targeted messages through a router limited to 10 a window: 10 are delivered
+// at once, the rest held and released in order before the next round (the window is short
+// here, so the test does not wait minutes); none is dropped, and the sender is told
+// delivered only once its target has it.
+func TestRateLimitHoldsUnderBurst(t *testing.T) {
+	ws, dir, out := burstRun(t, nil, 300*time.Millisecond)
 	ic := out.Interactions[0]
-	// peer_1's 15, then peer_2's one to the peers: 10 delivered, 6 held; peer_3's is undeliverable.
-	if !strings.Contains(ic.Result, "10 message(s) delivered, 6 held by the rate limit") {
+	// peer_1's 15 to peer_2, peer_2's one to peer_1 and peer_3: 17 deliveries, none left held.
+	if !strings.Contains(ic.Result, "17 message(s) delivered, 0 held by the rate limit") {
 		t.Errorf("result %q", ic.Result)
+	}
+	evs := events(t, ws, "burst")
+	held, released := eventsNamed(evs, "message_held"), eventsNamed(evs, "message_released")
+	if len(held) != 6 || len(released) != 6 || len(eventsNamed(evs, "message_dropped")) != 0 {
+		t.Errorf("held %d, released %d, dropped %d; want 6, 6, 0", len(held), len(released), len(eventsNamed(evs, "message_dropped")))
+	}
+	for i := range min(len(held), len(released)) {
+		if fld(held[i], "id") != fld(released[i], "id") {
+			t.Errorf("release %d is %v, held %v: out of order", i, fld(released[i], "id"), fld(held[i], "id"))
+		}
 	}
 	p, err := os.ReadFile(filepath.Join(dir, "peer_2.1.prompt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(p), "burst 10") || strings.Contains(string(p), "burst 11") {
-		t.Errorf("peer_2 should get bursts 1–10 only:\n%s", p)
+	last := -1
+	for i := 1; i <= 15; i++ {
+		at := strings.Index(string(p), fmt.Sprintf("burst %d\n", i))
+		if at < 0 {
+			at = strings.Index(string(p), fmt.Sprintf("burst %d", i))
+		}
+		if at <= last {
+			t.Fatalf("peer_2 did not get burst %d after burst %d:\n%s", i, i-1, p)
+		}
+		last = at
+	}
+	p1, _ := os.ReadFile(filepath.Join(dir, "peer_1.1.prompt"))
+	if n := strings.Count(string(p1), "ack: delivered to peer_2"); n != 15 {
+		t.Errorf("peer_1 told delivered %d times, want 15:\n%s", n, p1)
+	}
+}
+
+// A rate limit on the router node covers every edge through it, over the edges' own: at 2
+// a window, 14 of peer_1's 15 and peer_2's message are held, all delivered in the end.
+func TestRateLimitOnTheRouterNode(t *testing.T) {
+	ws, _, out := burstRun(t, map[string]map[string]any{"router": {"rate_limit_per_min": 2}}, 100*time.Millisecond)
+	if ic := out.Interactions[0]; !strings.Contains(ic.Result, "17 message(s) delivered, 0 held") {
+		t.Errorf("result %q", ic.Result)
+	}
+	evs := events(t, ws, "burst")
+	if h, r := len(eventsNamed(evs, "message_held")), len(eventsNamed(evs, "message_released")); h != 14 || r != 14 {
+		t.Errorf("held %d, released %d; want 14, 14", h, r)
 	}
 }
 

@@ -136,7 +136,7 @@ func (c *ictx) spendResult(node string, ts *turnSpend, res runtime.Result) {
 		return // spends nothing
 	}
 	if c.routed(node) {
-		c.gatewayTurnEnd(node)
+		c.gatewayTurnEnd(node, res)
 		return
 	}
 	ch := charge{}

@@ -363,6 +363,9 @@ func (d *decoder) flowRoot(root *yaml.Node) {
 		"policy": func(_, v *yaml.Node, p string) {
 			d.fields(v, p, "policy", map[string]fieldFn{
 				"autoApply": func(_, v *yaml.Node, p string) { f.Policy.AutoApply, _ = d.boolean(v, p, "autoApply") },
+				"dependencyTimeoutMs": func(_, v *yaml.Node, p string) {
+					f.Policy.DependencyTimeoutMs, _ = d.integer(v, p, "policy.dependencyTimeoutMs")
+				},
 				"budget": func(_, v *yaml.Node, p string) {
 					b := &Budget{}
 					if d.fields(v, p, "policy.budget", map[string]fieldFn{

@@ -52,6 +52,9 @@ type Policy struct {
 	AutoApply bool `json:"autoApply"`
 	// Budget bounds the spend of a whole run, from the usage its agents report.
 	Budget *Budget `json:"budget,omitempty"`
+	// DependencyTimeoutMs bounds how long a [DEPENDENCY_REQUEST] waits for its value (0: one
+	// hour); run --dependency-timeout overrides it.
+	DependencyTimeoutMs int64 `json:"dependencyTimeoutMs,omitempty"`
 }
 
 // Budget is a run's spend limit: USD of reported cost, Tokens of reported tokens (either or

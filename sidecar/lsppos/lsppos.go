@@ -1,6 +1,8 @@
 // Package lsppos converts between the sidecar's positions (span: 1-based lines, 1-based
-// columns in Unicode code points, byte offsets) and LSP positions (0-based lines, 0-based
-// columns in UTF-16 code units), and applies LSP content changes to a document's bytes.
+// columns in Unicode code points, byte offsets) and LSP positions (go.lsp.dev/protocol's
+// Position: 0-based lines, 0-based columns in UTF-16 code units), and applies LSP content
+// changes to a document's bytes. go.lsp.dev/protocol declares the types but converts
+// nothing, so the counting of UTF-16 units is here.
 //
 // Lines end at '\n' (a preceding '\r' is not part of the line), as span.Index counts them.
 package lsppos
@@ -10,26 +12,10 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"go.lsp.dev/protocol"
+
 	"github.com/agentcanvas/agentcanvas/sidecar/span"
 )
-
-// Position is an LSP position: a 0-based line and a 0-based UTF-16 column.
-type Position struct {
-	Line      uint32 `json:"line"`
-	Character uint32 `json:"character"`
-}
-
-// Range is an LSP range [Start, End).
-type Range struct {
-	Start Position `json:"start"`
-	End   Position `json:"end"`
-}
-
-// TextEdit is an LSP text edit.
-type TextEdit struct {
-	Range   Range  `json:"range"`
-	NewText string `json:"newText"`
-}
 
 // Mapper converts positions for one version of a document.
 type Mapper struct {
@@ -44,7 +30,7 @@ func FromIndex(x *span.Index) *Mapper { return &Mapper{Index: x} }
 
 // OffsetPosition converts a byte offset to an LSP position. An offset inside a multi-byte
 // character is moved back to the character's start.
-func (m *Mapper) OffsetPosition(offset int) Position {
+func (m *Mapper) OffsetPosition(offset int) protocol.Position {
 	src := m.Index.Src()
 	if offset < 0 {
 		offset = 0
@@ -57,7 +43,7 @@ func (m *Mapper) OffsetPosition(offset int) Position {
 	for offset > start && offset < len(src) && !utf8.RuneStart(src[offset]) {
 		offset--
 	}
-	return Position{Line: uint32(p.Line - 1), Character: uint32(utf16Len(src[start:offset]))}
+	return protocol.Position{Line: uint32(p.Line - 1), Character: uint32(utf16Len(src[start:offset]))}
 }
 
 // SpanOffset resolves a span position to a byte offset. Positions carry both a line and
@@ -76,21 +62,21 @@ func (m *Mapper) SpanOffset(p span.Pos) int {
 }
 
 // Position converts a span position to an LSP position.
-func (m *Mapper) Position(p span.Pos) Position { return m.OffsetPosition(m.SpanOffset(p)) }
+func (m *Mapper) Position(p span.Pos) protocol.Position { return m.OffsetPosition(m.SpanOffset(p)) }
 
 // Range converts a span range to an LSP range.
-func (m *Mapper) Range(r span.Range) Range {
-	return Range{Start: m.Position(r.Start), End: m.Position(r.End)}
+func (m *Mapper) Range(r span.Range) protocol.Range {
+	return protocol.Range{Start: m.Position(r.Start), End: m.Position(r.End)}
 }
 
 // TextEdit converts a span edit to an LSP edit.
-func (m *Mapper) TextEdit(e span.TextEdit) TextEdit {
-	return TextEdit{Range: m.Range(e.Range), NewText: e.NewText}
+func (m *Mapper) TextEdit(e span.TextEdit) protocol.TextEdit {
+	return protocol.TextEdit{Range: m.Range(e.Range), NewText: e.NewText}
 }
 
 // TextEdits converts span edits to LSP edits.
-func (m *Mapper) TextEdits(es []span.TextEdit) []TextEdit {
-	out := make([]TextEdit, len(es))
+func (m *Mapper) TextEdits(es []span.TextEdit) []protocol.TextEdit {
+	out := make([]protocol.TextEdit, len(es))
 	for i, e := range es {
 		out[i] = m.TextEdit(e)
 	}
@@ -100,7 +86,7 @@ func (m *Mapper) TextEdits(es []span.TextEdit) []TextEdit {
 // Offset converts an LSP position to a byte offset. As the LSP specification asks, a
 // character past the end of the line means the end of the line. A line past the end of
 // the document, or a column that splits a UTF-16 surrogate pair, is an error.
-func (m *Mapper) Offset(p Position) (int, error) {
+func (m *Mapper) Offset(p protocol.Position) (int, error) {
 	src := m.Index.Src()
 	line := int(p.Line) + 1
 	if line > m.Index.LineCount() {
@@ -125,7 +111,7 @@ func (m *Mapper) Offset(p Position) (int, error) {
 }
 
 // SpanPos converts an LSP position to a span position.
-func (m *Mapper) SpanPos(p Position) (span.Pos, error) {
+func (m *Mapper) SpanPos(p protocol.Position) (span.Pos, error) {
 	off, err := m.Offset(p)
 	if err != nil {
 		return span.Pos{}, err
@@ -134,7 +120,7 @@ func (m *Mapper) SpanPos(p Position) (span.Pos, error) {
 }
 
 // OffsetRange converts an LSP range to byte offsets, checking start <= end.
-func (m *Mapper) OffsetRange(r Range) (start, end int, err error) {
+func (m *Mapper) OffsetRange(r protocol.Range) (start, end int, err error) {
 	if start, err = m.Offset(r.Start); err != nil {
 		return 0, 0, err
 	}
@@ -147,24 +133,24 @@ func (m *Mapper) OffsetRange(r Range) (start, end int, err error) {
 	return start, end, nil
 }
 
-// Change is one LSP content change: Range nil replaces the whole document.
-type Change struct {
-	Range *Range `json:"range,omitempty"`
-	Text  string `json:"text"`
-}
-
 // ApplyChanges applies LSP content changes in order, each against the text the previous
 // one produced, and returns the new text. src is not modified (with no changes, src itself
 // is returned).
-func ApplyChanges(src []byte, changes []Change) ([]byte, error) {
+func ApplyChanges(src []byte, changes []protocol.TextDocumentContentChangeEvent) ([]byte, error) {
 	cur := src
-	for i, c := range changes {
-		if c.Range == nil {
-			cur = []byte(c.Text)
+	for i, ch := range changes {
+		var c *protocol.TextDocumentContentChangePartial
+		switch ch := ch.(type) {
+		case *protocol.TextDocumentContentChangeWholeDocument:
+			cur = []byte(ch.Text)
 			continue
+		case *protocol.TextDocumentContentChangePartial:
+			c = ch
+		default:
+			return nil, fmt.Errorf("content change %d: neither a range and text nor a whole text", i)
 		}
 		m := NewMapper(cur)
-		start, end, err := m.OffsetRange(*c.Range)
+		start, end, err := m.OffsetRange(c.Range)
 		if err != nil {
 			return nil, fmt.Errorf("content change %d: %w", i, err)
 		}

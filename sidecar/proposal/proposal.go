@@ -300,11 +300,22 @@ func writeFileAtomic(root *os.Root, name string, data []byte, perm fs.FileMode) 
 	return nil
 }
 
+// originFlow is the flow that made the proposal (its origin.json), where its events belong
+// when the caller names none; DefaultFlow for a proposal no run made.
+func originFlow(l *Loaded) string {
+	if l != nil && l.AgentDir != "" {
+		if o := readOrigin(l.AgentDir); o != nil && o.Flow != "" {
+			return o.Flow
+		}
+	}
+	return DefaultFlow
+}
+
 // logEvent appends a proposal event; the proposal's reference is a workspace-relative path
 // when it lies inside the workspace.
 func logEvent(workspace, flow string, l *Loaded, name string, fields map[string]any) error {
 	if flow == "" {
-		flow = DefaultFlow
+		flow = originFlow(l)
 	}
 	lg, err := eventlog.Open(workspace, flow)
 	if err != nil {

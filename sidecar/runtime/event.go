@@ -18,7 +18,7 @@ const (
 	EventUsage      EventKind = "usage"       // Usage and CostUSD of one turn
 	EventBlock      EventKind = "block"       // a protocol block (agentproto.Block, JSON {kind,line,fields,error?})
 	EventPending    EventKind = "pending"     // a question/dependency/phase awaits an answer: Pending
-	EventPaused     EventKind = "paused"      // the process group got SIGTSTP: Reason
+	EventPaused     EventKind = "paused"      // the process group got SIGTSTP: Reason (Block: the recoverable [ERROR], when it paused for one)
 	EventResumed    EventKind = "resumed"     // the process group got SIGCONT: Reason
 	EventAnswered   EventKind = "answered"    // a pending request was resolved: Pending (no secret values)
 	EventStderr     EventKind = "stderr"      // one line of the agent's stderr

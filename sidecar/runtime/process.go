@@ -57,7 +57,9 @@ type resolution struct {
 	reject bool
 	value  string
 	reason string
-	errc   chan error
+	// timedOut: the dependency timeout resolved it (as a rejection), not a person.
+	timedOut bool
+	errc     chan error
 }
 
 // Start starts an agent with its first prompt. Errors that prevent the first turn from
@@ -200,7 +202,7 @@ func (p *Process) ProvideDependency(id, value string) error {
 }
 
 // RejectDependency rejects a pending dependency: a required one fails the agent, an optional
-// one is resumed with an empty value.
+// one is resumed with the block's `default` (an empty value without one).
 func (p *Process) RejectDependency(id, reason string) error {
 	return p.resolve(resolution{id: id, kind: PendingDependency, reject: true, reason: reason})
 }
@@ -337,7 +339,17 @@ type agentState struct {
 	failReason string
 	handoff    map[string]any
 	carry      []string // answers for the next turn
+	// recoverable is the message of a recoverable [ERROR] of the current turn; retries
+	// counts the turns retried after one (recoverable.go).
+	recoverable string
+	retries     int
+	pauses      int // pauses for recoverable errors
+	invalid     int // invalid protocol blocks (HANDOFFs aside) so far
 }
+
+// maxInvalidBlocks invalid protocol blocks are sent back to the agent to be printed again;
+// one more fails it as the spec's fatal "Invalid protocol format".
+const maxInvalidBlocks = 3
 
 // followUpPreface introduces the answers in a follow-up turn's prompt.
 const followUpPreface = "[AGENTCANVAS] Answers to your pending requests follow. Continue your task.\n\n"
@@ -367,10 +379,13 @@ func (p *Process) run(c child, in turnInput) {
 			res.Status, res.Reason = StatusFailed, st.failReason
 			break
 		}
-		if out.failed {
-			res.Status, res.Reason = StatusFailed, out.reason
+		if out.failed && (st.recoverable == "" || !p.retryAfterError(st, &res)) {
+			if res.Status == "" {
+				res.Status, res.Reason = StatusFailed, out.reason
+			}
 			break
 		}
+		st.recoverable = "" // the turn got past it
 		if len(st.carry) == 0 {
 			res.Status = StatusCompleted
 			break
@@ -703,10 +718,13 @@ func (p *Process) handleBlock(t *turn, b agentproto.Block, st *agentState) {
 		}
 		return
 	case agentproto.KindError:
-		if fieldString(b.Fields, "type") == "fatal" {
+		switch fieldString(b.Fields, "type") {
+		case "fatal":
 			p.checkpoint(Pending{ID: "error", Kind: PendingError, Fields: b.Fields, Line: b.Line})
 			st.failReason = "the agent reported a fatal error: " + fieldString(b.Fields, "message")
 			p.terminate(t)
+		case "recoverable":
+			p.recoverError(t, b.Fields, st)
 		}
 		return
 	case agentproto.KindUserQuestion:
@@ -719,8 +737,19 @@ func (p *Process) handleBlock(t *turn, b agentproto.Block, st *agentState) {
 		}
 		kind = PendingPhase
 	case agentproto.KindInvalid:
-		// An invalid block asks nothing; its event names the field. A per-turn agent is told
-		// in its next turn so it can print the block again.
+		// An invalid block asks nothing; its event names the field (the person is told). A
+		// per-turn agent is told in its next turn so it can print the block again; the
+		// (maxInvalidBlocks+1)th invalid protocol block of one agent run is the spec's fatal
+		// error instead (agent-stdout-protocols.md, 검증 실패 시; docs/agent-protocol.md).
+		if b.Of != agentproto.KindHandoff {
+			if st.invalid++; st.invalid > maxInvalidBlocks {
+				spec := b.SpecError()
+				p.checkpoint(Pending{ID: "error", Kind: PendingError, Fields: spec.Fields, Line: b.Line})
+				st.failReason = fmt.Sprintf("the agent reported a fatal error: Invalid protocol format (%d invalid blocks; the last: %s)", st.invalid, b.Error)
+				p.terminate(t)
+				return
+			}
+		}
 		if !p.interactive() && (b.Of == agentproto.KindUserQuestion || b.Of == agentproto.KindDependencyRequest) {
 			st.carry = append(st.carry, "[AGENTCANVAS] Your "+strings.ToUpper(string(b.Of))+" block (line "+fmt.Sprint(b.Line)+") was not understood: "+b.Error+". Print it again, corrected.\n")
 		}
@@ -784,8 +813,8 @@ func (p *Process) waitResolution(t *turn, pend *Pending, st *agentState) {
 				p.terminate(t)
 				return
 			}
-			_ = p.apply(t, pend, resolution{kind: PendingDependency, value: ""}, st)
-			pend.Outcome = "timeout"
+			// An optional one goes on with its default (empty without one), as rejected.
+			_ = p.apply(t, pend, resolution{kind: PendingDependency, reject: true, timedOut: true}, st)
 			return
 		case <-p.stopCh:
 			p.onStop(t)
@@ -833,7 +862,10 @@ func (p *Process) apply(t *turn, pend *Pending, r resolution, st *agentState) er
 				p.terminate(t)
 				return nil
 			}
-			value, outcome = "", "rejected"
+			value, outcome = pend.str("default"), "rejected" // an optional one takes its default
+			if r.timedOut {
+				outcome = "timeout"
+			}
 		} else if value == "" && pend.Required() {
 			return fmt.Errorf("runtime: dependency %s (%s) is required: its value cannot be empty", pend.ID, name)
 		} else if value != "" {

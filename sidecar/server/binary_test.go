@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentcanvas/agentcanvas/sidecar/lsppos"
+	"go.lsp.dev/protocol"
+	lspuri "go.lsp.dev/uri"
 )
 
 // These tests drive the real `agentcanvas serve` binary over pipes.
@@ -55,10 +56,17 @@ func (c *client) open(uri, text string, version int) {
 		"uri": uri, "languageId": "yaml", "version": version, "text": text}})
 }
 
-func (c *client) change(uri string, version int, changes ...lsppos.Change) {
-	c.notify("textDocument/didChange", map[string]any{
-		"textDocument":   map[string]any{"uri": uri, "version": version},
-		"contentChanges": changes})
+// change sends didChange, written with go.lsp.dev/protocol's codec (its content changes are
+// a union).
+func (c *client) change(uri string, version int, changes ...protocol.TextDocumentContentChangeEvent) {
+	c.t.Helper()
+	params, err := protocol.Marshal(&protocol.DidChangeTextDocumentParams{
+		TextDocument:   protocol.VersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: lspuri.URI(uri)}, Version: int32(version)},
+		ContentChanges: changes})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.notify("textDocument/didChange", json.RawMessage(params))
 }
 
 func TestLifecycle(t *testing.T) {
@@ -150,18 +158,18 @@ func TestDiagnosticsOnOpenAndChange(t *testing.T) {
 		t.Errorf("no diagnostic on line 2 (0-based) naming agnets: %+v", ds)
 	}
 	// Fix the typo with an incremental change: "agnets" -> "agents".
-	c.change(uri, 2, lsppos.Change{Range: &lsppos.Range{Start: lsppos.Position{Line: 2, Character: 0}, End: lsppos.Position{Line: 2, Character: 6}}, Text: "agents"})
+	c.change(uri, 2, rangeChange(protocol.Range{Start: protocol.Position{Line: 2, Character: 0}, End: protocol.Position{Line: 2, Character: 6}}, "agents"))
 	if ds := c.diagnostics(uri, 2); len(ds) != 0 {
 		t.Fatalf("diagnostics after the fix: %+v", ds)
 	}
 	// A burst of changes: the newest version wins and nothing older is published after it.
-	c.change(uri, 3, lsppos.Change{Range: &lsppos.Range{Start: lsppos.Position{Line: 2, Character: 0}, End: lsppos.Position{Line: 2, Character: 6}}, Text: "agnets"})
-	c.change(uri, 4, lsppos.Change{Range: &lsppos.Range{Start: lsppos.Position{Line: 2, Character: 0}, End: lsppos.Position{Line: 2, Character: 6}}, Text: "agents"})
+	c.change(uri, 3, rangeChange(protocol.Range{Start: protocol.Position{Line: 2, Character: 0}, End: protocol.Position{Line: 2, Character: 6}}, "agnets"))
+	c.change(uri, 4, rangeChange(protocol.Range{Start: protocol.Position{Line: 2, Character: 0}, End: protocol.Position{Line: 2, Character: 6}}, "agents"))
 	// A change on a line with non-ASCII text: the name's closing quote is at UTF-16 column
 	// 27 ("    name: " is 10, the name 17 units incl. quotes minus one).
 	line := `    name: "Planner — 계획"`
 	col := uint32(len([]rune(line)) - 1)
-	c.change(uri, 5, lsppos.Change{Range: &lsppos.Range{Start: lsppos.Position{Line: 4, Character: col}, End: lsppos.Position{Line: 4, Character: col}}, Text: "!"})
+	c.change(uri, 5, rangeChange(protocol.Range{Start: protocol.Position{Line: 4, Character: col}, End: protocol.Position{Line: 4, Character: col}}, "!"))
 	if ds := c.diagnostics(uri, 5); len(ds) != 0 {
 		t.Fatalf("diagnostics at version 5: %+v", ds)
 	}
@@ -180,7 +188,7 @@ func TestDiagnosticsOnOpenAndChange(t *testing.T) {
 	c.mu.Lock()
 	last := int32(0)
 	for _, m := range c.log {
-		var d publishDiagnosticsParams
+		var d clientPublishDiagnostics
 		_ = json.Unmarshal(m.Params, &d)
 		if m.Method != "textDocument/publishDiagnostics" || d.URI != uri {
 			continue
@@ -198,7 +206,7 @@ func TestDiagnosticsOnOpenAndChange(t *testing.T) {
 	// Closing clears the file's diagnostics.
 	c.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri}})
 	c.waitNote("textDocument/publishDiagnostics", func(p json.RawMessage) bool {
-		var d publishDiagnosticsParams
+		var d clientPublishDiagnostics
 		_ = json.Unmarshal(p, &d)
 		return d.URI == uri && len(d.Diagnostics) == 0 && d.Version == nil
 	})
@@ -323,7 +331,7 @@ func TestBadChangeIsReportedAndRepaired(t *testing.T) {
 	c.initialize(root)
 	c.open(uri, goodFlow, 1)
 	c.diagnostics(uri, 1)
-	c.change(uri, 2, lsppos.Change{Range: &lsppos.Range{Start: lsppos.Position{Line: 500, Character: 0}, End: lsppos.Position{Line: 500, Character: 1}}, Text: "x"})
+	c.change(uri, 2, rangeChange(protocol.Range{Start: protocol.Position{Line: 500, Character: 0}, End: protocol.Position{Line: 500, Character: 1}}, "x"))
 	c.waitNote("agentcanvas/status", func(p json.RawMessage) bool { return strings.Contains(string(p), `"health":"warning"`) })
 	c.waitNote("window/logMessage", func(p json.RawMessage) bool { return strings.Contains(string(p), "past the end") })
 	c.open(uri, goodFlow, 3)

@@ -471,14 +471,14 @@ func (c *client) waitExit() int {
 }
 
 // diagnostics waits for publishDiagnostics of uri at version.
-func (c *client) diagnostics(uri string, version int) []lspDiagnostic {
+func (c *client) diagnostics(uri string, version int) []clientDiagnostic {
 	c.t.Helper()
 	raw := c.waitNote("textDocument/publishDiagnostics", func(p json.RawMessage) bool {
-		var d publishDiagnosticsParams
+		var d clientPublishDiagnostics
 		_ = json.Unmarshal(p, &d)
 		return d.URI == uri && d.Version != nil && int(*d.Version) == version
 	})
-	var d publishDiagnosticsParams
+	var d clientPublishDiagnostics
 	if err := json.Unmarshal(raw, &d); err != nil {
 		c.t.Fatal(err)
 	}

@@ -2,59 +2,27 @@ package server
 
 import (
 	"context"
-	"encoding/json"
+	"slices"
 
-	"github.com/agentcanvas/agentcanvas/sidecar/lsppos"
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
 )
 
 func init() {
-	register("textDocument/codeAction", method{handle: (*Server).codeAction, async: true})
-}
-
-type codeAction struct {
-	Title       string          `json:"title"`
-	Kind        string          `json:"kind"`
-	Diagnostics []lspDiagnostic `json:"diagnostics"`
-	IsPreferred bool            `json:"isPreferred"`
-	Edit        workspaceEdit   `json:"edit"`
-}
-
-type workspaceEdit struct {
-	DocumentChanges []textDocumentEdit `json:"documentChanges"`
-}
-
-type textDocumentEdit struct {
-	TextDocument versionedTextDocumentIdentifier `json:"textDocument"`
-	Edits        []lsppos.TextEdit               `json:"edits"`
+	register("textDocument/codeAction", method{handle: lsp((*Server).codeAction), async: true})
 }
 
 // codeAction offers the validator's mechanical fixes (diag.Fix) as quick fixes for the
 // diagnostics that touch the requested range. The edit names the document version it was
 // computed for, so the client refuses it if the document changed meanwhile.
-func (s *Server) codeAction(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		TextDocument textDocumentIdentifier `json:"textDocument"`
-		Range        lsppos.Range           `json:"range"`
-		Context      struct {
-			Only []string `json:"only"`
-		} `json:"context"`
+func (s *Server) codeAction(ctx context.Context, p *protocol.CodeActionParams) ([]protocol.CodeAction, error) {
+	out := []protocol.CodeAction{}
+	if len(p.Context.Only) > 0 && !slices.ContainsFunc(p.Context.Only, func(k protocol.CodeActionKind) bool {
+		return k == protocol.CodeActionKindQuickFix || k == protocol.CodeActionKindEmpty
+	}) {
+		return out, nil
 	}
-	if err := decode(params, &p); err != nil {
-		return nil, err
-	}
-	out := []codeAction{}
-	if len(p.Context.Only) > 0 {
-		ok := false
-		for _, k := range p.Context.Only {
-			if k == "quickfix" || k == "" {
-				ok = true
-			}
-		}
-		if !ok {
-			return out, nil
-		}
-	}
-	d := s.docs.get(p.TextDocument.URI)
+	d := s.docs.get(string(p.TextDocument.URI))
 	if d == nil || !d.isFlow {
 		return out, nil
 	}
@@ -71,12 +39,18 @@ func (s *Server) codeAction(ctx context.Context, params json.RawMessage) (any, e
 		if de < start || ds > end {
 			continue
 		}
-		out = append(out, codeAction{
-			Title: dg.Fix.Title, Kind: "quickfix", IsPreferred: true,
+		var edits []protocol.TextDocumentEditElement
+		for _, e := range a.mapper.TextEdits(dg.Fix.Edits) {
+			edits = append(edits, &e)
+		}
+		version := a.version
+		out = append(out, protocol.CodeAction{
+			Title: dg.Fix.Title, Kind: ptr(protocol.CodeActionKindQuickFix), IsPreferred: ptr(true),
 			Diagnostics: s.lspDiagnostics(a, a.diags[i:i+1]),
-			Edit: workspaceEdit{DocumentChanges: []textDocumentEdit{{
-				TextDocument: versionedTextDocumentIdentifier{URI: d.uri, Version: a.version},
-				Edits:        a.mapper.TextEdits(dg.Fix.Edits),
+			Edit: &protocol.WorkspaceEdit{DocumentChanges: []protocol.DocumentChange{&protocol.TextDocumentEdit{
+				TextDocument: protocol.OptionalVersionedTextDocumentIdentifier{
+					TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: uri.URI(d.uri)}, Version: &version},
+				Edits: edits,
 			}}},
 		})
 	}

@@ -2,47 +2,46 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"sort"
 	"strings"
+
+	"go.lsp.dev/protocol"
 )
 
 func init() {
-	register("textDocument/completion", method{handle: (*Server).completion, async: true})
+	register("textDocument/completion", method{handle: lsp((*Server).completion), async: true})
 }
 
-type completionItem struct {
-	Label         string `json:"label"`
-	Kind          int    `json:"kind"`
-	Detail        string `json:"detail,omitempty"`
-	Documentation string `json:"documentation,omitempty"`
-	InsertText    string `json:"insertText,omitempty"`
-}
-
-type completionList struct {
-	IsIncomplete bool             `json:"isIncomplete"`
-	Items        []completionItem `json:"items"`
-}
-
-// LSP CompletionItemKind values used here.
+// The CompletionItemKinds used here.
 const (
-	kindField     = 5
-	kindReference = 18
-	kindEnum      = 20
+	kindField     = protocol.CompletionItemKindField
+	kindReference = protocol.CompletionItemKindReference
+	kindEnum      = protocol.CompletionItemKindEnumMember
 )
+
+// item is a completion item; empty strings are left out.
+func item(label string, kind protocol.CompletionItemKind, detail, doc, insert string) protocol.CompletionItem {
+	it := protocol.CompletionItem{Label: label, Kind: kind}
+	if detail != "" {
+		it.Detail = protocol.NewOptional(detail)
+	}
+	if doc != "" {
+		it.Documentation = protocol.String(doc)
+	}
+	if insert != "" {
+		it.InsertText = protocol.NewOptional(insert)
+	}
+	return it
+}
 
 // completion offers field names for the mapping the cursor is in, enum values and
 // references (agent ids, pattern ids, interaction ids) after "key: ". The position in the
 // tree is found from indentation, not from a parse, so it works while the YAML is broken
 // mid-edit; the ids come from the last analysis of the document.
-func (s *Server) completion(ctx context.Context, params json.RawMessage) (any, error) {
-	var p textDocumentPositionParams
-	if err := decode(params, &p); err != nil {
-		return nil, err
-	}
-	d := s.docs.get(p.TextDocument.URI)
+func (s *Server) completion(ctx context.Context, p *protocol.CompletionParams) (*protocol.CompletionList, error) {
+	d := s.docs.get(string(p.TextDocument.URI))
 	if d == nil || !d.isFlow {
-		return completionList{Items: []completionItem{}}, nil
+		return &protocol.CompletionList{Items: []protocol.CompletionItem{}}, nil
 	}
 	a := s.current(d)
 	off, err := a.mapper.Offset(p.Position)
@@ -50,7 +49,7 @@ func (s *Server) completion(ctx context.Context, params json.RawMessage) (any, e
 		return nil, badParams("position: %v", err)
 	}
 	lines := strings.Split(string(a.text[:off]), "\n")
-	out := completionList{Items: []completionItem{}}
+	out := &protocol.CompletionList{Items: []protocol.CompletionItem{}}
 	chain, key, inValue, present := yamlContext(lines)
 	parentPath := ""
 	if len(chain) > 0 {
@@ -77,29 +76,29 @@ func (s *Server) completion(ctx context.Context, params json.RawMessage) (any, e
 			return out, nil
 		}
 		for _, v := range f.enum {
-			out.Items = append(out.Items, completionItem{Label: v, Kind: kindEnum, Detail: key})
+			out.Items = append(out.Items, item(v, kindEnum, key, "", ""))
 		}
 		switch f.refs {
 		case "pattern":
 			for i, id := range PatternIDs {
 				_, alias, _ := patternAlias(id)
-				out.Items = append(out.Items, completionItem{Label: id, Kind: kindReference, Detail: alias, Documentation: "pattern " + PatternIDs[i]})
+				out.Items = append(out.Items, item(id, kindReference, alias, "pattern "+PatternIDs[i], ""))
 			}
 		case "node":
 			for _, ag := range a.flow.Agents {
 				if ag.ID != "" {
-					out.Items = append(out.Items, completionItem{Label: ag.ID, Kind: kindReference, Detail: strings.TrimSpace("agent " + ag.Role)})
+					out.Items = append(out.Items, item(ag.ID, kindReference, strings.TrimSpace("agent "+ag.Role), "", ""))
 				}
 			}
 			for _, sn := range a.flow.SystemNodes {
 				if sn.ID != "" {
-					out.Items = append(out.Items, completionItem{Label: sn.ID, Kind: kindReference, Detail: "system node " + sn.Type})
+					out.Items = append(out.Items, item(sn.ID, kindReference, "system node "+sn.Type, "", ""))
 				}
 			}
 		case "interaction":
 			for _, in := range a.flow.Interactions {
 				if in.ID != "" {
-					out.Items = append(out.Items, completionItem{Label: in.ID, Kind: kindReference, Detail: "interaction " + in.PatternID})
+					out.Items = append(out.Items, item(in.ID, kindReference, "interaction "+in.PatternID, "", ""))
 				}
 			}
 		}
@@ -113,7 +112,7 @@ func (s *Server) completion(ctx context.Context, params json.RawMessage) (any, e
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		out.Items = append(out.Items, completionItem{Label: n, Kind: kindField, Documentation: parent.fields[n].doc, InsertText: n + ": "})
+		out.Items = append(out.Items, item(n, kindField, "", parent.fields[n].doc, n+": "))
 	}
 	return out, nil
 }

@@ -1,10 +1,14 @@
 package server
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/diag"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
@@ -19,11 +23,11 @@ import (
 type documents struct {
 	s    *Server
 	mu   sync.Mutex
-	open map[string]*document
+	open map[string]*document // by the URI's canonical form (docKey)
 }
 
 type document struct {
-	uri    string
+	uri    string // canonical, as go.lsp.dev/protocol decodes a URI
 	path   string
 	isFlow bool
 
@@ -61,7 +65,17 @@ func isFlowPath(p string) bool {
 func (ds *documents) get(uri string) *document {
 	ds.mu.Lock()
 	defer ds.mu.Unlock()
-	return ds.open[uri]
+	return ds.open[docKey(uri)]
+}
+
+// docKey is a document URI's canonical form (vscode-uri's, which go.lsp.dev/protocol gives
+// every URI it decodes), so that an agentcanvas/* request naming a document as the client
+// spelled it (file:///a+b/…) finds the document its didOpen opened (file:///a%2Bb/…).
+func docKey(s string) string {
+	if u, err := uri.Parse(s); err == nil {
+		return string(u)
+	}
+	return s
 }
 
 func (ds *documents) stop() {
@@ -163,57 +177,54 @@ func (s *Server) publishDiagnostics(d *document, version int32) {
 	d.analysis = a
 	d.published = version
 	// Sent under the lock so two publications for one document cannot overtake each other.
-	s.notify("textDocument/publishDiagnostics", publishDiagnosticsParams{
-		URI: d.uri, Version: &version, Diagnostics: s.lspDiagnostics(a, a.diags),
+	s.notify("textDocument/publishDiagnostics", &protocol.PublishDiagnosticsParams{
+		URI: uri.URI(d.uri), Version: protocol.NewOptional(version), Diagnostics: s.lspDiagnostics(a, a.diags),
 	})
 }
 
-type publishDiagnosticsParams struct {
-	URI         string          `json:"uri"`
-	Version     *int32          `json:"version,omitempty"`
-	Diagnostics []lspDiagnostic `json:"diagnostics"`
-}
-
-// lspDiagnostic is an LSP Diagnostic; data carries the model path (for the canvas) and
-// whether a quick fix exists.
-type lspDiagnostic struct {
-	Range    lsppos.Range `json:"range"`
-	Severity int          `json:"severity"`
-	Code     string       `json:"code,omitempty"`
-	Source   string       `json:"source"`
-	Message  string       `json:"message"`
-	Data     *diagData    `json:"data,omitempty"`
-}
-
+// diagData is a diagnostic's data: the model path (for the canvas) and the title of its
+// quick fix, if it has one.
 type diagData struct {
 	Path string `json:"path,omitempty"`
 	Fix  string `json:"fix,omitempty"` // the quick fix's title
 }
 
-func severity(s diag.Severity) int {
-	switch s {
-	case diag.Error:
-		return 1
-	case diag.Warning:
-		return 2
-	case diag.Info:
-		return 3
-	}
-	return 4
+// diagnostics are LSP diagnostics in an agentcanvas/* result, which encoding/json writes:
+// they are written with go.lsp.dev/protocol's codec, as in publishDiagnostics.
+type diagnostics []protocol.Diagnostic
+
+func (ds diagnostics) MarshalJSON() ([]byte, error) {
+	return protocol.Marshal([]protocol.Diagnostic(ds))
 }
 
-func (s *Server) lspDiagnostics(a *analysis, ds []diag.Diagnostic) []lspDiagnostic {
-	out := make([]lspDiagnostic, 0, len(ds))
+func severity(s diag.Severity) protocol.DiagnosticSeverity {
+	switch s {
+	case diag.Error:
+		return protocol.DiagnosticSeverityError
+	case diag.Warning:
+		return protocol.DiagnosticSeverityWarning
+	case diag.Info:
+		return protocol.DiagnosticSeverityInformation
+	}
+	return protocol.DiagnosticSeverityHint
+}
+
+func (s *Server) lspDiagnostics(a *analysis, ds []diag.Diagnostic) diagnostics {
+	out := make(diagnostics, 0, len(ds))
 	for _, d := range ds {
-		ld := lspDiagnostic{
-			Range: a.mapper.Range(d.Range), Severity: severity(d.Severity), Code: d.Code,
-			Source: "agentcanvas", Message: d.Message,
+		ld := protocol.Diagnostic{
+			Range: a.mapper.Range(d.Range), Severity: severity(d.Severity),
+			Source: protocol.NewOptional("agentcanvas"), Message: protocol.String(d.Message),
+		}
+		if d.Code != "" {
+			ld.Code = protocol.String(d.Code)
 		}
 		if d.Path != "" || d.Fix != nil {
-			ld.Data = &diagData{Path: d.Path}
+			data := diagData{Path: d.Path}
 			if d.Fix != nil {
-				ld.Data.Fix = d.Fix.Title
+				data.Fix = d.Fix.Title
 			}
+			ld.Data, _ = json.Marshal(data) // two strings: cannot fail
 		}
 		out = append(out, ld)
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"go.lsp.dev/protocol"
+
 	"github.com/agentcanvas/agentcanvas/sidecar/lsppos"
 )
 
@@ -18,18 +20,18 @@ func TestCustomMethodsOnTheBinary(t *testing.T) {
 
 	// loadFlow from disk: the model, LSP ranges for every path, diagnostics, no version.
 	var lf struct {
-		URI     string                  `json:"uri"`
-		Version *int32                  `json:"version"`
-		Flow    map[string]any          `json:"flow"`
-		Spans   map[string]lsppos.Range `json:"spans"`
-		Diags   []lspDiagnostic         `json:"diagnostics"`
+		URI     string                    `json:"uri"`
+		Version *int32                    `json:"version"`
+		Flow    map[string]any            `json:"flow"`
+		Spans   map[string]protocol.Range `json:"spans"`
+		Diags   []clientDiagnostic        `json:"diagnostics"`
 	}
 	c.mustCall("agentcanvas/loadFlow", map[string]any{"uri": uri}, &lf)
 	if lf.Version != nil || lf.URI != uri || len(lf.Flow["agents"].([]any)) != 2 {
 		t.Fatalf("loadFlow from disk: %+v", lf)
 	}
 	// The name value "Planner — 계획" on line 4 starts at UTF-16 column 10 and ends at 24.
-	if r := lf.Spans["/agents/0/name"]; r != (lsppos.Range{Start: lsppos.Position{Line: 4, Character: 10}, End: lsppos.Position{Line: 4, Character: 24}}) {
+	if r := lf.Spans["/agents/0/name"]; r != (protocol.Range{Start: protocol.Position{Line: 4, Character: 10}, End: protocol.Position{Line: 4, Character: 24}}) {
 		t.Errorf("span of /agents/0/name = %+v", r)
 	}
 	// From the open document, at its version; a stale version is refused with -32801.
@@ -42,7 +44,7 @@ func TestCustomMethodsOnTheBinary(t *testing.T) {
 	if _, err := c.call("agentcanvas/loadFlow", map[string]any{"uri": uri, "version": 2}); err == nil || err.Code != int(CodeContentModified) {
 		t.Errorf("loadFlow at a stale version: %v, want -32801", err)
 	}
-	var vf validateFlowResult
+	var vf clientValidateFlow
 	c.mustCall("agentcanvas/validateFlow", map[string]any{"uri": uri}, &vf)
 	if vf.Version == nil || *vf.Version != 3 || vf.Problems == nil {
 		t.Errorf("validateFlow: %+v", vf)
@@ -149,17 +151,17 @@ func TestHoverAndCompletion(t *testing.T) {
 	c.initialize(root)
 	c.open(uri, text, 1)
 	lines := strings.Split(text, "\n")
-	pos := func(substr string, delta int) lsppos.Position {
+	pos := func(substr string, delta int) protocol.Position {
 		for i, l := range lines {
 			if j := strings.Index(l, substr); j >= 0 {
-				return lsppos.Position{Line: uint32(i), Character: uint32(len([]rune(l[:j])) + delta)}
+				return protocol.Position{Line: uint32(i), Character: uint32(len([]rune(l[:j])) + delta)}
 			}
 		}
 		t.Fatalf("%q not in the text", substr)
-		return lsppos.Position{}
+		return protocol.Position{}
 	}
-	hover := func(p lsppos.Position) string {
-		var h *hoverResult
+	hover := func(p protocol.Position) string {
+		var h *clientHover
 		c.mustCall("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": p}, &h)
 		if h == nil {
 			return ""
@@ -178,8 +180,8 @@ func TestHoverAndCompletion(t *testing.T) {
 	if h := hover(pos("target: a2", 9)); !strings.Contains(h, "agent `a2`") {
 		t.Errorf("hover on an edge target: %q", h)
 	}
-	complete := func(p lsppos.Position) []string {
-		var l completionList
+	complete := func(p protocol.Position) []string {
+		var l clientCompletionList
 		c.mustCall("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": p}, &l)
 		var out []string
 		for _, it := range l.Items {
@@ -201,13 +203,13 @@ func TestHoverAndCompletion(t *testing.T) {
 	has("pattern ids after patternId:", complete(pos("patternId: manager_worker", 11)), "debate_judge", "protocol_bridge")
 	has("system node types", complete(pos("type: judge", 6)), "blackboard", "router")
 	// An item of a list of scalars: interaction ids in dependsOn.
-	c.change(uri, 2, lsppos.Change{Range: &lsppos.Range{Start: pos("    patternId: manager_worker", 0), End: pos("    patternId: manager_worker", 0)}, Text: "    dependsOn:\n      - \n"})
+	c.change(uri, 2, rangeChange(protocol.Range{Start: pos("    patternId: manager_worker", 0), End: pos("    patternId: manager_worker", 0)}, "    dependsOn:\n      - \n"))
 	lines = strings.Split(strings.Replace(text, "    patternId: manager_worker", "    dependsOn:\n      - \n    patternId: manager_worker", 1), "\n")
 	has("interaction ids in dependsOn", complete(pos("      - ", 8)), "i1")
 	text = strings.Join(lines, "\n")
-	c.change(uri, 3, lsppos.Change{Text: text})
+	c.change(uri, 3, &protocol.TextDocumentContentChangeWholeDocument{Text: text})
 	// Field names: on the (empty) line after "role: orchestrator", inside agent a1.
-	c.change(uri, 4, lsppos.Change{Range: &lsppos.Range{Start: pos("role: orchestrator", 18), End: pos("role: orchestrator", 18)}, Text: "\n    "})
+	c.change(uri, 4, rangeChange(protocol.Range{Start: pos("role: orchestrator", 18), End: pos("role: orchestrator", 18)}, "\n    "))
 	p := pos("role: orchestrator", 0)
 	p.Line++
 	p.Character = 4
@@ -293,7 +295,7 @@ func TestQuickFixes(t *testing.T) {
 	applied := 0
 	fixed := map[string]bool{}
 	for round := 0; round < 50; round++ {
-		var fixable *lspDiagnostic
+		var fixable *clientDiagnostic
 		for i := range ds {
 			if ds[i].Data != nil && ds[i].Data.Fix != "" {
 				fixable = &ds[i]
@@ -303,11 +305,11 @@ func TestQuickFixes(t *testing.T) {
 		if fixable == nil {
 			break
 		}
-		var actions []codeAction
+		var actions []clientCodeAction
 		c.mustCall("textDocument/codeAction", map[string]any{
 			"textDocument": map[string]any{"uri": uri}, "range": fixable.Range,
 			"context": map[string]any{"diagnostics": []any{fixable}, "only": []string{"quickfix"}}}, &actions)
-		var act *codeAction
+		var act *clientCodeAction
 		for i := range actions {
 			if actions[i].Title == fixable.Data.Fix {
 				act = &actions[i]
@@ -321,12 +323,12 @@ func TestQuickFixes(t *testing.T) {
 			t.Fatalf("code action edit %+v, want one edit of %s at version %d", dc, uri, version)
 		}
 		// Apply the edits from last to first so earlier ranges stay valid.
-		edits := append([]lsppos.TextEdit(nil), dc[0].Edits...)
+		edits := append([]protocol.TextEdit(nil), dc[0].Edits...)
 		sort.SliceStable(edits, func(i, j int) bool { return !posLess(edits[i].Range.Start, edits[j].Range.Start) })
-		var changes []lsppos.Change
+		var changes []protocol.TextDocumentContentChangeEvent
 		for _, e := range edits {
 			r := e.Range
-			changes = append(changes, lsppos.Change{Range: &r, Text: e.NewText})
+			changes = append(changes, rangeChange(r, e.NewText))
 		}
 		next, err := lsppos.ApplyChanges([]byte(text), changes)
 		if err != nil {
@@ -358,7 +360,7 @@ func TestQuickFixes(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "flows", "fixed.yaml"), []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var vf validateFlowResult
+	var vf clientValidateFlow
 	c.mustCall("agentcanvas/validateFlow", map[string]any{"uri": pathURI(filepath.Join(root, "flows", "fixed.yaml"))}, &vf)
 	for _, p := range vf.Problems {
 		if p.Severity == "error" {
@@ -375,11 +377,11 @@ func TestQuickFixes(t *testing.T) {
 	c.shutdownExit()
 }
 
-func posLess(a, b lsppos.Position) bool {
+func posLess(a, b protocol.Position) bool {
 	return a.Line < b.Line || a.Line == b.Line && a.Character < b.Character
 }
 
-func countCode(ds []lspDiagnostic, code string) int {
+func countCode(ds []clientDiagnostic, code string) int {
 	n := 0
 	for _, d := range ds {
 		if d.Code == code {
@@ -461,12 +463,12 @@ func TestEditFlowOnTheBinary(t *testing.T) {
 		t.Fatalf("editFlow: %+v", ef)
 	}
 	// Apply the LSP edits as the extension would, and send them back as the next version.
-	edits := append([]lsppos.TextEdit(nil), ef.Edits...)
+	edits := append([]protocol.TextEdit(nil), ef.Edits...)
 	sort.SliceStable(edits, func(i, j int) bool { return !posLess(edits[i].Range.Start, edits[j].Range.Start) })
-	var changes []lsppos.Change
+	var changes []protocol.TextDocumentContentChangeEvent
 	for _, e := range edits {
 		r := e.Range
-		changes = append(changes, lsppos.Change{Range: &r, Text: e.NewText})
+		changes = append(changes, rangeChange(r, e.NewText))
 	}
 	next, err := lsppos.ApplyChanges([]byte(text), changes)
 	if err != nil {
@@ -483,7 +485,7 @@ func TestEditFlowOnTheBinary(t *testing.T) {
 				Nodes map[string]Point `json:"nodes"`
 			} `json:"layout"`
 		} `json:"flow"`
-		Diags []lspDiagnostic `json:"diagnostics"`
+		Diags []clientDiagnostic `json:"diagnostics"`
 	}
 	c.mustCall("agentcanvas/loadFlow", map[string]any{"uri": uri, "version": 2}, &lf)
 	if lf.Flow.Agents[0].Name != "Lead — 리드 😀" || lf.Flow.Layout.Nodes["a1"] != (Point{10, 20}) || len(lf.Diags) != 0 {

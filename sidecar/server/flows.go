@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"go.lsp.dev/protocol"
 
-	"github.com/agentcanvas/agentcanvas/sidecar/lsppos"
+	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 )
 
@@ -95,11 +95,11 @@ func (s *Server) readWorkspaceFile(path string) ([]byte, error) {
 }
 
 type loadFlowResult struct {
-	URI         string                  `json:"uri"`
-	Version     *int32                  `json:"version"` // null when read from disk
-	Flow        json.RawMessage         `json:"flow"`
-	Spans       map[string]lsppos.Range `json:"spans"`
-	Diagnostics []lspDiagnostic         `json:"diagnostics"`
+	URI         string                    `json:"uri"`
+	Version     *int32                    `json:"version"` // null when read from disk
+	Flow        json.RawMessage           `json:"flow"`
+	Spans       map[string]protocol.Range `json:"spans"`
+	Diagnostics diagnostics               `json:"diagnostics"`
 }
 
 func (s *Server) loadFlow(ctx context.Context, params json.RawMessage) (any, error) {
@@ -118,7 +118,7 @@ func (s *Server) loadFlow(ctx context.Context, params json.RawMessage) (any, err
 	if err != nil {
 		return nil, bugf("marshalling the flow model: %v", err)
 	}
-	r := loadFlowResult{URI: ref.URI, Flow: raw, Spans: make(map[string]lsppos.Range, len(a.flow.Spans)),
+	r := loadFlowResult{URI: ref.URI, Flow: raw, Spans: make(map[string]protocol.Range, len(a.flow.Spans)),
 		Diagnostics: s.lspDiagnostics(a, a.diags)}
 	for p, sp := range a.flow.Spans {
 		if ctx.Err() != nil {
@@ -134,9 +134,9 @@ func (s *Server) loadFlow(ctx context.Context, params json.RawMessage) (any, err
 }
 
 type validateFlowResult struct {
-	URI         string          `json:"uri"`
-	Version     *int32          `json:"version"`
-	Diagnostics []lspDiagnostic `json:"diagnostics"`
+	URI         string      `json:"uri"`
+	Version     *int32      `json:"version"`
+	Diagnostics diagnostics `json:"diagnostics"`
 	// The command line's 1-based form, for the canvas and for copying into reports.
 	Problems []problem `json:"problems"`
 }
@@ -174,9 +174,9 @@ func (s *Server) validateFlow(ctx context.Context, params json.RawMessage) (any,
 }
 
 type editFlowResult struct {
-	URI     string            `json:"uri"`
-	Version *int32            `json:"version"`
-	Edits   []lsppos.TextEdit `json:"edits"`
+	URI     string              `json:"uri"`
+	Version *int32              `json:"version"`
+	Edits   []protocol.TextEdit `json:"edits"`
 }
 
 // editFlow turns canvas operations into minimal text edits against the given version; the

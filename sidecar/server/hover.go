@@ -2,38 +2,21 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
-	"github.com/agentcanvas/agentcanvas/sidecar/lsppos"
+	"go.lsp.dev/protocol"
+
 	"github.com/agentcanvas/agentcanvas/sidecar/span"
 )
 
 func init() {
-	register("textDocument/hover", method{handle: (*Server).hover, async: true})
-}
-
-type textDocumentPositionParams struct {
-	TextDocument textDocumentIdentifier `json:"textDocument"`
-	Position     lsppos.Position        `json:"position"`
-}
-
-type hoverResult struct {
-	Contents struct {
-		Kind  string `json:"kind"`
-		Value string `json:"value"`
-	} `json:"contents"`
-	Range lsppos.Range `json:"range"`
+	register("textDocument/hover", method{handle: lsp((*Server).hover), async: true})
 }
 
 // hover documents the field under the cursor, or the pattern a patternId names.
-func (s *Server) hover(ctx context.Context, params json.RawMessage) (any, error) {
-	var p textDocumentPositionParams
-	if err := decode(params, &p); err != nil {
-		return nil, err
-	}
-	d := s.docs.get(p.TextDocument.URI)
+func (s *Server) hover(ctx context.Context, p *protocol.HoverParams) (*protocol.Hover, error) {
+	d := s.docs.get(string(p.TextDocument.URI))
 	if d == nil || !d.isFlow {
 		return nil, nil
 	}
@@ -77,11 +60,8 @@ func (s *Server) hover(ctx context.Context, params json.RawMessage) (any, error)
 			fmt.Fprintf(&b, "\n\nOne of: `%s`", strings.Join(f.enum, "`, `"))
 		}
 	}
-	var h hoverResult
-	h.Contents.Kind = "markdown"
-	h.Contents.Value = b.String()
-	h.Range = a.mapper.Range(*r)
-	return h, nil
+	rng := a.mapper.Range(*r)
+	return &protocol.Hover{Contents: &protocol.MarkupContent{Kind: protocol.MarkupKindMarkdown, Value: b.String()}, Range: &rng}, nil
 }
 
 // patternDoc is a pattern's markdown, from the catalog when it is available.

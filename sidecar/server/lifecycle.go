@@ -8,75 +8,34 @@ import (
 	"path/filepath"
 	"time"
 
+	"go.lsp.dev/protocol"
+
 	"github.com/agentcanvas/agentcanvas/sidecar/pattern"
 )
 
 func init() {
-	register("initialize", method{handle: (*Server).initialize, beforeInit: true})
+	register("initialize", method{handle: initializeHandler, beforeInit: true})
 	register("initialized", method{handle: (*Server).initialized})
 	register("shutdown", method{handle: (*Server).shutdown, beforeInit: false})
 	register("exit", method{handle: (*Server).exit, beforeInit: true})
 }
 
-type initializeParams struct {
-	ProcessID        *int   `json:"processId"`
-	RootURI          string `json:"rootUri"`
-	RootPath         string `json:"rootPath"`
-	WorkspaceFolders []struct {
-		URI  string `json:"uri"`
-		Name string `json:"name"`
-	} `json:"workspaceFolders"`
-	Capabilities struct {
-		Window struct {
-			WorkDoneProgress bool `json:"workDoneProgress"`
-		} `json:"window"`
-	} `json:"capabilities"`
-	InitializationOptions struct {
-		// DiagnosticsDelayMs overrides the diagnostics debounce (tests use 0 → default).
-		DiagnosticsDelayMs int `json:"diagnosticsDelayMs"`
-		// The agentcanvas.* settings at start (settings.go); later changes come as
-		// workspace/didChangeConfiguration.
-		settingsParams
-	} `json:"initializationOptions"`
+// initOptions are initialize's initializationOptions: AgentCanvas's own, so decoded with
+// encoding/json from protocol's raw LSPAny.
+type initOptions struct {
+	// DiagnosticsDelayMs overrides the diagnostics debounce (tests use 0 → default).
+	DiagnosticsDelayMs int `json:"diagnosticsDelayMs"`
+	// The agentcanvas.* settings at start (settings.go); later changes come as
+	// workspace/didChangeConfiguration.
+	settingsParams
 }
 
-// The capabilities are honest: only what the server implements is advertised.
-type serverCapabilities struct {
-	PositionEncoding string `json:"positionEncoding"`
-	TextDocumentSync struct {
-		OpenClose bool `json:"openClose"`
-		Change    int  `json:"change"` // 2: incremental
-		Save      struct {
-			IncludeText bool `json:"includeText"`
-		} `json:"save"`
-	} `json:"textDocumentSync"`
-	HoverProvider      bool `json:"hoverProvider"`
-	CompletionProvider struct {
-		TriggerCharacters []string `json:"triggerCharacters"`
-	} `json:"completionProvider"`
-	CodeActionProvider struct {
-		CodeActionKinds []string `json:"codeActionKinds"`
-	} `json:"codeActionProvider"`
-	Experimental struct {
-		AgentCanvas struct {
-			Methods   []string `json:"methods"`
-			Available []string `json:"available"`
-		} `json:"agentcanvas"`
-	} `json:"experimental"`
-}
-
-type initializeResult struct {
-	Capabilities serverCapabilities `json:"capabilities"`
-	ServerInfo   struct {
-		Name    string `json:"name"`
-		Version string `json:"version"`
-	} `json:"serverInfo"`
-}
-
-func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, error) {
-	var p initializeParams
-	if err := decode(params, &p); err != nil {
-		return nil, err
+func (s *Server) initialize(ctx context.Context, p *protocol.InitializeParams) (*protocol.InitializeResult, error) {
+	var opts initOptions
+	if len(p.InitializationOptions) > 0 {
+		if err := decode(json.RawMessage(p.InitializationOptions), &opts); err != nil {
+			return nil, badParams("initializationOptions: %v", err)
+		}
 	}
 	s.mu.Lock()
 	if s.state != stateNew {
@@ -84,13 +43,15 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 		return nil, badParams("initialize was already sent")
 	}
 	root := ""
+	folders, _ := p.WorkspaceFolders.Get()
+	rootPath, _ := p.RootPath.Get()
 	switch {
-	case len(p.WorkspaceFolders) > 0:
-		root, _ = uriPath(p.WorkspaceFolders[0].URI)
-	case p.RootURI != "":
-		root, _ = uriPath(p.RootURI)
-	case p.RootPath != "":
-		root = p.RootPath
+	case len(folders) > 0:
+		root, _ = uriPath(string(folders[0].URI))
+	case p.RootURI != nil && *p.RootURI != "":
+		root, _ = uriPath(string(*p.RootURI))
+	case rootPath != "":
+		root = rootPath
 	}
 	if root != "" {
 		if abs, err := filepath.Abs(root); err == nil {
@@ -98,29 +59,23 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 		}
 	}
 	s.root = root
-	s.progressCap = p.Capabilities.Window.WorkDoneProgress
+	s.progressCap = p.Capabilities.Window != nil && p.Capabilities.Window.WorkDoneProgress != nil && *p.Capabilities.Window.WorkDoneProgress
 	if p.ProcessID != nil {
-		s.clientPID = *p.ProcessID
+		s.clientPID = int(*p.ProcessID)
 	}
-	if ms := p.InitializationOptions.DiagnosticsDelayMs; ms > 0 {
+	if ms := opts.DiagnosticsDelayMs; ms > 0 {
 		s.opts.DiagnosticsDelay = time.Duration(ms) * time.Millisecond
 	}
 	s.state = stateInitialized
 	s.mu.Unlock()
-	s.applySettings(p.InitializationOptions.settingsParams, "initializationOptions")
+	s.applySettings(opts.settingsParams, "initializationOptions")
 
-	var r initializeResult
-	c := &r.Capabilities
-	c.PositionEncoding = "utf-16"
-	c.TextDocumentSync.OpenClose = true
-	c.TextDocumentSync.Change = 2
-	c.HoverProvider = true
-	c.CompletionProvider.TriggerCharacters = []string{":", " ", "-"}
-	c.CodeActionProvider.CodeActionKinds = []string{"quickfix"}
-	c.Experimental.AgentCanvas.Methods = customMethods()
-	c.Experimental.AgentCanvas.Available = s.svc.available()
-	r.ServerInfo.Name = "agentcanvas"
-	r.ServerInfo.Version = s.opts.Version
+	caps, err := s.capabilities()
+	if err != nil {
+		return nil, err
+	}
+	r := &protocol.InitializeResult{Capabilities: caps,
+		ServerInfo: protocol.ServerInfo{Name: "agentcanvas", Version: protocol.NewOptional(s.opts.Version)}}
 	if s.clientPID > 0 {
 		go s.watchClientProcess(s.clientPID)
 	}

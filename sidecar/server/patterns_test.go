@@ -5,7 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentcanvas/agentcanvas/sidecar/lsppos"
+	"go.lsp.dev/protocol"
+
 	"github.com/agentcanvas/agentcanvas/sidecar/pattern"
 )
 
@@ -44,7 +45,7 @@ func TestPatternsOnTheBinary(t *testing.T) {
 	}
 	// Hover on a patternId shows the pattern's document.
 	c.open(uri, goodFlow, 1)
-	var h hoverResult
+	var h clientHover
 	c.mustCall("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": map[string]any{"line": 11, "character": 16}}, &h)
 	if !strings.HasPrefix(h.Contents.Value, "# P01") {
 		t.Errorf("hover on manager_worker: %.80q", h.Contents.Value)
@@ -52,12 +53,12 @@ func TestPatternsOnTheBinary(t *testing.T) {
 	// editFlow's insertPattern: the server expands it; the result parses and adds the nodes.
 	var ef editFlowResult
 	c.mustCall("agentcanvas/editFlow", map[string]any{"uri": uri, "version": 1, "ops": []any{map[string]any{"op": "insertPattern", "patternId": "debate_judge"}}}, &ef)
-	edits := append([]lsppos.TextEdit(nil), ef.Edits...)
+	edits := append([]protocol.TextEdit(nil), ef.Edits...)
 	sort.SliceStable(edits, func(i, j int) bool { return !posLess(edits[i].Range.Start, edits[j].Range.Start) })
-	var changes []lsppos.Change
+	var changes []protocol.TextDocumentContentChangeEvent
 	for _, e := range edits {
 		r := e.Range
-		changes = append(changes, lsppos.Change{Range: &r, Text: e.NewText})
+		changes = append(changes, rangeChange(r, e.NewText))
 	}
 	c.change(uri, 2, changes...)
 	var lf struct {
@@ -66,7 +67,7 @@ func TestPatternsOnTheBinary(t *testing.T) {
 			SystemNodes  []struct{ ID, Type string }
 			Interactions []struct{ ID, PatternID string }
 		} `json:"flow"`
-		Diags []lspDiagnostic `json:"diagnostics"`
+		Diags []clientDiagnostic `json:"diagnostics"`
 	}
 	c.mustCall("agentcanvas/loadFlow", map[string]any{"uri": uri, "version": 2}, &lf)
 	if len(lf.Flow.Interactions) != 2 || lf.Flow.Interactions[1].PatternID != "debate_judge" || len(lf.Flow.Agents) < 4 {

@@ -91,7 +91,8 @@ var schema = &field{doc: "A flow.", fields: fields(map[string]*field{
 		"rules":         {doc: "Plain rules, one per item."},
 	})},
 	"policy": {doc: "Flow-wide run policy.", fields: fields(map[string]*field{
-		"autoApply": {doc: "Apply a worker's proposal without review when its interaction completed with its quality gate passed and the proposal applies cleanly. Off by default. The agentcanvas.autoApply setting (run --auto-apply) can only restrict it: the stricter wins.", enum: []string{"true", "false"}},
+		"autoApply":           {doc: "Apply a worker's proposal without review when its interaction completed with its quality gate passed and the proposal applies cleanly. Off by default. The agentcanvas.autoApply setting (run --auto-apply) can only restrict it: the stricter wins.", enum: []string{"true", "false"}},
+		"dependencyTimeoutMs": {doc: "How long an agent's dependency request waits for its value, in milliseconds (default one hour). Then a required dependency fails the agent and an optional one goes on with its default. `run --dependency-timeout` overrides it."},
 	})},
 	"agents": {list: true, doc: "The LLM-backed nodes.", fields: fields(map[string]*field{
 		"id":           {doc: "The agent's id, unique among agents and system nodes; edges name it in `source`/`target`."},

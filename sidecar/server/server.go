@@ -18,6 +18,7 @@ import (
 	"io"
 	"log"
 	"os"
+	"reflect"
 	"runtime"
 	"sort"
 	"sync"
@@ -25,6 +26,7 @@ import (
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
 )
 
 // Options configure a Server.
@@ -291,7 +293,12 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (result any,
 	return m.handle(s, ctx, params)
 }
 
-// cancelPreempter handles $/cancelRequest on the read loop, ahead of later messages.
+// cancelPreempter handles $/cancelRequest on the read loop, ahead of later messages. It is
+// the server's own rather than protocol.CancelHandler, and the id is read by decodeID rather
+// than into protocol.CancelParams: in go.lsp.dev/protocol v1.0.1 CancelParams.ID is an int32 or
+// a string, so the id of a request numbered beyond 32 bits (jsonrpc2 allows 64) cannot be
+// decoded, and CancelHandler answers that by returning an error from a notification, which
+// ends a go.lsp.dev/jsonrpc2 v1 connection.
 type cancelPreempter struct{ s *Server }
 
 func (p cancelPreempter) Preempt(_ context.Context, req *jsonrpc2.Request) (any, error) {
@@ -396,11 +403,16 @@ func decode(params json.RawMessage, v any) error {
 	return nil
 }
 
-// stdCodec marshals params and results with encoding/json, which the wire types here are
-// written for (omitempty, nil slices as null where the protocol allows it).
+// stdCodec marshals params and results with encoding/json, which the server's own wire types
+// (agentcanvas/*) are written for (omitempty, nil slices as null where the protocol allows
+// it), and go.lsp.dev/protocol's types with protocol's codec, which theirs are written for
+// (unions as sealed interfaces, Optional fields, omitzero).
 type stdCodec struct{}
 
 func (stdCodec) Marshal(v any) ([]byte, error) {
+	if isProtocolType(v) {
+		return protocol.Marshal(v)
+	}
 	switch m := v.(type) {
 	case jsonrpc2.RawMessage:
 		if m == nil {
@@ -414,6 +426,19 @@ func (stdCodec) Marshal(v any) ([]byte, error) {
 		return m, nil
 	}
 	return json.Marshal(v)
+}
+
+// protocolPkg is go.lsp.dev/protocol's import path, as reflect names it.
+var protocolPkg = reflect.TypeFor[protocol.Position]().PkgPath()
+
+// isProtocolType says whether v is a go.lsp.dev/protocol value, a pointer to one or a slice
+// of them.
+func isProtocolType(v any) bool {
+	t := reflect.TypeOf(v)
+	for t != nil && (t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice) {
+		t = t.Elem()
+	}
+	return t != nil && t.PkgPath() == protocolPkg
 }
 
 func (stdCodec) Unmarshal(data []byte, v any) error {

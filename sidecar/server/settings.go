@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"go.lsp.dev/protocol"
+
 	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 	"github.com/agentcanvas/agentcanvas/sidecar/engine"
 	"github.com/agentcanvas/agentcanvas/sidecar/gateway"
@@ -130,7 +132,7 @@ func (s *Server) applySettings(p settingsParams, where string) bool {
 	if show {
 		msg := fmt.Sprintf("AgentCanvas settings (%s): %s", where, strings.Join(problems, "; "))
 		s.logf("%s", msg)
-		s.notify("window/showMessage", map[string]any{"type": msgWarning, "message": msg})
+		s.notify("window/showMessage", &protocol.ShowMessageParams{Type: msgWarning, Message: msg})
 	}
 	if changed {
 		s.logMessage(msgInfo, "settings: "+describeLimits(limits))

@@ -3,22 +3,25 @@ package server
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"sync"
+
+	"go.lsp.dev/protocol"
 )
 
 // window/logMessage types.
 const (
-	msgError   = 1
-	msgWarning = 2
-	msgInfo    = 3
-	msgLog     = 4
+	msgError   = protocol.MessageTypeError
+	msgWarning = protocol.MessageTypeWarning
+	msgInfo    = protocol.MessageTypeInfo
+	msgLog     = protocol.MessageTypeLog
 )
 
 // logMessage reports the sidecar's own problems to the client's output channel (and stderr).
-func (s *Server) logMessage(typ int, message string) {
+func (s *Server) logMessage(typ protocol.MessageType, message string) {
 	s.logf("%s", message)
-	s.notify("window/logMessage", map[string]any{"type": typ, "message": message})
+	s.notify("window/logMessage", &protocol.LogMessageParams{Type: typ, Message: message})
 }
 
 // Health of the sidecar in agentcanvas/status.
@@ -112,45 +115,70 @@ func (t *statusTracker) publish(s *Server) {
 // waits for the client's answer).
 type progress struct {
 	s     *Server
-	token any
+	token protocol.ProgressToken
 }
 
 func (s *Server) beginProgress(ctx context.Context, workDoneToken any, title, message string) *progress {
-	p := &progress{s: s, token: workDoneToken}
-	if p.token == nil {
+	p := &progress{s: s}
+	if workDoneToken != nil {
+		tok, ok := progressToken(workDoneToken)
+		if !ok {
+			s.logMessage(msgWarning, fmt.Sprintf("%s: workDoneToken %v is neither a string nor a 32-bit integer (LSP's ProgressToken); no progress is reported", title, workDoneToken))
+			return p
+		}
+		p.token = tok
+	} else {
 		s.mu.Lock()
 		can := s.progressCap
 		s.mu.Unlock()
 		if !can {
 			return p
 		}
-		tok := fmt.Sprintf("agentcanvas-%d", s.seq.Add(1))
-		if _, err := s.conn.Call(ctx, "window/workDoneProgress/create", map[string]any{"token": tok}, nil); err != nil {
+		tok := protocol.String(fmt.Sprintf("agentcanvas-%d", s.seq.Add(1)))
+		if _, err := s.conn.Call(ctx, "window/workDoneProgress/create", &protocol.WorkDoneProgressCreateParams{Token: tok}, nil); err != nil {
 			s.logf("window/workDoneProgress/create: %v", err)
 			return p
 		}
 		p.token = tok
 	}
-	s.notify("$/progress", map[string]any{"token": p.token, "value": map[string]any{
-		"kind": "begin", "title": title, "message": message, "cancellable": true, "percentage": 0,
-	}})
+	p.send(&protocol.WorkDoneProgressBegin{Kind: "begin", Title: title, Message: &message, Cancellable: ptr(true), Percentage: ptr(uint32(0))})
 	return p
+}
+
+// progressToken is a workDoneToken that encoding/json decoded (a string or a float64) as
+// LSP's ProgressToken.
+func progressToken(v any) (protocol.ProgressToken, bool) {
+	switch v := v.(type) {
+	case string:
+		return protocol.String(v), true
+	case float64:
+		if v == math.Trunc(v) && v >= math.MinInt32 && v <= math.MaxInt32 {
+			return protocol.Integer(int32(v)), true
+		}
+	}
+	return nil, false
 }
 
 func (p *progress) report(message string, percentage int) {
 	if p == nil || p.token == nil {
 		return
 	}
-	p.s.notify("$/progress", map[string]any{"token": p.token, "value": map[string]any{
-		"kind": "report", "message": message, "percentage": percentage,
-	}})
+	p.send(&protocol.WorkDoneProgressReport{Kind: "report", Message: &message, Percentage: ptr(uint32(max(percentage, 0)))})
 }
 
 func (p *progress) end(message string) {
 	if p == nil || p.token == nil {
 		return
 	}
-	p.s.notify("$/progress", map[string]any{"token": p.token, "value": map[string]any{
-		"kind": "end", "message": message,
-	}})
+	p.send(&protocol.WorkDoneProgressEnd{Kind: "end", Message: &message})
+}
+
+// send sends one $/progress value (a WorkDoneProgressBegin, Report or End).
+func (p *progress) send(value any) {
+	raw, err := protocol.Marshal(value)
+	if err != nil {
+		p.s.logf("$/progress: %v", err)
+		return
+	}
+	p.s.notify("$/progress", &protocol.ProgressParams{Token: p.token, Value: raw})
 }

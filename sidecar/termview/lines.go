@@ -82,6 +82,10 @@ func (v *View) lines(ev eventlog.Event) []string {
 		}
 	case "message_refused":
 		return one(yellow, "!", fmt.Sprintf("message %s from %s to %s refused: %s", eventlog.Str(f["type"]), eventlog.Str(f["from"]), strings.Join(eventlog.Strs(f["to"]), ", "), eventlog.Str(f["error"])))
+	case "message_held", "message_released", "message_expired", "message_dropped":
+		return one(busLine(ev))
+	case "dependency_invalid":
+		return one(yellow, "!", fmt.Sprintf("%s's dependency %s: the value given was refused (%s); asked again", who, eventlog.Str(f["name"]), eventlog.Str(f["error"])))
 	case "reply_repair":
 		return one(yellow, "!", fmt.Sprintf("%s's reply lacks `%s`: asked again", who, strings.Join(eventlog.Strs(f["missing"]), "`, `")))
 	case "warning":
@@ -114,13 +118,13 @@ func (v *View) lines(ev eventlog.Event) []string {
 	case "dependency_requested":
 		q := eventlog.Object(f["fields"])
 		msg := fmt.Sprintf("%s needs %s %q", who, firstNonEmpty(eventlog.Str(q["type"]), "a value"), eventlog.Str(q["name"]))
-		if r := eventlog.Str(q["reason"]); r != "" {
+		if r := eventlog.Str(q["description"]); r != "" {
 			msg += ": " + r
 		}
 		return one(yellow, "?", msg)
 	case "phase_completed":
 		q := eventlog.Object(f["fields"])
-		return one(yellow, "?", fmt.Sprintf("%s completed phase %s and waits for approval", who, eventlog.Str(q["phase"])))
+		return one(yellow, "?", fmt.Sprintf("%s completed phase %s and waits for approval", who, eventlog.Str(q["N"])))
 	case "question_answered", "dependency_resolved", "phase_resolved":
 		what := map[string]string{"question_answered": "question", "dependency_resolved": "dependency request", "phase_resolved": "phase"}[ev.Event]
 		out := eventlog.Str(f["outcome"])

@@ -32,6 +32,11 @@ func (c *checker) schema() {
 				fmt.Sprintf("policy.budget.tokens is %d; the run's token limit must be at least 1, e.g. tokens: 2000000; remove it for no token limit", *b.Tokens), nil)
 		}
 	}
+	if c.has("/policy/dependencyTimeoutMs") && f.Policy.DependencyTimeoutMs < 1 {
+		p := "/policy/dependencyTimeoutMs"
+		c.report(p, c.at(p), diag.Error, CodeSchema,
+			fmt.Sprintf("policy.dependencyTimeoutMs is %d; how long a dependency request waits is a number of milliseconds of at least 1, e.g. 600000 (10 minutes); remove it for the default hour", f.Policy.DependencyTimeoutMs), nil)
+	}
 	fresh := c.freshIDs()
 	for _, a := range f.Agents {
 		c.requiredFix(a.Path, "id", a.ID, "an agent", "id: <unique id>, e.g. id: coder", func() string { return fresh(a.Name, "agent") })
@@ -42,6 +47,7 @@ func (c *checker) schema() {
 		c.required(s.Path, "type", s.Type, "a system node", "type: one of "+quoteList(SystemNodeTypes))
 		c.enum(s.Path+"/type", "system node type", s.Type, SystemNodeTypes)
 		c.runtime(s.Path+"/runtime", s.Runtime)
+		c.nodeParams(s)
 	}
 	for _, in := range f.Interactions {
 		c.requiredFix(in.Path, "id", in.ID, "an interaction", "id: <unique id>, e.g. id: review", func() string { return fresh(in.Name, in.PatternID) })
@@ -234,4 +240,30 @@ func (c *checker) loaderFlagged(path string) bool {
 		}
 	}
 	return false
+}
+
+// nodeParamsRead are the params the engine reads on a system node, by node type: they cover
+// every edge through the node.
+var nodeParamsRead = map[string][]string{
+	"blackboard": {"retention"},
+	"router":     {"rate_limit_per_min"},
+	"broker":     {"rate_limit_per_min"},
+}
+
+// nodeParams warns of a system node param the engine never reads (a retention on a router, a
+// typo): it would have no effect.
+func (c *checker) nodeParams(s *flow.SystemNode) {
+	read := nodeParamsRead[s.Type]
+	for _, key := range sortedKeys(s.Params) {
+		if contains(read, key) {
+			continue
+		}
+		p := s.Path + "/params/" + key
+		what := "no params"
+		if len(read) > 0 {
+			what = "only " + strings.Join(read, ", ")
+		}
+		c.report(p, c.at(p), diag.Warning, CodeSchema,
+			fmt.Sprintf("params.%s has no effect on a %s node: the run reads %s there; set it on the interaction's edges if the pattern reads it, or remove it", key, s.Type, what), nil)
+	}
 }

@@ -229,6 +229,7 @@ func TestSchemaAgreesOnBrokenFlows(t *testing.T) {
 		"max_tokens":      mw("{termination: {type: max_tokens, tokens: 0}}"),
 		"budget":          "policy: {budget: {usd: -1}}\n" + mw(term2),
 		"budget field":    "policy: {budget: {dollars: 5}}\n" + mw(term2),
+		"dep timeout":     "policy: {dependencyTimeoutMs: 0}\n" + mw(term2),
 		"no version":      "agents: []\ninteractions: []\n",
 		"retention":       mw("{termination: {type: judge_decision}, params: {retention: {keep_last_n: 0}}}"),
 		"source kind":     mw("{termination: {type: judge_decision}, sources: [{kind: blog, ref: x}]}"),

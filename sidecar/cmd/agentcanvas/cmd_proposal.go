@@ -75,7 +75,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *string, *string) {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, proposalUsage); fs.PrintDefaults() }
 	ws := fs.String("workspace", ".", "workspace root")
-	flow := fs.String("flow", proposal.DefaultFlow, "flow name for the event log (.agentcanvas/logs/<flow>/)")
+	flow := fs.String("flow", "", "flow name for the event log (.agentcanvas/logs/<flow>/; default: the flow that made the proposal, else "+proposal.DefaultFlow+")")
 	return fs, ws, flow
 }
 

@@ -44,6 +44,7 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.Var(&command, "command", "with --skill and --backend command: the agent's argv, one --command per word")
 	asJSON := fs.Bool("json", false, "print the events as JSON lines on stdout (the machine format), not the human view")
 	summary := fs.String("summary", "", "write a Markdown summary of the run to `FILE` (default: append it to $GITHUB_STEP_SUMMARY when that is set)")
+	depTimeout := fs.Duration("dependency-timeout", 0, "how long an agent's dependency request waits for its value (e.g. 10m; default: the flow's policy.dependencyTimeoutMs, else 1h)")
 	rf := addRuleFlags(fs)
 	autoApply := &choiceFlag[engine.AutoApply]{engine.AutoApplyFlow, engine.ParseAutoApply}
 	fs.Var(autoApply, "auto-apply", "cap on the flow's policy.autoApply: off (apply nothing unreviewed), whenClean (as the flow says, and only on an unchanged HEAD) or flow")
@@ -51,7 +52,7 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	gw := addGatewayFlags(fs) // flags_gateway.go
 	fs.Var(confineMode, "confine", "confine agent processes with the kernel (Landlock): auto (where it can, with a warning where it cannot), required (refuse a run that cannot be) or off")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentcanvas run [--workspace W] [--dry-run] [--answers FILE] [--non-interactive] [--json] [--summary FILE] [--resume RUN_ID] [--allow DIR]… [--block DIR]… [--auto-apply off|whenClean|flow] [--confine auto|required|off] [--gateway auto|logins|off] [--pricing FILE] FLOW")
+		fmt.Fprintln(stderr, "usage: agentcanvas run [--workspace W] [--dry-run] [--answers FILE] [--non-interactive] [--json] [--summary FILE] [--resume RUN_ID] [--allow DIR]… [--block DIR]… [--auto-apply off|whenClean|flow] [--confine auto|required|off] [--dependency-timeout D] [--gateway auto|logins|off] [--pricing FILE] FLOW")
 		fmt.Fprintln(stderr, "       agentcanvas run [--workspace W] [--dry-run] [--json] [--summary FILE] [--backend B] [--allow DIR]… [--block DIR]… [--confine auto|required|off] --skill NAME [--file F]... [--task TEXT]")
 		fs.PrintDefaults()
 	}
@@ -89,7 +90,7 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	limits := engine.Limits{Rules: rules, AutoApply: autoApply.v, AutoApplyFrom: "--auto-apply", Confine: confineMode.v, ConfineFrom: "--confine"}
-	opts := engine.Options{Workspace: ws, DryRun: *dryRun, Backend: *backend, Task: *task, Limits: func() engine.Limits { return limits }}
+	opts := engine.Options{Workspace: ws, DryRun: *dryRun, Backend: *backend, Task: *task, Limits: func() engine.Limits { return limits }, DependencyTimeout: *depTimeout}
 	if err := gw.apply(&opts); err != nil {
 		fmt.Fprintf(stderr, "agentcanvas run: %v\n", err)
 		return exitUsage

@@ -1,0 +1,93 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/agentproto"
+	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
+)
+
+// maxInvalidValues is how many refused values a dependency request takes before it counts as
+// rejected: a person who cannot give a valid value is not asked forever, and an answers file
+// is never asked twice (its value would be the same).
+const maxInvalidValues = 3
+
+// askDependency asks for a [DEPENDENCY_REQUEST]'s value until one passes the type's validation
+// (dependency-request-handling.md: an invalid value is reported, never delivered), the person
+// rejects it, or its deadline passes. A refused value is logged as dependency_invalid (the
+// reason, never the value) and the request asked again with req.Invalid saying why; after
+// maxInvalidValues refusals it is rejected. At the deadline the runtime's own timer resolves
+// the agent (a required dependency fails it; an optional one goes on with its default); the
+// outcome is then "timeout".
+func (c *ictx) askDependency(p *runtime.Process, human Human, req *Request, asked func()) (Response, string, error) {
+	ctx := c.ctx
+	if !req.Deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(c.ctx, req.Deadline)
+		defer cancel()
+	}
+	for tries := 1; ; tries++ {
+		resp, err := human.Ask(ctx, *req, asked)
+		asked()
+		switch {
+		case ctx.Err() != nil && c.ctx.Err() == nil:
+			return resp, "timeout", nil
+		case err != nil:
+			p.Stop(err.Error())
+			return resp, "failed: " + err.Error(), err
+		case resp.Reject:
+			if err := p.RejectDependency(req.ID, resp.Reason); err != nil {
+				return resp, "error: " + err.Error(), nil
+			}
+			return resp, "rejected", nil
+		}
+		invalid := agentproto.ValidateDependencyValue(req.Field("type"), resp.Value)
+		if invalid == nil {
+			if invalid = p.ProvideDependency(req.ID, resp.Value); invalid == nil {
+				return resp, "provided", nil
+			}
+		}
+		c.r.emit(c.in.ID, "", "dependency_invalid", map[string]any{"agent": req.AgentID, "id": req.ID, "name": req.Field("name"), "error": invalid.Error(), "attempt": tries})
+		req.Invalid = invalid.Error()
+		if tries >= maxInvalidValues {
+			resp = Response{Reject: true, Reason: fmt.Sprintf("%d values refused, the last: %s", tries, invalid)}
+			if err := p.RejectDependency(req.ID, resp.Reason); err != nil {
+				return resp, "error: " + err.Error(), nil
+			}
+			return resp, "rejected", nil
+		}
+	}
+}
+
+// dependencyOutcome completes a dependency_resolved event: the outcome, the reason of a
+// rejection, and for an optional dependency rejected or timed out what the agent went on
+// with (its default, or an empty value). A required one rejected or timed out fails the agent.
+func (c *ictx) dependencyOutcome(fields map[string]any, req Request, resp Response, outcome string) {
+	fields["outcome"] = outcome
+	if outcome == "rejected" && resp.Reason != "" {
+		fields["reason"] = resp.Reason
+	}
+	if outcome != "rejected" && outcome != "timeout" {
+		return
+	}
+	pend := runtime.Pending{Fields: req.Fields}
+	switch {
+	case pend.Required():
+		fields["then"] = "the agent fails (the dependency is required)"
+	case req.Field("default") != "":
+		fields["then"] = "the agent goes on with the request's default"
+	default:
+		fields["then"] = "the agent goes on with an empty value (the request has no default)"
+	}
+}
+
+// dependencyTimeout is the run's: the command line's, else the flow's, else the runtime's
+// default (one hour).
+func (r *run) dependencyTimeout() time.Duration {
+	if r.o.DependencyTimeout > 0 {
+		return r.o.DependencyTimeout
+	}
+	return time.Duration(r.f.Policy.DependencyTimeoutMs) * time.Millisecond
+}

@@ -1,0 +1,110 @@
+package runtime
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// recoverableBlock is a recoverable [ERROR] naming its reset.
+func recoverableBlock(retryAfter string) string {
+	return `printf '[ERROR]\ntype: recoverable\nmessage: Rate limit exceeded\ndetails: API rate limit hit\nrecovery: pause_and_retry\nretry_after: ` + retryAfter + `\n[/ERROR]\n'`
+}
+
+// agent-stdout-protocols.md §4: a recoverable [ERROR] is checkpointed, the agent paused
+// (stopped in the process table) until the reset the block names is over, then resumed; the
+// turn that failed is retried, told why, and the agent completes.
+func TestRecoverableErrorPausesThenRetries(t *testing.T) {
+	s := shellSpec(t, `if [ "$AGENTCANVAS_TURN" = 1 ]; then `+recoverableBlock("1")+`; sleep 0.2; exit 1; fi; cat; echo "ANSWER: done"`)
+	var cps []Pending
+	s.Checkpoint = func(pd Pending) error { cps = append(cps, pd); return nil }
+	p := start(t, s, "task")
+	var pausedAt, resumedAt time.Time
+	evs, res := drain(t, p, func(ev Event) {
+		switch {
+		case ev.Kind == EventPaused && strings.Contains(ev.Reason, "recoverable error"):
+			pausedAt = time.Now()
+			if st, ok := procState(p.PID()); !ok || st != 'T' {
+				waitUntil(t, "the agent to be stopped", func() bool { st, _ := procState(p.PID()); return st == 'T' })
+			}
+		case ev.Kind == EventResumed && strings.Contains(ev.Reason, "reset over"):
+			resumedAt = time.Now()
+		}
+	})
+	if res.Status != StatusCompleted || res.Turns != 2 || !strings.Contains(res.Reply, "You reported a recoverable error (Rate limit exceeded)") {
+		t.Fatalf("status %s (%s), %d turns, reply %q", res.Status, res.Reason, res.Turns, res.Reply)
+	}
+	if len(cps) != 1 || cps[0].Kind != PendingError {
+		t.Errorf("checkpoints %+v, want one before the pause", cps)
+	}
+	if pausedAt.IsZero() || resumedAt.IsZero() {
+		t.Fatalf("no pause and resume in %v", evs)
+	}
+	var paused Event
+	for _, ev := range ofKind(evs, EventPaused) {
+		paused = ev
+	}
+	if !strings.Contains(paused.Reason, "retrying after 1s") {
+		t.Errorf("paused: %q", paused.Reason)
+	}
+	if w := ofKind(evs, EventWarning); len(w) != 1 || !strings.Contains(w[0].Reason, "retry 1 of 3") {
+		t.Errorf("warnings %+v", w)
+	}
+}
+
+// The retries are bounded: an agent that fails with a recoverable error every time fails
+// after the third retry, saying so.
+func TestRecoverableErrorRetriesAreBounded(t *testing.T) {
+	s := shellSpec(t, recoverableBlock("0.01")+`; sleep 0.1; exit 1`)
+	_, res := drain(t, start(t, s, "task"), nil)
+	if res.Status != StatusFailed || res.Turns != 4 || !strings.Contains(res.Reason, "recoverable error persisted after 3 retries: Rate limit exceeded") {
+		t.Fatalf("status %s (%s), %d turns", res.Status, res.Reason, res.Turns)
+	}
+}
+
+// The reset: the block's retry_after, else one its details name, else a minute; capped.
+func TestErrorReset(t *testing.T) {
+	for _, c := range []struct {
+		fields map[string]any
+		want   time.Duration
+	}{
+		{map[string]any{"retry_after": "30"}, 30 * time.Second},
+		{map[string]any{"retry_after": "1.5"}, 1500 * time.Millisecond},
+		{map[string]any{"retry_after": "2m"}, 2 * time.Minute},
+		{map[string]any{"details": "rate limit hit, retry after 45 seconds"}, 45 * time.Second},
+		{map[string]any{"details": "quota resets in 2 minutes"}, 2 * time.Minute},
+		{map[string]any{"details": "will retry after cooldown"}, time.Minute},
+		{map[string]any{"retry_after": "86400"}, 15 * time.Minute},
+	} {
+		if got := errorReset(c.fields); got != c.want {
+			t.Errorf("%v: %v, want %v", c.fields, got, c.want)
+		}
+	}
+}
+
+// An invalid block is sent back to the agent to print again, three times; the fourth is the
+// spec's fatal "Invalid protocol format" (after a checkpoint).
+func TestInvalidBlocksBecomeFatalAfterThree(t *testing.T) {
+	s := shellSpec(t, `cat >/dev/null; printf '[USER_QUESTION]\ncategory: choice\nrequired: true\n[/USER_QUESTION]\n'`)
+	var cps []Pending
+	s.Checkpoint = func(pd Pending) error { cps = append(cps, pd); return nil }
+	_, res := drain(t, start(t, s, "task"), nil)
+	if res.Status != StatusFailed || res.Turns != 4 || !strings.Contains(res.Reason, "Invalid protocol format (4 invalid blocks") {
+		t.Fatalf("status %s (%s), %d turns", res.Status, res.Reason, res.Turns)
+	}
+	if len(cps) != 1 || cps[0].Kind != PendingError || cps[0].Fields["recovery"] != "notify_user" {
+		t.Errorf("checkpoints %+v", cps)
+	}
+}
+
+// Many recoverable errors in one turn do not pause the agent without end: the fifth fails it.
+func TestRecoverableErrorsInOneTurnAreBounded(t *testing.T) {
+	s := shellSpec(t, `for i in 1 2 3 4 5 6; do `+recoverableBlock("0.01")+`; done; echo "ANSWER: done"`)
+	evs, res := drain(t, start(t, s, "task"), nil)
+	if res.Status != StatusFailed || !strings.Contains(res.Reason, "reported 5 recoverable errors") {
+		t.Fatalf("status %s (%s)", res.Status, res.Reason)
+	}
+	if n := len(ofKind(evs, EventPaused)); n != 4 {
+		t.Errorf("%d pauses, want 4", n)
+	}
+}
