@@ -1,11 +1,14 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -140,6 +143,9 @@ func (g *Gateway) Unregister(token string) {
 	g.mu.Unlock()
 }
 
+// maxRequest bounds a request's body (a long conversation with images stays far below).
+const maxRequest = 256 << 20
+
 // tokenPrefix starts every token (so a token is never mistaken for a provider's key).
 const tokenPrefix = "acgw-"
 
@@ -183,10 +189,19 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, p, http.StatusBadRequest, msg)
 		return
 	}
-	// The request body is still being sent upstream when the response starts: without full
-	// duplex the server closes it then, the transport's last read of it fails, and the
-	// stream from the provider is cut (golang/go#40747).
-	_ = http.NewResponseController(w).EnableFullDuplex()
+	// The request is read whole before it is sent on: streamed from the agent's connection,
+	// the server would close it when the provider's answer starts, while the transport still
+	// reads it, and the stream would be cut (golang/go#40747). Requests are a conversation's
+	// JSON; the answer is what streams.
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequest+1))
+	if err != nil || len(body) > maxRequest {
+		refuse(w, p, http.StatusRequestEntityTooLarge, fmt.Sprintf("agentcanvas gateway: the request could not be read whole (%d MiB at most)", maxRequest>>20))
+		return
+	}
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	r.Header.Del("Transfer-Encoding")
+	r.TransferEncoding = nil
 	cl := &call{caller: c, provider: p, rest: rest}
 	if raw := c.Upstream[p]; raw != "" {
 		u, err := parseUpstream(raw)

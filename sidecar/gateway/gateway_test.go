@@ -247,7 +247,7 @@ func TestStreamsUnbuffered(t *testing.T) {
 
 // Streams arrive whole, call after call: the request body the transport is still sending
 // when the provider starts answering must not cut the answer (golang/go#40747, which cut
-// about one stream in a hundred here before the gateway's handler went full duplex).
+// about one stream in a hundred here before the gateway read requests whole).
 func TestStreamsArriveWhole(t *testing.T) {
 	up := httptest.NewServer(benchModel(200, 1024))
 	defer up.Close()
@@ -340,5 +340,30 @@ func TestCloseClosesProviderConnections(t *testing.T) {
 			t.Fatalf("%d connections to the provider still open after Close", n)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A provider that cannot be reached is a 502 in its own error shape, saying so (the CLIs
+// retry it); the call is not charged.
+func TestUnreachableProvider(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String()
+	ln.Close() // nothing listens there now
+	var got charges
+	g := startGateway(t, Options{Upstream: map[Provider]string{Gemini: dead}, OnCharge: got.add})
+	a := apiCalls[2]
+	token, base := g.Register(Caller{Agent: "a", Interaction: "i", Keys: map[Provider]string{Gemini: realKey}})
+	resp, body := post(t, base+a.path, a.authHeader, token, a.body)
+	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "the gemini API could not be reached") || !strings.Contains(body, `"status":"FAILED_PRECONDITION"`) {
+		t.Errorf("%d %s", resp.StatusCode, body)
+	}
+	if strings.Contains(body, realKey) {
+		t.Errorf("the error shows the key: %s", body)
+	}
+	if len(got.all()) != 0 || g.Ledger.Run().Calls != 0 {
+		t.Errorf("charged %+v", got.all())
 	}
 }
