@@ -10,6 +10,7 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/gateway"
 	"github.com/agentcanvas/agentcanvas/sidecar/pattern"
 	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
+	"github.com/agentcanvas/agentcanvas/sidecar/validate"
 )
 
 // The run's model gateway (sidecar/gateway). A CLI agent whose runtime.env names a
@@ -49,7 +50,9 @@ type runGateway struct {
 func (r *run) gateway() (*gateway.Gateway, error) {
 	gw := &r.gw
 	gw.once.Do(func() {
-		pricing := gateway.DefaultPricing().With(r.limits().Pricing).With(r.o.Pricing)
+		// The person's prices (the editor's, the command line's) over the flow's over the project's.
+		flowPrices, _ := validate.FlowPricing(r.f) // validated before the run started
+		pricing := gateway.DefaultPricing().With(flowPrices).With(r.limits().Pricing).With(r.o.Pricing)
 		gw.g, gw.err = gateway.Start(gateway.Options{Pricing: pricing, OnCharge: r.gatewayCharge, OnRefuse: r.gatewayRefused})
 		if gw.err != nil {
 			return

@@ -190,3 +190,28 @@ func TestRouteThroughGatewayWhom(t *testing.T) {
 		t.Errorf("--gateway auto over the setting off: not routed (%v)", err)
 	}
 }
+
+// Prices: the project's table, under the flow's policy.pricing, under the editor's setting,
+// under the command line's --pricing.
+func TestGatewayPricesLayered(t *testing.T) {
+	ws := gitWorkspace(t)
+	src := "version: 0.2\npolicy: {pricing: {openai: {gpt-5: {input: 1, output: 1}, gpt-5-mini: {input: 2, output: 2}}}}\n" +
+		"agents: [{id: a, runtime: {backendId: command, command: [bash, -c, 'true']}}]\ninteractions: []\n"
+	setting := gateway.Pricing{gateway.OpenAI: {"gpt-5-mini": {Input: 3, Output: 3}, "gpt-5-nano": {Input: 4, Output: 4}}}
+	flag := gateway.Pricing{gateway.OpenAI: {"gpt-5-nano": {Input: 5, Output: 5}}}
+	r, err := newRun(flow.Parse(filepath.Join(ws, "f.yaml"), []byte(src)), Options{Workspace: ws, Pricing: flag,
+		Limits: func() Limits { return Limits{Pricing: setting} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	g, err := r.gateway()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for model, want := range map[string]float64{"gpt-5": 1, "gpt-5-mini": 3, "gpt-5-nano": 5, "gpt-4.1": gateway.DefaultPricing()[gateway.OpenAI]["gpt-4.1"].Input} {
+		if p, _ := g.Price(gateway.OpenAI, model); p.Input != want {
+			t.Errorf("%s: input $%v per million, want $%v", model, p.Input, want)
+		}
+	}
+}

@@ -366,6 +366,7 @@ func (d *decoder) flowRoot(root *yaml.Node) {
 				"dependencyTimeoutMs": func(_, v *yaml.Node, p string) {
 					f.Policy.DependencyTimeoutMs, _ = d.integer(v, p, "policy.dependencyTimeoutMs")
 				},
+				"pricing": func(_, v *yaml.Node, p string) { f.Policy.Pricing = d.anyMap(v, p, "policy.pricing") },
 				"budget": func(_, v *yaml.Node, p string) {
 					b := &Budget{}
 					if d.fields(v, p, "policy.budget", map[string]fieldFn{

@@ -55,6 +55,10 @@ type Policy struct {
 	// DependencyTimeoutMs bounds how long a [DEPENDENCY_REQUEST] waits for its value (0: one
 	// hour); run --dependency-timeout overrides it.
 	DependencyTimeoutMs int64 `json:"dependencyTimeoutMs,omitempty"`
+
+	// Pricing overrides entries of the model gateway's price table for this flow's runs, in
+	// its shape (provider → model prefix → prices; docs/agents.md, Gateway).
+	Pricing map[string]any `json:"pricing,omitempty"`
 }
 
 // Budget is a run's spend limit: USD of reported cost, Tokens of reported tokens (either or

@@ -99,3 +99,6 @@ func (p Pricing) Cost(prov Provider, model string, u Usage) (float64, bool) {
 		float64(u.CacheWrite)*pr.CacheWrite + float64(u.Output)*pr.Output
 	return usd / 1e6, true
 }
+
+// Price is what the gateway charges for a model (its table, overrides included).
+func (g *Gateway) Price(p Provider, model string) (Price, bool) { return g.o.Pricing.price(p, model) }

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -66,4 +67,27 @@ func (c *checker) gatewayOnly(path string, r *flow.Runtime) {
 		c.report(path+"/network", c.at(path+"/network"), diag.Warning, CodeSchema,
 			"runtime.network open widens the network of an agent routed through the model gateway, and this agent is not: "+why+"; it keeps its network anyway", nil)
 	}
+}
+
+// policyPricing checks policy.pricing: the model gateway's price overrides.
+func (c *checker) policyPricing() {
+	if c.f.Policy.Pricing == nil {
+		return
+	}
+	if _, err := FlowPricing(c.f); err != nil {
+		c.report("/policy/pricing", c.at("/policy/pricing"), diag.Error, CodeSchema,
+			fmt.Sprintf("policy.pricing: %v; it is the gateway's prices in US dollars per million tokens, e.g. {openai: {gpt-5: {input: 1.25, cachedInput: 0.125, output: 10}}}", err), nil)
+	}
+}
+
+// FlowPricing is the flow's policy.pricing as the gateway reads it (nil when it sets none).
+func FlowPricing(f *flow.Flow) (gateway.Pricing, error) {
+	if f.Policy.Pricing == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(f.Policy.Pricing)
+	if err != nil {
+		return nil, err
+	}
+	return gateway.ParsePricing(b)
 }
