@@ -9,10 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 )
@@ -98,7 +100,7 @@ func Start(o Options) (*Gateway, error) {
 		tr = http.DefaultTransport.(*http.Transport).Clone()
 	}
 	g.proxy = &httputil.ReverseProxy{Rewrite: g.rewrite, Transport: tr, FlushInterval: -1,
-		ModifyResponse: g.meter, ErrorHandler: g.upstreamError}
+		ModifyResponse: g.meter, ErrorHandler: g.upstreamError, ErrorLog: log.New(quietCanceled{os.Stderr}, "agentcanvas gateway: ", 0)}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -310,4 +312,15 @@ func tokenFromHeaders(p Provider, r *http.Request) string {
 		return v
 	}
 	return ""
+}
+
+// quietCanceled writes the proxy's log but for a stream cut because its agent was stopped (a
+// spend limit, a timeout): that is the engine's doing, and the run's log says so.
+type quietCanceled struct{ w io.Writer }
+
+func (q quietCanceled) Write(b []byte) (int, error) {
+	if bytes.Contains(b, []byte(context.Canceled.Error())) {
+		return len(b), nil
+	}
+	return q.w.Write(b)
 }

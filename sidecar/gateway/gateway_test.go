@@ -367,3 +367,13 @@ func TestUnreachableProvider(t *testing.T) {
 		t.Errorf("charged %+v", got.all())
 	}
 }
+
+func TestQuietCanceled(t *testing.T) {
+	var b strings.Builder
+	q := quietCanceled{&b}
+	q.Write([]byte("httputil: ReverseProxy read error during body copy: context canceled\n"))
+	q.Write([]byte("httputil: ReverseProxy read error during body copy: unexpected EOF\n"))
+	if b.String() != "httputil: ReverseProxy read error during body copy: unexpected EOF\n" {
+		t.Errorf("logged %q", b.String())
+	}
+}
