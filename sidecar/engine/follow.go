@@ -61,7 +61,7 @@ func (c *ictx) follow(proc *runtime.Process, node, edge, backend string, resume 
 			c.r.emit(c.in.ID, edge, "access_denied", map[string]any{"agent": node, "path": ev.Text, "message": ev.Reason, "turn": ev.Turn})
 		}
 	}
-	out.res = proc.Wait()
+	out.res = c.meteredResult(node, proc.Wait()) // gateway.go
 	out.stderr = stderr.lines
 	c.spendResult(node, ts, out.res)
 	c.r.metrics.addTurn(node, out.res, c.r.now().Sub(started))

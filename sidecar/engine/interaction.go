@@ -101,7 +101,7 @@ func (r *run) castInteraction(in *flow.Interaction) (c *ictx, topology string) {
 	c.st.Metrics = map[string]float64{}
 	c.term, c.params = in.Settings()
 	c.roundCap, c.ownCap = flow.RoundCap(c.term, c.params, r.o.RoundCap)
-	c.spend, c.limits = newSpend(), spendLimits(c.term)
+	c.spend, c.limits = newSpend(), spendLimits(c.term).withParams(c.params)
 	topology = p.Topology
 	for _, e := range in.Edges {
 		for _, id := range []string{e.Source, e.Target} {
@@ -524,6 +524,9 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 		return s, fmt.Errorf("agent %s: %w", node, err)
 	}
 	s.Env = env
+	if err := c.routeThroughGateway(node, &s, rt); err != nil { // gateway.go
+		return s, err
+	}
 	s.Checkpoint = func(p runtime.Pending) error { c.r.checkpoint(); return nil }
 	return s, nil
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/diag"
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/gateway"
 	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 	"github.com/agentcanvas/agentcanvas/sidecar/validate"
 )
@@ -69,6 +70,11 @@ type Options struct {
 	// Limits returns the person's restrictions (allowed and blocked folders, auto-apply),
 	// called at each use so a change reaches a run already going; nil restricts nothing.
 	Limits func() Limits
+	// Gateway is how agents are routed through the run's model gateway (gateway.go):
+	// GatewayAuto ("" too), GatewayLogins or GatewayOff. Pricing overrides entries of the
+	// gateway's pricing table.
+	Gateway string
+	Pricing gateway.Pricing
 }
 
 // Status of a run or interaction.
@@ -166,6 +172,7 @@ type run struct {
 	told sync.Map
 	// confined is what the kernel offered agent confinement when the run started.
 	confined confine.Status
+	gw       runGateway // the model gateway (gateway.go)
 }
 
 func newRun(f *flow.Flow, o Options) (*run, error) {
@@ -446,6 +453,7 @@ func (r *run) close() {
 	}
 	r.files.close()
 	runtime.RemoveTemp(r.id) // the agents' private temporary folders
+	r.closeGateway()
 }
 
 func (r *run) task() string {

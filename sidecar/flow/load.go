@@ -366,6 +366,7 @@ func (d *decoder) flowRoot(root *yaml.Node) {
 				"dependencyTimeoutMs": func(_, v *yaml.Node, p string) {
 					f.Policy.DependencyTimeoutMs, _ = d.integer(v, p, "policy.dependencyTimeoutMs")
 				},
+				"pricing": func(_, v *yaml.Node, p string) { f.Policy.Pricing = d.anyMap(v, p, "policy.pricing") },
 				"budget": func(_, v *yaml.Node, p string) {
 					b := &Budget{}
 					if d.fields(v, p, "policy.budget", map[string]fieldFn{
@@ -444,6 +445,7 @@ func (d *decoder) runtime(n *yaml.Node, path string) *Runtime {
 		},
 		"interactive": func(_, v *yaml.Node, p string) { r.Interactive, _ = d.boolean(v, p, "runtime.interactive") },
 		"network":     func(_, v *yaml.Node, p string) { r.Network = d.str(v, p, "runtime.network") },
+		"maxCostUsd":  func(_, v *yaml.Node, p string) { r.MaxCostUSD, _ = d.number(v, p, "runtime.maxCostUsd") },
 		"sessionLoop": func(_, v *yaml.Node, p string) {
 			sl := &SessionLoop{}
 			if d.fields(v, p, "runtime.sessionLoop", map[string]fieldFn{

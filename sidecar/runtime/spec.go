@@ -98,6 +98,9 @@ type Spec struct {
 	// Network is runtime.network: "" (the agent's network is left alone) or NetworkNone (no
 	// TCP connect or bind; enforced only when the agent is confined).
 	Network string
+	// GatewayPort is the port of the run's model gateway when the agent's model calls go
+	// through it (UseGateway, gateway_env.go); 0 otherwise.
+	GatewayPort int
 
 	// confined is set when the agent's turns are confined (backends that drop a sandbox of
 	// their own then: codex).
@@ -172,9 +175,9 @@ func (s *Spec) validate() error {
 		return fmt.Errorf("runtime: agent %s: confinement %w", s.AgentID, err)
 	}
 	switch s.Network {
-	case "", NetworkNone:
+	case "", NetworkNone, NetworkOpen:
 	default:
-		return fmt.Errorf("runtime: agent %s: network %q is not %q", s.AgentID, s.Network, NetworkNone)
+		return fmt.Errorf("runtime: agent %s: network %q is not %q or %q", s.AgentID, s.Network, NetworkNone, NetworkOpen)
 	}
 	return nil
 }

@@ -33,7 +33,7 @@ func (v *View) block() []string {
 	if v.r.tokens > 0 {
 		head += " · " + Tokens(v.r.tokens) + " tokens"
 	}
-	if v.r.turns > 0 && v.r.costKnown {
+	if (v.r.turns > 0 || v.r.cost > 0) && v.r.costKnown {
 		head += " · " + USD(v.r.cost)
 	}
 	out := []string{v.paint(dim, cut("── "+head, cols-1))}
@@ -78,7 +78,7 @@ func (v *View) agentLines(agents []*agent, width int, live bool) []string {
 			}
 		}
 		cols := []string{pad(a.id, idW), pad(a.interaction, inW), pad(fmt.Sprintf("round %d", a.round), 8), pad(a.state, 7), fmt.Sprintf("%5s", Clock(a.elapsed(now)))}
-		if a.turns > 0 {
+		if a.turns > 0 || a.metered { // a metered agent's spend shows during its first turn
 			cols = append(cols, spend(a, true)...)
 		}
 		text := strings.Join(cols, "  ")

@@ -31,6 +31,9 @@ type agent struct {
 	tokensKnown bool
 	cost        float64
 	costKnown   bool
+	// metered: the model gateway meters the agent's calls (spend events during its turns),
+	// so what its turns report is not counted again.
+	metered bool
 }
 
 // elapsed is the agent's time in turns so far.
@@ -104,19 +107,8 @@ func (r *run) apply(ev eventlog.Event) {
 		}
 		a.turns++
 		r.turns++
-		in, _ := eventlog.Num(f["inputTokens"])
-		out, _ := eventlog.Num(f["outputTokens"])
-		if in+out > 0 {
-			a.tokens += int64(in + out)
-			a.tokensKnown = true
-			r.tokens += int64(in + out)
-		}
-		if c, ok := eventlog.Num(f["costUsd"]); ok {
-			a.cost += c
-			a.costKnown = true
-			r.cost += c
-		} else {
-			r.costKnown = false
+		if !a.metered {
+			r.reported(a, f)
 		}
 		switch eventlog.Str(f["status"]) {
 		case "completed":
@@ -126,6 +118,18 @@ func (r *run) apply(ev eventlog.Event) {
 		default:
 			a.state = stateFailed
 		}
+	case "spend": // a model call the gateway metered, during the turn
+		if f["midTurn"] != true {
+			break
+		}
+		a := r.agent(eventlog.Str(f["agent"]), ev.InteractionID)
+		tokens, _ := eventlog.Num(f["callTokens"])
+		cost, _ := eventlog.Num(f["callCostUsd"])
+		a.metered, a.tokensKnown, a.costKnown = true, true, true
+		a.tokens += int64(tokens)
+		a.cost += cost
+		r.tokens += int64(tokens)
+		r.cost += cost
 	case "question_asked", "dependency_requested", "phase_completed":
 		if a := r.byID[eventlog.Str(f["agent"])]; a != nil {
 			a.state = stateAsking
@@ -151,6 +155,24 @@ func (r *run) apply(ev eventlog.Event) {
 		}
 	case "run_finished", "run_interrupted":
 		r.finished = true
+	}
+}
+
+// reported counts what a finished turn reports of its usage.
+func (r *run) reported(a *agent, f map[string]any) {
+	in, _ := eventlog.Num(f["inputTokens"])
+	out, _ := eventlog.Num(f["outputTokens"])
+	if in+out > 0 {
+		a.tokens += int64(in + out)
+		a.tokensKnown = true
+		r.tokens += int64(in + out)
+	}
+	if c, ok := eventlog.Num(f["costUsd"]); ok {
+		a.cost += c
+		a.costKnown = true
+		r.cost += c
+	} else {
+		r.costKnown = false
 	}
 }
 

@@ -30,6 +30,7 @@ func (c *checker) interactions() {
 			c.edgePolicies(e, p, known)
 		}
 		c.roundCap(in)
+		c.maxCostParam(in)
 		if known {
 			c.roles(in, p)
 		}

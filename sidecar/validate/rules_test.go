@@ -123,6 +123,14 @@ func TestSchemaRule(t *testing.T) {
 		{"network enum", head + "agents: [{id: a, runtime: {backendId: command, command: [x], network: off}}]\ninteractions: []\n", []string{CodeSchema}},
 		{"env names", head + "agents: [{id: a, runtime: {env: [GOOD_NAME, _ALSO, 9bad, has-dash, \"K=v\"]}}]\ninteractions: []\n", []string{CodeSchema, CodeSchema, CodeSchema}},
 		{"maxTurns zero", head + "agents: [{id: a, runtime: {maxTurns: 0}}]\ninteractions: []\n", []string{CodeSchema}},
+		{"maxCostUsd zero and a word", head + "agents: [{id: a, runtime: {maxCostUsd: 0}}, {id: b, runtime: {maxCostUsd: lots}}]\ninteractions: []\n", []string{CodeSchema, CodeSchema}},
+		{"policy.pricing", "policy: {pricing: {openai: {gpt-5: {input: 1, output: 8}}}}\n" + mw(term2), nil},
+		{"policy.pricing of no provider", "policy: {pricing: {acme: {x: {input: 1}}}}\n" + mw(term2), []string{CodeSchema}},
+		{"policy.pricing negative", "policy: {pricing: {gemini: {gemini: {output: -1}}}}\n" + mw(term2), []string{CodeSchema}},
+		{"params.max_cost_usd zero", mw("{termination: {type: judge_decision}, params: {max_cost_usd: 0, round_cap: 3}}"), []string{CodeSchema}},
+		{"params.max_cost_usd", mw("{termination: {type: judge_decision}, params: {max_cost_usd: 1.5, round_cap: 3}}"), nil},
+		{"maxCostUsd and network open", head + "agents: [{id: a, runtime: {backendId: claude, env: [ANTHROPIC_API_KEY], maxCostUsd: 0.5, network: open}}]\ninteractions: []\n", nil},
+		{"maxCostUsd and network open off the gateway", head + "agents: [{id: a, runtime: {backendId: claude, maxCostUsd: 0.5, network: open}}, {id: b, runtime: {backendId: command, command: [x], env: [OPENAI_API_KEY], maxCostUsd: 1}}]\ninteractions: []\n", []string{CodeSchema, CodeSchema, CodeSchema}},
 		{"sessionLoop zero", head + "agents: [{id: a, runtime: {sessionLoop: {maxIterations: 0}}}]\ninteractions: []\n", []string{CodeSchema}},
 		{"unknown field is a warning", head + "agents: [{id: a, colour: red}]\ninteractions: []\n", []string{CodeSchema}},
 	})
@@ -721,4 +729,15 @@ func TestEnvSecretFixAndDuplicateNames(t *testing.T) {
 	if got := fixed(agentEnv("[A_KEY, B_KEY, A_KEY]"), CodeSchema); got != agentEnv("[A_KEY, B_KEY]") {
 		t.Errorf("duplicate fix:\n%s", got)
 	}
+}
+
+// A budget warns of agents whose spend no limit can count, unless the model gateway meters
+// them (a CLI agent whose runtime.env names its API key variable).
+func TestSpendUnknownRule(t *testing.T) {
+	budget := "policy: {budget: {usd: 2}}\n"
+	runCases(t, Workspace{}, []ruleCase{
+		{"codex without a key variable", budget + head + "agents: [{id: a, runtime: {backendId: codex}}]\ninteractions: []\n", []string{CodeSpendUnknown}},
+		{"codex through the gateway", budget + head + "agents: [{id: a, runtime: {backendId: codex, env: [OPENAI_API_KEY]}}]\ninteractions: []\n", nil},
+		{"a command agent with a key variable", budget + head + "agents: [{id: a, runtime: {backendId: command, command: [x], env: [OPENAI_API_KEY]}}]\ninteractions: []\n", []string{CodeSpendUnknown}},
+	})
 }

@@ -117,6 +117,7 @@ func (c *checker) run() {
 	c.references()
 	c.interactions()
 	c.spendUnknown()
+	c.policyPricing() // gateway.go
 	c.paths()
 	c.workspace()
 	c.permissions()

@@ -49,9 +49,10 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	autoApply := &choiceFlag[engine.AutoApply]{engine.AutoApplyFlow, engine.ParseAutoApply}
 	fs.Var(autoApply, "auto-apply", "cap on the flow's policy.autoApply: off (apply nothing unreviewed), whenClean (as the flow says, and only on an unchanged HEAD) or flow")
 	confineMode := &choiceFlag[confine.Mode]{confine.ModeAuto, confine.ParseMode}
+	gw := addGatewayFlags(fs) // flags_gateway.go
 	fs.Var(confineMode, "confine", "confine agent processes with the kernel (Landlock): auto (where it can, with a warning where it cannot), required (refuse a run that cannot be) or off")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentcanvas run [--workspace W] [--dry-run] [--answers FILE] [--non-interactive] [--json] [--summary FILE] [--resume RUN_ID] [--allow DIR]… [--block DIR]… [--auto-apply off|whenClean|flow] [--confine auto|required|off] [--dependency-timeout D] FLOW")
+		fmt.Fprintln(stderr, "usage: agentcanvas run [--workspace W] [--dry-run] [--answers FILE] [--non-interactive] [--json] [--summary FILE] [--resume RUN_ID] [--allow DIR]… [--block DIR]… [--auto-apply off|whenClean|flow] [--confine auto|required|off] [--dependency-timeout D] [--gateway auto|logins|off] [--pricing FILE] FLOW")
 		fmt.Fprintln(stderr, "       agentcanvas run [--workspace W] [--dry-run] [--json] [--summary FILE] [--backend B] [--allow DIR]… [--block DIR]… [--confine auto|required|off] --skill NAME [--file F]... [--task TEXT]")
 		fs.PrintDefaults()
 	}
@@ -90,6 +91,10 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	limits := engine.Limits{Rules: rules, AutoApply: autoApply.v, AutoApplyFrom: "--auto-apply", Confine: confineMode.v, ConfineFrom: "--confine"}
 	opts := engine.Options{Workspace: ws, DryRun: *dryRun, Backend: *backend, Task: *task, Limits: func() engine.Limits { return limits }, DependencyTimeout: *depTimeout}
+	if err := gw.apply(&opts); err != nil {
+		fmt.Fprintf(stderr, "agentcanvas run: %v\n", err)
+		return exitUsage
+	}
 	var ans map[string]string
 	if *answers != "" {
 		if ans, err = engine.LoadAnswers(*answers); err != nil {
