@@ -533,6 +533,7 @@ func fill(ctx context.Context, ws, st *os.Root, entries []entry, o Options) erro
 	var pmu sync.Mutex
 	done := 0
 	var jobs []func() error
+	c := &copier{}
 	const chunk = 128
 	for i := 0; i < len(entries); {
 		j := i + 1
@@ -542,7 +543,7 @@ func fill(ctx context.Context, ws, st *os.Root, entries []entry, o Options) erro
 		}
 		group := entries[i:j]
 		jobs = append(jobs, func() error {
-			if err := copyGroup(ws, st, dir, group); err != nil {
+			if err := copyGroup(ws, st, dir, group, c); err != nil {
 				return err
 			}
 			if o.Progress != nil {
