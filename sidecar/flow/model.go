@@ -94,6 +94,11 @@ type Runtime struct {
 	Interactive        bool         `json:"interactive,omitempty"`        // a command agent keeps stdin open for answers
 	Network            string       `json:"network,omitempty"`            // none: no TCP connect or bind (command agents, when confined)
 	SessionLoop        *SessionLoop `json:"sessionLoop,omitempty"`
+	// Shared are workspace-relative dependency folders (node_modules, .venv…) linked into the
+	// agent's sandbox read-only instead of copied; Setup is a command run once in the sandbox
+	// after it is prepared, confined like the agent.
+	Shared []string `json:"shared,omitempty"`
+	Setup  []string `json:"setup,omitempty"`
 }
 
 // SessionLoop runs an agent as repeated fresh-context sessions (cli-agent-session-loop.md).

@@ -22,6 +22,7 @@ type confinement struct {
 	tmp      string // the agent's private TMPDIR (agentTemp)
 	ownTmp   bool   // tmp is this Process's own, removed when it is finished
 	agent    confine.Agent
+	shared   []confine.Rule // read grants for the sandbox's shared dependency folders
 }
 
 // minNetworkABI is the first Landlock ABI that restricts TCP.
@@ -74,7 +75,7 @@ func newConfinement(s *Spec, backend, dir string, env []string) (c *confinement,
 		Tmp:         tmp,
 		Dir:         dir,
 		DenyNetwork: s.Network == NetworkNone,
-	}}
+	}, shared: sharedReads(s.SharedFolders)}
 	return c, warnings, nil
 }
 
@@ -98,6 +99,7 @@ func (c *confinement) policy(path string, argv, env []string) confine.Policy {
 		a.Command = argv // the flow's runtime.command; a CLI's arguments hold the prompt
 	}
 	p := confine.Build(a)
+	p.Rules = append(p.Rules, c.shared...)
 	p.Required = c.required
 	return p
 }

@@ -30,6 +30,10 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 )
 
+// WholeWorkspace, as the only name or one of several in Files, asks for the whole workspace:
+// every file git would not ignore (tracked or not), with the same folder rules as any folder.
+const WholeWorkspace = "."
+
 // Dir is the workspace-relative folder holding every run's sandboxes.
 const Dir = ".agentcanvas/sandboxes"
 
@@ -42,7 +46,7 @@ type Options struct {
 	Workspace string // absolute or relative path of the workspace root
 	RunID     string
 	AgentID   string
-	Files     []string // workspace-relative files or folders (folders honour .gitignore)
+	Files     []string // workspace-relative files or folders (folders honour .gitignore); "." is the whole workspace
 	// Rules are the person's allowed and blocked folders: a file outside the allowed folders
 	// or in a blocked one is refused before anything is created; blocked folders met inside
 	// a copied folder are skipped.
@@ -53,6 +57,9 @@ type Options struct {
 	Workers int
 	// AllowEmpty prepares a sandbox with no files (a worker that only creates files).
 	AllowEmpty bool
+	// Shared are workspace-relative dependency folders linked into work/ rather than copied
+	// (see shared.go); each must exist.
+	Shared []string
 }
 
 // Paths are the absolute folders of one agent's sandbox (JSON keys as DESIGN.md prints them).
@@ -73,6 +80,8 @@ type Meta struct {
 	Base      Base     `json:"base"`
 	Requested []string `json:"requested"` // Files as given (canonical form)
 	Files     []string `json:"files"`     // every file or symlink copied, sorted
+	// Shared are the dependency folders linked into work/ (never part of a proposal).
+	Shared []string `json:"shared,omitempty"`
 }
 
 // Base records the workspace revision a sandbox was copied from.
@@ -253,6 +262,13 @@ func Prepare(ctx context.Context, o Options) (Paths, error) {
 	for _, e := range entries {
 		meta.Files = append(meta.Files, e.path)
 	}
+	wsAbs, err := filepath.Abs(o.Workspace)
+	if err != nil {
+		return Paths{}, err
+	}
+	if meta.Shared, err = linkShared(root, st, wsAbs, o.Shared, entries); err != nil {
+		return Paths{}, err
+	}
 	mb, _ := json.MarshalIndent(meta, "", "  ")
 	if err := st.WriteFile(MetaFile, append(mb, '\n'), 0o644); err != nil {
 		return Paths{}, err
@@ -352,6 +368,18 @@ func collect(root *os.Root, files []string, rules safepath.Rules) ([]entry, []st
 	var out []entry
 	var requested []string
 	for _, f := range files {
+		if f == WholeWorkspace {
+			requested = append(requested, f)
+			if err := walkDir(root, ".", nil, rules, true, func(e entry) {
+				if !seen[e.path] {
+					seen[e.path] = true
+					out = append(out, e)
+				}
+			}); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
 		p, err := safepath.Clean(f, rules)
 		if err != nil {
 			return nil, nil, refuse(f, "%s", err.(*safepath.Error).Reason)
@@ -371,7 +399,7 @@ func collect(root *os.Root, files []string, rules safepath.Rules) ([]entry, []st
 			if err != nil {
 				return nil, nil, err
 			}
-			if err := walkDir(root, p, ps, rules, func(e entry) {
+			if err := walkDir(root, p, ps, rules, false, func(e entry) {
 				if !seen[e.path] {
 					seen[e.path] = true
 					out = append(out, e)
@@ -381,7 +409,7 @@ func collect(root *os.Root, files []string, rules safepath.Rules) ([]entry, []st
 			}
 			continue
 		}
-		e, err := entryFor(root, p, fi)
+		e, err := entryFor(root, p, fi, false)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -441,14 +469,16 @@ func escapes(link, target string) bool {
 	return j == ".." || strings.HasPrefix(j, "../")
 }
 
-func entryFor(root *os.Root, p string, fi fs.FileInfo) (entry, error) {
+// entryFor is the entry of one file or symlink. A symlink leading out of the workspace is
+// refused when it was named, kept as a link when it was met walking a folder (walked).
+func entryFor(root *os.Root, p string, fi fs.FileInfo, walked bool) (entry, error) {
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		target, err := root.Readlink(p)
 		if err != nil {
 			return entry{}, refuse(p, "%v", err)
 		}
-		if escapes(p, target) {
+		if escapes(p, target) && !walked {
 			return entry{}, refuse(p, "is a symlink to %s, which leads out of the workspace", target)
 		}
 		return entry{path: p, symlink: target}, nil

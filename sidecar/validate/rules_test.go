@@ -523,6 +523,8 @@ func TestUnsafePathRule(t *testing.T) {
 	}
 	runCases(t, Workspace{}, []ruleCase{
 		{"relative files", agent("[src/a.ts, ./README.md, docs/x/y.md]", "[rules/a.md, \"Keep functions short\"]"), nil},
+		{"the whole workspace", agent("[\".\"]", "[]"), nil},
+		{"the root spelled otherwise", agent("[\"./\", src/..]", "[]"), []string{CodeUnsafePath, CodeUnsafePath}},
 		{"dot-dot", agent("[../x]", "[]"), []string{CodeUnsafePath}},
 		{"absolute", agent("[/etc/passwd]", "[]"), []string{CodeUnsafePath}},
 		{"windows absolute", agent("[\"C:/x\"]", "[]"), []string{CodeUnsafePath}},
@@ -721,4 +723,19 @@ func TestEnvSecretFixAndDuplicateNames(t *testing.T) {
 	if got := fixed(agentEnv("[A_KEY, B_KEY, A_KEY]"), CodeSchema); got != agentEnv("[A_KEY, B_KEY]") {
 		t.Errorf("duplicate fix:\n%s", got)
 	}
+}
+
+func TestSharedAndSetupRule(t *testing.T) {
+	agent := func(role, rt string) string {
+		return head + "agents: [{id: a, role: " + role + ", runtime: {" + rt + "}}]\ninteractions: []\n"
+	}
+	runCases(t, Workspace{}, []ruleCase{
+		{"a worker's shared folders and setup", agent("worker", "shared: [node_modules, web/node_modules, .venv], setup: [npm, ci]"), nil},
+		{"climbing out", agent("worker", "shared: [../deps]"), []string{CodeUnsafePath}},
+		{"absolute", agent("worker", "shared: [/usr/lib]"), []string{CodeUnsafePath}},
+		{"internal folders", agent("worker", "shared: [.git, .agentcanvas/x]"), []string{CodeUnsafePath, CodeUnsafePath}},
+		{"empty program", agent("worker", "setup: [\"\"]"), []string{CodeSchema}},
+		{"not in a sandbox", agent("orchestrator", "setup: [npm, ci]"), []string{CodeSchema}},
+		{"a worker in the workspace", agent("worker", "cwdMode: workspace, shared: [node_modules]"), []string{CodeSchema}},
+	})
 }

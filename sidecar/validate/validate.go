@@ -118,6 +118,7 @@ func (c *checker) run() {
 	c.interactions()
 	c.spendUnknown()
 	c.paths()
+	c.sandboxSetup()
 	c.workspace()
 	c.permissions()
 }
