@@ -9,6 +9,9 @@
 #
 # Apply is measured AR times a round (default 3), so best of R*AR.
 #
+# Then the whole-repository sandbox on 100,000 files (scripts/bench-wholerepo.sh; WHOLE_N sets
+# its size, WHOLE_N=0 skips it).
+#
 # Usage: scripts/bench-proposals.sh [BINARY]   (env: N=10000 R=3 AR=3 KEEP=1 to keep the temp dir)
 set -euo pipefail
 BIN=${1:-bin/agentcanvas}
@@ -120,3 +123,8 @@ echo "proposals bench: $N files, $changed changed (1%), best of $R (apply: of $(
 row prepare "cp -a, to input/ and work/" prep_ours prep_cp
 row create "git diff --no-index --binary" create_ours create_git
 row apply "git apply" apply_ours apply_git
+
+if [ "${WHOLE_N:-100000}" != 0 ]; then
+  echo
+  N=${WHOLE_N:-100000} R=1 "$(dirname "$0")/bench-wholerepo.sh" "$BIN"
+fi

@@ -20,6 +20,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -217,6 +218,9 @@ func Prepare(ctx context.Context, o Options) (Paths, error) {
 	entries, requested, err := collect(root, o.Files, o.Rules)
 	if err != nil {
 		return Paths{}, err
+	}
+	if len(entries) == 0 && !o.AllowEmpty {
+		return Paths{}, refuse(".", "the workspace holds no file the folder rules let through")
 	}
 	if _, err := root.Lstat(rel); err == nil {
 		return Paths{}, refuse(rel, "the sandbox already exists")
@@ -425,7 +429,9 @@ func collect(root *os.Root, files []string, rules safepath.Rules) ([]entry, []st
 			return nil, nil, refuse(out[i].path, "passes through %s, which is not a folder", out[i-1].path)
 		}
 	}
-	if len(out) == 0 && len(files) > 0 {
+	// The whole workspace may hold nothing the folder rules let through: a worker that only
+	// creates files then starts empty (Prepare refuses that unless AllowEmpty).
+	if len(out) == 0 && len(files) > 0 && !slices.Contains(requested, WholeWorkspace) {
 		return nil, nil, refuse("", "the requested paths hold no files")
 	}
 	return out, requested, nil
