@@ -42,7 +42,11 @@ func sharedFolders(workspace, runID, node string) ([]string, error) {
 	}
 	var out []string
 	for _, s := range m.Shared {
-		out = append(out, filepath.Join(abs, filepath.FromSlash(s)))
+		q, err := sandbox.CleanShared(s) // sandbox.json is checked again: it grants reads
+		if err != nil {
+			return nil, fmt.Errorf("agent %s: sandbox.json: %w", node, err)
+		}
+		out = append(out, filepath.Join(abs, filepath.FromSlash(q)))
 	}
 	return out, nil
 }

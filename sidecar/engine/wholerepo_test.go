@@ -4,6 +4,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -98,7 +99,7 @@ func TestSharedNodeModulesAndSetup(t *testing.T) {
 { cat setup.txt; node --test 2>&1; echo "exit $?"; echo planted > node_modules/planted.js && echo "wrote node_modules"; } > result.txt 2>&1
 `+handoff)
 	reviewer := script(t, dir, "reviewer.sh", "cat > /dev/null; echo 'ANSWER: fine'\n")
-	setup := `, shared: [node_modules], setup: [bash, -c, "echo set up in $PWD > setup.txt; echo hello from setup; echo to stderr >&2"]`
+	setup := `, env: [SETUP_TOKEN], shared: [node_modules], setup: [bash, -c, "echo set up in $PWD > setup.txt; echo hello from setup; echo to stderr >&2; echo token $SETUP_TOKEN"]`
 	ws, f := workspace(t, wholeRepoFlow(worker, setup, reviewer))
 	for name, body := range map[string]string{
 		".gitignore":                         "node_modules/\n",
@@ -114,7 +115,8 @@ func TestSharedNodeModulesAndSetup(t *testing.T) {
 		}
 	}
 	rec := &recorder{}
-	out, err := Run(context.Background(), f, Options{Workspace: ws, Sink: rec.sink})
+	const secret = "s3cret-setup-token-value"
+	out, err := Run(context.Background(), f, Options{Workspace: ws, Sink: rec.sink, Env: map[string]string{"SETUP_TOKEN": secret}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,6 +128,13 @@ func TestSharedNodeModulesAndSetup(t *testing.T) {
 		t.Fatal(err)
 	}
 	work := filepath.Join(pr.AgentDir, "work")
+	logDir := filepath.Join(ws, ".agentcanvas", "logs")
+	if logs, _ := exec.Command("grep", "-rl", "hello from setup", logDir).Output(); len(logs) == 0 {
+		t.Errorf("the setup's output is not in the run's log under %s", logDir)
+	}
+	if logs, _ := exec.Command("grep", "-rl", secret, logDir).Output(); len(logs) > 0 {
+		t.Errorf("the setup's output put a secret value in the log: %s", logs)
+	}
 	res, _ := os.ReadFile(filepath.Join(work, "result.txt"))
 	r := string(res)
 	if !strings.Contains(r, "set up in "+work) || !strings.Contains(r, "# pass 1") || !strings.Contains(r, "\nexit 0") || strings.Contains(r, "wrote node_modules") {
@@ -146,5 +155,30 @@ func TestSharedNodeModulesAndSetup(t *testing.T) {
 	}
 	if fin := rec.events("setup_finished"); len(fin) != 1 || str(fld(fin[0], "status")) != "completed" {
 		t.Errorf("setup_finished %v (want once: the sandbox is prepared once)", fin)
+	}
+}
+
+// A setup that fails fails its agent, with the command, its exit code and its last lines; the
+// agent itself never starts.
+func TestSetupFailureFailsTheAgent(t *testing.T) {
+	dir := t.TempDir()
+	worker := script(t, dir, "worker.sh", "cat > /dev/null; touch ran.txt; echo 'ANSWER: done'\n")
+	reviewer := script(t, dir, "reviewer.sh", "cat > /dev/null; echo 'ANSWER: fine'\n")
+	ws, f := workspace(t, wholeRepoFlow(worker, `, setup: [bash, -c, "echo broke >&2; exit 3"]`, reviewer))
+	rec := &recorder{}
+	out, err := Run(context.Background(), f, Options{Workspace: ws, Sink: rec.sink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Status == StatusCompleted || !strings.Contains(out.Reason+fmt.Sprint(out.Interactions), "runtime.setup bash -c") || !strings.Contains(fmt.Sprint(out.Interactions), "broke") {
+		t.Fatalf("outcome %s: %s %+v", out.Status, out.Reason, out.Interactions)
+	}
+	if fin := rec.events("setup_finished"); len(fin) != 1 || fld(fin[0], "exitCode") != float64(3) && fld(fin[0], "exitCode") != 3 {
+		t.Errorf("setup_finished %v", fin)
+	}
+	for _, e := range rec.events("agent_started") {
+		if fld(e, "agent") == "coder" {
+			t.Errorf("the coder started after its setup failed")
+		}
 	}
 }

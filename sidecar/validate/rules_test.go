@@ -739,3 +739,19 @@ func TestSharedAndSetupRule(t *testing.T) {
 		{"a worker in the workspace", agent("worker", "cwdMode: workspace, shared: [node_modules]"), []string{CodeSchema}},
 	})
 }
+
+// runtime.setup's relative script is looked up as a command's is: missing, a warning.
+func TestSetupCommandPath(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "scripts"), 0o755)
+	os.WriteFile(filepath.Join(root, "scripts", "setup.sh"), []byte("true\n"), 0o755)
+	src := func(script string) string {
+		return head + "agents: [{id: a, role: worker, runtime: {setup: [bash, " + script + "]}}]\ninteractions: []\n"
+	}
+	if got, _ := codes(t, src("scripts/setup.sh"), Workspace{Root: root}); len(got) != 0 {
+		t.Errorf("an existing setup script: %v", got)
+	}
+	if got, _ := codes(t, src("scripts/missing.sh"), Workspace{Root: root}); len(got) != 1 || got[0] != CodeCommandPath {
+		t.Errorf("a missing setup script: %v, want %s", got, CodeCommandPath)
+	}
+}

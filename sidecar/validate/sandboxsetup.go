@@ -1,11 +1,13 @@
 package validate
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/diag"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
 )
 
@@ -29,6 +31,12 @@ func (c *checker) sandboxSetup() {
 		if len(r.Setup) > 0 && strings.TrimSpace(r.Setup[0]) == "" {
 			p := path + "/setup/0"
 			c.report(p, c.at(p), diag.Error, CodeSchema, "runtime.setup's program is empty; name the program to run, e.g. [npm, ci]", nil)
+		} else if c.ws.Root != "" && len(r.Setup) > 0 {
+			var pe *runtime.CommandPathError
+			if _, err := runtime.ResolveCommand(c.ws.Root, r.Setup); errors.As(err, &pe) {
+				p := fmt.Sprintf("%s/setup/%d", path, pe.Index)
+				c.report(p, c.at(p), diag.Warning, CodeCommandPath, fmt.Sprintf("agent %s: runtime.setup: %s, and the agent will fail to start", a.ID, pe.Problem()), nil)
+			}
 		}
 		inSandbox := r.CwdMode == "agentHome" || r.CwdMode == "" && flow.IsWorkerRole(a.Role)
 		if !inSandbox {
