@@ -3,9 +3,10 @@
 // read-only baseline a proposal is diffed against, work/ is the worker's copy.
 //
 // Every path is checked before anything is created: the lexical rules of safepath, no
-// symlink on the way to a file (on disk), no symlink that leads out of the workspace, no
-// special files. The sandbox is built in a staging folder and renamed into place, so a
-// refusal or a failure part-way leaves nothing behind.
+// symlink on the way to a file (on disk), no named symlink that leads out of the workspace
+// (one met inside a folder is copied as a link, never followed), no special files. "." is
+// the whole workspace, like a git worktree. The sandbox is built in a staging folder and
+// renamed into place, so a refusal or a failure part-way leaves nothing behind.
 package sandbox
 
 import (
