@@ -50,20 +50,7 @@ for i in range(n):
         os.chmod(p, 0o755)
 PY
 
-measure() { # as bench-proposals.sh: "WALL_NS CPU_NS"
-  python3 - "$@" <<'PY'
-import os, subprocess, sys, time
-t0 = time.perf_counter_ns()
-p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
-_, status, ru = os.wait4(p.pid, 0)
-wall = time.perf_counter_ns() - t0
-code = os.waitstatus_to_exitcode(status)
-if code not in (0, 1):
-    sys.exit("bench-wholerepo: %s exited %d" % (sys.argv[1:], code))
-print(wall, int((ru.ru_utime + ru.ru_stime) * 1e9))
-PY
-}
-best() { local m=""; for v in "$@"; do if [ -z "$m" ] || [ "$v" -lt "$m" ]; then m=$v; fi; done; echo "$m"; }
+. "$(dirname "$0")/bench-measure.sh" # measure, best
 used_kib() { sync; df --output=used -k "$1" | tail -1; }
 
 mutate() { # 0.1% of the files: a line edited and one added

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/confine/confinetest"
+	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
 )
 
@@ -31,6 +32,23 @@ interactions:
         target: rev
         data: {topology: p2p, termination: {type: max_rounds, rounds: 1}}
 `
+}
+
+// runToProposal runs f, which must complete with the worker's one proposal, and loads it.
+func runToProposal(t *testing.T, f *flow.Flow, o Options) *proposal.Loaded {
+	t.Helper()
+	out, err := Run(context.Background(), f, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != StatusCompleted || len(out.Proposals) != 1 {
+		t.Fatalf("outcome %+v", out)
+	}
+	pr, err := proposal.Load(o.Workspace, out.Proposals[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pr
 }
 
 const handoff = `cat <<EOH
@@ -65,17 +83,7 @@ func TestConfinedWorkerRunsGoTestInWholeRepoSandbox(t *testing.T) {
 		t.Fatalf("git archive: %v\n%s", err, out)
 	}
 	rec := &recorder{}
-	out, err := Run(context.Background(), f, Options{Workspace: ws, Sink: rec.sink})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.Status != StatusCompleted || len(out.Proposals) != 1 {
-		t.Fatalf("outcome %+v", out)
-	}
-	pr, err := proposal.Load(ws, out.Proposals[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	pr := runToProposal(t, f, Options{Workspace: ws, Sink: rec.sink})
 	res, _ := os.ReadFile(filepath.Join(pr.AgentDir, "work", "result.txt"))
 	if !strings.Contains(string(res), "\nexit 0") || !strings.Contains(string(res), "ok") {
 		t.Fatalf("go test in the sandbox:\n%s\ndenied: %v", res, rec.events("access_denied"))
@@ -116,17 +124,7 @@ func TestSharedNodeModulesAndSetup(t *testing.T) {
 	}
 	rec := &recorder{}
 	const secret = "s3cret-setup-token-value"
-	out, err := Run(context.Background(), f, Options{Workspace: ws, Sink: rec.sink, Env: map[string]string{"SETUP_TOKEN": secret}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.Status != StatusCompleted || len(out.Proposals) != 1 {
-		t.Fatalf("outcome %+v", out)
-	}
-	pr, err := proposal.Load(ws, out.Proposals[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	pr := runToProposal(t, f, Options{Workspace: ws, Sink: rec.sink, Env: map[string]string{"SETUP_TOKEN": secret}})
 	work := filepath.Join(pr.AgentDir, "work")
 	logDir := filepath.Join(ws, ".agentcanvas", "logs")
 	if logs, _ := exec.Command("grep", "-rl", "hello from setup", logDir).Output(); len(logs) == 0 {

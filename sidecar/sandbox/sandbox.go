@@ -371,16 +371,17 @@ func mkdirsRecording(root *os.Root, dir string) ([]string, error) {
 func collect(root *os.Root, files []string, rules safepath.Rules) ([]entry, []string, error) {
 	seen := map[string]bool{}
 	var out []entry
+	add := func(e entry) {
+		if !seen[e.path] {
+			seen[e.path] = true
+			out = append(out, e)
+		}
+	}
 	var requested []string
 	for _, f := range files {
 		if f == WholeWorkspace {
 			requested = append(requested, f)
-			if err := walkDir(root, ".", nil, rules, true, func(e entry) {
-				if !seen[e.path] {
-					seen[e.path] = true
-					out = append(out, e)
-				}
-			}); err != nil {
+			if err := walkDir(root, ".", nil, rules, true, add); err != nil {
 				return nil, nil, err
 			}
 			continue
@@ -404,12 +405,7 @@ func collect(root *os.Root, files []string, rules safepath.Rules) ([]entry, []st
 			if err != nil {
 				return nil, nil, err
 			}
-			if err := walkDir(root, p, ps, rules, false, func(e entry) {
-				if !seen[e.path] {
-					seen[e.path] = true
-					out = append(out, e)
-				}
-			}); err != nil {
+			if err := walkDir(root, p, ps, rules, false, add); err != nil {
 				return nil, nil, err
 			}
 			continue
