@@ -160,3 +160,49 @@ func TestWholeWorkspaceEscapingLink(t *testing.T) {
 		t.Fatalf("the workspace's link now leads to %q", got)
 	}
 }
+
+// Two whole-workspace workers (".") of a repository with ignored and shared folders: their
+// edits of one line collide when the second proposal is made, edits apart merge when both
+// are applied, and the ledger records each apply.
+func TestWholeWorkspaceConflictsAndMerge(t *testing.T) {
+	ws := t.TempDir()
+	orig := numbered(30)
+	putFile(t, filepath.Join(ws, "a.txt"), orig)
+	putFile(t, filepath.Join(ws, ".gitignore"), "build/\n")
+	putFile(t, filepath.Join(ws, "build", "out.o"), "ignored\n")
+	putFile(t, filepath.Join(ws, "node_modules", "m", "i.js"), "shared\n")
+	whole := func(run, agent string, edit func(string)) *Created {
+		t.Helper()
+		p, err := sandbox.Prepare(context.Background(), sandbox.Options{Workspace: ws, RunID: run, AgentID: agent, Files: []string{"."}, Shared: []string{"node_modules"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		edit(p.WorkDir)
+		c, err := Create(context.Background(), CreateOptions{Workspace: ws, RunID: run, AgentID: agent})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	w1 := whole("r1", "w1", editLine(5, "w1"))
+	w2 := whole("r1", "w2", editLine(5, "w2"))
+	w3 := whole("r2", "w3", editLine(25, "w3"))
+	if len(w1.Collisions) != 0 || len(w2.Collisions) != 1 || w2.Collisions[0].OtherAgentID != "w1" || len(w3.Collisions) != 0 {
+		t.Fatalf("collisions: w1 %+v, w2 %+v, w3 %+v", w1.Collisions, w2.Collisions, w3.Collisions)
+	}
+	ctx := context.Background()
+	for _, ref := range []string{agentRef(ws, "r1", "w1"), agentRef(ws, "r2", "w3")} {
+		if _, err := Apply(ctx, ws, ref, Selection{}, ApplyOptions{}); err != nil {
+			t.Fatalf("%s: %v", ref, err)
+		}
+	}
+	if got, want := readFile(t, filepath.Join(ws, "a.txt")), setLine(setLine(orig, 5, "w1"), 25, "w3"); got != want {
+		t.Errorf("a.txt after both applies:\n%s\nwant\n%s", got, want)
+	}
+	if l, err := ReadLedger(ws); err != nil || len(l.Entries) != 2 {
+		t.Errorf("ledger %+v (%v), want 2 entries", l, err)
+	}
+	if readFile(t, filepath.Join(ws, "node_modules", "m", "i.js")) != "shared\n" {
+		t.Error("the shared node_modules changed")
+	}
+}
