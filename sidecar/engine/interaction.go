@@ -470,6 +470,7 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 	if rt == nil {
 		rt = &flow.Runtime{}
 	}
+	setup := false // runtime.setup is due: the sandbox was prepared just now
 	s := runtime.Spec{RunID: c.r.id, AgentID: node, Role: c.roles[node], InteractionID: c.in.ID, Round: c.st.Round,
 		BackendID: rt.BackendID, Command: rt.Command, CwdMode: rt.CwdMode, Workspace: c.r.o.Workspace,
 		Model: rt.Model, MaxTurns: rt.MaxTurns, AllowedTools: rt.AllowedTools, PermissionMode: rt.PermissionMode, StopGrace: c.r.o.StopGrace,
@@ -505,11 +506,15 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 		s.Access = runtime.AccessEdit
 	}
 	if s.CwdMode == runtime.CwdAgentHome {
-		work, err := c.sandbox(node, files)
+		work, fresh, err := c.sandbox(node, files, rt.Shared)
 		if err != nil {
 			return s, err
 		}
 		s.SandboxWork = work
+		if s.SharedFolders, err = sharedFolders(c.r.o.Workspace, c.r.id, node); err != nil {
+			return s, err
+		}
+		setup = fresh && len(rt.Setup) > 0
 	}
 	c.mu.Lock()
 	s.ResumeSession = c.sessions[node]
@@ -528,33 +533,43 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 		return s, err
 	}
 	s.Checkpoint = func(p runtime.Pending) error { c.r.checkpoint(); return nil }
+	if setup { // with the agent's environment, now resolved
+		if err := c.setup(node, s, rt.Setup); err != nil {
+			return s, err
+		}
+	}
 	return s, nil
 }
 
 func isWorker(role string) bool { return flow.IsWorkerRole(role) }
 
-// sandbox prepares a node's sandbox once per run and returns its work/ folder.
-func (c *ictx) sandbox(node string, files []string) (string, error) {
+// sandbox prepares a node's sandbox once per run and returns its work/ folder; fresh is true
+// when this call prepared it.
+func (c *ictx) sandbox(node string, files, shared []string) (work string, fresh bool, err error) {
 	c.r.mu.Lock()
 	defer c.r.mu.Unlock()
 	paths, err := sandbox.PathsFor(c.r.o.Workspace, c.r.id, node)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	if st, err := os.Stat(paths.WorkDir); err == nil && st.IsDir() {
-		return paths.WorkDir, nil
+		return paths.WorkDir, false, nil
 	}
 	// A file the flow names that does not exist yet is one the worker is to create: it
 	// starts without it (said in the log). Unsafe paths are still refused, present or not.
 	rules := c.r.limits().Rules
 	var present []string
 	for _, f := range files {
+		if f == sandbox.WholeWorkspace {
+			present = append(present, f)
+			continue
+		}
 		if _, err := safepath.Clean(f, rules); err != nil {
 			reason := err.Error()
 			if pe := (*safepath.Error)(nil); errors.As(err, &pe) {
 				reason = pe.Reason
 			}
-			return "", fmt.Errorf("agent %s: sandbox: %w", node, &sandbox.RefusedError{Path: f, Reason: reason})
+			return "", false, fmt.Errorf("agent %s: sandbox: %w", node, &sandbox.RefusedError{Path: f, Reason: reason})
 		}
 		if _, err := os.Lstat(filepath.Join(c.r.o.Workspace, filepath.FromSlash(f))); err != nil && os.IsNotExist(err) {
 			c.r.emit(c.in.ID, "", "warning", map[string]any{"agent": node, "message": f + " does not exist in the workspace yet; the agent starts without it"})
@@ -562,11 +577,12 @@ func (c *ictx) sandbox(node string, files []string) (string, error) {
 		}
 		present = append(present, f)
 	}
-	c.r.emit(c.in.ID, "", "sandbox_prepared", map[string]any{"agent": node, "files": present})
-	if _, err := sandbox.Prepare(c.ctx, sandbox.Options{Workspace: c.r.o.Workspace, RunID: c.r.id, AgentID: node, Files: present, AllowEmpty: true, Rules: rules}); err != nil {
-		return "", fmt.Errorf("agent %s: sandbox: %w", node, err)
+	shared = c.presentShared(node, shared)
+	c.r.emit(c.in.ID, "", "sandbox_prepared", map[string]any{"agent": node, "files": present, "shared": shared})
+	if _, err := sandbox.Prepare(c.ctx, sandbox.Options{Workspace: c.r.o.Workspace, RunID: c.r.id, AgentID: node, Files: present, AllowEmpty: true, Rules: rules, Shared: shared}); err != nil {
+		return "", false, fmt.Errorf("agent %s: sandbox: %w", node, err)
 	}
-	return paths.WorkDir, nil
+	return paths.WorkDir, true, nil
 }
 
 // proposal turns what node changed in its sandbox into a proposal (notes: from its HANDOFF

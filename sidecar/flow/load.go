@@ -446,6 +446,8 @@ func (d *decoder) runtime(n *yaml.Node, path string) *Runtime {
 		"interactive": func(_, v *yaml.Node, p string) { r.Interactive, _ = d.boolean(v, p, "runtime.interactive") },
 		"network":     func(_, v *yaml.Node, p string) { r.Network = d.str(v, p, "runtime.network") },
 		"maxCostUsd":  func(_, v *yaml.Node, p string) { r.MaxCostUSD, _ = d.number(v, p, "runtime.maxCostUsd") },
+		"shared":      func(_, v *yaml.Node, p string) { r.Shared = d.strList(v, p, "runtime.shared") },
+		"setup":       func(_, v *yaml.Node, p string) { r.Setup = d.strList(v, p, "runtime.setup") },
 		"sessionLoop": func(_, v *yaml.Node, p string) {
 			sl := &SessionLoop{}
 			if d.fields(v, p, "runtime.sessionLoop", map[string]fieldFn{

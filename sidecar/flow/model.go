@@ -105,6 +105,11 @@ type Runtime struct {
 	// MaxCostUSD is the agent's spend limit over the run, enforced by the model gateway before
 	// each model call (docs/agents.md, Gateway); 0: none.
 	MaxCostUSD float64 `json:"maxCostUsd,omitempty"`
+	// Shared are workspace-relative dependency folders (node_modules, .venv…) linked into the
+	// agent's sandbox read-only instead of copied; Setup is a command run once in the sandbox
+	// after it is prepared, confined like the agent.
+	Shared []string `json:"shared,omitempty"`
+	Setup  []string `json:"setup,omitempty"`
 }
 
 // SessionLoop runs an agent as repeated fresh-context sessions (cli-agent-session-loop.md).

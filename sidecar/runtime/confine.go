@@ -24,7 +24,8 @@ type confinement struct {
 	agent    confine.Agent
 	// homeEnv points a CLI at its private home (clihome.go); nil for command agents.
 	homeEnv map[string]string
-	connect []uint16 // the only TCP ports the agent may connect to (gateway_env.go)
+	connect []uint16       // the only TCP ports the agent may connect to (gateway_env.go)
+	shared  []confine.Rule // read grants for the sandbox's shared dependency folders
 }
 
 // minNetworkABI is the first Landlock ABI that restricts TCP.
@@ -77,7 +78,7 @@ func newConfinement(s *Spec, backend, dir string, env []string) (c *confinement,
 		Dir:         dir,
 		DenyNetwork: s.Network == NetworkNone,
 		ReadOnly:    readOnlyAgent(s, backend),
-	}, connect: s.gatewayPorts()}
+	}, connect: s.gatewayPorts(), shared: sharedReads(s.SharedFolders)}
 	if _, ok := cliHomeVars[backend]; ok {
 		home := cliHomeDir(s, backend, tmp)
 		if c.homeEnv, err = prepareCLIHome(backend, home, env); err != nil {
@@ -145,6 +146,7 @@ func (c *confinement) policy(path string, argv, env []string) confine.Policy {
 		a.Command = argv // the flow's runtime.command; a CLI's arguments hold the prompt
 	}
 	p := confine.Build(a)
+	p.Rules = append(p.Rules, c.shared...)
 	p.Required = c.required
 	p.ConnectPorts = c.connect
 	return p

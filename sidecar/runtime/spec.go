@@ -45,6 +45,9 @@ type Spec struct {
 	CwdMode     string
 	Workspace   string
 	SandboxWork string
+	// SharedFolders are the absolute workspace folders linked into SandboxWork (runtime.shared):
+	// a confined agent may read them.
+	SharedFolders []string
 
 	// Env holds the values of the names the flow lists (runtime.env), resolved by the caller
 	// (ResolveEnv). Only these, a fixed set of harmless variables (PATH, HOME, locale, proxy,

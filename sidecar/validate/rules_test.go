@@ -531,6 +531,8 @@ func TestUnsafePathRule(t *testing.T) {
 	}
 	runCases(t, Workspace{}, []ruleCase{
 		{"relative files", agent("[src/a.ts, ./README.md, docs/x/y.md]", "[rules/a.md, \"Keep functions short\"]"), nil},
+		{"the whole workspace", agent("[\".\"]", "[]"), nil},
+		{"the root spelled otherwise", agent("[\"./\", src/..]", "[]"), []string{CodeUnsafePath, CodeUnsafePath}},
 		{"dot-dot", agent("[../x]", "[]"), []string{CodeUnsafePath}},
 		{"absolute", agent("[/etc/passwd]", "[]"), []string{CodeUnsafePath}},
 		{"windows absolute", agent("[\"C:/x\"]", "[]"), []string{CodeUnsafePath}},
@@ -740,4 +742,35 @@ func TestSpendUnknownRule(t *testing.T) {
 		{"codex through the gateway", budget + head + "agents: [{id: a, runtime: {backendId: codex, env: [OPENAI_API_KEY]}}]\ninteractions: []\n", nil},
 		{"a command agent with a key variable", budget + head + "agents: [{id: a, runtime: {backendId: command, command: [x], env: [OPENAI_API_KEY]}}]\ninteractions: []\n", []string{CodeSpendUnknown}},
 	})
+}
+
+func TestSharedAndSetupRule(t *testing.T) {
+	agent := func(role, rt string) string {
+		return head + "agents: [{id: a, role: " + role + ", runtime: {" + rt + "}}]\ninteractions: []\n"
+	}
+	runCases(t, Workspace{}, []ruleCase{
+		{"a worker's shared folders and setup", agent("worker", "shared: [node_modules, web/node_modules, .venv], setup: [npm, ci]"), nil},
+		{"climbing out", agent("worker", "shared: [../deps]"), []string{CodeUnsafePath}},
+		{"absolute", agent("worker", "shared: [/usr/lib]"), []string{CodeUnsafePath}},
+		{"internal folders", agent("worker", "shared: [.git, .agentcanvas/x]"), []string{CodeUnsafePath, CodeUnsafePath}},
+		{"empty program", agent("worker", "setup: [\"\"]"), []string{CodeSchema}},
+		{"not in a sandbox", agent("orchestrator", "setup: [npm, ci]"), []string{CodeSchema}},
+		{"a worker in the workspace", agent("worker", "cwdMode: workspace, shared: [node_modules]"), []string{CodeSchema}},
+	})
+}
+
+// runtime.setup's relative script is looked up as a command's is: missing, a warning.
+func TestSetupCommandPath(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "scripts"), 0o755)
+	os.WriteFile(filepath.Join(root, "scripts", "setup.sh"), []byte("true\n"), 0o755)
+	src := func(script string) string {
+		return head + "agents: [{id: a, role: worker, runtime: {setup: [bash, " + script + "]}}]\ninteractions: []\n"
+	}
+	if got, _ := codes(t, src("scripts/setup.sh"), Workspace{Root: root}); len(got) != 0 {
+		t.Errorf("an existing setup script: %v", got)
+	}
+	if got, _ := codes(t, src("scripts/missing.sh"), Workspace{Root: root}); len(got) != 1 || got[0] != CodeCommandPath {
+		t.Errorf("a missing setup script: %v, want %s", got, CodeCommandPath)
+	}
 }

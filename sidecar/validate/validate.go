@@ -119,6 +119,7 @@ func (c *checker) run() {
 	c.spendUnknown()
 	c.policyPricing() // gateway.go
 	c.paths()
+	c.sandboxSetup()
 	c.workspace()
 	c.permissions()
 }
