@@ -279,7 +279,11 @@ func TestRealCLIHostileAgentFindsNoKey(t *testing.T) {
 	_, port, _ := net.SplitHostPort(other.Addr().String())
 	probe := `env > env.txt; n=0; for f in /proc/[0-9]*/environ /proc/[0-9]*/task/*/environ; do if grep -qa "sk-REAL" "$f" 2>/dev/null; then n=$((n+1)); echo "$f $(tr "\\0" " " < /proc/$(echo $f | cut -d/ -f3)/cmdline | cut -c1-80)" >> procs.txt; fi; done; echo "$n" > proc.txt; ` +
 		`if (exec 3<>/dev/tcp/127.0.0.1/` + port + `) 2>/dev/null; then echo open > net.txt; else echo refused > net.txt; fi`
-	srv := cli.Start(t, script(modelserver.Reply{Calls: []modelserver.Call{{Tool: "exec_command", Args: map[string]any{"cmd": probe}}}}, modelserver.Reply{Text: handoff}))
+	// Codex hands a command's output back to the model after yield_time_ms (10 s by default) and
+	// leaves it running; the model's next reply then ends the turn and the probe with it. On a
+	// busy machine the walk over /proc takes longer than that: wait for it to finish.
+	args := map[string]any{"cmd": probe, "yield_time_ms": 600000}
+	srv := cli.Start(t, script(modelserver.Reply{Calls: []modelserver.Call{{Tool: "exec_command", Args: args}}}, modelserver.Reply{Text: handoff}))
 	s := gwSpec(t, "r-gw-hostile", "coder", cli, exe, srv)
 	s.Confine = confine.ModeRequired
 	worker(&s)
