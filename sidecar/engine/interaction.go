@@ -380,21 +380,27 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 	c.send(from, node, "prompt", map[string]any{"bytes": len(prompt)}, "")
 	c.r.emit(c.in.ID, edge, "agent_started", map[string]any{"agent": node, "from": firstNonEmpty(from, "engine"), "round": c.st.Round, "backend": spec.BackendID})
 	c.r.flushLog()
+	rec := turnRecord{from: from, node: node, backend: spec.BackendID, prompt: prompt, started: c.r.now()}
 	proc, err := runtime.Start(c.ctx, spec, prompt)
 	if err != nil {
 		c.r.emit(c.in.ID, edge, "agent_finished", map[string]any{"agent": node, "status": "failed", "error": err.Error()})
+		rec.prompt = "" // not sent; and with no process there is no redactor for it
+		c.record(rec, runtime.Result{Status: runtime.StatusFailed, Reason: err.Error()}) // err is scrubbed
 		return nil, fmt.Errorf("agent %s: %w", node, err)
 	}
-	started := c.r.now()
+	rec.prompt = runtime.Redact(c.r.o.Env, proc.Redact(prompt)) // the run's secrets too: the task may hold one
+	started := rec.started
 	handoffErr := ""
 	ts := &turnSpend{backend: spec.BackendID}
 	var stderr stderrTail
+	var stderrAll stderrLog
 	for ev := range proc.Events() {
 		switch ev.Kind {
 		case runtime.EventUsage:
 			c.spendEvent(node, ts, ev)
 		case runtime.EventStderr:
 			stderr.add(ev.Text)
+			stderrAll.add(ev.Text)
 		case runtime.EventPending:
 			c.r.asks.Add(1)
 			go func(pend *runtime.Pending) {
@@ -427,6 +433,8 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 		}
 	}
 	res := proc.Wait()
+	rec.stderr = stderrAll.lines
+	c.record(rec, res)
 	c.spendResult(node, ts, res)
 	c.r.metrics.addTurn(node, res, c.r.now().Sub(started))
 	c.noteTurn(node, prompt, res)

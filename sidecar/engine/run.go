@@ -23,6 +23,7 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/diag"
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/transcript"
 	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 	"github.com/agentcanvas/agentcanvas/sidecar/validate"
 )
@@ -161,6 +162,8 @@ type run struct {
 	told sync.Map
 	// confined is what the kernel offered agent confinement when the run started.
 	confined confine.Status
+	// turns is the run's transcript (transcript.go).
+	turns *transcript.Writer
 }
 
 func newRun(f *flow.Flow, o Options) (*run, error) {
@@ -206,6 +209,7 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	}
 	r := &run{f: f, o: o, id: id, log: log, now: o.Now, key: bus.NewKey(), outcomes: map[string]*InteractionOutcome{}, metrics: newMetricSet(), files: promptFiles{ws: o.Workspace}, confined: confined}
 	r.state = newState(r)
+	r.turns = transcript.NewWriter(o.Workspace, id)
 	r.budget = budgetLimits(f.Policy.Budget)
 	if o.Resume != nil {
 		r.state.Started = o.Resume.Started
@@ -299,6 +303,9 @@ func (r *run) execute(ctx context.Context) *Outcome {
 	}
 	if unconfined != "" {
 		r.emit("", "", "warning", map[string]any{"message": unconfined})
+	}
+	if _, err := transcript.Prune(r.o.Workspace, r.now()); err != nil {
+		r.emit("", "", "warning", map[string]any{"message": "pruning old transcripts: " + err.Error()})
 	}
 
 	order, err := schedule(r.f.Interactions)

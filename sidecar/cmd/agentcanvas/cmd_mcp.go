@@ -30,7 +30,7 @@ func mcpServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	workspace := fs.String("workspace", "", "workspace root (default: found from the flow's location)")
 	dryRun := fs.Bool("dry-run", false, "run every agent with the built-in dry-run backend")
-	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
+	if err := parseAnywhere(fs, args); err != nil || fs.NArg() != 1 {
 		fmt.Fprintln(stderr, "usage: agentcanvas mcp [--workspace W] [--dry-run] FLOW")
 		return exitUsage
 	}

@@ -80,7 +80,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *string, *string) {
 }
 
 func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
-	if err := fs.Parse(args); err != nil {
+	if err := parseAnywhere(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK, false
 		}

@@ -28,6 +28,9 @@ func init() {
 }
 
 func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "show" {
+		return runShow(args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	workspace := fs.String("workspace", "", "workspace root (default: the folder holding the flow's .agentcanvas/ or flows/)")
@@ -54,7 +57,7 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "       agentcanvas run [--workspace W] [--dry-run] [--json] [--summary FILE] [--backend B] [--allow DIR]… [--block DIR]… [--confine auto|required|off] --skill NAME [--file F]... [--task TEXT]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseAnywhere(fs, args); err != nil {
 		return exitUsage
 	}
 	if *skill == "" && fs.NArg() != 1 || *skill != "" && (fs.NArg() != 0 || *resume != "") || *skill == "" && (len(files) > 0 || len(command) > 0) {
