@@ -384,8 +384,9 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 	proc, err := runtime.Start(c.ctx, spec, prompt)
 	if err != nil {
 		c.r.emit(c.in.ID, edge, "agent_finished", map[string]any{"agent": node, "status": "failed", "error": err.Error()})
-		rec.prompt = "" // not sent; and with no process there is no redactor for it
-		c.record(rec, runtime.Result{Status: runtime.StatusFailed, Reason: err.Error()}) // err is scrubbed
+		// Not sent, and with no process there is no redactor for it; err is scrubbed.
+		rec.prompt = ""
+		c.record(rec, runtime.Result{Status: runtime.StatusFailed, Reason: err.Error()})
 		return nil, fmt.Errorf("agent %s: %w", node, err)
 	}
 	rec.prompt = runtime.Redact(c.r.o.Env, proc.Redact(prompt)) // the run's secrets too: the task may hold one
