@@ -10,6 +10,7 @@ import type { RunsTree, RunNode } from '../views/runsTree';
 import { answerable, interruptedToOffer, isInterrupted } from '../views/runsModel';
 import type { PendingQueue } from '../hitl/pending';
 import { RunLogPanel } from '../views/runLogPanel';
+import { parseTurns, renderTranscript, transcriptPath } from '../views/transcript';
 import type { StatusItem } from '../status';
 
 const ENDED = new Set(['run_finished', 'run_failed', 'run_stopped']);
@@ -66,7 +67,33 @@ export class RunController {
       vscode.commands.registerCommand('agentcanvas.refreshRuns', () => this.refresh()),
       vscode.commands.registerCommand('agentcanvas.resumeRun', (arg?: unknown) => withSidecar(this.sidecar, this.log, () => this.resumeRun(arg))),
       vscode.commands.registerCommand('agentcanvas.closeRun', (arg?: unknown) => withSidecar(this.sidecar, this.log, () => this.closeRun(arg))),
+      vscode.commands.registerCommand('agentcanvas.showTranscript', (arg?: unknown) => this.showTranscript(arg)),
     ];
+  }
+
+  /**
+   * Show Transcript: an agent's turns in a run (the prompt it was sent, its reply and stderr)
+   * from .agentcanvas/runs/<run>/turns.jsonl, as a Markdown document in an editor. arg is a
+   * Runs view agent item or { runId, agent } (the canvas overlay's link).
+   */
+  async showTranscript(arg?: unknown): Promise<vscode.TextDocument | undefined> {
+    const a = arg as { run?: { runId?: unknown }; agent?: { id?: unknown } | string; runId?: unknown } | undefined;
+    const runId = a?.run?.runId ?? a?.runId;
+    const agent = typeof a?.agent === 'string' ? a.agent : a?.agent?.id;
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    if (typeof runId !== 'string' || typeof agent !== 'string' || !folder) {
+      void vscode.window.showInformationMessage('AgentCanvas: pick an agent of a run in the Runs view to see its transcript.');
+      return undefined;
+    }
+    let text = '';
+    try {
+      text = new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.joinPath(folder.uri, ...transcriptPath(runId))));
+    } catch (e) {
+      this.log.warn(`transcript of run ${runId}: ${describeError(e)}`);
+    }
+    const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: renderTranscript(runId, agent, parseTurns(text)) });
+    await vscode.window.showTextDocument(doc, { preview: true });
+    return doc;
   }
 
   /**
