@@ -43,7 +43,7 @@ func dryRunReply(s *Spec, in turnInput) (string, error) {
 	if role == "" {
 		role = "agent"
 	}
-	label := fmt.Sprintf("agent %s (role %s), run %s, round %d", s.AgentID, role, orNone(s.RunID), s.Round)
+	label := fmt.Sprintf("agent %s (role %s), run %s, round %d", s.AgentID, role, orNone(s.RunID), s.Round+1) // counted from 1, as people read it
 	var b strings.Builder
 	section := func(n int, title, body string) { fmt.Fprintf(&b, "%d. %s\n%s\n\n", n, title, body) }
 	section(1, "Intent", "- Dry run of "+label+": a deterministic reply, no model was called.")

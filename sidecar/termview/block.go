@@ -77,7 +77,7 @@ func (v *View) agentLines(agents []*agent, width int, live bool) []string {
 				mark = spinner[v.spin%len(spinner)]
 			}
 		}
-		cols := []string{pad(a.id, idW), pad(a.interaction, inW), pad(fmt.Sprintf("round %d", a.round), 8), pad(a.state, 7), fmt.Sprintf("%5s", Clock(a.elapsed(now)))}
+		cols := []string{pad(a.id, idW), pad(a.interaction, inW), pad(fmt.Sprintf("round %d", a.round+1), 8), pad(a.state, 7), fmt.Sprintf("%5s", Clock(a.elapsed(now)))}
 		if a.turns > 0 {
 			cols = append(cols, spend(a, true)...)
 		}

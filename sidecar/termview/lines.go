@@ -48,7 +48,8 @@ func (v *View) lines(ev eventlog.Event) []string {
 		if v.o.Live {
 			return nil
 		}
-		return one(dim, "·", fmt.Sprintf("%s started (round %s, %s)", who, eventlog.Str(f["round"]), eventlog.Str(f["backend"])))
+		round, _ := eventlog.Num(f["round"]) // the engine counts from 0; people from 1
+		return one(dim, "·", fmt.Sprintf("%s started (round %d, %s)", who, int(round)+1, eventlog.Str(f["backend"])))
 	case "agent_finished":
 		a := v.r.byID[who]
 		if st := eventlog.Str(f["status"]); st != "completed" {
@@ -82,6 +83,16 @@ func (v *View) lines(ev eventlog.Event) []string {
 		}
 	case "message_refused":
 		return one(yellow, "!", fmt.Sprintf("message %s from %s to %s refused: %s", eventlog.Str(f["type"]), eventlog.Str(f["from"]), strings.Join(eventlog.Strs(f["to"]), ", "), eventlog.Str(f["error"])))
+	case "access_denied":
+		msg := fmt.Sprintf("%s was refused access to %s", who, firstNonEmpty(eventlog.Str(f["path"]), "a file"))
+		if m := eventlog.Str(f["message"]); m != "" {
+			msg += ": " + m
+		}
+		return one(yellow, "!", msg)
+	case "undeliverable":
+		return one(yellow, "!", fmt.Sprintf("%s's message is undeliverable: no peer carries %s", eventlog.Str(f["from"]), strings.Join(eventlog.Strs(f["to"]), ", ")))
+	case "proposal_conflict":
+		return one(yellow, "!", fmt.Sprintf("%s's proposal collides with %s's (run %s) in %s: %s", who, eventlog.Str(f["otherAgentId"]), eventlog.Str(f["otherRunId"]), eventlog.Str(f["path"]), eventlog.Str(f["message"])))
 	case "reply_repair":
 		return one(yellow, "!", fmt.Sprintf("%s's reply lacks `%s`: asked again", who, strings.Join(eventlog.Strs(f["missing"]), "`, `")))
 	case "warning":

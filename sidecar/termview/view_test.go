@@ -115,19 +115,19 @@ func TestLiveBlockUpdates(t *testing.T) {
 	v.Event(ev(30, "", "warning", map[string]any{"message": "nothing"}))
 	s := shown()
 	if !regexp.MustCompile(`(?m)^── review · run_20261124-093000_abcdef · 0:05 · 0 of 2 interactions ended$`).MatchString(s) ||
-		!regexp.MustCompile(`(?m)^. coder\s+build\s+round 0\s+running\s+0:04$`).MatchString(s) ||
-		!regexp.MustCompile(`(?m)^○ critic\s+build\s+round 0\s+waiting\s+0:00$`).MatchString(s) {
+		!regexp.MustCompile(`(?m)^. coder\s+build\s+round 1\s+running\s+0:04$`).MatchString(s) ||
+		!regexp.MustCompile(`(?m)^○ critic\s+build\s+round 1\s+waiting\s+0:00$`).MatchString(s) {
 		t.Fatalf("block while coder runs:\n%s", s)
 	}
 	v.Event(evs[3]) // a question
-	if s := shown(); !regexp.MustCompile(`(?m)^\? coder\s+build\s+round 0\s+asking`).MatchString(s) {
+	if s := shown(); !regexp.MustCompile(`(?m)^\? coder\s+build\s+round 1\s+asking`).MatchString(s) {
 		t.Fatalf("block while coder asks:\n%s", s)
 	}
 	for _, e := range evs[4:8] {
 		v.Event(e)
 	}
 	s = shown()
-	if !regexp.MustCompile(`(?m)^· coder\s+build\s+round 0\s+idle\s+0:03\s+1 turn\s+12.3k tokens\s+\$0.04\s+Made the parser handle trailing commas$`).MatchString(s) {
+	if !regexp.MustCompile(`(?m)^· coder\s+build\s+round 1\s+idle\s+0:03\s+1 turn\s+12.3k tokens\s+\$0.04\s+Made the parser handle trailing commas$`).MatchString(s) {
 		t.Fatalf("block after coder's turn:\n%s", s)
 	}
 	if n := len(regexp.MustCompile(`coder\s+build\s+round`).FindAllString(s, -1)); n != 1 {
@@ -139,8 +139,8 @@ func TestLiveBlockUpdates(t *testing.T) {
 	v.Close()
 	s = shown()
 	for _, want := range []string{
-		`(?m)^         ✓ coder\s+build\s+round 0\s+done\s+0:03\s+1 turn\s+12.3k tokens\s+\$0.04$`,
-		`(?m)^         ✗ critic\s+build\s+round 1\s+failed\s+0:03\s+1 turn\s+820 tokens$`,
+		`(?m)^         ✓ coder\s+build\s+round 1\s+done\s+0:03\s+1 turn\s+12.3k tokens\s+\$0.04$`,
+		`(?m)^         ✗ critic\s+build\s+round 2\s+failed\s+0:03\s+1 turn\s+820 tokens$`,
 		`(?m)^09:30:07 build ✗ critic: turn failed: codex exited with code 1\n\s+│ Error: stream disconnected before completion\n\s+│ retrying is not possible$`,
 		`(?m)^09:30:07 ■ run failed in 7.1s \(interaction build failed\): 2 agent turns, 13.2k tokens, cost not reported by every backend, 1 proposal$`,
 	} {
@@ -204,5 +204,29 @@ func TestReplyRepairLine(t *testing.T) {
 	v.Close()
 	if !strings.Contains(out.String(), "lead's reply lacks `ASSIGN <coder>: <assignment>`: asked again") {
 		t.Errorf("output:\n%s", out.String())
+	}
+}
+
+// Every warning the log has reaches the terminal, one line each: a refused access, an
+// undeliverable message, a collision between proposals (besides warnings, refused messages
+// and repairs above).
+func TestWarningsOfTheLogAreLines(t *testing.T) {
+	var out bytes.Buffer
+	v := New(&out, Options{Location: time.UTC, Now: func() time.Time { return t0 }})
+	for _, e := range []eventlog.Event{
+		ev(0, "i1", "access_denied", map[string]any{"agent": "bidder_a", "path": "/tmp/prompt.txt", "message": "Permission denied", "turn": 1}),
+		ev(1, "i1", "undeliverable", map[string]any{"from": "router", "to": []string{"billing", "refunds"}}),
+		ev(2, "i1", "proposal_conflict", map[string]any{"agent": "w1", "otherAgentId": "w2", "otherRunId": "run_x", "path": "src/a.ts", "message": "both change line 3"}),
+	} {
+		v.Event(e)
+	}
+	v.Close()
+	want := []string{
+		"09:30:00 i1 ! bidder_a was refused access to /tmp/prompt.txt: Permission denied",
+		"09:30:00 i1 ! router's message is undeliverable: no peer carries billing, refunds",
+		"09:30:00 i1 ! w1's proposal collides with w2's (run run_x) in src/a.ts: both change line 3",
+	}
+	if got := strings.Split(strings.TrimSpace(out.String()), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("output:\n%s\nwant:\n%s", out.String(), strings.Join(want, "\n"))
 	}
 }
