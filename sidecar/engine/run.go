@@ -21,6 +21,7 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/bus"
 	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 	"github.com/agentcanvas/agentcanvas/sidecar/diag"
+	"github.com/agentcanvas/agentcanvas/sidecar/doctor"
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
@@ -177,6 +178,9 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 		return nil, &InvalidFlowError{Diagnostics: ds}
 	}
 	if err := checkCommands(f, o); err != nil {
+		return nil, err
+	}
+	if err := checkCLIs(f, o); err != nil {
 		return nil, err
 	}
 	confined, err := checkConfinement(f, o)
@@ -525,6 +529,30 @@ func checkCommands(f *flow.Flow, o Options) error {
 	}
 	for _, s := range f.SystemNodes {
 		check(s.ID, s.Runtime)
+	}
+	return errors.Join(errs...)
+}
+
+// checkCLIs refuses a run whose agents name a CLI (claude, codex, gemini) that is not on PATH,
+// before anything starts, with the command that installs it — not at the agent's first turn.
+func checkCLIs(f *flow.Flow, o Options) error {
+	if o.DryRun {
+		return nil
+	}
+	var errs []error
+	seen := map[string]bool{}
+	for _, a := range f.Agents {
+		id := o.Backend
+		if (id == "" || id == "auto") && a.Runtime != nil {
+			id = a.Runtime.BackendID
+		}
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		if m := doctor.Missing(id, os.Getenv("PATH")); m != "" {
+			errs = append(errs, fmt.Errorf("agent %s: %s (agentcanvas doctor checks everything a real run needs)", a.ID, m))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -11,6 +11,7 @@ import { answerable, interruptedToOffer, isInterrupted } from '../views/runsMode
 import type { PendingQueue } from '../hitl/pending';
 import { RunLogPanel } from '../views/runLogPanel';
 import { parseTurns, renderTranscript, transcriptPath } from '../views/transcript';
+import { problemLines, runDoctor } from './preflight';
 import type { StatusItem } from '../status';
 
 const ENDED = new Set(['run_finished', 'run_failed', 'run_stopped']);
@@ -246,6 +247,7 @@ export class RunController {
     const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
     if (doc?.isDirty) await doc.save();
     const flow = vscode.workspace.asRelativePath(uri, false);
+    if (backend !== 'dry-run' && !(await this.preflight(uri, backend))) return;
     // Values the user stored earlier for the env names the flow lists go with the run, so an
     // agent does not have to ask again; the sidecar gives them only to the agents that list them.
     const env = await this.envFor(uri);
@@ -256,6 +258,24 @@ export class RunController {
     this.log.info(`started run ${runId} of ${flow} with backend ${backend}${Object.keys(env).length ? ` (stored values for ${Object.keys(env).join(', ')})` : ''}`);
     void this.refresh();
     await this.follow(runId, flow, 'running');
+  }
+
+  /**
+   * Before a real run: the sidecar's doctor for this flow (or the picked backend). When a CLI
+   * is missing or not logged in, say so with the command that fixes it; the person may run
+   * anyway (a login doctor cannot see, such as the macOS Keychain). False: do not start.
+   */
+  private async preflight(uri: vscode.Uri, backend: string): Promise<boolean> {
+    const bin = this.sidecar.binaryPath;
+    if (!bin || uri.scheme !== 'file') return true;
+    const report = await runDoctor(bin, uri.fsPath, backend);
+    if (!report || report.ready) return true;
+    const lines = problemLines(report);
+    this.log.warn(`doctor before the run:\n  ${lines.join('\n  ')}`);
+    const fix = report.checks.find((c) => c.status === 'fail' && c.fix)?.fix;
+    const pick = await vscode.window.showWarningMessage(`AgentCanvas: not ready for a real run — ${lines.join('; ')}`, { modal: false }, 'Run Anyway', ...(fix ? ['Copy Fix Command'] : []), 'Cancel');
+    if (pick === 'Copy Fix Command' && fix) await vscode.env.clipboard.writeText(fix.split('   (')[0]);
+    return pick === 'Run Anyway';
   }
 
   /** A cancellable progress notification until the run ends, then its outcome. */
