@@ -267,19 +267,21 @@ func TestTimeoutRequiredRule(t *testing.T) {
 	runCases(t, Workspace{}, []ruleCase{
 		{"timeout in termination", debate("{termination: "+tm+"}", "{termination: {any: [{type: judge_decision}, "+tm+"]}}"), nil},
 		{"timeout in params", debate("{termination: {type: judge_decision}, params: {timeout_ms: 1000}}", "{termination: {all: [{type: judge_decision}, "+tm+"]}}"), nil},
-		{"one edge without", debate("{termination: {type: judge_decision}}", "{termination: "+tm+"}"), []string{CodeTimeoutRequired}},
+		// The engine merges an interaction's edges: one edge's timeout bounds the interaction.
+		{"one edge without", debate("{termination: {type: judge_decision}}", "{termination: "+tm+"}"), nil},
+		{"no edge with one: one error, not one per edge", debate("{termination: {type: judge_decision}}", "{termination: {type: max_rounds, rounds: 3}}"), []string{CodeTimeoutRequired}},
 		{"bad params timeout", debate("{termination: {type: judge_decision}, params: {timeout_ms: 0}}", "{termination: "+tm+"}"), []string{CodeTimeoutRequired}},
 		{"fractional params timeout", debate("{termination: {type: judge_decision}, params: {timeout_ms: 1.5}}", "{termination: "+tm+"}"), []string{CodeTimeoutRequired}},
 		{"string params timeout", debate("{termination: {type: judge_decision}, params: {timeout_ms: soon}}", "{termination: "+tm+"}"), []string{CodeTimeoutRequired}},
 		{"debate topology on another pattern", strings.Replace(mw("{topology: debate_judge, termination: {type: max_rounds, rounds: 2}}"), "", "", 1), []string{CodeTimeoutRequired}},
 		{"manager_worker needs none", mw(term2), nil},
-		{"a debate drawn as p2p still needs one", debate("{topology: p2p, termination: {type: judge_decision}}", "{termination: {type: timeout_ms, ms: 5}}"), []string{CodeTimeoutRequired}},
+		{"a debate drawn as p2p still needs one", debate("{topology: p2p, termination: {type: judge_decision}}", "{topology: p2p, termination: {type: judge_decision}}"), []string{CodeTimeoutRequired}},
 		{"negotiation", strings.Replace(strings.Replace(mw(term2), "manager_worker", "bilateral_negotiation", 1), "{id: lead, role: manager}", "{id: lead, role: proposer}", 1), []string{CodeTimeoutRequired}},
 		{"critic refiner curator", head + `agents: [{id: c, role: critic}, {id: r, role: refiner}, {id: j, role: judge}]
 interactions:
   - id: i1
     patternId: critic_refiner_curator
-    edges: [{source: c, target: r, data: {termination: {type: max_rounds, rounds: 3}}}, {source: r, target: j, data: {termination: {type: timeout_ms, ms: 5}}}]
+    edges: [{source: c, target: r, data: {termination: {type: max_rounds, rounds: 3}}}, {source: r, target: j, data: {termination: {type: max_rounds, rounds: 2}}}]
 `, []string{CodeTimeoutRequired}},
 	})
 }
@@ -325,8 +327,8 @@ func TestRateLimitRequiredRule(t *testing.T) {
 	runCases(t, Workspace{}, []ruleCase{
 		{"on the edges", router(", params: {rate_limit_per_min: 10}", ""), nil},
 		{"on the router", router("", ", params: {rate_limit_per_min: 5}"), nil},
-		{"missing", router("", ""), []string{CodeRateLimitRequired, CodeRateLimitRequired}},
-		{"router pattern with another topology", router(", topology: p2p", ""), []string{CodeRateLimitRequired, CodeRateLimitRequired}},
+		{"missing", router("", ""), []string{CodeRateLimitRequired}},
+		{"router pattern with another topology", router(", topology: p2p", ""), []string{CodeRateLimitRequired}},
 		{"zero", router(", params: {rate_limit_per_min: 0}", ""), []string{CodeRateLimitRequired, CodeRateLimitRequired}},
 		{"broker topology", head + `agents: [{id: a}, {id: b}]
 systemNodes: [{id: k, type: broker}]
@@ -335,7 +337,7 @@ interactions:
     patternId: broker_facilitator
     edges:
       - {source: a, target: k, data: {termination: {type: timeout_ms, ms: 5}}}
-      - {source: k, target: b, data: {termination: {type: timeout_ms, ms: 5}, params: {rate_limit_per_min: 1}}}
+      - {source: k, target: b, data: {termination: {type: timeout_ms, ms: 5}}}
 `, []string{CodeRateLimitRequired}},
 	})
 }
