@@ -376,6 +376,9 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := c.pace(); err != nil {
+		return nil, err
+	}
 	edge := c.edgeOf[[2]string{from, node}]
 	c.send(from, node, "prompt", map[string]any{"bytes": len(prompt)}, "")
 	c.r.emit(c.in.ID, edge, "agent_started", map[string]any{"agent": node, "from": firstNonEmpty(from, "engine"), "round": c.st.Round, "backend": spec.BackendID})

@@ -35,6 +35,9 @@ type Options struct {
 	Workspace string
 	// DryRun runs every node with the built-in dry-run backend.
 	DryRun bool
+	// Pace, in a dry run, waits this long before each agent turn, so a person can watch the
+	// run unfold (the terminal view, the canvas); a real run ignores it.
+	Pace time.Duration
 	// Backend, when set, overrides every node's runtime.backendId (the extension's pick);
 	// "auto" keeps each node's own.
 	Backend string

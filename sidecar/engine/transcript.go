@@ -44,3 +44,18 @@ func (c *ictx) record(t turnRecord, res runtime.Result) {
 		c.r.emit(c.in.ID, "", "warning", map[string]any{"agent": t.node, "message": err.Error()})
 	}
 }
+
+// pace waits Options.Pace before a dry-run turn (a stop ends the wait).
+func (c *ictx) pace() error {
+	if !c.r.o.DryRun || c.r.o.Pace <= 0 {
+		return nil
+	}
+	t := time.NewTimer(c.r.o.Pace)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-c.ctx.Done():
+		return c.ctx.Err()
+	}
+}

@@ -6,8 +6,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/transcript"
 )
@@ -67,5 +69,45 @@ echo "ANSWER: ok from $AGENTCANVAS_AGENT_ID"
 func TestTranscriptAbsentForAnUnknownRun(t *testing.T) {
 	if _, err := transcript.Read(t.TempDir(), "run_nope"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// A paced dry run waits before each agent turn (a lower bound: a busy machine only slows it
+// more); a real run is not paced.
+func TestDryRunPace(t *testing.T) {
+	ws := gitWorkspace(t)
+	f := patternFlow(t, ws, "paced", flowSpec{pattern: "debate_judge", description: "Say hello"})
+	const pace = 150 * time.Millisecond
+	out, err := Run(context.Background(), f, Options{Workspace: ws, DryRun: true, Pace: pace})
+	if err != nil || out.Status != StatusCompleted {
+		t.Fatalf("%v %+v", err, out)
+	}
+	turns, err := transcript.Read(ws, out.RunID)
+	if err != nil || len(turns) < 2 {
+		t.Fatalf("%d turns, %v", len(turns), err)
+	}
+	// Turns asked together start together (a wave); each wave starts at least pace after the
+	// one before it started, and the first at least pace after the run did.
+	st, err := ReadState(ws, out.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts := make([]time.Time, len(turns))
+	for i, tr := range turns {
+		starts[i] = tr.Started
+	}
+	slices.SortFunc(starts, func(a, b time.Time) int { return a.Compare(b) })
+	wave, waves := st.Started, 0
+	for _, s := range starts {
+		if waves > 0 && s.Sub(wave) < pace/2 {
+			continue // the same wave
+		}
+		if s.Sub(wave) < pace {
+			t.Errorf("a turn started %v after the previous wave (or the run), want at least %v", s.Sub(wave), pace)
+		}
+		wave, waves = s, waves+1
+	}
+	if waves < 3 {
+		t.Errorf("%d waves of turns", waves)
 	}
 }

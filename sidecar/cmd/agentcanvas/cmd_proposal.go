@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register(&command{name: "proposal", summary: "create, review, apply, reject or export proposals (proposal create|apply|review|reject|list|export)", run: runProposal})
+	register(&command{name: "proposal", summary: "review and apply agents' edits: proposal create|list|review|apply|reject|revert|ledger|origins|export", run: runProposal})
 }
 
 const proposalUsage = `usage:
