@@ -9,8 +9,8 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/pattern"
 )
 
-// interactions runs the per-interaction rules: the pattern, termination, the spec §8
-// policies, and the pattern's roles.
+// interactions runs the per-interaction rules: the pattern, termination, the bounds some
+// patterns need (timeout, retention, rate limit), and the pattern's roles.
 func (c *checker) interactions() {
 	for _, in := range c.f.Interactions {
 		p, known := c.lookup(in.PatternID)
@@ -18,7 +18,10 @@ func (c *checker) interactions() {
 			pp := in.Path + "/patternId"
 			msg := fmt.Sprintf("patternId %q is not a library pattern", in.PatternID)
 			var fix *diag.Fix
-			if s := suggest(in.PatternID, PatternIDs()); s != "" {
+			if ids := patternsOfTopology(in.PatternID); len(ids) > 0 {
+				msg += fmt.Sprintf("; %q is a topology, used by the pattern %s: write patternId: %s", in.PatternID, strings.Join(ids, " or "), ids[0])
+				fix = c.replaceFix(fmt.Sprintf("Change to %q", ids[0]), pp, ids[0])
+			} else if s := suggest(in.PatternID, PatternIDs()); s != "" {
 				msg += fmt.Sprintf("; did you mean %q?", s)
 				fix = c.replaceFix(fmt.Sprintf("Change to %q", s), pp, s)
 			} else {
@@ -406,4 +409,16 @@ func (c *checker) rateLimit(in *flow.Interaction, e *flow.Edge, topology string,
 	c.report(at, c.at(at), diag.Error, CodeRateLimitRequired,
 		fmt.Sprintf("rate_limit_per_min must be a number of messages per minute, at least 1; the default is %d", DefaultRateLimitPerMin),
 		c.setFix(fmt.Sprintf("Set rate_limit_per_min: %d", DefaultRateLimitPerMin), at, DefaultRateLimitPerMin))
+}
+
+// patternsOfTopology are the library patterns whose topology is name (a topology written
+// where a pattern id belongs: market_auction is contract_net's).
+func patternsOfTopology(name string) []string {
+	var ids []string
+	for _, p := range pattern.All() {
+		if p.Topology == name && p.PatternID != name {
+			ids = append(ids, p.PatternID)
+		}
+	}
+	return ids
 }

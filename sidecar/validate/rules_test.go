@@ -206,6 +206,11 @@ func TestUnknownPatternRule(t *testing.T) {
 		{"typo", strings.Replace(mw(term2), "patternId: manager_worker", "patternId: manager-worker", 1), []string{CodeUnknownPattern}},
 		{"unknown", strings.Replace(mw(term2), "patternId: manager_worker", "patternId: swarm", 1), []string{CodeUnknownPattern}},
 	})
+	// A topology name where a pattern id belongs points to the pattern that uses it.
+	_, ds := codes(t, strings.Replace(mw(term2), "patternId: manager_worker", "patternId: market_auction", 1), Workspace{})
+	if len(ds) == 0 || !strings.Contains(ds[0].Message, `"market_auction" is a topology, used by the pattern contract_net`) || ds[0].Fix == nil || ds[0].Fix.Title != `Change to "contract_net"` {
+		t.Errorf("topology as pattern id: %v", ds)
+	}
 	for _, id := range PatternIDs() {
 		if _, ok := lookupPattern(id); !ok {
 			t.Errorf("%s not found", id)
