@@ -729,3 +729,23 @@ func TestEnvSecretFixAndDuplicateNames(t *testing.T) {
 		t.Errorf("duplicate fix:\n%s", got)
 	}
 }
+
+// Ids outside the safe set (a newline, a NUL, a path) are errors naming the id escaped, so
+// nothing raw reaches a terminal, a folder name or a log; letters of any script are fine.
+func TestUnsafeIDs(t *testing.T) {
+	src := head + "agents:\n  - {id: \"a\\nb\", role: worker}\n  - {id: \"c\\0d\", role: worker}\n  - {id: ../x, role: worker}\n  - {id: 코더-1, role: worker}\n  - {id: custom:coder.2, role: worker}\ninteractions: []\n"
+	_, ds := codes(t, src, Workspace{})
+	var msgs []string
+	for _, d := range ds {
+		msgs = append(msgs, d.Message)
+	}
+	want := []string{`agent id "a\nb" has a line break at position 2`, `agent id "c\x00d" has a NUL character at position 2`, `agent id "../x" has '.' at position 1`}
+	if len(msgs) != len(want) {
+		t.Fatalf("diagnostics: %q", msgs)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(msgs[i], w) || strings.ContainsAny(msgs[i], "\n\x00") {
+			t.Errorf("message %d = %q, want it to start %q", i, msgs[i], w)
+		}
+	}
+}

@@ -115,6 +115,7 @@ func (c *checker) run() {
 	c.secretAt = map[string]bool{}
 	c.secrets()
 	c.schema()
+	c.unsafeIDs()
 	c.duplicateIDs()
 	c.references()
 	c.interactions()
