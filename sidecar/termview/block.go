@@ -10,12 +10,12 @@ var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "
 
 var marks = map[string]string{
 	stateWaiting: "○", stateAsking: "?", stateIdle: "·", stateDone: "✓",
-	stateFailed: "✗", stateStopped: "■", stateSkipped: "–",
+	stateFailed: "✗", stateStopped: "■", stateSkipped: "–", stateNotRun: "–",
 }
 
 var stateStyle = map[string]style{
 	stateWaiting: dim, stateRunning: cyan, stateAsking: yellow, stateIdle: plain,
-	stateDone: green, stateFailed: red, stateStopped: yellow, stateSkipped: dim,
+	stateDone: green, stateFailed: red, stateStopped: yellow, stateSkipped: dim, stateNotRun: dim,
 }
 
 // block is the live status block: a header line for the run, then a line per agent, cut to
@@ -101,7 +101,7 @@ func styleOfText(state string) style {
 		return red
 	case stateAsking:
 		return yellow
-	case stateWaiting, stateSkipped:
+	case stateWaiting, stateSkipped, stateNotRun:
 		return dim
 	}
 	return plain

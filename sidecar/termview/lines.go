@@ -52,7 +52,9 @@ func (v *View) lines(ev eventlog.Event) []string {
 		return one(dim, "·", fmt.Sprintf("%s started (round %d, %s)", who, int(round)+1, eventlog.Str(f["backend"])))
 	case "agent_finished":
 		a := v.r.byID[who]
-		if st := eventlog.Str(f["status"]); st != "completed" {
+		if st := eventlog.Str(f["status"]); st == "stopped" {
+			return one(yellow, "■", fmt.Sprintf("%s: turn %s", who, v.stopReason(eventlog.Str(f["error"]))))
+		} else if st != "completed" {
 			msg := fmt.Sprintf("%s: turn %s", who, st)
 			if e := eventlog.Str(f["error"]); e != "" {
 				msg += ": " + e
@@ -247,4 +249,20 @@ func firstNonEmpty(ss ...string) string {
 		}
 	}
 	return ""
+}
+
+// stopReason says why a turn was stopped in words, not as the Go error the cancellation gave
+// it ("cancelled: context canceled").
+func (v *View) stopReason(err string) string {
+	switch {
+	case v.r.byYou:
+		return "stopped by you"
+	case v.r.limit != "":
+		return "stopped: the run reached its " + v.r.limit + " limit"
+	case strings.Contains(err, "deadline exceeded"):
+		return "stopped: its interaction's time limit was reached"
+	case strings.Contains(err, "context canceled") || err == "":
+		return "stopped: its interaction or the run ended"
+	}
+	return "stopped: " + err
 }

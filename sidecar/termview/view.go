@@ -115,6 +115,14 @@ func (v *View) Event(ev eventlog.Event) {
 	v.update(b.Bytes())
 }
 
+// StoppedByYou tells the view the person stopped the run (Ctrl-C), so stopped turns say so
+// rather than showing the Go error the cancellation gave them.
+func (v *View) StoppedByYou() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.r.byYou = true
+}
+
 // Printf prints a line of the caller's (the command's closing hints) above the block.
 func (v *View) Printf(format string, a ...any) {
 	v.mu.Lock()

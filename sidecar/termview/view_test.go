@@ -230,3 +230,41 @@ func TestWarningsOfTheLogAreLines(t *testing.T) {
 		t.Errorf("output:\n%s\nwant:\n%s", out.String(), strings.Join(want, "\n"))
 	}
 }
+
+// Ctrl-C: a stopped turn says "stopped by you", not the cancellation's Go error; an agent that
+// never had a turn ends "not run", never ✓ done.
+func TestStoppedByYouAndNotRun(t *testing.T) {
+	evs := []eventlog.Event{
+		ev(0, "", "run_started", map[string]any{"interactions": 1}),
+		ev(1, "auction", "interaction_started", map[string]any{"patternId": "contract_net", "nodes": []string{"manager", "bidder_a", "bidder_b"}}),
+		ev(2, "auction", "agent_started", map[string]any{"agent": "manager", "round": 0, "backend": "command"}),
+		ev(3, "auction", "agent_finished", map[string]any{"agent": "manager", "status": "completed", "turns": 1}),
+		ev(4, "auction", "agent_started", map[string]any{"agent": "bidder_a", "round": 0, "backend": "command"}),
+		ev(5, "auction", "agent_finished", map[string]any{"agent": "bidder_a", "status": "stopped", "turns": 1, "error": "cancelled: context canceled"}),
+		ev(6, "auction", "terminated", map[string]any{"status": "stopped", "reason": "stopped", "rounds": 0}),
+		ev(7, "", "run_finished", map[string]any{"status": "stopped", "reason": "stopped by the user"}),
+	}
+	for _, byYou := range []bool{true, false} {
+		var out bytes.Buffer
+		v := New(&out, Options{Location: time.UTC, Now: func() time.Time { return t0 }})
+		if byYou {
+			v.StoppedByYou()
+		}
+		for _, e := range evs {
+			v.Event(e)
+		}
+		v.Close()
+		s := out.String()
+		want := "bidder_a: turn stopped by you"
+		if !byYou {
+			want = "bidder_a: turn stopped: its interaction or the run ended"
+		}
+		if !strings.Contains(s, want) || strings.Contains(s, "context canceled") {
+			t.Errorf("byYou %v: want %q, without the Go error:\n%s", byYou, want, s)
+		}
+		if !regexp.MustCompile(`(?m)^\s+– bidder_b\s+auction\s+round 1\s+not run`).MatchString(s) || !regexp.MustCompile(`(?m)^\s+✓ manager\s+auction\s+round 1\s+done`).MatchString(s) ||
+			!regexp.MustCompile(`(?m)^\s+■ bidder_a\s+auction\s+round 1\s+stopped`).MatchString(s) {
+			t.Errorf("final table:\n%s", s)
+		}
+	}
+}

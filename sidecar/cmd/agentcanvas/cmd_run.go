@@ -148,6 +148,17 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if view != nil { // stopped turns say "stopped by you", not the Go error of the cancellation
+		ended := make(chan struct{})
+		defer close(ended)
+		go func() {
+			select {
+			case <-ctx.Done():
+				view.StoppedByYou()
+			case <-ended:
+			}
+		}()
+	}
 	var f *flow.Flow
 	var out *engine.Outcome
 	switch {
