@@ -52,6 +52,7 @@ type ictx struct {
 	turns     sync.Map          // node → turnNote of its last turn (provenance.go)
 	unhanded  map[string]string // node → why its latest proposal came without a valid HANDOFF block
 	diffs     map[string]string // node → its proposal's fingerprint after its last step (handoff.go)
+	talking   map[string]bool   // nodes asked for words only now (a bid): no edit expected (handoff.go)
 	// roundCap ends the interaction after that many rounds (0: no cap): the flow's
 	// params.round_cap (ownCap), else the engine's where the flow bounds neither rounds nor time.
 	roundCap int
