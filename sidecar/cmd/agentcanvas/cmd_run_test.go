@@ -350,6 +350,18 @@ func TestEveryExampleFlowDryRuns(t *testing.T) {
 			if !strings.Contains(out.String(), `"event":"run_finished"`) || strings.Contains(out.String(), `"event":"reply_repair"`) {
 				t.Errorf("no events, or a dry-run agent lacked a line:\n%s", out.String())
 			}
+			// The dry run does what the pattern says: the assistant answers the client, the
+			// router delivers what the triage sends.
+			switch filepath.Base(f) {
+			case "p2p-role-play.yaml":
+				if !strings.Contains(out.String(), `"to":"assistant"`) || strings.Contains(out.String(), `"rounds":0`) {
+					t.Errorf("the assistant never ran:\n%s", out.String())
+				}
+			case "router-targeted.yaml":
+				if !strings.Contains(out.String(), `"via":"router"`) || strings.Contains(out.String(), `"event":"undeliverable"`) {
+					t.Errorf("the router delivered nothing:\n%s", out.String())
+				}
+			}
 		})
 	}
 }
