@@ -36,3 +36,12 @@ export function runDoctor(binary: string, flowPath: string, backend: string | un
 export function problemLines(r: DoctorReport): string[] {
   return r.checks.filter((c) => c.status === 'fail').map((c) => `${c.name}: ${c.detail}${c.fix ? ` — fix: ${c.fix}` : ''}`);
 }
+
+/** The human report of `binary doctor` (every CLI), for the Check Agent CLIs command. */
+export function doctorText(binary: string, timeoutMs = 60_000): Promise<string> {
+  return new Promise((resolve) => {
+    execFile(binary, ['doctor'], { timeout: timeoutMs }, (err, stdout, stderr) => {
+      resolve(stdout || stderr || (err ? `agentcanvas doctor could not run: ${err.message}` : ''));
+    });
+  });
+}

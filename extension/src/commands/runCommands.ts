@@ -11,7 +11,7 @@ import { answerable, interruptedToOffer, isInterrupted } from '../views/runsMode
 import type { PendingQueue } from '../hitl/pending';
 import { RunLogPanel } from '../views/runLogPanel';
 import { parseTurns, renderTranscript, transcriptPath } from '../views/transcript';
-import { problemLines, runDoctor } from './preflight';
+import { doctorText, problemLines, runDoctor } from './preflight';
 import type { StatusItem } from '../status';
 
 const ENDED = new Set(['run_finished', 'run_failed', 'run_stopped']);
@@ -69,6 +69,7 @@ export class RunController {
       vscode.commands.registerCommand('agentcanvas.resumeRun', (arg?: unknown) => withSidecar(this.sidecar, this.log, () => this.resumeRun(arg))),
       vscode.commands.registerCommand('agentcanvas.closeRun', (arg?: unknown) => withSidecar(this.sidecar, this.log, () => this.closeRun(arg))),
       vscode.commands.registerCommand('agentcanvas.showTranscript', (arg?: unknown) => this.showTranscript(arg)),
+      vscode.commands.registerCommand('agentcanvas.doctor', () => this.showDoctor()),
     ];
   }
 
@@ -258,6 +259,15 @@ export class RunController {
     this.log.info(`started run ${runId} of ${flow} with backend ${backend}${Object.keys(env).length ? ` (stored values for ${Object.keys(env).join(', ')})` : ''}`);
     void this.refresh();
     await this.follow(runId, flow, 'running');
+  }
+
+  /** Check Agent CLIs: the sidecar's doctor report in an editor. */
+  private async showDoctor(): Promise<void> {
+    const bin = this.sidecar.binaryPath;
+    if (!bin) throw new NotRunningError();
+    const text = await doctorText(bin);
+    const doc = await vscode.workspace.openTextDocument({ language: 'plaintext', content: text });
+    await vscode.window.showTextDocument(doc, { preview: true });
   }
 
   /**
