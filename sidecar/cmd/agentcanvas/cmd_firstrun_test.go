@@ -84,11 +84,24 @@ EOH
 	if len(props) != 1 {
 		t.Fatalf("proposals: %v", props)
 	}
+	// Reviewed as a person reads it (a diff; no colour off a terminal), listed one line each.
+	code, rv, _ := runCmd(t, "proposal", "review", "--workspace", ws, props[0])
+	for _, want := range []string{"proposal of fixer, run run_", "✓ applies to the workspace as it is now", "── src/slug.js (modified, +1 -1)", "-  return title.trim().replace(/ /g, '-');", "+  return title.toLowerCase()", "apply it: "} {
+		if code != exitOK || !strings.Contains(rv, want) || strings.Contains(rv, "\x1b[") {
+			t.Errorf("review lacks %q:\n%s", want, rv)
+		}
+	}
+	if code, ls, _ := runCmd(t, "proposal", "list", "--workspace", ws); code != exitOK || !strings.Contains(ls, "pending (apply 1st)  run_") || !strings.Contains(ls, "fixer: src/slug.js (modified)") {
+		t.Errorf("list:\n%s", ls)
+	}
 	if code, o, e := runCmd(t, "proposal", "apply", "--workspace", ws, props[0]); code != exitOK {
 		t.Fatalf("apply: exit %d %s %s", code, o, e)
 	}
 	if err := testsPass(node, ws); err != nil {
 		t.Errorf("after the applied proposal the tests still fail: %v", err)
+	}
+	if _, ls, _ := runCmd(t, "proposal", "list", "--workspace", ws); !strings.HasPrefix(ls, "applied  run_") {
+		t.Errorf("list after apply:\n%s", ls)
 	}
 }
 
