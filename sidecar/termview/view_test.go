@@ -142,7 +142,8 @@ func TestLiveBlockUpdates(t *testing.T) {
 		`(?m)^         ✓ coder\s+build\s+round 1\s+done\s+0:03\s+1 turn\s+12.3k tokens\s+\$0.04$`,
 		`(?m)^         ✗ critic\s+build\s+round 2\s+failed\s+0:03\s+1 turn\s+820 tokens$`,
 		`(?m)^09:30:07 build ✗ critic: turn failed: codex exited with code 1\n\s+│ Error: stream disconnected before completion\n\s+│ retrying is not possible$`,
-		`(?m)^09:30:07 ■ run failed in 7.1s \(interaction build failed\): 2 agent turns, 13.2k tokens, cost not reported by every backend, 1 proposal$`,
+		// 126 columns on a 120-column terminal: wrapped at a space, not cut mid-word.
+		`(?m)^09:30:07 ■ run failed in 7.1s \(interaction build failed\): 2 agent turns, 13.2k tokens, cost not reported by every\n {11}backend, 1 proposal$`,
 	} {
 		if !regexp.MustCompile(want).MatchString(s) {
 			t.Errorf("final screen lacks %s:\n%s", want, s)
@@ -266,5 +267,36 @@ func TestStoppedByYouAndNotRun(t *testing.T) {
 			!regexp.MustCompile(`(?m)^\s+■ bidder_a\s+auction\s+round 1\s+stopped`).MatchString(s) {
 			t.Errorf("final table:\n%s", s)
 		}
+	}
+}
+
+// Lines longer than the width (a pipe to a terminal: $COLUMNS) wrap at spaces, never inside a
+// run id or a path; a command hint wraps with " \\" so it still pastes; a word longer than the
+// width stays whole.
+func TestWrapAtWordBoundaries(t *testing.T) {
+	var out bytes.Buffer
+	v := New(&out, Options{Width: 60, Location: time.UTC, Now: func() time.Time { return t0 }})
+	v.Event(ev(0, "build", "warning", map[string]any{"agent": "coder", "message": "src/parser.test.ts does not exist in the workspace yet; the agent starts without it"}))
+	v.Printf("%sexport:    agentcanvas proposal export --workspace /tmp/ws run_20261125-221221_78a656 > run_20261125-221221_78a656.patch", Indent)
+	v.Printf("%slog:       /a/very/long/path/that/is/longer/than/sixty/columns/all/by/itself/.agentcanvas/logs/x", Indent)
+	v.Close()
+	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+	text := out.String()
+	for _, tok := range []string{"run_20261125-221221_78a656", "run_20261125-221221_78a656.patch", "src/parser.test.ts", "/a/very/long/path/that/is/longer/than/sixty/columns/all/by/itself/.agentcanvas/logs/x"} {
+		if !strings.Contains(text, tok) {
+			t.Errorf("%q was cut:\n%s", tok, text)
+		}
+	}
+	var cmd []string
+	for _, l := range lines {
+		if visible(l) > 60 && !strings.Contains(l, "/a/very/long") {
+			t.Errorf("line of %d columns: %q", visible(l), l)
+		}
+		if strings.Contains(l, "export:") || (len(cmd) > 0 && strings.HasSuffix(cmd[len(cmd)-1], " \\")) {
+			cmd = append(cmd, l)
+		}
+	}
+	if len(cmd) < 2 || !strings.HasSuffix(cmd[0], " \\") || strings.HasSuffix(cmd[len(cmd)-1], " \\") {
+		t.Errorf("the command hint is not wrapped with continuations: %q", cmd)
 	}
 }

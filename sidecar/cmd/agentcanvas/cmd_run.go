@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -118,7 +119,7 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		sink = func(ev eventlog.Event) { _ = enc.Encode(ev) }
 	} else {
 		mode := termview.ModeFor(stdout)
-		view = termview.New(stdout, termview.Options{Mode: mode})
+		view = termview.New(stdout, termview.Options{Mode: mode, Width: columnsEnv()})
 		defer view.Close()
 		sink = view.Event
 		if mode.Live {
@@ -357,4 +358,14 @@ func runArgsProblem(args []string, skill, resume string, skillFlags bool) string
 		return "--file and --command go with --skill"
 	}
 	return ""
+}
+
+// columnsEnv is $COLUMNS, the width piped lines wrap to (at spaces) when it is set: a pipe
+// that ends on a terminal (| tee, | less) would otherwise break them anywhere.
+func columnsEnv() int {
+	n, err := strconv.Atoi(os.Getenv("COLUMNS"))
+	if err != nil || n < 20 {
+		return 0
+	}
+	return n
 }
