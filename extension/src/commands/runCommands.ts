@@ -12,12 +12,17 @@ import type { PendingQueue } from '../hitl/pending';
 import { RunLogPanel } from '../views/runLogPanel';
 import { parseTurns, renderTranscript, transcriptPath } from '../views/transcript';
 import { doctorText, problemLines, runDoctor } from './preflight';
+
+/** The scheme of the read-only transcript documents (Show Transcript). */
+const TRANSCRIPT_SCHEME = 'agentcanvas-transcript';
 import type { StatusItem } from '../status';
 
 const ENDED = new Set(['run_finished', 'run_failed', 'run_stopped']);
 
 export class RunController {
   private readonly listeners = new Set<(ev: RunEvent) => void>();
+  /** Tells VS Code to read a transcript document again (it keeps virtual documents until closed). */
+  private readonly transcriptChanged = new vscode.EventEmitter<vscode.Uri>();
 
   constructor(
     private readonly sidecar: SidecarClient,
@@ -69,6 +74,8 @@ export class RunController {
       vscode.commands.registerCommand('agentcanvas.resumeRun', (arg?: unknown) => withSidecar(this.sidecar, this.log, () => this.resumeRun(arg))),
       vscode.commands.registerCommand('agentcanvas.closeRun', (arg?: unknown) => withSidecar(this.sidecar, this.log, () => this.closeRun(arg))),
       vscode.commands.registerCommand('agentcanvas.showTranscript', (arg?: unknown) => this.showTranscript(arg)),
+      vscode.workspace.registerTextDocumentContentProvider(TRANSCRIPT_SCHEME, { onDidChange: this.transcriptChanged.event, provideTextDocumentContent: (uri) => this.transcriptText(uri) }),
+      this.transcriptChanged,
       vscode.commands.registerCommand('agentcanvas.doctor', () => this.showDoctor()),
     ];
   }
@@ -82,21 +89,32 @@ export class RunController {
     const a = arg as { run?: { runId?: unknown }; agent?: { id?: unknown } | string; runId?: unknown } | undefined;
     const runId = a?.run?.runId ?? a?.runId;
     const agent = typeof a?.agent === 'string' ? a.agent : a?.agent?.id;
-    const folder = vscode.workspace.workspaceFolders?.[0];
-    if (typeof runId !== 'string' || typeof agent !== 'string' || !folder) {
+    if (typeof runId !== 'string' || typeof agent !== 'string' || !vscode.workspace.workspaceFolders?.[0]) {
       void vscode.window.showInformationMessage('AgentCanvas: pick an agent of a run in the Runs view to see its transcript.');
       return undefined;
     }
-    let text = '';
-    try {
-      text = new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.joinPath(folder.uri, ...transcriptPath(runId))));
-    } catch (e) {
-      this.log.warn(`transcript of run ${runId}: ${describeError(e)}`);
-    }
-    const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: renderTranscript(runId, agent, parseTurns(text)) });
+    // A read-only document of its own (no "save?" on close), read afresh at every open.
+    const uri = vscode.Uri.from({ scheme: TRANSCRIPT_SCHEME, path: `/${encodeURIComponent(runId)}/${encodeURIComponent(agent)}.md` });
+    this.transcriptChanged.fire(uri);
+    const doc = await vscode.workspace.openTextDocument(uri);
     await vscode.window.showTextDocument(doc, { preview: true });
     return doc;
   }
+
+  /** The transcript document's text: the agent's turns read from the run's turns.jsonl. */
+  private async transcriptText(uri: vscode.Uri): Promise<string> {
+    const [runId, file] = uri.path.split('/').filter(Boolean).map(decodeURIComponent);
+    const agent = file.replace(/\.md$/, '');
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    let text = '';
+    try {
+      if (folder) text = new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.joinPath(folder.uri, ...transcriptPath(runId))));
+    } catch (e) {
+      this.log.warn(`transcript of run ${runId}: ${describeError(e)}`);
+    }
+    return renderTranscript(runId, agent, parseTurns(text));
+  }
+
 
   /**
    * After activation (a window reload stopped the previous sidecar and its runs): ONE

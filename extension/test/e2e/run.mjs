@@ -177,6 +177,22 @@ const STEPS = [
     },
   },
   {
+    name: 'clicking an agent in the Runs view opens its transcript in an editor: the prompt it was sent and its reply',
+    skip: () => runsUnavailable,
+    async run({ page, shot, workspace }) {
+      await runCommand(page, 'AgentCanvas: Focus on Runs View');
+      const runs = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Runs' }) });
+      await runs.locator('.monaco-list-row', { hasText: 'asker' }).first().click();
+      const editor = page.locator('.editor-instance .monaco-editor .view-lines').first();
+      await editor.filter({ hasText: '# asker — run' }).waitFor({ timeout: TIMEOUT });
+      await editor.filter({ hasText: '### Prompt' }).waitFor({ timeout: TIMEOUT });
+      const runsDir = path.join(workspace, '.agentcanvas', 'runs');
+      const kept = readdirSync(runsDir).filter((d) => existsSync(path.join(runsDir, d, 'turns.jsonl')));
+      if (kept.length === 0) throw new Error('no run kept a transcript');
+      await shot('transcript');
+    },
+  },
+  {
     name: 'the API key the user typed is in no file: not the workspace, not the run logs, not the extension\'s output',
     skip: () => runsUnavailable,
     async run({ workspace, userData }) {
