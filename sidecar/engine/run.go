@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -553,7 +554,11 @@ func checkCLIs(f *flow.Flow, o Options) error {
 			continue
 		}
 		seen[id] = true
-		if m := doctor.Missing(id, os.Getenv("PATH")); m != "" {
+		path := os.Getenv("PATH")
+		if p := o.Env["PATH"]; p != "" && a.Runtime != nil && slices.Contains(a.Runtime.Env, "PATH") {
+			path = p // the agent is given a PATH of its own
+		}
+		if m := doctor.Missing(id, path); m != "" {
 			errs = append(errs, fmt.Errorf("agent %s: %s (agentcanvas doctor checks everything a real run needs)", a.ID, m))
 		}
 	}
