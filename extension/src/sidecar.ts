@@ -99,6 +99,11 @@ export class SidecarClient implements vscode.Disposable {
     return this.binary?.version;
   }
 
+  /** The sidecar executable in use (for one-off commands such as doctor). */
+  get binaryPath(): string | undefined {
+    return this.binary?.path;
+  }
+
   /** The language client's diagnostics collection (flow problems), when running. */
   get diagnostics(): vscode.DiagnosticCollection | undefined {
     return this.client?.diagnostics;

@@ -51,6 +51,7 @@ type ictx struct {
 	turns     sync.Map          // node → turnNote of its last turn (provenance.go)
 	unhanded  map[string]string // node → why its latest proposal came without a valid HANDOFF block
 	diffs     map[string]string // node → its proposal's fingerprint after its last step (handoff.go)
+	talking   map[string]bool   // nodes asked for words only now (a bid): no edit expected (handoff.go)
 	// roundCap ends the interaction after that many rounds (0: no cap): the flow's
 	// params.round_cap (ownCap), else the engine's where the flow bounds neither rounds nor time.
 	roundCap int
@@ -376,10 +377,14 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := c.pace(); err != nil {
+		return nil, err
+	}
 	edge := c.edgeOf[[2]string{from, node}]
 	c.send(from, node, "prompt", map[string]any{"bytes": len(prompt)}, "")
 	c.r.emit(c.in.ID, edge, "agent_started", map[string]any{"agent": node, "from": firstNonEmpty(from, "engine"), "round": c.st.Round, "backend": spec.BackendID})
 	c.r.flushLog()
+	rec := turnRecord{from: from, node: node, backend: spec.BackendID, prompt: prompt, started: c.r.now()}
 	var out processOut
 	if loop := c.sessionLoop(node); loop != nil {
 		out, err = c.runSessions(spec, node, edge, prompt, loop)
@@ -391,8 +396,14 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 	}
 	if err != nil {
 		c.r.emit(c.in.ID, edge, "agent_finished", map[string]any{"agent": node, "status": "failed", "error": err.Error()})
+		// Not sent, and with no process there is no redactor for it; err is scrubbed.
+		rec.prompt = ""
+		c.record(rec, runtime.Result{Status: runtime.StatusFailed, Reason: err.Error()})
 		return nil, fmt.Errorf("agent %s: %w", node, err)
 	}
+	rec.prompt = runtime.Redact(c.r.o.Env, out.scrub(prompt)) // the run's secrets too: the task may hold one
+	rec.stderr = out.stderrAll
+	c.record(rec, out.res)
 	res, handoffErr, stderr := out.res, out.handoffErr, out.stderr
 	c.noteTurn(node, prompt, res)
 	rep := &Reply{Node: node, Text: res.Reply, Handoff: res.Handoff, sandboxed: spec.SandboxWork != ""}

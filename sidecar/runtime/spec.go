@@ -356,6 +356,16 @@ func (r *redactor) add(name, value string) {
 	r.r = strings.NewReplacer(args...)
 }
 
+// Redact replaces in s the values of env (NAME → secret) as an agent's reports are scrubbed:
+// for text the engine keeps that more than one agent's secrets may reach (a run's task).
+func Redact(env map[string]string, s string) string {
+	var r redactor
+	for n, v := range env {
+		r.add(n, v)
+	}
+	return r.str(s)
+}
+
 func (r *redactor) str(s string) string {
 	if r.r == nil || s == "" {
 		return s

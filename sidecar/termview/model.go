@@ -16,6 +16,7 @@ const (
 	stateFailed  = "failed"  // its last turn failed
 	stateStopped = "stopped" // its turn was stopped (Ctrl-C, a timeout)
 	stateSkipped = "skipped" // its interaction never ran (a dependency failed)
+	stateNotRun  = "not run" // its interaction ended before it had a turn
 )
 
 // agent is one status line.
@@ -58,6 +59,9 @@ type run struct {
 	cost         float64
 	costKnown    bool // every turn that finished reported its cost
 	finished     bool
+	// byYou: the person stopped the run (Ctrl-C); limit: the limit that stopped it, if one did.
+	byYou bool
+	limit string
 }
 
 func newRun() *run {
@@ -146,15 +150,30 @@ func (r *run) apply(ev eventlog.Event) {
 			if a == nil || a.interaction != ev.InteractionID {
 				continue
 			}
+			// ✓ only for an agent that had its turns; one that never ran is "not run".
 			switch {
 			case skipped && a.state == stateWaiting:
 				a.state = stateSkipped
-			case a.state == stateWaiting || a.state == stateIdle || a.state == stateRunning || a.state == stateAsking:
+			case a.state == stateWaiting:
+				a.state = stateNotRun
+			case a.state == stateIdle:
 				a.state = stateDone
+			case a.state == stateRunning || a.state == stateAsking:
+				a.state = stateStopped
 			}
 		}
+	case "budget_reached", "spend_limit_reached":
+		r.limit = firstNonEmpty(eventlog.Str(f["condition"]), eventlog.Str(f["limit"]), "spend")
 	case "run_finished", "run_interrupted":
 		r.finished = true
+		for _, a := range r.agents {
+			switch a.state {
+			case stateWaiting:
+				a.state = stateNotRun
+			case stateRunning, stateAsking:
+				a.state = stateStopped
+			}
+		}
 	}
 }
 

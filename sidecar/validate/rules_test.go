@@ -214,6 +214,11 @@ func TestUnknownPatternRule(t *testing.T) {
 		{"typo", strings.Replace(mw(term2), "patternId: manager_worker", "patternId: manager-worker", 1), []string{CodeUnknownPattern}},
 		{"unknown", strings.Replace(mw(term2), "patternId: manager_worker", "patternId: swarm", 1), []string{CodeUnknownPattern}},
 	})
+	// A topology name where a pattern id belongs points to the pattern that uses it.
+	_, ds := codes(t, strings.Replace(mw(term2), "patternId: manager_worker", "patternId: market_auction", 1), Workspace{})
+	if len(ds) == 0 || !strings.Contains(ds[0].Message, `"market_auction" is a topology, used by the pattern contract_net`) || ds[0].Fix == nil || ds[0].Fix.Title != `Change to "contract_net"` {
+		t.Errorf("topology as pattern id: %v", ds)
+	}
 	for _, id := range PatternIDs() {
 		if _, ok := lookupPattern(id); !ok {
 			t.Errorf("%s not found", id)
@@ -275,19 +280,21 @@ func TestTimeoutRequiredRule(t *testing.T) {
 	runCases(t, Workspace{}, []ruleCase{
 		{"timeout in termination", debate("{termination: "+tm+"}", "{termination: {any: [{type: judge_decision}, "+tm+"]}}"), nil},
 		{"timeout in params", debate("{termination: {type: judge_decision}, params: {timeout_ms: 1000}}", "{termination: {all: [{type: judge_decision}, "+tm+"]}}"), nil},
-		{"one edge without", debate("{termination: {type: judge_decision}}", "{termination: "+tm+"}"), []string{CodeTimeoutRequired}},
+		// The engine merges an interaction's edges: one edge's timeout bounds the interaction.
+		{"one edge without", debate("{termination: {type: judge_decision}}", "{termination: "+tm+"}"), nil},
+		{"no edge with one: one error, not one per edge", debate("{termination: {type: judge_decision}}", "{termination: {type: max_rounds, rounds: 3}}"), []string{CodeTimeoutRequired}},
 		{"bad params timeout", debate("{termination: {type: judge_decision}, params: {timeout_ms: 0}}", "{termination: "+tm+"}"), []string{CodeTimeoutRequired}},
 		{"fractional params timeout", debate("{termination: {type: judge_decision}, params: {timeout_ms: 1.5}}", "{termination: "+tm+"}"), []string{CodeTimeoutRequired}},
 		{"string params timeout", debate("{termination: {type: judge_decision}, params: {timeout_ms: soon}}", "{termination: "+tm+"}"), []string{CodeTimeoutRequired}},
 		{"debate topology on another pattern", strings.Replace(mw("{topology: debate_judge, termination: {type: max_rounds, rounds: 2}}"), "", "", 1), []string{CodeTimeoutRequired}},
 		{"manager_worker needs none", mw(term2), nil},
-		{"a debate drawn as p2p still needs one", debate("{topology: p2p, termination: {type: judge_decision}}", "{termination: {type: timeout_ms, ms: 5}}"), []string{CodeTimeoutRequired}},
+		{"a debate drawn as p2p still needs one", debate("{topology: p2p, termination: {type: judge_decision}}", "{topology: p2p, termination: {type: judge_decision}}"), []string{CodeTimeoutRequired}},
 		{"negotiation", strings.Replace(strings.Replace(mw(term2), "manager_worker", "bilateral_negotiation", 1), "{id: lead, role: manager}", "{id: lead, role: proposer}", 1), []string{CodeTimeoutRequired}},
 		{"critic refiner curator", head + `agents: [{id: c, role: critic}, {id: r, role: refiner}, {id: j, role: judge}]
 interactions:
   - id: i1
     patternId: critic_refiner_curator
-    edges: [{source: c, target: r, data: {termination: {type: max_rounds, rounds: 3}}}, {source: r, target: j, data: {termination: {type: timeout_ms, ms: 5}}}]
+    edges: [{source: c, target: r, data: {termination: {type: max_rounds, rounds: 3}}}, {source: r, target: j, data: {termination: {type: max_rounds, rounds: 2}}}]
 `, []string{CodeTimeoutRequired}},
 	})
 }
@@ -333,8 +340,8 @@ func TestRateLimitRequiredRule(t *testing.T) {
 	runCases(t, Workspace{}, []ruleCase{
 		{"on the edges", router(", params: {rate_limit_per_min: 10}", ""), nil},
 		{"on the router", router("", ", params: {rate_limit_per_min: 5}"), nil},
-		{"missing", router("", ""), []string{CodeRateLimitRequired, CodeRateLimitRequired}},
-		{"router pattern with another topology", router(", topology: p2p", ""), []string{CodeRateLimitRequired, CodeRateLimitRequired}},
+		{"missing", router("", ""), []string{CodeRateLimitRequired}},
+		{"router pattern with another topology", router(", topology: p2p", ""), []string{CodeRateLimitRequired}},
 		{"zero", router(", params: {rate_limit_per_min: 0}", ""), []string{CodeRateLimitRequired, CodeRateLimitRequired}},
 		{"broker topology", head + `agents: [{id: a}, {id: b}]
 systemNodes: [{id: k, type: broker}]
@@ -343,7 +350,7 @@ interactions:
     patternId: broker_facilitator
     edges:
       - {source: a, target: k, data: {termination: {type: timeout_ms, ms: 5}}}
-      - {source: k, target: b, data: {termination: {type: timeout_ms, ms: 5}, params: {rate_limit_per_min: 1}}}
+      - {source: k, target: b, data: {termination: {type: timeout_ms, ms: 5}}}
 `, []string{CodeRateLimitRequired}},
 	})
 }
@@ -772,5 +779,25 @@ func TestSetupCommandPath(t *testing.T) {
 	}
 	if got, _ := codes(t, src("scripts/missing.sh"), Workspace{Root: root}); len(got) != 1 || got[0] != CodeCommandPath {
 		t.Errorf("a missing setup script: %v, want %s", got, CodeCommandPath)
+	}
+}
+
+// Ids outside the safe set (a newline, a NUL, a path) are errors naming the id escaped, so
+// nothing raw reaches a terminal, a folder name or a log; letters of any script are fine.
+func TestUnsafeIDs(t *testing.T) {
+	src := head + "agents:\n  - {id: \"a\\nb\", role: worker}\n  - {id: \"c\\0d\", role: worker}\n  - {id: ../x, role: worker}\n  - {id: 코더-1, role: worker}\n  - {id: custom:coder.2, role: worker}\ninteractions: []\n"
+	_, ds := codes(t, src, Workspace{})
+	var msgs []string
+	for _, d := range ds {
+		msgs = append(msgs, d.Message)
+	}
+	want := []string{`agent id "a\nb" has a line break at position 2`, `agent id "c\x00d" has a NUL character at position 2`, `agent id "../x" has '.' at position 1`}
+	if len(msgs) != len(want) {
+		t.Fatalf("diagnostics: %q", msgs)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(msgs[i], w) || strings.ContainsAny(msgs[i], "\n\x00") {
+			t.Errorf("message %d = %q, want it to start %q", i, msgs[i], w)
+		}
 	}
 }

@@ -62,7 +62,7 @@ func runSandbox(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Exit 0 prepared, 1 refused (nothing created), 2 usage.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseAnywhere(fs, args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}

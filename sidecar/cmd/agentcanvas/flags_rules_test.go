@@ -60,7 +60,7 @@ func TestFolderFlags(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(ws, "src", "a.txt")); string(b) != "one\n" {
 		t.Fatal("a refused apply changed the workspace")
 	}
-	code, out, _ = runCLI(t, "proposal", "review", "--workspace", ws, "--allow", "src", prop)
+	code, out, _ = runCLI(t, "proposal", "review", "--json", "--workspace", ws, "--allow", "src", prop)
 	if code != exitOK || !strings.Contains(out, `"applicable": false`) || !strings.Contains(out, "outside the allowed folders [src] (--allow)") {
 		t.Errorf("review with --allow: %d %s", code, out)
 	}
