@@ -161,7 +161,11 @@ export const SystemNodeView = memo(function SystemNodeView({ data, selected }: N
         </div>
         <div className="ac-node-meta">
           <span className="ac-badge ac-systype">{data.sysType.toUpperCase()}</span>
-          {data.llm ? <span className="ac-badge ac-llm">LLM</span> : null}
+          {data.backend ? (
+            <span className="ac-badge ac-backend" title="backend">
+              {data.backend}
+            </span>
+          ) : null}
         </div>
         <RunBadge id={data.id} />
         <DiagnosticList ds={data.diagnostics} />

@@ -28,7 +28,8 @@ export interface SystemNodeData extends Record<string, unknown> {
   path: string;
   name: string;
   sysType: string;
-  llm: boolean; // LLM-backed (has a runtime)
+  /** the backend that runs it (runtime.backendId, "auto" when unset), none for an engine-run node */
+  backend?: string;
   node: SystemNode;
   diagnostics: Diagnostic[];
   severity?: Severity;
@@ -66,9 +67,14 @@ export const NODE_HEIGHT = 72;
 // A node card grows by a line for each problem it lists (two at most, then "+N more").
 const DIAG_LINE = 16;
 
-/** backendBadge is the short name of an agent's backend, "auto" when none is set. */
-export function backendBadge(a: Agent): string {
-  return a.runtime?.backendId || "auto";
+/**
+ * backendBadge is the backend a node runs on, as the engine resolves it: runtime.backendId, and
+ * "auto" when it is unset (the engine picks an installed CLI). A system node without a runtime is
+ * run by the engine itself (a blackboard, a broker): it has no backend.
+ */
+export function backendBadge(n: Agent | SystemNode): string | undefined {
+  if (!n.runtime && "type" in n) return undefined;
+  return n.runtime?.backendId || "auto";
 }
 
 /** The number of interaction colours in canvas.css (.ac-ix-0 … .ac-ix-6). */
@@ -117,14 +123,14 @@ export function toGraph(flow: FlowModel, diags: Diagnostic[] | null): Graph {
       id: a.id,
       type: "agent",
       position: position(a.id),
-      ariaLabel: `Agent ${a.name || a.id}, role ${a.role || "none"}, backend ${backendBadge(a)}`,
+      ariaLabel: `Agent ${a.name || a.id}, role ${a.role || "none"}, backend ${backendBadge(a)!}`,
       data: {
         kind: "agent",
         id: a.id,
         path: a.path,
         name: a.name || a.id,
         role: a.role || "",
-        backend: backendBadge(a),
+        backend: backendBadge(a)!,
         agent: a,
         files: a.files?.length ?? 0,
         diagnostics: ds,
@@ -141,14 +147,14 @@ export function toGraph(flow: FlowModel, diags: Diagnostic[] | null): Graph {
       id: s.id,
       type: "system",
       position: position(s.id),
-      ariaLabel: `System node ${s.name || s.id}, type ${s.type}`,
+      ariaLabel: `System node ${s.name || s.id}, type ${s.type}${backendBadge(s) ? `, backend ${backendBadge(s)}` : ""}`,
       data: {
         kind: "system",
         id: s.id,
         path: s.path,
         name: s.name || s.id,
         sysType: s.type,
-        llm: !!s.runtime,
+        backend: backendBadge(s),
         node: s,
         diagnostics: ds,
         severity: worstSeverity(ds),
