@@ -12,6 +12,9 @@ import { settled } from "../shared/readability.mjs";
 import { fixture, launch, openCanvas, pageProblems, showFlow, THEMES } from "./harness";
 
 const fourPatterns = fixture("four-patterns.json");
+const debateChain = fixture("debate-chain.json");
+const brokerSmall = fixture("broker-small.json");
+const everyPattern = fixture("every-pattern.json");
 const patterns = fixture<PatternInfo[]>("patterns.json");
 
 let browser: Browser;
@@ -43,6 +46,38 @@ async function badges(page: Page): Promise<Record<string, string[]>> {
   });
 }
 
+/** The smallest text a person must read (App.tsx, READABLE_PX); a hair of rounding allowed. */
+const READABLE = 10.95;
+
+interface TextSizes {
+  zoom: number;
+  /** every text in view on a card or a label: its size on screen, in px */
+  texts: Array<{ text: string; px: number }>;
+  nodesInView: string[];
+  nodes: string[];
+}
+
+/** textSizes reads, in the page, the size on screen of every card and label text in view. */
+async function textSizes(page: Page): Promise<TextSizes> {
+  return page.evaluate(() => {
+    const zoom = new DOMMatrix(getComputedStyle(document.querySelector(".react-flow__viewport")!).transform).a;
+    const pane = document.querySelector(".react-flow")!.getBoundingClientRect();
+    const inView = (r: DOMRect) => r.right > pane.left && r.left < pane.right && r.bottom > pane.top && r.top < pane.bottom;
+    const whollyInView = (r: DOMRect) => r.left >= pane.left - 1 && r.right <= pane.right + 1 && r.top >= pane.top - 1 && r.bottom <= pane.bottom + 1;
+    const texts = [...document.querySelectorAll<HTMLElement>(".react-flow__node .ac-node-name, .react-flow__node .ac-role, .react-flow__node .ac-badge, .ac-edge-text")]
+      .filter((e) => inView(e.getBoundingClientRect()))
+      .map((e) => ({ text: e.textContent ?? "", px: parseFloat(getComputedStyle(e).fontSize) * zoom }));
+    const nodes = [...document.querySelectorAll<HTMLElement>(".react-flow__node")];
+    return { zoom, texts, nodes: nodes.map((n) => n.dataset.id!), nodesInView: nodes.filter((n) => whollyInView(n.getBoundingClientRect())).map((n) => n.dataset.id!) };
+  });
+}
+
+function assertReadable(t: TextSizes, what: string) {
+  assert.ok(t.texts.length > 0, `${what}: some text in view`);
+  const small = t.texts.filter((x) => x.px < READABLE);
+  assert.deepEqual(small, [], `${what}: text smaller than ${READABLE} px at zoom ${t.zoom.toFixed(2)}`);
+}
+
 describe("the canvas for real teams", { concurrency: false }, () => {
   test("badges: each node's backend as resolved (a command judge is `command`), system nodes keep their type", async () => {
     const page = await open(fourPatterns);
@@ -55,6 +90,65 @@ describe("the canvas for real teams", { concurrency: false }, () => {
     assert.ok(!Object.values(b).flat().includes("LLM"), JSON.stringify(b));
     const aria = await page.locator('.react-flow__node[data-id="referee"]').getAttribute("aria-label");
     assert.match(aria!, /type judge, backend command/);
+    await noProblems(page);
+    await page.close();
+  });
+
+  for (const [name, flow] of [["a three-node broker flow", brokerSmall], ["a debate drawn debater → debater → judge", debateChain]] as const) {
+    test(`readable at first sight: ${name} opens whole, not shrunk below the readable size`, async () => {
+      const page = await open(flow);
+      const t = await textSizes(page);
+      assertReadable(t, name);
+      assert.deepEqual(t.nodesInView.sort(), t.nodes.sort(), "every node in view");
+      await page.close();
+    });
+  }
+
+  test("readable at first sight: a flow larger than the view opens at the readable zoom on its entry, the minimap for the rest; Fit keeps the floor unless the person zooms out", async () => {
+    const page = await open(everyPattern);
+    const first = await textSizes(page);
+    assertReadable(first, "the 20-pattern flow");
+    assert.ok(first.nodesInView.length < first.nodes.length, "larger than the view");
+    // the entry: the leftmost nodes, in view
+    const leftmost = await page.evaluate(() => {
+      const ns = [...document.querySelectorAll<HTMLElement>(".react-flow__node")].map((n) => ({ id: n.dataset.id!, r: n.getBoundingClientRect() }));
+      const top = ns.reduce((a, b) => (b.r.top < a.r.top || (b.r.top === a.r.top && b.r.left < a.r.left) ? b : a));
+      return top.id;
+    });
+    assert.ok(first.nodesInView.includes(leftmost), `the entry ${leftmost} is in view`);
+    assert.equal(await page.locator(".react-flow__minimap").count(), 1, "the minimap shows the rest");
+    // Fit keeps the floor
+    await page.keyboard.press("0");
+    await page.evaluate(settled);
+    assertReadable(await textSizes(page), "after Fit");
+    // zoomed out by the person, Fit shows the whole flow
+    for (let i = 0; i < 3; i++) await page.keyboard.press("-");
+    await page.keyboard.press("0");
+    await page.evaluate(settled);
+    const all = await textSizes(page);
+    assert.deepEqual(all.nodesInView.sort(), all.nodes.sort(), "zoomed out, Fit shows every node");
+    await noProblems(page);
+    await page.close();
+  });
+
+  test("room to draw: below 1400 px the palette and inspector are icons, the canvas gets two thirds or more, open or not; the choice is remembered", async () => {
+    const page = await open(fourPatterns);
+    const share = () => page.evaluate(() => document.querySelector(".ac-canvas")!.getBoundingClientRect().width / window.innerWidth);
+    assert.equal(await page.getByTestId("palette").count(), 0);
+    assert.equal(await page.getByTestId("inspector").count(), 0);
+    assert.ok((await share()) > 0.9, `collapsed: the canvas gets ${await share()}`);
+    await page.getByRole("button", { name: "Show the patterns" }).click();
+    await page.getByRole("button", { name: "Show the inspector" }).click();
+    await page.getByTestId("palette").waitFor();
+    await page.getByTestId("inspector").waitFor();
+    assert.ok((await share()) >= 2 / 3, `both open: the canvas gets ${await share()}`);
+    // collapsing one is remembered across a reload of the webview (VS Code's webview state)
+    await page.getByRole("button", { name: "Hide the patterns" }).click();
+    await page.reload();
+    await showFlow(page, fourPatterns, patterns);
+    await page.getByTestId("inspector").waitFor();
+    assert.equal(await page.getByTestId("palette").count(), 0);
+    assert.equal(await page.getByTestId("palette-rail").count(), 1);
     await noProblems(page);
     await page.close();
   });
