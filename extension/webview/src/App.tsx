@@ -26,7 +26,7 @@ import { planConnect, planPick, planReconnect, type ConnectPlan } from "./connec
 import { syntaxError } from "./diagnostics";
 import { edgeGeometry, type Rect } from "./edgeGeometry";
 import { DrawnEdges, type DrawnEdge } from "./drawnEdges";
-import { DrawnEdgesContext, edgeTypes, LabelLayer, LabelLayerContext, nodeTypes, RunContext } from "./elements";
+import { DrawnEdgesContext, edgeTypes, HighlightContext, LabelLayer, LabelLayerContext, nodeTypes, RunContext } from "./elements";
 import { estimatedHeight, findElement, layoutInput, NODE_HEIGHT, NODE_WIDTH, toGraph, type CanvasEdge, type CanvasNode } from "./graph";
 import { loadState, onHostMessage, post, saveState } from "./host";
 import { Inspector } from "./Inspector";
@@ -201,6 +201,8 @@ function Canvas() {
   const [legendChoice, setLegend] = useState<boolean | undefined>(saved.legend);
   const legend = legendChoice ?? (flow?.interactions?.length ?? 0) <= LEGEND_MAX;
   const [picker, setPicker] = useState<PickerRequest>();
+  // The interaction hovered in the legend: its edges stand out.
+  const [hovered, setHovered] = useState<string>();
   const [nodes, setNodes] = useState<CanvasNode[]>([]);
   const [edges, setEdges] = useState<CanvasEdge[]>([]);
   const busy = useMemo(() => new BusyState(), []);
@@ -746,7 +748,7 @@ function Canvas() {
           <Rail side="left" icon="symbol-structure" label="Show the patterns" testId="palette-rail" onOpen={() => setPaletteOpen(true)} />
         )}
         <div
-          className={`ac-canvas${spaceDown ? " panning" : ""}`}
+          className={`ac-canvas${spaceDown ? " panning" : ""}${hovered ? " ac-highlighting" : ""}`}
           onDragOver={(e) => {
             if (e.dataTransfer.types.includes(PATTERN_MIME)) {
               e.preventDefault();
@@ -782,8 +784,9 @@ function Canvas() {
               </>
             }
           />
-          {legend && flow ? <Legend interactions={flow.interactions ?? []} selected={selectedIx} onSelect={selectInteraction} /> : null}
+          {legend && flow ? <Legend interactions={flow.interactions ?? []} selected={selectedIx} onSelect={selectInteraction} onHover={setHovered} /> : null}
           <RunContext.Provider value={ctx}>
+           <HighlightContext.Provider value={hovered}>
            <DrawnEdgesContext.Provider value={drawnEdges}>
            <LabelLayerContext.Provider value={labelsDrawn ? labelLayer : null}>
             <ReactFlow<CanvasNode, CanvasEdge>
@@ -838,6 +841,7 @@ function Canvas() {
             </ReactFlow>
            </LabelLayerContext.Provider>
            </DrawnEdgesContext.Provider>
+           </HighlightContext.Provider>
           </RunContext.Provider>
           {flow && nodes.length === 0 ? <div className="ac-empty">This flow has no nodes yet. Insert a pattern from the palette.</div> : null}
           {!flow && !syntax ? <div className="ac-empty">Loading the flow…</div> : null}

@@ -77,8 +77,10 @@ export function backendBadge(n: Agent | SystemNode): string | undefined {
   return n.runtime?.backendId || "auto";
 }
 
-/** The number of interaction colours in canvas.css (.ac-ix-0 … .ac-ix-6). */
-export const INTERACTION_COLOURS = 7;
+/** The number of interaction colours in canvas.css (.ac-ix-0 … .ac-ix-11). */
+export const INTERACTION_COLOURS = 12;
+/** Line styles after the colours run out (.ac-dash-1: dashed, .ac-dash-2: dotted). */
+export const INTERACTION_DASHES = 3;
 
 /** estimatedHeight is a node card's height before the canvas has measured it. */
 export function estimatedHeight(diagnostics: number): number {

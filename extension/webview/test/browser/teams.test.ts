@@ -9,7 +9,7 @@ import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import type { LoadFlowResult, PatternInfo } from "../../../src/canvas/protocol";
 import { settled } from "../shared/readability.mjs";
-import { fixture, launch, openCanvas, pageProblems, showFlow, THEMES } from "./harness";
+import { fixture, launch, openCanvas, pageProblems, screenshot, showFlow, THEMES } from "./harness";
 
 const fourPatterns = fixture("four-patterns.json");
 const debateChain = fixture("debate-chain.json");
@@ -88,6 +88,7 @@ describe("the canvas for real teams", { concurrency: false }, () => {
     assert.deepEqual(b.alice, ["claude"]);
     assert.deepEqual(b.ks_math, ["auto"], "no backendId: the engine picks one (auto)");
     assert.ok(!Object.values(b).flat().includes("LLM"), JSON.stringify(b));
+    await screenshot(page, "teams-four-patterns");
     const aria = await page.locator('.react-flow__node[data-id="referee"]').getAttribute("aria-label");
     assert.match(aria!, /type judge, backend command/);
     await noProblems(page);
@@ -152,4 +153,74 @@ describe("the canvas for real teams", { concurrency: false }, () => {
     await noProblems(page);
     await page.close();
   });
+
+  for (const theme of Object.keys(THEMES) as Array<keyof typeof THEMES>) {
+    test(`${theme}: twenty interactions stay apart: twelve colours, then dash patterns; the legend lists every one whole and highlights an interaction on hover`, async () => {
+      const page = await open(everyPattern, { theme });
+      const ids = everyPattern.flow!.interactions!.map((i) => i.id);
+      const styles = await page.evaluate(() => {
+        const legend: Record<string, { colour: string; dash: string }> = {};
+        for (const b of document.querySelectorAll(".ac-legend-item")) {
+          const line = getComputedStyle(b.querySelector(".ac-legend-swatch line")!);
+          legend[b.querySelector(".ac-legend-id")!.textContent!] = { colour: line.stroke, dash: line.strokeDasharray };
+        }
+        const edges: Record<string, Array<{ colour: string; dash: string }>> = {};
+        // (an edge with a problem is dashed as a problem: it says so, whatever its interaction)
+        for (const p of document.querySelectorAll<SVGPathElement>(".react-flow__edge-path.ac-edge:not(.has-error):not(.has-warning)")) {
+          const id = p.closest(".react-flow__edge")!.getAttribute("data-id")!.replace(/-e\d+$/, "");
+          const st = getComputedStyle(p);
+          (edges[id] ??= []).push({ colour: st.stroke, dash: st.strokeDasharray });
+        }
+        return { legend, edges };
+      });
+      assert.deepEqual(Object.keys(styles.legend), ids, "every interaction in the legend, in file order");
+      const colours = ids.slice(0, 12).map((id) => styles.legend[id].colour);
+      assert.equal(new Set(colours).size, 12, `twelve distinct colours: ${colours.join(" ")}`);
+      const looks = ids.map((id) => `${styles.legend[id].colour} ${styles.legend[id].dash}`);
+      assert.equal(new Set(looks).size, ids.length, `no two interactions look the same: ${looks.join(" | ")}`);
+      for (const id of ids) for (const e of styles.edges[id] ?? []) assert.deepEqual(e, styles.legend[id], `${id}'s edges look like its legend entry`);
+      // no legend entry cut: at the top and scrolled to the end, each is wholly in the list or wholly out of it
+      const cut = await page.evaluate(async () => {
+        const ul = document.querySelector<HTMLElement>(".ac-legend ul")!;
+        const canvas = document.querySelector(".ac-canvas")!.getBoundingClientRect();
+        const out: string[] = [];
+        const check = (where: string) => {
+          const box = ul.getBoundingClientRect();
+          if (box.top < canvas.top || box.bottom > canvas.bottom || box.left < canvas.left || box.right > canvas.right) out.push(`${where}: the legend is cut by the canvas`);
+          for (const li of ul.querySelectorAll("li")) {
+            const r = li.getBoundingClientRect();
+            const inside = r.top >= box.top - 0.5 && r.bottom <= box.bottom + 0.5;
+            const outside = r.bottom <= box.top + 0.5 || r.top >= box.bottom - 0.5;
+            if (!inside && !outside) out.push(`${where}: ${li.textContent} is cut`);
+          }
+        };
+        check("at the top");
+        ul.scrollTop = ul.scrollHeight;
+        await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+        check("at the end");
+        return out;
+      });
+      assert.deepEqual(cut, []);
+      // hovering an entry makes its edges stand out and the others step back
+      await page.evaluate(() => (document.querySelector(".ac-legend ul")!.scrollTop = 0));
+      await page.getByTestId("legend").getByRole("button", { name: /^i5/ }).hover();
+      await page.waitForFunction(() => document.querySelector(".ac-canvas.ac-highlighting") !== null);
+      const hl = await page.evaluate(() =>
+        [...document.querySelectorAll<SVGPathElement>(".react-flow__edge-path.ac-edge")].map((p) => ({
+          id: p.closest(".react-flow__edge")!.getAttribute("data-id")!,
+          width: parseFloat(getComputedStyle(p).strokeWidth),
+          opacity: parseFloat(getComputedStyle(p).opacity),
+        })),
+      );
+      for (const e of hl) {
+        if (e.id.startsWith("i5-")) assert.ok(e.width > 3 && e.opacity === 1, JSON.stringify(e));
+        else assert.ok(e.opacity < 0.5, JSON.stringify(e));
+      }
+      await screenshot(page, `teams-legend-hover-${theme}`);
+      await page.mouse.move(5, 5);
+      await page.waitForFunction(() => document.querySelector(".ac-canvas.ac-highlighting") === null);
+      await noProblems(page);
+      await page.close();
+    });
+  }
 });
