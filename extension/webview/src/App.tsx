@@ -24,7 +24,7 @@ import type { Diagnostic, FlowModel, FlowOp, PatternInfo, Point } from "../../sr
 import { nearestSpan } from "../../src/canvas/positions";
 import { planConnect, planPick, planReconnect, type ConnectPlan } from "./connect";
 import { syntaxError } from "./diagnostics";
-import { edgeGeometry, type Rect } from "./edgeGeometry";
+import { edgeGeometry, type EdgeGeometry, type Rect } from "./edgeGeometry";
 import { DrawnEdges, type DrawnEdge } from "./drawnEdges";
 import { DrawnEdgesContext, edgeTypes, HighlightContext, LabelLayer, LabelLayerContext, nodeTypes, RunContext } from "./elements";
 import { estimatedHeight, findElement, layoutInput, NODE_HEIGHT, NODE_WIDTH, toGraph, type CanvasEdge, type CanvasNode } from "./graph";
@@ -39,6 +39,7 @@ import { applyRunEvent, edgeCounters, emptyOverlay } from "./overlay";
 import { spendLabel } from "../../src/canvas/spend";
 import { Palette, PATTERN_MIME } from "./Palette";
 import { Rail } from "./Rail";
+import { blockers, NodeIndex, route } from "./routing";
 import { PatternPicker, type PickerRequest } from "./PatternPicker";
 import { BusyState, Toolbar } from "./Toolbar";
 import { openingView, type Pane } from "./view";
@@ -135,6 +136,20 @@ function fitPadding(root: HTMLElement | null): FitViewOptions["padding"] {
   const p = viewPadding(root);
   return { top: `${p.top}px`, bottom: `${p.bottom}px`, left: `${p.left}px`, right: `${p.right}px` };
 }
+
+/**
+ * aroundNodes is the edge's curve, or, when the curve would pass under a node other than its
+ * ends, a route around the nodes (routing.ts). Routes take turns at a few offsets, so two routes
+ * that would share a channel run side by side rather than on top of each other.
+ */
+function aroundNodes(g: EdgeGeometry, index: NodeIndex, ends: string[], routed: number): EdgeGeometry {
+  if (routed >= MAX_ROUTES || blockers(g, index, ends).length === 0) return g;
+  const r = route(g, index, ROUTE_OFFSETS[routed % ROUTE_OFFSETS.length]);
+  return r ? { ...g, route: r } : g;
+}
+const ROUTE_OFFSETS = [0, 5, -5];
+/** A tangle past this many routed edges keeps the rest as curves: drawing must stay fast. */
+const MAX_ROUTES = 300;
 
 /** nodeAtPointer: the id of the node under a mouse or touch event's point, if any. */
 function nodeAtPointer(e: MouseEvent | TouchEvent): string | undefined {
@@ -663,11 +678,14 @@ function Canvas() {
     const out = new Map<string, DrawnEdge>();
     const requests: LabelRequest[] = [];
     const forms = new Map<string, string[]>();
+    const index = new NodeIndex(nodes.map((n) => ({ id: n.id, ...rects.get(n.id)! })));
+    let routed = 0;
     for (const e of edges) {
       const s = rects.get(e.source);
       const t = rects.get(e.target);
       if (!s || !t || !e.data) continue;
-      const geometry = edgeGeometry(s, t, e.data.parallel, e.data.parallelCount, e.source > e.target);
+      const geometry = aroundNodes(edgeGeometry(s, t, e.data.parallel, e.data.parallelCount, e.source > e.target), index, [e.source, e.target], routed);
+      if (geometry.route) routed++;
       out.set(e.id, { geometry });
       if (!labelsDrawn) continue;
       // the label, then shorter forms for when a tight layout leaves no room for it

@@ -78,6 +78,56 @@ function assertReadable(t: TextSizes, what: string) {
   assert.deepEqual(small, [], `${what}: text smaller than ${READABLE} px at zoom ${t.zoom.toFixed(2)}`);
 }
 
+interface Drawn {
+  nodes: Array<{ id: string; x: number; y: number; width: number; height: number }>;
+  edges: Array<{ id: string; points: Array<{ x: number; y: number }> }>;
+  labels: Array<{ id: string; x: number; y: number; width: number; height: number }>;
+}
+
+/** drawn reads the picture in screen pixels: node boxes, each edge's line sampled every 3 px, label boxes. */
+async function drawn(page: Page): Promise<Drawn> {
+  return page.evaluate(() => {
+    const box = (e: Element) => {
+      const r = e.getBoundingClientRect();
+      return { x: r.left, y: r.top, width: r.width, height: r.height };
+    };
+    const nodes = [...document.querySelectorAll<HTMLElement>(".react-flow__node")].map((n) => ({ id: n.dataset.id!, ...box(n) }));
+    const edges = [...document.querySelectorAll<SVGPathElement>(".react-flow__edge-path.ac-edge")].map((p) => {
+      const m = p.getScreenCTM()!;
+      const len = p.getTotalLength();
+      const points = [];
+      for (let d = 0; d <= len; d += 3) {
+        const q = p.getPointAtLength(d);
+        const s = new DOMPoint(q.x, q.y).matrixTransform(m);
+        points.push({ x: s.x, y: s.y });
+      }
+      return { id: p.closest(".react-flow__edge")!.getAttribute("data-id")!, points };
+    });
+    const labels = [...document.querySelectorAll<HTMLElement>(".ac-edge-label:not(.ac-probe)")].map((l) => ({ id: l.dataset.testid!.replace(/^edge-label-/, ""), ...box(l) }));
+    return { nodes, edges, labels };
+  });
+}
+
+/** edgeEnds maps each edge id of a flow to its two nodes. */
+function edgeEnds(r: LoadFlowResult): Map<string, { source: string; target: string; interaction: string }> {
+  return new Map(r.flow!.interactions!.flatMap((it) => (it.edges ?? []).map((e) => [e.id, { source: e.source, target: e.target, interaction: it.id }] as const)));
+}
+
+/** underNodes lists every edge that passes under a node other than its two ends (2 px of slack). */
+function underNodes(d: Drawn, r: LoadFlowResult): string[] {
+  const ends = edgeEnds(r);
+  const out: string[] = [];
+  for (const e of d.edges) {
+    const { source, target } = ends.get(e.id)!;
+    for (const n of d.nodes) {
+      if (n.id === source || n.id === target) continue;
+      const hit = e.points.find((p) => p.x > n.x + 2 && p.x < n.x + n.width - 2 && p.y > n.y + 2 && p.y < n.y + n.height - 2);
+      if (hit) out.push(`${e.id} (${source} → ${target}) passes under ${n.id} at (${Math.round(hit.x)}, ${Math.round(hit.y)})`);
+    }
+  }
+  return out;
+}
+
 describe("the canvas for real teams", { concurrency: false }, () => {
   test("badges: each node's backend as resolved (a command judge is `command`), system nodes keep their type", async () => {
     const page = await open(fourPatterns);
@@ -219,6 +269,21 @@ describe("the canvas for real teams", { concurrency: false }, () => {
       await screenshot(page, `teams-legend-hover-${theme}`);
       await page.mouse.move(5, 5);
       await page.waitForFunction(() => document.querySelector(".ac-canvas.ac-highlighting") === null);
+      await noProblems(page);
+      await page.close();
+    });
+  }
+
+  for (const [name, flow, size] of [
+    ["four patterns", fourPatterns, { width: 1280, height: 800 }],
+    ["a debate drawn debater → debater → judge", debateChain, { width: 2400, height: 1400 }],
+    ["all twenty patterns", everyPattern, { width: 1280, height: 800 }],
+  ] as const) {
+    test(`edges never pass under a node: ${name}`, async () => {
+      const page = await open(flow, size);
+      const d = await drawn(page);
+      assert.equal(d.edges.length, edgeEnds(flow).size);
+      assert.deepEqual(underNodes(d, flow), []);
       await noProblems(page);
       await page.close();
     });
