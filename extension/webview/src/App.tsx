@@ -31,7 +31,7 @@ import { estimatedHeight, findElement, layoutInput, NODE_HEIGHT, NODE_WIDTH, toG
 import { loadState, onHostMessage, post, saveState } from "./host";
 import { Inspector } from "./Inspector";
 import { placeLabels, type LabelRequest } from "./labelPlacement";
-import { LABEL_MIN_ZOOM, MAX_LABEL_CHARS, shortLabel } from "./labels";
+import { interactionName, LABEL_MIN_ZOOM, MAX_LABEL_CHARS, shortLabel } from "./labels";
 import { tidyLayout } from "./layout";
 import { Legend } from "./Legend";
 import { deleteOps, layoutOp, moveOps, nudge } from "./ops";
@@ -39,7 +39,7 @@ import { applyRunEvent, edgeCounters, emptyOverlay } from "./overlay";
 import { spendLabel } from "../../src/canvas/spend";
 import { Palette, PATTERN_MIME } from "./Palette";
 import { Rail } from "./Rail";
-import { blockers, NodeIndex, route } from "./routing";
+import { blockers, NodeIndex, polyline, route } from "./routing";
 import { PatternPicker, type PickerRequest } from "./PatternPicker";
 import { BusyState, Toolbar } from "./Toolbar";
 import { openingView, type Pane } from "./view";
@@ -680,6 +680,9 @@ function Canvas() {
     const forms = new Map<string, string[]>();
     const index = new NodeIndex(nodes.map((n) => ({ id: n.id, ...rects.get(n.id)! })));
     let routed = 0;
+    // the edges each label names: its own, and those that share it (graph.ts: labelledBy)
+    const named = new Map<string, string[]>();
+    for (const e of edges) if (e.data) named.set(e.data.labelledBy, [...(named.get(e.data.labelledBy) ?? []), e.id]);
     for (const e of edges) {
       const s = rects.get(e.source);
       const t = rects.get(e.target);
@@ -687,18 +690,20 @@ function Canvas() {
       const geometry = aroundNodes(edgeGeometry(s, t, e.data.parallel, e.data.parallelCount, e.source > e.target), index, [e.source, e.target], routed);
       if (geometry.route) routed++;
       out.set(e.id, { geometry });
-      if (!labelsDrawn) continue;
+      if (!labelsDrawn || e.data.labelledBy !== e.id) continue;
       // the label, then shorter forms for when a tight layout leaves no room for it
       const texts = [...new Set([MAX_LABEL_CHARS, 20, 14, 10].map((n) => shortLabel(e.data!.label, n)))];
       forms.set(e.id, texts);
       const problems = e.data.diagnostics.length;
       const counters = edgeCounters(overlay.edges[e.id], now)?.length ?? 0;
-      const badge = problems ? String(problems).length + 3 : 0;
+      // the interaction's name before the text (bold: a character more), and the problem badge
+      const badge = (problems ? String(problems).length + 3 : 0) + [...interactionName(e.data.interactionId)].length + 2;
       const lines = 1 + (counters ? 1 : 0) + (problems && e.selected ? 1 : 0);
       const width = (chars: number) => Math.ceil(Math.max(chars + badge, counters, problems && e.selected ? 40 : 0) * metrics.char + metrics.chrome) + 2;
-      requests.push({ id: e.id, widths: texts.map((x) => width([...x].length)), height: Math.ceil(metrics.line * lines) + 2, geometry });
+      requests.push({ id: e.id, widths: texts.map((x) => width([...x].length)), height: Math.ceil(metrics.line * lines) + 2, geometry, edges: named.get(e.id) });
     }
-    const places = placeLabels(requests, [...rects.values()]);
+    const lines = labelsDrawn ? [...out].map(([id, d]) => ({ id, points: polyline(d.geometry, 16) })) : undefined;
+    const places = placeLabels(requests, [...rects.values()], lines);
     for (const r of requests) {
       const label = places.get(r.id)!;
       out.set(r.id, { geometry: r.geometry, label, text: forms.get(r.id)![label.form] });

@@ -11,6 +11,7 @@ import { INTERACTION_COLOURS, INTERACTION_DASHES, type AgentNodeData, type Canva
 import { Icon } from "./icons";
 import { edgeCounters, emptyOverlay, type RunOverlay, type RunState } from "./overlay";
 import { roleIcon } from "./roles";
+import { interactionName } from "./labels";
 
 export interface CanvasContextValue {
   overlay: RunOverlay;
@@ -249,6 +250,7 @@ const EdgeLabel = memo(function EdgeLabel({ id, data, selected }: { id: string; 
           selectEdge(id);
         }}
       >
+        <span className="ac-edge-ix">{interactionName(data?.interactionId ?? "")}</span>
         <span className="ac-edge-text">{drawn.text}</span>
         {ds.length > 0 ? <span className={`ac-badge ac-badge-${data?.severity}`}>{ds.length}</span> : null}
         {counters ? <span className="ac-edge-counters">{counters}</span> : null}

@@ -53,6 +53,11 @@ export interface InteractionEdgeData extends Record<string, unknown> {
   /** this edge's place among the edges between the same two nodes (either way), and their number: they fan out */
   parallel: number;
   parallelCount: number;
+  /**
+   * the edge that draws the label this edge shares: edges of one interaction between the same two
+   * nodes (either way) with the same label have one label, drawn by the first of them
+   */
+  labelledBy: string;
 }
 export type CanvasEdge = Edge<InteractionEdgeData, "interaction">;
 
@@ -169,6 +174,7 @@ export function toGraph(flow: FlowModel, diags: Diagnostic[] | null): Graph {
   const edgeIds = new Set<string>();
   const pairs = new Map<string, number>();
   const pairOf = (a: string, b: string) => (a < b ? `${a}\u0000${b}` : `${b}\u0000${a}`);
+  const labelGroups = new Map<string, string>(); // interaction, pair, label → the edge drawing it
   (flow.interactions ?? []).forEach((it, interactionIndex) => {
     for (const e of it.edges ?? []) {
       if (!ids.has(e.source) || !ids.has(e.target) || edgeIds.has(e.id)) continue;
@@ -178,6 +184,9 @@ export function toGraph(flow: FlowModel, diags: Diagnostic[] | null): Graph {
       pairs.set(pair, parallel + 1);
       const ds = di.edges.get(e.id) ?? [];
       const label = edgeLabel(it.patternId, e.data);
+      const group = `${it.id}\u0001${pair}\u0001${label}`;
+      const labelledBy = labelGroups.get(group) ?? e.id;
+      labelGroups.set(group, labelledBy);
       edges.push({
         id: e.id,
         type: "interaction",
@@ -196,6 +205,7 @@ export function toGraph(flow: FlowModel, diags: Diagnostic[] | null): Graph {
           severity: worstSeverity(ds),
           parallel,
           parallelCount: 0,
+          labelledBy,
         },
       });
     }

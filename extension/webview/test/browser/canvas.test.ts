@@ -44,6 +44,7 @@ after(async () => {
 async function open(theme?: keyof typeof THEMES): Promise<Page> {
   const page = await openCanvas(browser, { theme });
   await showFlow(page, all, patterns);
+  await page.evaluate(settled); // the first view set: what a test clicks stays where it is
   return page;
 }
 

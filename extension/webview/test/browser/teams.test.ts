@@ -128,6 +128,28 @@ function underNodes(d: Drawn, r: LoadFlowResult): string[] {
   return out;
 }
 
+/** labelsOwnership lists every label nearer another edge than its own, and every edge its labels or nodes hide. */
+function labelsOwnership(d: Drawn, r: LoadFlowResult, shared: Map<string, string[]>): string[] {
+  const out: string[] = [];
+  const dist = (p: { x: number; y: number }, pts: Array<{ x: number; y: number }>) => Math.min(...pts.map((q) => Math.hypot(p.x - q.x, p.y - q.y)));
+  for (const l of d.labels) {
+    const c = { x: l.x + l.width / 2, y: l.y + l.height / 2 };
+    const own = shared.get(l.id) ?? [l.id];
+    const mine = Math.min(...d.edges.filter((e) => own.includes(e.id)).map((e) => dist(c, e.points)));
+    for (const e of d.edges) {
+      if (own.includes(e.id)) continue;
+      const other = dist(c, e.points);
+      if (other <= mine) out.push(`label ${l.id} is ${Math.round(other)} px from ${e.id}, ${Math.round(mine)} px from its own edge`);
+    }
+  }
+  const hidden = (p: { x: number; y: number }) => [...d.labels, ...d.nodes].some((b) => p.x > b.x && p.x < b.x + b.width && p.y > b.y && p.y < b.y + b.height);
+  for (const e of d.edges) {
+    const seen = e.points.filter((p) => !hidden(p)).length * 3;
+    if (seen < 30) out.push(`edge ${e.id} shows only ${seen} px (${edgeEnds(r).get(e.id)!.source} → ${edgeEnds(r).get(e.id)!.target})`);
+  }
+  return out;
+}
+
 describe("the canvas for real teams", { concurrency: false }, () => {
   test("badges: each node's backend as resolved (a command judge is `command`), system nodes keep their type", async () => {
     const page = await open(fourPatterns);
@@ -284,6 +306,32 @@ describe("the canvas for real teams", { concurrency: false }, () => {
       const d = await drawn(page);
       assert.equal(d.edges.length, edgeEnds(flow).size);
       assert.deepEqual(underNodes(d, flow), []);
+      await noProblems(page);
+      await page.close();
+    });
+  }
+
+  for (const [name, flow, size] of [
+    ["four patterns", fourPatterns, { width: 1280, height: 800 }],
+    ["a debate drawn debater → debater → judge", debateChain, { width: 2400, height: 1400 }],
+  ] as const) {
+    test(`every label on its own edge, naming its interaction; one label for an interaction's edges between two nodes: ${name}`, async () => {
+      const page = await open(flow, size);
+      const d = await drawn(page);
+      const ends = edgeEnds(flow);
+      // the labels' owners: an interaction's edges between the same two nodes share the first one's label
+      const shared = new Map<string, string[]>();
+      const first = new Map<string, string>();
+      for (const [id, e] of ends) {
+        const key = `${e.interaction} ${[e.source, e.target].sort().join(" ")}`;
+        const owner = first.get(key) ?? id;
+        first.set(key, owner);
+        shared.set(owner, [...(shared.get(owner) ?? []), id]);
+      }
+      assert.deepEqual(d.labels.map((l) => l.id).sort(), [...shared.keys()].sort(), "one label per interaction and pair of nodes");
+      const names = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll<HTMLElement>(".ac-edge-label")].map((l) => [l.dataset.testid!.replace(/^edge-label-/, ""), l.querySelector(".ac-edge-ix")!.textContent])));
+      for (const id of shared.keys()) assert.equal(names[id], ends.get(id)!.interaction, `label ${id} names its interaction`);
+      assert.deepEqual(labelsOwnership(d, flow, shared), []);
       await noProblems(page);
       await page.close();
     });

@@ -221,3 +221,23 @@ test("a label with no room at its full width takes a shorter form that fits", ()
   const left = placed.x - 50;
   assert.ok(left >= a.x + a.width + NODE_CLEARANCE && placed.x + 50 <= b.x - NODE_CLEARANCE, `${placed.x}`);
 });
+
+test("a label is placed nearer its own edge than any other: not where another edge crosses it", () => {
+  const a = { x: 0, y: 0, width: 180, height: 72 };
+  const b = { x: 700, y: 0, width: 180, height: 72 };
+  const g = edgeGeometry(a, b);
+  const mid = { x: (g.p0.x + g.p3.x) / 2, y: g.p0.y };
+  const crossing = [{ x: mid.x, y: -300 }, { x: mid.x, y: 300 }];
+  const alone = placeLabels([{ id: "ab", widths: [100], height: 20, geometry: g }], [a, b]).get("ab")!;
+  assert.ok(Math.abs(alone.x - mid.x) < 1, "alone, the middle");
+  const crossed = placeLabels([{ id: "ab", widths: [100], height: 20, geometry: g }], [a, b], [{ id: "ab", points: [g.p0, g.p3] }, { id: "other", points: crossing }]).get("ab")!;
+  assert.ok(Math.abs(crossed.x - mid.x) > 10, `moved off the crossing: ${JSON.stringify(crossed)}`);
+});
+
+test("a label never hides its own short edge: beside the line, not on it", () => {
+  const a = { x: 0, y: 0, width: 180, height: 72 };
+  const b = { x: 300, y: 0, width: 180, height: 72 };
+  const g = edgeGeometry(a, b);
+  const placed = placeLabels([{ id: "ab", widths: [110], height: 20, geometry: g }], [a, b]).get("ab")!;
+  assert.ok(Math.abs(placed.y - g.p0.y) >= 10, `beside the line: ${JSON.stringify(placed)} on a line at y=${g.p0.y}`);
+});
