@@ -9,10 +9,62 @@ import { interactionClass } from "./elements";
 /** The most of the canvas's height the legend's list takes. */
 const LEGEND_SHARE = 0.3;
 
+/** The gutter at the legend's left where dependsOn connectors run, and the room between lanes. */
+const GUTTER = 18;
+const LANE = 4;
+
+/** A dependsOn connector: from the entry of the interaction that runs first to the one that waits for it. */
+interface Dependency {
+  from: string;
+  to: string;
+}
+
+/** dependencies are the flow's dependsOn pairs whose both ends are listed. */
+export function dependencies(interactions: Interaction[]): Dependency[] {
+  const ids = new Set(interactions.map((i) => i.id));
+  return interactions.flatMap((it) => (it.dependsOn ?? []).filter((d) => ids.has(d) && d !== it.id).map((d) => ({ from: d, to: it.id })));
+}
+
+/**
+ * Connectors draws each dependsOn as a dashed arc in the legend's gutter, from the entry that
+ * runs first to the entry that waits for it (the arrowhead), in the list's own coordinates so it
+ * scrolls with the entries.
+ */
+function Connectors({ deps, rows, height }: { deps: Dependency[]; rows: Map<string, number>; height: number }) {
+  return (
+    <svg className="ac-legend-deps" width={GUTTER} height={height} aria-hidden="true">
+      {deps.map((d, i) => {
+        const y0 = rows.get(d.from);
+        const y1 = rows.get(d.to);
+        if (y0 === undefined || y1 === undefined) return null;
+        const x = GUTTER - 2;
+        const bend = 2 + (i % 3) * LANE; // lanes, so arcs over the same rows stay apart
+        return (
+          <g key={`${d.from}>${d.to}`} className="ac-dep" data-from={d.from} data-to={d.to}>
+            <path d={`M${x},${y0} C${bend},${y0} ${bend},${y1} ${x},${y1}`} />
+            <path className="ac-dep-arrow" d={`M${x},${y1} l-5,-3 v6 z`} />
+          </g>
+        );
+      })}
+    </svg>
+  );
+}
+
 export function Legend(props: { interactions: Interaction[]; selected?: string; onSelect: (interactionId: string) => void; onHover: (interactionId: string | undefined) => void }) {
   const list = useRef<HTMLUListElement>(null);
   const [maxHeight, setMaxHeight] = useState<number>();
+  const [rows, setRows] = useState<{ at: Map<string, number>; height: number }>({ at: new Map(), height: 0 });
   const count = props.interactions.length;
+  const deps = dependencies(props.interactions);
+  const depKey = deps.map((d) => `${d.from}>${d.to}`).join(",");
+  // where each entry's middle is in the list, for the connectors
+  useLayoutEffect(() => {
+    const ul = list.current;
+    if (!ul || !depKey) return;
+    const at = new Map<string, number>();
+    ul.querySelectorAll<HTMLElement>("li[data-id]").forEach((li) => at.set(li.dataset.id!, li.offsetTop + li.offsetHeight / 2));
+    setRows({ at, height: ul.scrollHeight });
+  }, [depKey, props.interactions]);
   useLayoutEffect(() => {
     const ul = list.current;
     const canvas = ul?.closest(".ac-canvas");
@@ -27,9 +79,10 @@ export function Legend(props: { interactions: Interaction[]; selected?: string; 
   if (count === 0) return null;
   return (
     <nav className="ac-legend" aria-label="Interactions" data-testid="legend" onMouseLeave={() => props.onHover(undefined)}>
-      <ul ref={list} style={maxHeight ? { maxHeight } : undefined}>
+      <ul ref={list} style={maxHeight ? { maxHeight } : undefined} className={deps.length ? "ac-has-deps" : undefined}>
+        {deps.length ? <Connectors deps={deps} rows={rows.at} height={rows.height} /> : null}
         {props.interactions.map((it, i) => (
-          <li key={it.id}>
+          <li key={it.id} data-id={it.id}>
             <button
               type="button"
               className={`ac-legend-item ${interactionClass(i)}${props.selected === it.id ? " selected" : ""}`}

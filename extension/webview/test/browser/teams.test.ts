@@ -9,7 +9,7 @@ import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import type { LoadFlowResult, PatternInfo } from "../../../src/canvas/protocol";
 import { settled } from "../shared/readability.mjs";
-import { fixture, launch, openCanvas, pageProblems, screenshot, showFlow, THEMES } from "./harness";
+import { clearSent, fixture, launch, openCanvas, pageProblems, screenshot, showFlow, THEMES, waitForOps } from "./harness";
 
 const fourPatterns = fixture("four-patterns.json");
 const debateChain = fixture("debate-chain.json");
@@ -336,4 +336,46 @@ describe("the canvas for real teams", { concurrency: false }, () => {
       await page.close();
     });
   }
+
+  test("dependsOn drawn as dashed connectors between legend entries, and edited from the inspector", async () => {
+    const page = await open(fourPatterns);
+    const connectors = () =>
+      page.evaluate(() =>
+        [...document.querySelectorAll<SVGGElement>(".ac-legend .ac-dep")].map((g) => {
+          const path = g.querySelector("path")!;
+          const m = path.getScreenCTM()!;
+          const at = (d: number) => new DOMPoint(path.getPointAtLength(d).x, path.getPointAtLength(d).y).matrixTransform(m);
+          const mid = (id: string) => {
+            const r = document.querySelector(`.ac-legend li[data-id="${id}"]`)!.getBoundingClientRect();
+            return r.top + r.height / 2;
+          };
+          const from = g.dataset.from!;
+          const to = g.dataset.to!;
+          return { from, to, starts: Math.abs(at(0).y - mid(from)) < 2, ends: Math.abs(at(path.getTotalLength()).y - mid(to)) < 2, dash: getComputedStyle(path).strokeDasharray };
+        }),
+      );
+    const drawnDeps = await connectors();
+    assert.deepEqual(drawnDeps.map((d) => `${d.from}>${d.to}`).sort(), ["auction>build", "build>notes", "debate>auction", "debate>notes"]);
+    for (const d of drawnDeps) assert.ok(d.starts && d.ends && d.dash !== "none", JSON.stringify(d));
+    // edited from the inspector: an edge of notes selected, its interaction's Depends on set
+    await page.getByRole("button", { name: "Show the inspector" }).click();
+    await page.getByTestId("legend").getByRole("button", { name: /^notes/ }).click();
+    await page.getByTestId("edge-label-notes-e1").click();
+    const field = page.getByTestId("inspector").getByLabel("Depends on");
+    assert.equal(await field.inputValue(), "debate, build");
+    await clearSent(page);
+    await field.fill("auction");
+    await field.press("Enter");
+    const [op] = await waitForOps(page, 1);
+    assert.deepEqual(op, { op: "set", path: "/interactions/3/dependsOn", value: ["auction"] });
+    // the sidecar's answer comes back as the new model: the connectors follow it
+    const next = structuredClone(fourPatterns);
+    next.flow!.interactions![3].dependsOn = ["auction"];
+    await showFlow(page, next, undefined, 2);
+    await page.waitForFunction(() => document.querySelectorAll(".ac-legend .ac-dep").length === 3);
+    assert.deepEqual((await connectors()).map((d) => `${d.from}>${d.to}`).sort(), ["auction>build", "auction>notes", "debate>auction"]);
+    await screenshot(page, "teams-depends-on");
+    await noProblems(page);
+    await page.close();
+  });
 });
