@@ -87,6 +87,35 @@ export const INTERACTION_COLOURS = 12;
 /** Line styles after the colours run out (.ac-dash-1: dashed, .ac-dash-2: dotted). */
 export const INTERACTION_DASHES = 3;
 
+/**
+ * The patterns whose same-role nodes are peers: a debate's debaters face their judge side by side,
+ * voters and samplers stand together before their aggregator, a blackboard's contributors before
+ * the board. An edge drawn between two of them (debater → debater, as the exchange is described)
+ * is laid out across, not as a step (layered.ts: lateral).
+ */
+export const PEER_PATTERNS = new Set(["debate_judge", "red_team_judge", "majority_vote", "self_consistency", "blackboard", "memory_sync", "router_targeted"]);
+
+/**
+ * facing adds, for the layout only, an edge from each peer to the node its fellow peers lead to
+ * (a debater drawn only to the other debater still faces the judge): peers stand side by side with
+ * the node they share in front of them, whatever edges the person drew.
+ */
+function facing(edges: FlowLayoutInput["edges"], roles: Map<string, string>): FlowLayoutInput["edges"] {
+  const peers = new Set(edges.filter((e) => e.lateral).flatMap((e) => [e.source, e.target]));
+  if (peers.size === 0) return [];
+  const has = new Set(edges.map((e) => `${e.source}\u0000${e.target}`));
+  const out: FlowLayoutInput["edges"] = [];
+  for (const e of edges) {
+    if (e.lateral || !peers.has(e.source)) continue;
+    for (const p of peers)
+      if (p !== e.source && p !== e.target && roles.get(p) === roles.get(e.source) && !has.has(`${p}\u0000${e.target}`)) {
+        has.add(`${p}\u0000${e.target}`);
+        out.push({ source: p, target: e.target, label: e.label });
+      }
+  }
+  return out;
+}
+
 /** estimatedHeight is a node card's height before the canvas has measured it. */
 export function estimatedHeight(diagnostics: number): number {
   return NODE_HEIGHT + DIAG_LINE * Math.min(diagnostics, 3);
@@ -104,8 +133,14 @@ export function layoutInput(flow: FlowModel, diags: DiagnosticIndex, size?: (id:
   for (const a of flow.agents ?? []) add(a.id, a.role ?? "");
   for (const s of flow.systemNodes ?? []) add(s.id, s.type ?? "");
   const edges: FlowLayoutInput["edges"] = [];
-  for (const it of flow.interactions ?? [])
-    for (const e of it.edges ?? []) if (seen.has(e.source) && seen.has(e.target)) edges.push({ source: e.source, target: e.target, label: edgeLabel(it.patternId, e.data) });
+  const roles = new Map(nodes.map((n) => [n.id, n.role]));
+  for (const it of flow.interactions ?? []) {
+    const mine: FlowLayoutInput["edges"] = [];
+    for (const e of it.edges ?? [])
+      if (seen.has(e.source) && seen.has(e.target))
+        mine.push({ source: e.source, target: e.target, label: edgeLabel(it.patternId, e.data), lateral: PEER_PATTERNS.has(it.patternId) && roles.get(e.source) === roles.get(e.target) });
+    edges.push(...mine, ...facing(mine, roles));
+  }
   return { nodes, edges };
 }
 

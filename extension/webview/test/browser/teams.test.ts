@@ -9,7 +9,7 @@ import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import type { LoadFlowResult, PatternInfo } from "../../../src/canvas/protocol";
 import { settled } from "../shared/readability.mjs";
-import { clearSent, fixture, launch, openCanvas, pageProblems, screenshot, showFlow, THEMES, waitForOps } from "./harness";
+import { clearSent, docsImage, fixture, launch, openCanvas, pageProblems, screenshot, showFlow, THEMES, waitForOps } from "./harness";
 
 const fourPatterns = fixture("four-patterns.json");
 const debateChain = fixture("debate-chain.json");
@@ -376,6 +376,25 @@ describe("the canvas for real teams", { concurrency: false }, () => {
     assert.deepEqual((await connectors()).map((d) => `${d.from}>${d.to}`).sort(), ["auction>build", "auction>notes", "debate>auction"]);
     await screenshot(page, "teams-depends-on");
     await noProblems(page);
+    await page.close();
+  });
+
+  test("layout by pattern shape: debaters side by side facing their judge (however drawn), a pipeline as a line", async () => {
+    for (const flow of [debateChain, fourPatterns]) {
+      const page = await open(flow, { width: 2400, height: 1400 });
+      const d = await drawn(page);
+      const at = (id: string) => d.nodes.find((n) => n.id === id)!;
+      assert.ok(Math.abs(at("alice").x - at("bob").x) < 1, `debaters in one column: ${JSON.stringify([at("alice"), at("bob")])}`);
+      assert.ok(at("alice").x + at("alice").width < at("referee").x && at("bob").x + at("bob").width < at("referee").x, "the judge after them");
+      const mid = (id: string) => at(id).y + at(id).height / 2;
+      assert.ok(mid("referee") > Math.min(mid("alice"), mid("bob")) && mid("referee") < Math.max(mid("alice"), mid("bob")), "the judge faces both");
+      await page.close();
+    }
+    const page = await open(everyPattern, { width: 2400, height: 1400 });
+    const d = await drawn(page);
+    const ys = ["planner", "coder", "tester"].map((id) => Math.round(d.nodes.find((n) => n.id === id)!.y));
+    assert.equal(new Set(ys).size, 1, `the chat-chain pipeline in one line: ${ys}`);
+    await docsImage(page, "canvas-all-patterns");
     await page.close();
   });
 });

@@ -11,7 +11,7 @@ import { LABEL_CLEARANCE, NODE_CLEARANCE, placeLabels } from "../../src/labelPla
 import { labelWidth, MAX_LABEL_CHARS, shortLabel } from "../../src/labels";
 import { components, layoutFlow, placeUnplaced, type FlowLayoutInput } from "../../src/layoutGraph";
 import { RANK, roleIcon, roleRank } from "../../src/roles";
-import { allPatterns, firstSight, team20 } from "./fixtures";
+import { allPatterns, debateChain, firstSight, fourPatterns, team20 } from "./fixtures";
 
 const box = (p: Point, n: { width: number; height: number }): Rect => ({ x: p.x, y: p.y, width: n.width, height: n.height });
 const overlap = (a: Rect, b: Rect) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
@@ -240,4 +240,17 @@ test("a label never hides its own short edge: beside the line, not on it", () =>
   const g = edgeGeometry(a, b);
   const placed = placeLabels([{ id: "ab", widths: [110], height: 20, geometry: g }], [a, b]).get("ab")!;
   assert.ok(Math.abs(placed.y - g.p0.y) >= 10, `beside the line: ${JSON.stringify(placed)} on a line at y=${g.p0.y}`);
+});
+
+test("layout by pattern shape: debaters drawn debater → debater → judge stand side by side, in one layer, facing the judge", () => {
+  for (const r of [debateChain, fourPatterns]) {
+    const input = layoutInput(r.flow!, indexDiagnostics(r.flow!, []));
+    assert.ok(input.edges.some((e) => e.source === "alice" && e.target === "bob" && e.lateral), "the debater → debater edge is across");
+    const p = layoutFlow(input);
+    assert.equal(p.alice.x, p.bob.x, "one layer");
+    assert.notEqual(p.alice.y, p.bob.y);
+    assert.ok(p.alice.x + NODE_WIDTH < p.referee.x && p.bob.x + NODE_WIDTH < p.referee.x, "before their judge");
+  }
+  // a pipeline of peers stays a line: same roles in a pipeline pattern are steps, not peers
+  assert.ok(layoutInput(allPatterns.flow!, indexDiagnostics(allPatterns.flow!, [])).edges.filter((e) => e.lateral).every((e) => e.source.startsWith("voter") || e.source.startsWith("ks") || e.source.startsWith("debater")));
 });
