@@ -160,7 +160,7 @@ describe("the canvas for real teams", { concurrency: false }, () => {
     assert.deepEqual(b.alice, ["claude"]);
     assert.deepEqual(b.ks_math, ["auto"], "no backendId: the engine picks one (auto)");
     assert.ok(!Object.values(b).flat().includes("LLM"), JSON.stringify(b));
-    await screenshot(page, "teams-four-patterns");
+    await docsImage(page, "canvas-four-patterns");
     const aria = await page.locator('.react-flow__node[data-id="referee"]').getAttribute("aria-label");
     assert.match(aria!, /type judge, backend command/);
     await noProblems(page);
