@@ -95,6 +95,20 @@ export const INTERACTION_DASHES = 3;
  */
 export const PEER_PATTERNS = new Set(["debate_judge", "red_team_judge", "majority_vote", "self_consistency", "blackboard", "memory_sync", "router_targeted"]);
 
+/** The patterns drawn as a hub with its contributors around it, and the node types that are hubs. */
+const HUB_PATTERNS = new Set(["blackboard"]);
+const HUBS = new Set(["blackboard"]);
+
+/**
+ * around lays a blackboard's contributors out on both sides of it: every other contributor's edge
+ * to the hub is laid out from the hub (the layers put it after the hub), so the board stands among
+ * its contributors rather than at the end of a column of them. Only the layout's direction changes.
+ */
+function around(edges: FlowLayoutInput["edges"], roles: Map<string, string>): FlowLayoutInput["edges"] {
+  let k = 0;
+  return edges.map((e) => (HUBS.has(roles.get(e.target) ?? "") && !HUBS.has(roles.get(e.source) ?? "") && k++ % 2 === 1 ? { ...e, source: e.target, target: e.source } : e));
+}
+
 /**
  * facing adds, for the layout only, an edge from each peer to the node its fellow peers lead to
  * (a debater drawn only to the other debater still faces the judge): peers stand side by side with
@@ -139,7 +153,7 @@ export function layoutInput(flow: FlowModel, diags: DiagnosticIndex, size?: (id:
     for (const e of it.edges ?? [])
       if (seen.has(e.source) && seen.has(e.target))
         mine.push({ source: e.source, target: e.target, label: edgeLabel(it.patternId, e.data), lateral: PEER_PATTERNS.has(it.patternId) && roles.get(e.source) === roles.get(e.target) });
-    edges.push(...mine, ...facing(mine, roles));
+    edges.push(...(HUB_PATTERNS.has(it.patternId) ? around(mine, roles) : mine), ...facing(mine, roles));
   }
   return { nodes, edges };
 }

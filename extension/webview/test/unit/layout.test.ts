@@ -254,3 +254,17 @@ test("layout by pattern shape: debaters drawn debater → debater → judge stan
   // a pipeline of peers stays a line: same roles in a pipeline pattern are steps, not peers
   assert.ok(layoutInput(allPatterns.flow!, indexDiagnostics(allPatterns.flow!, [])).edges.filter((e) => e.lateral).every((e) => e.source.startsWith("voter") || e.source.startsWith("ks") || e.source.startsWith("debater")));
 });
+
+test("layout by pattern shape: a blackboard stands among its contributors, on both sides of it", () => {
+  const ks = ["ks1", "ks2", "ks3", "ks4"];
+  const flow = {
+    ...fourPatterns.flow!,
+    agents: ks.map((id, i) => ({ id, role: "knowledge_source", path: `/agents/${i}` })),
+    systemNodes: [{ id: "board", type: "blackboard", path: "/systemNodes/0" }],
+    interactions: [{ id: "b", patternId: "blackboard", path: "/interactions/0", edges: ks.map((id, i) => ({ id: `b-e${i + 1}`, source: id, target: "board", data: { termination: { type: "max_rounds", rounds: 4 } }, path: `/interactions/0/edges/${i}` })) }],
+  };
+  const p = layoutFlow(layoutInput(flow, indexDiagnostics(flow, [])));
+  const left = ks.filter((id) => p[id].x < p.board.x);
+  const right = ks.filter((id) => p[id].x > p.board.x);
+  assert.deepEqual([left.length, right.length], [2, 2], JSON.stringify(p));
+});
