@@ -40,3 +40,16 @@ test("an edge with a clear way keeps its curve", () => {
   const index = new NodeIndex([a, b, box("c", 300, 300)]);
   assert.deepEqual(blockers(edgeGeometry(a, b), index, ["a", "b"]), []);
 });
+
+test("two routes around the same node at different offsets run side by side, not on top of each other", () => {
+  const a = box("a", 0, 0);
+  const b = box("b", 600, 0);
+  const c = box("c", 300, -10);
+  const index = new NodeIndex([a, b, c]);
+  // the same ends (two interactions' edges between a and b would coincide)
+  const g = edgeGeometry(a, b);
+  const r1 = route(g, index, 0)!;
+  const r2 = route(g, index, 5)!;
+  const inner = (r: Array<{ x: number; y: number }>) => r.slice(2, -2).map((p) => `${p.x},${p.y}`);
+  assert.ok(inner(r1).length > 0 && inner(r1).every((p) => !inner(r2).includes(p)), `${JSON.stringify(r1)} vs ${JSON.stringify(r2)}`);
+});
