@@ -142,14 +142,18 @@ function fitPadding(root: HTMLElement | null): FitViewOptions["padding"] {
  * ends, a route around the nodes (routing.ts). Routes take turns at a few offsets, so two routes
  * that would share a channel run side by side rather than on top of each other.
  */
-function aroundNodes(g: EdgeGeometry, index: NodeIndex, ends: string[], routed: number): EdgeGeometry {
-  if (routed >= MAX_ROUTES || blockers(g, index, ends).length === 0) return g;
+function aroundNodes(g: EdgeGeometry, index: NodeIndex, ends: string[], routed: number, deadline: number): EdgeGeometry {
+  if (routed >= MAX_ROUTES || performance.now() > deadline || blockers(g, index, ends).length === 0) return g;
   const r = route(g, index, ROUTE_OFFSETS[routed % ROUTE_OFFSETS.length]);
   return r ? { ...g, route: r } : g;
 }
 const ROUTE_OFFSETS = [0, 5, -5];
-/** A tangle past this many routed edges keeps the rest as curves: drawing must stay fast. */
+/**
+ * A tangle past this many routed edges, or past this much routing time in one drawing, keeps the
+ * rest as curves: drawing (after a drag, after Tidy) must stay fast.
+ */
 const MAX_ROUTES = 300;
+const ROUTING_MS = 60;
 
 /** nodeAtPointer: the id of the node under a mouse or touch event's point, if any. */
 function nodeAtPointer(e: MouseEvent | TouchEvent): string | undefined {
@@ -680,6 +684,7 @@ function Canvas() {
     const forms = new Map<string, string[]>();
     const index = new NodeIndex(nodes.map((n) => ({ id: n.id, ...rects.get(n.id)! })));
     let routed = 0;
+    const deadline = performance.now() + ROUTING_MS;
     // the edges each label names: its own, and those that share it (graph.ts: labelledBy)
     const named = new Map<string, string[]>();
     for (const e of edges) if (e.data) named.set(e.data.labelledBy, [...(named.get(e.data.labelledBy) ?? []), e.id]);
@@ -687,7 +692,7 @@ function Canvas() {
       const s = rects.get(e.source);
       const t = rects.get(e.target);
       if (!s || !t || !e.data) continue;
-      const geometry = aroundNodes(edgeGeometry(s, t, e.data.parallel, e.data.parallelCount, e.source > e.target), index, [e.source, e.target], routed);
+      const geometry = aroundNodes(edgeGeometry(s, t, e.data.parallel, e.data.parallelCount, e.source > e.target), index, [e.source, e.target], routed, deadline);
       if (geometry.route) routed++;
       out.set(e.id, { geometry });
       if (!labelsDrawn || e.data.labelledBy !== e.id) continue;

@@ -11,7 +11,7 @@ const STUB = 20;
 /** A bend costs as much as this many pixels of length: routes with fewer bends win. */
 const BEND = 60;
 /** Past this many boxes in a route's neighbourhood the grid gets large: the curve is kept. */
-const MAX_OBSTACLES = 48;
+const MAX_OBSTACLES = 32;
 
 /** The grid's headings: 0 +x, 1 -x, 2 +y, 3 -y (a heading ^ 1 is its reverse). */
 const HEADING: Record<Side, number> = { right: 0, left: 1, bottom: 2, top: 3 };
@@ -125,8 +125,14 @@ function gridPath(a: Pt, b: Pt, boxes: Rect[], region: Rect, offset: number, lea
   const W = xs.length;
   const H = ys.length;
   const free = (x: number, y: number) => !boxes.some((r) => inside({ x, y }, r));
-  const ok = new Uint8Array(W * H);
-  for (let i = 0; i < W; i++) for (let j = 0; j < H; j++) ok[j * W + i] = free(xs[i], ys[j]) ? 1 : 0;
+  // the grid points inside a box, box by box (each box's sides are grid lines next to it, so a
+  // piece between two free neighbours never crosses a box: only the ends' pieces are checked)
+  const ok = new Uint8Array(W * H).fill(1);
+  for (const r of boxes) {
+    const i0 = firstAbove(xs, r.x);
+    const j0 = firstAbove(ys, r.y);
+    for (let j = j0; j < H && ys[j] < r.y + r.height; j++) for (let i = i0; i < W && xs[i] < r.x + r.width; i++) ok[j * W + i] = 0;
+  }
   const start = ys.indexOf(a.y) * W + xs.indexOf(a.x);
   const goal = ys.indexOf(b.y) * W + xs.indexOf(b.x);
   ok[start] = 1;
@@ -154,7 +160,7 @@ function gridPath(a: Pt, b: Pt, boxes: Rect[], region: Rect, offset: number, lea
       const nj = j + DY[nd];
       if (ni < 0 || nj < 0 || ni >= W || nj >= H) continue;
       const q = nj * W + ni;
-      if (!ok[q] || !free((xs[i] + xs[ni]) / 2, (ys[j] + ys[nj]) / 2)) continue;
+      if (!ok[q] || ((p === start || q === goal) && !free((xs[i] + xs[ni]) / 2, (ys[j] + ys[nj]) / 2))) continue;
       const c = cost + Math.abs(xs[ni] - xs[i]) + Math.abs(ys[nj] - ys[j]) + (nd === d ? 0 : BEND) + (q === goal && nd !== arrive ? BEND : 0);
       const t = q * 4 + nd;
       if (c < dist[t]) {
@@ -174,6 +180,18 @@ function unwind(s: number, prev: Int32Array, xs: number[], ys: number[], W: numb
     out.push({ x: xs[p % W], y: ys[Math.floor(p / W)] });
   }
   return out.reverse();
+}
+
+/** firstAbove is the index of the first value in sorted v greater than x. */
+function firstAbove(v: number[], x: number): number {
+  let lo = 0;
+  let hi = v.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (v[mid] > x) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
 }
 
 const r1 = (v: number) => Math.round(v * 10) / 10;
