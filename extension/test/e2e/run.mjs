@@ -637,8 +637,8 @@ async function insertPatternFromPaletteAndSave({ page, shot, workspace }) {
   const nodes = frame.locator('.react-flow__node');
   await nodes.first().waitFor({ timeout: TIMEOUT });
   const before = await nodes.count();
-  // In an editor narrower than 1100 px the palette starts closed.
-  if ((await frame.locator('[data-testid="palette"]').count()) === 0) await frame.getByRole('button', { name: 'Patterns', exact: true }).click();
+  // In an editor narrower than 1400 px the palette starts folded to its icon (its rail).
+  if ((await frame.locator('[data-testid="palette"]').count()) === 0) await frame.getByRole('button', { name: 'Show the patterns', exact: true }).click();
   await frame.getByPlaceholder('Search patterns').fill('debate');
   await frame.locator(`.ac-pattern[data-pattern="${PATTERN}"]`).click();
   await frame.getByRole('button', { name: `Insert ${PATTERN}` }).click();
