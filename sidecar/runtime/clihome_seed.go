@@ -2,8 +2,11 @@ package runtime
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/BurntSushi/toml"
 	"github.com/agentcanvas/agentcanvas/sidecar/confine"
@@ -30,13 +33,71 @@ func seedClaudeHome(dir string, env []string) error {
 		map[string][]string{"model": nil, "permissions": {"defaultMode", "allow", "deny", "ask"}}); err != nil {
 		return err
 	}
-	if hasAny(env, claudeLoginVars...) {
+	seeded, err := seedClaudeEnv(filepath.Join(dir, "settings.json"), filepath.Join(user, "settings.json"), env)
+	if err != nil {
+		return err
+	}
+	if hasAny(append(env, seeded...), claudeLoginVars...) {
 		return seedJSON(filepath.Join(dir, ".claude.json"), "", nil)
 	}
 	if err := seedJSON(filepath.Join(dir, ".claude.json"), userJSON, map[string][]string{"oauthAccount": nil, "hasCompletedOnboarding": nil}); err != nil {
 		return err
 	}
 	return copyLogin(runOf(dir), filepath.Join(dir, ".credentials.json"), filepath.Join(user, ".credentials.json"))
+}
+
+// claudeEnvPrefixes name the variables of settings.json's "env" a private Claude home keeps:
+// how the CLI reaches the provider the user set up (a base URL, a key, Bedrock or Vertex, a
+// proxy) and its own switches. Others (NODE_OPTIONS, LD_PRELOAD, PATH…) could run a program.
+var claudeEnvPrefixes = []string{"ANTHROPIC_", "CLAUDE_CODE_", "AWS_", "CLOUD_ML_", "VERTEX_", "DISABLE_", "MAX_THINKING_TOKENS",
+	"API_TIMEOUT_MS", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"}
+
+// seedClaudeEnv copies into the private settings.json (written by seedJSON) the variables of
+// the user's settings "env" that claudeEnvPrefixes keep and the agent's environment does not
+// set itself: what the agent is given (the flow's variables, the model gateway's base URL and
+// token) wins, since Claude Code lets its settings override its environment. It returns the
+// variables it copied, as NAME=VALUE.
+func seedClaudeEnv(dst, src string, env []string) ([]string, error) {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return nil, nil // no settings: nothing to keep
+	}
+	var user struct {
+		Env map[string]any `json:"env"`
+	}
+	if json.Unmarshal(b, &user) != nil || len(user.Env) == 0 {
+		return nil, nil
+	}
+	kept := map[string]string{}
+	var out []string
+	for name, v := range user.Env {
+		val, ok := v.(string)
+		if !ok || confine.Lookup(env, name) != "" || !slices.ContainsFunc(claudeEnvPrefixes, func(p string) bool { return strings.HasPrefix(name, p) }) {
+			continue
+		}
+		kept[name] = val
+		out = append(out, name+"="+val)
+	}
+	if len(kept) == 0 {
+		return nil, nil
+	}
+	cur, err := os.ReadFile(dst)
+	if err != nil {
+		return nil, err
+	}
+	settings := map[string]any{}
+	if err := json.Unmarshal(cur, &settings); err != nil {
+		return nil, err
+	}
+	if _, done := settings["env"]; done {
+		return out, nil // seeded by an earlier turn of this run
+	}
+	settings["env"] = kept
+	nb, err := json.MarshalIndent(settings, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return out, os.WriteFile(dst, append(nb, '\n'), 0o600)
 }
 
 // codexConfigKeys are the config.toml keys a private Codex home keeps (model_providers: a

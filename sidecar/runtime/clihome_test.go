@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,6 +100,39 @@ func TestCLIHomeSeeds(t *testing.T) {
 	for _, p := range []string{"cn/claude/.credentials.json", "xn/codex/auth.json", "gn/gemini/.gemini/oauth_creds.json"} {
 		if _, err := os.Stat(filepath.Join(ws, ".agentcanvas", "runs", "seed-run", "homes", p)); !os.IsNotExist(err) {
 			t.Errorf("%s outlived the run: %v", p, err)
+		}
+	}
+}
+
+// A private Claude home keeps the provider variables of the user's settings "env" (how the CLI
+// reaches its model: a base URL, a key), never one that could run a program, and never one the
+// agent's own environment sets (the flow's, the model gateway's): a key found there also means
+// the stored login is not copied.
+func TestClaudeHomeKeepsProviderEnv(t *testing.T) {
+	home := t.TempDir()
+	writeTestFile(t, filepath.Join(home, ".claude", "settings.json"), `{"env": {"ANTHROPIC_BASE_URL": "http://proxy.example:8080", "ANTHROPIC_API_KEY": "sk-user", "NODE_OPTIONS": "--require /tmp/x.js", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}}`)
+	writeTestFile(t, filepath.Join(home, ".claude", ".credentials.json"), `{"token": "LOGIN-claude"}`)
+	ws := t.TempDir()
+	t.Cleanup(func() { RemoveTemp("env-run") })
+	for _, c := range []struct {
+		agent string
+		env   []string
+		want  map[string]string
+	}{
+		{"plain", []string{"HOME=" + home}, map[string]string{"ANTHROPIC_BASE_URL": "http://proxy.example:8080", "ANTHROPIC_API_KEY": "sk-user", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}},
+		{"routed", []string{"HOME=" + home, "ANTHROPIC_BASE_URL=http://127.0.0.1:9/gw", "ANTHROPIC_API_KEY=acgw-token"}, map[string]string{"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}},
+	} {
+		dir := cliHomeDir(&Spec{RunID: "env-run", AgentID: c.agent, Workspace: ws}, BackendClaude, t.TempDir())
+		if _, err := prepareCLIHome(BackendClaude, dir, c.env); err != nil {
+			t.Fatal(err)
+		}
+		var got struct{ Env map[string]string }
+		b, _ := os.ReadFile(filepath.Join(dir, "settings.json"))
+		if err := json.Unmarshal(b, &got); err != nil || !maps.Equal(got.Env, c.want) {
+			t.Errorf("%s: settings.json env %v (%v), want %v", c.agent, got.Env, err, c.want)
+		}
+		if _, err := os.Stat(filepath.Join(dir, ".credentials.json")); !os.IsNotExist(err) {
+			t.Errorf("%s: the stored login was copied though a key is set: %v", c.agent, err)
 		}
 	}
 }
