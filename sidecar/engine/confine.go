@@ -66,7 +66,9 @@ func spawnsProcesses(f *flow.Flow, o Options) bool {
 	if o.DryRun || o.Backend == runtime.BackendDryRun {
 		return false
 	}
-	uses := func(rt *flow.Runtime) bool { return rt == nil || rt.BackendID != runtime.BackendDryRun }
+	// A backend chosen for the run (the editor's pick, run --backend) replaces every node's.
+	override := o.Backend != "" && o.Backend != "auto"
+	uses := func(rt *flow.Runtime) bool { return override || rt == nil || rt.BackendID != runtime.BackendDryRun }
 	for _, a := range f.Agents {
 		if uses(a.Runtime) {
 			return true

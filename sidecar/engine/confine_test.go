@@ -14,7 +14,9 @@ import (
 
 	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 	"github.com/agentcanvas/agentcanvas/sidecar/confine/confinetest"
+	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
+	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 )
 
 // confinedFlow is a worker (coder, in its sandbox) and a reviewer, both command agents.
@@ -190,5 +192,26 @@ func TestRunWithoutLandlock(t *testing.T) {
 	}
 	if out, err := Run(context.Background(), f, Options{Workspace: ws, DryRun: true, Limits: required}); err != nil || out.Status != StatusCompleted {
 		t.Errorf("a required dry run: %v %+v", err, out)
+	}
+}
+
+// A flow of dry-run agents run with another backend (run --backend claude, the editor's pick)
+// starts agent processes: its confinement is reported, and required is enforced, as for any.
+func TestSpawnsProcessesWithABackendOverride(t *testing.T) {
+	src := "version: \"0.2\"\nagents:\n  - {id: a, role: worker, runtime: {backendId: dry-run}}\ninteractions: []\n"
+	f := flow.Parse("f.yaml", []byte(src))
+	for _, c := range []struct {
+		o    Options
+		want bool
+	}{
+		{Options{}, false},
+		{Options{Backend: "auto"}, false},
+		{Options{Backend: "claude"}, true},
+		{Options{Backend: "claude", DryRun: true}, false},
+		{Options{Backend: runtime.BackendDryRun}, false},
+	} {
+		if got := spawnsProcesses(f, c.o); got != c.want {
+			t.Errorf("backend %q dry-run %v: %v, want %v", c.o.Backend, c.o.DryRun, got, c.want)
+		}
 	}
 }
