@@ -46,23 +46,31 @@ type Policy struct {
 	Rules []Rule
 	// DenyNetwork refuses TCP connect and bind (runtime.network: none; Landlock ABI 4 and up).
 	DenyNetwork bool
+	// AllowUnixSockets leaves the agent Unix sockets (runtime.unixSockets grants a path);
+	// without it the thread's seccomp filter refuses socket(AF_UNIX) (unixsock_linux.go).
+	AllowUnixSockets bool
 	// Required: an agent whose policy the kernel cannot enforce is not started (ModeRequired);
 	// otherwise it runs unconfined and the runtime says so.
 	Required bool
 }
 
 // Encoding of a Policy as a list of strings (the guardian request carries it): one
-// "<access letter><path>" per rule, and the flags "+network=none" and "+required".
+// "<access letter><path>" per rule, and the flags "+network=none", "+unix-sockets" and
+// "+required".
 const (
 	flagDenyNetwork = "+network=none"
+	flagUnixSockets = "+unix-sockets"
 	flagRequired    = "+required"
 )
 
 // Encode is the policy as strings for the guardian request; Decode reads them back.
 func (p Policy) Encode() []string {
-	out := make([]string, 0, len(p.Rules)+2)
+	out := make([]string, 0, len(p.Rules)+3)
 	if p.DenyNetwork {
 		out = append(out, flagDenyNetwork)
+	}
+	if p.AllowUnixSockets {
+		out = append(out, flagUnixSockets)
 	}
 	if p.Required {
 		out = append(out, flagRequired)
@@ -80,6 +88,8 @@ func Decode(fields []string) (Policy, error) {
 		switch {
 		case f == flagDenyNetwork:
 			p.DenyNetwork = true
+		case f == flagUnixSockets:
+			p.AllowUnixSockets = true
 		case f == flagRequired:
 			p.Required = true
 		case len(f) > 1 && strings.IndexByte("rlwd", f[0]) >= 0 && filepath.IsAbs(f[1:]) && filepath.Clean(f[1:]) == f[1:]:
@@ -99,6 +109,9 @@ func (p Policy) String() string {
 	}
 	if p.DenyNetwork {
 		b.WriteString("network none\n")
+	}
+	if p.AllowUnixSockets {
+		b.WriteString("unix sockets\n")
 	}
 	return b.String()
 }
