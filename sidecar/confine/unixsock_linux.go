@@ -83,7 +83,7 @@ func unixSocketFilter(abis []sysABI) []unix.SockFilter {
 		body := abiBlock(a)
 		prog = append(prog,
 			stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, offArch), // A = arch
-			jeq(a.audit, 0, len(body)),                        // another ABI: skip this block
+			jeq(a.audit, 0, len(body)),                         // another ABI: skip this block
 		)
 		prog = append(prog, body...)
 	}
