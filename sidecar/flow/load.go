@@ -444,6 +444,7 @@ func (d *decoder) runtime(n *yaml.Node, path string) *Runtime {
 		},
 		"interactive": func(_, v *yaml.Node, p string) { r.Interactive, _ = d.boolean(v, p, "runtime.interactive") },
 		"network":     func(_, v *yaml.Node, p string) { r.Network = d.str(v, p, "runtime.network") },
+		"unixSockets": func(_, v *yaml.Node, p string) { r.UnixSockets = d.strList(v, p, "runtime.unixSockets") },
 		"sessionLoop": func(_, v *yaml.Node, p string) {
 			sl := &SessionLoop{}
 			if d.fields(v, p, "runtime.sessionLoop", map[string]fieldFn{

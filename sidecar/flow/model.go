@@ -96,6 +96,7 @@ type Runtime struct {
 	GeminiApprovalMode string       `json:"geminiApprovalMode,omitempty"` // gemini --approval-mode: default, auto_edit, yolo, plan
 	Interactive        bool         `json:"interactive,omitempty"`        // a command agent keeps stdin open for answers
 	Network            string       `json:"network,omitempty"`            // none: no TCP connect or bind (command agents, when confined)
+	UnixSockets        []string     `json:"unixSockets,omitempty"`        // socket paths a confined agent may connect to (absolute or workspace-relative)
 	SessionLoop        *SessionLoop `json:"sessionLoop,omitempty"`
 }
 

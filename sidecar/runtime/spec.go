@@ -98,6 +98,10 @@ type Spec struct {
 	// Network is runtime.network: "" (the agent's network is left alone) or NetworkNone (no
 	// TCP connect or bind; enforced only when the agent is confined).
 	Network string
+	// UnixSockets is runtime.unixSockets: socket paths the agent may connect to, absolute or
+	// relative to Workspace. Any grant leaves the confined agent Unix sockets as a whole (see
+	// UnixSocketGrants).
+	UnixSockets []string
 
 	// confined is set when the agent's turns are confined (backends that drop a sandbox of
 	// their own then: codex).
@@ -175,6 +179,11 @@ func (s *Spec) validate() error {
 	case "", NetworkNone:
 	default:
 		return fmt.Errorf("runtime: agent %s: network %q is not %q", s.AgentID, s.Network, NetworkNone)
+	}
+	for _, p := range s.UnixSockets {
+		if p == "" || strings.IndexByte(p, 0) >= 0 {
+			return fmt.Errorf("runtime: agent %s: unixSockets: %q is not a path", s.AgentID, p)
+		}
 	}
 	return nil
 }
