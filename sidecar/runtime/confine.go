@@ -3,9 +3,9 @@ package runtime
 import (
 	"fmt"
 	"os"
-	goruntime "runtime"
 	"path/filepath"
 	"regexp"
+	goruntime "runtime"
 	"strings"
 	"sync"
 
