@@ -1,11 +1,13 @@
 package confine
 
 import (
+	"encoding/binary"
 	"errors"
 	goruntime "runtime"
 	"testing"
 	"unsafe"
 
+	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
 
@@ -100,5 +102,78 @@ func TestUnixSocketFilterGranted(t *testing.T) {
 	c := callsOnRestrictedThread(t, Policy{AllowUnixSockets: true})
 	if c.unixSocket != nil || c.dgramPair != nil {
 		t.Errorf("granted: socket(AF_UNIX) %v, socketpair(SOCK_DGRAM) %v; want both allowed", c.unixSocket, c.dgramPair)
+	}
+}
+
+// seccompData is a struct seccomp_data for the BPF VM, which loads words big-endian: each
+// 32-bit field is written so, at the offset the kernel's native load reads it from.
+func seccompData(arch, nr, arg0, arg1 uint32) []byte {
+	b := make([]byte, 64)
+	binary.BigEndian.PutUint32(b[offNr:], nr)
+	binary.BigEndian.PutUint32(b[offArch:], arch)
+	binary.BigEndian.PutUint32(b[offArg0:], arg0)
+	binary.BigEndian.PutUint32(b[offArg1:], arg1)
+	return b
+}
+
+// The program of every architecture, run in x/net/bpf's VM: the ABIs this machine cannot
+// call (i386 and x32 on x86_64, arm64 and 32-bit ARM) get the same decisions.
+func TestUnixSocketFilterProgram(t *testing.T) {
+	const (
+		allowed = unix.SECCOMP_RET_ALLOW
+		kill    = unix.SECCOMP_RET_KILL_PROCESS
+	)
+	eaccesRet, enosysRet := errno(unix.EACCES), errno(unix.ENOSYS)
+	type call struct {
+		arch, nr, arg0, arg1 uint32
+		want                 uint32
+	}
+	const dgram, stream = unix.SOCK_DGRAM | unix.SOCK_CLOEXEC, unix.SOCK_STREAM | unix.SOCK_NONBLOCK
+	cases := map[string][]call{
+		"amd64": {
+			{unix.AUDIT_ARCH_X86_64, 41, unix.AF_UNIX, stream, eaccesRet},
+			{unix.AUDIT_ARCH_X86_64, 41, unix.AF_INET6, stream, allowed},
+			{unix.AUDIT_ARCH_X86_64, 53, unix.AF_UNIX, stream, allowed},
+			{unix.AUDIT_ARCH_X86_64, 53, unix.AF_UNIX, dgram, eaccesRet},
+			{unix.AUDIT_ARCH_X86_64, 425, 0, 0, enosysRet},
+			{unix.AUDIT_ARCH_X86_64, 42, 3, 0, allowed},            // connect, on a socket it may have
+			{unix.AUDIT_ARCH_X86_64, 41 | x32Bit, 0, 0, enosysRet}, // x32's socket
+			{unix.AUDIT_ARCH_X86_64, 0 | x32Bit, 0, 0, enosysRet},  // any x32 call
+			{unix.AUDIT_ARCH_I386, 102, 1, 0, eaccesRet},           // socketcall(SYS_SOCKET, …)
+			{unix.AUDIT_ARCH_I386, 359, unix.AF_UNIX, stream, eaccesRet},
+			{unix.AUDIT_ARCH_I386, 359, unix.AF_INET, stream, allowed},
+			{unix.AUDIT_ARCH_I386, 360, unix.AF_UNIX, dgram, eaccesRet},
+			{unix.AUDIT_ARCH_I386, 41, unix.AF_UNIX, stream, allowed}, // i386's 41 is dup
+			{unix.AUDIT_ARCH_I386, 425, 0, 0, enosysRet},
+			{unix.AUDIT_ARCH_AARCH64, 198, unix.AF_UNIX, stream, kill},
+		},
+		"arm64": {
+			{unix.AUDIT_ARCH_AARCH64, 198, unix.AF_UNIX, stream, eaccesRet},
+			{unix.AUDIT_ARCH_AARCH64, 198, unix.AF_INET, stream, allowed},
+			{unix.AUDIT_ARCH_AARCH64, 199, unix.AF_UNIX, dgram, eaccesRet},
+			{unix.AUDIT_ARCH_AARCH64, 199, unix.AF_UNIX, stream, allowed},
+			{unix.AUDIT_ARCH_AARCH64, 425, 0, 0, enosysRet},
+			{unix.AUDIT_ARCH_AARCH64, 41 | x32Bit, 0, 0, allowed}, // no x32 here
+			{unix.AUDIT_ARCH_ARM, 281, unix.AF_UNIX, stream, eaccesRet},
+			{unix.AUDIT_ARCH_ARM, 288, unix.AF_UNIX, dgram, eaccesRet},
+			{unix.AUDIT_ARCH_ARM, 102, 1, 0, eaccesRet},
+			{unix.AUDIT_ARCH_X86_64, 41, unix.AF_UNIX, stream, kill},
+		},
+	}
+	for arch, calls := range cases {
+		var prog []bpf.Instruction
+		for _, ins := range unixSocketFilter(unixFilterABIs[arch]) {
+			prog = append(prog, bpf.RawInstruction{Op: ins.Code, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}.Disassemble())
+		}
+		vm, err := bpf.NewVM(prog)
+		if err != nil {
+			t.Fatalf("%s: %v", arch, err)
+		}
+		for _, c := range calls {
+			got, err := vm.Run(seccompData(c.arch, c.nr, c.arg0, c.arg1))
+			if err != nil || uint32(got) != c.want {
+				t.Errorf("%s: arch %#x nr %#x (%d, %#x) = %#x %v, want %#x", arch, c.arch, c.nr, c.arg0, c.arg1, uint32(got), err, c.want)
+			}
+		}
 	}
 }
