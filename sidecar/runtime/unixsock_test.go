@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 	"github.com/agentcanvas/agentcanvas/sidecar/confine/confinetest"
+	"github.com/agentcanvas/agentcanvas/sidecar/internal/modelserver"
 )
 
 // socketListeners are a stream socket (like the Docker socket) and a datagram socket (like
@@ -128,4 +129,46 @@ func TestConfinedUnixSocketGranted(t *testing.T) {
 			t.Errorf("no warning about the grant: %v", ofKind(evs, EventWarning))
 		}
 	})
+}
+
+// A hostile model drives each real CLI, confined, to its socket-file attack through the CLI's
+// own shell tool: the connect and the datagram are refused, the listeners get nothing, and
+// the stream pair the CLI's children may need still works. As root and as nobody.
+func TestHostileCLICannotReachSocketFile(t *testing.T) {
+	for _, a := range cliAttacks() {
+		t.Run(a.cli.Name, func(t *testing.T) {
+			exe := a.cli.Binary(t)
+			confinetest.Landlock(t)
+			if !confine.UnixSocketFilterSupported() {
+				t.Skip("no Unix-socket filter on this architecture")
+			}
+			confinetest.AsRootAndNobody(t, func(t *testing.T) {
+				stream, dgram, got := socketListeners(t)
+				s, work := hostileSpec(t, a.cli, exe)
+				attack := filepath.Join(filepath.Dir(work), "input", "sockets.sh")
+				writeTestFile(t, attack, "exec > \"$PWD/sockets.log\" 2>&1\n"+unixSocketScript(stream, dgram)+"\n")
+				srv := a.cli.Start(t, script(modelserver.Reply{Text: "Working.", Calls: []modelserver.Call{a.shell("bash " + attack)}},
+					modelserver.Reply{Text: "Done."}))
+				s.Env = a.cli.Env(t, srv)
+				a.spec(&s)
+				evs, res := drainWithin(t, start(t, s, "Fix the README."), nil, realDeadline)
+				log, _ := os.ReadFile(filepath.Join(work, "sockets.log"))
+				if res.Status != StatusCompleted || !strings.Contains(string(log), "PAIR pair") {
+					logRun(t, run{evs: evs, res: res, srv: srv})
+					t.Fatalf("the attack did not run through: %s %s; sockets.log:\n%s", res.Status, res.Reason, log)
+				}
+				t.Logf("sockets.log (uid %d):\n%s", os.Getuid(), log)
+				for _, want := range []string{"REFUSED connect", "REFUSED datagram"} {
+					if !strings.Contains(string(log), want) {
+						t.Errorf("sockets.log lacks %q", want)
+					}
+				}
+				select {
+				case what := <-got:
+					t.Errorf("the listener got a %s from a confined %s", what, a.cli.Name)
+				default:
+				}
+			})
+		})
+	}
 }
