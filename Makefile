@@ -4,7 +4,7 @@ BIN     := bin/agentcanvas
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build test test-go lint-workflows test-extension test-deps agent-clis example example-state bench fuzz package clean
+.PHONY: build test test-go lint-workflows test-extension test-deps agent-clis example example-state bench fuzz package vsix clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./sidecar/cmd/agentcanvas
@@ -61,8 +61,14 @@ fuzz:
 	done
 
 # One .vsix per platform, each with its cross-compiled sidecar.
+# Every platform's VSIX (out/vsix/agentcanvas-<target>.vsix); TARGETS=linux-x64 builds just one.
 package: node_modules/.package-lock.json
-	npm run package
+	TARGETS="$(TARGETS)" npm run package
+
+# The VSIX of this machine's platform only (a first install: docs/first-run.md).
+HOST_TARGET := $(shell scripts/host-target.sh)
+vsix: node_modules/.package-lock.json
+	TARGETS="$(HOST_TARGET)" npm run package
 
 clean:
 	rm -rf bin out test-results

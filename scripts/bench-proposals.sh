@@ -9,6 +9,9 @@
 #
 # Apply is measured AR times a round (default 3), so best of R*AR.
 #
+# Then the whole-repository sandbox on 100,000 files (scripts/bench-wholerepo.sh; WHOLE_N sets
+# its size, WHOLE_N=0 skips it).
+#
 # Usage: scripts/bench-proposals.sh [BINARY]   (env: N=10000 R=3 AR=3 KEEP=1 to keep the temp dir)
 set -euo pipefail
 BIN=${1:-bin/agentcanvas}
@@ -44,23 +47,7 @@ for i in range(n):
         os.chmod(p, 0o755)
 PY
 
-# measure CMD...: runs CMD (output discarded) and prints "WALL_NS CPU_NS" (CPU = user + system
-# time of CMD and its children), so a loaded machine shows in the wall ratio but not the CPU one.
-measure() {
-  python3 - "$@" <<'PY'
-import os, subprocess, sys, time
-t0 = time.perf_counter_ns()
-p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
-_, status, ru = os.wait4(p.pid, 0)
-wall = time.perf_counter_ns() - t0
-code = os.waitstatus_to_exitcode(status)
-if code not in (0, 1):  # git diff --no-index exits 1 when the trees differ
-    sys.exit("bench-proposals: %s exited %d" % (sys.argv[1:], code))
-print(wall, int((ru.ru_utime + ru.ru_stime) * 1e9))
-PY
-}
-best() { # best NAME... : prints the minimum of the durations (ns) given
-  local m=""; for v in "$@"; do if [ -z "$m" ] || [ "$v" -lt "$m" ]; then m=$v; fi; done; echo "$m"; }
+. "$(dirname "$0")/bench-measure.sh" # measure, best
 
 # 1% of the files change: every 100th file gets a line edited, an added line and an exec flip.
 mutate() {
@@ -120,3 +107,8 @@ echo "proposals bench: $N files, $changed changed (1%), best of $R (apply: of $(
 row prepare "cp -a, to input/ and work/" prep_ours prep_cp
 row create "git diff --no-index --binary" create_ours create_git
 row apply "git apply" apply_ours apply_git
+
+if [ "${WHOLE_N:-100000}" != 0 ]; then
+  echo
+  N=${WHOLE_N:-100000} R=1 "$(dirname "$0")/bench-wholerepo.sh" "$BIN"
+fi

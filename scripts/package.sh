@@ -5,7 +5,7 @@
 #   TARGETS="linux-x64" scripts/package.sh     # just one target
 set -euo pipefail
 cd "$(dirname "$0")/.."
-TARGETS=${TARGETS:-"linux-x64 linux-arm64 darwin-x64 darwin-arm64 win32-x64"}
+TARGETS=${TARGETS:-"linux-x64 linux-arm64 darwin-x64 darwin-arm64 win32-x64"}  # empty: all
 VERSION=$(git describe --tags --always --dirty 2>/dev/null || echo dev)
 GO=${GO:-go}
 

@@ -54,12 +54,14 @@ export const flowDocumentSelector = [
  * The agentcanvas.* settings the sidecar honours, sent as initializationOptions (docs/protocol.md,
  * "Settings"); the defaults are package.json's.
  */
-export function sidecarSettings(cfg: { get<T>(key: string, defaultValue: T): T }): { allowedFolders: string[]; blockedFolders: string[]; autoApply: string; confinement: string } {
+export function sidecarSettings(cfg: { get<T>(key: string, defaultValue: T): T }): { allowedFolders: string[]; blockedFolders: string[]; autoApply: string; confinement: string; gateway: string; gatewayPricing: object } {
   return {
     allowedFolders: cfg.get<string[]>('allowedFolders', []),
     blockedFolders: cfg.get<string[]>('blockedFolders', []),
     autoApply: cfg.get<string>('autoApply', 'off'),
     confinement: cfg.get<string>('confinement', 'auto'),
+    gateway: cfg.get<string>('gateway', 'auto'),
+    gatewayPricing: cfg.get<object>('gatewayPricing', {}),
   };
 }
 
@@ -95,6 +97,11 @@ export class SidecarClient implements vscode.Disposable {
 
   get version(): string | undefined {
     return this.binary?.version;
+  }
+
+  /** The sidecar executable in use (for one-off commands such as doctor). */
+  get binaryPath(): string | undefined {
+    return this.binary?.path;
   }
 
   /** The language client's diagnostics collection (flow problems), when running. */

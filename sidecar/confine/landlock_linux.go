@@ -47,6 +47,7 @@ func handled(abi int, p Policy) ll.RulesetAttr {
 	if p.DenyNetwork {
 		attr.HandledAccessNet = uint64(c.HandledAccessNet)
 	}
+	attr.HandledAccessNet |= connectHandled(abi, p)
 	return attr
 }
 
@@ -98,6 +99,9 @@ func (p Policy) RestrictThread() (int, error) {
 		if err := addRule(fd, attr.HandledAccessFS, r); err != nil {
 			return 0, err
 		}
+	}
+	if err := addPortRules(fd, attr, p); err != nil {
+		return 0, err
 	}
 	dropReachingCaps()
 	// no_new_privs is per thread, like the ruleset: Landlock needs it from an unprivileged

@@ -49,6 +49,9 @@ type Policy struct {
 	// AllowUnixSockets leaves the agent Unix sockets (runtime.unixSockets grants a path);
 	// without it the thread's seccomp filter refuses socket(AF_UNIX) (unixsock_linux.go).
 	AllowUnixSockets bool
+	// ConnectPorts, when set, are the only TCP ports the agent may connect to (the model
+	// gateway's: connect.go); without DenyNetwork, binding stays allowed.
+	ConnectPorts []uint16
 	// Required: an agent whose policy the kernel cannot enforce is not started (ModeRequired);
 	// otherwise it runs unconfined and the runtime says so.
 	Required bool
@@ -75,6 +78,7 @@ func (p Policy) Encode() []string {
 	if p.Required {
 		out = append(out, flagRequired)
 	}
+	out = append(out, encodePorts(p.ConnectPorts)...)
 	for _, r := range p.Rules {
 		out = append(out, string(r.Access)+r.Path)
 	}
@@ -92,6 +96,12 @@ func Decode(fields []string) (Policy, error) {
 			p.AllowUnixSockets = true
 		case f == flagRequired:
 			p.Required = true
+		case strings.HasPrefix(f, flagConnect):
+			port, err := decodePort(f)
+			if err != nil {
+				return Policy{}, err
+			}
+			p.ConnectPorts = append(p.ConnectPorts, port)
 		case len(f) > 1 && strings.IndexByte("rlwd", f[0]) >= 0 && filepath.IsAbs(f[1:]) && filepath.Clean(f[1:]) == f[1:]:
 			p.Rules = append(p.Rules, Rule{Access: Access(f[0]), Path: f[1:]})
 		default:

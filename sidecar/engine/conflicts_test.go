@@ -103,7 +103,7 @@ func pairs(t *testing.T, evs []eventlog.Event) []string {
 		if e.Event != "proposal_conflict" {
 			continue
 		}
-		a, b := fieldString(e, "agentId"), fieldString(e, "otherAgentId")
+		a, b := fieldString(e, "agent"), fieldString(e, "otherAgentId")
 		if a > b {
 			a, b = b, a
 		}

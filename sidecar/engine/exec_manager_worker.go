@@ -69,7 +69,7 @@ func (c *ictx) manage(mgr string, members []string, task string, depth int) (str
 				c.send(m, mgr, "subtree_report", map[string]any{"bytes": len(rep)}, "")
 				return
 			}
-			r, err := c.ask(mgr, m, c.prompt(m, message{Intent: assigned[m], Inputs: []string{quote("Task", task)}, Plan: []string{"Do the assignment in your sandbox", "Report what changed"}, Actions: []string{"What you did, then a HANDOFF block (spec §3) naming the files you changed"}}))
+			r, err := c.ask(mgr, m, c.prompt(m, message{Intent: assigned[m], Inputs: []string{quote("Task", task)}, Plan: []string{"Do the assignment in your sandbox", "Report what changed"}, Actions: []string{"What you did, then a HANDOFF block naming the files you changed"}}))
 			if err != nil {
 				errs[i] = err
 				return

@@ -28,9 +28,11 @@ func contractNet(c *ictx) (string, error) {
 		for i, b := range bidders {
 			idx[b] = i
 		}
+		bidding := c.wordsOnly(bidders...) // a bid is words; the winner edits after the award
 		reps, err := c.askAll(mgr, bidders, func(b string) string {
 			return c.prompt(b, message{Intent: "Answer the call for proposals: bid or refuse", Inputs: []string{quote("Call for proposals", cfp.Text)}, Plan: []string{"Estimate your cost"}, Actions: []string{"PERFORMATIVE: propose (then COST: <number> and your plan) or PERFORMATIVE: refuse (then why)"}})
 		}, needPerformative("propose", "refuse"))
+		bidding()
 		if err = hard(err); err != nil {
 			return "", err
 		}

@@ -13,6 +13,19 @@ type processOut struct {
 	res        runtime.Result
 	handoffErr string   // why the last HANDOFF block was invalid ("" when valid or none)
 	stderr     []string // its last stderr lines
+	// stderrAll is every stderr line up to the transcript's bound; redact scrubs the
+	// process's secrets from a text (the prompt, for the transcript).
+	stderrAll []string
+	redact    func(string) string
+}
+
+// scrub is text with the process's secrets masked; "" when no process ran (nothing to
+// scrub with, so nothing is kept).
+func (o processOut) scrub(text string) string {
+	if o.redact == nil {
+		return ""
+	}
+	return o.redact(text)
 }
 
 // follow forwards a running agent's events to the log (spend, questions, blocks, warnings…)
@@ -23,12 +36,14 @@ func (c *ictx) follow(proc *runtime.Process, node, edge, backend string, resume 
 	var out processOut
 	ts := &turnSpend{backend: backend}
 	var stderr stderrTail
+	var stderrAll stderrLog
 	for ev := range proc.Events() {
 		switch ev.Kind {
 		case runtime.EventUsage:
 			c.spendEvent(node, ts, ev)
 		case runtime.EventStderr:
 			stderr.add(ev.Text)
+			stderrAll.add(ev.Text)
 		case runtime.EventPending:
 			c.r.asks.Add(1)
 			go func(pend *runtime.Pending) {
@@ -61,8 +76,8 @@ func (c *ictx) follow(proc *runtime.Process, node, edge, backend string, resume 
 			c.r.emit(c.in.ID, edge, "access_denied", map[string]any{"agent": node, "path": ev.Text, "message": ev.Reason, "turn": ev.Turn})
 		}
 	}
-	out.res = proc.Wait()
-	out.stderr = stderr.lines
+	out.res = c.meteredResult(node, proc.Wait()) // gateway.go
+	out.stderr, out.stderrAll, out.redact = stderr.lines, stderrAll.lines, proc.Redact
 	c.spendResult(node, ts, out.res)
 	c.r.metrics.addTurn(node, out.res, c.r.now().Sub(started))
 	return out

@@ -60,7 +60,7 @@ func (c *ictx) collect(rep *Reply) {
 			warn(fmt.Sprintf("%s's HANDOFF block names %s, which its sandbox does not change; the proposal holds what did change: %s", node, strings.Join(extra, ", "), strings.Join(rep.Changed, ", ")))
 		}
 	case len(rep.Changed) > 0 && same:
-		if isWorker(c.roles[node]) {
+		if c.expectsEdits(node) {
 			warn(node + " changed nothing in its sandbox this turn and " + block + "; its proposal stays as it was")
 		}
 		c.mu.Lock()
@@ -69,7 +69,7 @@ func (c *ictx) collect(rep *Reply) {
 	case len(rep.Changed) > 0:
 		held = node + " " + block + "; its proposal was made from its sandbox changes"
 		warn(fmt.Sprintf("%s (%s); auto-apply holds it for review", held, strings.Join(rep.Changed, ", ")))
-	case isWorker(c.roles[node]) || rep.HandoffError != "":
+	case c.expectsEdits(node) || rep.HandoffError != "":
 		warn(node + " changed nothing in its sandbox and " + block + ": nothing to review")
 	}
 	c.mu.Lock()
@@ -79,6 +79,33 @@ func (c *ictx) collect(rep *Reply) {
 		delete(c.unhanded, node)
 	}
 	c.mu.Unlock()
+}
+
+// expectsEdits: node plays a worker's role and is not, this step, only asked for words (a
+// contract-net bidder bidding): only then is a step without changes worth a warning.
+func (c *ictx) expectsEdits(node string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return isWorker(c.roles[node]) && !c.talking[node]
+}
+
+// wordsOnly marks nodes as asked for words only until the returned func is called.
+func (c *ictx) wordsOnly(nodes ...string) (done func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.talking == nil {
+		c.talking = map[string]bool{}
+	}
+	for _, n := range nodes {
+		c.talking[n] = true
+	}
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for _, n := range nodes {
+			delete(c.talking, n)
+		}
+	}
 }
 
 // handoffNotes are a proposal's notes from a valid HANDOFF block: its goal, definition of

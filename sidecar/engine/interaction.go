@@ -51,6 +51,7 @@ type ictx struct {
 	turns     sync.Map          // node → turnNote of its last turn (provenance.go)
 	unhanded  map[string]string // node → why its latest proposal came without a valid HANDOFF block
 	diffs     map[string]string // node → its proposal's fingerprint after its last step (handoff.go)
+	talking   map[string]bool   // nodes asked for words only now (a bid): no edit expected (handoff.go)
 	// roundCap ends the interaction after that many rounds (0: no cap): the flow's
 	// params.round_cap (ownCap), else the engine's where the flow bounds neither rounds nor time.
 	roundCap int
@@ -101,7 +102,7 @@ func (r *run) castInteraction(in *flow.Interaction) (c *ictx, topology string) {
 	c.st.Metrics = map[string]float64{}
 	c.term, c.params = in.Settings()
 	c.roundCap, c.ownCap = flow.RoundCap(c.term, c.params, r.o.RoundCap)
-	c.spend, c.limits = newSpend(), spendLimits(c.term)
+	c.spend, c.limits = newSpend(), spendLimits(c.term).withParams(c.params)
 	topology = p.Topology
 	for _, e := range in.Edges {
 		for _, id := range []string{e.Source, e.Target} {
@@ -376,6 +377,9 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := c.pace(); err != nil {
+		return nil, err
+	}
 	edge := c.edgeOf[[2]string{from, node}]
 	c.send(from, node, "prompt", map[string]any{"bytes": len(prompt)}, "")
 	started := map[string]any{"agent": node, "from": firstNonEmpty(from, "engine"), "round": c.st.Round, "backend": spec.BackendID}
@@ -385,6 +389,7 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 	}
 	c.r.emit(c.in.ID, edge, "agent_started", started)
 	c.r.flushLog()
+	rec := turnRecord{from: from, node: node, backend: spec.BackendID, prompt: prompt, started: c.r.now()}
 	var out processOut
 	if loop := c.sessionLoop(node); loop != nil {
 		out, err = c.runSessions(spec, node, edge, prompt, loop)
@@ -396,8 +401,14 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 	}
 	if err != nil {
 		c.r.emit(c.in.ID, edge, "agent_finished", map[string]any{"agent": node, "status": "failed", "error": err.Error()})
+		// Not sent, and with no process there is no redactor for it; err is scrubbed.
+		rec.prompt = ""
+		c.record(rec, runtime.Result{Status: runtime.StatusFailed, Reason: err.Error()})
 		return nil, fmt.Errorf("agent %s: %w", node, err)
 	}
+	rec.prompt = runtime.Redact(c.r.o.Env, out.scrub(prompt)) // the run's secrets too: the task may hold one
+	rec.stderr = out.stderrAll
+	c.record(rec, out.res)
 	res, handoffErr, stderr := out.res, out.handoffErr, out.stderr
 	c.noteTurn(node, prompt, res)
 	rep := &Reply{Node: node, Text: res.Reply, Handoff: res.Handoff, sandboxed: spec.SandboxWork != ""}
@@ -475,6 +486,7 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 	if rt == nil {
 		rt = &flow.Runtime{}
 	}
+	setup := false // runtime.setup is due: the sandbox was prepared just now
 	s := runtime.Spec{RunID: c.r.id, AgentID: node, Role: c.roles[node], InteractionID: c.in.ID, Round: c.st.Round,
 		BackendID: rt.BackendID, Command: rt.Command, CwdMode: rt.CwdMode, Workspace: c.r.o.Workspace,
 		Model: rt.Model, MaxTurns: rt.MaxTurns, AllowedTools: rt.AllowedTools, PermissionMode: rt.PermissionMode, StopGrace: c.r.o.StopGrace,
@@ -510,11 +522,15 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 		s.Access = runtime.AccessEdit
 	}
 	if s.CwdMode == runtime.CwdAgentHome {
-		work, err := c.sandbox(node, files)
+		work, fresh, err := c.sandbox(node, files, rt.Shared)
 		if err != nil {
 			return s, err
 		}
 		s.SandboxWork = work
+		if s.SharedFolders, err = sharedFolders(c.r.o.Workspace, c.r.id, node); err != nil {
+			return s, err
+		}
+		setup = fresh && len(rt.Setup) > 0
 	}
 	c.mu.Lock()
 	s.ResumeSession = c.sessions[node]
@@ -529,34 +545,47 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 		return s, fmt.Errorf("agent %s: %w", node, err)
 	}
 	s.Env = env
+	if err := c.routeThroughGateway(node, &s, rt); err != nil { // gateway.go
+		return s, err
+	}
 	s.Checkpoint = func(p runtime.Pending) error { c.r.checkpoint(); return nil }
+	if setup { // with the agent's environment, now resolved
+		if err := c.setup(node, s, rt.Setup); err != nil {
+			return s, err
+		}
+	}
 	return s, nil
 }
 
 func isWorker(role string) bool { return flow.IsWorkerRole(role) }
 
-// sandbox prepares a node's sandbox once per run and returns its work/ folder.
-func (c *ictx) sandbox(node string, files []string) (string, error) {
+// sandbox prepares a node's sandbox once per run and returns its work/ folder; fresh is true
+// when this call prepared it.
+func (c *ictx) sandbox(node string, files, shared []string) (work string, fresh bool, err error) {
 	c.r.mu.Lock()
 	defer c.r.mu.Unlock()
 	paths, err := sandbox.PathsFor(c.r.o.Workspace, c.r.id, node)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	if st, err := os.Stat(paths.WorkDir); err == nil && st.IsDir() {
-		return paths.WorkDir, nil
+		return paths.WorkDir, false, nil
 	}
 	// A file the flow names that does not exist yet is one the worker is to create: it
 	// starts without it (said in the log). Unsafe paths are still refused, present or not.
 	rules := c.r.limits().Rules
 	var present []string
 	for _, f := range files {
+		if f == sandbox.WholeWorkspace {
+			present = append(present, f)
+			continue
+		}
 		if _, err := safepath.Clean(f, rules); err != nil {
 			reason := err.Error()
 			if pe := (*safepath.Error)(nil); errors.As(err, &pe) {
 				reason = pe.Reason
 			}
-			return "", fmt.Errorf("agent %s: sandbox: %w", node, &sandbox.RefusedError{Path: f, Reason: reason})
+			return "", false, fmt.Errorf("agent %s: sandbox: %w", node, &sandbox.RefusedError{Path: f, Reason: reason})
 		}
 		if _, err := os.Lstat(filepath.Join(c.r.o.Workspace, filepath.FromSlash(f))); err != nil && os.IsNotExist(err) {
 			c.r.emit(c.in.ID, "", "warning", map[string]any{"agent": node, "message": f + " does not exist in the workspace yet; the agent starts without it"})
@@ -564,11 +593,12 @@ func (c *ictx) sandbox(node string, files []string) (string, error) {
 		}
 		present = append(present, f)
 	}
-	c.r.emit(c.in.ID, "", "sandbox_prepared", map[string]any{"agent": node, "files": present})
-	if _, err := sandbox.Prepare(c.ctx, sandbox.Options{Workspace: c.r.o.Workspace, RunID: c.r.id, AgentID: node, Files: present, AllowEmpty: true, Rules: rules}); err != nil {
-		return "", fmt.Errorf("agent %s: sandbox: %w", node, err)
+	shared = c.presentShared(node, shared)
+	c.r.emit(c.in.ID, "", "sandbox_prepared", map[string]any{"agent": node, "files": present, "shared": shared})
+	if _, err := sandbox.Prepare(c.ctx, sandbox.Options{Workspace: c.r.o.Workspace, RunID: c.r.id, AgentID: node, Files: present, AllowEmpty: true, Rules: rules, Shared: shared}); err != nil {
+		return "", false, fmt.Errorf("agent %s: sandbox: %w", node, err)
 	}
-	return paths.WorkDir, nil
+	return paths.WorkDir, true, nil
 }
 
 // proposal turns what node changed in its sandbox into a proposal (notes: from its HANDOFF

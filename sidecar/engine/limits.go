@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/confine"
+	"github.com/agentcanvas/agentcanvas/sidecar/gateway"
 	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 )
@@ -56,6 +57,10 @@ type Limits struct {
 	// each agent's start. ConfineFrom names the setting or flag, for messages.
 	Confine     confine.Mode
 	ConfineFrom string
+	// Gateway and Pricing are the model gateway's mode and price overrides (gateway.go), read
+	// when an agent is routed; Options.Gateway and Options.Pricing (the command line) win.
+	Gateway string
+	Pricing gateway.Pricing
 }
 
 // limits are the run's limits now: read at each use (validation at the start, each sandbox,

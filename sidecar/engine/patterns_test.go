@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -162,6 +163,12 @@ var patternCases = []patternCase{
 			}
 			if m := messages(evs, "accept-proposal"); len(m) == 1 && fld(m[0], "to") != "bidder_2" {
 				t.Errorf("accept-proposal went to %v", fld(m[0], "to"))
+			}
+			// A bid is words: bidders are not told they changed nothing (only the winner edits).
+			for _, w := range eventsNamed(evs, "warning") {
+				if strings.Contains(fmt.Sprint(fld(w, "message")), "changed nothing") {
+					t.Errorf("warning for a bid: %v", fld(w, "message"))
+				}
 			}
 		}},
 	{pattern: "bilateral_negotiation", order: []string{"proposer", "responder", "proposer", "responder"}, reason: "quality_gate", rounds: 2, result: `deal: {"price":9}`},

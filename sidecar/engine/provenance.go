@@ -58,7 +58,7 @@ func (c *ictx) forwardConflicts(node, ref string, cr *proposal.Created) {
 		return
 	}
 	for _, f := range proposal.CollisionEvents(cr.Collisions) {
-		f["agentId"], f["agent"], f["proposal"] = node, node, ref
+		f["agent"], f["proposal"] = node, ref
 		c.r.o.Sink(eventlog.Event{TS: c.r.now().UnixMilli(), Flow: c.r.f.Name, RunID: c.r.id, InteractionID: c.in.ID, Event: "proposal_conflict", Fields: f})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -21,9 +22,12 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/bus"
 	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 	"github.com/agentcanvas/agentcanvas/sidecar/diag"
+	"github.com/agentcanvas/agentcanvas/sidecar/doctor"
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/gateway"
 	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
+	"github.com/agentcanvas/agentcanvas/sidecar/transcript"
 	"github.com/agentcanvas/agentcanvas/sidecar/validate"
 )
 
@@ -33,6 +37,9 @@ type Options struct {
 	Workspace string
 	// DryRun runs every node with the built-in dry-run backend.
 	DryRun bool
+	// Pace, in a dry run, waits this long before each agent turn, so a person can watch the
+	// run unfold (the terminal view, the canvas); a real run ignores it.
+	Pace time.Duration
 	// Backend, when set, overrides every node's runtime.backendId (the extension's pick);
 	// "auto" keeps each node's own.
 	Backend string
@@ -69,6 +76,11 @@ type Options struct {
 	// Limits returns the person's restrictions (allowed and blocked folders, auto-apply),
 	// called at each use so a change reaches a run already going; nil restricts nothing.
 	Limits func() Limits
+	// Gateway is how agents are routed through the run's model gateway (gateway.go):
+	// GatewayAuto ("" too), GatewayLogins or GatewayOff. Pricing overrides entries of the
+	// gateway's pricing table.
+	Gateway string
+	Pricing gateway.Pricing
 }
 
 // Status of a run or interaction.
@@ -166,6 +178,9 @@ type run struct {
 	told sync.Map
 	// confined is what the kernel offered agent confinement when the run started.
 	confined confine.Status
+	gw       runGateway // the model gateway (gateway.go)
+	// turns is the run's transcript (transcript.go).
+	turns *transcript.Writer
 }
 
 func newRun(f *flow.Flow, o Options) (*run, error) {
@@ -179,6 +194,9 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 		return nil, &InvalidFlowError{Diagnostics: ds}
 	}
 	if err := checkCommands(f, o); err != nil {
+		return nil, err
+	}
+	if err := checkCLIs(f, o); err != nil {
 		return nil, err
 	}
 	confined, err := checkConfinement(f, o)
@@ -211,6 +229,7 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	}
 	r := &run{f: f, o: o, id: id, log: log, now: o.Now, key: bus.NewKey(), outcomes: map[string]*InteractionOutcome{}, metrics: newMetricSet(), files: promptFiles{ws: o.Workspace}, confined: confined}
 	r.state = newState(r)
+	r.turns = transcript.NewWriter(o.Workspace, id)
 	r.budget = budgetLimits(f.Policy.Budget)
 	if o.Resume != nil {
 		r.state.Started = o.Resume.Started
@@ -304,6 +323,9 @@ func (r *run) execute(ctx context.Context) *Outcome {
 	}
 	if unconfined != "" {
 		r.emit("", "", "warning", map[string]any{"message": unconfined})
+	}
+	if _, err := transcript.Prune(r.o.Workspace, r.now()); err != nil {
+		r.emit("", "", "warning", map[string]any{"message": "pruning old transcripts: " + err.Error()})
 	}
 
 	order, err := schedule(r.f.Interactions)
@@ -446,6 +468,7 @@ func (r *run) close() {
 	}
 	r.files.close()
 	runtime.RemoveTemp(r.id) // the agents' private temporary folders
+	r.closeGateway()
 }
 
 func (r *run) task() string {
@@ -523,6 +546,34 @@ func checkCommands(f *flow.Flow, o Options) error {
 	}
 	for _, s := range f.SystemNodes {
 		check(s.ID, s.Runtime)
+	}
+	return errors.Join(errs...)
+}
+
+// checkCLIs refuses a run whose agents name a CLI (claude, codex, gemini) that is not on PATH,
+// before anything starts, with the command that installs it — not at the agent's first turn.
+func checkCLIs(f *flow.Flow, o Options) error {
+	if o.DryRun {
+		return nil
+	}
+	var errs []error
+	seen := map[string]bool{}
+	for _, a := range f.Agents {
+		id := o.Backend
+		if (id == "" || id == "auto") && a.Runtime != nil {
+			id = a.Runtime.BackendID
+		}
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		path := os.Getenv("PATH")
+		if p := o.Env["PATH"]; p != "" && a.Runtime != nil && slices.Contains(a.Runtime.Env, "PATH") {
+			path = p // the agent is given a PATH of its own
+		}
+		if m := doctor.Missing(id, path); m != "" {
+			errs = append(errs, fmt.Errorf("agent %s: %s (agentcanvas doctor checks everything a real run needs)", a.ID, m))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
+	"github.com/agentcanvas/agentcanvas/sidecar/transcript"
 )
 
 // An agent with runtime.sessionLoop runs each of its turns as a session loop
@@ -88,5 +89,12 @@ func loopOutcome(outs []processOut, lr runtime.LoopResult) processOut {
 	case "stopped":
 		res.Status = runtime.StatusStopped
 	}
-	return processOut{res: res, handoffErr: last.handoffErr, stderr: last.stderr}
+	var all []string // every session's stderr, the newest kept within the transcript's bound
+	for _, o := range outs {
+		all = append(all, o.stderrAll...)
+	}
+	if len(all) > transcript.MaxStderrLines {
+		all = all[len(all)-transcript.MaxStderrLines:]
+	}
+	return processOut{res: res, handoffErr: last.handoffErr, stderr: last.stderr, stderrAll: all, redact: last.redact}
 }

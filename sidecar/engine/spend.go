@@ -113,8 +113,8 @@ type turnSpend struct {
 
 // event counts a usage event of the turn.
 func (c *ictx) spendEvent(node string, ts *turnSpend, ev runtime.Event) {
-	if ev.Usage == nil && ev.CostUSD == nil {
-		return
+	if (ev.Usage == nil && ev.CostUSD == nil) || c.routed(node) {
+		return // a routed agent's spend is what the gateway meters
 	}
 	ts.events++
 	ch := charge{}
@@ -134,6 +134,10 @@ func (c *ictx) spendEvent(node string, ts *turnSpend, ev runtime.Event) {
 func (c *ictx) spendResult(node string, ts *turnSpend, res runtime.Result) {
 	if res.Backend == runtime.BackendDryRun {
 		return // spends nothing
+	}
+	if c.routed(node) {
+		c.gatewayTurnEnd(node, res)
+		return
 	}
 	ch := charge{}
 	if total := res.Usage.Tokens(res.Backend); total > ts.tokens {
@@ -170,6 +174,7 @@ func (c *ictx) spendResult(node string, ts *turnSpend, res runtime.Result) {
 
 // charge adds spending to the interaction and the run, and stops whichever reached its limit.
 func (c *ictx) charge(node string, ch charge) {
+	c.addReported(node, ch)
 	c.mu.Lock()
 	c.spend.add(ch)
 	hit := c.limits.reached(c.spend)

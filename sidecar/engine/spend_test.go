@@ -110,6 +110,8 @@ func TestInteractionSpendLimits(t *testing.T) {
 	}{
 		{"{any: [{type: max_rounds, rounds: 50}, {type: max_tokens, tokens: 2500}]}", "max_tokens", 3},
 		{"{any: [{type: max_rounds, rounds: 50}, {type: max_cost_usd, usd: 0.05}]}", "max_cost_usd", 5},
+		// params.max_cost_usd is the same limit (docs/flow-format.md, params).
+		{"{type: max_rounds, rounds: 50}, params: {max_cost_usd: 0.05}", "max_cost_usd", 5},
 	} {
 		t.Run(c.reason, func(t *testing.T) {
 			ws, f := spendFlow(t, "", c.term)

@@ -24,6 +24,8 @@ import (
 
 	"github.com/agentcanvas/agentcanvas/sidecar/jsonenc"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/statedir"
 )
 
 // LogsDir is the workspace-relative folder holding every flow's logs.
@@ -199,6 +201,9 @@ func (l *Log) Append(ev Event) error {
 		if l.file != nil {
 			l.file.Close()
 			l.file = nil
+		}
+		if err := statedir.Ensure(l.root); err != nil { // a new .agentcanvas/ stays out of git
+			return fmt.Errorf("eventlog: %w", err)
 		}
 		if err := l.root.MkdirAll(l.dir, 0o755); err != nil {
 			return fmt.Errorf("eventlog: %w", err)

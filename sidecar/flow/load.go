@@ -42,7 +42,7 @@ func Parse(file string, src []byte) *Flow {
 			f.problem("", CodeSchema, diag.Error, "the file is empty; a flow needs at least version, agents and interactions", span.Range{Start: span.Pos{Line: 1, Col: 1}, End: span.Pos{Line: 1, Col: 1}})
 			return f
 		}
-		f.syntaxProblem(err)
+		f.syntaxProblem(err, src)
 		return f
 	}
 	var extra yaml.Node
@@ -73,18 +73,49 @@ func flowName(file string) string {
 
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-func (f *Flow) syntaxProblem(err error) {
+func (f *Flow) syntaxProblem(err error, src []byte) {
 	msg := err.Error()
 	line := 1
 	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
 		msg = m[2]
+		line = problemLine(src, line, msg)
 	} else {
 		msg = strings.TrimPrefix(msg, "yaml: ")
 	}
 	start := f.Index.Pos(line, 1)
 	end := f.Index.At(f.Index.LineEnd(line))
 	f.problem("", CodeYAMLSyntax, diag.Error, "YAML syntax error: "+msg+"; fix the indentation or quoting on this line", span.Range{Start: start, End: end})
+}
+
+// maxProblemScan bounds problemLine's work: a flow is rarely longer.
+const maxProblemScan = 2000
+
+// problemLine finds the line a YAML error is on. yaml.v3 reports the line where the
+// construct it was reading began (the list above a badly indented item, the line before an
+// unclosed '{'), not the line that breaks it; the first prefix of the file, from that line
+// on, that fails with the same message ends at the line that does.
+func problemLine(src []byte, context int, msg string) int {
+	lines := bytes.SplitAfter(src, []byte("\n"))
+	if len(lines) > maxProblemScan {
+		return context
+	}
+	prefix := 0
+	for i := 0; i < context-1 && i < len(lines); i++ {
+		prefix += len(lines[i])
+	}
+	for n := context; n <= len(lines); n++ {
+		prefix += len(lines[n-1])
+		var doc yaml.Node
+		err := yaml.Unmarshal(src[:prefix], &doc)
+		if err == nil {
+			continue
+		}
+		if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil && m[2] == msg {
+			return n
+		}
+	}
+	return context
 }
 
 func (f *Flow) problem(path, code string, sev diag.Severity, msg string, r span.Range) {
@@ -366,6 +397,7 @@ func (d *decoder) flowRoot(root *yaml.Node) {
 				"dependencyTimeoutMs": func(_, v *yaml.Node, p string) {
 					f.Policy.DependencyTimeoutMs, _ = d.integer(v, p, "policy.dependencyTimeoutMs")
 				},
+				"pricing": func(_, v *yaml.Node, p string) { f.Policy.Pricing = d.anyMap(v, p, "policy.pricing") },
 				"budget": func(_, v *yaml.Node, p string) {
 					b := &Budget{}
 					if d.fields(v, p, "policy.budget", map[string]fieldFn{
@@ -445,6 +477,9 @@ func (d *decoder) runtime(n *yaml.Node, path string) *Runtime {
 		"interactive": func(_, v *yaml.Node, p string) { r.Interactive, _ = d.boolean(v, p, "runtime.interactive") },
 		"network":     func(_, v *yaml.Node, p string) { r.Network = d.str(v, p, "runtime.network") },
 		"unixSockets": func(_, v *yaml.Node, p string) { r.UnixSockets = d.strList(v, p, "runtime.unixSockets") },
+		"maxCostUsd":  func(_, v *yaml.Node, p string) { r.MaxCostUSD, _ = d.number(v, p, "runtime.maxCostUsd") },
+		"shared":      func(_, v *yaml.Node, p string) { r.Shared = d.strList(v, p, "runtime.shared") },
+		"setup":       func(_, v *yaml.Node, p string) { r.Setup = d.strList(v, p, "runtime.setup") },
 		"sessionLoop": func(_, v *yaml.Node, p string) {
 			sl := &SessionLoop{}
 			if d.fields(v, p, "runtime.sessionLoop", map[string]fieldFn{

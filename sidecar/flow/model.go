@@ -55,6 +55,10 @@ type Policy struct {
 	// DependencyTimeoutMs bounds how long a [DEPENDENCY_REQUEST] waits for its value (0: one
 	// hour); run --dependency-timeout overrides it.
 	DependencyTimeoutMs int64 `json:"dependencyTimeoutMs,omitempty"`
+
+	// Pricing overrides entries of the model gateway's price table for this flow's runs, in
+	// its shape (provider → model prefix → prices; docs/agents.md, Gateway).
+	Pricing map[string]any `json:"pricing,omitempty"`
 }
 
 // Budget is a run's spend limit: USD of reported cost, Tokens of reported tokens (either or
@@ -95,9 +99,18 @@ type Runtime struct {
 	CodexSandbox       string       `json:"codexSandbox,omitempty"`       // codex --sandbox: read-only, workspace-write, danger-full-access
 	GeminiApprovalMode string       `json:"geminiApprovalMode,omitempty"` // gemini --approval-mode: default, auto_edit, yolo, plan
 	Interactive        bool         `json:"interactive,omitempty"`        // a command agent keeps stdin open for answers
-	Network            string       `json:"network,omitempty"`            // none: no TCP connect or bind (command agents, when confined)
+	Network            string       `json:"network,omitempty"`            // none: no TCP connect or bind (command agents, when confined); open: a gateway-routed agent may connect anywhere
 	UnixSockets        []string     `json:"unixSockets,omitempty"`        // socket paths a confined agent may connect to (absolute or workspace-relative)
 	SessionLoop        *SessionLoop `json:"sessionLoop,omitempty"`
+
+	// MaxCostUSD is the agent's spend limit over the run, enforced by the model gateway before
+	// each model call (docs/agents.md, Gateway); 0: none.
+	MaxCostUSD float64 `json:"maxCostUsd,omitempty"`
+	// Shared are workspace-relative dependency folders (node_modules, .venv…) linked into the
+	// agent's sandbox read-only instead of copied; Setup is a command run once in the sandbox
+	// after it is prepared, confined like the agent.
+	Shared []string `json:"shared,omitempty"`
+	Setup  []string `json:"setup,omitempty"`
 }
 
 // SessionLoop runs an agent as repeated fresh-context sessions (cli-agent-session-loop.md).

@@ -245,12 +245,12 @@ func parseServer(name string, def json.RawMessage) (Server, string) {
 			return Server{}, fmt.Sprintf(".env.%s: not a valid environment variable name", k)
 		}
 		if refName(s.Env[k]) == "" {
-			return Server{}, fmt.Sprintf(".env.%s: must be a variable reference such as \"${%s}\", not a value (spec §7.3: store names only)", k, k)
+			return Server{}, fmt.Sprintf(".env.%s: must be a variable reference such as \"${%s}\", not a value (secrets are stored by name only)", k, k)
 		}
 	}
 	for _, h := range sortedKeys(s.Headers) {
 		if n, _ := s.HeaderRef(h); n == "" {
-			return Server{}, fmt.Sprintf(".headers.%s: must be \"${NAME}\" or \"Bearer ${NAME}\", not a value (spec §7.3: store names only)", h)
+			return Server{}, fmt.Sprintf(".headers.%s: must be \"${NAME}\" or \"Bearer ${NAME}\", not a value (secrets are stored by name only)", h)
 		}
 	}
 	return s, ""

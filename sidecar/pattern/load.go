@@ -291,7 +291,7 @@ func CheckTemplate(t *Template) error {
 		bad("defaultTermination/params: %s", p)
 	}
 	if !t.Observability.Logs {
-		bad("observability.logs: must be true (spec §4.2 default)")
+		bad("observability.logs: must be true (every interaction is logged)")
 	}
 	if len(t.Sources) == 0 {
 		bad("sources: at least one source is required")

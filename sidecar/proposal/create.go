@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -93,11 +94,11 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 	var skipped []string
 	rules := o.Rules
 	rules.Allowed = nil
-	in, err := scanTree(root, "input", rules, nil)
+	in, err := scanTree(root, "input", rules, nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	work, err := scanTree(root, "work", rules, &skipped)
+	work, err := scanTree(root, "work", rules, &skipped, meta.Shared)
 	if err != nil {
 		return nil, err
 	}
@@ -237,8 +238,9 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 
 // scanTree lists files and symlinks under dir (folders are implicit, as in git). Blocked
 // folders are skipped (recorded in skipped when non-nil); other unsafe names and special files
-// are errors, since the patch could not be applied.
-func scanTree(root *os.Root, dir string, rules safepath.Rules, skipped *[]string) (map[string]node, error) {
+// are errors, since the patch could not be applied. The shared dependency folders linked
+// into work/ are left out without a word: they are never proposed.
+func scanTree(root *os.Root, dir string, rules safepath.Rules, skipped *[]string, shared []string) (map[string]node, error) {
 	out := map[string]node{}
 	err := fs.WalkDir(root.FS(), dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -248,6 +250,12 @@ func scanTree(root *os.Root, dir string, rules safepath.Rules, skipped *[]string
 			return nil
 		}
 		rel := strings.TrimPrefix(p, dir+"/")
+		if slices.Contains(shared, rel) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
 		if _, blocked := rules.Blocks(rel); blocked {
 			if skipped != nil {
 				*skipped = append(*skipped, rel)

@@ -328,7 +328,10 @@ func logEvent(workspace, flow string, l *Loaded, name string, fields map[string]
 	}
 	if l.Proposal != nil {
 		ev.RunID = l.Proposal.RunID
-		ev.Fields["agentId"] = l.Proposal.AgentID
+		ev.Fields["agent"] = l.Proposal.AgentID // the field every event names its agent by
+	}
+	if o := readOrigin(l.AgentDir); l.AgentDir != "" && o != nil {
+		ev.InteractionID = o.InteractionID // a run's proposal: the interaction that made it
 	}
 	ref := l.PatchPath
 	if l.AgentDir != "" {

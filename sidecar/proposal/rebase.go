@@ -200,7 +200,7 @@ func (fm *fileMerge) result(pick map[int]bool, res map[int]Resolution, labels me
 		case resolved:
 			t, ok := takes[r.Take]
 			if !ok {
-				bad(n, "unknown resolution %q (mine, theirs, both, edit or markers)", r.Take)
+				bad(n, "unknown resolution %q (mine, theirs, both, markers, or text of your own)", r.Take)
 				continue
 			}
 			text := []byte(r.Text)
@@ -212,7 +212,7 @@ func (fm *fileMerge) result(pick map[int]bool, res map[int]Resolution, labels me
 			}
 			chosen[i] = resolution{take: t, text: text}
 		case c.kind == mergeConflict && picked:
-			bad(n, "conflicts with the workspace's %s (resolve it: mine, theirs, both, edit or markers)", LineRange{c.ours0 + 1, c.ours1 - c.ours0})
+			bad(n, "conflicts with the workspace's %s (resolve it: mine, theirs, both, markers, or text of your own)", LineRange{c.ours0 + 1, c.ours1 - c.ours0})
 		case !picked:
 			chosen[i] = resolution{take: takeOurs}
 		}

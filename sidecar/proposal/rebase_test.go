@@ -129,7 +129,7 @@ func TestCollisionsAtCreate(t *testing.T) {
 	var conflicts []string
 	for _, e := range evs {
 		if e.Event == "proposal_conflict" {
-			conflicts = append(conflicts, fmt.Sprintf("%s/%s %s/%s %s", e.RunID, str(e.Fields["agentId"]), str(e.Fields["otherRunId"]), str(e.Fields["otherAgentId"]), str(e.Fields["path"])))
+			conflicts = append(conflicts, fmt.Sprintf("%s/%s %s/%s %s", e.RunID, str(e.Fields["agent"]), str(e.Fields["otherRunId"]), str(e.Fields["otherAgentId"]), str(e.Fields["path"])))
 		}
 	}
 	if len(conflicts) != 1+2+2+5 || conflicts[0] != "r1/w2 r1/w1 a.txt" || !slices.Contains(conflicts, "r2/w3 r1/w1 a.txt") || !slices.Contains(conflicts, "r1/w6 r1/w4 a.txt") {

@@ -36,6 +36,7 @@ func (codexBackend) argv(s *Spec, in turnInput) ([]string, error) {
 		a = append(a, "-m", s.Model)
 	}
 	a = append(a, codexMCPArgs(s.MCPServers)...)
+	a = append(a, codexGatewayArgs(s)...) // gateway_env.go
 	a = append(a, s.ExtraArgs...)
 	if in.resume != "" {
 		a = append(a, "resume", in.resume)

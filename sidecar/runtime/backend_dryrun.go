@@ -43,7 +43,7 @@ func dryRunReply(s *Spec, in turnInput) (string, error) {
 	if role == "" {
 		role = "agent"
 	}
-	label := fmt.Sprintf("agent %s (role %s), run %s, round %d", s.AgentID, role, orNone(s.RunID), s.Round)
+	label := fmt.Sprintf("agent %s (role %s), run %s, round %d", s.AgentID, role, orNone(s.RunID), s.Round+1) // counted from 1, as people read it
 	var b strings.Builder
 	section := func(n int, title, body string) { fmt.Fprintf(&b, "%d. %s\n%s\n\n", n, title, body) }
 	section(1, "Intent", "- Dry run of "+label+": a deterministic reply, no model was called.")
@@ -107,7 +107,7 @@ func askedLines(s *Spec, prompt, marks string) string {
 		{"POST <kind>:", "POST solution: dry-run solution"},
 		{"PUBLISH <topic>:", "PUBLISH updates: dry-run update"},
 		{"REQUEST <capability>:", map[bool]string{true: "REQUEST provider: dry-run request"}[first]},
-		{`{"to": [`, map[bool]string{true: `{"to": ["peer"], "text": "dry-run message from ` + s.AgentID + `"}`}[first]},
+		{`{"to": [`, map[bool]string{true: routeLine(s, prompt)}[first]},
 		{"ATTACK <n>: <claim>", "ATTACK 1: dry-run attack — read the task once more"},
 		{"ATTACK <n>: <fix", "ATTACK 1: dry-run defence — nothing to fix"},
 		{"CLAIM: <claim>", "CLAIM: dry-run claim [1]"},
@@ -173,9 +173,12 @@ func patternLines(s *Spec, prompt string) string {
 		return "ATTACK 1: dry-run defence — nothing to fix"
 	case has("peer"):
 		if s.Round == 0 {
-			return `{"to": ["peer"], "text": "dry-run message from ` + s.AgentID + `"}`
+			return routeLine(s, prompt)
 		}
 	case has("user"):
+		if strings.Contains(prompt, "(none yet)") { // P02: instruct once, then end the task
+			return "Instruction: dry-run instruction — carry out the task in one step"
+		}
 		return "<CAMEL_TASK_DONE>"
 	case has("bidder"):
 		if strings.Contains(prompt, "accept-proposal") {
@@ -204,6 +207,21 @@ func patternLines(s *Spec, prompt string) string {
 		return "## NOTES\n- dry-run note"
 	}
 	return "<INFO> dry-run conclusion of " + s.AgentID + "\nMETRIC: artifact_valid=1"
+}
+
+// routeLine is a P14 peer's message, addressed to the first other peer its prompt lists
+// ("Peers: frontend (tags frontend, worker); …"), so a dry run delivers it.
+func routeLine(s *Spec, prompt string) string {
+	to := "peer"
+	for _, l := range strings.Split(prompt, "\n") {
+		if i := strings.Index(l, "Peers: "); i >= 0 {
+			if id, _, ok := strings.Cut(l[i+len("Peers: "):], " ("); ok && id != "" {
+				to = id
+			}
+			break
+		}
+	}
+	return `{"to": ["` + to + `"], "text": "dry-run message from ` + s.AgentID + `"}`
 }
 
 // firstProposer is the first bidder whose proposal an award prompt quotes ("Proposal of b1:").

@@ -283,7 +283,7 @@ func TestDryRunRoles(t *testing.T) {
 		t.Errorf("ProposalJson %v", got)
 	}
 	b, err := os.ReadFile(filepath.Join(work, "dry-run-w1.md"))
-	if err != nil || !strings.Contains(string(b), "Edited by agent w1 (role worker), run r1, round 1") {
+	if err != nil || !strings.Contains(string(b), "Edited by agent w1 (role worker), run r1, round 2") { // Spec.Round 1 counts from 0: the second round
 		t.Fatalf("worker edit: %v %q", err, b)
 	}
 	// Deterministic: a second round appends one more labelled line.

@@ -25,6 +25,8 @@ type confinement struct {
 	agent    confine.Agent
 	// homeEnv points a CLI at its private home (clihome.go); nil for command agents.
 	homeEnv map[string]string
+	connect []uint16       // the only TCP ports the agent may connect to (gateway_env.go)
+	shared  []confine.Rule // read grants for the sandbox's shared dependency folders
 }
 
 // minNetworkABI is the first Landlock ABI that restricts TCP.
@@ -78,7 +80,7 @@ func newConfinement(s *Spec, backend, dir string, env []string) (c *confinement,
 		DenyNetwork: s.Network == NetworkNone,
 		ReadOnly:    readOnlyAgent(s, backend),
 		UnixSockets: UnixSocketGrants(s.Workspace, s.UnixSockets),
-	}}
+	}, connect: s.gatewayPorts(), shared: sharedReads(s.SharedFolders)}
 	warnings = append(warnings, unixSocketWarnings(c.agent.UnixSockets)...)
 	if _, ok := cliHomeVars[backend]; ok {
 		home := cliHomeDir(s, backend, tmp)
@@ -173,7 +175,9 @@ func (c *confinement) policy(path string, argv, env []string) confine.Policy {
 		a.Command = argv // the flow's runtime.command; a CLI's arguments hold the prompt
 	}
 	p := confine.Build(a)
+	p.Rules = append(p.Rules, c.shared...)
 	p.Required = c.required
+	p.ConnectPorts = c.connect
 	return p
 }
 

@@ -124,6 +124,15 @@ func Start(ctx context.Context, spec Spec, prompt string) (*Process, error) {
 // at all: events are queued in memory, never dropped and never blocking the agent).
 func (p *Process) Events() <-chan Event { return p.out }
 
+// Redact replaces the secret values this agent was given (its environment, the dependency
+// values delivered to it) in s, as everything the runtime reports is: the engine keeps the
+// prompt it sent in the run's transcript.
+func (p *Process) Redact(s string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.red.str(s)
+}
+
 // Wait blocks until the agent is finished and returns its result.
 func (p *Process) Wait() Result {
 	<-p.done

@@ -45,6 +45,9 @@ type Spec struct {
 	CwdMode     string
 	Workspace   string
 	SandboxWork string
+	// SharedFolders are the absolute workspace folders linked into SandboxWork (runtime.shared):
+	// a confined agent may read them.
+	SharedFolders []string
 
 	// Env holds the values of the names the flow lists (runtime.env), resolved by the caller
 	// (ResolveEnv). Only these, a fixed set of harmless variables (PATH, HOME, locale, proxy,
@@ -102,6 +105,9 @@ type Spec struct {
 	// relative to Workspace. Any grant leaves the confined agent Unix sockets as a whole (see
 	// UnixSocketGrants).
 	UnixSockets []string
+	// GatewayPort is the port of the run's model gateway when the agent's model calls go
+	// through it (UseGateway, gateway_env.go); 0 otherwise.
+	GatewayPort int
 
 	// confined is set when the agent's turns are confined (backends that drop a sandbox of
 	// their own then: codex).
@@ -176,9 +182,9 @@ func (s *Spec) validate() error {
 		return fmt.Errorf("runtime: agent %s: confinement %w", s.AgentID, err)
 	}
 	switch s.Network {
-	case "", NetworkNone:
+	case "", NetworkNone, NetworkOpen:
 	default:
-		return fmt.Errorf("runtime: agent %s: network %q is not %q", s.AgentID, s.Network, NetworkNone)
+		return fmt.Errorf("runtime: agent %s: network %q is not %q or %q", s.AgentID, s.Network, NetworkNone, NetworkOpen)
 	}
 	for _, p := range s.UnixSockets {
 		if p == "" || strings.IndexByte(p, 0) >= 0 {
@@ -357,6 +363,16 @@ func (r *redactor) add(name, value string) {
 		args = append(args, v, "[redacted:"+r.m[v]+"]")
 	}
 	r.r = strings.NewReplacer(args...)
+}
+
+// Redact replaces in s the values of env (NAME → secret) as an agent's reports are scrubbed:
+// for text the engine keeps that more than one agent's secrets may reach (a run's task).
+func Redact(env map[string]string, s string) string {
+	var r redactor
+	for n, v := range env {
+		r.add(n, v)
+	}
+	return r.str(s)
 }
 
 func (r *redactor) str(s string) string {

@@ -67,12 +67,13 @@ func parseUsageLine(l []byte) (u Usage, cost *float64, ok bool, err error) {
 }
 
 // Tokens is the turn's total of tokens as budgets count them: input and output, cache reads
-// and writes included. Claude reports cache reads and writes apart from its input tokens;
-// codex and gemini count cached tokens inside their input tokens, and so does a USAGE: line.
+// and writes included. Claude reports cache reads and writes apart from its input tokens, and
+// its decoder adds them into InputTokens (CachedInputTokens and CacheCreationTokens say how
+// many of them were); codex and gemini count cached tokens inside their input tokens, and so
+// does a USAGE: line.
 func (u Usage) Tokens(backend string) int64 {
-	n := u.InputTokens + u.OutputTokens + u.CacheCreationTokens
 	if backend == BackendClaude {
-		n += u.CachedInputTokens
+		return u.InputTokens + u.OutputTokens
 	}
-	return n
+	return u.InputTokens + u.OutputTokens + u.CacheCreationTokens
 }

@@ -40,13 +40,16 @@ echo 'USAGE: {"inputTokens": -3}'`)
 	}
 }
 
-// Tokens counts what budgets count: claude's cache reads and writes are apart from its input
-// tokens; codex counts cached tokens inside its input.
+// Tokens counts what budgets count, each token once: claude's result reports cache reads and
+// writes apart from its input tokens (decoded here from a real result line's usage); codex
+// counts cached tokens inside its input.
 func TestUsageTokens(t *testing.T) {
-	u := Usage{InputTokens: 10, CachedInputTokens: 1000, CacheCreationTokens: 100, OutputTokens: 5}
-	if got := u.Tokens(BackendClaude); got != 1115 {
-		t.Errorf("claude: %d", got)
+	d := claudeBackend{}.newDecoder(&Spec{}, turnInput{})
+	d.line([]byte(`{"type":"result","subtype":"success","is_error":false,"result":"ok","usage":{"input_tokens":10,"cache_read_input_tokens":1000,"cache_creation_input_tokens":100,"output_tokens":5}}`))
+	if got := d.(*claudeDecoder).out.usage.Tokens(BackendClaude); got != 1115 {
+		t.Errorf("claude: %d, want 1115 (10 input, 1000 cache reads, 100 cache writes, 5 output)", got)
 	}
+	u := Usage{InputTokens: 10, CachedInputTokens: 1000, CacheCreationTokens: 100, OutputTokens: 5}
 	if got := u.Tokens(BackendCodex); got != 115 {
 		t.Errorf("codex: %d", got)
 	}

@@ -8,10 +8,14 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"sync/atomic"
 )
 
+// copier makes no reflinks outside unix.
+type copier struct{ cloned atomic.Int64 }
+
 // copyGroup copies entries that share the folder dir through os.Root.
-func copyGroup(ws, st *os.Root, dir string, group []entry) error {
+func copyGroup(ws, st *os.Root, dir string, group []entry, _ *copier) error {
 	for _, e := range group {
 		if err := copyEntry(ws, st, e); err != nil {
 			return fmt.Errorf("copy %s: %w", e.path, err)

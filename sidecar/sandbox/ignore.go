@@ -62,9 +62,11 @@ func ancestorIgnores(root *os.Root, dir string) ([]gitignore.Pattern, error) {
 	return ps, nil
 }
 
-// walkDir visits a folder, skipping ignored and blocked names, refusing escaping symlinks and
-// special files.
-func walkDir(root *os.Root, dir string, ps []gitignore.Pattern, rules safepath.Rules, visit func(entry)) error {
+// walkDir visits a folder, skipping ignored and blocked names (and, when the whole workspace
+// is asked for, whatever lies outside the allowed folders), refusing special files. A symlink
+// met on the way is copied as the link it is, never followed, even when it leads out of the
+// workspace: trees have such links, and a proposal that adds or changes one is refused.
+func walkDir(root *os.Root, dir string, ps []gitignore.Pattern, rules safepath.Rules, whole bool, visit func(entry)) error {
 	own, err := readIgnore(root, dir)
 	if err != nil {
 		return err
@@ -78,19 +80,22 @@ func walkDir(root *os.Root, dir string, ps []gitignore.Pattern, rules safepath.R
 		return refuse(dir, "%v", err)
 	}
 	for _, d := range ents {
-		p := dir + "/" + d.Name()
+		p := path.Join(dir, d.Name())
 		if _, blocked := rules.Blocks(p); blocked {
 			continue
 		}
-		if _, err := safepath.Clean(p, rules); err != nil {
+		isDir := d.IsDir()
+		if whole && !allowedOrAbove(rules, p, isDir) {
+			continue
+		}
+		if _, err := safepath.Clean(p, rules); err != nil && !(whole && isDir && errors.Is(err, safepath.ErrNotAllowed)) {
 			return refuse(p, "%s", err.(*safepath.Error).Reason)
 		}
-		isDir := d.IsDir()
 		if m.Match(strings.Split(p, "/"), isDir) {
 			continue
 		}
 		if isDir {
-			if err := walkDir(root, p, ps, rules, visit); err != nil {
+			if err := walkDir(root, p, ps, rules, whole, visit); err != nil {
 				return err
 			}
 			continue
@@ -99,11 +104,25 @@ func walkDir(root *os.Root, dir string, ps []gitignore.Pattern, rules safepath.R
 		if err != nil {
 			return refuse(p, "%v", err)
 		}
-		e, err := entryFor(root, p, fi)
+		e, err := entryFor(root, p, fi, true)
 		if err != nil {
 			return err
 		}
 		visit(e)
 	}
 	return nil
+}
+
+// allowedOrAbove reports whether p is inside an allowed folder (every path is when none is
+// set) or, for a folder, on the way to one.
+func allowedOrAbove(rules safepath.Rules, p string, isDir bool) bool {
+	if len(rules.Allowed) == 0 {
+		return true
+	}
+	for _, a := range rules.Allowed {
+		if p == a || strings.HasPrefix(p, a+"/") || isDir && strings.HasPrefix(a, p+"/") {
+			return true
+		}
+	}
+	return false
 }

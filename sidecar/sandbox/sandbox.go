@@ -3,9 +3,10 @@
 // read-only baseline a proposal is diffed against, work/ is the worker's copy.
 //
 // Every path is checked before anything is created: the lexical rules of safepath, no
-// symlink on the way to a file (on disk), no symlink that leads out of the workspace, no
-// special files. The sandbox is built in a staging folder and renamed into place, so a
-// refusal or a failure part-way leaves nothing behind.
+// symlink on the way to a file (on disk), no named symlink that leads out of the workspace
+// (one met inside a folder is copied as a link, never followed), no special files. "." is
+// the whole workspace, like a git worktree. The sandbox is built in a staging folder and
+// renamed into place, so a refusal or a failure part-way leaves nothing behind.
 package sandbox
 
 import (
@@ -20,6 +21,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -29,6 +31,10 @@ import (
 
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 )
+
+// WholeWorkspace, as the only name or one of several in Files, asks for the whole workspace:
+// every file git would not ignore (tracked or not), with the same folder rules as any folder.
+const WholeWorkspace = "."
 
 // Dir is the workspace-relative folder holding every run's sandboxes.
 const Dir = ".agentcanvas/sandboxes"
@@ -42,7 +48,7 @@ type Options struct {
 	Workspace string // absolute or relative path of the workspace root
 	RunID     string
 	AgentID   string
-	Files     []string // workspace-relative files or folders (folders honour .gitignore)
+	Files     []string // workspace-relative files or folders (folders honour .gitignore); "." is the whole workspace
 	// Rules are the person's allowed and blocked folders: a file outside the allowed folders
 	// or in a blocked one is refused before anything is created; blocked folders met inside
 	// a copied folder are skipped.
@@ -53,6 +59,9 @@ type Options struct {
 	Workers int
 	// AllowEmpty prepares a sandbox with no files (a worker that only creates files).
 	AllowEmpty bool
+	// Shared are workspace-relative dependency folders linked into work/ rather than copied
+	// (see shared.go); each must exist.
+	Shared []string
 }
 
 // Paths are the absolute folders of one agent's sandbox (JSON keys as DESIGN.md prints them).
@@ -73,6 +82,8 @@ type Meta struct {
 	Base      Base     `json:"base"`
 	Requested []string `json:"requested"` // Files as given (canonical form)
 	Files     []string `json:"files"`     // every file or symlink copied, sorted
+	// Shared are the dependency folders linked into work/ (never part of a proposal).
+	Shared []string `json:"shared,omitempty"`
 }
 
 // Base records the workspace revision a sandbox was copied from.
@@ -209,6 +220,9 @@ func Prepare(ctx context.Context, o Options) (Paths, error) {
 	if err != nil {
 		return Paths{}, err
 	}
+	if len(entries) == 0 && !o.AllowEmpty {
+		return Paths{}, refuse(".", "the workspace holds no file the folder rules let through")
+	}
 	if _, err := root.Lstat(rel); err == nil {
 		return Paths{}, refuse(rel, "the sandbox already exists")
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -252,6 +266,13 @@ func Prepare(ctx context.Context, o Options) (Paths, error) {
 		Requested: requested}
 	for _, e := range entries {
 		meta.Files = append(meta.Files, e.path)
+	}
+	wsAbs, err := filepath.Abs(o.Workspace)
+	if err != nil {
+		return Paths{}, err
+	}
+	if meta.Shared, err = linkShared(root, st, wsAbs, o.Shared, entries); err != nil {
+		return Paths{}, err
 	}
 	mb, _ := json.MarshalIndent(meta, "", "  ")
 	if err := st.WriteFile(MetaFile, append(mb, '\n'), 0o644); err != nil {
@@ -350,8 +371,21 @@ func mkdirsRecording(root *os.Root, dir string) ([]string, error) {
 func collect(root *os.Root, files []string, rules safepath.Rules) ([]entry, []string, error) {
 	seen := map[string]bool{}
 	var out []entry
+	add := func(e entry) {
+		if !seen[e.path] {
+			seen[e.path] = true
+			out = append(out, e)
+		}
+	}
 	var requested []string
 	for _, f := range files {
+		if f == WholeWorkspace {
+			requested = append(requested, f)
+			if err := walkDir(root, ".", nil, rules, true, add); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
 		p, err := safepath.Clean(f, rules)
 		if err != nil {
 			return nil, nil, refuse(f, "%s", err.(*safepath.Error).Reason)
@@ -371,17 +405,12 @@ func collect(root *os.Root, files []string, rules safepath.Rules) ([]entry, []st
 			if err != nil {
 				return nil, nil, err
 			}
-			if err := walkDir(root, p, ps, rules, func(e entry) {
-				if !seen[e.path] {
-					seen[e.path] = true
-					out = append(out, e)
-				}
-			}); err != nil {
+			if err := walkDir(root, p, ps, rules, false, add); err != nil {
 				return nil, nil, err
 			}
 			continue
 		}
-		e, err := entryFor(root, p, fi)
+		e, err := entryFor(root, p, fi, false)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -397,7 +426,9 @@ func collect(root *os.Root, files []string, rules safepath.Rules) ([]entry, []st
 			return nil, nil, refuse(out[i].path, "passes through %s, which is not a folder", out[i-1].path)
 		}
 	}
-	if len(out) == 0 && len(files) > 0 {
+	// The whole workspace may hold nothing the folder rules let through: a worker that only
+	// creates files then starts empty (Prepare refuses that unless AllowEmpty).
+	if len(out) == 0 && len(files) > 0 && !slices.Contains(requested, WholeWorkspace) {
 		return nil, nil, refuse("", "the requested paths hold no files")
 	}
 	return out, requested, nil
@@ -441,14 +472,16 @@ func escapes(link, target string) bool {
 	return j == ".." || strings.HasPrefix(j, "../")
 }
 
-func entryFor(root *os.Root, p string, fi fs.FileInfo) (entry, error) {
+// entryFor is the entry of one file or symlink. A symlink leading out of the workspace is
+// refused when it was named, kept as a link when it was met walking a folder (walked).
+func entryFor(root *os.Root, p string, fi fs.FileInfo, walked bool) (entry, error) {
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		target, err := root.Readlink(p)
 		if err != nil {
 			return entry{}, refuse(p, "%v", err)
 		}
-		if escapes(p, target) {
+		if escapes(p, target) && !walked {
 			return entry{}, refuse(p, "is a symlink to %s, which leads out of the workspace", target)
 		}
 		return entry{path: p, symlink: target}, nil
@@ -533,6 +566,7 @@ func fill(ctx context.Context, ws, st *os.Root, entries []entry, o Options) erro
 	var pmu sync.Mutex
 	done := 0
 	var jobs []func() error
+	c := &copier{}
 	const chunk = 128
 	for i := 0; i < len(entries); {
 		j := i + 1
@@ -542,7 +576,7 @@ func fill(ctx context.Context, ws, st *os.Root, entries []entry, o Options) erro
 		}
 		group := entries[i:j]
 		jobs = append(jobs, func() error {
-			if err := copyGroup(ws, st, dir, group); err != nil {
+			if err := copyGroup(ws, st, dir, group, c); err != nil {
 				return err
 			}
 			if o.Progress != nil {

@@ -221,7 +221,6 @@ func TestPrepareRefusalsCreateNothing(t *testing.T) {
 		{"through a symlink out", "r", "a", []string{"outlink/secret"}, "leads out of the workspace"},
 		{"a symlink out", "r", "a", []string{"outlink"}, "leads out of the workspace"},
 		{"an absolute symlink", "r", "a", []string{"abslink"}, "leads out of the workspace"},
-		{"a folder holding a symlink out", "r", "a", []string{"README.md", "escaping"}, "leads out of the workspace"},
 		{"a fifo", "r", "a", []string{"fifo"}, "not a regular file"},
 		{"bad run id", "../x", "a", []string{"README.md"}, "run id"},
 		{"empty run id", "", "a", []string{"README.md"}, "run id"},

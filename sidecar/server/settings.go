@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 	"github.com/agentcanvas/agentcanvas/sidecar/engine"
+	"github.com/agentcanvas/agentcanvas/sidecar/gateway"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 )
 
@@ -19,6 +20,8 @@ const (
 	settingBlocked   = "agentcanvas.blockedFolders"
 	settingAutoApply = "agentcanvas.autoApply"
 	settingConfine   = "agentcanvas.confinement"
+	settingGateway   = "agentcanvas.gateway"
+	settingPricing   = "agentcanvas.gatewayPricing"
 )
 
 // settingsParams is the agentcanvas section as the extension sends it, in initialize's
@@ -30,6 +33,8 @@ type settingsParams struct {
 	BlockedFolders json.RawMessage `json:"blockedFolders"`
 	AutoApply      json.RawMessage `json:"autoApply"`
 	Confinement    json.RawMessage `json:"confinement"`
+	Gateway        json.RawMessage `json:"gateway"`
+	GatewayPricing json.RawMessage `json:"gatewayPricing"`
 }
 
 // settings are the session's current values: the lists as given and what they mean.
@@ -37,14 +42,16 @@ type settings struct {
 	config    safepath.Config  // the folder lists as given
 	autoApply engine.AutoApply // the editor's default is off: nothing is applied unreviewed
 	confine   confine.Mode     // how agent processes are confined (default auto)
+	gateway   string           // the model gateway's mode (default auto)
+	pricing   gateway.Pricing  // the gateway's price overrides
 	limits    engine.Limits    // what config and autoApply mean, for every request and run
 	gen       int              // bumped on every change; analyses remember the one they used
 	warned    string           // the last problems shown, so a repeat is not shown again
 }
 
 func defaultSettings() settings {
-	st := settings{config: safepath.Config{AllowedFrom: settingAllowed, BlockedFrom: settingBlocked}, autoApply: engine.AutoApplyOff, confine: confine.ModeAuto}
-	st.limits = engine.Limits{AutoApply: st.autoApply, AutoApplyFrom: settingAutoApply, Confine: st.confine, ConfineFrom: settingConfine}
+	st := settings{config: safepath.Config{AllowedFrom: settingAllowed, BlockedFrom: settingBlocked}, autoApply: engine.AutoApplyOff, confine: confine.ModeAuto, gateway: engine.GatewayAuto}
+	st.limits = engine.Limits{AutoApply: st.autoApply, AutoApplyFrom: settingAutoApply, Confine: st.confine, ConfineFrom: settingConfine, Gateway: st.gateway}
 	return st
 }
 
@@ -90,6 +97,17 @@ func (s *Server) applySettings(p settingsParams, where string) bool {
 	st.confine = readChoice(p.Confinement, st.confine, confine.ParseMode, confine.ModeAuto, func() {
 		problems = append(problems, fmt.Sprintf("%s: %s is not one of %v; agents are confined where the kernel can (auto) until it is corrected", settingConfine, clip(p.Confinement), confine.Modes))
 	})
+	st.gateway = readChoice(p.Gateway, st.gateway, engine.ParseGateway, engine.GatewayAuto, func() {
+		problems = append(problems, fmt.Sprintf("%s: %s is not one of %v; agents with an API key go through the gateway (auto) until it is corrected", settingGateway, clip(p.Gateway), engine.GatewayModes))
+	})
+	if !isAbsent(p.GatewayPricing) {
+		if pr, err := gateway.ParsePricing(p.GatewayPricing); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v; the project's prices apply until it is corrected", settingPricing, err))
+			st.pricing = nil
+		} else {
+			st.pricing = pr
+		}
+	}
 	rules, errs := st.config.Rules(s.workspaceRoot())
 	for _, err := range errs {
 		msg := err.Error()
@@ -99,7 +117,7 @@ func (s *Server) applySettings(p settingsParams, where string) bool {
 		}
 		problems = append(problems, msg)
 	}
-	limits := engine.Limits{Rules: rules, AutoApply: st.autoApply, AutoApplyFrom: settingAutoApply, Confine: st.confine, ConfineFrom: settingConfine}
+	limits := engine.Limits{Rules: rules, AutoApply: st.autoApply, AutoApplyFrom: settingAutoApply, Confine: st.confine, ConfineFrom: settingConfine, Gateway: st.gateway, Pricing: st.pricing}
 	changed := describeLimits(limits) != describeLimits(st.limits)
 	st.limits = limits
 	if changed {
@@ -129,7 +147,12 @@ func describeLimits(l engine.Limits) string {
 		allowed = "[" + strings.Join(l.Rules.Allowed, ", ") + "]"
 	}
 	blocked := append(append([]string(nil), safepath.DefaultBlocked...), l.Rules.Blocked...)
-	return fmt.Sprintf("allowed folders %s; blocked folders [%s]; autoApply %s; confinement %s", allowed, strings.Join(blocked, ", "), l.AutoApply, l.Confine)
+	s := fmt.Sprintf("allowed folders %s; blocked folders [%s]; autoApply %s; confinement %s", allowed, strings.Join(blocked, ", "), l.AutoApply, l.Confine)
+	if l.Gateway != "" && l.Gateway != engine.GatewayAuto || len(l.Pricing) > 0 {
+		p, _ := json.Marshal(l.Pricing)
+		s += fmt.Sprintf("; gateway %s, prices %s", l.Gateway, p)
+	}
+	return s
 }
 
 // readChoice reads a setting whose value is one of a closed set: absent (or null) keeps cur;

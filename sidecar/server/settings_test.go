@@ -245,7 +245,10 @@ func TestSettingsContributionAgrees(t *testing.T) {
 	if a := props[settingAutoApply]; strings.Join(a.Enum, ",") != strings.Join(values, ",") || a.Default != string(defaultSettings().autoApply) {
 		t.Errorf("package.json %s: enum %v default %v; the sidecar takes %v, default %s", settingAutoApply, a.Enum, a.Default, values, defaultSettings().autoApply)
 	}
-	for _, k := range []string{settingAllowed, settingBlocked} {
+	if g := props[settingGateway]; strings.Join(g.Enum, ",") != strings.Join(engine.GatewayModes, ",") || g.Default != defaultSettings().gateway {
+		t.Errorf("package.json %s: enum %v default %v; the sidecar takes %v, default %s", settingGateway, g.Enum, g.Default, engine.GatewayModes, defaultSettings().gateway)
+	}
+	for _, k := range []string{settingAllowed, settingBlocked, settingPricing} {
 		if _, ok := props[k]; !ok {
 			t.Errorf("package.json does not contribute %s", k)
 		}
@@ -279,5 +282,27 @@ func TestConfinementSetting(t *testing.T) {
 	if !strings.Contains(string(msg), `agentcanvas.confinement: \"never\" is not one of [auto required off]`) {
 		t.Errorf("showMessage %s", msg)
 	}
+	c.shutdownExit()
+}
+
+// agentcanvas.gateway and agentcanvas.gatewayPricing reach the runs' limits; a bad value is
+// reported naming the setting and taken as the default.
+func TestGatewaySettings(t *testing.T) {
+	root, _ := workspace(t, "team.yaml", settingsFlow)
+	c := startBinary(t)
+	c.initializeWith(root, map[string]any{"gateway": "sometimes", "gatewayPricing": map[string]any{"acme": map[string]any{}}})
+	msg := c.waitNote("window/showMessage", nil)
+	for _, want := range []string{
+		`agentcanvas.gateway: \"sometimes\" is not one of [auto logins off]`,
+		`agentcanvas.gatewayPricing: \"acme\" is not a provider`,
+	} {
+		if !strings.Contains(string(msg), want) {
+			t.Errorf("showMessage %s\nwant %s", msg, want)
+		}
+	}
+	c.configure(map[string]any{"gateway": "off", "gatewayPricing": map[string]any{"openai": map[string]any{"gpt-5": map[string]any{"input": 1, "output": 8}}}})
+	c.waitNote("window/logMessage", func(p json.RawMessage) bool {
+		return strings.Contains(string(p), `gateway off, prices {\"openai\":{\"gpt-5\":{\"input\":1,\"cachedInput\":0,\"cacheWrite\":0,\"output\":8}}}`)
+	})
 	c.shutdownExit()
 }

@@ -10,12 +10,12 @@ var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "
 
 var marks = map[string]string{
 	stateWaiting: "○", stateAsking: "?", stateIdle: "·", stateDone: "✓",
-	stateFailed: "✗", stateStopped: "■", stateSkipped: "–",
+	stateFailed: "✗", stateStopped: "■", stateSkipped: "–", stateNotRun: "–",
 }
 
 var stateStyle = map[string]style{
 	stateWaiting: dim, stateRunning: cyan, stateAsking: yellow, stateIdle: plain,
-	stateDone: green, stateFailed: red, stateStopped: yellow, stateSkipped: dim,
+	stateDone: green, stateFailed: red, stateStopped: yellow, stateSkipped: dim, stateNotRun: dim,
 }
 
 // block is the live status block: a header line for the run, then a line per agent, cut to
@@ -33,7 +33,7 @@ func (v *View) block() []string {
 	if v.r.tokens > 0 {
 		head += " · " + Tokens(v.r.tokens) + " tokens"
 	}
-	if v.r.turns > 0 && v.r.costKnown {
+	if (v.r.turns > 0 || v.r.cost > 0) && v.r.costKnown {
 		head += " · " + USD(v.r.cost)
 	}
 	out := []string{v.paint(dim, cut("── "+head, cols-1))}
@@ -77,8 +77,8 @@ func (v *View) agentLines(agents []*agent, width int, live bool) []string {
 				mark = spinner[v.spin%len(spinner)]
 			}
 		}
-		cols := []string{pad(a.id, idW), pad(a.interaction, inW), pad(fmt.Sprintf("round %d", a.round), 8), pad(a.state, 7), fmt.Sprintf("%5s", Clock(a.elapsed(now)))}
-		if a.turns > 0 {
+		cols := []string{pad(a.id, idW), pad(a.interaction, inW), pad(fmt.Sprintf("round %d", a.round+1), 8), pad(a.state, 7), fmt.Sprintf("%5s", Clock(a.elapsed(now)))}
+		if a.turns > 0 || a.metered { // a metered agent's spend shows during its first turn
 			cols = append(cols, spend(a, true)...)
 		}
 		text := strings.Join(cols, "  ")
@@ -101,7 +101,7 @@ func styleOfText(state string) style {
 		return red
 	case stateAsking:
 		return yellow
-	case stateWaiting, stateSkipped:
+	case stateWaiting, stateSkipped, stateNotRun:
 		return dim
 	}
 	return plain

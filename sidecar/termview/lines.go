@@ -48,10 +48,13 @@ func (v *View) lines(ev eventlog.Event) []string {
 		if v.o.Live {
 			return nil
 		}
-		return one(dim, "·", fmt.Sprintf("%s started (round %s, %s)", who, eventlog.Str(f["round"]), eventlog.Str(f["backend"])))
+		round, _ := eventlog.Num(f["round"]) // the engine counts from 0; people from 1
+		return one(dim, "·", fmt.Sprintf("%s started (round %d, %s)", who, int(round)+1, eventlog.Str(f["backend"])))
 	case "agent_finished":
 		a := v.r.byID[who]
-		if st := eventlog.Str(f["status"]); st != "completed" {
+		if st := eventlog.Str(f["status"]); st == "stopped" {
+			return one(yellow, "■", fmt.Sprintf("%s: turn %s", who, v.stopReason(eventlog.Str(f["error"]))))
+		} else if st != "completed" {
 			msg := fmt.Sprintf("%s: turn %s", who, st)
 			if e := eventlog.Str(f["error"]); e != "" {
 				msg += ": " + e
@@ -86,6 +89,16 @@ func (v *View) lines(ev eventlog.Event) []string {
 		return one(busLine(ev))
 	case "dependency_invalid":
 		return one(yellow, "!", fmt.Sprintf("%s's dependency %s: the value given was refused (%s); asked again", who, eventlog.Str(f["name"]), eventlog.Str(f["error"])))
+	case "access_denied":
+		msg := fmt.Sprintf("%s was refused access to %s", who, firstNonEmpty(eventlog.Str(f["path"]), "a file"))
+		if m := eventlog.Str(f["message"]); m != "" {
+			msg += ": " + m
+		}
+		return one(yellow, "!", msg)
+	case "undeliverable":
+		return one(yellow, "!", fmt.Sprintf("%s's message is undeliverable: no peer carries %s", eventlog.Str(f["from"]), strings.Join(eventlog.Strs(f["to"]), ", ")))
+	case "proposal_conflict":
+		return one(yellow, "!", fmt.Sprintf("%s's proposal collides with %s's (run %s) in %s: %s", who, eventlog.Str(f["otherAgentId"]), eventlog.Str(f["otherRunId"]), eventlog.Str(f["path"]), eventlog.Str(f["message"])))
 	case "reply_repair":
 		return one(yellow, "!", fmt.Sprintf("%s's reply lacks `%s`: asked again", who, strings.Join(eventlog.Strs(f["missing"]), "`, `")))
 	case "warning":
@@ -240,4 +253,20 @@ func firstNonEmpty(ss ...string) string {
 		}
 	}
 	return ""
+}
+
+// stopReason says why a turn was stopped in words, not as the Go error the cancellation gave
+// it ("cancelled: context canceled").
+func (v *View) stopReason(err string) string {
+	switch {
+	case v.r.byYou:
+		return "stopped by you"
+	case v.r.limit != "":
+		return "stopped: the run reached its " + v.r.limit + " limit"
+	case strings.Contains(err, "deadline exceeded"):
+		return "stopped: its interaction's time limit was reached"
+	case strings.Contains(err, "context canceled") || err == "":
+		return "stopped: its interaction or the run ended"
+	}
+	return "stopped: " + err
 }

@@ -16,6 +16,7 @@ const (
 	stateFailed  = "failed"  // its last turn failed
 	stateStopped = "stopped" // its turn was stopped (Ctrl-C, a timeout)
 	stateSkipped = "skipped" // its interaction never ran (a dependency failed)
+	stateNotRun  = "not run" // its interaction ended before it had a turn
 )
 
 // agent is one status line.
@@ -31,6 +32,9 @@ type agent struct {
 	tokensKnown bool
 	cost        float64
 	costKnown   bool
+	// metered: the model gateway meters the agent's calls (spend events during its turns),
+	// so what its turns report is not counted again.
+	metered bool
 }
 
 // elapsed is the agent's time in turns so far.
@@ -55,6 +59,9 @@ type run struct {
 	cost         float64
 	costKnown    bool // every turn that finished reported its cost
 	finished     bool
+	// byYou: the person stopped the run (Ctrl-C); limit: the limit that stopped it, if one did.
+	byYou bool
+	limit string
 }
 
 func newRun() *run {
@@ -104,19 +111,8 @@ func (r *run) apply(ev eventlog.Event) {
 		}
 		a.turns++
 		r.turns++
-		in, _ := eventlog.Num(f["inputTokens"])
-		out, _ := eventlog.Num(f["outputTokens"])
-		if in+out > 0 {
-			a.tokens += int64(in + out)
-			a.tokensKnown = true
-			r.tokens += int64(in + out)
-		}
-		if c, ok := eventlog.Num(f["costUsd"]); ok {
-			a.cost += c
-			a.costKnown = true
-			r.cost += c
-		} else {
-			r.costKnown = false
+		if !a.metered {
+			r.reported(a, f)
 		}
 		switch eventlog.Str(f["status"]) {
 		case "completed":
@@ -126,6 +122,18 @@ func (r *run) apply(ev eventlog.Event) {
 		default:
 			a.state = stateFailed
 		}
+	case "spend": // a model call the gateway metered, during the turn
+		if f["midTurn"] != true {
+			break
+		}
+		a := r.agent(eventlog.Str(f["agent"]), ev.InteractionID)
+		tokens, _ := eventlog.Num(f["callTokens"])
+		cost, _ := eventlog.Num(f["callCostUsd"])
+		a.metered, a.tokensKnown, a.costKnown = true, true, true
+		a.tokens += int64(tokens)
+		a.cost += cost
+		r.tokens += int64(tokens)
+		r.cost += cost
 	case "question_asked", "dependency_requested", "phase_completed":
 		if a := r.byID[eventlog.Str(f["agent"])]; a != nil {
 			a.state = stateAsking
@@ -142,15 +150,48 @@ func (r *run) apply(ev eventlog.Event) {
 			if a == nil || a.interaction != ev.InteractionID {
 				continue
 			}
+			// ✓ only for an agent that had its turns; one that never ran is "not run".
 			switch {
 			case skipped && a.state == stateWaiting:
 				a.state = stateSkipped
-			case a.state == stateWaiting || a.state == stateIdle || a.state == stateRunning || a.state == stateAsking:
+			case a.state == stateWaiting:
+				a.state = stateNotRun
+			case a.state == stateIdle:
 				a.state = stateDone
+			case a.state == stateRunning || a.state == stateAsking:
+				a.state = stateStopped
 			}
 		}
+	case "budget_reached", "spend_limit_reached":
+		r.limit = firstNonEmpty(eventlog.Str(f["condition"]), eventlog.Str(f["limit"]), "spend")
 	case "run_finished", "run_interrupted":
 		r.finished = true
+		for _, a := range r.agents {
+			switch a.state {
+			case stateWaiting:
+				a.state = stateNotRun
+			case stateRunning, stateAsking:
+				a.state = stateStopped
+			}
+		}
+	}
+}
+
+// reported counts what a finished turn reports of its usage.
+func (r *run) reported(a *agent, f map[string]any) {
+	in, _ := eventlog.Num(f["inputTokens"])
+	out, _ := eventlog.Num(f["outputTokens"])
+	if in+out > 0 {
+		a.tokens += int64(in + out)
+		a.tokensKnown = true
+		r.tokens += int64(in + out)
+	}
+	if c, ok := eventlog.Num(f["costUsd"]); ok {
+		a.cost += c
+		a.costKnown = true
+		r.cost += c
+	} else {
+		r.costKnown = false
 	}
 }
 

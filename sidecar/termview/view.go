@@ -26,6 +26,9 @@ type Options struct {
 	// drawn together, so the engine, which waits for its sink, never waits for the terminal.
 	// Negative: redraw at every event (tests that read the screen after each one).
 	Frame time.Duration
+	// Width wraps lines at spaces to this many columns when there is no terminal size (a pipe
+	// to a terminal: $COLUMNS); 0 leaves them whole.
+	Width int
 }
 
 // View shows one run. Event is safe for concurrent use (the engine emits from several
@@ -109,17 +112,39 @@ func (v *View) Event(ev eventlog.Event) {
 		v.tabled = true
 	}
 	for _, l := range v.lines(ev) {
-		b.WriteString(l)
-		b.WriteByte('\n')
+		b.WriteString(wrapText(l+"\n", v.width(), Indent+"  ", ""))
 	}
 	v.update(b.Bytes())
+}
+
+// StoppedByYou tells the view the person stopped the run (Ctrl-C), so stopped turns say so
+// rather than showing the Go error the cancellation gave them.
+func (v *View) StoppedByYou() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.r.byYou = true
 }
 
 // Printf prints a line of the caller's (the command's closing hints) above the block.
 func (v *View) Printf(format string, a ...any) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.update([]byte(fmt.Sprintf(format, a...) + "\n"))
+	line := fmt.Sprintf(format, a...)
+	cont := ""
+	if isCommand(line) {
+		cont = " \\"
+	}
+	v.update([]byte(wrapText(line+"\n", v.width(), Indent+"  ", cont)))
+}
+
+// width is the columns lines are wrapped to: the terminal's, else Options.Width.
+func (v *View) width() int {
+	if v.o.Size != nil {
+		if c, _ := v.o.Size(); c > 0 {
+			return c
+		}
+	}
+	return v.o.Width
 }
 
 // Close stops the clock, draws what is still pending, and leaves the agents' final states

@@ -115,19 +115,19 @@ func TestLiveBlockUpdates(t *testing.T) {
 	v.Event(ev(30, "", "warning", map[string]any{"message": "nothing"}))
 	s := shown()
 	if !regexp.MustCompile(`(?m)^── review · run_20261124-093000_abcdef · 0:05 · 0 of 2 interactions ended$`).MatchString(s) ||
-		!regexp.MustCompile(`(?m)^. coder\s+build\s+round 0\s+running\s+0:04$`).MatchString(s) ||
-		!regexp.MustCompile(`(?m)^○ critic\s+build\s+round 0\s+waiting\s+0:00$`).MatchString(s) {
+		!regexp.MustCompile(`(?m)^. coder\s+build\s+round 1\s+running\s+0:04$`).MatchString(s) ||
+		!regexp.MustCompile(`(?m)^○ critic\s+build\s+round 1\s+waiting\s+0:00$`).MatchString(s) {
 		t.Fatalf("block while coder runs:\n%s", s)
 	}
 	v.Event(evs[3]) // a question
-	if s := shown(); !regexp.MustCompile(`(?m)^\? coder\s+build\s+round 0\s+asking`).MatchString(s) {
+	if s := shown(); !regexp.MustCompile(`(?m)^\? coder\s+build\s+round 1\s+asking`).MatchString(s) {
 		t.Fatalf("block while coder asks:\n%s", s)
 	}
 	for _, e := range evs[4:8] {
 		v.Event(e)
 	}
 	s = shown()
-	if !regexp.MustCompile(`(?m)^· coder\s+build\s+round 0\s+idle\s+0:03\s+1 turn\s+12.3k tokens\s+\$0.04\s+Made the parser handle trailing commas$`).MatchString(s) {
+	if !regexp.MustCompile(`(?m)^· coder\s+build\s+round 1\s+idle\s+0:03\s+1 turn\s+12.3k tokens\s+\$0.04\s+Made the parser handle trailing commas$`).MatchString(s) {
 		t.Fatalf("block after coder's turn:\n%s", s)
 	}
 	if n := len(regexp.MustCompile(`coder\s+build\s+round`).FindAllString(s, -1)); n != 1 {
@@ -139,10 +139,11 @@ func TestLiveBlockUpdates(t *testing.T) {
 	v.Close()
 	s = shown()
 	for _, want := range []string{
-		`(?m)^         ✓ coder\s+build\s+round 0\s+done\s+0:03\s+1 turn\s+12.3k tokens\s+\$0.04$`,
-		`(?m)^         ✗ critic\s+build\s+round 1\s+failed\s+0:03\s+1 turn\s+820 tokens$`,
+		`(?m)^         ✓ coder\s+build\s+round 1\s+done\s+0:03\s+1 turn\s+12.3k tokens\s+\$0.04$`,
+		`(?m)^         ✗ critic\s+build\s+round 2\s+failed\s+0:03\s+1 turn\s+820 tokens$`,
 		`(?m)^09:30:07 build ✗ critic: turn failed: codex exited with code 1\n\s+│ Error: stream disconnected before completion\n\s+│ retrying is not possible$`,
-		`(?m)^09:30:07 ■ run failed in 7.1s \(interaction build failed\): 2 agent turns, 13.2k tokens, cost not reported by every backend, 1 proposal$`,
+		// 126 columns on a 120-column terminal: wrapped at a space, not cut mid-word.
+		`(?m)^09:30:07 ■ run failed in 7.1s \(interaction build failed\): 2 agent turns, 13.2k tokens, cost not reported by every\n {11}backend, 1 proposal$`,
 	} {
 		if !regexp.MustCompile(want).MatchString(s) {
 			t.Errorf("final screen lacks %s:\n%s", want, s)
@@ -204,5 +205,98 @@ func TestReplyRepairLine(t *testing.T) {
 	v.Close()
 	if !strings.Contains(out.String(), "lead's reply lacks `ASSIGN <coder>: <assignment>`: asked again") {
 		t.Errorf("output:\n%s", out.String())
+	}
+}
+
+// Every warning the log has reaches the terminal, one line each: a refused access, an
+// undeliverable message, a collision between proposals (besides warnings, refused messages
+// and repairs above).
+func TestWarningsOfTheLogAreLines(t *testing.T) {
+	var out bytes.Buffer
+	v := New(&out, Options{Location: time.UTC, Now: func() time.Time { return t0 }})
+	for _, e := range []eventlog.Event{
+		ev(0, "i1", "access_denied", map[string]any{"agent": "bidder_a", "path": "/tmp/prompt.txt", "message": "Permission denied", "turn": 1}),
+		ev(1, "i1", "undeliverable", map[string]any{"from": "router", "to": []string{"billing", "refunds"}}),
+		ev(2, "i1", "proposal_conflict", map[string]any{"agent": "w1", "otherAgentId": "w2", "otherRunId": "run_x", "path": "src/a.ts", "message": "both change line 3"}),
+	} {
+		v.Event(e)
+	}
+	v.Close()
+	want := []string{
+		"09:30:00 i1 ! bidder_a was refused access to /tmp/prompt.txt: Permission denied",
+		"09:30:00 i1 ! router's message is undeliverable: no peer carries billing, refunds",
+		"09:30:00 i1 ! w1's proposal collides with w2's (run run_x) in src/a.ts: both change line 3",
+	}
+	if got := strings.Split(strings.TrimSpace(out.String()), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("output:\n%s\nwant:\n%s", out.String(), strings.Join(want, "\n"))
+	}
+}
+
+// Ctrl-C: a stopped turn says "stopped by you", not the cancellation's Go error; an agent that
+// never had a turn ends "not run", never ✓ done.
+func TestStoppedByYouAndNotRun(t *testing.T) {
+	evs := []eventlog.Event{
+		ev(0, "", "run_started", map[string]any{"interactions": 1}),
+		ev(1, "auction", "interaction_started", map[string]any{"patternId": "contract_net", "nodes": []string{"manager", "bidder_a", "bidder_b"}}),
+		ev(2, "auction", "agent_started", map[string]any{"agent": "manager", "round": 0, "backend": "command"}),
+		ev(3, "auction", "agent_finished", map[string]any{"agent": "manager", "status": "completed", "turns": 1}),
+		ev(4, "auction", "agent_started", map[string]any{"agent": "bidder_a", "round": 0, "backend": "command"}),
+		ev(5, "auction", "agent_finished", map[string]any{"agent": "bidder_a", "status": "stopped", "turns": 1, "error": "cancelled: context canceled"}),
+		ev(6, "auction", "terminated", map[string]any{"status": "stopped", "reason": "stopped", "rounds": 0}),
+		ev(7, "", "run_finished", map[string]any{"status": "stopped", "reason": "stopped by the user"}),
+	}
+	for _, byYou := range []bool{true, false} {
+		var out bytes.Buffer
+		v := New(&out, Options{Location: time.UTC, Now: func() time.Time { return t0 }})
+		if byYou {
+			v.StoppedByYou()
+		}
+		for _, e := range evs {
+			v.Event(e)
+		}
+		v.Close()
+		s := out.String()
+		want := "bidder_a: turn stopped by you"
+		if !byYou {
+			want = "bidder_a: turn stopped: its interaction or the run ended"
+		}
+		if !strings.Contains(s, want) || strings.Contains(s, "context canceled") {
+			t.Errorf("byYou %v: want %q, without the Go error:\n%s", byYou, want, s)
+		}
+		if !regexp.MustCompile(`(?m)^\s+– bidder_b\s+auction\s+round 1\s+not run`).MatchString(s) || !regexp.MustCompile(`(?m)^\s+✓ manager\s+auction\s+round 1\s+done`).MatchString(s) ||
+			!regexp.MustCompile(`(?m)^\s+■ bidder_a\s+auction\s+round 1\s+stopped`).MatchString(s) {
+			t.Errorf("final table:\n%s", s)
+		}
+	}
+}
+
+// Lines longer than the width (a pipe to a terminal: $COLUMNS) wrap at spaces, never inside a
+// run id or a path; a command hint wraps with " \\" so it still pastes; a word longer than the
+// width stays whole.
+func TestWrapAtWordBoundaries(t *testing.T) {
+	var out bytes.Buffer
+	v := New(&out, Options{Width: 60, Location: time.UTC, Now: func() time.Time { return t0 }})
+	v.Event(ev(0, "build", "warning", map[string]any{"agent": "coder", "message": "src/parser.test.ts does not exist in the workspace yet; the agent starts without it"}))
+	v.Printf("%sexport:    agentcanvas proposal export --workspace /tmp/ws run_20261125-221221_78a656 > run_20261125-221221_78a656.patch", Indent)
+	v.Printf("%slog:       /a/very/long/path/that/is/longer/than/sixty/columns/all/by/itself/.agentcanvas/logs/x", Indent)
+	v.Close()
+	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+	text := out.String()
+	for _, tok := range []string{"run_20261125-221221_78a656", "run_20261125-221221_78a656.patch", "src/parser.test.ts", "/a/very/long/path/that/is/longer/than/sixty/columns/all/by/itself/.agentcanvas/logs/x"} {
+		if !strings.Contains(text, tok) {
+			t.Errorf("%q was cut:\n%s", tok, text)
+		}
+	}
+	var cmd []string
+	for _, l := range lines {
+		if visible(l) > 60 && !strings.Contains(l, "/a/very/long") {
+			t.Errorf("line of %d columns: %q", visible(l), l)
+		}
+		if strings.Contains(l, "export:") || (len(cmd) > 0 && strings.HasSuffix(cmd[len(cmd)-1], " \\")) {
+			cmd = append(cmd, l)
+		}
+	}
+	if len(cmd) < 2 || !strings.HasSuffix(cmd[0], " \\") || strings.HasSuffix(cmd[len(cmd)-1], " \\") {
+		t.Errorf("the command hint is not wrapped with continuations: %q", cmd)
 	}
 }

@@ -18,7 +18,7 @@ var (
 	BackendIDs       = []string{"auto", "claude", "codex", "gemini", "command", "dry-run"}
 	CwdModes         = []string{"workspace", "agentHome"}
 	// NetworkModes are runtime.network's values; without one the agent keeps its network.
-	NetworkModes = []string{"none"}
+	NetworkModes = []string{"none", "open"}
 	// PermissionModes are Claude Code's --permission-mode values (2.1.330 lists acceptEdits,
 	// auto, bypassPermissions, manual, dontAsk and plan, and still takes default).
 	PermissionModes = []string{"default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto", "manual"}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/diag"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
@@ -208,6 +209,65 @@ func (c *checker) dependencyCycles() {
 	for _, in := range c.f.Interactions {
 		if state[in.ID] == 0 {
 			visit(in)
+		}
+	}
+}
+
+// maxIDLen bounds an id: ids name folders, log fields and environment values.
+const maxIDLen = 128
+
+// idProblem says what is wrong with an id, or "": ids are letters and digits (any script),
+// '_', '-', '.' and ':', starting with a letter, digit or '_', at most maxIDLen characters —
+// an id becomes a sandbox folder, a log field and an agent's environment, where a newline, a
+// NUL, a slash or a quote would break or forge them.
+func idProblem(id string) string {
+	if len([]rune(id)) > maxIDLen {
+		return fmt.Sprintf("is %d characters long; keep ids to %d", len([]rune(id)), maxIDLen)
+	}
+	for i, r := range id {
+		ok := unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || (i > 0 && strings.ContainsRune("-.:", r))
+		if !ok {
+			return fmt.Sprintf("has %s at position %d; use letters, digits, '_', '-', '.' and ':' (starting with a letter, digit or '_')", describeRune(r), len([]rune(id[:i]))+1)
+		}
+	}
+	return ""
+}
+
+func describeRune(r rune) string {
+	switch {
+	case r == 0:
+		return "a NUL character"
+	case r == '\n':
+		return "a line break"
+	case unicode.IsSpace(r):
+		return "a space"
+	case unicode.IsControl(r) || !unicode.IsPrint(r):
+		return fmt.Sprintf("the control character U+%04X", r)
+	}
+	return fmt.Sprintf("%q", r)
+}
+
+// unsafeIDs reports every written id outside the safe character set, naming it (quoted, so a
+// control character shows as an escape, never raw on a terminal).
+func (c *checker) unsafeIDs() {
+	check := func(id, what, path string) {
+		if p := idProblem(id); id != "" && p != "" {
+			idPath := path + "/id"
+			c.report(idPath, c.at(idPath), diag.Error, flow.CodeSchema, fmt.Sprintf("%s id %+q %s", what, id, p), nil)
+		}
+	}
+	for _, a := range c.f.Agents {
+		check(a.ID, "agent", a.Path)
+	}
+	for _, s := range c.f.SystemNodes {
+		check(s.ID, "system node", s.Path)
+	}
+	for _, in := range c.f.Interactions {
+		check(in.ID, "interaction", in.Path)
+		for _, e := range in.Edges {
+			if c.has(e.Path + "/id") {
+				check(e.ID, "edge", e.Path)
+			}
 		}
 	}
 }

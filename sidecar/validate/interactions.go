@@ -9,8 +9,8 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/pattern"
 )
 
-// interactions runs the per-interaction rules: the pattern, termination, the spec §8
-// policies, and the pattern's roles.
+// interactions runs the per-interaction rules: the pattern, termination, the bounds some
+// patterns need (timeout, retention, rate limit), and the pattern's roles.
 func (c *checker) interactions() {
 	for _, in := range c.f.Interactions {
 		p, known := c.lookup(in.PatternID)
@@ -18,7 +18,10 @@ func (c *checker) interactions() {
 			pp := in.Path + "/patternId"
 			msg := fmt.Sprintf("patternId %q is not a library pattern", in.PatternID)
 			var fix *diag.Fix
-			if s := suggest(in.PatternID, PatternIDs()); s != "" {
+			if ids := patternsOfTopology(in.PatternID); len(ids) > 0 {
+				msg += fmt.Sprintf("; %q is a topology, used by the pattern %s: write patternId: %s", in.PatternID, strings.Join(ids, " or "), ids[0])
+				fix = c.replaceFix(fmt.Sprintf("Change to %q", ids[0]), pp, ids[0])
+			} else if s := suggest(in.PatternID, PatternIDs()); s != "" {
 				msg += fmt.Sprintf("; did you mean %q?", s)
 				fix = c.replaceFix(fmt.Sprintf("Change to %q", s), pp, s)
 			} else {
@@ -27,16 +30,17 @@ func (c *checker) interactions() {
 			c.report(pp, c.at(pp), diag.Error, CodeUnknownPattern, msg, fix)
 		}
 		for _, e := range in.Edges {
-			c.edgePolicies(e, p, known)
+			c.edgePolicies(in, e, p, known)
 		}
 		c.roundCap(in)
+		c.maxCostParam(in)
 		if known {
 			c.roles(in, p)
 		}
 	}
 }
 
-func (c *checker) edgePolicies(e *flow.Edge, p patternInfo, known bool) {
+func (c *checker) edgePolicies(in *flow.Interaction, e *flow.Edge, p patternInfo, known bool) {
 	data := e.Path + "/data"
 	t := e.Data.Termination
 	topology := e.Data.Topology
@@ -63,24 +67,25 @@ func (c *checker) edgePolicies(e *flow.Edge, p patternInfo, known bool) {
 
 	params := e.Data.Params
 	endpoints := []string{e.Source, e.Target}
-	// Which interactions need what is the library's rule (spec §8); how it is reported is
-	// ours. The pattern's own topology counts too, so a debate drawn with topology p2p
-	// still needs its timeout.
+	// Which interactions need what is the library's rule; how it is reported is ours. The
+	// pattern's own topology counts too, so a debate drawn with topology p2p still needs its
+	// timeout. The engine merges an interaction's edges' settings, so a bound on any edge is
+	// the interaction's, and a missing one is reported once, on its first edge.
 	switch {
 	case pattern.RequiresTimeout(p.PatternID, topology):
-		c.timeout(e, topology, p.PatternID)
+		c.timeout(in, e, topology, p.PatternID)
 	case pattern.RequiresTimeout(p.PatternID, p.Topology):
-		c.timeout(e, p.Topology, p.PatternID)
+		c.timeout(in, e, p.Topology, p.PatternID)
 	}
 	switch {
 	case pattern.RequiresRetention(topology), pattern.RequiresRetention(p.Topology):
-		c.retention(e, params, endpoints)
+		c.retention(in, e, params, endpoints)
 	}
 	switch {
 	case pattern.RequiresRateLimit(topology):
-		c.rateLimit(e, topology, params, endpoints)
+		c.rateLimit(in, e, topology, params, endpoints)
 	case pattern.RequiresRateLimit(p.Topology):
-		c.rateLimit(e, p.Topology, params, endpoints)
+		c.rateLimit(in, e, p.Topology, params, endpoints)
 	}
 }
 
@@ -276,7 +281,7 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func (c *checker) timeout(e *flow.Edge, topology, patternID string) {
+func (c *checker) timeout(in *flow.Interaction, e *flow.Edge, topology, patternID string) {
 	params := e.Data.Params
 	pp := e.Path + "/data/params/timeout_ms"
 	why := "debate_judge interactions"
@@ -292,14 +297,48 @@ func (c *checker) timeout(e *flow.Edge, topology, patternID string) {
 			c.setFix(fmt.Sprintf("Set timeout_ms: %d", DefaultTimeoutMs), pp, DefaultTimeoutMs))
 		return
 	}
-	found := false
-	e.Data.Termination.Walk(func(t *flow.Termination) { found = found || t.Type == "timeout_ms" })
-	if found {
+	if hasTimeout(in) || !c.firstMissing(in, CodeTimeoutRequired) {
 		return
 	}
 	c.report(e.Path+"/data", c.head(e.Path), diag.Error, CodeTimeoutRequired,
-		fmt.Sprintf("%s need a timeout (spec §8) and edge %q has none; add params.timeout_ms: %d, or a {type: timeout_ms, ms: %d} condition to its termination", why, e.ID, DefaultTimeoutMs, DefaultTimeoutMs),
+		fmt.Sprintf("%s need a timeout and interaction %q has none; add params.timeout_ms: %d to edge %q, or a {type: timeout_ms, ms: %d} condition to its termination", why, in.ID, DefaultTimeoutMs, e.ID, DefaultTimeoutMs),
 		c.setFix(fmt.Sprintf("Add params.timeout_ms: %d", DefaultTimeoutMs), pp, DefaultTimeoutMs))
+}
+
+// hasTimeout: a timeout_ms param or condition on any of in's edges (the engine merges them).
+func hasTimeout(in *flow.Interaction) bool {
+	found := false
+	for _, e := range in.Edges {
+		if _, ok := e.Data.Params["timeout_ms"]; ok {
+			return true
+		}
+		e.Data.Termination.Walk(func(t *flow.Termination) { found = found || t.Type == "timeout_ms" })
+	}
+	return found
+}
+
+// anyEdgeHas: key is set on one of in's edges or their endpoint system nodes of types.
+func (c *checker) anyEdgeHas(in *flow.Interaction, key string, types ...string) bool {
+	for _, e := range in.Edges {
+		if _, _, ok := c.systemParam(key, e.Data.Params, []string{e.Source, e.Target}, types...); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// firstMissing reports whether this is the first time code is found missing in in: a bound
+// an interaction lacks is one error, not one per edge.
+func (c *checker) firstMissing(in *flow.Interaction, code string) bool {
+	if c.missing == nil {
+		c.missing = map[string]bool{}
+	}
+	k := in.Path + "\x00" + code
+	if c.missing[k] {
+		return false
+	}
+	c.missing[k] = true
+	return true
 }
 
 // systemParam finds a param on the edge or on one of its endpoint system nodes of the
@@ -318,13 +357,16 @@ func (c *checker) systemParam(key string, params map[string]any, endpoints []str
 	return nil, "", false
 }
 
-func (c *checker) retention(e *flow.Edge, params map[string]any, endpoints []string) {
+func (c *checker) retention(in *flow.Interaction, e *flow.Edge, params map[string]any, endpoints []string) {
 	pp := e.Path + "/data/params/retention"
 	def := map[string]any{"keep_last_n": DefaultKeepLastN}
 	v, at, ok := c.systemParam("retention", params, endpoints, "blackboard")
 	if !ok {
+		if c.anyEdgeHas(in, "retention", "blackboard") || !c.firstMissing(in, CodeRetentionRequired) {
+			return
+		}
 		c.report(e.Path+"/data", c.head(e.Path), diag.Error, CodeRetentionRequired,
-			fmt.Sprintf("blackboard interactions need a retention policy (spec §8) and edge %q has none; add params.retention: {keep_last_n: %d} or {keep_last_days: 7}", e.ID, DefaultKeepLastN),
+			fmt.Sprintf("blackboard interactions need a retention policy and interaction %q has none; add params.retention: {keep_last_n: %d} or {keep_last_days: 7} to edge %q", in.ID, DefaultKeepLastN, e.ID),
 			c.setFix(fmt.Sprintf("Add params.retention: {keep_last_n: %d}", DefaultKeepLastN), pp, def))
 		return
 	}
@@ -347,12 +389,15 @@ func (c *checker) retention(e *flow.Edge, params map[string]any, endpoints []str
 	}
 }
 
-func (c *checker) rateLimit(e *flow.Edge, topology string, params map[string]any, endpoints []string) {
+func (c *checker) rateLimit(in *flow.Interaction, e *flow.Edge, topology string, params map[string]any, endpoints []string) {
 	pp := e.Path + "/data/params/rate_limit_per_min"
 	v, at, ok := c.systemParam("rate_limit_per_min", params, endpoints, "broker", "router")
 	if !ok {
+		if c.anyEdgeHas(in, "rate_limit_per_min", "broker", "router") || !c.firstMissing(in, CodeRateLimitRequired) {
+			return
+		}
 		c.report(e.Path+"/data", c.head(e.Path), diag.Error, CodeRateLimitRequired,
-			fmt.Sprintf("%s interactions need a rate limit (spec §8) and edge %q has none; add params.rate_limit_per_min: %d", topology, e.ID, DefaultRateLimitPerMin),
+			fmt.Sprintf("%s interactions need a rate limit and interaction %q has none; add params.rate_limit_per_min: %d to edge %q", topology, in.ID, DefaultRateLimitPerMin, e.ID),
 			c.setFix(fmt.Sprintf("Add params.rate_limit_per_min: %d", DefaultRateLimitPerMin), pp, DefaultRateLimitPerMin))
 		return
 	}
@@ -365,4 +410,16 @@ func (c *checker) rateLimit(e *flow.Edge, topology string, params map[string]any
 	c.report(at, c.at(at), diag.Error, CodeRateLimitRequired,
 		fmt.Sprintf("rate_limit_per_min must be a number of messages per minute, at least 1; the default is %d", DefaultRateLimitPerMin),
 		c.setFix(fmt.Sprintf("Set rate_limit_per_min: %d", DefaultRateLimitPerMin), at, DefaultRateLimitPerMin))
+}
+
+// patternsOfTopology are the library patterns whose topology is name (a topology written
+// where a pattern id belongs: market_auction is contract_net's).
+func patternsOfTopology(name string) []string {
+	var ids []string
+	for _, p := range pattern.All() {
+		if p.Topology == name && p.PatternID != name {
+			ids = append(ids, p.PatternID)
+		}
+	}
+	return ids
 }

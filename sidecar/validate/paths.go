@@ -15,12 +15,18 @@ import (
 // PROJECT:./AGENTS.md).
 var ruleRefRE = regexp.MustCompile(`^([A-Z][A-Z0-9_]*):(.*)$`)
 
+// wholeWorkspace is the agent file that asks for the whole workspace (sandbox.WholeWorkspace).
+const wholeWorkspace = "."
+
 // paths checks every path a flow hands to the sandbox or the rule loader (spec §6.3, §8)
 // with the shared rules of sidecar/safepath.
 func (c *checker) paths() {
 	rules := safepath.Rules{}
 	for _, a := range c.f.Agents {
 		for i, file := range a.Files {
+			if file == wholeWorkspace {
+				continue // the whole workspace, with the folder rules applied file by file
+			}
 			p := fmt.Sprintf("%s/files/%d", a.Path, i)
 			c.checkPath(p, file, "agent file", c.ws.Rules)
 		}

@@ -125,6 +125,14 @@ func TestSchemaRule(t *testing.T) {
 		{"unixSockets empty and outside the workspace", head + "agents: [{id: a, runtime: {backendId: command, command: [x], unixSockets: [\"\", ../other/s.sock]}}]\ninteractions: []\n", []string{CodeSchema, CodeSchema, CodeSchema}},
 		{"env names", head + "agents: [{id: a, runtime: {env: [GOOD_NAME, _ALSO, 9bad, has-dash, \"K=v\"]}}]\ninteractions: []\n", []string{CodeSchema, CodeSchema, CodeSchema}},
 		{"maxTurns zero", head + "agents: [{id: a, runtime: {maxTurns: 0}}]\ninteractions: []\n", []string{CodeSchema}},
+		{"maxCostUsd zero and a word", head + "agents: [{id: a, runtime: {maxCostUsd: 0}}, {id: b, runtime: {maxCostUsd: lots}}]\ninteractions: []\n", []string{CodeSchema, CodeSchema}},
+		{"policy.pricing", "policy: {pricing: {openai: {gpt-5: {input: 1, output: 8}}}}\n" + mw(term2), nil},
+		{"policy.pricing of no provider", "policy: {pricing: {acme: {x: {input: 1}}}}\n" + mw(term2), []string{CodeSchema}},
+		{"policy.pricing negative", "policy: {pricing: {gemini: {gemini: {output: -1}}}}\n" + mw(term2), []string{CodeSchema}},
+		{"params.max_cost_usd zero", mw("{termination: {type: judge_decision}, params: {max_cost_usd: 0, round_cap: 3}}"), []string{CodeSchema}},
+		{"params.max_cost_usd", mw("{termination: {type: judge_decision}, params: {max_cost_usd: 1.5, round_cap: 3}}"), nil},
+		{"maxCostUsd and network open", head + "agents: [{id: a, runtime: {backendId: claude, env: [ANTHROPIC_API_KEY], maxCostUsd: 0.5, network: open}}]\ninteractions: []\n", nil},
+		{"maxCostUsd and network open off the gateway", head + "agents: [{id: a, runtime: {backendId: claude, maxCostUsd: 0.5, network: open}}, {id: b, runtime: {backendId: command, command: [x], env: [OPENAI_API_KEY], maxCostUsd: 1}}]\ninteractions: []\n", []string{CodeSchema, CodeSchema, CodeSchema}},
 		{"sessionLoop zero", head + "agents: [{id: a, runtime: {sessionLoop: {maxIterations: 0}}}]\ninteractions: []\n", []string{CodeSchema}},
 		{"unknown field is a warning", head + "agents: [{id: a, colour: red}]\ninteractions: []\n", []string{CodeSchema}},
 	})
@@ -208,6 +216,11 @@ func TestUnknownPatternRule(t *testing.T) {
 		{"typo", strings.Replace(mw(term2), "patternId: manager_worker", "patternId: manager-worker", 1), []string{CodeUnknownPattern}},
 		{"unknown", strings.Replace(mw(term2), "patternId: manager_worker", "patternId: swarm", 1), []string{CodeUnknownPattern}},
 	})
+	// A topology name where a pattern id belongs points to the pattern that uses it.
+	_, ds := codes(t, strings.Replace(mw(term2), "patternId: manager_worker", "patternId: market_auction", 1), Workspace{})
+	if len(ds) == 0 || !strings.Contains(ds[0].Message, `"market_auction" is a topology, used by the pattern contract_net`) || ds[0].Fix == nil || ds[0].Fix.Title != `Change to "contract_net"` {
+		t.Errorf("topology as pattern id: %v", ds)
+	}
 	for _, id := range PatternIDs() {
 		if _, ok := lookupPattern(id); !ok {
 			t.Errorf("%s not found", id)
@@ -269,19 +282,21 @@ func TestTimeoutRequiredRule(t *testing.T) {
 	runCases(t, Workspace{}, []ruleCase{
 		{"timeout in termination", debate("{termination: "+tm+"}", "{termination: {any: [{type: judge_decision}, "+tm+"]}}"), nil},
 		{"timeout in params", debate("{termination: {type: judge_decision}, params: {timeout_ms: 1000}}", "{termination: {all: [{type: judge_decision}, "+tm+"]}}"), nil},
-		{"one edge without", debate("{termination: {type: judge_decision}}", "{termination: "+tm+"}"), []string{CodeTimeoutRequired}},
+		// The engine merges an interaction's edges: one edge's timeout bounds the interaction.
+		{"one edge without", debate("{termination: {type: judge_decision}}", "{termination: "+tm+"}"), nil},
+		{"no edge with one: one error, not one per edge", debate("{termination: {type: judge_decision}}", "{termination: {type: max_rounds, rounds: 3}}"), []string{CodeTimeoutRequired}},
 		{"bad params timeout", debate("{termination: {type: judge_decision}, params: {timeout_ms: 0}}", "{termination: "+tm+"}"), []string{CodeTimeoutRequired}},
 		{"fractional params timeout", debate("{termination: {type: judge_decision}, params: {timeout_ms: 1.5}}", "{termination: "+tm+"}"), []string{CodeTimeoutRequired}},
 		{"string params timeout", debate("{termination: {type: judge_decision}, params: {timeout_ms: soon}}", "{termination: "+tm+"}"), []string{CodeTimeoutRequired}},
 		{"debate topology on another pattern", strings.Replace(mw("{topology: debate_judge, termination: {type: max_rounds, rounds: 2}}"), "", "", 1), []string{CodeTimeoutRequired}},
 		{"manager_worker needs none", mw(term2), nil},
-		{"a debate drawn as p2p still needs one", debate("{topology: p2p, termination: {type: judge_decision}}", "{termination: {type: timeout_ms, ms: 5}}"), []string{CodeTimeoutRequired}},
+		{"a debate drawn as p2p still needs one", debate("{topology: p2p, termination: {type: judge_decision}}", "{topology: p2p, termination: {type: judge_decision}}"), []string{CodeTimeoutRequired}},
 		{"negotiation", strings.Replace(strings.Replace(mw(term2), "manager_worker", "bilateral_negotiation", 1), "{id: lead, role: manager}", "{id: lead, role: proposer}", 1), []string{CodeTimeoutRequired}},
 		{"critic refiner curator", head + `agents: [{id: c, role: critic}, {id: r, role: refiner}, {id: j, role: judge}]
 interactions:
   - id: i1
     patternId: critic_refiner_curator
-    edges: [{source: c, target: r, data: {termination: {type: max_rounds, rounds: 3}}}, {source: r, target: j, data: {termination: {type: timeout_ms, ms: 5}}}]
+    edges: [{source: c, target: r, data: {termination: {type: max_rounds, rounds: 3}}}, {source: r, target: j, data: {termination: {type: max_rounds, rounds: 2}}}]
 `, []string{CodeTimeoutRequired}},
 	})
 }
@@ -327,8 +342,8 @@ func TestRateLimitRequiredRule(t *testing.T) {
 	runCases(t, Workspace{}, []ruleCase{
 		{"on the edges", router(", params: {rate_limit_per_min: 10}", ""), nil},
 		{"on the router", router("", ", params: {rate_limit_per_min: 5}"), nil},
-		{"missing", router("", ""), []string{CodeRateLimitRequired, CodeRateLimitRequired}},
-		{"router pattern with another topology", router(", topology: p2p", ""), []string{CodeRateLimitRequired, CodeRateLimitRequired}},
+		{"missing", router("", ""), []string{CodeRateLimitRequired}},
+		{"router pattern with another topology", router(", topology: p2p", ""), []string{CodeRateLimitRequired}},
 		{"zero", router(", params: {rate_limit_per_min: 0}", ""), []string{CodeRateLimitRequired, CodeRateLimitRequired}},
 		{"broker topology", head + `agents: [{id: a}, {id: b}]
 systemNodes: [{id: k, type: broker}]
@@ -337,7 +352,7 @@ interactions:
     patternId: broker_facilitator
     edges:
       - {source: a, target: k, data: {termination: {type: timeout_ms, ms: 5}}}
-      - {source: k, target: b, data: {termination: {type: timeout_ms, ms: 5}, params: {rate_limit_per_min: 1}}}
+      - {source: k, target: b, data: {termination: {type: timeout_ms, ms: 5}}}
 `, []string{CodeRateLimitRequired}},
 	})
 }
@@ -525,6 +540,8 @@ func TestUnsafePathRule(t *testing.T) {
 	}
 	runCases(t, Workspace{}, []ruleCase{
 		{"relative files", agent("[src/a.ts, ./README.md, docs/x/y.md]", "[rules/a.md, \"Keep functions short\"]"), nil},
+		{"the whole workspace", agent("[\".\"]", "[]"), nil},
+		{"the root spelled otherwise", agent("[\"./\", src/..]", "[]"), []string{CodeUnsafePath, CodeUnsafePath}},
 		{"dot-dot", agent("[../x]", "[]"), []string{CodeUnsafePath}},
 		{"absolute", agent("[/etc/passwd]", "[]"), []string{CodeUnsafePath}},
 		{"windows absolute", agent("[\"C:/x\"]", "[]"), []string{CodeUnsafePath}},
@@ -722,5 +739,67 @@ func TestEnvSecretFixAndDuplicateNames(t *testing.T) {
 	}
 	if got := fixed(agentEnv("[A_KEY, B_KEY, A_KEY]"), CodeSchema); got != agentEnv("[A_KEY, B_KEY]") {
 		t.Errorf("duplicate fix:\n%s", got)
+	}
+}
+
+// A budget warns of agents whose spend no limit can count, unless the model gateway meters
+// them (a CLI agent whose runtime.env names its API key variable).
+func TestSpendUnknownRule(t *testing.T) {
+	budget := "policy: {budget: {usd: 2}}\n"
+	runCases(t, Workspace{}, []ruleCase{
+		{"codex without a key variable", budget + head + "agents: [{id: a, runtime: {backendId: codex}}]\ninteractions: []\n", []string{CodeSpendUnknown}},
+		{"codex through the gateway", budget + head + "agents: [{id: a, runtime: {backendId: codex, env: [OPENAI_API_KEY]}}]\ninteractions: []\n", nil},
+		{"a command agent with a key variable", budget + head + "agents: [{id: a, runtime: {backendId: command, command: [x], env: [OPENAI_API_KEY]}}]\ninteractions: []\n", []string{CodeSpendUnknown}},
+	})
+}
+
+func TestSharedAndSetupRule(t *testing.T) {
+	agent := func(role, rt string) string {
+		return head + "agents: [{id: a, role: " + role + ", runtime: {" + rt + "}}]\ninteractions: []\n"
+	}
+	runCases(t, Workspace{}, []ruleCase{
+		{"a worker's shared folders and setup", agent("worker", "shared: [node_modules, web/node_modules, .venv], setup: [npm, ci]"), nil},
+		{"climbing out", agent("worker", "shared: [../deps]"), []string{CodeUnsafePath}},
+		{"absolute", agent("worker", "shared: [/usr/lib]"), []string{CodeUnsafePath}},
+		{"internal folders", agent("worker", "shared: [.git, .agentcanvas/x]"), []string{CodeUnsafePath, CodeUnsafePath}},
+		{"empty program", agent("worker", "setup: [\"\"]"), []string{CodeSchema}},
+		{"not in a sandbox", agent("orchestrator", "setup: [npm, ci]"), []string{CodeSchema}},
+		{"a worker in the workspace", agent("worker", "cwdMode: workspace, shared: [node_modules]"), []string{CodeSchema}},
+	})
+}
+
+// runtime.setup's relative script is looked up as a command's is: missing, a warning.
+func TestSetupCommandPath(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "scripts"), 0o755)
+	os.WriteFile(filepath.Join(root, "scripts", "setup.sh"), []byte("true\n"), 0o755)
+	src := func(script string) string {
+		return head + "agents: [{id: a, role: worker, runtime: {setup: [bash, " + script + "]}}]\ninteractions: []\n"
+	}
+	if got, _ := codes(t, src("scripts/setup.sh"), Workspace{Root: root}); len(got) != 0 {
+		t.Errorf("an existing setup script: %v", got)
+	}
+	if got, _ := codes(t, src("scripts/missing.sh"), Workspace{Root: root}); len(got) != 1 || got[0] != CodeCommandPath {
+		t.Errorf("a missing setup script: %v, want %s", got, CodeCommandPath)
+	}
+}
+
+// Ids outside the safe set (a newline, a NUL, a path) are errors naming the id escaped, so
+// nothing raw reaches a terminal, a folder name or a log; letters of any script are fine.
+func TestUnsafeIDs(t *testing.T) {
+	src := head + "agents:\n  - {id: \"a\\nb\", role: worker}\n  - {id: \"c\\0d\", role: worker}\n  - {id: ../x, role: worker}\n  - {id: 코더-1, role: worker}\n  - {id: custom:coder.2, role: worker}\ninteractions: []\n"
+	_, ds := codes(t, src, Workspace{})
+	var msgs []string
+	for _, d := range ds {
+		msgs = append(msgs, d.Message)
+	}
+	want := []string{`agent id "a\nb" has a line break at position 2`, `agent id "c\x00d" has a NUL character at position 2`, `agent id "../x" has '.' at position 1`}
+	if len(msgs) != len(want) {
+		t.Fatalf("diagnostics: %q", msgs)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(msgs[i], w) || strings.ContainsAny(msgs[i], "\n\x00") {
+			t.Errorf("message %d = %q, want it to start %q", i, msgs[i], w)
+		}
 	}
 }

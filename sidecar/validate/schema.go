@@ -140,6 +140,10 @@ func (c *checker) runtime(path string, r *flow.Runtime) {
 			c.report(fmt.Sprintf("%s/command/0", path), c.at(fmt.Sprintf("%s/command/0", path)), diag.Error, CodeSchema, "the command's program is empty; name the program to run, e.g. bash", nil)
 		}
 	}
+	c.gatewayOnly(path, r) // gateway.go
+	if r.MaxCostUSD <= 0 && c.has(path+"/maxCostUsd") && !c.hasErrorsUnder(path+"/maxCostUsd") {
+		c.report(path+"/maxCostUsd", c.at(path+"/maxCostUsd"), diag.Error, CodeSchema, "runtime.maxCostUsd must be a number of US dollars above 0, e.g. 0.5; remove it for no limit of the agent's own", nil)
+	}
 	if r.MaxTurns < 1 && c.has(path+"/maxTurns") {
 		c.report(path+"/maxTurns", c.at(path+"/maxTurns"), diag.Error, CodeSchema, "runtime.maxTurns must be at least 1; remove it for the backend's default", nil)
 	}

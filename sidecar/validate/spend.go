@@ -71,6 +71,9 @@ func (c *checker) reportSpendUnknown(path, what string, usd bool, nodes []flow.N
 		if rt != nil && rt.BackendID != "" {
 			backend = rt.BackendID
 		}
+		if GatewayRouted(rt) {
+			continue // the model gateway meters and prices its every call
+		}
 		switch backend {
 		case "command":
 			command = append(command, n.ID)

@@ -95,7 +95,9 @@ type checker struct {
 	keys     map[string]bool // secretKey's answers
 	skills   map[string]skillResult
 	patterns map[string]patternInfo
-	mcp      *allowlist
+	// missing marks the bounds (timeout, retention, rate limit) found missing per interaction.
+	missing map[string]bool
+	mcp     *allowlist
 }
 
 func (c *checker) run() {
@@ -113,11 +115,14 @@ func (c *checker) run() {
 	c.secretAt = map[string]bool{}
 	c.secrets()
 	c.schema()
+	c.unsafeIDs()
 	c.duplicateIDs()
 	c.references()
 	c.interactions()
 	c.spendUnknown()
+	c.policyPricing() // gateway.go
 	c.paths()
+	c.sandboxSetup()
 	c.workspace()
 	c.permissions()
 }

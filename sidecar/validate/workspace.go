@@ -99,7 +99,7 @@ func (c *checker) workspace() {
 		if len(a.MCP) > MaxMCPServers {
 			p := a.Path + "/mcp"
 			c.report(p, c.at(p), diag.Warning, CodeMCPPolicy,
-				fmt.Sprintf("agent %q uses %d MCP servers; keep to at most %d (spec §7.3: least context) and move the rest to an agent that needs them", a.ID, len(a.MCP), MaxMCPServers), nil)
+				fmt.Sprintf("agent %q uses %d MCP servers; keep to at most %d (least context) and move the rest to the agents that need them", a.ID, len(a.MCP), MaxMCPServers), nil)
 		}
 		if len(a.MCP) == 0 {
 			continue

@@ -10,12 +10,19 @@ import type { RunsTree, RunNode } from '../views/runsTree';
 import { answerable, interruptedToOffer, isInterrupted } from '../views/runsModel';
 import type { PendingQueue } from '../hitl/pending';
 import { RunLogPanel } from '../views/runLogPanel';
+import { parseTurns, renderTranscript, transcriptPath } from '../views/transcript';
+import { doctorText, problemLines, runDoctor } from './preflight';
+
+/** The scheme of the read-only transcript documents (Show Transcript). */
+const TRANSCRIPT_SCHEME = 'agentcanvas-transcript';
 import type { StatusItem } from '../status';
 
 const ENDED = new Set(['run_finished', 'run_failed', 'run_stopped']);
 
 export class RunController {
   private readonly listeners = new Set<(ev: RunEvent) => void>();
+  /** Tells VS Code to read a transcript document again (it keeps virtual documents until closed). */
+  private readonly transcriptChanged = new vscode.EventEmitter<vscode.Uri>();
 
   constructor(
     private readonly sidecar: SidecarClient,
@@ -66,8 +73,48 @@ export class RunController {
       vscode.commands.registerCommand('agentcanvas.refreshRuns', () => this.refresh()),
       vscode.commands.registerCommand('agentcanvas.resumeRun', (arg?: unknown) => withSidecar(this.sidecar, this.log, () => this.resumeRun(arg))),
       vscode.commands.registerCommand('agentcanvas.closeRun', (arg?: unknown) => withSidecar(this.sidecar, this.log, () => this.closeRun(arg))),
+      vscode.commands.registerCommand('agentcanvas.showTranscript', (arg?: unknown) => this.showTranscript(arg)),
+      vscode.workspace.registerTextDocumentContentProvider(TRANSCRIPT_SCHEME, { onDidChange: this.transcriptChanged.event, provideTextDocumentContent: (uri) => this.transcriptText(uri) }),
+      this.transcriptChanged,
+      vscode.commands.registerCommand('agentcanvas.doctor', () => this.showDoctor()),
     ];
   }
+
+  /**
+   * Show Transcript: an agent's turns in a run (the prompt it was sent, its reply and stderr)
+   * from .agentcanvas/runs/<run>/turns.jsonl, as a Markdown document in an editor. arg is a
+   * Runs view agent item or { runId, agent } (the canvas overlay's link).
+   */
+  async showTranscript(arg?: unknown): Promise<vscode.TextDocument | undefined> {
+    const a = arg as { run?: { runId?: unknown }; agent?: { id?: unknown } | string; runId?: unknown } | undefined;
+    const runId = a?.run?.runId ?? a?.runId;
+    const agent = typeof a?.agent === 'string' ? a.agent : a?.agent?.id;
+    if (typeof runId !== 'string' || typeof agent !== 'string' || !vscode.workspace.workspaceFolders?.[0]) {
+      void vscode.window.showInformationMessage('AgentCanvas: pick an agent of a run in the Runs view to see its transcript.');
+      return undefined;
+    }
+    // A read-only document of its own (no "save?" on close), read afresh at every open.
+    const uri = vscode.Uri.from({ scheme: TRANSCRIPT_SCHEME, path: `/${encodeURIComponent(runId)}/${encodeURIComponent(agent)}.md` });
+    this.transcriptChanged.fire(uri);
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(doc, { preview: true });
+    return doc;
+  }
+
+  /** The transcript document's text: the agent's turns read from the run's turns.jsonl. */
+  private async transcriptText(uri: vscode.Uri): Promise<string> {
+    const [runId, file] = uri.path.split('/').filter(Boolean).map(decodeURIComponent);
+    const agent = file.replace(/\.md$/, '');
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    let text = '';
+    try {
+      if (folder) text = new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.joinPath(folder.uri, ...transcriptPath(runId))));
+    } catch (e) {
+      this.log.warn(`transcript of run ${runId}: ${describeError(e)}`);
+    }
+    return renderTranscript(runId, agent, parseTurns(text));
+  }
+
 
   /**
    * After activation (a window reload stopped the previous sidecar and its runs): ONE
@@ -219,6 +266,7 @@ export class RunController {
     const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
     if (doc?.isDirty) await doc.save();
     const flow = vscode.workspace.asRelativePath(uri, false);
+    if (backend !== 'dry-run' && !(await this.preflight(uri, backend))) return;
     // Values the user stored earlier for the env names the flow lists go with the run, so an
     // agent does not have to ask again; the sidecar gives them only to the agents that list them.
     const env = await this.envFor(uri);
@@ -229,6 +277,33 @@ export class RunController {
     this.log.info(`started run ${runId} of ${flow} with backend ${backend}${Object.keys(env).length ? ` (stored values for ${Object.keys(env).join(', ')})` : ''}`);
     void this.refresh();
     await this.follow(runId, flow, 'running');
+  }
+
+  /** Check Agent CLIs: the sidecar's doctor report in an editor. */
+  private async showDoctor(): Promise<void> {
+    const bin = this.sidecar.binaryPath;
+    if (!bin) throw new NotRunningError();
+    const text = await doctorText(bin);
+    const doc = await vscode.workspace.openTextDocument({ language: 'plaintext', content: text });
+    await vscode.window.showTextDocument(doc, { preview: true });
+  }
+
+  /**
+   * Before a real run: the sidecar's doctor for this flow (or the picked backend). When a CLI
+   * is missing or not logged in, say so with the command that fixes it; the person may run
+   * anyway (a login doctor cannot see, such as the macOS Keychain). False: do not start.
+   */
+  private async preflight(uri: vscode.Uri, backend: string): Promise<boolean> {
+    const bin = this.sidecar.binaryPath;
+    if (!bin || uri.scheme !== 'file') return true;
+    const report = await runDoctor(bin, uri.fsPath, backend);
+    if (!report || report.ready) return true;
+    const lines = problemLines(report);
+    this.log.warn(`doctor before the run:\n  ${lines.join('\n  ')}`);
+    const fix = report.checks.find((c) => c.status === 'fail' && c.fix)?.fix;
+    const pick = await vscode.window.showWarningMessage(`AgentCanvas: not ready for a real run — ${lines.join('; ')}`, { modal: false }, 'Run Anyway', ...(fix ? ['Copy Fix Command'] : []), 'Cancel');
+    if (pick === 'Copy Fix Command' && fix) await vscode.env.clipboard.writeText(fix.split('   (')[0]);
+    return pick === 'Run Anyway';
   }
 
   /** A cancellable progress notification until the run ends, then its outcome. */

@@ -83,6 +83,8 @@ export function runTreeItem(node: RunNode): vscode.TreeItem {
       it.description = [a.status, a.terminationReason && `reason: ${a.terminationReason}`].filter(Boolean).join(' · ');
       it.iconPath = new vscode.ThemeIcon(statusIcon(a.status));
       it.contextValue = 'agent';
+      it.command = { command: 'agentcanvas.showTranscript', title: 'Show Transcript', arguments: [node] };
+      it.tooltip = `${a.id}: click for its transcript (what it was sent, its replies and stderr)`;
       return it;
     }
     case 'pending': {

@@ -177,6 +177,41 @@ const STEPS = [
     },
   },
   {
+    name: 'clicking an agent in the Runs view opens its transcript in an editor: the prompt it was sent and its reply',
+    skip: () => runsUnavailable,
+    async run({ page, shot, workspace }) {
+      await runCommand(page, 'AgentCanvas: Focus on Runs View');
+      const runs = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Runs' }) });
+      await runs.locator('.monaco-list-row', { hasText: 'asker' }).first().click();
+      const editor = page.locator('.editor-instance .monaco-editor .view-lines').first();
+      await editor.filter({ hasText: '# asker — run' }).waitFor({ timeout: TIMEOUT });
+      await editor.filter({ hasText: '### Prompt' }).waitFor({ timeout: TIMEOUT });
+      const runsDir = path.join(workspace, '.agentcanvas', 'runs');
+      const kept = readdirSync(runsDir).filter((d) => existsSync(path.join(runsDir, d, 'turns.jsonl')));
+      if (kept.length === 0) throw new Error('no run kept a transcript');
+      await shot('transcript');
+    },
+  },
+  {
+    name: 'the Getting Started walkthrough goes on past the dry run: checking an agent CLI (its doctor report opens), a real run, an agent\'s transcript',
+    async run({ page, shot }) {
+      await runCommand(page, 'Welcome: Open Walkthrough...');
+      await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Get started with AgentCanvas' }).first().click();
+      const walk = page.locator('.gettingStartedContainer');
+      for (const title of ['Run it with the dry-run backend', 'Check your agent CLI', 'Run it with a real agent', 'See what each agent was told', 'Review and apply proposals']) {
+        await walk.locator('.getting-started-step', { hasText: title }).first().waitFor({ timeout: TIMEOUT });
+      }
+      await walk.locator('.getting-started-step', { hasText: 'Check your agent CLI' }).first().click();
+      await shot('walkthrough-doctor');
+      await walk.locator('.getting-started-step', { hasText: 'Run it with a real agent' }).first().click();
+      await shot('walkthrough-real-run');
+      await walk.locator('.getting-started-step', { hasText: 'Check your agent CLI' }).first().click();
+      await walk.getByRole('button', { name: 'Check Agent CLIs' }).first().click();
+      await page.locator('.editor-instance .monaco-editor .view-lines').filter({ hasText: 'confinement' }).first().waitFor({ timeout: TIMEOUT });
+      await shot('doctor-report');
+    },
+  },
+  {
     name: 'the API key the user typed is in no file: not the workspace, not the run logs, not the extension\'s output',
     skip: () => runsUnavailable,
     async run({ workspace, userData }) {
@@ -602,8 +637,8 @@ async function insertPatternFromPaletteAndSave({ page, shot, workspace }) {
   const nodes = frame.locator('.react-flow__node');
   await nodes.first().waitFor({ timeout: TIMEOUT });
   const before = await nodes.count();
-  // In an editor narrower than 1100 px the palette starts closed.
-  if ((await frame.locator('[data-testid="palette"]').count()) === 0) await frame.getByRole('button', { name: 'Patterns', exact: true }).click();
+  // In an editor narrower than 1400 px the palette starts folded to its icon (its rail).
+  if ((await frame.locator('[data-testid="palette"]').count()) === 0) await frame.getByRole('button', { name: 'Show the patterns', exact: true }).click();
   await frame.getByPlaceholder('Search patterns').fill('debate');
   await frame.locator(`.ac-pattern[data-pattern="${PATTERN}"]`).click();
   await frame.getByRole('button', { name: `Insert ${PATTERN}` }).click();

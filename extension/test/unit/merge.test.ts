@@ -31,7 +31,7 @@ function workspace(): { ws: string; cleanup: () => void } {
 /** getProposal's answer after worker_1 changed line 3 of a.ts and was applied. */
 const review = {
   applicable: false,
-  problems: [{ path: 'a.ts', reason: "hunk 1 of the merge: conflicts with the workspace's line 3 (resolve it: mine, theirs, both, edit or markers)" }],
+  problems: [{ path: 'a.ts', reason: "hunk 1 of the merge: conflicts with the workspace's line 3 (resolve it: mine, theirs, both, markers, or text of your own)" }],
   warnings: [],
   collisions: [{ path: 'b.ts', kind: 'lines', lines: { start: 2, count: 1 }, otherRunId: 'r1', otherAgentId: 'worker_3', otherLines: { start: 2, count: 1 }, hunk: 1, message: 'Line 2 overlaps line 2 changed by worker_3 (run r1)' }],
   files: [

@@ -22,6 +22,11 @@ beforeEach(() => {
   clients.length = 0;
 });
 
+/** Waits for cond (a condition, never a time), giving up after 10 s. */
+async function until(cond: () => boolean): Promise<void> {
+  for (const end = Date.now() + 10_000; !cond() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 5));
+}
+
 async function setup(storedEnv?: (names: string[]) => Promise<Record<string, string>>) {
   const dir = mkdtempSync(path.join(tmpdir(), 'ac-run-'));
   const bin = path.join(dir, 'agentcanvas');
@@ -54,7 +59,7 @@ test('Run Flow: the default backend is offered first; startRun gets the uri and 
       return items[0];
     };
     const run = (rc as unknown as { runFlow(u: unknown): Promise<void> }).runFlow(flow);
-    for (let i = 0; i < 50 && mock.progress.length === 0; i++) await new Promise((r) => setImmediate(r));
+    await until(() => mock.progress.length > 0); // a real run first runs the sidecar's doctor, a process
     assert.equal(offered[0], 'dry-run');
     assert.deepEqual(client.requests.find((r) => r.method === 'agentcanvas/startRun')?.params, { uri: 'file:///ws/flows/team.yaml', backend: 'dry-run', dryRun: true });
     rc.onRunEvent({ runId: 'r1', event: 'step', interactionId: 'i1', from: 'a' });
@@ -73,7 +78,7 @@ test('cancelling the progress notification stops the run', async () => {
   try {
     mock.quickPickAnswer = (items) => items[0];
     const run = (rc as unknown as { runFlow(u: unknown): Promise<void> }).runFlow(flow);
-    for (let i = 0; i < 50 && mock.progress.length === 0; i++) await new Promise((r) => setImmediate(r));
+    await until(() => mock.progress.length > 0); // a real run first runs the sidecar's doctor, a process
     mock.progress[0].cancel();
     await run;
     for (let i = 0; i < 20 && !client.requests.some((r) => r.method === 'agentcanvas/stopRun'); i++) await new Promise((r) => setImmediate(r));
@@ -118,7 +123,7 @@ test('stored values for the env names the flow lists go with startRun', async ()
     }));
     mock.quickPickAnswer = (items) => items.find((i) => i.label === 'codex');
     const run = (rc as unknown as { runFlow(u: unknown): Promise<void> }).runFlow(flow);
-    for (let i = 0; i < 50 && mock.progress.length === 0; i++) await new Promise((r) => setImmediate(r));
+    await until(() => mock.progress.length > 0); // a real run first runs the sidecar's doctor, a process
     assert.deepEqual(asked, [['DATABASE_URL', 'OPENAI_API_KEY']]);
     assert.deepEqual(client.requests.find((r) => r.method === 'agentcanvas/startRun')?.params, {
       uri: 'file:///ws/flows/team.yaml',
@@ -155,7 +160,7 @@ test('Invoke Skill: the request, the open workspace files (active one ticked, .a
       return items.filter((i) => i.picked);
     };
     const run = rc.invokeSkill({ folder: 'tidy' });
-    for (let i = 0; i < 50 && mock.progress.length === 0; i++) await new Promise((r) => setImmediate(r));
+    await until(() => mock.progress.length > 0); // a real run first runs the sidecar's doctor, a process
     assert.deepEqual(files, [['src/a.ts', true], ['src/b.ts', false]]);
     assert.deepEqual(backends, ['dry-run', 'auto', 'claude', 'codex', 'gemini']);
     assert.deepEqual(client.requests.find((r) => r.method === 'agentcanvas/startRun')?.params, { skill: { name: 'tidy', arguments: 'sort them', files: ['src/a.ts'] }, backend: 'dry-run', dryRun: true });

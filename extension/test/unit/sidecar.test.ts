@@ -160,8 +160,10 @@ test('sends the agentcanvas settings as initializationOptions and syncs the sect
     settings.set('agentcanvas.blockedFolders', ['build']);
     settings.set('agentcanvas.autoApply', 'whenClean');
     settings.set('agentcanvas.confinement', 'required');
+    settings.set('agentcanvas.gateway', 'off');
+    settings.set('agentcanvas.gatewayPricing', { openai: { 'gpt-5': { input: 1, output: 8 } } });
     const { client } = await started(bin);
-    assert.deepEqual(client.clientOptions.initializationOptions, { allowedFolders: ['src', 'docs'], blockedFolders: ['build'], autoApply: 'whenClean', confinement: 'required' });
+    assert.deepEqual(client.clientOptions.initializationOptions, { allowedFolders: ['src', 'docs'], blockedFolders: ['build'], autoApply: 'whenClean', confinement: 'required', gateway: 'off', gatewayPricing: { openai: { 'gpt-5': { input: 1, output: 8 } } } });
     assert.equal(client.clientOptions.synchronize?.configurationSection, 'agentcanvas');
   } finally {
     cleanup();
@@ -172,11 +174,14 @@ test("the settings' defaults and autoApply's values are package.json's, and the 
   const pkg = JSON.parse(readFileSync(path.join(__dirname, '..', '..', '..', 'package.json'), 'utf8'));
   const props = pkg.contributes.configuration.properties;
   const defaults = sidecarSettings({ get: <T>(_k: string, d: T) => d });
-  assert.deepEqual(defaults, { allowedFolders: props['agentcanvas.allowedFolders'].default, blockedFolders: props['agentcanvas.blockedFolders'].default, autoApply: props['agentcanvas.autoApply'].default, confinement: props['agentcanvas.confinement'].default });
+  assert.deepEqual(defaults, { allowedFolders: props['agentcanvas.allowedFolders'].default, blockedFolders: props['agentcanvas.blockedFolders'].default, autoApply: props['agentcanvas.autoApply'].default, confinement: props['agentcanvas.confinement'].default, gateway: props['agentcanvas.gateway'].default, gatewayPricing: props['agentcanvas.gatewayPricing'].default });
   // sidecar/engine's AutoApplyValues, strictest first; the editor's default is the strictest.
   assert.deepEqual(props['agentcanvas.autoApply'].enum, ['off', 'whenClean', 'flow']);
   assert.equal(defaults.autoApply, 'off');
   // sidecar/confine's Modes, the default first.
   assert.deepEqual(props['agentcanvas.confinement'].enum, ['auto', 'required', 'off']);
   assert.equal(defaults.confinement, 'auto');
+  // sidecar/engine's GatewayModes, the default first.
+  assert.deepEqual(props['agentcanvas.gateway'].enum, ['auto', 'logins', 'off']);
+  assert.equal(defaults.gateway, 'auto');
 });

@@ -24,27 +24,32 @@ import type { Diagnostic, FlowModel, FlowOp, PatternInfo, Point } from "../../sr
 import { nearestSpan } from "../../src/canvas/positions";
 import { planConnect, planPick, planReconnect, type ConnectPlan } from "./connect";
 import { syntaxError } from "./diagnostics";
-import { edgeGeometry, type Rect } from "./edgeGeometry";
+import { edgeGeometry, type EdgeGeometry, type Rect } from "./edgeGeometry";
 import { DrawnEdges, type DrawnEdge } from "./drawnEdges";
-import { DrawnEdgesContext, edgeTypes, LabelLayer, LabelLayerContext, nodeTypes, RunContext } from "./elements";
+import { DrawnEdgesContext, edgeTypes, HighlightContext, LabelLayer, LabelLayerContext, nodeTypes, RunContext } from "./elements";
 import { estimatedHeight, findElement, layoutInput, NODE_HEIGHT, NODE_WIDTH, toGraph, type CanvasEdge, type CanvasNode } from "./graph";
 import { loadState, onHostMessage, post, saveState } from "./host";
 import { Inspector } from "./Inspector";
 import { placeLabels, type LabelRequest } from "./labelPlacement";
-import { LABEL_MIN_ZOOM, MAX_LABEL_CHARS, shortLabel } from "./labels";
+import { interactionName, LABEL_MIN_ZOOM, MAX_LABEL_CHARS, shortLabel } from "./labels";
 import { tidyLayout } from "./layout";
 import { Legend } from "./Legend";
 import { deleteOps, layoutOp, moveOps, nudge } from "./ops";
 import { applyRunEvent, edgeCounters, emptyOverlay } from "./overlay";
 import { spendLabel } from "../../src/canvas/spend";
 import { Palette, PATTERN_MIME } from "./Palette";
+import { Rail } from "./Rail";
+import { blockers, NodeIndex, polyline, route } from "./routing";
 import { PatternPicker, type PickerRequest } from "./PatternPicker";
 import { BusyState, Toolbar } from "./Toolbar";
+import { openingView, type Pane } from "./view";
 
 export const GRID = 16;
 const NUDGE_SETTLE_MS = 400;
 /** Below this width the minimap starts hidden, as the side panels do: the graph keeps the room. */
 export const MINIMAP_MIN_WIDTH = 900;
+/** Below this editor width the palette and the inspector start collapsed to their icons. */
+export const PANELS_MIN_WIDTH = 1400;
 /** Flows with more interactions than this start with the legend hidden (its toggle shows it). */
 export const LEGEND_MAX = 24;
 /** Flows with more nodes than this draw only what is in view (React Flow's onlyRenderVisibleElements). */
@@ -55,8 +60,33 @@ interface LabelMetrics {
   char: number; // one character of the label font
   chrome: number; // padding and border, across
   line: number; // one line, with padding and border
+  /** the smallest text on the canvas (a label's, a card's role and badges), in px at 100% */
+  smallText: number;
 }
-const ESTIMATED_METRICS: LabelMetrics = { char: 7, chrome: 16, line: 20 };
+const ESTIMATED_METRICS: LabelMetrics = { char: 7, chrome: 16, line: 20, smallText: 12 };
+
+/**
+ * The smallest text a person should have to read, in px on screen: VS Code's own smallest UI
+ * text (the status bar's, the tabs' descriptions) is 11 to 12 px. The first view, and Fit, never
+ * zoom out further than this lets the canvas's smallest text be.
+ */
+export const READABLE_PX = 11;
+
+/** readableZoom is the zoom at which the canvas's smallest text is READABLE_PX on screen. */
+export function readableZoom(m: LabelMetrics): number {
+  return Math.min(1.5, READABLE_PX / m.smallText);
+}
+
+/** smallText is the smallest font size, in px, of a label's text and a card's small text. */
+function smallText(host: HTMLElement): number {
+  const card = document.createElement("div");
+  card.className = "ac-node ac-probe";
+  card.innerHTML = '<div class="ac-node-meta"><span class="ac-role">r</span><span class="ac-badge">b</span></div>';
+  host.append(card);
+  const sizes = [...card.querySelectorAll("span")].map((e) => parseFloat(getComputedStyle(e).fontSize));
+  card.remove();
+  return Math.min(...sizes.filter((x) => x > 0), Infinity);
+}
 
 /** measureLabels measures a hidden label in the page: the font is the theme's, whatever it is. */
 function measureLabels(host: HTMLElement | null): LabelMetrics {
@@ -72,10 +102,12 @@ function measureLabels(host: HTMLElement | null): LabelMetrics {
   const line = probe.getBoundingClientRect().height;
   text.textContent = "0".repeat(30);
   const w30 = probe.getBoundingClientRect().width;
+  const labelText = parseFloat(getComputedStyle(text).fontSize);
   probe.remove();
   const char = (w30 - w10) / 20;
   if (!(char > 0) || !(line > 0)) return ESTIMATED_METRICS;
-  return { char, chrome: w10 - 10 * char, line };
+  const small = Math.min(labelText > 0 ? labelText : Infinity, smallText(host));
+  return { char, chrome: w10 - 10 * char, line, smallText: Number.isFinite(small) ? small : ESTIMATED_METRICS.smallText };
 }
 
 /** nodeRect is a node's box on the canvas: measured once drawn, estimated before. */
@@ -88,8 +120,8 @@ function nodeRect(n: CanvasNode): Rect {
   };
 }
 
-/** The padding Fit leaves: room for the toolbar above and the legend below. */
-function fitPadding(root: HTMLElement | null): FitViewOptions["padding"] {
+/** The room Fit and the first view leave clear: the toolbar above and the legend below. */
+function viewPadding(root: HTMLElement | null): Pane["pad"] {
   const canvas = root?.querySelector(".ac-canvas")?.getBoundingClientRect();
   const bar = root?.querySelector(".ac-toolbar")?.getBoundingClientRect();
   const legend = root?.querySelector(".ac-legend")?.getBoundingClientRect();
@@ -97,8 +129,31 @@ function fitPadding(root: HTMLElement | null): FitViewOptions["padding"] {
   const most = canvas ? canvas.height / 3 : 56;
   const top = Math.min(most, canvas && bar?.height ? bar.bottom - canvas.top + 16 : 56);
   const bottom = Math.min(most, canvas && legend?.height ? canvas.bottom - legend.top + 16 : 32);
-  return { top: `${Math.round(top)}px`, bottom: `${Math.round(bottom)}px`, left: "40px", right: "40px" };
+  return { top: Math.round(top), bottom: Math.round(bottom), left: 40, right: 40 };
 }
+
+function fitPadding(root: HTMLElement | null): FitViewOptions["padding"] {
+  const p = viewPadding(root);
+  return { top: `${p.top}px`, bottom: `${p.bottom}px`, left: `${p.left}px`, right: `${p.right}px` };
+}
+
+/**
+ * aroundNodes is the edge's curve, or, when the curve would pass under a node other than its
+ * ends, a route around the nodes (routing.ts). Routes take turns at a few offsets, so two routes
+ * that would share a channel run side by side rather than on top of each other.
+ */
+function aroundNodes(g: EdgeGeometry, index: NodeIndex, ends: string[], routed: number, deadline: number): EdgeGeometry {
+  if (routed >= MAX_ROUTES || performance.now() > deadline || blockers(g, index, ends).length === 0) return g;
+  const r = route(g, index, ROUTE_OFFSETS[routed % ROUTE_OFFSETS.length]);
+  return r ? { ...g, route: r } : g;
+}
+const ROUTE_OFFSETS = [0, 5, -5];
+/**
+ * A tangle past this many routed edges, or past this much routing time in one drawing, keeps the
+ * rest as curves: drawing (after a drag, after Tidy) must stay fast.
+ */
+const MAX_ROUTES = 300;
+const ROUTING_MS = 60;
 
 /** nodeAtPointer: the id of the node under a mouse or touch event's point, if any. */
 function nodeAtPointer(e: MouseEvent | TouchEvent): string | undefined {
@@ -121,6 +176,17 @@ function onCanvas(t: EventTarget | null): boolean {
   return !!el.closest?.(".react-flow") || el.classList?.contains("ac-canvas");
 }
 
+/** useWindowWidth is the editor's width, followed as it is resized. */
+function useWindowWidth(): number {
+  const [w, setW] = useState(window.innerWidth);
+  useEffect(() => {
+    const on = () => setW(window.innerWidth);
+    window.addEventListener("resize", on);
+    return () => window.removeEventListener("resize", on);
+  }, []);
+  return w;
+}
+
 export function App() {
   return (
     <ReactFlowProvider>
@@ -140,23 +206,34 @@ function Canvas() {
   const [overlay, setOverlay] = useState(emptyOverlay);
   const [now, setNow] = useState(() => Date.now());
   const [snap, setSnap] = useState(saved.snap ?? false);
-  // In a narrow editor the side panels start closed, so the graph keeps most of the room
-  // (both reopen from their buttons, and the choice is remembered).
-  const [paletteOpen, setPaletteOpen] = useState(saved.palette ?? window.innerWidth >= 1100);
-  const [inspectorOpen, setInspectorOpen] = useState(saved.inspector ?? window.innerWidth >= 900);
+  // Below PANELS_MIN_WIDTH the side panels are collapsed to their icons, so the graph keeps the
+  // room; once the person opens or collapses one, that choice is kept (webview state).
+  const width = useWindowWidth();
+  const [paletteChoice, setPaletteChoice] = useState(saved.palette);
+  const [inspectorChoice, setInspectorChoice] = useState(saved.inspector);
+  const paletteOpen = paletteChoice ?? width >= PANELS_MIN_WIDTH;
+  const inspectorOpen = inspectorChoice ?? width >= PANELS_MIN_WIDTH;
+  const setPaletteOpen = (open: boolean) => (setPaletteChoice(open), saveState({ palette: open }));
+  const setInspectorOpen = (open: boolean) => (setInspectorChoice(open), saveState({ inspector: open }));
   const [minimap, setMinimap] = useState(saved.minimap ?? window.innerWidth >= MINIMAP_MIN_WIDTH);
   // The legend starts shown unless the flow has more interactions than it can list in a glance.
   const [legendChoice, setLegend] = useState<boolean | undefined>(saved.legend);
   const legend = legendChoice ?? (flow?.interactions?.length ?? 0) <= LEGEND_MAX;
   const [picker, setPicker] = useState<PickerRequest>();
+  // The interaction hovered in the legend: its edges stand out.
+  const [hovered, setHovered] = useState<string>();
   const [nodes, setNodes] = useState<CanvasNode[]>([]);
   const [edges, setEdges] = useState<CanvasEdge[]>([]);
   const busy = useMemo(() => new BusyState(), []);
   const [metrics, setMetrics] = useState<LabelMetrics>(ESTIMATED_METRICS);
+  const metricsRef = useRef(metrics);
+  metricsRef.current = metrics;
   const zoomedOut = useStore((s) => s.transform[2] < LABEL_MIN_ZOOM);
   // Whether the first view is set (restored, or the flow fitted): until then the zoom is not the
   // one the flow will be seen at, and a big flow's labels wait for it rather than be drawn for nothing.
   const [viewSet, setViewSet] = useState(false);
+  const viewSetRef = useRef(viewSet);
+  viewSetRef.current = viewSet;
   const [labelLayer, setLabelLayer] = useState<HTMLElement | null>(null);
   const wrapper = useRef<HTMLDivElement>(null);
   // While Space is held, a drag pans — over a node too: React Flow marks draggable nodes "nopan",
@@ -234,9 +311,26 @@ function Canvas() {
   const graphRef = useRef(graph);
   graphRef.current = graph;
 
-  const fit = useCallback((maxZoom?: number) => rf.fitView({ padding: fitPadding(wrapper.current), maxZoom, duration: 0 }), [rf]);
+  // The first view, Fit and the view after Tidy: the whole flow when it is readable so, else the
+  // flow's entry at the readable zoom (view.ts). Fit shows the whole flow, however small, once the
+  // person has zoomed out below that zoom themselves.
+  const fit = useCallback(
+    async (maxZoom = 1, nodes: CanvasNode[] = nodesRef.current) => {
+      const floor = readableZoom(metricsRef.current);
+      if (rf.getViewport().zoom < floor - 1e-3 && viewSetRef.current) return rf.fitView({ padding: fitPadding(wrapper.current), maxZoom, duration: 0 });
+      const r = wrapper.current?.querySelector(".react-flow")?.getBoundingClientRect();
+      if (!r) return false;
+      const v = openingView(nodes.map(nodeRect), { width: r.width, height: r.height, pad: viewPadding(wrapper.current) }, floor, Math.max(maxZoom, floor));
+      return rf.setViewport(v, { duration: 0 });
+    },
+    [rf],
+  );
   // The label font, measured again with each new model (the theme's font may have changed).
-  useEffect(() => setMetrics(measureLabels(wrapper.current?.querySelector(".ac-canvas") ?? null)), [flow]);
+  useEffect(() => {
+    const m = measureLabels(wrapper.current?.querySelector(".ac-canvas") ?? null);
+    metricsRef.current = m; // the first view, in this frame, needs it before the next render
+    setMetrics(m);
+  }, [flow]);
   useEffect(() => {
     if (!graph) return;
     const restoring = first.current;
@@ -251,14 +345,15 @@ function Canvas() {
       keepEdges = new Set([drawn.id]);
     }
     const measured = new Map(nodesRef.current.map((n) => [n.id, n.measured]));
-    setNodes(graph.nodes.map((n) => ({ ...n, selected: keepNodes.has(n.id), measured: measured.get(n.id) }) as CanvasNode));
+    const next = graph.nodes.map((n) => ({ ...n, selected: keepNodes.has(n.id), measured: measured.get(n.id) }) as CanvasNode);
+    setNodes(next);
     setEdges(graph.edges.map((e) => ({ ...e, selected: keepEdges.has(e.id) })));
     if (restoring) {
       first.current = false;
       if (saved.viewport) {
         rf.setViewport(saved.viewport);
         setViewSet(true);
-      } else requestAnimationFrame(() => void fit(1).finally(() => setViewSet(true)));
+      } else requestAnimationFrame(() => void fit(1, next).finally(() => setViewSet(true)));
     }
   }, [graph]); // eslint-disable-line react-hooks/exhaustive-deps
 
@@ -401,7 +496,7 @@ function Canvas() {
       setNodes((cur) => cur.map((n) => (positions[n.id] ? { ...n, position: positions[n.id] } : n)));
       send([layoutOp(positions)], "Tidy");
       performance.mark("ac:tidy:sent");
-      requestAnimationFrame(() => fit(1));
+      requestAnimationFrame(() => void fit(1, nodesRef.current.map((n) => (positions[n.id] ? { ...n, position: positions[n.id] } : n))));
     } catch (e) {
       setNotice(`Tidy failed: ${(e as Error).message}`);
       post({ type: "error", message: `tidy: ${(e as Error).message}` });
@@ -587,24 +682,33 @@ function Canvas() {
     const out = new Map<string, DrawnEdge>();
     const requests: LabelRequest[] = [];
     const forms = new Map<string, string[]>();
+    const index = new NodeIndex(nodes.map((n) => ({ id: n.id, ...rects.get(n.id)! })));
+    let routed = 0;
+    const deadline = performance.now() + ROUTING_MS;
+    // the edges each label names: its own, and those that share it (graph.ts: labelledBy)
+    const named = new Map<string, string[]>();
+    for (const e of edges) if (e.data) named.set(e.data.labelledBy, [...(named.get(e.data.labelledBy) ?? []), e.id]);
     for (const e of edges) {
       const s = rects.get(e.source);
       const t = rects.get(e.target);
       if (!s || !t || !e.data) continue;
-      const geometry = edgeGeometry(s, t, e.data.parallel, e.data.parallelCount, e.source > e.target);
+      const geometry = aroundNodes(edgeGeometry(s, t, e.data.parallel, e.data.parallelCount, e.source > e.target), index, [e.source, e.target], routed, deadline);
+      if (geometry.route) routed++;
       out.set(e.id, { geometry });
-      if (!labelsDrawn) continue;
+      if (!labelsDrawn || e.data.labelledBy !== e.id) continue;
       // the label, then shorter forms for when a tight layout leaves no room for it
       const texts = [...new Set([MAX_LABEL_CHARS, 20, 14, 10].map((n) => shortLabel(e.data!.label, n)))];
       forms.set(e.id, texts);
       const problems = e.data.diagnostics.length;
       const counters = edgeCounters(overlay.edges[e.id], now)?.length ?? 0;
-      const badge = problems ? String(problems).length + 3 : 0;
+      // the interaction's name before the text (bold: a character more), and the problem badge
+      const badge = (problems ? String(problems).length + 3 : 0) + [...interactionName(e.data.interactionId)].length + 2;
       const lines = 1 + (counters ? 1 : 0) + (problems && e.selected ? 1 : 0);
       const width = (chars: number) => Math.ceil(Math.max(chars + badge, counters, problems && e.selected ? 40 : 0) * metrics.char + metrics.chrome) + 2;
-      requests.push({ id: e.id, widths: texts.map((x) => width([...x].length)), height: Math.ceil(metrics.line * lines) + 2, geometry });
+      requests.push({ id: e.id, widths: texts.map((x) => width([...x].length)), height: Math.ceil(metrics.line * lines) + 2, geometry, edges: named.get(e.id) });
     }
-    const places = placeLabels(requests, [...rects.values()]);
+    const lines = labelsDrawn ? [...out].map(([id, d]) => ({ id, points: polyline(d.geometry, 16) })) : undefined;
+    const places = placeLabels(requests, [...rects.values()], lines);
     for (const r of requests) {
       const label = places.get(r.id)!;
       out.set(r.id, { geometry: r.geometry, label, text: forms.get(r.id)![label.form] });
@@ -666,9 +770,13 @@ function Canvas() {
         </details>
       ) : null}
       <div className="ac-main">
-        {paletteOpen ? <Palette patterns={patterns} onInsert={insertPattern} onClose={() => (setPaletteOpen(false), saveState({ palette: false }))} /> : null}
+        {paletteOpen ? (
+          <Palette patterns={patterns} onInsert={insertPattern} onClose={() => setPaletteOpen(false)} />
+        ) : (
+          <Rail side="left" icon="symbol-structure" label="Show the patterns" testId="palette-rail" onOpen={() => setPaletteOpen(true)} />
+        )}
         <div
-          className={`ac-canvas${spaceDown ? " panning" : ""}`}
+          className={`ac-canvas${spaceDown ? " panning" : ""}${hovered ? " ac-highlighting" : ""}`}
           onDragOver={(e) => {
             if (e.dataTransfer.types.includes(PATTERN_MIME)) {
               e.preventDefault();
@@ -684,19 +792,15 @@ function Canvas() {
           }}
           aria-label={`Flow ${flow?.name ?? ""} canvas`} role="application" aria-roledescription="flow canvas">
           <Toolbar
-            paletteOpen={paletteOpen}
-            inspectorOpen={inspectorOpen}
             busy={busy}
             snap={snap}
             minimap={minimap}
             legend={legend}
-            onPalette={() => (setPaletteOpen(true), saveState({ palette: true }))}
             onTidy={tidy}
             onFit={() => fit()}
             onSnap={toggleSnap}
             onMinimap={toggleMinimap}
             onLegend={toggleLegend}
-            onInspector={() => (setInspectorOpen(true), saveState({ inspector: true }))}
             run={
               <>
                 {overlay.running ? <span className="ac-badge ac-run-badge active">run {overlay.runId ?? ""}</span> : null}
@@ -708,8 +812,9 @@ function Canvas() {
               </>
             }
           />
-          {legend && flow ? <Legend interactions={flow.interactions ?? []} selected={selectedIx} onSelect={selectInteraction} /> : null}
+          {legend && flow ? <Legend interactions={flow.interactions ?? []} selected={selectedIx} onSelect={selectInteraction} onHover={setHovered} /> : null}
           <RunContext.Provider value={ctx}>
+           <HighlightContext.Provider value={hovered}>
            <DrawnEdgesContext.Provider value={drawnEdges}>
            <LabelLayerContext.Provider value={labelsDrawn ? labelLayer : null}>
             <ReactFlow<CanvasNode, CanvasEdge>
@@ -764,6 +869,7 @@ function Canvas() {
             </ReactFlow>
            </LabelLayerContext.Provider>
            </DrawnEdgesContext.Provider>
+           </HighlightContext.Provider>
           </RunContext.Provider>
           {flow && nodes.length === 0 ? <div className="ac-empty">This flow has no nodes yet. Insert a pattern from the palette.</div> : null}
           {!flow && !syntax ? <div className="ac-empty">Loading the flow…</div> : null}
@@ -779,9 +885,11 @@ function Canvas() {
             reveal={reveal}
             connect={connect}
             reconnect={reconnect}
-            onClose={() => (setInspectorOpen(false), saveState({ inspector: false }))}
+            onClose={() => setInspectorOpen(false)}
           />
-        ) : null}
+        ) : (
+          <Rail side="right" icon="layout-sidebar-right" label="Show the inspector" testId="inspector-rail" onOpen={() => setInspectorOpen(true)} />
+        )}
       </div>
       {picker ? (
         <PatternPicker

@@ -43,19 +43,15 @@ function Toggle(props: { icon: string; label: string; title: string; pressed: bo
 }
 
 export interface ToolbarProps {
-  paletteOpen: boolean;
-  inspectorOpen: boolean;
   busy: BusyState;
   snap: boolean;
   minimap: boolean;
   legend: boolean;
-  onPalette: () => void;
   onTidy: () => void;
   onFit: () => void;
   onSnap: () => void;
   onMinimap: () => void;
   onLegend: () => void;
-  onInspector: () => void;
   /** shown at the end while a run is on */
   run?: ReactNode;
 }
@@ -64,21 +60,12 @@ export function Toolbar(p: ToolbarProps) {
   const busy = useSyncExternalStore(p.busy.subscribe, p.busy.get);
   return (
     <div className="ac-toolbar" role="toolbar" aria-label="Canvas tools">
-      {!p.paletteOpen ? <Action icon="symbol-structure" label="Patterns" title="Show the pattern palette" onClick={p.onPalette} /> : null}
       <Action icon="type-hierarchy-sub" label="Tidy" title="Lay the flow out by roles, in layers" onClick={p.onTidy} disabled={!!busy} primary />
       <Action icon="screen-full" label="Fit" title="Fit the flow in view (0)" onClick={p.onFit} />
       <span className="ac-tool-separator" role="separator" />
       <Toggle icon="magnet" label="Snap to grid" title="Snap to grid (Shift+S)" pressed={p.snap} onClick={p.onSnap} />
       <Toggle icon="map" label="Minimap" title="Minimap (M)" pressed={p.minimap} onClick={p.onMinimap} />
       <Toggle icon="symbol-color" label="Legend" title="Interaction colours" pressed={p.legend} onClick={p.onLegend} />
-      {!p.inspectorOpen ? (
-        <>
-          <span className="ac-tool-separator" role="separator" />
-          <button type="button" className="ac-tool" aria-label="Inspector" title="Show the inspector" onClick={p.onInspector}>
-            <Codicon name="layout-sidebar-right" />
-          </button>
-        </>
-      ) : null}
       {busy ? (
         <span className="ac-busy" role="status" data-testid="busy">
           <Codicon name="loading" className="codicon-modifier-spin" />

@@ -14,7 +14,10 @@ export interface DrawnEdge {
   text?: string;
 }
 
+const sameRoute = (a?: EdgeGeometry["route"], b?: EdgeGeometry["route"]) => a === b || (!!a && !!b && a.length === b.length && a.every((p, i) => p.x === b[i].x && p.y === b[i].y));
+
 const sameGeometry = (a: EdgeGeometry, b: EdgeGeometry) =>
+  sameRoute(a.route, b.route) &&
   a.sourceSide === b.sourceSide && a.targetSide === b.targetSide && [a.p0, a.p1, a.p2, a.p3].every((p, i) => p.x === [b.p0, b.p1, b.p2, b.p3][i].x && p.y === [b.p0, b.p1, b.p2, b.p3][i].y);
 
 const sameLabel = (a: PlacedLabel | undefined, b: PlacedLabel | undefined) =>

@@ -26,6 +26,8 @@ export interface EdgeGeometry {
   p1: Pt;
   p2: Pt;
   p3: Pt;
+  /** set when the curve would pass under a node: the orthogonal route drawn instead (routing.ts), p0 to p3 */
+  route?: Pt[];
 }
 
 // A target must be this far past the source's side for the edge to use that side.
@@ -89,8 +91,9 @@ export function edgeGeometry(source: Rect, target: Rect, index = 0, count = 1, r
   return { sourceSide, targetSide, p0, p1, p2, p3 };
 }
 
-/** pointAt is the curve's point at t (0 at the source, 1 at the target). */
+/** pointAt is the edge's point at t (0 at the source, 1 at the target): on its route, by length. */
 export function pointAt(g: EdgeGeometry, t: number): Pt {
+  if (g.route) return alongRoute(g.route, t);
   const u = 1 - t;
   const a = u * u * u;
   const b = 3 * u * u * t;
@@ -99,17 +102,55 @@ export function pointAt(g: EdgeGeometry, t: number): Pt {
   return { x: a * g.p0.x + b * g.p1.x + c * g.p2.x + d * g.p3.x, y: a * g.p0.y + b * g.p1.y + c * g.p2.y + d * g.p3.y };
 }
 
+function alongRoute(r: Pt[], t: number): Pt {
+  const lengths = r.slice(1).map((p, i) => Math.hypot(p.x - r[i].x, p.y - r[i].y));
+  let d = lengths.reduce((a, b) => a + b, 0) * Math.max(0, Math.min(1, t));
+  for (let i = 0; i < lengths.length; i++) {
+    if (d <= lengths[i] || i === lengths.length - 1) {
+      const k = lengths[i] ? Math.min(1, d / lengths[i]) : 0;
+      return { x: r[i].x + (r[i + 1].x - r[i].x) * k, y: r[i].y + (r[i + 1].y - r[i].y) * k };
+    }
+    d -= lengths[i];
+  }
+  return r[r.length - 1];
+}
+
 const f = (n: number) => Math.round(n * 10) / 10;
 
-/** edgePath is the SVG path of the curve. */
+/** How round a route's corners are. */
+const CORNER = 8;
+
+/** routePath draws a route's corners rounded. */
+function routePath(r: Pt[]): string {
+  let d = `M${f(r[0].x)},${f(r[0].y)}`;
+  for (let i = 1; i < r.length - 1; i++) {
+    const [a, b, c] = [r[i - 1], r[i], r[i + 1]];
+    const k1 = Math.min(CORNER, Math.hypot(b.x - a.x, b.y - a.y) / 2);
+    const k2 = Math.min(CORNER, Math.hypot(c.x - b.x, c.y - b.y) / 2);
+    const u = unit(a, b);
+    const v = unit(b, c);
+    d += ` L${f(b.x - u.x * k1)},${f(b.y - u.y * k1)} Q${f(b.x)},${f(b.y)} ${f(b.x + v.x * k2)},${f(b.y + v.y * k2)}`;
+  }
+  const last = r[r.length - 1];
+  return `${d} L${f(last.x)},${f(last.y)}`;
+}
+
+function unit(a: Pt, b: Pt): Pt {
+  const l = Math.hypot(b.x - a.x, b.y - a.y) || 1;
+  return { x: (b.x - a.x) / l, y: (b.y - a.y) / l };
+}
+
+/** edgePath is the SVG path of the edge: its route, or its curve. */
 export function edgePath(g: EdgeGeometry): string {
+  if (g.route) return routePath(g.route);
   return `M${f(g.p0.x)},${f(g.p0.y)} C${f(g.p1.x)},${f(g.p1.y)} ${f(g.p2.x)},${f(g.p2.y)} ${f(g.p3.x)},${f(g.p3.y)}`;
 }
 
 /** arrowPath is the filled arrowhead at the target, along the curve's last direction. */
 export function arrowPath(g: EdgeGeometry): string {
-  let dx = g.p3.x - g.p2.x;
-  let dy = g.p3.y - g.p2.y;
+  const from = g.route ? g.route[g.route.length - 2] : g.p2;
+  let dx = g.p3.x - from.x;
+  let dy = g.p3.y - from.y;
   const len = Math.hypot(dx, dy) || 1;
   dx /= len;
   dy /= len;

@@ -7,10 +7,11 @@ import { BaseEdge, EdgeLabelRenderer, Handle, Position, type EdgeProps, type Nod
 import type { Diagnostic, Severity } from "../../src/canvas/protocol";
 import { DrawnEdges } from "./drawnEdges";
 import { arrowPath, edgePath } from "./edgeGeometry";
-import { INTERACTION_COLOURS, type AgentNodeData, type CanvasEdge, type SystemNodeData } from "./graph";
+import { INTERACTION_COLOURS, INTERACTION_DASHES, type AgentNodeData, type CanvasEdge, type SystemNodeData } from "./graph";
 import { Icon } from "./icons";
 import { edgeCounters, emptyOverlay, type RunOverlay, type RunState } from "./overlay";
 import { roleIcon } from "./roles";
+import { interactionName } from "./labels";
 
 export interface CanvasContextValue {
   overlay: RunOverlay;
@@ -161,7 +162,11 @@ export const SystemNodeView = memo(function SystemNodeView({ data, selected }: N
         </div>
         <div className="ac-node-meta">
           <span className="ac-badge ac-systype">{data.sysType.toUpperCase()}</span>
-          {data.llm ? <span className="ac-badge ac-llm">LLM</span> : null}
+          {data.backend ? (
+            <span className="ac-badge ac-backend" title="backend">
+              {data.backend}
+            </span>
+          ) : null}
         </div>
         <RunBadge id={data.id} />
         <DiagnosticList ds={data.diagnostics} />
@@ -170,13 +175,20 @@ export const SystemNodeView = memo(function SystemNodeView({ data, selected }: N
   );
 });
 
-/** interactionClass is the colour class of an interaction's edges (and its legend entry). */
-export const interactionClass = (index: number) => `ac-ix-${index % INTERACTION_COLOURS}`;
+/**
+ * interactionClass is the colour (and past twelve interactions, the line style) of an
+ * interaction's edges and of its legend entry: twelve colours solid, then dashed, then dotted.
+ */
+export const interactionClass = (index: number) => `ac-ix-${index % INTERACTION_COLOURS} ac-dash-${Math.floor(index / INTERACTION_COLOURS) % INTERACTION_DASHES}`;
+
+/** The interaction hovered in the legend (its edges stand out), if any. */
+export const HighlightContext = createContext<string | undefined>(undefined);
 
 /** edgeClass is what an edge's path, arrow and label share: its colour, problems, run state, selection. */
-function edgeClass(data: CanvasEdge["data"], run: RunOverlay["edges"][string] | undefined, selected: boolean): string {
+function edgeClass(data: CanvasEdge["data"], run: RunOverlay["edges"][string] | undefined, selected: boolean, highlighted?: string): string {
   return [
     "ac-edge",
+    highlighted !== undefined && highlighted === data?.interactionId ? "ac-hl" : "",
     interactionClass(data?.interactionIndex ?? 0),
     data?.severity ? `has-${data.severity}` : "",
     run?.state ? `run-${run.state}` : "",
@@ -201,9 +213,10 @@ export const InteractionEdge = memo(function InteractionEdge(props: EdgeProps<Ca
   const { id, data, selected } = props;
   const { overlay } = useContext(RunContext);
   const layer = useContext(LabelLayerContext);
+  const highlighted = useContext(HighlightContext);
   const drawn = useDrawn(id);
   if (!drawn) return null;
-  const cls = edgeClass(data, overlay.edges[id], !!selected);
+  const cls = edgeClass(data, overlay.edges[id], !!selected, highlighted);
   return (
     <>
       <BaseEdge id={id} path={edgePath(drawn.geometry)} className={cls} interactionWidth={16} />
@@ -215,11 +228,12 @@ export const InteractionEdge = memo(function InteractionEdge(props: EdgeProps<Ca
 
 const EdgeLabel = memo(function EdgeLabel({ id, data, selected }: { id: string; data: CanvasEdge["data"]; selected: boolean }) {
   const { overlay, now, selectEdge } = useContext(RunContext);
+  const highlighted = useContext(HighlightContext);
   const drawn = useDrawn(id);
   if (!drawn?.label) return null;
   const run = overlay.edges[id];
   const counters = edgeCounters(run, now);
-  const cls = edgeClass(data, run, selected);
+  const cls = edgeClass(data, run, selected, highlighted);
   const ds = data?.diagnostics ?? [];
   const full = data?.label ?? "";
   // Centred on its place by a zero-size anchor (left/top, flex centring), not by a transform:
@@ -236,6 +250,7 @@ const EdgeLabel = memo(function EdgeLabel({ id, data, selected }: { id: string; 
           selectEdge(id);
         }}
       >
+        <span className="ac-edge-ix">{interactionName(data?.interactionId ?? "")}</span>
         <span className="ac-edge-text">{drawn.text}</span>
         {ds.length > 0 ? <span className={`ac-badge ac-badge-${data?.severity}`}>{ds.length}</span> : null}
         {counters ? <span className="ac-edge-counters">{counters}</span> : null}

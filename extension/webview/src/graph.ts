@@ -28,7 +28,8 @@ export interface SystemNodeData extends Record<string, unknown> {
   path: string;
   name: string;
   sysType: string;
-  llm: boolean; // LLM-backed (has a runtime)
+  /** the backend that runs it (runtime.backendId, "auto" when unset), none for an engine-run node */
+  backend?: string;
   node: SystemNode;
   diagnostics: Diagnostic[];
   severity?: Severity;
@@ -52,6 +53,11 @@ export interface InteractionEdgeData extends Record<string, unknown> {
   /** this edge's place among the edges between the same two nodes (either way), and their number: they fan out */
   parallel: number;
   parallelCount: number;
+  /**
+   * the edge that draws the label this edge shares: edges of one interaction between the same two
+   * nodes (either way) with the same label have one label, drawn by the first of them
+   */
+  labelledBy: string;
 }
 export type CanvasEdge = Edge<InteractionEdgeData, "interaction">;
 
@@ -66,13 +72,63 @@ export const NODE_HEIGHT = 72;
 // A node card grows by a line for each problem it lists (two at most, then "+N more").
 const DIAG_LINE = 16;
 
-/** backendBadge is the short name of an agent's backend, "auto" when none is set. */
-export function backendBadge(a: Agent): string {
-  return a.runtime?.backendId || "auto";
+/**
+ * backendBadge is the backend a node runs on, as the engine resolves it: runtime.backendId, and
+ * "auto" when it is unset (the engine picks an installed CLI). A system node without a runtime is
+ * run by the engine itself (a blackboard, a broker): it has no backend.
+ */
+export function backendBadge(n: Agent | SystemNode): string | undefined {
+  if (!n.runtime && "type" in n) return undefined;
+  return n.runtime?.backendId || "auto";
 }
 
-/** The number of interaction colours in canvas.css (.ac-ix-0 … .ac-ix-6). */
-export const INTERACTION_COLOURS = 7;
+/** The number of interaction colours in canvas.css (.ac-ix-0 … .ac-ix-11). */
+export const INTERACTION_COLOURS = 12;
+/** Line styles after the colours run out (.ac-dash-1: dashed, .ac-dash-2: dotted). */
+export const INTERACTION_DASHES = 3;
+
+/**
+ * The patterns whose same-role nodes are peers: a debate's debaters face their judge side by side,
+ * voters and samplers stand together before their aggregator, a blackboard's contributors before
+ * the board. An edge drawn between two of them (debater → debater, as the exchange is described)
+ * is laid out across, not as a step (layered.ts: lateral).
+ */
+export const PEER_PATTERNS = new Set(["debate_judge", "red_team_judge", "majority_vote", "self_consistency", "blackboard", "memory_sync", "router_targeted"]);
+
+/** The patterns drawn as a hub with its contributors around it, and the node types that are hubs. */
+const HUB_PATTERNS = new Set(["blackboard"]);
+const HUBS = new Set(["blackboard"]);
+
+/**
+ * around lays a blackboard's contributors out on both sides of it: every other contributor's edge
+ * to the hub is laid out from the hub (the layers put it after the hub), so the board stands among
+ * its contributors rather than at the end of a column of them. Only the layout's direction changes.
+ */
+function around(edges: FlowLayoutInput["edges"], roles: Map<string, string>): FlowLayoutInput["edges"] {
+  let k = 0;
+  return edges.map((e) => (HUBS.has(roles.get(e.target) ?? "") && !HUBS.has(roles.get(e.source) ?? "") && k++ % 2 === 1 ? { ...e, source: e.target, target: e.source } : e));
+}
+
+/**
+ * facing adds, for the layout only, an edge from each peer to the node its fellow peers lead to
+ * (a debater drawn only to the other debater still faces the judge): peers stand side by side with
+ * the node they share in front of them, whatever edges the person drew.
+ */
+function facing(edges: FlowLayoutInput["edges"], roles: Map<string, string>): FlowLayoutInput["edges"] {
+  const peers = new Set(edges.filter((e) => e.lateral).flatMap((e) => [e.source, e.target]));
+  if (peers.size === 0) return [];
+  const has = new Set(edges.map((e) => `${e.source}\u0000${e.target}`));
+  const out: FlowLayoutInput["edges"] = [];
+  for (const e of edges) {
+    if (e.lateral || !peers.has(e.source)) continue;
+    for (const p of peers)
+      if (p !== e.source && p !== e.target && roles.get(p) === roles.get(e.source) && !has.has(`${p}\u0000${e.target}`)) {
+        has.add(`${p}\u0000${e.target}`);
+        out.push({ source: p, target: e.target, label: e.label });
+      }
+  }
+  return out;
+}
 
 /** estimatedHeight is a node card's height before the canvas has measured it. */
 export function estimatedHeight(diagnostics: number): number {
@@ -91,8 +147,14 @@ export function layoutInput(flow: FlowModel, diags: DiagnosticIndex, size?: (id:
   for (const a of flow.agents ?? []) add(a.id, a.role ?? "");
   for (const s of flow.systemNodes ?? []) add(s.id, s.type ?? "");
   const edges: FlowLayoutInput["edges"] = [];
-  for (const it of flow.interactions ?? [])
-    for (const e of it.edges ?? []) if (seen.has(e.source) && seen.has(e.target)) edges.push({ source: e.source, target: e.target, label: edgeLabel(it.patternId, e.data) });
+  const roles = new Map(nodes.map((n) => [n.id, n.role]));
+  for (const it of flow.interactions ?? []) {
+    const mine: FlowLayoutInput["edges"] = [];
+    for (const e of it.edges ?? [])
+      if (seen.has(e.source) && seen.has(e.target))
+        mine.push({ source: e.source, target: e.target, label: edgeLabel(it.patternId, e.data), lateral: PEER_PATTERNS.has(it.patternId) && roles.get(e.source) === roles.get(e.target) });
+    edges.push(...(HUB_PATTERNS.has(it.patternId) ? around(mine, roles) : mine), ...facing(mine, roles));
+  }
   return { nodes, edges };
 }
 
@@ -117,14 +179,14 @@ export function toGraph(flow: FlowModel, diags: Diagnostic[] | null): Graph {
       id: a.id,
       type: "agent",
       position: position(a.id),
-      ariaLabel: `Agent ${a.name || a.id}, role ${a.role || "none"}, backend ${backendBadge(a)}`,
+      ariaLabel: `Agent ${a.name || a.id}, role ${a.role || "none"}, backend ${backendBadge(a)!}`,
       data: {
         kind: "agent",
         id: a.id,
         path: a.path,
         name: a.name || a.id,
         role: a.role || "",
-        backend: backendBadge(a),
+        backend: backendBadge(a)!,
         agent: a,
         files: a.files?.length ?? 0,
         diagnostics: ds,
@@ -141,14 +203,14 @@ export function toGraph(flow: FlowModel, diags: Diagnostic[] | null): Graph {
       id: s.id,
       type: "system",
       position: position(s.id),
-      ariaLabel: `System node ${s.name || s.id}, type ${s.type}`,
+      ariaLabel: `System node ${s.name || s.id}, type ${s.type}${backendBadge(s) ? `, backend ${backendBadge(s)}` : ""}`,
       data: {
         kind: "system",
         id: s.id,
         path: s.path,
         name: s.name || s.id,
         sysType: s.type,
-        llm: !!s.runtime,
+        backend: backendBadge(s),
         node: s,
         diagnostics: ds,
         severity: worstSeverity(ds),
@@ -161,6 +223,7 @@ export function toGraph(flow: FlowModel, diags: Diagnostic[] | null): Graph {
   const edgeIds = new Set<string>();
   const pairs = new Map<string, number>();
   const pairOf = (a: string, b: string) => (a < b ? `${a}\u0000${b}` : `${b}\u0000${a}`);
+  const labelGroups = new Map<string, string>(); // interaction, pair, label → the edge drawing it
   (flow.interactions ?? []).forEach((it, interactionIndex) => {
     for (const e of it.edges ?? []) {
       if (!ids.has(e.source) || !ids.has(e.target) || edgeIds.has(e.id)) continue;
@@ -170,6 +233,9 @@ export function toGraph(flow: FlowModel, diags: Diagnostic[] | null): Graph {
       pairs.set(pair, parallel + 1);
       const ds = di.edges.get(e.id) ?? [];
       const label = edgeLabel(it.patternId, e.data);
+      const group = `${it.id}\u0001${pair}\u0001${label}`;
+      const labelledBy = labelGroups.get(group) ?? e.id;
+      labelGroups.set(group, labelledBy);
       edges.push({
         id: e.id,
         type: "interaction",
@@ -188,6 +254,7 @@ export function toGraph(flow: FlowModel, diags: Diagnostic[] | null): Graph {
           severity: worstSeverity(ds),
           parallel,
           parallelCount: 0,
+          labelledBy,
         },
       });
     }

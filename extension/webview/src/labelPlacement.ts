@@ -11,6 +11,14 @@ export interface LabelRequest {
   widths: number[];
   height: number;
   geometry: EdgeGeometry;
+  /** the edges the label names (its own, and those that share it); none: only its geometry's */
+  edges?: string[];
+}
+
+/** An edge's line, for keeping each label nearer its own edge than any other. */
+export interface EdgeLine {
+  id: string;
+  points: Pt[];
 }
 
 export interface PlacedLabel {
@@ -83,28 +91,91 @@ function span(r: Rect): [number, number, number, number] {
 const inflate = (r: Rect, d: number): Rect => ({ x: r.x - d, y: r.y - d, width: r.width + 2 * d, height: r.height + 2 * d });
 const boxAt = (p: Pt, w: number, h: number): Rect => ({ x: p.x - w / 2, y: p.y - h / 2, width: w, height: h });
 
-/** candidates are the spots a label may take on its curve, best first. */
+/** How much of an edge a label on it must leave in sight, in px. */
+const EDGE_IN_SIGHT = 48;
+
+/**
+ * candidates are the spots a label may take on its curve, best first: on the line, then beside
+ * it. An edge too short to show past its label on the line gets the spots beside it first, so the
+ * label never hides its own edge.
+ */
 function candidates(g: EdgeGeometry, width: number, height: number): Pt[] {
-  const out: Pt[] = ALONG.map((t) => pointAt(g, t));
-  // then beside the line, at the middle spots: across the way the edge runs, further each time
+  const on: Pt[] = ALONG.map((t) => pointAt(g, t));
+  // beside the line, at the middle spots: across the way the edge runs, further each time
   const horizontal = g.sourceSide === "left" || g.sourceSide === "right";
+  const beside: Pt[] = [];
   for (const step of [1, 2, 3])
     for (const t of ALONG.slice(0, 5)) {
       const p = pointAt(g, t);
       for (const s of [1, -1]) {
         const d = s * step * (horizontal ? height / 2 + 6 : width / 2 + 6);
-        out.push(horizontal ? { x: p.x, y: p.y + d } : { x: p.x + d, y: p.y });
+        beside.push(horizontal ? { x: p.x, y: p.y + d } : { x: p.x + d, y: p.y });
       }
     }
-  return out;
+  const run = horizontal ? Math.abs(g.p3.x - g.p0.x) : Math.abs(g.p3.y - g.p0.y);
+  const covered = horizontal ? width : height;
+  return run - covered < EDGE_IN_SIGHT && !g.route ? [...beside, ...on] : [...on, ...beside];
+}
+
+/** The edges' lines as segments in a grid: which edge is nearest a point. */
+class LineIndex {
+  private cells = new Map<number, Array<[Pt, Pt, string]>>();
+  private static CELL = 96;
+  constructor(lines: EdgeLine[]) {
+    for (const l of lines)
+      for (let i = 1; i < l.points.length; i++) {
+        const a = l.points[i - 1];
+        const b = l.points[i];
+        for (const k of LineIndex.keys(Math.min(a.x, b.x), Math.min(a.y, b.y), Math.max(a.x, b.x), Math.max(a.y, b.y))) {
+          const c = this.cells.get(k);
+          if (c) c.push([a, b, l.id]);
+          else this.cells.set(k, [[a, b, l.id]]);
+        }
+      }
+  }
+  private static keys(x0: number, y0: number, x1: number, y1: number): number[] {
+    const C = LineIndex.CELL;
+    const out: number[] = [];
+    for (let i = Math.floor(x0 / C); i <= Math.floor(x1 / C); i++) for (let j = Math.floor(y0 / C); j <= Math.floor(y1 / C); j++) out.push(i * 100_003 + j);
+    return out;
+  }
+  /** nearerOther reports whether an edge not in own passes as near p as own's nearest (or nearer). */
+  nearerOther(p: Pt, own: Set<string>): boolean {
+    let mine = Infinity;
+    let other = Infinity;
+    // the cells around p, then a wider square when the own edge is not among them
+    for (const r of [LineIndex.CELL, 4 * LineIndex.CELL]) {
+      for (const k of LineIndex.keys(p.x - r, p.y - r, p.x + r, p.y + r))
+        for (const [a, b, id] of this.cells.get(k) ?? []) {
+          const d = segmentDistance(p, a, b);
+          if (own.has(id)) mine = Math.min(mine, d);
+          else other = Math.min(other, d);
+        }
+      if (mine <= r) break;
+    }
+    return other <= mine + 2;
+  }
+}
+
+function segmentDistance(p: Pt, a: Pt, b: Pt): number {
+  const dx = b.x - a.x;
+  const dy = b.y - a.y;
+  const len = dx * dx + dy * dy;
+  const t = len ? Math.max(0, Math.min(1, ((p.x - a.x) * dx + (p.y - a.y) * dy) / len)) : 0;
+  return Math.hypot(p.x - (a.x + t * dx), p.y - (a.y + t * dy));
 }
 
 // Past this many labels, a label with no room tries its full and its shortest form only: a
 // huge tangle is not read label by label, and must not make every frame slow.
 const THOROUGH = 300;
 
-/** placeLabels places the labels in order (earlier ones get the better spots), clear of the nodes. */
-export function placeLabels(labels: LabelRequest[], nodes: Rect[]): Map<string, PlacedLabel> {
+/**
+ * placeLabels places the labels in order (earlier ones get the better spots), clear of the nodes;
+ * with lines, each label's centre nearer the edges it names than any other edge (a label is read
+ * as the nearest line's).
+ */
+export function placeLabels(labels: LabelRequest[], nodes: Rect[], lines?: EdgeLine[]): Map<string, PlacedLabel> {
+  const nearest = lines && labels.length <= THOROUGH ? new LineIndex(lines) : undefined;
   const obstacles = new Grid();
   for (const n of nodes) obstacles.add(inflate(n, NODE_CLEARANCE));
   const out = new Map<string, PlacedLabel>();
@@ -112,10 +183,11 @@ export function placeLabels(labels: LabelRequest[], nodes: Rect[]): Map<string, 
   for (const l of labels) {
     let found: PlacedLabel | undefined;
     // the first free spot: the full label first, then its shorter forms
+    const own = new Set(l.edges ?? [l.id]);
     search: for (let form = 0; form < l.widths.length; form++) {
       if (!thorough && form > 0 && form < l.widths.length - 1) continue;
       for (const p of candidates(l.geometry, l.widths[form], l.height))
-        if (obstacles.overlap(boxAt(p, l.widths[form], l.height), true) === 0) {
+        if (obstacles.overlap(boxAt(p, l.widths[form], l.height), true) === 0 && !nearest?.nearerOther(p, own)) {
           found = { x: p.x, y: p.y, form, free: true };
           break search;
         }

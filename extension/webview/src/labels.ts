@@ -105,3 +105,9 @@ export const LABEL_HEIGHT = 20;
 export function labelWidth(text: string): number {
   return [...shortLabel(text)].length * LABEL_CHAR_WIDTH + LABEL_PADDING;
 }
+
+/** interactionName is an interaction's id as its labels name it: at most 12 characters. */
+export function interactionName(id: string): string {
+  const chars = [...id];
+  return chars.length > 12 ? `${chars.slice(0, 11).join("")}…` : id;
+}

@@ -23,6 +23,11 @@ export interface LayoutEdge {
   target: string;
   /** the width of the edge's label: the gap it is drawn in is at least this wide */
   label: number;
+  /**
+   * between peers (a debate's debaters, a blackboard's contributors): laid out side by side, in one
+   * layer, whichever way it was drawn, rather than one after the other
+   */
+  lateral?: boolean;
 }
 
 export interface LayeredOptions {
@@ -61,10 +66,15 @@ export function layered(nodes: LayoutNode[], edges: LayoutEdge[], o: LayeredOpti
   // 1. Orientation by rank, one edge per pair (a pair drawn both ways is laid out as one).
   const pairLabel = new Map<number, number>(); // key u*n+v (u→v as laid out) → widest label
   const out: number[][] = nodes.map(() => []);
+  const lateral: Array<[number, number]> = [];
   for (const e of edges) {
     let u = index.get(e.source);
     let v = index.get(e.target);
     if (u === undefined || v === undefined || u === v) continue;
+    if (e.lateral) {
+      lateral.push([u, v]);
+      continue;
+    }
     if (rank[u] > rank[v]) [u, v] = [v, u];
     const back = v * n + u;
     if (pairLabel.has(back)) {
@@ -128,6 +138,13 @@ export function layered(nodes: LayoutNode[], edges: LayoutEdge[], o: LayeredOpti
     const u = topo[k];
     if (pred[u].length === 0 && succ[u].length > 0) layer[u] = Math.min(...succ[u].map((v) => layer[v])) - 1;
   }
+  // a node tied to the rest only by lateral edges stands in its peer's layer
+  for (let pass = 0; pass < 2; pass++)
+    for (const [u, v] of lateral) {
+      const alone = (x: number) => succ[x].length === 0 && pred[x].length === 0;
+      if (alone(u) && !alone(v)) layer[u] = layer[v];
+      else if (alone(v) && !alone(u)) layer[v] = layer[u];
+    }
   const layerCount = Math.max(...layer) + 1;
 
   // 3. Long edges get a chain of dummy nodes, one a layer, so that they are ordered (and given

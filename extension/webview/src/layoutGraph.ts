@@ -8,7 +8,7 @@ import { roleRank } from "./roles";
 
 export interface FlowLayoutInput {
   nodes: Array<{ id: string; width: number; height: number; role: string }>;
-  edges: Array<{ source: string; target: string; label: string }>;
+  edges: Array<{ source: string; target: string; label: string; lateral?: boolean }>;
 }
 
 /** The space between two packed parts of a flow. */
@@ -24,7 +24,7 @@ export function layoutFlow(input: FlowLayoutInput, progress?: (f: number) => voi
   const laid = parts.map((p) => {
     const r = layered(
       p.nodes.map((x): LayoutNode => ({ id: x.id, width: x.width, height: x.height, rank: roleRank(x.role) })),
-      p.edges.map((e): LayoutEdge => ({ source: e.source, target: e.target, label: labelWidth(e.label) })),
+      p.edges.map((e): LayoutEdge => ({ source: e.source, target: e.target, label: labelWidth(e.label), lateral: e.lateral })),
       DEFAULT_LAYERED,
       progress && ((f) => progress((done + f * p.nodes.length) / total)),
     );

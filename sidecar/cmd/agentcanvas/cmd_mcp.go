@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/engine"
@@ -30,7 +29,7 @@ func mcpServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	workspace := fs.String("workspace", "", "workspace root (default: found from the flow's location)")
 	dryRun := fs.Bool("dry-run", false, "run every agent with the built-in dry-run backend")
-	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
+	if err := parseAnywhere(fs, args); err != nil || fs.NArg() != 1 {
 		fmt.Fprintln(stderr, "usage: agentcanvas mcp [--workspace W] [--dry-run] FLOW")
 		return exitUsage
 	}
@@ -92,9 +91,7 @@ func (s *mcpServer) reply(id json.RawMessage, result any, rerr *rpcError) {
 	}
 }
 
-var toolNameRE = regexp.MustCompile(`[^a-zA-Z0-9_-]+`)
-
-func (s *mcpServer) toolName() string { return "run_" + toolNameRE.ReplaceAllString(s.flow.Name, "_") }
+func (s *mcpServer) toolName() string { return toolName(s.flow.Title, s.flow.Name) }
 
 func (s *mcpServer) handle(line []byte) {
 	var m rpcMsg
@@ -120,12 +117,12 @@ func (s *mcpServer) handle(line []byte) {
 		s.reply(m.ID, map[string]any{"tools": []any{map[string]any{
 			"name":        s.toolName(),
 			"description": desc + fmt.Sprintf(" (%d agents, %d interactions). Returns the run's outcome: status, each interaction's termination reason and result, and proposals waiting for review.", len(s.flow.Agents)+len(s.flow.SystemNodes), len(s.flow.Interactions)),
-			"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"task": map[string]any{"type": "string", "description": "what the flow should do"}}, "required": []string{"task"}},
+			"inputSchema": toolInputSchema,
 		}}}, nil)
 	case "tools/call":
 		var p struct {
-			Name      string         `json:"name"`
-			Arguments map[string]any `json:"arguments"`
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
 		}
 		if err := json.Unmarshal(m.Params, &p); err != nil {
 			s.reply(m.ID, nil, &rpcError{Code: -32602, Message: "invalid params: " + err.Error()})
@@ -135,7 +132,19 @@ func (s *mcpServer) handle(line []byte) {
 			s.reply(m.ID, nil, &rpcError{Code: -32602, Message: fmt.Sprintf("unknown tool %q; this server has %s", p.Name, s.toolName())})
 			return
 		}
-		task, _ := p.Arguments["task"].(string)
+		var args map[string]any
+		if len(p.Arguments) > 0 && string(p.Arguments) != "null" {
+			if err := json.Unmarshal(p.Arguments, &args); err != nil {
+				s.reply(m.ID, nil, &rpcError{Code: -32602, Message: "invalid params: arguments must be an object"})
+				return
+			}
+		}
+		// The advertised schema is the contract: a call it forbids runs nothing.
+		if problem := checkArguments(toolInputSchema, args); problem != "" {
+			s.reply(m.ID, nil, &rpcError{Code: -32602, Message: "invalid arguments for " + s.toolName() + ": " + problem})
+			return
+		}
+		task, _ := args["task"].(string)
 		out, err := engine.Run(context.Background(), s.flow, engine.Options{Workspace: s.ws, DryRun: s.dryRun, Task: task, Human: engine.NonInteractive{}})
 		if err != nil {
 			s.reply(m.ID, map[string]any{"content": []any{map[string]any{"type": "text", "text": err.Error()}}, "isError": true}, nil)

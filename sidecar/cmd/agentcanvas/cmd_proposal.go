@@ -14,15 +14,15 @@ import (
 )
 
 func init() {
-	register(&command{name: "proposal", summary: "create, review, apply, reject or export proposals (proposal create|apply|review|reject|list|export)", run: runProposal})
+	register(&command{name: "proposal", summary: "review and apply agents' edits: proposal create|list|review|apply|reject|revert|ledger|origins|export", run: runProposal})
 }
 
 const proposalUsage = `usage:
   agentcanvas proposal create --workspace W --run R --agent A [--notes T] [--test-log FILE] [--flow F]
   agentcanvas proposal apply  --workspace W [--check] [--files a,b] [--hunks path:1,path:3] [--merge path:N]… [--resolve path:N=TAKE]… [--against path=BLOB]… [--allow DIR]… [--block DIR]… [--flow F] PROPOSAL
-  agentcanvas proposal review --workspace W [--flow F] [--record] [--allow DIR]… [--block DIR]… PROPOSAL
+  agentcanvas proposal review --workspace W [--json] [--flow F] [--record] [--allow DIR]… [--block DIR]… PROPOSAL
   agentcanvas proposal reject --workspace W [--reason T] [--flow F] PROPOSAL
-  agentcanvas proposal list   --workspace W
+  agentcanvas proposal list   --workspace W [--json]
   agentcanvas proposal revert --workspace W [--check] [--json] [--allow DIR]… [--block DIR]… [--flow F] ID
   agentcanvas proposal ledger --workspace W [--json]
   agentcanvas proposal origins --workspace W [--json] FILE
@@ -80,7 +80,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *string, *string) {
 }
 
 func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
-	if err := fs.Parse(args); err != nil {
+	if err := parseAnywhere(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK, false
 		}
@@ -219,8 +219,13 @@ func printResult(stdout, stderr io.Writer, res *proposal.Result, err error, asJS
 	if err != nil {
 		var ref *proposal.RefusedError
 		if errors.As(err, &ref) {
+			conflict := false
 			for _, p := range ref.Problems {
 				fmt.Fprintf(stderr, "refused: %s\n", p)
+				conflict = conflict || strings.Contains(p.Reason, "of the merge: conflicts with")
+			}
+			if conflict { // the command line's values for TAKE (the editor's "edit" is @FILE here)
+				fmt.Fprintln(stderr, "resolve each conflict with --resolve PATH:N=TAKE, TAKE one of mine, theirs, both, markers or @FILE (the text of FILE); proposal review --json lists the merge's hunks")
 			}
 		} else {
 			fmt.Fprintf(stderr, "agentcanvas: %v\n", err)
@@ -243,6 +248,7 @@ func printResult(stdout, stderr io.Writer, res *proposal.Result, err error, asJS
 func proposalReview(args []string, stdout, stderr io.Writer) int {
 	fs, ws, flow := newFlags("review", stderr)
 	record := fs.Bool("record", false, "append a proposal_reviewed event")
+	asJSON := fs.Bool("json", false, "print the review data as JSON (for tools) instead of the diff")
 	rf := addRuleFlags(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -263,7 +269,11 @@ func proposalReview(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentcanvas: %v\n", err)
 		return exitFail
 	}
-	printJSON(stdout, rv)
+	if *asJSON {
+		printJSON(stdout, rv)
+	} else {
+		printReview(stdout, rv, fs.Arg(0))
+	}
 	return exitOK
 }
 
@@ -287,6 +297,7 @@ func proposalReject(args []string, stdout, stderr io.Writer) int {
 
 func proposalList(args []string, stdout, stderr io.Writer) int {
 	fs, ws, _ := newFlags("list", stderr)
+	asJSON := fs.Bool("json", false, "print the proposals as JSON (for tools)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -297,6 +308,10 @@ func proposalList(args []string, stdout, stderr io.Writer) int {
 	}
 	if list == nil {
 		list = []proposal.Summary{}
+	}
+	if !*asJSON {
+		printList(stdout, list)
+		return exitOK
 	}
 	printJSON(stdout, list)
 	return exitOK

@@ -36,7 +36,7 @@ func proposalExport(args []string, stdout, stderr io.Writer) int {
 		switch {
 		case errors.As(err, &conflict):
 			fmt.Fprintf(stderr, "proposal export: run %s: %v\n", runID, err)
-			fmt.Fprintf(stderr, "nothing was written. Export the proposals one at a time (agentcanvas proposal export --workspace %s %s AGENT), or apply one and run the flow again for the other.\n", shellQuote(*ws), runID)
+			fmt.Fprintf(stderr, "nothing was written. Export the proposals one at a time (%s proposal export --workspace %s %s AGENT), or apply one and run the flow again for the other.\n", invokedAs(), shellQuote(*ws), runID)
 		case errors.As(err, &refused):
 			for _, p := range refused.Problems {
 				fmt.Fprintf(stderr, "refused: %s\n", p)

@@ -43,7 +43,8 @@ func TestProposalMergeLedgerRevertCommands(t *testing.T) {
 		t.Fatalf("apply w1: %s", errs)
 	}
 	// Everything: refused with the conflict named.
-	if code, _, errs := runCLI(t, "proposal", "apply", "--workspace", ws, w2); code != exitFail || !strings.Contains(errs, "refused: a.txt: hunk 1 of the merge: conflicts with the workspace's line 2") {
+	if code, _, errs := runCLI(t, "proposal", "apply", "--workspace", ws, w2); code != exitFail || !strings.Contains(errs, "refused: a.txt: hunk 1 of the merge: conflicts with the workspace's line 2") ||
+		!strings.Contains(errs, "TAKE one of mine, theirs, both, markers or @FILE") || strings.Contains(errs, "edit") { // the hint offers the command line's values
 		t.Fatalf("apply w2: %d %s", code, errs)
 	}
 	// Bad merge flags are usage errors.
@@ -79,7 +80,7 @@ func TestProposalMergeLedgerRevertCommands(t *testing.T) {
 	if code, _, errs := runCLI(t, "proposal", "revert", "--workspace", ws, "nonsense"); code != exitFail || !strings.Contains(errs, "no applied entry") {
 		t.Errorf("revert nonsense: %d %s", code, errs)
 	}
-	if code, out, _ := runCLI(t, "proposal", "list", "--workspace", ws); code != exitOK || !strings.Contains(out, `"state": "reverted"`) {
+	if code, out, _ := runCLI(t, "proposal", "list", "--json", "--workspace", ws); code != exitOK || !strings.Contains(out, `"state": "reverted"`) {
 		t.Errorf("list: %s", out)
 	}
 }

@@ -108,14 +108,14 @@ func TestSandboxAndProposalCommands(t *testing.T) {
 		t.Fatalf("re-apply: %d %s", code, errs)
 	}
 	// review, reject and list.
-	code, out, _ = runCLI(t, "proposal", "review", "--workspace", ws, "--record", pjFile)
+	code, out, _ = runCLI(t, "proposal", "review", "--json", "--workspace", ws, "--record", pjFile)
 	if code != exitOK || !strings.Contains(out, `"applicable": false`) {
 		t.Fatalf("review: %d %s", code, out)
 	}
 	if code, _, _ = runCLI(t, "proposal", "reject", "--workspace", ws, "--reason", "done", pjFile); code != exitOK {
 		t.Fatal("reject")
 	}
-	code, out, _ = runCLI(t, "proposal", "list", "--workspace", ws)
+	code, out, _ = runCLI(t, "proposal", "list", "--json", "--workspace", ws)
 	if code != exitOK || !strings.Contains(out, `"state": "rejected"`) {
 		t.Fatalf("list: %s", out)
 	}

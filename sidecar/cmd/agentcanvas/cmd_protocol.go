@@ -35,7 +35,7 @@ func runProtocol(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Reads agent output from FILE or stdin and prints one line per protocol block.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseAnywhere(fs, args[1:]); err != nil {
 		if err == flag.ErrHelp {
 			return exitOK
 		}

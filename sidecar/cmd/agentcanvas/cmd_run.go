@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -24,10 +25,13 @@ import (
 )
 
 func init() {
-	register(&command{name: "run", summary: "run a flow headless (a live view on a terminal, --json for the event lines)", run: runFlow})
+	register(&command{name: "run", summary: "run a flow headless (a live view on a terminal, --json for the event lines); run show RUN [AGENT]: its transcript", run: runFlow})
 }
 
 func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "show" {
+		return runShow(args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	workspace := fs.String("workspace", "", "workspace root (default: the folder holding the flow's .agentcanvas/ or flows/)")
@@ -36,6 +40,7 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	nonInteractive := fs.Bool("non-interactive", false, "never prompt: questions take their default or fail the run")
 	backend := fs.String("backend", "", "override every agent's backendId (claude, codex, gemini, command, dry-run; auto keeps each agent's own)")
 	task := fs.String("task", "", "the run's task (default: the flow's description)")
+	pace := fs.Duration("pace", 0, "with --dry-run: wait this long before each agent turn, to watch the run unfold (e.g. 1s)")
 	resume := fs.String("resume", "", "continue the interrupted run RUN_ID (its completed interactions are kept)")
 	skill := fs.String("skill", "", "instead of a FLOW, invoke the skill NAME of .agentcanvas/skills/ (--task: what you ask of it)")
 	var files listFlag
@@ -49,17 +54,25 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	autoApply := &choiceFlag[engine.AutoApply]{engine.AutoApplyFlow, engine.ParseAutoApply}
 	fs.Var(autoApply, "auto-apply", "cap on the flow's policy.autoApply: off (apply nothing unreviewed), whenClean (as the flow says, and only on an unchanged HEAD) or flow")
 	confineMode := &choiceFlag[confine.Mode]{confine.ModeAuto, confine.ParseMode}
+	gw := addGatewayFlags(fs) // flags_gateway.go
 	fs.Var(confineMode, "confine", "confine agent processes with the kernel (Landlock): auto (where it can, with a warning where it cannot), required (refuse a run that cannot be) or off")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentcanvas run [--workspace W] [--dry-run] [--answers FILE] [--non-interactive] [--json] [--summary FILE] [--resume RUN_ID] [--allow DIR]… [--block DIR]… [--auto-apply off|whenClean|flow] [--confine auto|required|off] [--dependency-timeout D] FLOW")
+		fmt.Fprintln(stderr, "usage: agentcanvas run [--workspace W] [--dry-run [--pace D]] [--backend B] [--task TEXT] [--answers FILE] [--non-interactive] [--json] [--summary FILE] [--resume RUN_ID] [--allow DIR]… [--block DIR]… [--auto-apply off|whenClean|flow] [--confine auto|required|off] [--dependency-timeout D] [--gateway auto|logins|off] [--pricing FILE] FLOW")
 		fmt.Fprintln(stderr, "       agentcanvas run [--workspace W] [--dry-run] [--json] [--summary FILE] [--backend B] [--allow DIR]… [--block DIR]… [--confine auto|required|off] --skill NAME [--file F]... [--task TEXT]")
+		fmt.Fprintln(stderr, "       agentcanvas run show [--workspace W] [--json] RUN [AGENT]   (a run's transcript)")
+		fmt.Fprintln(stderr, "Flags may come before or after FLOW.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseAnywhere(fs, args); err != nil {
 		return exitUsage
 	}
-	if *skill == "" && fs.NArg() != 1 || *skill != "" && (fs.NArg() != 0 || *resume != "") || *skill == "" && (len(files) > 0 || len(command) > 0) {
+	if reason := runArgsProblem(fs.Args(), *skill, *resume, len(files) > 0 || len(command) > 0); reason != "" {
+		fmt.Fprintf(stderr, "agentcanvas run: %s\n", reason)
 		fs.Usage()
+		return exitUsage
+	}
+	if *pace < 0 || *pace > 0 && !*dryRun {
+		fmt.Fprintln(stderr, "agentcanvas run: --pace goes with --dry-run (a real run goes at its agents' pace), and is not negative")
 		return exitUsage
 	}
 	var file string
@@ -89,7 +102,11 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	limits := engine.Limits{Rules: rules, AutoApply: autoApply.v, AutoApplyFrom: "--auto-apply", Confine: confineMode.v, ConfineFrom: "--confine"}
-	opts := engine.Options{Workspace: ws, DryRun: *dryRun, Backend: *backend, Task: *task, Limits: func() engine.Limits { return limits }, DependencyTimeout: *depTimeout}
+	opts := engine.Options{Workspace: ws, DryRun: *dryRun, Pace: *pace, Backend: *backend, Task: *task, Limits: func() engine.Limits { return limits }, DependencyTimeout: *depTimeout}
+	if err := gw.apply(&opts); err != nil {
+		fmt.Fprintf(stderr, "agentcanvas run: %v\n", err)
+		return exitUsage
+	}
 	var ans map[string]string
 	if *answers != "" {
 		if ans, err = engine.LoadAnswers(*answers); err != nil {
@@ -108,7 +125,7 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		sink = func(ev eventlog.Event) { _ = enc.Encode(ev) }
 	} else {
 		mode := termview.ModeFor(stdout)
-		view = termview.New(stdout, termview.Options{Mode: mode})
+		view = termview.New(stdout, termview.Options{Mode: mode, Width: columnsEnv()})
 		defer view.Close()
 		sink = view.Event
 		if mode.Live {
@@ -138,6 +155,17 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if view != nil { // stopped turns say "stopped by you", not the Go error of the cancellation
+		ended := make(chan struct{})
+		defer close(ended)
+		go func() {
+			select {
+			case <-ctx.Done():
+				view.StoppedByYou()
+			case <-ended:
+			}
+		}()
+	}
 	var f *flow.Flow
 	var out *engine.Outcome
 	switch {
@@ -190,8 +218,8 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			view.Printf("%s%s%s", termview.Indent, label, p)
 		}
 		if len(out.Proposals) > 0 {
-			view.Printf("%scheck:     agentcanvas proposal apply --check --workspace %s PROPOSAL   (without --check: apply it)", termview.Indent, shellQuote(ws))
-			view.Printf("%sexport:    agentcanvas proposal export --workspace %s %s > %s.patch", termview.Indent, shellQuote(ws), out.RunID, out.RunID)
+			view.Printf("%scheck:     %s proposal apply --check --workspace %s PROPOSAL   (without --check: apply it)", termview.Indent, invokedAs(), shellQuote(ws))
+			view.Printf("%sexport:    %s proposal export --workspace %s %s > %s.patch", termview.Indent, invokedAs(), shellQuote(ws), out.RunID, out.RunID)
 		}
 		view.Printf("%slog:       %s", termview.Indent, logDir)
 		if sum.path != "" && !summaryFailed {
@@ -248,7 +276,7 @@ func printOutcome(w io.Writer, out *engine.Outcome, ws, logDir string) {
 		fmt.Fprintf(w, "  %-12s %-24s %-10s %-20s rounds=%d  %s\n", in.ID, in.PatternID, in.Status, in.Reason, in.Rounds, oneLine(firstNonEmptyStr(in.Error, engine.Summary(in.Result)), 80))
 	}
 	for _, p := range out.Proposals {
-		fmt.Fprintf(w, "  proposal: %s (review: agentcanvas proposal apply --check --workspace %s %s)\n", p, ws, p)
+		fmt.Fprintf(w, "  proposal: %s (review: %s proposal apply --check --workspace %s %s)\n", p, invokedAs(), shellQuote(ws), p)
 	}
 	fmt.Fprintf(w, "  log: %s\n", logDir)
 }
@@ -320,3 +348,30 @@ type argvFlag []string
 
 func (l *argvFlag) String() string     { return strings.Join(*l, " ") }
 func (l *argvFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// runArgsProblem says in one line what is wrong with run's arguments, or "".
+func runArgsProblem(args []string, skill, resume string, skillFlags bool) string {
+	switch {
+	case skill == "" && len(args) == 0:
+		return "no FLOW given: name a flow file (or --skill NAME)"
+	case skill == "" && len(args) > 1:
+		return fmt.Sprintf("one FLOW at a time, got %d: %s", len(args), strings.Join(args, " "))
+	case skill != "" && len(args) > 0:
+		return fmt.Sprintf("--skill takes no FLOW, got %s", strings.Join(args, " "))
+	case skill != "" && resume != "":
+		return "--resume continues a flow's run, not a skill's"
+	case skill == "" && skillFlags:
+		return "--file and --command go with --skill"
+	}
+	return ""
+}
+
+// columnsEnv is $COLUMNS, the width piped lines wrap to (at spaces) when it is set: a pipe
+// that ends on a terminal (| tee, | less) would otherwise break them anywhere.
+func columnsEnv() int {
+	n, err := strconv.Atoi(os.Getenv("COLUMNS"))
+	if err != nil || n < 20 {
+		return 0
+	}
+	return n
+}

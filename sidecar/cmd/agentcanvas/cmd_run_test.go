@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -84,7 +85,7 @@ func TestMCPServesAFlow(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
-		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"run_debate-judge","arguments":{"task":"Is 17 prime?"}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"run_design_debate","arguments":{"task":"Is 17 prime?"}}}`,
 		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nope","arguments":{}}}`,
 		`not json`,
 		`{"jsonrpc":"2.0","id":5,"method":"resources/list"}`,
@@ -109,7 +110,7 @@ func TestMCPServesAFlow(t *testing.T) {
 		t.Errorf("initialize = %v", init)
 	}
 	tools := replies[1]["result"].(map[string]any)["tools"].([]any)
-	if len(tools) != 1 || tools[0].(map[string]any)["name"] != "run_debate-judge" {
+	if len(tools) != 1 || tools[0].(map[string]any)["name"] != "run_design_debate" {
 		t.Errorf("tools/list = %v", tools)
 	}
 	call := replies[2]["result"].(map[string]any)
@@ -119,6 +120,40 @@ func TestMCPServesAFlow(t *testing.T) {
 	}
 	if replies[3]["error"].(map[string]any)["code"].(float64) != -32602 || replies[4]["error"].(map[string]any)["code"].(float64) != -32700 || replies[5]["error"].(map[string]any)["code"].(float64) != -32601 {
 		t.Errorf("errors = %v %v %v", replies[3], replies[4], replies[5])
+	}
+}
+
+// A tools/call whose arguments break the tool's own input schema (task missing, not a string,
+// empty, an unknown argument) is an MCP error and runs nothing; the tool is named from the
+// flow's name:.
+func TestMCPChecksArgumentsAgainstTheSchema(t *testing.T) {
+	ws, file := runWorkspace(t, "debate-judge.yaml")
+	var in []string
+	for i, args := range []string{`{"task":42}`, `{}`, `null`, `{"task":"  "}`, `{"task":"x","budget":3}`, `[1]`} {
+		in = append(in, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"run_design_debate","arguments":%s}}`, i+1, args))
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"mcp", "--dry-run", file}, strings.NewReader(strings.Join(in, "\n")+"\n"), &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	want := []string{"task must be a string, not a number", "task is required", "task is required", "task must not be empty", "budget is not an argument of this tool", "arguments must be an object"}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("%d replies:\n%s", len(lines), out.String())
+	}
+	for i, l := range lines {
+		var m struct {
+			Error *struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if json.Unmarshal([]byte(l), &m) != nil || m.Error == nil || m.Error.Code != -32602 || !strings.Contains(m.Error.Message, want[i]) {
+			t.Errorf("call %d: %s, want an error saying %q", i+1, l, want[i])
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".agentcanvas", "runs")); err == nil {
+		t.Error("a refused call ran the flow")
 	}
 }
 
@@ -314,6 +349,18 @@ func TestEveryExampleFlowDryRuns(t *testing.T) {
 			}
 			if !strings.Contains(out.String(), `"event":"run_finished"`) || strings.Contains(out.String(), `"event":"reply_repair"`) {
 				t.Errorf("no events, or a dry-run agent lacked a line:\n%s", out.String())
+			}
+			// The dry run does what the pattern says: the assistant answers the client, the
+			// router delivers what the triage sends.
+			switch filepath.Base(f) {
+			case "p2p-role-play.yaml":
+				if !strings.Contains(out.String(), `"to":"assistant"`) || strings.Contains(out.String(), `"rounds":0`) {
+					t.Errorf("the assistant never ran:\n%s", out.String())
+				}
+			case "router-targeted.yaml":
+				if !strings.Contains(out.String(), `"via":"router"`) || strings.Contains(out.String(), `"event":"undeliverable"`) {
+					t.Errorf("the router delivered nothing:\n%s", out.String())
+				}
 			}
 		})
 	}

@@ -76,8 +76,8 @@ func TestRunViewOnATerminal(t *testing.T) {
 				code <- run([]string{"run", "--confine", "off", "--workspace", ws, file}, tm.slave, tm.slave, tm.slave)
 			}()
 
-			tm.waitFor(t, `(?m)^. worker\s+pair\s+round 0\s+running`)
-			tm.waitFor(t, `(?m)^○ reviewer\s+pair\s+round 0\s+waiting`)
+			tm.waitFor(t, `(?m)^. worker\s+pair\s+round 1\s+running`)
+			tm.waitFor(t, `(?m)^○ reviewer\s+pair\s+round 1\s+waiting`)
 			os.WriteFile(gate, nil, 0o644)
 			tm.waitFor(t, `pair \? worker asks: Which database\? \[postgres / sqlite\] \(default: sqlite\)`)
 			tm.waitFor(t, `answer \[sqlite\]: $`)
@@ -91,8 +91,8 @@ func TestRunViewOnATerminal(t *testing.T) {
 				t.Errorf("the worker got %q, want the option picked at the prompt", b)
 			}
 			for _, want := range []string{
-				`(?m)^\s+✓ worker\s+pair\s+round 0\s+done\s+\d:\d\d\s+1 turn$`,
-				`(?m)^\s+✓ reviewer\s+pair\s+round 0\s+done`,
+				`(?m)^\s+✓ worker\s+pair\s+round 1\s+done\s+\d:\d\d\s+1 turn$`,
+				`(?m)^\s+✓ reviewer\s+pair\s+round 1\s+done`,
 				`(?m)^\d\d:\d\d:\d\d pair \? worker's question \S+: answered$`,
 				`(?m)^\d\d:\d\d:\d\d ■ run completed in `,
 			} {
@@ -152,11 +152,11 @@ func TestRunViewPiped(t *testing.T) {
 	}
 	for _, want := range []string{
 		`(?m)^\d\d:\d\d:\d\d ▶ run run_\S+ of manager-worker: 1 interaction, dry run`,
-		`(?m)^\d\d:\d\d:\d\d build · coder started \(round 0, dry-run\)$`,
+		`(?m)^\d\d:\d\d:\d\d build · coder started \(round 1, dry-run\)$`,
 		`(?m)^\d\d:\d\d:\d\d build \+ coder proposes 1 file: dry-run-coder.md \(added\)$`,
 		`(?m)^\d\d:\d\d:\d\d build → coder hands off to lead$`,
 		`(?m)^\d\d:\d\d:\d\d build ■ completed \(quality_gate\) after 1 round`,
-		`(?m)^\s+✓ coder\s+build\s+round 0\s+done`,
+		`(?m)^\s+✓ coder\s+build\s+round 1\s+done`,
 		`(?m)^\s+proposals: \.agentcanvas/sandboxes/run_\S+/(coder|tester)/proposal/proposal\.json$`,
 		`(?m)^\s+export:\s+agentcanvas proposal export --workspace \S+ run_\S+ > run_\S+\.patch$`,
 	} {

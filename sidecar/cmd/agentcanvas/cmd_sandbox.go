@@ -56,12 +56,13 @@ func runSandbox(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	rf := addRuleFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: agentcanvas sandbox prepare --workspace W --run R --agent A [--allow DIR]… [--block DIR]… FILE…")
-		fmt.Fprintln(stderr, "Copies each workspace-relative FILE (folders whole, honouring .gitignore) into")
+		fmt.Fprintln(stderr, "Copies each workspace-relative FILE (folders whole, honouring .gitignore; . is the")
+		fmt.Fprintln(stderr, "whole workspace, as a git worktree holds it) into")
 		fmt.Fprintln(stderr, "W/.agentcanvas/sandboxes/R/<A>/{input,work}; prints {inputDir,workDir,proposalDir}.")
 		fmt.Fprintln(stderr, "Exit 0 prepared, 1 refused (nothing created), 2 usage.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseAnywhere(fs, args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}

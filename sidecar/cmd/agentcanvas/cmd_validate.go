@@ -47,7 +47,7 @@ func runValidate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Exit status: 0 clean or warnings only, 1 errors, 2 usage or I/O error.")
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(args); err != nil {
+	if err := parseAnywhere(fl, args); err != nil {
 		if err == flag.ErrHelp {
 			return exitOK
 		}
@@ -102,6 +102,7 @@ func runValidate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		for _, d := range all {
 			fmt.Fprintln(stdout, d.String())
 		}
+		fmt.Fprintln(stderr, tally(len(files), all)) // stdout stays one diagnostic a line, for tools
 	}
 	switch {
 	case ioFailed:
@@ -157,4 +158,30 @@ func collectFlowFiles(args []string, stderr io.Writer) ([]string, bool) {
 		files = append(files, found...)
 	}
 	return files, failed
+}
+
+// tally is the line that ends a human validate: how many files were read and what was found,
+// so a clean run says so instead of printing nothing.
+func tally(files int, ds []diag.Diagnostic) string {
+	var errs, warns int
+	for _, d := range ds {
+		switch d.Severity {
+		case diag.Error:
+			errs++
+		case diag.Warning:
+			warns++
+		}
+	}
+	what := plural(files, "flow file")
+	if errs == 0 && warns == 0 {
+		return "✓ " + what + " valid"
+	}
+	return fmt.Sprintf("%s: %s, %s", what, plural(errs, "error"), plural(warns, "warning"))
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -70,16 +70,20 @@ func TestValidateExitCodes(t *testing.T) {
 		".agentcanvas/sandboxes/r1/a/work/config.yaml": "key: [unclosed\n",
 		"node_modules/pkg/x.yaml":                      "key: [unclosed\n",
 	})
-	if code, out, _ := runCmd(t, "validate", filepath.Join(root, "clean.yaml")); code != 0 || out != "" {
-		t.Errorf("clean: exit %d, output %q", code, out)
+	if code, out, errOut := runCmd(t, "validate", filepath.Join(root, "clean.yaml")); code != 0 || out != "" || errOut != "✓ 1 flow file valid\n" {
+		t.Errorf("clean: exit %d, output %q, stderr %q", code, out, errOut)
+	}
+	// Flags after the paths are read as flags, not as files.
+	if code, out, errOut := runCmd(t, "validate", filepath.Join(root, "clean.yaml"), "--json"); code != 0 || strings.TrimSpace(out) != "[]" {
+		t.Errorf("--json after the path: exit %d, output %q, stderr %q", code, out, errOut)
 	}
 	code, out, _ := runCmd(t, "validate", filepath.Join(root, "warn.yaml"))
 	if code != 0 || !strings.Contains(out, ": warning: schema: ") {
 		t.Errorf("warnings only: exit %d, output %q", code, out)
 	}
-	code, out, _ = runCmd(t, "validate", filepath.Join(root, "flows"))
-	if code != 1 {
-		t.Errorf("errors: exit %d", code)
+	code, out, errOut := runCmd(t, "validate", filepath.Join(root, "flows"))
+	if code != 1 || errOut != "1 flow file: 2 errors, 0 warnings\n" {
+		t.Errorf("errors: exit %d, stderr %q", code, errOut)
 	}
 	want := "\n" + filepath.Join(root, "flows", "broken.yaml") + ":6:36: error: unknown-agent: the edge's target \"w2\" names no agent or system node; did you mean \"w1\"?\n"
 	if !strings.Contains("\n"+out, want) {

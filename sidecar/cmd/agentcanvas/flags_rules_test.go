@@ -60,7 +60,7 @@ func TestFolderFlags(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(ws, "src", "a.txt")); string(b) != "one\n" {
 		t.Fatal("a refused apply changed the workspace")
 	}
-	code, out, _ = runCLI(t, "proposal", "review", "--workspace", ws, "--allow", "src", prop)
+	code, out, _ = runCLI(t, "proposal", "review", "--json", "--workspace", ws, "--allow", "src", prop)
 	if code != exitOK || !strings.Contains(out, `"applicable": false`) || !strings.Contains(out, "outside the allowed folders [src] (--allow)") {
 		t.Errorf("review with --allow: %d %s", code, out)
 	}
@@ -81,7 +81,7 @@ func TestRunLimitFlags(t *testing.T) {
 	os.WriteFile(file, []byte(strings.Replace(string(src), "\nagents:", "\npolicy: {autoApply: true}\n\nagents:", 1)), 0o644)
 
 	code, out, errs := runCLI(t, "run", "--dry-run", "--non-interactive", "--allow", "docs", file)
-	if code != exitFail || !strings.Contains(errs, `agent file "src/parser.ts" is refused: outside the allowed folders [docs] (--allow)`) || out != "" {
+	if code != exitFail || !strings.Contains(errs, `agent file "src/parser.test.ts" is refused: outside the allowed folders [docs] (--allow)`) || out != "" {
 		t.Errorf("run --allow docs: %d %s", code, errs)
 	}
 	if code, out, _ := runCLI(t, "validate", "--allow", "docs", file); code != exitFail || !strings.Contains(out, "outside the allowed folders [docs] (--allow)") {

@@ -59,7 +59,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: agentcanvas <command> [arguments]")
+	fmt.Fprintf(w, "usage: %s <command> [arguments]\n", invokedAs())
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "commands:")
 	names := make([]string, 0, len(commands))
@@ -71,5 +71,5 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'agentcanvas <command> -h' for a command's flags.")
+	fmt.Fprintf(w, "Run '%s <command> -h' for a command's flags; '%s doctor' before a first real run.\n", invokedAs(), invokedAs())
 }

@@ -249,3 +249,24 @@ func writeFile(t testing.TB, name, content string) {
 		t.Fatal(err)
 	}
 }
+
+// KeyEnv is Env with key in the provider's standard API key variable (ANTHROPIC_API_KEY,
+// OPENAI_API_KEY, GEMINI_API_KEY) and the base URL in its standard variable, as a user's flow
+// names them: what the model gateway routes. Codex keeps its built-in provider (no custom
+// provider in its config), which the gateway replaces with its own.
+func (c CLI) KeyEnv(t testing.TB, s *Server, key string) map[string]string {
+	t.Helper()
+	env := c.Env(t, s)
+	switch c.API {
+	case MessagesAPI:
+		env["ANTHROPIC_API_KEY"] = key
+	case ResponsesAPI:
+		delete(env, "SCRIPTED_MODEL_KEY")
+		writeFile(t, filepath.Join(env["CODEX_HOME"], "config.toml"), "model = \"gpt-5.5\"\n")
+		env["OPENAI_API_KEY"] = key
+		env["OPENAI_BASE_URL"] = s.URL + "/v1"
+	case GeminiAPI:
+		env["GEMINI_API_KEY"] = key
+	}
+	return env
+}

@@ -26,7 +26,9 @@ const (
 // Request is one request the server answered (or refused), for a test to inspect.
 type Request struct {
 	Method, Path string
-	Body         []byte
+	// Header is the request's headers (the credentials a gateway sent, say).
+	Header http.Header
+	Body   []byte
 	// Conversation is the index of the Script conversation that answered, -1 for none;
 	// Turn the number of model turns the request already held.
 	Conversation int
@@ -99,7 +101,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	rec := Request{Method: r.Method, Path: r.URL.Path, Body: body, Conversation: -1}
+	rec := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Conversation: -1}
 	defer func() { s.record(rec) }()
 	var h handler
 	switch s.API {

@@ -80,6 +80,12 @@ async function firstRender(page: Page, f: FlowModel) {
  * that draws them where the layout put them; with the stages Tidy marks (ac:tidy:*): the graph
  * handed to the worker (with its start the first time), the layout's reply, the op sent.
  */
+/** wholeFlow zooms out below the readable zoom, as a person would, then Fit shows the whole flow. */
+async function wholeFlow(page: Page) {
+  for (let i = 0; i < 6; i++) await page.keyboard.press("-");
+  await page.keyboard.press("0");
+}
+
 async function tidy(page: Page, label: string, moves: boolean) {
   await clearSent(page);
   await page.evaluate(() => {
@@ -125,7 +131,7 @@ try {
   const first = await firstRender(page, flow);
   console.log(`first render: ${first.ms.toFixed(0)} ms (at zoom ${first.zoom.toFixed(2)}: ${first.nodes} nodes, ${first.edges} edges, ${first.labels} labels in the DOM)`);
   await page.waitForTimeout(500);
-  await page.keyboard.press("0");
+  await wholeFlow(page);
   await page.waitForTimeout(300);
   await panFrames(page, "fit (whole flow in view)");
   await page.keyboard.press("1");
@@ -133,7 +139,7 @@ try {
   await panFrames(page, "100%");
   // The same without the minimap (on by default at this width; it redraws every node as the view moves).
   await page.keyboard.press("m");
-  await page.keyboard.press("0");
+  await wholeFlow(page);
   await page.waitForTimeout(300);
   await panFrames(page, "fit, minimap off");
   await page.keyboard.press("1");

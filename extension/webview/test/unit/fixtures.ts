@@ -7,6 +7,8 @@ import firstSightJSON from "../testdata/first-sight.json";
 import patternsJSON from "../testdata/patterns.json";
 import problemsJSON from "../testdata/problems.json";
 import team20JSON from "../testdata/team-20.json";
+import debateChainJSON from "../testdata/debate-chain.json";
+import fourPatternsJSON from "../testdata/four-patterns.json";
 
 export const allPatterns = allPatternsJSON as unknown as LoadFlowResult;
 export const problems = problemsJSON as unknown as LoadFlowResult;
@@ -16,6 +18,8 @@ export const connectFlow = connectJSON as unknown as LoadFlowResult;
 export const firstSight = firstSightJSON as unknown as LoadFlowResult;
 /** twenty agents and four system nodes, no layout */
 export const team20 = team20JSON as unknown as LoadFlowResult;
+export const debateChain = debateChainJSON as unknown as LoadFlowResult;
+export const fourPatterns = fourPatternsJSON as unknown as LoadFlowResult;
 /** agentcanvas/listPatterns as the sidecar answers it (see testdata/dumppatterns). */
 export const patterns = patternsJSON as unknown as PatternInfo[];
 

@@ -151,3 +151,12 @@ test("findElement finds the inspected element in the current model", () => {
   assert.equal(findElement(flow, { kind: "node", id: "nobody" }), undefined);
   assert.equal(findElement(null, { kind: "node", id: "coder" }), undefined);
 });
+
+test("a node's badge is its backend as resolved: a command judge is command, an engine-run system node has none", () => {
+  assert.equal(backendBadge({ id: "j", type: "judge", path: "/systemNodes/0", runtime: { kind: "cli", backendId: "command", command: ["python3", "judge.py"] } }), "command");
+  assert.equal(backendBadge({ id: "j", type: "judge", path: "/systemNodes/0", runtime: { kind: "cli" } }), "auto");
+  assert.equal(backendBadge({ id: "b", type: "blackboard", path: "/systemNodes/1" }), undefined);
+  assert.equal(backendBadge({ id: "a", path: "/agents/0" }), "auto");
+  const g = toGraph(allPatterns.flow!, []);
+  for (const n of g.nodes) if (n.data.kind === "system") assert.equal(n.data.backend, n.data.node.runtime ? n.data.node.runtime.backendId || "auto" : undefined, n.id);
+});

@@ -11,7 +11,7 @@ import { LABEL_CLEARANCE, NODE_CLEARANCE, placeLabels } from "../../src/labelPla
 import { labelWidth, MAX_LABEL_CHARS, shortLabel } from "../../src/labels";
 import { components, layoutFlow, placeUnplaced, type FlowLayoutInput } from "../../src/layoutGraph";
 import { RANK, roleIcon, roleRank } from "../../src/roles";
-import { allPatterns, firstSight, team20 } from "./fixtures";
+import { allPatterns, debateChain, firstSight, fourPatterns, team20 } from "./fixtures";
 
 const box = (p: Point, n: { width: number; height: number }): Rect => ({ x: p.x, y: p.y, width: n.width, height: n.height });
 const overlap = (a: Rect, b: Rect) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
@@ -220,4 +220,51 @@ test("a label with no room at its full width takes a shorter form that fits", ()
   assert.equal(placed.form, 1);
   const left = placed.x - 50;
   assert.ok(left >= a.x + a.width + NODE_CLEARANCE && placed.x + 50 <= b.x - NODE_CLEARANCE, `${placed.x}`);
+});
+
+test("a label is placed nearer its own edge than any other: not where another edge crosses it", () => {
+  const a = { x: 0, y: 0, width: 180, height: 72 };
+  const b = { x: 700, y: 0, width: 180, height: 72 };
+  const g = edgeGeometry(a, b);
+  const mid = { x: (g.p0.x + g.p3.x) / 2, y: g.p0.y };
+  const crossing = [{ x: mid.x, y: -300 }, { x: mid.x, y: 300 }];
+  const alone = placeLabels([{ id: "ab", widths: [100], height: 20, geometry: g }], [a, b]).get("ab")!;
+  assert.ok(Math.abs(alone.x - mid.x) < 1, "alone, the middle");
+  const crossed = placeLabels([{ id: "ab", widths: [100], height: 20, geometry: g }], [a, b], [{ id: "ab", points: [g.p0, g.p3] }, { id: "other", points: crossing }]).get("ab")!;
+  assert.ok(Math.abs(crossed.x - mid.x) > 10, `moved off the crossing: ${JSON.stringify(crossed)}`);
+});
+
+test("a label never hides its own short edge: beside the line, not on it", () => {
+  const a = { x: 0, y: 0, width: 180, height: 72 };
+  const b = { x: 300, y: 0, width: 180, height: 72 };
+  const g = edgeGeometry(a, b);
+  const placed = placeLabels([{ id: "ab", widths: [110], height: 20, geometry: g }], [a, b]).get("ab")!;
+  assert.ok(Math.abs(placed.y - g.p0.y) >= 10, `beside the line: ${JSON.stringify(placed)} on a line at y=${g.p0.y}`);
+});
+
+test("layout by pattern shape: debaters drawn debater → debater → judge stand side by side, in one layer, facing the judge", () => {
+  for (const r of [debateChain, fourPatterns]) {
+    const input = layoutInput(r.flow!, indexDiagnostics(r.flow!, []));
+    assert.ok(input.edges.some((e) => e.source === "alice" && e.target === "bob" && e.lateral), "the debater → debater edge is across");
+    const p = layoutFlow(input);
+    assert.equal(p.alice.x, p.bob.x, "one layer");
+    assert.notEqual(p.alice.y, p.bob.y);
+    assert.ok(p.alice.x + NODE_WIDTH < p.referee.x && p.bob.x + NODE_WIDTH < p.referee.x, "before their judge");
+  }
+  // a pipeline of peers stays a line: same roles in a pipeline pattern are steps, not peers
+  assert.ok(layoutInput(allPatterns.flow!, indexDiagnostics(allPatterns.flow!, [])).edges.filter((e) => e.lateral).every((e) => e.source.startsWith("voter") || e.source.startsWith("ks") || e.source.startsWith("debater")));
+});
+
+test("layout by pattern shape: a blackboard stands among its contributors, on both sides of it", () => {
+  const ks = ["ks1", "ks2", "ks3", "ks4"];
+  const flow = {
+    ...fourPatterns.flow!,
+    agents: ks.map((id, i) => ({ id, role: "knowledge_source", path: `/agents/${i}` })),
+    systemNodes: [{ id: "board", type: "blackboard", path: "/systemNodes/0" }],
+    interactions: [{ id: "b", patternId: "blackboard", path: "/interactions/0", edges: ks.map((id, i) => ({ id: `b-e${i + 1}`, source: id, target: "board", data: { termination: { type: "max_rounds", rounds: 4 } }, path: `/interactions/0/edges/${i}` })) }],
+  };
+  const p = layoutFlow(layoutInput(flow, indexDiagnostics(flow, [])));
+  const left = ks.filter((id) => p[id].x < p.board.x);
+  const right = ks.filter((id) => p[id].x > p.board.x);
+  assert.deepEqual([left.length, right.length], [2, 2], JSON.stringify(p));
 });

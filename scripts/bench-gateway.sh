@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The model gateway: a streamed model turn (1,000 deltas of 1 KiB, Anthropic Messages SSE) read
+# directly from a model on loopback against through the gateway, alternately so machine load
+# affects both alike. Prints the median time to first token of each and their difference
+# (ttft-delta-ms; aim: < 5), and the throughput of each (MBps-direct, MBps-gateway).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+go test -run '^$' -bench 'GatewayStream' -benchtime "${BENCHTIME:-100x}" -count "${COUNT:-3}" ./sidecar/gateway

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The first-run sample (examples/first-run, docs/first-run.md), followed as a new user would
+// up to the point where a model is needed: copied into a fresh git repository, every flow
+// validates; a run leaves the repository's status clean (.agentcanvas/ ignores itself); and
+// with the fixer played by a command agent that writes the fix, the flow's test command passes
+// in the sandbox, the proposal applies, and the repository's own tests pass.
+func TestFirstRunSample(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node")
+	}
+	ws := t.TempDir()
+	if out, err := exec.Command("cp", "-r", "../../../examples/first-run/.", ws).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	git := func(args ...string) string {
+		out, err := exec.Command("git", append([]string{"-C", ws, "-c", "user.email=t@example.com", "-c", "user.name=t"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+		return string(out)
+	}
+	git("init", "-q")
+	git("add", "-A")
+	git("commit", "-qm", "start")
+	if code, _, e := runCmd(t, "validate", filepath.Join(ws, "flows")); code != exitOK || !strings.Contains(e, "✓ 4 flow files valid") {
+		t.Fatalf("validate: exit %d %s", code, e)
+	}
+	if err := testsPass(node, ws); err == nil {
+		t.Fatal("the sample's test passes before any fix")
+	}
+
+	fix := filepath.Join(t.TempDir(), "fixer.sh")
+	os.WriteFile(fix, []byte(`#!/usr/bin/env bash
+cat >/dev/null
+cat > src/slug.js <<'JS'
+// slugify turns a title into the last part of a URL: "Hello, World!" → "hello-world".
+function slugify(title) {
+  return title.toLowerCase().replace(/'/g, '').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+}
+
+module.exports = { slugify };
+JS
+cat <<EOH
+Fixed slugify.
+HANDOFF
+Context:        the slug test
+Goal:           node --test test/ passes
+DoD:            node --test test/ passes in the sandbox
+SandboxWorkDir: .agentcanvas/sandboxes/$AGENTCANVAS_RUN_ID/fixer/work
+ProposalJson:   .agentcanvas/sandboxes/$AGENTCANVAS_RUN_ID/fixer/proposal/proposal.json
+ChangedFiles:
+  - src/slug.js
+Tests:
+  - node --test test/
+Next:
+  - Orchestrator: review + apply
+EOH
+`), 0o755)
+	src, _ := os.ReadFile(filepath.Join(ws, "flows", "fix-with-claude.yaml"))
+	cmdFlow := strings.Replace(string(src), "{kind: cli, backendId: claude, cwdMode: agentHome}", "{kind: cli, backendId: command, command: [bash, "+fix+"], cwdMode: agentHome}", 1)
+	os.WriteFile(filepath.Join(ws, "flows", "fix-with-claude.yaml"), []byte(cmdFlow), 0o644)
+	git("commit", "-qam", "the fixer is a command here")
+
+	var out, errb bytes.Buffer
+	code := run([]string{"run", filepath.Join(ws, "flows", "fix-with-claude.yaml"), "--non-interactive", "--confine", "off"}, strings.NewReader(""), &out, &errb)
+	if code != exitOK || !strings.Contains(out.String(), "completed (quality_gate) after 1 round") {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	if st := git("status", "--porcelain"); st != "" {
+		t.Errorf("the run left the repository's status unclean:\n%s", st)
+	}
+	props, _ := filepath.Glob(filepath.Join(ws, ".agentcanvas", "sandboxes", "*", "fixer", "proposal", "proposal.json"))
+	if len(props) != 1 {
+		t.Fatalf("proposals: %v", props)
+	}
+	// Reviewed as a person reads it (a diff; no colour off a terminal), listed one line each.
+	code, rv, _ := runCmd(t, "proposal", "review", "--workspace", ws, props[0])
+	for _, want := range []string{"proposal of fixer, run run_", "✓ applies to the workspace as it is now", "── src/slug.js (modified, +1 -1)", "-  return title.trim().replace(/ /g, '-');", "+  return title.toLowerCase()", "apply it: "} {
+		if code != exitOK || !strings.Contains(rv, want) || strings.Contains(rv, "\x1b[") {
+			t.Errorf("review lacks %q:\n%s", want, rv)
+		}
+	}
+	if code, ls, _ := runCmd(t, "proposal", "list", "--workspace", ws); code != exitOK || !strings.Contains(ls, "pending (apply 1st)  run_") || !strings.Contains(ls, "fixer: src/slug.js (modified)") {
+		t.Errorf("list:\n%s", ls)
+	}
+	if code, o, e := runCmd(t, "proposal", "apply", "--workspace", ws, props[0]); code != exitOK {
+		t.Fatalf("apply: exit %d %s %s", code, o, e)
+	}
+	if err := testsPass(node, ws); err != nil {
+		t.Errorf("after the applied proposal the tests still fail: %v", err)
+	}
+	if _, ls, _ := runCmd(t, "proposal", "list", "--workspace", ws); !strings.HasPrefix(ls, "applied  run_") {
+		t.Errorf("list after apply:\n%s", ls)
+	}
+}
+
+func testsPass(node, dir string) error {
+	c := exec.Command(node, "--test", "test/")
+	c.Dir = dir
+	return c.Run()
+}

@@ -1,0 +1,226 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/confine"
+	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/gateway"
+	"github.com/agentcanvas/agentcanvas/sidecar/pattern"
+	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
+	"github.com/agentcanvas/agentcanvas/sidecar/validate"
+)
+
+// The run's model gateway (sidecar/gateway). A CLI agent whose runtime.env names a
+// provider's API key variable is routed through it: the agent gets a token and the gateway's
+// URL, the gateway the real key. Its model calls are then metered, priced and checked against
+// the spend limits before each call, and that metering is the agent's spend: what the CLI
+// reports of its usage is not counted again. Agents the gateway does not see (command agents)
+// are counted from what they report, as before, and added to the gateway's ledger so its
+// limits see the run's whole spend.
+
+// Gateway modes (Options.Gateway, agentcanvas run --gateway).
+const (
+	// GatewayAuto routes the CLI agents whose runtime.env names an API key variable. The
+	// default ("" means the same).
+	GatewayAuto = "auto"
+	// GatewayLogins also routes Claude Code agents signed in with an account (no key
+	// variable): their own credentials pass through, and their calls are metered the same.
+	GatewayLogins = "logins"
+	// GatewayOff routes no agent: keys are in the agents' environments, spend is what they report.
+	GatewayOff = "off"
+)
+
+// GatewayModes are the accepted values, the default first.
+var GatewayModes = []string{GatewayAuto, GatewayLogins, GatewayOff}
+
+// runGateway is the run's gateway, started at the first agent routed through it.
+type runGateway struct {
+	once   sync.Once
+	g      *gateway.Gateway
+	err    error
+	mu     sync.Mutex
+	ictxs  map[string]*ictx            // interaction id → its context, for charges
+	routes map[[2]string]string        // {interaction, node} → token
+	before map[[2]string]gateway.Spend // {interaction, node} → the agent's spend when its turn started
+}
+
+func (r *run) gateway() (*gateway.Gateway, error) {
+	gw := &r.gw
+	gw.once.Do(func() {
+		// The person's prices (the editor's, the command line's) over the flow's over the project's.
+		flowPrices, _ := validate.FlowPricing(r.f) // validated before the run started
+		pricing := gateway.DefaultPricing().With(flowPrices).With(r.limits().Pricing).With(r.o.Pricing)
+		gw.g, gw.err = gateway.Start(gateway.Options{Pricing: pricing, OnCharge: r.gatewayCharge, OnRefuse: r.gatewayRefused})
+		if gw.err != nil {
+			return
+		}
+		gw.g.Ledger.SetRunLimit(gateway.Limit{USD: r.budget.usd, Tokens: r.budget.tokens})
+		if s := r.spent(); s.Tokens > 0 || s.CostUSD > 0 { // a resumed run's spend so far
+			gw.g.Ledger.Add("", "", s.CostUSD, gateway.Usage{Input: s.Tokens}, 0)
+		}
+		r.emit("", "", "gateway_started", map[string]any{"url": gw.g.URL})
+		if why := r.gatewayNetworkOpen(); why != "" {
+			r.emit("", "", "warning", map[string]any{"message": "agents routed through the model gateway can still connect anywhere (" + why + "); they hold no API key, but can send what they read"})
+		}
+	})
+	return gw.g, gw.err
+}
+
+// gatewayNetworkOpen says why routed agents' connections cannot be limited to the gateway
+// ("" when they are).
+func (r *run) gatewayNetworkOpen() string {
+	switch {
+	case r.limits().confineMode() == confine.ModeOff:
+		return "confinement is off (" + r.limits().confineFrom() + ")"
+	case r.confined.ABI < confine.MinConnectABI:
+		return fmt.Sprintf("%s; limiting TCP needs Landlock ABI %d, Linux 6.7", r.confined, confine.MinConnectABI)
+	}
+	return ""
+}
+
+// closeGateway stops the gateway at the run's end.
+func (r *run) closeGateway() {
+	if r.gw.g != nil {
+		_ = r.gw.g.Close()
+	}
+}
+
+// routeThroughGateway points a turn's spec at the gateway when the agent is to be routed.
+func (c *ictx) routeThroughGateway(node string, s *runtime.Spec, rt *flow.Runtime) error {
+	mode := firstNonEmpty(c.r.o.Gateway, c.r.limits().Gateway, GatewayAuto)
+	switch s.BackendID {
+	case runtime.BackendAuto, runtime.BackendClaude, runtime.BackendCodex, runtime.BackendGemini:
+	default:
+		return nil
+	}
+	keys, upstream := gateway.FromEnv(s.Env)
+	login := len(keys) == 0 && mode == GatewayLogins && s.BackendID == runtime.BackendClaude
+	if mode == GatewayOff || (len(keys) == 0 && !login) {
+		return nil
+	}
+	g, err := c.r.gateway()
+	if err != nil {
+		return fmt.Errorf("agent %s: model gateway: %w", node, err)
+	}
+	gw := &c.r.gw
+	k := [2]string{c.in.ID, node}
+	gw.mu.Lock()
+	if gw.routes == nil {
+		gw.ictxs, gw.routes, gw.before = map[string]*ictx{}, map[[2]string]string{}, map[[2]string]gateway.Spend{}
+	}
+	token := gw.routes[k]
+	if token == "" {
+		token, _ = g.Register(gateway.Caller{Agent: node, Interaction: c.in.ID, Keys: keys, Upstream: upstream})
+		gw.routes[k], gw.ictxs[c.in.ID] = token, c
+		g.Ledger.SetInteractionLimit(c.in.ID, gateway.Limit{USD: c.limits.usd, Tokens: c.limits.tokens})
+		if rt.MaxCostUSD > 0 {
+			g.Ledger.SetAgentLimit(node, gateway.Limit{USD: rt.MaxCostUSD})
+		}
+		gw.before[k] = g.Ledger.Agent(node)
+	}
+	gw.mu.Unlock()
+	s.UseGateway(g.URL+"/t/"+token, token, g.Port())
+	return nil
+}
+
+// routed reports whether node's model calls in this interaction go through the gateway.
+func (c *ictx) routed(node string) bool {
+	c.r.gw.mu.Lock()
+	defer c.r.gw.mu.Unlock()
+	return c.r.gw.routes[[2]string{c.in.ID, node}] != ""
+}
+
+// gatewayCharge counts a metered call as it ends, mid-turn: the interaction's and the run's
+// spend and limits (as reported usage is), the agent's own limit, and a spend event.
+func (r *run) gatewayCharge(ch gateway.Charge) {
+	r.gw.mu.Lock()
+	c := r.gw.ictxs[ch.Interaction]
+	r.gw.mu.Unlock()
+	if c == nil {
+		return
+	}
+	c.charge(ch.Agent, charge{tokens: ch.Usage.Tokens(), usd: ch.USD, costless: !ch.CostKnown})
+	if ch.UsageSeen {
+		r.emit(c.in.ID, "", "spend", map[string]any{"agent": ch.Agent, "midTurn": true, "model": ch.Model,
+			"callTokens": ch.Usage.Tokens(), "callCostUsd": ch.USD, "agentSpend": ch.AgentSpend, "run": r.spent(), "interaction": c.spent()})
+	}
+	if strings.HasPrefix(ch.Over, "spend limit reached: agent ") && c.stop != nil && c.ctx.Err() == nil {
+		c.note("spend_limit_reached", map[string]any{"condition": "runtime.maxCostUsd", "agent": ch.Agent, "message": ch.Over, "spend": c.spent()})
+		c.stop(&spendLimitError{condition: "runtime.maxCostUsd of " + ch.Agent})
+	}
+}
+
+// gatewayRefused tells the person which call the gateway refused, and why.
+func (r *run) gatewayRefused(cl gateway.Caller, msg string) {
+	r.emit(cl.Interaction, "", "warning", map[string]any{"agent": cl.Agent, "message": "model call refused by the gateway: " + msg})
+}
+
+// meteredTurn is what the gateway metered of node's process that just ended: its calls since
+// the one before ended (or since it was first routed). A spec made meanwhile (to verify a
+// phase) does not start a new count.
+func (c *ictx) meteredTurn(node string) gateway.Spend {
+	gw := &c.r.gw
+	k := [2]string{c.in.ID, node}
+	gw.mu.Lock()
+	before := gw.before[k]
+	now := gw.g.Ledger.Agent(node)
+	gw.before[k] = now
+	gw.mu.Unlock()
+	return gateway.Spend{USD: now.USD - before.USD, Tokens: now.Tokens - before.Tokens, Calls: now.Calls - before.Calls, Usage: gateway.Usage{
+		Input: now.Usage.Input - before.Usage.Input, CachedInput: now.Usage.CachedInput - before.Usage.CachedInput,
+		CacheWrite: now.Usage.CacheWrite - before.Usage.CacheWrite, Output: now.Usage.Output - before.Usage.Output}}
+}
+
+// meteredResult puts what the gateway metered of a routed turn in place of what its CLI
+// reported (the metrics and agent_finished then say the same as the spend events).
+func (c *ictx) meteredResult(node string, res runtime.Result) runtime.Result {
+	if !c.routed(node) || res.Backend == runtime.BackendDryRun {
+		return res
+	}
+	m := c.meteredTurn(node)
+	res.CostUSD, res.CostKnown = m.USD, true
+	// The runtime's way of counting: cache reads and writes are input tokens too.
+	res.Usage = runtime.Usage{InputTokens: m.Usage.Input + m.Usage.CachedInput + m.Usage.CacheWrite, CachedInputTokens: m.Usage.CachedInput,
+		CacheCreationTokens: m.Usage.CacheWrite, OutputTokens: m.Usage.Output}
+	return res
+}
+
+// gatewayTurnEnd logs a routed turn's spend: what the gateway metered of it (meteredResult
+// put it in res).
+func (c *ictx) gatewayTurnEnd(node string, res runtime.Result) {
+	c.r.emit(c.in.ID, "", "spend", map[string]any{"agent": node, "gateway": true,
+		"tokens": res.Usage.Tokens(res.Backend), "costUsd": res.CostUSD, "run": c.r.spent(), "interaction": c.spent()})
+}
+
+// addReported adds spend an agent reported (one the gateway does not see) to the gateway's
+// ledger, so its limits count it too.
+func (c *ictx) addReported(node string, ch charge) {
+	if c.r.gw.g == nil || c.routed(node) {
+		return
+	}
+	c.r.gw.g.Ledger.Add(node, c.in.ID, ch.usd, gateway.Usage{Input: ch.tokens}, 0)
+}
+
+// withParams adds the interaction's params.max_cost_usd to its limits (the smaller wins).
+func (l limits) withParams(params map[string]any) limits {
+	if v, ok := pattern.Number(params["max_cost_usd"]); ok && v > 0 && (l.usd == 0 || v < l.usd) {
+		l.usd = v
+	}
+	return l
+}
+
+// ParseGateway reads a setting's or flag's value ("" is auto).
+func ParseGateway(s string) (string, error) {
+	if s == "" {
+		return GatewayAuto, nil
+	}
+	for _, m := range GatewayModes {
+		if s == m {
+			return m, nil
+		}
+	}
+	return "", fmt.Errorf("%q is not one of %s", s, strings.Join(GatewayModes, ", "))
+}

@@ -1,0 +1,92 @@
+package gateway
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// benchEvents is a streamed Messages API reply: message_start at once (time to first
+// token), then n text deltas of size bytes each, then message_delta with the usage.
+func benchModel(n, size int) http.HandlerFunc {
+	delta := "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"" + strings.Repeat("x", size) + "\"}}\n\n"
+	return func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		f := w.(http.Flusher)
+		fmt.Fprint(w, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude-sonnet-4-5\",\"usage\":{\"input_tokens\":1000,\"output_tokens\":1}}}\n\n")
+		f.Flush()
+		for range n {
+			fmt.Fprint(w, delta)
+			f.Flush()
+		}
+		fmt.Fprint(w, "event: message_delta\ndata: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":5000}}\n\n")
+	}
+}
+
+// streamOnce posts a turn to url and returns the time to the first byte of the body and the
+// bytes and time of the whole body.
+func streamOnce(b *testing.B, client *http.Client, url, key string) (ttft time.Duration, n int64, total time.Duration) {
+	req, _ := http.NewRequest(http.MethodPost, url+"/v1/messages", strings.NewReader(`{"model":"claude-sonnet-4-5","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("X-Api-Key", key)
+	start := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	one := make([]byte, 1)
+	if _, err := io.ReadFull(resp.Body, one); err != nil {
+		b.Fatal(err)
+	}
+	ttft = time.Since(start)
+	rest, err := io.Copy(io.Discard, resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		b.Fatalf("%s: status %d: %v after %d bytes", url, resp.StatusCode, err, rest+1)
+	}
+	return ttft, rest + 1, time.Since(start)
+}
+
+// BenchmarkGatewayStream: a streamed turn (1,000 deltas of 1 KiB) directly from a model on
+// loopback against through the gateway, alternately so machine load affects both alike.
+// Reports the median time to first token of each, their difference (aim: < 5 ms), and the
+// throughput of each.
+func BenchmarkGatewayStream(b *testing.B) {
+	up := httptest.NewServer(benchModel(1000, 1024))
+	defer up.Close()
+	g, err := Start(Options{Upstream: map[Provider]string{Anthropic: up.URL}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	token, base := g.Register(Caller{Agent: "a", Interaction: "i", Keys: map[Provider]string{Anthropic: "sk-real"}})
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	var ttft [2][]time.Duration
+	var bytes [2]int64
+	var total [2]time.Duration
+	for b.Loop() {
+		for i, target := range []struct{ url, key string }{{up.URL, "sk-real"}, {base, token}} {
+			t, n, d := streamOnce(b, client, target.url, target.key)
+			ttft[i] = append(ttft[i], t)
+			bytes[i] += n
+			total[i] += d
+		}
+	}
+	med := func(d []time.Duration) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)/2].Microseconds()) / 1000
+	}
+	direct, through := med(ttft[0]), med(ttft[1])
+	b.ReportMetric(direct, "ttft-direct-ms")
+	b.ReportMetric(through, "ttft-gateway-ms")
+	b.ReportMetric(through-direct, "ttft-delta-ms")
+	b.ReportMetric(float64(bytes[0])/total[0].Seconds()/1e6, "MBps-direct")
+	b.ReportMetric(float64(bytes[1])/total[1].Seconds()/1e6, "MBps-gateway")
+	b.ReportMetric(0, "ns/op")
+}
