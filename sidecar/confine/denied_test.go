@@ -55,6 +55,7 @@ func FuzzDeniedPath(f *testing.F) {
 func FuzzDecode(f *testing.F) {
 	f.Add("+network=none\x00r/usr\x00w/tmp/x")
 	f.Add("l/\x00d/dev/null\x00+required")
+	f.Add("+unix-sockets\x00w/tmp")
 	f.Fuzz(func(t *testing.T, s string) {
 		fields := strings.Split(s, "\x00")
 		p, err := Decode(fields)

@@ -35,9 +35,9 @@ var presets = []landlock.Config{landlock.V1, landlock.V2, landlock.V3, landlock.
 // the kernel knows but one, TCP (and from ABI 10 UDP) only for DenyNetwork, and the scopes
 // (signals to and abstract Unix sockets of processes outside the agent's domain, ABI 6).
 //
-// Connecting to pathname Unix sockets (ABI 9, "resolve unix") is left unrestricted: name
-// resolution (nss, systemd-resolved) and ssh-agent-style helpers use them, and what a socket
-// serves is the server's to decide. docs/agents.md says so.
+// Landlock's rule for connecting to pathname Unix sockets (ABI 9, "resolve unix") is not
+// used: RestrictThread's seccomp filter refuses Unix sockets as a whole on every kernel,
+// unless the flow grants some (Policy.AllowUnixSockets). docs/agents.md says so.
 func handled(abi int, p Policy) ll.RulesetAttr {
 	c := presets[min(abi, len(presets))-1]
 	attr := ll.RulesetAttr{
@@ -112,6 +112,11 @@ func (p Policy) RestrictThread() (int, error) {
 	// No TSYNC flag: this thread only.
 	if err := ll.LandlockRestrictSelf(fd, 0); err != nil {
 		return 0, fmt.Errorf("landlock_restrict_self: %w", err)
+	}
+	if !p.AllowUnixSockets {
+		if err := installUnixSocketFilter(); err != nil {
+			return 0, fmt.Errorf("the Unix-socket filter: %w", err)
+		}
 	}
 	return st.ABI, nil
 }

@@ -46,6 +46,9 @@ type Policy struct {
 	Rules []Rule
 	// DenyNetwork refuses TCP connect and bind (runtime.network: none; Landlock ABI 4 and up).
 	DenyNetwork bool
+	// AllowUnixSockets leaves the agent Unix sockets (runtime.unixSockets grants a path);
+	// without it the thread's seccomp filter refuses socket(AF_UNIX) (unixsock_linux.go).
+	AllowUnixSockets bool
 	// ConnectPorts, when set, are the only TCP ports the agent may connect to (the model
 	// gateway's: connect.go); without DenyNetwork, binding stays allowed.
 	ConnectPorts []uint16
@@ -55,17 +58,22 @@ type Policy struct {
 }
 
 // Encoding of a Policy as a list of strings (the guardian request carries it): one
-// "<access letter><path>" per rule, and the flags "+network=none" and "+required".
+// "<access letter><path>" per rule, and the flags "+network=none", "+unix-sockets" and
+// "+required".
 const (
 	flagDenyNetwork = "+network=none"
+	flagUnixSockets = "+unix-sockets"
 	flagRequired    = "+required"
 )
 
 // Encode is the policy as strings for the guardian request; Decode reads them back.
 func (p Policy) Encode() []string {
-	out := make([]string, 0, len(p.Rules)+2)
+	out := make([]string, 0, len(p.Rules)+3)
 	if p.DenyNetwork {
 		out = append(out, flagDenyNetwork)
+	}
+	if p.AllowUnixSockets {
+		out = append(out, flagUnixSockets)
 	}
 	if p.Required {
 		out = append(out, flagRequired)
@@ -84,6 +92,8 @@ func Decode(fields []string) (Policy, error) {
 		switch {
 		case f == flagDenyNetwork:
 			p.DenyNetwork = true
+		case f == flagUnixSockets:
+			p.AllowUnixSockets = true
 		case f == flagRequired:
 			p.Required = true
 		case strings.HasPrefix(f, flagConnect):
@@ -109,6 +119,9 @@ func (p Policy) String() string {
 	}
 	if p.DenyNetwork {
 		b.WriteString("network none\n")
+	}
+	if p.AllowUnixSockets {
+		b.WriteString("unix sockets\n")
 	}
 	return b.String()
 }

@@ -31,6 +31,9 @@ type Agent struct {
 	Command []string
 	// DenyNetwork: runtime.network none.
 	DenyNetwork bool
+	// UnixSockets are the socket paths runtime.unixSockets grants, absolute. Any grant leaves
+	// the agent Unix sockets as a whole: the filter cannot tell one path from another.
+	UnixSockets []string
 	// Home is the agent's private CLI home (CLAUDE_CONFIG_DIR, CODEX_HOME, GEMINI_CLI_HOME),
 	// in the run's state: writable, and the only CLI state it gets. "" for command agents.
 	Home string
@@ -124,7 +127,7 @@ func Build(a Agent) Policy {
 	if a.Home != "" {
 		b.add(Write, a.Home)
 	}
-	return Policy{Rules: minimal(b.rules), DenyNetwork: a.DenyNetwork}
+	return Policy{Rules: minimal(b.rules), DenyNetwork: a.DenyNetwork, AllowUnixSockets: len(a.UnixSockets) > 0}
 }
 
 type builder struct {

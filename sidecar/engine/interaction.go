@@ -382,7 +382,12 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 	}
 	edge := c.edgeOf[[2]string{from, node}]
 	c.send(from, node, "prompt", map[string]any{"bytes": len(prompt)}, "")
-	c.r.emit(c.in.ID, edge, "agent_started", map[string]any{"agent": node, "from": firstNonEmpty(from, "engine"), "round": c.st.Round, "backend": spec.BackendID})
+	started := map[string]any{"agent": node, "from": firstNonEmpty(from, "engine"), "round": c.st.Round, "backend": spec.BackendID}
+	if len(spec.UnixSockets) > 0 {
+		// Shown in review: the grant opens every pathname Unix socket to the agent.
+		started["unixSockets"] = runtime.UnixSocketGrants(spec.Workspace, spec.UnixSockets)
+	}
+	c.r.emit(c.in.ID, edge, "agent_started", started)
 	c.r.flushLog()
 	rec := turnRecord{from: from, node: node, backend: spec.BackendID, prompt: prompt, started: c.r.now()}
 	var out processOut
@@ -486,7 +491,7 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 		BackendID: rt.BackendID, Command: rt.Command, CwdMode: rt.CwdMode, Workspace: c.r.o.Workspace,
 		Model: rt.Model, MaxTurns: rt.MaxTurns, AllowedTools: rt.AllowedTools, PermissionMode: rt.PermissionMode, StopGrace: c.r.o.StopGrace,
 		CodexSandbox: rt.CodexSandbox, GeminiApprovalMode: rt.GeminiApprovalMode, Interactive: rt.Interactive, PauseOnPhaseComplete: true,
-		Confine: c.r.limits().confineMode(), Network: rt.Network, DependencyTimeout: c.r.dependencyTimeout()}
+		Confine: c.r.limits().confineMode(), Network: rt.Network, UnixSockets: rt.UnixSockets, DependencyTimeout: c.r.dependencyTimeout()}
 	// "auto" as an override means each node keeps its own backend (the editor's default pick).
 	if c.r.o.Backend != "" && c.r.o.Backend != "auto" {
 		s.BackendID = c.r.o.Backend

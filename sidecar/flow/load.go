@@ -476,6 +476,7 @@ func (d *decoder) runtime(n *yaml.Node, path string) *Runtime {
 		},
 		"interactive": func(_, v *yaml.Node, p string) { r.Interactive, _ = d.boolean(v, p, "runtime.interactive") },
 		"network":     func(_, v *yaml.Node, p string) { r.Network = d.str(v, p, "runtime.network") },
+		"unixSockets": func(_, v *yaml.Node, p string) { r.UnixSockets = d.strList(v, p, "runtime.unixSockets") },
 		"maxCostUsd":  func(_, v *yaml.Node, p string) { r.MaxCostUSD, _ = d.number(v, p, "runtime.maxCostUsd") },
 		"shared":      func(_, v *yaml.Node, p string) { r.Shared = d.strList(v, p, "runtime.shared") },
 		"setup":       func(_, v *yaml.Node, p string) { r.Setup = d.strList(v, p, "runtime.setup") },

@@ -100,6 +100,7 @@ type Runtime struct {
 	GeminiApprovalMode string       `json:"geminiApprovalMode,omitempty"` // gemini --approval-mode: default, auto_edit, yolo, plan
 	Interactive        bool         `json:"interactive,omitempty"`        // a command agent keeps stdin open for answers
 	Network            string       `json:"network,omitempty"`            // none: no TCP connect or bind (command agents, when confined); open: a gateway-routed agent may connect anywhere
+	UnixSockets        []string     `json:"unixSockets,omitempty"`        // socket paths a confined agent may connect to (absolute or workspace-relative)
 	SessionLoop        *SessionLoop `json:"sessionLoop,omitempty"`
 
 	// MaxCostUSD is the agent's spend limit over the run, enforced by the model gateway before

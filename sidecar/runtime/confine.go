@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	goruntime "runtime"
 	"strings"
 	"sync"
 
@@ -78,7 +79,9 @@ func newConfinement(s *Spec, backend, dir string, env []string) (c *confinement,
 		Dir:         dir,
 		DenyNetwork: s.Network == NetworkNone,
 		ReadOnly:    readOnlyAgent(s, backend),
+		UnixSockets: UnixSocketGrants(s.Workspace, s.UnixSockets),
 	}, connect: s.gatewayPorts(), shared: sharedReads(s.SharedFolders)}
+	warnings = append(warnings, unixSocketWarnings(c.agent.UnixSockets)...)
 	if _, ok := cliHomeVars[backend]; ok {
 		home := cliHomeDir(s, backend, tmp)
 		if c.homeEnv, err = prepareCLIHome(backend, home, env); err != nil {
@@ -88,6 +91,32 @@ func newConfinement(s *Spec, backend, dir string, env []string) (c *confinement,
 		c.agent.Home = home
 	}
 	return c, warnings, nil
+}
+
+// UnixSocketGrants are runtime.unixSockets' paths made absolute: a relative one is the
+// workspace's.
+func UnixSocketGrants(workspace string, paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(workspace, filepath.FromSlash(p))
+		}
+		out = append(out, filepath.Clean(p))
+	}
+	return out
+}
+
+// unixSocketWarnings say what a confined agent's Unix sockets are: a grant opens every
+// pathname socket (the filter cannot see paths), and where the filter cannot be installed
+// none is refused.
+func unixSocketWarnings(grants []string) []string {
+	switch {
+	case len(grants) > 0:
+		return []string{fmt.Sprintf("runtime.unixSockets grants %s: the agent may connect to every pathname Unix socket your user can (the kernel's filter can only allow or refuse Unix sockets as a whole)", strings.Join(grants, ", "))}
+	case !confine.UnixSocketFilterSupported():
+		return []string{fmt.Sprintf("Unix sockets are not restricted on %s: the agent may connect to every pathname Unix socket your user can", goruntime.GOARCH)}
+	}
+	return nil
 }
 
 // readOnlyAgent reports whether a CLI agent's role or mode makes it read-only: a read-only

@@ -101,6 +101,10 @@ type Spec struct {
 	// Network is runtime.network: "" (the agent's network is left alone) or NetworkNone (no
 	// TCP connect or bind; enforced only when the agent is confined).
 	Network string
+	// UnixSockets is runtime.unixSockets: socket paths the agent may connect to, absolute or
+	// relative to Workspace. Any grant leaves the confined agent Unix sockets as a whole (see
+	// UnixSocketGrants).
+	UnixSockets []string
 	// GatewayPort is the port of the run's model gateway when the agent's model calls go
 	// through it (UseGateway, gateway_env.go); 0 otherwise.
 	GatewayPort int
@@ -181,6 +185,11 @@ func (s *Spec) validate() error {
 	case "", NetworkNone, NetworkOpen:
 	default:
 		return fmt.Errorf("runtime: agent %s: network %q is not %q or %q", s.AgentID, s.Network, NetworkNone, NetworkOpen)
+	}
+	for _, p := range s.UnixSockets {
+		if p == "" || strings.IndexByte(p, 0) >= 0 {
+			return fmt.Errorf("runtime: agent %s: unixSockets: %q is not a path", s.AgentID, p)
+		}
 	}
 	return nil
 }

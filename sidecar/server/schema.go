@@ -54,6 +54,7 @@ var runtimeField = &field{doc: "How the node is run: an agent CLI and its settin
 	"codexSandbox":       {doc: "Codex CLI's `--sandbox`. Unset: `workspace-write` for a worker in its sandbox, `read-only` for every other role.", enum: []string{"read-only", "workspace-write", "danger-full-access"}},
 	"geminiApprovalMode": {doc: "Gemini CLI's `--approval-mode`. Unset: `auto_edit` for a worker in its sandbox, `default` (read only) for every other role.", enum: []string{"default", "auto_edit", "yolo", "plan"}},
 	"network":            {doc: "`none`: the agent may not open or accept TCP connections (command agents; enforced by the kernel when agents are confined). Leave it out to keep the network.", enum: []string{"none"}},
+	"unixSockets":        {doc: "Socket files a confined agent may connect to, absolute or workspace-relative, e.g. `[/var/run/docker.sock]`. Without it a confined agent can make no Unix socket; any grant opens every pathname Unix socket to it (the kernel's filter cannot tell paths apart)."},
 	"shared":             {doc: "Dependency folders (`node_modules`, `.venv`, `vendor`, `target`) linked into the agent's sandbox read-only instead of copied; never part of a proposal."},
 	"setup":              {doc: "A command run once in the agent's new sandbox, confined like the agent, e.g. `[npm, run, build]`; its output is in the run's log."},
 	"sessionLoop": {doc: "Run the agent as repeated fresh-context sessions (cli-agent-session-loop.md).", fields: fields(map[string]*field{

@@ -121,6 +121,8 @@ func TestSchemaRule(t *testing.T) {
 		{"network none on a command agent", head + "agents: [{id: a, runtime: {backendId: command, command: [bash, x.sh], network: none}}]\ninteractions: []\n", nil},
 		{"network none on a CLI agent", head + "agents: [{id: a, runtime: {backendId: claude, network: none}}, {id: b, runtime: {network: none}}]\ninteractions: []\n", []string{CodeSchema, CodeSchema}},
 		{"network enum", head + "agents: [{id: a, runtime: {backendId: command, command: [x], network: off}}]\ninteractions: []\n", []string{CodeSchema}},
+		{"unixSockets grant is a warning", head + "agents: [{id: a, runtime: {backendId: command, command: [x], unixSockets: [/var/run/docker.sock, run/app.sock]}}]\ninteractions: []\n", []string{CodeSchema}},
+		{"unixSockets empty and outside the workspace", head + "agents: [{id: a, runtime: {backendId: command, command: [x], unixSockets: [\"\", ../other/s.sock]}}]\ninteractions: []\n", []string{CodeSchema, CodeSchema, CodeSchema}},
 		{"env names", head + "agents: [{id: a, runtime: {env: [GOOD_NAME, _ALSO, 9bad, has-dash, \"K=v\"]}}]\ninteractions: []\n", []string{CodeSchema, CodeSchema, CodeSchema}},
 		{"maxTurns zero", head + "agents: [{id: a, runtime: {maxTurns: 0}}]\ninteractions: []\n", []string{CodeSchema}},
 		{"maxCostUsd zero and a word", head + "agents: [{id: a, runtime: {maxCostUsd: 0}}, {id: b, runtime: {maxCostUsd: lots}}]\ninteractions: []\n", []string{CodeSchema, CodeSchema}},

@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -129,6 +130,7 @@ func (c *checker) runtime(path string, r *flow.Runtime) {
 				c.deleteFix("Remove network: none", path+"/network"))
 		}
 	}
+	c.unixSockets(path+"/unixSockets", r.UnixSockets)
 	if r.BackendID == "command" && len(r.Command) == 0 {
 		c.report(path+"/backendId", c.at(path+"/backendId"), diag.Error, CodeSchema,
 			"backendId command needs a command: add command: [program, args…], e.g. command: [bash, agents/review.sh]", nil)
@@ -265,5 +267,25 @@ func (c *checker) nodeParams(s *flow.SystemNode) {
 		}
 		c.report(p, c.at(p), diag.Warning, CodeSchema,
 			fmt.Sprintf("params.%s has no effect on a %s node: the run reads %s there; set it on the interaction's edges if the pattern reads it, or remove it", key, s.Type, what), nil)
+	}
+}
+
+// unixSockets checks runtime.unixSockets: each an absolute path or one relative to the
+// workspace (existing or not, since a socket is made when its server starts), and a warning
+// for any grant, which the kernel can only give as all Unix sockets at once.
+func (c *checker) unixSockets(path string, paths []string) {
+	for i, p := range paths {
+		at := fmt.Sprintf("%s/%d", path, i)
+		switch {
+		case strings.TrimSpace(p) == "" || strings.ContainsRune(p, 0):
+			c.report(at, c.at(at), diag.Error, CodeSchema, "runtime.unixSockets: an entry is empty; name a socket file, e.g. /var/run/docker.sock", nil)
+		case !filepath.IsAbs(p) && !filepath.IsLocal(filepath.FromSlash(p)):
+			c.report(at, c.at(at), diag.Error, CodeSchema,
+				fmt.Sprintf("runtime.unixSockets: %q leaves the workspace; write a socket outside it as an absolute path", p), nil)
+		}
+	}
+	if len(paths) > 0 {
+		c.report(path, c.at(path), diag.Warning, CodeSchema,
+			"runtime.unixSockets: the kernel can only allow or refuse Unix sockets as a whole (no Landlock rule for socket paths is used), so granting any path lets this agent connect to every pathname Unix socket your user can, such as the Docker socket", nil)
 	}
 }
