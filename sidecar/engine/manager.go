@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/procalive"
 )
 
 // Manager runs flows for the server: several at once, each stoppable, with questions and
@@ -114,7 +115,7 @@ func (m *Manager) start(f *flow.Flow, p StartParams, runID string) (RunInfo, err
 		if err != nil {
 			return RunInfo{}, err
 		}
-		if (st.Status != StatusRunning && st.Status != StatusWaiting) || processAlive(st.PID) && st.PID != os.Getpid() {
+		if (st.Status != StatusRunning && st.Status != StatusWaiting) || procalive.Alive(st.PID) && st.PID != os.Getpid() {
 			return RunInfo{}, fmt.Errorf("run %s is %s, not interrupted; only an interrupted run can be resumed", st.RunID, st.Status)
 		}
 		m.mu.Lock()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/pattern"
+	"github.com/agentcanvas/agentcanvas/sidecar/procalive"
 )
 
 func init() {
@@ -187,7 +188,7 @@ func (s *Server) watchClientProcess(pid int) {
 		case <-s.exited:
 			return
 		case <-t.C:
-			if !processAlive(pid) {
+			if !procalive.Alive(pid) {
 				s.logf("client process %d is gone; exiting", pid)
 				s.finish(1)
 				return
