@@ -44,6 +44,30 @@ const maxPatchInPrompt = 48 << 10
 // budget (a revision is one more round of that worker). o.RunID, when set, names the
 // revision run; o.SandboxOf and o.Task are set here.
 func Revise(ctx context.Context, req RevisionRequest, o Options) (*RevisionOutcome, error) {
+	rv, err := prepareRevision(req, o)
+	if err != nil {
+		return nil, err
+	}
+	out, err := Run(ctx, rv.f, rv.o)
+	if err != nil {
+		rv.abandon()
+		return nil, err
+	}
+	return rv.finish(out)
+}
+
+// revision is a revision run made ready: its flow and options, and what it was sent.
+type revision struct {
+	f     *flow.Flow
+	o     Options
+	req   RevisionRequest
+	start *proposal.RevisionStart
+	flow  string // the original flow's name (its log)
+}
+
+// prepareRevision adds the request's comments, marks the proposal as being revised, keeps
+// its current revision and writes the revision run's flow.
+func prepareRevision(req RevisionRequest, o Options) (*revision, error) {
 	if len(req.Comments) > 0 {
 		if _, _, err := proposal.AddComments(o.Workspace, req.Proposal, req.Comments); err != nil {
 			return nil, err
@@ -79,36 +103,40 @@ func Revise(ctx context.Context, req RevisionRequest, o Options) (*RevisionOutco
 	if err != nil {
 		return nil, err
 	}
-	rf, err := writeRevisionFlow(o.Workspace, o.RunID, f, pr.AgentID)
-	finish := func(answers map[string]string, ok bool) (*proposal.RevisionResult, error) {
-		return proposal.FinishRevision(o.Workspace, req.Proposal, o.RunID, start.Comments, answers, ok)
-	}
-	if err != nil {
-		finish(nil, false)
+	rv := &revision{o: o, req: req, start: start, flow: f.Name}
+	if rv.f, err = writeRevisionFlow(o.Workspace, o.RunID, f, pr.AgentID); err != nil {
+		rv.abandon()
 		return nil, err
 	}
-	o.SandboxOf = map[string]string{pr.AgentID: pr.RunID}
-	o.Task = revisionTask(start)
-	o.DryRun = o.DryRun || orig.DryRun
-	o.Backend = firstNonEmpty(o.Backend, orig.Backend)
-	out, err := Run(ctx, rf, o)
-	if err != nil {
-		finish(nil, false)
-		return nil, err
-	}
+	rv.o.SandboxOf = map[string]string{pr.AgentID: pr.RunID}
+	rv.o.Task = revisionTask(start)
+	rv.o.DryRun = o.DryRun || orig.DryRun
+	rv.o.Backend = firstNonEmpty(o.Backend, orig.Backend)
+	return rv, nil
+}
+
+// abandon ends a revision that never ran: the proposal stays as it was.
+func (rv *revision) abandon() {
+	proposal.FinishRevision(rv.o.Workspace, rv.req.Proposal, rv.o.RunID, rv.start.Comments, nil, false)
+}
+
+// finish records the revision run's end on the proposal (a new revision when it changed it,
+// the worker's answers) and logs proposal_revised in the original flow's log.
+func (rv *revision) finish(out *Outcome) (*RevisionOutcome, error) {
 	reply := ""
 	for _, in := range out.Interactions {
 		reply = in.Result
 	}
-	res, err := finish(parseAnswers(reply, start.Comments), out.Status == StatusCompleted)
+	o, pr := rv.o, rv.start.Loaded.Proposal
+	res, err := proposal.FinishRevision(o.Workspace, rv.req.Proposal, o.RunID, rv.start.Comments, parseAnswers(reply, rv.start.Comments), out.Status == StatusCompleted)
 	if err != nil {
 		return nil, err
 	}
-	ref, _ := filepath.Rel(o.Workspace, filepath.Join(l.AgentDir, proposal.JSONFile))
+	ref, _ := filepath.Rel(o.Workspace, filepath.Join(rv.start.Loaded.AgentDir, proposal.JSONFile))
 	ref = filepath.ToSlash(ref)
-	fields := map[string]any{"agent": pr.AgentID, "proposal": ref, "revision": res.Revision, "changed": res.Changed, "revisionRun": o.RunID, "comments": len(start.Comments), "answered": len(res.Answered)}
-	ev := eventlog.Event{TS: o.Now().UnixMilli(), Flow: f.Name, RunID: pr.RunID, Event: "proposal_revised", Fields: fields}
-	if log, err := eventlog.Open(o.Workspace, f.Name); err == nil {
+	fields := map[string]any{"agent": pr.AgentID, "proposal": ref, "revision": res.Revision, "changed": res.Changed, "revisionRun": o.RunID, "comments": len(rv.start.Comments), "answered": len(res.Answered)}
+	ev := eventlog.Event{TS: o.Now().UnixMilli(), Flow: rv.flow, RunID: pr.RunID, Event: "proposal_revised", Fields: fields}
+	if log, err := eventlog.Open(o.Workspace, rv.flow); err == nil {
 		log.Append(ev)
 		log.Close()
 	}
