@@ -9,6 +9,7 @@ import { registerFlowCommands } from './commands/flowCommands';
 import { RunController } from './commands/runCommands';
 import { ProposalController } from './commands/proposalCommands';
 import { ReviewController } from './commands/reviewCommands';
+import { actionable, needsOf, NeedsYouTree } from './views/needsYouTree';
 import { RunsModel } from './views/runsModel';
 import { RunsTree } from './views/runsTree';
 import { ProposalsTree } from './views/proposalsTree';
@@ -90,6 +91,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<AgentC
   // Review comments on proposals' lines, sent back to their workers (Request Changes).
   const review = new ReviewController(client, log, proposalsTree, () => proposals.refresh());
   context.subscriptions.push(...review.register(), proposals.onDidRefresh(() => review.sync()));
+  // Needs You: everything waiting for the person, across runs; its count is the status bar's bell.
+  const needsTree = new NeedsYouTree();
+  const needsView = vscode.window.createTreeView('agentcanvas.needsYou', { treeDataProvider: needsTree });
+  const updateNeeds = () => {
+    const needs = needsOf(pending.list(), proposalsTree.proposals);
+    needsTree.set(needs);
+    const n = actionable(needs);
+    needsView.badge = n > 0 ? { value: n, tooltip: `${n} thing(s) need you` } : undefined;
+    status.setOtherNeeds(n - pending.size);
+  };
+  context.subscriptions.push(needsView, pending.onDidChange(updateNeeds), proposals.onDidRefresh(updateNeeds));
   const proposalWatcher = vscode.workspace.createFileSystemWatcher('**/.agentcanvas/sandboxes/*/*/proposal/proposal.json');
   const onProposalFiles = () => void proposals.refresh();
   context.subscriptions.push(proposalWatcher, proposalWatcher.onDidCreate(onProposalFiles), proposalWatcher.onDidChange(onProposalFiles), proposalWatcher.onDidDelete(onProposalFiles));

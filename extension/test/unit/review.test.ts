@@ -7,6 +7,8 @@ import { commentState, fileReviewed, hunkMark, openComments, reviewSummary, type
 import { ProposalsTree } from '../../src/views/proposalsTree';
 import { proposalFileOf, ReviewComments } from '../../src/views/reviewComments';
 import type { MockThread } from './vscode-mock';
+import { actionable, needsOf, NeedsYouTree } from '../../src/views/needsYouTree';
+import { renderStatus } from '../../src/status';
 
 /** getProposal's answer for a proposal at revision 2 with one answered and one open comment. */
 const getProposal = {
@@ -95,4 +97,43 @@ test('comments show as threads on their lines of the work/ file, and only change
 
   rc.sync([]);
   assert.ok(threads.every((t) => t.disposed), 'threads of proposals no longer shown are disposed');
+});
+
+test('Needs You lists questions, dependencies, proposals to review, conflicts and unsent comments, each with where it is answered', () => {
+  const withUnsent = proposal('/ws'); // c2 is open and not sent
+  const plain = { ...proposal('/ws2'), agentId: 'writer', review: readReview({ files: [] }) };
+  const revising = proposal('/ws3');
+  revising.agentId = 'fixer';
+  revising.review!.conversation!.revising = { runId: 'r9', since: 't' };
+  const applied = { ...proposal('/ws4'), status: 'applied' as const };
+  const needs = needsOf(
+    [
+      { kind: 'question', runId: 'r1', requestId: 'q1', agentId: 'asker', question: { question: 'Which database?' } },
+      { kind: 'dependency', runId: 'r1', requestId: 'd1', agentId: 'asker', dependency: { type: 'api_key', name: 'SERVICE_KEY' } },
+    ],
+    [withUnsent, plain, revising, applied],
+  );
+  assert.deepEqual(
+    needs.map((n) => [n.kind, n.label, n.command?.id]),
+    [
+      ['question', 'asker asks: Which database?', 'agentcanvas.answerPending'],
+      ['dependency', 'asker needs api_key SERVICE_KEY', 'agentcanvas.answerPending'],
+      ['comments', 'coder: 1 comment(s) not sent yet', 'agentcanvas.requestChanges'],
+      ['review', 'writer: proposal to review', 'agentcanvas.reviewProposal'],
+      ['revising', 'fixer is revising its proposal', undefined],
+    ],
+  );
+  assert.equal(actionable(needs), 4, 'a revision being made only waits');
+  const tree = new NeedsYouTree();
+  tree.set(needs);
+  const it = tree.getTreeItem(needs[2]);
+  assert.equal(it.command?.command, 'agentcanvas.requestChanges');
+  assert.deepEqual(it.command?.arguments, [{ kind: 'proposal', proposal: withUnsent }]);
+});
+
+test('the status bar bell counts requests and the other things that need the person', () => {
+  const v = renderStatus('running', { health: 'ok' }, 1, 3);
+  assert.equal(v.text, '$(check) AgentCanvas $(bell) 4');
+  assert.match(v.tooltip, /1 request\(s\) waiting for you\n3 proposal\(s\), conflict\(s\) or comment\(s\) waiting for you \(the Needs You view\)/);
+  assert.equal(renderStatus('running', { health: 'ok' }, 0, 0).text, '$(check) AgentCanvas');
 });
