@@ -25,6 +25,11 @@ export class ReviewController implements vscode.Disposable {
       this,
       vscode.commands.registerCommand('agentcanvas.review.addComment', guarded((r: vscode.CommentReply) => this.add(r, 'comment'))),
       vscode.commands.registerCommand('agentcanvas.review.rejectHunk', guarded((r: vscode.CommentReply) => this.add(r, 'reject'))),
+      vscode.commands.registerCommand('agentcanvas.review.commentLine', () => {
+        if (!this.comments.commentAt(vscode.window.activeTextEditor)) {
+          void vscode.window.showInformationMessage('AgentCanvas: put the cursor on a line of a pending proposal\'s changed file (the right side of its diff), then comment.');
+        }
+      }),
       vscode.commands.registerCommand('agentcanvas.review.deleteComment', guarded((n: ReviewNote) => this.delete(n))),
       vscode.commands.registerCommand('agentcanvas.requestChanges', guarded((node?: ProposalNode) => this.requestChanges(node))),
       vscode.commands.registerCommand('agentcanvas.proposal.showInterdiff', guarded((node?: ProposalNode) => this.showInterdiff(node))),

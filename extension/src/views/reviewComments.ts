@@ -77,6 +77,20 @@ export class ReviewComments implements vscode.Disposable {
     return t;
   }
 
+  /**
+   * Opens an empty comment box on the cursor's line of a proposal's work/ file (the right side
+   * of its diff): the keyboard's way to what the gutter's "+" does. False when the editor is
+   * not on such a file.
+   */
+  commentAt(editor: vscode.TextEditor | undefined): boolean {
+    if (!editor || !proposalFileOf(this.proposals, editor.document.uri)) return false;
+    const line = editor.selection.active.line;
+    const t = this.controller.createCommentThread(editor.document.uri, new vscode.Range(line, 0, line, 0), []);
+    t.canReply = true;
+    t.collapsibleState = vscode.CommentThreadCollapsibleState.Expanded;
+    return true;
+  }
+
   /** The proposal and place a new comment's thread is on. */
   placeOf(thread: vscode.CommentThread): { proposal: Proposal; file: string; line: number } | undefined {
     const at = proposalFileOf(this.proposals, thread.uri);

@@ -486,17 +486,16 @@ interactions:
   const row = view.locator('.monaco-list-row', { hasText: 'src/greet.ts' });
   await row.first().locator('.label-name, .monaco-highlighted-label').first().click();
   await page.locator('.tab', { hasText: 'greet.ts (reviser: input ↔ work)' }).first().waitFor({ timeout: TIMEOUT });
-  // The work/ side, line 1: the cursor there, then "Add Comment on Current Selection".
-  const modified = page.locator('.monaco-diff-editor .editor.modified .view-lines').first();
-  await modified.waitFor({ state: 'visible', timeout: TIMEOUT });
-  await modified.click();
-  await page.keyboard.press('Control+Home');
-  await runCommand(page, 'Comments: Add Comment on Current Selection');
-  const box = page.locator('.review-widget .comment-form textarea, .review-widget .comment-form .monaco-editor textarea').first();
+  // The work/ side, line 1: the cursor there, then "Comment on This Line for the Worker".
+  const line = page.locator('.monaco-diff-editor .editor.modified .view-line', { hasText: "greet = 'hello'" }).first();
+  await line.waitFor({ state: 'visible', timeout: TIMEOUT });
+  await line.click();
+  await runCommand(page, 'AgentCanvas: Comment on This Line for the Worker');
+  const box = page.locator('.review-widget .comment-form .monaco-editor, .review-widget .monaco-editor').first(); // the comment box is an editor
   await box.waitFor({ state: 'visible', timeout: TIMEOUT });
   await box.click();
   await page.keyboard.type('say hello, world');
-  await page.locator('.review-widget .comment-form .monaco-button', { hasText: 'Add Comment' }).first().click();
+  await page.getByRole('button', { name: 'Add Comment', exact: true }).first().click();
   await view.locator('.monaco-list-row', { hasText: /say hello, world[\s\S]*src\/greet.ts:1 · open/ }).first().waitFor({ timeout: TIMEOUT });
   await page.locator('.review-widget', { hasText: 'c1 · open' }).first().waitFor({ timeout: TIMEOUT });
   await shot('review-comment');
