@@ -8,6 +8,8 @@ import { Method, Notification, readRunEvent, type PendingRequest } from './proto
 import { registerFlowCommands } from './commands/flowCommands';
 import { RunController } from './commands/runCommands';
 import { ProposalController } from './commands/proposalCommands';
+import { ReviewController } from './commands/reviewCommands';
+import { actionable, needsOf, NeedsYouTree } from './views/needsYouTree';
 import { RunsModel } from './views/runsModel';
 import { RunsTree } from './views/runsTree';
 import { ProposalsTree } from './views/proposalsTree';
@@ -86,6 +88,20 @@ export async function activate(context: vscode.ExtensionContext): Promise<AgentC
   const proposals = new ProposalController(client, log, proposalsTree);
   const proposalsView = vscode.window.createTreeView('agentcanvas.proposals', { treeDataProvider: proposalsTree, manageCheckboxStateManually: true, showCollapseAll: true });
   context.subscriptions.push(proposalsView, proposals.attach(proposalsView), ...proposals.register());
+  // Review comments on proposals' lines, sent back to their workers (Request Changes).
+  const review = new ReviewController(client, log, proposalsTree, () => proposals.refresh());
+  context.subscriptions.push(...review.register(), proposals.onDidRefresh(() => review.sync()));
+  // Needs You: everything waiting for the person, across runs; its count is the status bar's bell.
+  const needsTree = new NeedsYouTree();
+  const needsView = vscode.window.createTreeView('agentcanvas.needsYou', { treeDataProvider: needsTree });
+  const updateNeeds = () => {
+    const needs = needsOf(pending.list(), proposalsTree.proposals);
+    needsTree.set(needs);
+    const n = actionable(needs);
+    needsView.badge = n > 0 ? { value: n, tooltip: `${n} thing(s) need you` } : undefined;
+    status.setOtherNeeds(n - pending.size);
+  };
+  context.subscriptions.push(needsView, pending.onDidChange(updateNeeds), proposals.onDidRefresh(updateNeeds));
   const proposalWatcher = vscode.workspace.createFileSystemWatcher('**/.agentcanvas/sandboxes/*/*/proposal/proposal.json');
   const onProposalFiles = () => void proposals.refresh();
   context.subscriptions.push(proposalWatcher, proposalWatcher.onDidCreate(onProposalFiles), proposalWatcher.onDidChange(onProposalFiles), proposalWatcher.onDidDelete(onProposalFiles));
@@ -105,6 +121,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<AgentC
     client.onNotification(Notification.runEvent, (raw) => {
       const ev = readRunEvent(raw);
       if (ev) runs.onRunEvent(ev);
+      if (ev) review.onRunEvent(ev);
     }),
     client.onNotification(Notification.proposalChanged, onProposalFiles),
     client.onDidChangeRunning((up) => {

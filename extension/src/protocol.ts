@@ -30,6 +30,12 @@ export const Method = {
   provideDependency: 'agentcanvas/provideDependency',
   rejectDependency: 'agentcanvas/rejectDependency',
   queryLogs: 'agentcanvas/queryLogs',
+  getReviewComments: 'agentcanvas/getReviewComments',
+  addReviewComment: 'agentcanvas/addReviewComment',
+  deleteReviewComment: 'agentcanvas/deleteReviewComment',
+  markHunksReviewed: 'agentcanvas/markHunksReviewed',
+  requestChanges: 'agentcanvas/requestChanges',
+  getInterdiff: 'agentcanvas/getInterdiff',
 } as const;
 
 export const Notification = {
@@ -514,6 +520,82 @@ export interface ReviewInfo {
   hunkCollisions: Map<string, Collision[][]>;
   /** Files the workspace changed since the proposal was made, merged. */
   merges: Map<string, FileMerge>;
+  /** Per file: each patch hunk's key and reviewed mark (index 0 = hunk 1). */
+  hunkMarks: Map<string, HunkMark[]>;
+  /** The review conversation: comments, the worker's answers, revisions. */
+  conversation?: ReviewConversation;
+}
+
+/** A hunk's identity across revisions (its file and lines) and the person's reviewed mark. */
+export interface HunkMark {
+  key: string;
+  reviewed: boolean;
+}
+
+/** One review comment on a proposal's line (or whole file: line 0). */
+export interface ReviewComment {
+  id: string;
+  path: string;
+  line: number;
+  kind: 'comment' | 'reject';
+  text: string;
+  createdAt: string;
+  revision: number;
+  sentIn: number;
+  answer?: string;
+  answeredIn: number;
+}
+
+/** agentcanvas/getReviewComments, and getProposal's review. */
+export interface ReviewConversation {
+  revision: number;
+  revisions: Array<{ number: number; createdAt: string; runId: string; comments: string[] }>;
+  comments: ReviewComment[];
+  reviewed: string[];
+  /** The revision run at work, if any. */
+  revising?: { runId: string; since: string };
+}
+
+const num = (v: unknown, d = 0): number => (typeof v === 'number' && Number.isFinite(v) ? v : d);
+
+export function readReviewConversation(raw: unknown): ReviewConversation {
+  const o = asObject(raw);
+  const rv = asObject(o.revising);
+  return {
+    revision: num(o.revision, 1),
+    revisions: asArray(o.revisions)
+      .map(asObject)
+      .map((r) => ({ number: num(r.number, 1), createdAt: String(r.createdAt ?? ''), runId: String(r.runId ?? ''), comments: asArray(r.comments).filter((c): c is string => typeof c === 'string') })),
+    comments: asArray(o.comments)
+      .map(asObject)
+      .map((c) => ({
+        id: String(c.id ?? ''),
+        path: String(c.path ?? ''),
+        line: num(c.line),
+        kind: c.kind === 'reject' ? ('reject' as const) : ('comment' as const),
+        text: String(c.text ?? ''),
+        createdAt: String(c.createdAt ?? ''),
+        revision: num(c.revision, 1),
+        sentIn: num(c.sentIn),
+        answer: typeof c.answer === 'string' && c.answer !== '' ? c.answer : undefined,
+        answeredIn: num(c.answeredIn),
+      })),
+    reviewed: asArray(o.reviewed).filter((k): k is string => typeof k === 'string'),
+    revising: o.revising ? { runId: String(rv.runId ?? ''), since: String(rv.since ?? '') } : undefined,
+  };
+}
+
+/** agentcanvas/getInterdiff. */
+export interface Interdiff {
+  from: number;
+  to: number;
+  files: string[];
+  patch: string;
+}
+
+export function readInterdiff(raw: unknown): Interdiff {
+  const o = asObject(raw);
+  return { from: num(o.from), to: num(o.to), files: asArray(o.files).filter((f): f is string => typeof f === 'string'), patch: String(o.patch ?? '') };
 }
 
 function readRange(v: unknown): { start: number; count: number } {
@@ -544,10 +626,13 @@ export function readReview(raw: unknown): ReviewInfo {
     collisions: asArray(o.collisions).map(readCollision),
     hunkCollisions: new Map(),
     merges: new Map(),
+    hunkMarks: new Map(),
+    conversation: o.review ? readReviewConversation(o.review) : undefined,
   };
   for (const f of asArray(o.files).map(asObject)) {
     const file = String(f.path ?? '');
     r.hunkCollisions.set(file, asArray(f.hunks).map((h) => asArray(asObject(h).collisions).map(readCollision)));
+    r.hunkMarks.set(file, asArray(f.hunks).map(asObject).map((h) => ({ key: String(h.key ?? ''), reviewed: h.reviewed === true })));
     const m = asObject(f.merge);
     if (f.merge === undefined || f.merge === null) continue;
     const state = m.state === 'conflicts' || m.state === 'applied' ? m.state : 'clean';

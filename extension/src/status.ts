@@ -12,9 +12,14 @@ export interface StatusView {
   background?: 'statusBarItem.warningBackground' | 'statusBarItem.errorBackground';
 }
 
-/** Pure: what the item shows for a client state, the last health notification and pending prompts. */
-export function renderStatus(state: ClientState, health: StatusParams | undefined, pendingPrompts: number): StatusView {
-  const bell = pendingPrompts > 0 ? ` $(bell) ${pendingPrompts}` : '';
+/**
+ * Pure: what the item shows for a client state, the last health notification, the agents'
+ * requests waiting for an answer and the other things that need the person (proposals to review,
+ * conflicts to resolve, comments to send: the Needs You view).
+ */
+export function renderStatus(state: ClientState, health: StatusParams | undefined, pendingPrompts: number, otherNeeds = 0): StatusView {
+  const total = pendingPrompts + otherNeeds;
+  const bell = total > 0 ? ` $(bell) ${total}` : '';
   if (state === 'starting') return { text: '$(sync~spin) AgentCanvas', tooltip: 'AgentCanvas: starting the sidecar…' };
   if (state === 'stopped') return { text: '$(circle-slash) AgentCanvas', tooltip: 'AgentCanvas: the sidecar is stopped. Click to restart.' };
   if (state === 'failed')
@@ -29,6 +34,7 @@ export function renderStatus(state: ClientState, health: StatusParams | undefine
   if (health?.message) lines.push(health.message);
   for (const r of running) lines.push(`running: ${r.flow || r.runId}${r.runId && r.flow ? ` (${r.runId})` : ''}`);
   if (pendingPrompts > 0) lines.push(`${pendingPrompts} request(s) waiting for you`);
+  if (otherNeeds > 0) lines.push(`${otherNeeds} proposal(s), conflict(s) or comment(s) waiting for you (the Needs You view)`);
   const tooltip = lines.join('\n');
   switch (health?.health) {
     case 'warning':
@@ -45,6 +51,7 @@ export class StatusItem implements vscode.Disposable {
   private state: ClientState = 'starting';
   private health: StatusParams | undefined;
   private pending = 0;
+  private others = 0;
 
   constructor() {
     this.item = vscode.window.createStatusBarItem('agentcanvas.status', vscode.StatusBarAlignment.Left, 10);
@@ -71,9 +78,14 @@ export class StatusItem implements vscode.Disposable {
     this.pending = n;
     this.render();
   }
+  /** Proposals to review, conflicts to resolve, comments to send (the Needs You view). */
+  setOtherNeeds(n: number): void {
+    this.others = n;
+    this.render();
+  }
 
   private render(): void {
-    const v = renderStatus(this.state, this.health, this.pending);
+    const v = renderStatus(this.state, this.health, this.pending, this.others);
     this.item.text = v.text;
     this.item.tooltip = v.tooltip;
     this.item.accessibilityInformation = { label: v.tooltip.split('\n')[0], role: 'button' };

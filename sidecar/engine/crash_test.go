@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/procalive"
 )
 
 // TestMain lets the crash test re-execute this test binary as a stand-alone engine.
@@ -63,10 +64,10 @@ func TestCrashedRunIsListedWithCheckpoint(t *testing.T) {
 		pid = atoi(p)
 	}
 	gone := time.Now().Add(10 * time.Second)
-	for processAlive(pid) && !zombie(pid) && time.Now().Before(gone) {
+	for procalive.Alive(pid) && !zombie(pid) && time.Now().Before(gone) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if processAlive(pid) && !zombie(pid) {
+	if procalive.Alive(pid) && !zombie(pid) {
 		t.Errorf("agent %d outlived the killed engine", pid)
 	}
 	// It can be closed, and is then stopped.

@@ -198,11 +198,11 @@ func (c *ictx) testCommand(workers []string) (passed float64, ok bool) {
 	defer root.Close()
 	passed = 1
 	for _, w := range workers {
-		paths, err := sandbox.PathsFor(c.r.o.Workspace, c.r.id, w)
+		paths, err := sandbox.PathsFor(c.r.o.Workspace, c.r.sandboxRun(w), w)
 		if err != nil {
 			return 0, true
 		}
-		rel, err := sandbox.RelDir(c.r.id, w)
+		rel, err := sandbox.RelDir(c.r.sandboxRun(w), w)
 		if err != nil {
 			return 0, true
 		}

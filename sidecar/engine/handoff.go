@@ -27,7 +27,7 @@ func (c *ictx) collect(rep *Reply) {
 	node := rep.Node
 	notes := handoffNotes(rep.Handoff)
 	if rep.Handoff == nil {
-		notes = "No valid HANDOFF block from " + node + ": made from the changes in its sandbox."
+		notes = noHandoffNotes + node + ": made from the changes in its sandbox."
 	}
 	cr, err := c.proposal(ctx, node, notes)
 	if err != nil {
@@ -152,3 +152,6 @@ func unchangedFiles(named any, changed []string) []string {
 	}
 	return out
 }
+
+// noHandoffNotes begins the notes of a proposal made without a HANDOFF block.
+const noHandoffNotes = "No valid HANDOFF block from "

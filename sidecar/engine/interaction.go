@@ -527,7 +527,7 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 			return s, err
 		}
 		s.SandboxWork = work
-		if s.SharedFolders, err = sharedFolders(c.r.o.Workspace, c.r.id, node); err != nil {
+		if s.SharedFolders, err = sharedFolders(c.r.o.Workspace, c.r.sandboxRun(node), node); err != nil {
 			return s, err
 		}
 		setup = fresh && len(rt.Setup) > 0
@@ -564,12 +564,15 @@ func isWorker(role string) bool { return flow.IsWorkerRole(role) }
 func (c *ictx) sandbox(node string, files, shared []string) (work string, fresh bool, err error) {
 	c.r.mu.Lock()
 	defer c.r.mu.Unlock()
-	paths, err := sandbox.PathsFor(c.r.o.Workspace, c.r.id, node)
+	paths, err := sandbox.PathsFor(c.r.o.Workspace, c.r.sandboxRun(node), node)
 	if err != nil {
 		return "", false, err
 	}
 	if st, err := os.Stat(paths.WorkDir); err == nil && st.IsDir() {
 		return paths.WorkDir, false, nil
+	}
+	if c.r.sandboxRun(node) != c.r.id {
+		return "", false, fmt.Errorf("agent %s: the sandbox of run %s is gone (%s)", node, c.r.sandboxRun(node), paths.WorkDir)
 	}
 	// A file the flow names that does not exist yet is one the worker is to create: it
 	// starts without it (said in the log). Unsafe paths are still refused, present or not.
@@ -610,9 +613,9 @@ func (c *ictx) proposal(ctx context.Context, node, notes string) (*proposal.Crea
 	c.r.mu.Lock()
 	defer c.r.mu.Unlock()
 	defer c.r.logThrough()() // proposal.Create, Check and Apply log to the same file: keep the order
-	dir, _ := sandbox.RelDir(c.r.id, node)
+	dir, _ := sandbox.RelDir(c.r.sandboxRun(node), node)
 	ref := filepath.ToSlash(filepath.Join(dir, "proposal", "proposal.json"))
-	cr, err := proposal.Create(ctx, proposal.CreateOptions{Workspace: c.r.o.Workspace, RunID: c.r.id, AgentID: node, Notes: notes, Flow: c.r.f.Name,
+	cr, err := proposal.Create(ctx, proposal.CreateOptions{Workspace: c.r.o.Workspace, RunID: c.r.sandboxRun(node), AgentID: node, Notes: notes, Flow: c.r.f.Name,
 		SkipUnchanged: !slices.Contains(c.r.proposals, ref), Origin: c.originOf(node)})
 	if err != nil {
 		c.r.emit(c.in.ID, "", "error", map[string]any{"agent": node, "message": "proposal: " + err.Error()})

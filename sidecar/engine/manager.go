@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/procalive"
 )
 
 // Manager runs flows for the server: several at once, each stoppable, with questions and
@@ -106,6 +107,22 @@ func (m *Manager) StartSkill(inv SkillInvocation, p StartParams) (RunInfo, error
 	return m.start(f, p, id)
 }
 
+// StartRevision starts a revision run of a pending proposal (Revise) in the background;
+// when it ends, the proposal has its next revision (or says why not).
+func (m *Manager) StartRevision(req RevisionRequest, p StartParams) (RunInfo, error) {
+	m.init()
+	o := Options{Workspace: m.Workspace, DryRun: p.DryRun, Backend: p.Backend, Env: p.Env, RunID: NewRunID(time.Now()), Human: m.inbox, Sink: m.Event, Limits: m.Limits}
+	rv, err := prepareRevision(req, o)
+	if err != nil {
+		return RunInfo{}, err
+	}
+	info, err := m.launch(rv.f, rv.o, func(out *Outcome) { rv.finish(out) })
+	if err != nil {
+		rv.abandon()
+	}
+	return info, err
+}
+
 func (m *Manager) start(f *flow.Flow, p StartParams, runID string) (RunInfo, error) {
 	m.init()
 	o := Options{Workspace: m.Workspace, DryRun: p.DryRun, Backend: p.Backend, Task: p.Task, Env: p.Env, RunID: runID, Human: m.inbox, Sink: m.Event, Limits: m.Limits}
@@ -114,7 +131,7 @@ func (m *Manager) start(f *flow.Flow, p StartParams, runID string) (RunInfo, err
 		if err != nil {
 			return RunInfo{}, err
 		}
-		if (st.Status != StatusRunning && st.Status != StatusWaiting) || processAlive(st.PID) && st.PID != os.Getpid() {
+		if (st.Status != StatusRunning && st.Status != StatusWaiting) || procalive.Alive(st.PID) && st.PID != os.Getpid() {
 			return RunInfo{}, fmt.Errorf("run %s is %s, not interrupted; only an interrupted run can be resumed", st.RunID, st.Status)
 		}
 		m.mu.Lock()
@@ -125,6 +142,12 @@ func (m *Manager) start(f *flow.Flow, p StartParams, runID string) (RunInfo, err
 		}
 		o.Resume, o.RunID = st, st.RunID
 	}
+	return m.launch(f, o, nil)
+}
+
+// launch starts a run of f in the background; after, when set, gets its outcome before the
+// run counts as ended (Wait returns).
+func (m *Manager) launch(f *flow.Flow, o Options, after func(*Outcome)) (RunInfo, error) {
 	id := o.RunID
 	r, err := newRun(f, o)
 	if err != nil {
@@ -138,6 +161,9 @@ func (m *Manager) start(f *flow.Flow, p StartParams, runID string) (RunInfo, err
 	go func() {
 		defer close(mr.done)
 		out := r.execute(ctx)
+		if after != nil {
+			after(out)
+		}
 		m.mu.Lock()
 		mr.outcome = out
 		m.mu.Unlock()

@@ -26,6 +26,7 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/gateway"
+	"github.com/agentcanvas/agentcanvas/sidecar/procalive"
 	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 	"github.com/agentcanvas/agentcanvas/sidecar/transcript"
 	"github.com/agentcanvas/agentcanvas/sidecar/validate"
@@ -73,6 +74,10 @@ type Options struct {
 	rateWindow time.Duration
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
+	// SandboxOf gives nodes the sandbox an earlier run prepared for them instead of a new
+	// one (a revision run works in the sandbox of the proposal it revises): node id → the
+	// run that owns the sandbox. Their proposals are made there too.
+	SandboxOf map[string]string
 	// Limits returns the person's restrictions (allowed and blocked folders, auto-apply),
 	// called at each use so a change reaches a run already going; nil restricts nothing.
 	Limits func() Limits
@@ -248,7 +253,7 @@ func Resume(ctx context.Context, f *flow.Flow, runID string, o Options) (*Outcom
 	if err != nil {
 		return nil, err
 	}
-	if (st.Status != StatusRunning && st.Status != StatusWaiting) || processAlive(st.PID) && st.PID != os.Getpid() {
+	if (st.Status != StatusRunning && st.Status != StatusWaiting) || procalive.Alive(st.PID) && st.PID != os.Getpid() {
 		return nil, fmt.Errorf("run %s is %s, not interrupted; only an interrupted run can be resumed", runID, st.Status)
 	}
 	if st.Flow != f.Name {
@@ -576,4 +581,13 @@ func checkCLIs(f *flow.Flow, o Options) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// sandboxRun is the run whose sandbox node works in: this run's, unless Options.SandboxOf
+// lends it an earlier run's.
+func (r *run) sandboxRun(node string) string {
+	if id, ok := r.o.SandboxOf[node]; ok {
+		return id
+	}
+	return r.id
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/procalive"
 )
 
 // workspace makes a git workspace with one source file and the given flow.
@@ -267,7 +268,7 @@ func TestStopEndsRunAndAgents(t *testing.T) {
 	for _, p := range strings.Fields(string(b)) {
 		var pid int
 		fmt.Sscan(p, &pid)
-		if processAlive(pid) && !zombie(pid) {
+		if procalive.Alive(pid) && !zombie(pid) {
 			t.Errorf("agent process %d survived the stop", pid)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/procalive"
 	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
 )
 
@@ -190,7 +191,7 @@ func ListStates(workspace string) ([]State, error) {
 		if err != nil {
 			continue
 		}
-		if (st.Status == StatusRunning || st.Status == StatusWaiting) && !processAlive(st.PID) {
+		if (st.Status == StatusRunning || st.Status == StatusWaiting) && !procalive.Alive(st.PID) {
 			st.Status = StatusInterrupted
 		}
 		out = append(out, *st)
@@ -211,7 +212,7 @@ func CloseRun(workspace, runID string) error {
 	if st.Status != StatusRunning && st.Status != StatusWaiting {
 		return fmt.Errorf("run %s is %s, not interrupted", runID, st.Status)
 	}
-	if processAlive(st.PID) && st.PID != os.Getpid() {
+	if procalive.Alive(st.PID) && st.PID != os.Getpid() {
 		return fmt.Errorf("run %s is still running (process %d)", runID, st.PID)
 	}
 	st.Status, st.Reason, st.Finished = StatusStopped, "closed after an interruption", time.Now().UTC()

@@ -28,6 +28,8 @@ type Review struct {
 	// Merged lists the files the check merged with the workspace (they changed since the
 	// proposal was made); each has its ReviewFile.Merge.
 	Merged []string `json:"merged,omitempty"`
+	// Review is the review conversation (comments, answers, revisions); nil for a bare patch.
+	Review *ReviewState `json:"review,omitempty"`
 }
 
 // ReviewFile is one file of a patch.
@@ -59,6 +61,10 @@ type ReviewHunk struct {
 	Lines    []ReviewLine `json:"lines"`
 	// Collisions are the other open proposals' changes this hunk collides with.
 	Collisions []Collision `json:"collisions,omitempty"`
+	// Key names the hunk by its file and lines (HunkKey); Reviewed says whether the person
+	// marked it reviewed (kept across revisions that leave the hunk as it was).
+	Key      string `json:"key"`
+	Reviewed bool   `json:"reviewed,omitempty"`
 }
 
 // ReviewLine is one line of a hunk. Kind is " ", "+" or "-"; Text has no newline.
@@ -108,6 +114,14 @@ func GetReview(ctx context.Context, workspace, ref string, o ReviewOptions) (*Re
 			rv.Warnings = append(rv.Warnings, "could not compare with the other open proposals: "+err.Error())
 		}
 	}
+	if l.AgentDir != "" && l.Proposal != nil {
+		if st, err := ReadReviewState(l.AgentDir, l.Proposal); err == nil {
+			rv.Review = st
+		} else {
+			rv.Warnings = append(rv.Warnings, "could not read the review comments: "+err.Error())
+		}
+	}
+	markHunks(rv)
 	if l.AgentDir != "" {
 		if root, err := os.OpenRoot(l.AgentDir); err == nil {
 			if b, err := readRootCapped(root, SummaryFile, 1<<20); err == nil {
@@ -129,6 +143,18 @@ func GetReview(ctx context.Context, workspace, ref string, o ReviewOptions) (*Re
 		}
 	}
 	return rv, nil
+}
+
+// markHunks gives every hunk its key and the person's reviewed mark.
+func markHunks(rv *Review) {
+	for i := range rv.Files {
+		f := &rv.Files[i]
+		for j := range f.Hunks {
+			h := &f.Hunks[j]
+			h.Key = HunkKey(f.Path, *h)
+			h.Reviewed = rv.Review != nil && rv.Review.IsReviewed(h.Key)
+		}
+	}
 }
 
 func modeString(m os.FileMode) string {

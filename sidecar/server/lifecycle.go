@@ -11,6 +11,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/pattern"
+	"github.com/agentcanvas/agentcanvas/sidecar/procalive"
 )
 
 func init() {
@@ -142,7 +143,7 @@ func (s *Server) watchClientProcess(pid int) {
 		case <-s.exited:
 			return
 		case <-t.C:
-			if !processAlive(pid) {
+			if !procalive.Alive(pid) {
 				s.logf("client process %d is gone; exiting", pid)
 				s.finish(1)
 				return

@@ -25,6 +25,10 @@ func (e managerEngine) StartSkill(ctx context.Context, p StartRunParams) (any, e
 	return e.m.StartSkill(inv, engine.StartParams{DryRun: p.DryRun, Env: p.Env})
 }
 
+func (e managerEngine) StartRevision(ctx context.Context, req engine.RevisionRequest, p engine.StartParams) (any, error) {
+	return e.m.StartRevision(req, p)
+}
+
 func (e managerEngine) Stop(ctx context.Context, runID string) error { return e.m.Stop(runID) }
 
 func (e managerEngine) List(ctx context.Context) (any, error) {

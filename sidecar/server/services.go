@@ -248,6 +248,8 @@ type RunEngine interface {
 	Start(ctx context.Context, f *flow.Flow, p StartRunParams) (any, error)
 	// StartSkill starts a run of p.Skill, likewise.
 	StartSkill(ctx context.Context, p StartRunParams) (any, error)
+	// StartRevision starts a revision run of a pending proposal (agentcanvas/requestChanges).
+	StartRevision(ctx context.Context, req engine.RevisionRequest, p engine.StartParams) (any, error)
 	Stop(ctx context.Context, runID string) error
 	// List lists the runs: live ones and those on disk.
 	List(ctx context.Context) (any, error)

@@ -70,6 +70,9 @@ func (e *fakeEngine) Stop(ctx context.Context, id string) error {
 func (e *fakeEngine) StartSkill(ctx context.Context, p StartRunParams) (any, error) {
 	return map[string]any{"runId": "r2", "flow": "skill-" + p.Skill.Name, "status": "running"}, nil
 }
+func (e *fakeEngine) StartRevision(ctx context.Context, req engine.RevisionRequest, p engine.StartParams) (any, error) {
+	return map[string]any{"runId": "r3", "status": "running"}, nil
+}
 func (e *fakeEngine) List(ctx context.Context) (any, error)                 { return []any{}, nil }
 func (e *fakeEngine) Answer(ctx context.Context, p AnswerParams) error      { return nil }
 func (e *fakeEngine) Provide(ctx context.Context, p DependencyParams) error { return nil }

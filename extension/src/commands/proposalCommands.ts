@@ -26,6 +26,9 @@ export const EMPTY_SCHEME = 'agentcanvas-empty';
 
 export class ProposalController {
   private view: vscode.TreeView<ProposalNode> | undefined;
+  private readonly refreshed = new vscode.EventEmitter<void>();
+  /** Fires after each refresh of the proposals (the review comments follow it). */
+  readonly onDidRefresh = this.refreshed.event;
 
   constructor(
     private readonly sidecar: SidecarClient,
@@ -71,6 +74,7 @@ export class ProposalController {
       }
     }
     this.tree.refresh();
+    this.refreshed.fire();
     const pending = this.tree.proposals.filter((p) => p.status === 'pending').length;
     if (this.view) this.view.badge = pending > 0 ? { value: pending, tooltip: `${pending} proposal(s) to review` } : undefined;
   }
@@ -258,13 +262,14 @@ export class ProposalController {
     if (p.files[0]) await this.openDiff({ kind: 'file', proposal: p, file: p.files[0] });
   }
 
-  private async openDiff(node?: ProposalNode): Promise<void> {
+  private async openDiff(node?: ProposalNode & { line?: number }): Promise<void> {
     if (!node || (node.kind !== 'file' && node.kind !== 'hunk')) return;
     const { proposal: p, file: f } = node;
     const left = f.status === 'added' ? vscode.Uri.from({ scheme: EMPTY_SCHEME, path: '/' + f.path }) : vscode.Uri.file(path.join(p.inputDir, f.oldPath));
     const right = f.status === 'deleted' ? vscode.Uri.from({ scheme: EMPTY_SCHEME, path: '/' + f.path }) : vscode.Uri.file(path.join(p.workDir, f.path));
     const opts: vscode.TextDocumentShowOptions = { preview: true };
     if (node.kind === 'hunk') opts.selection = new vscode.Range(Math.max(0, node.hunk.newStart - 1), 0, Math.max(0, node.hunk.newStart - 1), 0);
+    else if (node.line) opts.selection = new vscode.Range(node.line - 1, 0, node.line - 1, 0); // a comment's line
     await vscode.commands.executeCommand('vscode.diff', left, right, `${f.path} (${p.agentId}: input ↔ work)`, opts);
   }
 

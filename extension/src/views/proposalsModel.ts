@@ -5,7 +5,7 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { parsePatch, selectAll, selectedPatch, isWholeSelection, type FilePatch, type Selection } from '../patch';
-import type { FileMerge, MergeHunk, ReviewInfo, Take } from '../protocol';
+import type { FileMerge, HunkMark, MergeHunk, ReviewComment, ReviewConversation, ReviewInfo, Take } from '../protocol';
 
 /** How the person settled one conflict of a merge. */
 export interface Resolution {
@@ -356,4 +356,53 @@ export function conflictsFromMessage(message: string): Array<{ path: string; rea
       const i = l.indexOf(': ');
       return i > 0 && !l.slice(0, i).includes(' ') ? { path: l.slice(0, i), reason: l.slice(i + 2) } : { path: '', reason: l };
     });
+}
+
+// ---- the review conversation ---------------------------------------------------------------
+
+/** The proposal's comments, revisions and reviewed marks (getProposal's review). */
+export function conversationOf(p: Proposal): ReviewConversation | undefined {
+  return p.review?.conversation;
+}
+
+/** The comments a revision has not answered yet. */
+export function openComments(p: Proposal): ReviewComment[] {
+  return conversationOf(p)?.comments.filter((c) => c.answeredIn === 0) ?? [];
+}
+
+/** "revision 2 · 1 open comment · 1 answered", or undefined for an uncommented first revision. */
+export function reviewSummary(p: Proposal): string | undefined {
+  const c = conversationOf(p);
+  if (!c) return undefined;
+  const parts: string[] = [];
+  if (c.revision > 1) parts.push(`revision ${c.revision}`);
+  if (c.revising) parts.push('being revised');
+  const open = openComments(p).length;
+  const answered = c.comments.length - open;
+  if (open > 0) parts.push(`${open} open comment${open === 1 ? '' : 's'}`);
+  if (answered > 0) parts.push(`${answered} answered`);
+  return parts.length > 0 ? parts.join(' · ') : undefined;
+}
+
+/** A hunk's key and reviewed mark (index from 0). */
+export function hunkMark(p: Proposal, file: string, index: number): HunkMark | undefined {
+  return p.review?.hunkMarks.get(file)?.[index];
+}
+
+/** Whether every hunk of a file is marked reviewed. */
+export function fileReviewed(p: Proposal, file: string): boolean {
+  const marks = p.review?.hunkMarks.get(file) ?? [];
+  return marks.length > 0 && marks.every((m) => m.reviewed);
+}
+
+/** Where a comment sits, for a person: "src/a.ts:12" or "src/a.ts". */
+export function commentPlace(c: ReviewComment): string {
+  return c.line > 0 ? `${c.path}:${c.line}` : c.path;
+}
+
+/** A comment's state, for a person. */
+export function commentState(c: ReviewComment): string {
+  if (c.answeredIn > 0) return `answered in revision ${c.answeredIn}`;
+  if (c.sentIn > 0) return `sent with revision ${c.sentIn}, not answered`;
+  return 'open';
 }

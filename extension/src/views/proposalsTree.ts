@@ -5,8 +5,8 @@
 // shows its three-way merge instead: clean hunks to tick, conflicts to resolve one by one.
 import * as vscode from 'vscode';
 import { hunkLabel, type FilePatch, type Hunk } from '../patch';
-import type { Collision, MergeHunk } from '../protocol';
-import { headWarning, mergeOf, selectionSummary, unresolvedConflicts, type Proposal } from './proposalsModel';
+import type { Collision, MergeHunk, ReviewComment } from '../protocol';
+import { commentPlace, commentState, conversationOf, fileReviewed, headWarning, hunkMark, mergeOf, reviewSummary, selectionSummary, unresolvedConflicts, type Proposal } from './proposalsModel';
 
 export type ProposalNode =
   | { kind: 'proposal'; proposal: Proposal }
@@ -14,6 +14,7 @@ export type ProposalNode =
   | { kind: 'hunk'; proposal: Proposal; file: FilePatch; hunk: Hunk; index: number }
   | { kind: 'mergeHunk'; proposal: Proposal; file: FilePatch; hunk: MergeHunk }
   | { kind: 'warning'; proposal: Proposal; text: string; conflict?: boolean }
+  | { kind: 'comment'; proposal: Proposal; comment: ReviewComment }
   | { kind: 'message'; text: string };
 
 export class ProposalsTree implements vscode.TreeDataProvider<ProposalNode> {
@@ -39,6 +40,7 @@ export class ProposalsTree implements vscode.TreeDataProvider<ProposalNode> {
       if (w) out.push({ kind: 'warning', proposal: p, text: w });
       if (p.status === 'pending') for (const text of conflictLines(p)) out.push({ kind: 'warning', proposal: p, text, conflict: true });
       for (const file of p.files) out.push({ kind: 'file', proposal: p, file });
+      for (const comment of conversationOf(p)?.comments ?? []) out.push({ kind: 'comment', proposal: p, comment });
       return out;
     }
     if (node.kind === 'file') {
@@ -54,7 +56,7 @@ export class ProposalsTree implements vscode.TreeDataProvider<ProposalNode> {
   }
 
   getParent(node: ProposalNode): ProposalNode | undefined {
-    if (node.kind === 'file' || node.kind === 'warning') return { kind: 'proposal', proposal: node.proposal };
+    if (node.kind === 'file' || node.kind === 'warning' || node.kind === 'comment') return { kind: 'proposal', proposal: node.proposal };
     if (node.kind === 'hunk' || node.kind === 'mergeHunk') return { kind: 'file', proposal: node.proposal, file: node.file };
     return undefined;
   }
@@ -124,6 +126,8 @@ export function proposalTreeItem(node: ProposalNode): vscode.TreeItem {
         if (p.order !== undefined) parts.push(`apply ${ordinal(p.order)}`);
       }
       if (s.hunks < s.totalHunks) parts.push(`${s.hunks}/${s.totalHunks} hunks accepted`);
+      const talk = reviewSummary(p);
+      if (talk) parts.unshift(talk);
       it.description = parts.join(' · ');
       const warn = names.length > 0 || unresolved > 0;
       it.iconPath = new vscode.ThemeIcon(
@@ -168,7 +172,7 @@ export function proposalTreeItem(node: ProposalNode): vscode.TreeItem {
       const it = new vscode.TreeItem(f.path, f.hunks.length > 1 ? C.Collapsed : C.None);
       it.id = `proposal:${p.agentDir}/f:${f.path}`;
       const single = f.hunks.length <= 1 ? collisionNote(p.review?.hunkCollisions.get(f.path)?.flat()) : '';
-      it.description = `${f.status}${f.binary ? ' (binary)' : ''} +${f.added} −${f.removed}${flags.some(Boolean) && !flags.every(Boolean) ? ` · ${flags.filter(Boolean).length}/${flags.length} hunks` : ''}${p.status === 'pending' ? single : ''}`;
+      it.description = `${f.status}${f.binary ? ' (binary)' : ''} +${f.added} −${f.removed}${flags.some(Boolean) && !flags.every(Boolean) ? ` · ${flags.filter(Boolean).length}/${flags.length} hunks` : ''}${p.status === 'pending' ? single : ''}${fileReviewed(p, f.path) ? ' · reviewed ✓' : ''}`;
       it.resourceUri = vscode.Uri.file(f.path);
       it.checkboxState = p.status === 'pending' ? checkbox(flags.some(Boolean)) : undefined;
       it.contextValue = 'proposal.file';
@@ -180,13 +184,27 @@ export function proposalTreeItem(node: ProposalNode): vscode.TreeItem {
       const it = new vscode.TreeItem(hunkLabel(node.hunk), C.None);
       it.id = `proposal:${node.proposal.agentDir}/f:${node.file.path}/h:${node.index}`;
       const cs = node.proposal.status === 'pending' ? node.proposal.review?.hunkCollisions.get(node.file.path)?.[node.index] : undefined;
-      it.description = `+${node.hunk.added} −${node.hunk.removed}${collisionNote(cs)}`;
+      it.description = `+${node.hunk.added} −${node.hunk.removed}${collisionNote(cs)}${hunkMark(node.proposal, node.file.path, node.index)?.reviewed ? ' · reviewed ✓' : ''}`;
       it.checkboxState = node.proposal.status === 'pending' ? checkbox(flags[node.index] === true) : undefined;
       it.contextValue = 'proposal.hunk';
       const md = new vscode.MarkdownString('```diff\n' + node.hunk.lines.slice(0, 40).join('\n') + '\n```');
       for (const c of cs ?? []) md.appendMarkdown(`\n\n⚠ ${c.message}`);
       it.tooltip = md;
       it.command = { command: 'agentcanvas.proposal.openDiff', title: 'Open Diff', arguments: [node] };
+      return it;
+    }
+    case 'comment': {
+      const { proposal: p, comment: c } = node;
+      const it = new vscode.TreeItem(`${c.kind === 'reject' ? 'rejected: ' : ''}${c.text.split('\n')[0].slice(0, 80)}`, C.None);
+      it.id = `proposal:${p.agentDir}/c:${c.id}`;
+      it.description = `${commentPlace(c)} · ${commentState(c)}${c.answer ? ` · ${p.agentId}: ${c.answer.slice(0, 60)}` : ''}`;
+      it.iconPath = new vscode.ThemeIcon(c.answeredIn > 0 ? 'comment-discussion' : c.kind === 'reject' ? 'comment-unresolved' : 'comment');
+      it.contextValue = c.sentIn > 0 ? 'proposal.comment.sent' : 'proposal.comment';
+      const md = new vscode.MarkdownString().appendMarkdown(`**${c.id}** on \`${commentPlace(c)}\` (revision ${c.revision}): `).appendText(c.text);
+      if (c.answer) md.appendMarkdown(`\n\n**${p.agentId}** (revision ${c.answeredIn}): `).appendText(c.answer);
+      it.tooltip = md;
+      const file = p.files.find((f) => f.path === c.path);
+      if (file) it.command = { command: 'agentcanvas.proposal.openDiff', title: 'Open Diff', arguments: [{ kind: 'file', proposal: p, file, line: c.line }] };
       return it;
     }
     case 'mergeHunk': {

@@ -294,6 +294,11 @@ const STEPS = [
     run: conflictsMergeAndRevert,
   },
   {
+    name: 'review that talks back: a comment on a line of a proposal\'s diff is kept across a window reload; Request Changes sends it to the worker, whose revision 2 answers it and is applied',
+    skip: () => runsUnavailable,
+    run: reviewLoop,
+  },
+  {
     name: '"AgentCanvas: Show Run Log" shows the JSONL timeline with metrics and filters',
     async run({ page, shot }) {
       await runCommand(page, 'AgentCanvas: Show Run Log');
@@ -464,6 +469,95 @@ async function conflictsMergeAndRevert({ page, shot, workspace }) {
   if (readFileSync(file, 'utf8') !== edits['conflict-a']) throw new Error(`src/shared.ts after the revert:\n${readFileSync(file, 'utf8')}`);
   await view.locator('.monaco-list-row', { hasText: /conflict-b[\s\S]*reverted/ }).first().waitFor({ timeout: TIMEOUT });
   await shot('proposal-reverted');
+  await dismissToasts(page);
+}
+
+/**
+ * The review loop on a proposal a real run made: the worker (a command agent) first writes
+ * `greet = 'hello'`; the person comments on that line in the diff (Comments API), reloads the
+ * window (the comment is still there), requests changes; the worker reads the comment from its
+ * prompt and revises; revision 2 is applied.
+ */
+async function reviewLoop({ page, shot, workspace }) {
+  await dismissToasts(page);
+  const file = path.join(workspace, 'src', 'greet.ts');
+  writeFileSync(file, "export const greet = 'hi';\n");
+  writeFileSync(
+    path.join(workspace, 'agents', 'reviser.sh'),
+    `prompt=$(cat)
+if grep -q "A reviewer read revision" <<<"$prompt"; then
+  grep -q 'src/greet.ts line 1: say hello, world' <<<"$prompt" && printf "export const greet = 'hello, world';\\n" > src/greet.ts
+  echo 'ANSWER c1: it says hello, world now'
+  exit 0
+fi
+printf "export const greet = 'hello';\\n" > src/greet.ts
+echo 'Changed the greeting.'
+`,
+  );
+  writeFileSync(
+    path.join(workspace, 'flows', 'review.yaml'),
+    `version: "0.2"
+description: Fix the greeting.
+agents:
+  - {id: reviser, role: worker, files: [src/greet.ts], runtime: {kind: cli, backendId: command, command: [bash, agents/reviser.sh]}}
+systemNodes:
+  - {id: you, type: bridge, name: You}
+interactions:
+  - id: i1
+    patternId: protocol_bridge
+    edges:
+      - source: you
+        target: reviser
+        data: {termination: {type: timeout_ms, ms: 600000}, params: {protocol: person, timeout_ms: 600000, rate_limit_per_min: 10}}
+`,
+  );
+  const run = spawnSync(process.env.E2E_SIDECAR, ['run', '--workspace', workspace, '--non-interactive', path.join(workspace, 'flows', 'review.yaml')], { encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`the reviser's run failed: ${run.stdout}\n${run.stderr}`);
+
+  await runCommand(page, 'AgentCanvas: Refresh Proposals');
+  await runCommand(page, 'AgentCanvas: Focus on Proposals View');
+  const view = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Proposals' }) });
+  await view.locator('.monaco-list-row', { hasText: /^reviser/ }).first().waitFor({ timeout: TIMEOUT });
+  const row = view.locator('.monaco-list-row', { hasText: 'src/greet.ts' });
+  await row.first().locator('.label-name, .monaco-highlighted-label').first().click();
+  await page.locator('.tab', { hasText: 'greet.ts (reviser: input ↔ work)' }).first().waitFor({ timeout: TIMEOUT });
+  // The work/ side, line 1: the cursor there, then "Comment on This Line for the Worker".
+  const line = page.locator('.monaco-diff-editor .editor.modified .view-line', { hasText: "greet = 'hello'" }).first();
+  await line.waitFor({ state: 'visible', timeout: TIMEOUT });
+  await line.click();
+  await runCommand(page, 'AgentCanvas: Comment on This Line for the Worker');
+  const box = page.locator('.review-widget .comment-form .monaco-editor, .review-widget .monaco-editor').first(); // the comment box is an editor
+  await box.waitFor({ state: 'visible', timeout: TIMEOUT });
+  await box.click();
+  await page.keyboard.type('say hello, world');
+  await page.getByRole('button', { name: 'Add Comment', exact: true }).first().click();
+  await view.locator('.monaco-list-row', { hasText: /say hello, world[\s\S]*src\/greet.ts:1 · open/ }).first().waitFor({ timeout: TIMEOUT });
+  await page.locator('.review-widget', { hasText: 'c1 · open' }).first().waitFor({ timeout: TIMEOUT });
+  await shot('review-comment');
+
+  // A window reload keeps it: the sidecar keeps comments with the proposal.
+  const before = await sidecarPid();
+  await runCommand(page, 'Developer: Reload Window');
+  await page.locator('.monaco-workbench').waitFor({ timeout: TIMEOUT });
+  await waitForNewSidecar(before);
+  await runCommand(page, 'AgentCanvas: Focus on Proposals View');
+  await view.locator('.monaco-list-row', { hasText: /^reviser[\s\S]*1 open comment/ }).first().waitFor({ timeout: TIMEOUT });
+
+  await dismissToasts(page);
+  await rowAction(view, /^reviser/, 'Request Changes');
+  await page.locator('.monaco-dialog-box', { hasText: 'Send 1 comment(s) to reviser?' }).waitFor({ timeout: TIMEOUT });
+  await page.locator('.monaco-dialog-box .monaco-button', { hasText: 'Request Changes' }).first().click();
+  await (await notificationCenter(page, 'reviser revised its proposal: revision 2, 1 comment(s) answered')).getByRole('button', { name: 'Show Changes' }).click();
+  await page.locator('.monaco-editor', { hasText: "+export const greet = 'hello, world';" }).first().waitFor({ timeout: TIMEOUT });
+  await runCommand(page, 'Notifications: Hide Notifications');
+  await view.locator('.monaco-list-row', { hasText: /say hello, world[\s\S]*answered in revision 2 · reviser: it says hello, world now/ }).first().waitFor({ timeout: TIMEOUT });
+  await shot('review-revision-2');
+  if (readFileSync(file, 'utf8') !== "export const greet = 'hi';\n") throw new Error('the workspace changed before any apply');
+
+  await rowAction(view, /^reviser/, 'Apply Proposal');
+  await page.locator('.notifications-toasts .notification-toast', { hasText: 'applied all 1 file(s) from reviser' }).first().waitFor({ timeout: TIMEOUT });
+  const after = readFileSync(file, 'utf8');
+  if (after !== "export const greet = 'hello, world';\n") throw new Error(`src/greet.ts after applying revision 2:\n${after}`);
   await dismissToasts(page);
 }
 

@@ -53,6 +53,10 @@ export class MarkdownString {
     this.value += s;
     return this;
   }
+  appendText(s: string): this {
+    this.value += s.replace(/[\\`*_{}[\]()#+\-.!]/g, '\\$&');
+    return this;
+  }
   appendCodeblock(code: string, language = ''): this {
     this.value += '\n```' + language + '\n' + code + '\n```\n';
     return this;
@@ -65,6 +69,9 @@ export class Range {
     readonly endLine: number,
     readonly endCharacter: number,
   ) {}
+  get start(): { line: number; character: number } {
+    return { line: this.startLine, character: this.startCharacter };
+  }
 }
 export enum TreeItemCollapsibleState {
   None = 0,
@@ -223,4 +230,48 @@ export const workspace = {
   }),
   asRelativePath: (u: Uri | string) => (typeof u === 'string' ? u : u.fsPath).replace(/^\/ws\//, ''),
   createFileSystemWatcher: () => ({ dispose() {}, onDidCreate: () => ({ dispose() {} }), onDidChange: () => ({ dispose() {} }), onDidDelete: () => ({ dispose() {} }) }),
+};
+
+// The Comments API: a controller that keeps the threads it made.
+export enum CommentMode {
+  Editing = 0,
+  Preview = 1,
+}
+export enum CommentThreadState {
+  Unresolved = 0,
+  Resolved = 1,
+}
+export enum CommentThreadCollapsibleState {
+  Collapsed = 0,
+  Expanded = 1,
+}
+export interface MockThread {
+  uri: Uri;
+  range: Range;
+  comments: unknown[];
+  label?: string;
+  canReply?: boolean;
+  contextValue?: string;
+  state?: CommentThreadState;
+  collapsibleState?: CommentThreadCollapsibleState;
+  disposed: boolean;
+  dispose(): void;
+}
+export const comments = {
+  createCommentController: (id: string, label: string) => {
+    const threads: MockThread[] = [];
+    return {
+      id,
+      label,
+      threads,
+      options: undefined as unknown,
+      commentingRangeProvider: undefined as unknown,
+      createCommentThread: (uri: Uri, range: Range, cs: unknown[]) => {
+        const t: MockThread = { uri, range, comments: cs, disposed: false, dispose: () => (t.disposed = true) };
+        threads.push(t);
+        return t;
+      },
+      dispose() {},
+    };
+  },
 };

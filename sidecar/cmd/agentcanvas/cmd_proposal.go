@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register(&command{name: "proposal", summary: "review and apply agents' edits: proposal create|list|review|apply|reject|revert|ledger|origins|export", run: runProposal})
+	register(&command{name: "proposal", summary: "review and apply agents' edits, or send comments back to their worker: proposal create|list|review|comment|request-changes|interdiff|apply|reject|revert|ledger|origins|export", run: runProposal})
 }
 
 const proposalUsage = `usage:
@@ -23,6 +23,9 @@ const proposalUsage = `usage:
   agentcanvas proposal review --workspace W [--json] [--flow F] [--record] [--allow DIR]… [--block DIR]… PROPOSAL
   agentcanvas proposal reject --workspace W [--reason T] [--flow F] PROPOSAL
   agentcanvas proposal list   --workspace W [--json]
+  agentcanvas proposal comment --workspace W [--json] [--delete ID] PROPOSAL [PATH:LINE=TEXT…]
+  agentcanvas proposal request-changes --workspace W [--comment PATH:LINE=TEXT]… [--comments FILE] [--dry-run] [--backend B] [--non-interactive] [--json] [--confine auto|required|off] PROPOSAL
+  agentcanvas proposal interdiff --workspace W [--from N] [--to N] [--json] PROPOSAL
   agentcanvas proposal revert --workspace W [--check] [--json] [--allow DIR]… [--block DIR]… [--flow F] ID
   agentcanvas proposal ledger --workspace W [--json]
   agentcanvas proposal origins --workspace W [--json] FILE
@@ -34,11 +37,14 @@ is mine, theirs, both, markers, or @FILE (the text of FILE). --against: the merg
 ID (revert): a ledger entry id (proposal ledger lists them) or a PROPOSAL (its latest apply).
 --allow: the patch may only touch files inside these workspace-relative folders; --block: nor
 files in these folders, besides .agentcanvas, .git, node_modules and dist (both repeatable).
+comment: with no comment, lists the proposal's comments, the worker's answers and its revision.
+request-changes: the worker that made the proposal gets its comments as a new turn in its own
+sandbox; what it changes becomes the proposal's next revision (interdiff shows what changed).
 apply: exit 0 applied (or, with --check, would apply), 1 refused or conflict (workspace unchanged), 2 usage.
 export: the run's pending proposals (or the named agents') as one mbox patch for git am / git
 apply, one message per proposal; exit 0, 1 when they conflict or one does not apply, 2 usage.`
 
-func runProposal(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+func runProposal(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, proposalUsage)
 		return exitUsage
@@ -62,6 +68,12 @@ func runProposal(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return proposalOrigins(args[1:], stdout, stderr)
 	case "export":
 		return proposalExport(args[1:], stdout, stderr)
+	case "comment":
+		return proposalComment(args[1:], stdout, stderr)
+	case "request-changes":
+		return proposalRequestChanges(args[1:], stdin, stdout, stderr)
+	case "interdiff":
+		return proposalInterdiff(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprintln(stderr, proposalUsage)
 		return exitOK

@@ -1,0 +1,355 @@
+package proposal
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/procalive"
+)
+
+// RevisionsDir keeps every earlier revision of a proposal: revisions/<n>/ holds its
+// changes.patch, proposal.json and summary.md, and post/ the files as it left them (the
+// interdiff's old side).
+const RevisionsDir = "proposal/revisions"
+
+// revising is the set of agent folders this process is revising (a sidecar serves many
+// requests at once; review.json's process id tells other processes).
+var revising = &folderSet{m: map[string]bool{}}
+
+type folderSet struct {
+	mu sync.Mutex
+	m  map[string]bool
+}
+
+func (f *folderSet) has(dir string) bool { f.mu.Lock(); defer f.mu.Unlock(); return f.m[dir] }
+
+func (f *folderSet) set(dir string, on bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if on {
+		f.m[dir] = true
+	} else {
+		delete(f.m, dir)
+	}
+}
+
+// RevisionStart is what BeginRevision hands the revision run.
+type RevisionStart struct {
+	Loaded *Loaded
+	State  *ReviewState
+	// Comments are the open comments the worker is asked to answer.
+	Comments []Comment
+	// Patch is the current revision's changes.patch, for the worker's prompt.
+	Patch []byte
+}
+
+// ErrRevisionBusy is returned while another revision run works on the proposal.
+var ErrRevisionBusy = errors.New("a revision of this proposal is already being made")
+
+// BeginRevision prepares a pending proposal for revision run runID: the current revision is
+// kept under revisions/<n>/ (its patch, its metadata and the files as it left them), and the
+// proposal is marked as being revised by this process. It refuses when there is no open
+// comment, or another live process revises the proposal.
+func BeginRevision(workspace, ref, runID string) (*RevisionStart, error) {
+	var start *RevisionStart
+	_, err := updateReview(workspace, ref, func(l *Loaded, s *ReviewState) error {
+		name := l.Proposal.RunID + "/" + l.Proposal.AgentID
+		if st := readState(l.AgentDir); st != "pending" {
+			return fmt.Errorf("proposal %s is %s: only a pending proposal can be revised", name, st)
+		}
+		if s.Revising != nil && (revising.has(l.AgentDir) || s.Revising.PID != os.Getpid() && procalive.Alive(s.Revising.PID)) {
+			return fmt.Errorf("proposal %s: %w (run %s, process %d)", name, ErrRevisionBusy, s.Revising.RunID, s.Revising.PID)
+		}
+		open := s.Open()
+		if len(open) == 0 {
+			return fmt.Errorf("proposal %s has no open comment: add comments (PATH:LINE=TEXT) to say what to change", name)
+		}
+		if err := archiveRevision(l, s.Revision); err != nil {
+			return fmt.Errorf("proposal %s: keeping revision %d: %w", name, s.Revision, err)
+		}
+		s.Revising = &Revising{RunID: runID, PID: os.Getpid(), Since: time.Now().UTC().Format(timeLayout)}
+		revising.set(l.AgentDir, true)
+		patch, err := os.ReadFile(l.PatchPath)
+		if err != nil {
+			return err
+		}
+		start = &RevisionStart{Loaded: l, State: s, Comments: open, Patch: patch}
+		return nil
+	})
+	return start, err
+}
+
+// RevisionResult says how a revision run ended for the proposal.
+type RevisionResult struct {
+	// Revision is the proposal's revision now; Changed says whether the run made a new one.
+	Revision int  `json:"revision"`
+	Changed  bool `json:"changed"`
+	// Answered are the comments the worker answered (its reply per comment).
+	Answered []Comment `json:"answered"`
+}
+
+// FinishRevision records the end of revision run runID: when the proposal's patch differs
+// from the one kept by BeginRevision it becomes revision n+1, made by runID in answer to the
+// comments sent; otherwise the kept copy is dropped and the revision stays. Each comment
+// sent is marked with the worker's answer (answers by comment id; a comment the worker did
+// not answer by name gets its whole reply's first line when ok is true).
+func FinishRevision(workspace, ref, runID string, sent []Comment, answers map[string]string, ok bool) (*RevisionResult, error) {
+	res := &RevisionResult{}
+	_, err := updateReview(workspace, ref, func(l *Loaded, s *ReviewState) error {
+		root, err := os.OpenRoot(l.AgentDir)
+		if err != nil {
+			return err
+		}
+		defer root.Close()
+		kept := path.Join(RevisionsDir, strconv.Itoa(s.Revision))
+		old, _ := root.ReadFile(path.Join(kept, "changes.patch"))
+		now, err := root.ReadFile(PatchFile)
+		if err != nil {
+			return err
+		}
+		res.Changed = ok && !bytes.Equal(old, now)
+		if res.Changed {
+			s.Revision++
+			ids := make([]string, 0, len(sent))
+			for _, c := range sent {
+				ids = append(ids, c.ID)
+			}
+			s.Revisions = append(s.Revisions, Revision{Number: s.Revision, CreatedAt: l.Proposal.CreatedAt, RunID: runID, Comments: ids})
+		} else if err := root.RemoveAll(kept); err != nil {
+			return err
+		}
+		for i := range s.Comments {
+			c := &s.Comments[i]
+			if !slices.ContainsFunc(sent, func(x Comment) bool { return x.ID == c.ID }) {
+				continue
+			}
+			c.SentIn = s.Revision
+			if a, found := answers[c.ID]; found && ok {
+				c.Answer, c.AnsweredIn = a, s.Revision
+			} else if res.Changed {
+				c.AnsweredIn = s.Revision // changed in answer, without a word about it
+			}
+			if c.AnsweredIn != 0 {
+				res.Answered = append(res.Answered, *c)
+			}
+		}
+		if s.Revising != nil && s.Revising.RunID == runID {
+			s.Revising = nil
+			revising.set(l.AgentDir, false)
+		}
+		res.Revision = s.Revision
+		return nil
+	})
+	return res, err
+}
+
+// archiveRevision copies the current revision n into revisions/<n>/: its patch files and
+// every changed file as work/ holds it now (a deleted one is simply absent).
+func archiveRevision(l *Loaded, n int) error {
+	root, err := os.OpenRoot(l.AgentDir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	dir := path.Join(RevisionsDir, strconv.Itoa(n))
+	if err := root.RemoveAll(dir); err != nil {
+		return err
+	}
+	if err := root.MkdirAll(path.Join(dir, "post"), 0o755); err != nil {
+		return err
+	}
+	for _, f := range []string{PatchFile, JSONFile, SummaryFile} {
+		b, err := root.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		if err := writeFileAtomic(root, path.Join(dir, path.Base(f)), b, 0o644); err != nil {
+			return err
+		}
+	}
+	for _, c := range l.Proposal.ChangedFiles {
+		if c.Status == "deleted" {
+			continue
+		}
+		if err := copyInRoot(root, path.Join(l.Proposal.Paths.WorkDir, c.Path), path.Join(dir, "post", c.Path)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyInRoot copies a file or a symbolic link (as a link) inside root.
+func copyInRoot(root *os.Root, from, to string) error {
+	fi, err := root.Lstat(from)
+	if err != nil {
+		return err
+	}
+	if err := root.MkdirAll(path.Dir(to), 0o755); err != nil {
+		return err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		t, err := root.Readlink(from)
+		if err != nil {
+			return err
+		}
+		return root.Symlink(t, to)
+	}
+	b, err := root.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return root.WriteFile(to, b, fi.Mode().Perm())
+}
+
+// Interdiff is what changed between two revisions of a proposal, as a patch of the files the
+// way revision From left them against the way revision To leaves them (To 0: the current).
+type Interdiff struct {
+	From  int    `json:"from"`
+	To    int    `json:"to"`
+	Patch string `json:"patch"`
+	// Files are the paths the two revisions leave differently.
+	Files []string `json:"files"`
+}
+
+// GetInterdiff computes the interdiff of ref between revisions from and to (to 0 or the
+// current revision: work/ as it is). A file neither revision changed is the same in both.
+func GetInterdiff(workspace, ref string, from, to int) (*Interdiff, error) {
+	l, err := Load(workspace, ref)
+	if err != nil {
+		return nil, err
+	}
+	if l.Proposal == nil || l.AgentDir == "" {
+		return nil, fmt.Errorf("%s is a bare patch: it has no revisions", ref)
+	}
+	s, err := ReadReviewState(l.AgentDir, l.Proposal)
+	if err != nil {
+		return nil, err
+	}
+	if to == 0 {
+		to = s.Revision
+	}
+	if from == 0 {
+		from = to - 1
+	}
+	if from < 1 || from >= to || to > s.Revision {
+		return nil, fmt.Errorf("proposal %s/%s has revisions 1 to %d: no interdiff from %d to %d", l.Proposal.RunID, l.Proposal.AgentID, s.Revision, from, to)
+	}
+	root, err := os.OpenRoot(l.AgentDir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	oldSide, err := revisionSide(root, l, s, from)
+	if err != nil {
+		return nil, err
+	}
+	newSide, err := revisionSide(root, l, s, to)
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]bool{}
+	for n := range oldSide.changed {
+		names[n] = true
+	}
+	for n := range newSide.changed {
+		names[n] = true
+	}
+	sorted := make([]string, 0, len(names))
+	for n := range names {
+		sorted = append(sorted, n)
+	}
+	sort.Strings(sorted)
+	out := &Interdiff{From: from, To: to, Files: []string{}}
+	var patch bytes.Buffer
+	for _, n := range sorted {
+		a, err := oldSide.read(root, n)
+		if err != nil {
+			return nil, err
+		}
+		b, err := newSide.read(root, n)
+		if err != nil {
+			return nil, err
+		}
+		if a.exists == b.exists && a.mode == b.mode && bytes.Equal(a.data, b.data) {
+			continue
+		}
+		sections, _, _, err := changeSections(n, a, b)
+		if err != nil {
+			return nil, err
+		}
+		for _, sec := range sections {
+			patch.Write(sec)
+		}
+		out.Files = append(out.Files, n)
+	}
+	out.Patch = patch.String()
+	return out, nil
+}
+
+// revSide is one revision's view of the files: those it changed come from its post/ folder
+// (or work/ for the current revision), the others from input/.
+type revSide struct {
+	dir     string          // where its changed files are, inside the agent folder
+	changed map[string]bool // path → exists after the revision
+}
+
+func revisionSide(root *os.Root, l *Loaded, s *ReviewState, n int) (*revSide, error) {
+	pr := l.Proposal
+	dir := l.Proposal.Paths.WorkDir
+	if n != s.Revision {
+		dir = path.Join(RevisionsDir, strconv.Itoa(n), "post")
+		b, err := root.ReadFile(path.Join(RevisionsDir, strconv.Itoa(n), "proposal.json"))
+		if err != nil {
+			return nil, fmt.Errorf("revision %d of proposal %s/%s is not kept: %w", n, pr.RunID, pr.AgentID, err)
+		}
+		pr = &Proposal{}
+		if err := json.Unmarshal(b, pr); err != nil {
+			return nil, fmt.Errorf("revision %d: proposal.json: %w", n, err)
+		}
+	}
+	rs := &revSide{dir: dir, changed: map[string]bool{}}
+	for _, c := range pr.ChangedFiles {
+		rs.changed[c.Path] = c.Status != "deleted"
+	}
+	return rs, nil
+}
+
+func (rs *revSide) read(root *os.Root, name string) (side, error) {
+	dir := rs.dir
+	if exists, changed := rs.changed[name]; changed && !exists {
+		return side{}, nil
+	} else if !changed {
+		dir = "input"
+	}
+	p := path.Join(dir, name)
+	fi, err := root.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return side{}, nil
+	}
+	if err != nil {
+		return side{}, err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		t, err := root.Readlink(p)
+		return side{exists: true, mode: modeSymlink, data: []byte(t)}, err
+	}
+	data, err := root.ReadFile(p)
+	if err != nil {
+		return side{}, err
+	}
+	m := modeFile
+	if fi.Mode()&0o100 != 0 {
+		m = modeExec
+	}
+	return side{exists: true, mode: m, data: data}, nil
+}
