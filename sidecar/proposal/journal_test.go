@@ -1,0 +1,59 @@
+package proposal
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// An editor that saves a file while the apply runs (after the check, before the file is
+// replaced): the apply stops, names the file, puts back what it wrote, and the save stays.
+func TestApplyChecksEachFileJustBeforeReplacingIt(t *testing.T) {
+	ws, ref := richProposal(t)
+	before := snapshot(t, ws, true)
+	saved := "saved by the editor\n"
+	hook := func(op Op, p string) error {
+		if op == OpRename && p == "new/deep/n.txt" { // a file written before src/a.txt
+			os.WriteFile(filepath.Join(ws, "src/a.txt"), []byte(saved), 0o644)
+		}
+		return nil
+	}
+	_, err := Apply(context.Background(), ws, ref, Selection{}, ApplyOptions{Hook: hook})
+	if err == nil || !strings.Contains(err.Error(), "src/a.txt: it changed while the apply ran") || !strings.Contains(err.Error(), "workspace restored") {
+		t.Fatalf("got %v", err)
+	}
+	want := before
+	want["src/a.txt"] = "F:644:" + saved
+	if b, _ := os.ReadFile(filepath.Join(ws, "src/a.txt")); string(b) != saved {
+		t.Fatalf("the editor's save was lost: %q", b)
+	}
+	after := snapshot(t, ws, true)
+	after["src/a.txt"] = want["src/a.txt"]
+	if d := diffSnapshots(want, after); d != "" {
+		t.Fatalf("the other files were not put back:\n%s", d)
+	}
+	if lg, _ := ReadLedger(ws); len(lg.Entries) != 0 {
+		t.Fatalf("a failed apply has a ledger entry: %+v", lg.Entries)
+	}
+	if _, err := os.Stat(filepath.Join(ws, journalFile)); err == nil {
+		t.Fatal("a failed apply left its journal")
+	}
+}
+
+// An apply whose ledger entry cannot be written does not happen.
+func TestApplyWithoutItsLedgerEntryDoesNotHappen(t *testing.T) {
+	ws, ref := richProposal(t)
+	before := snapshot(t, ws, true)
+	// The entries folder is a file: the entry cannot be written, after the workspace was.
+	os.MkdirAll(filepath.Join(ws, LedgerDir), 0o755)
+	os.WriteFile(filepath.Join(ws, ledgerEntries), []byte("in the way\n"), 0o644)
+	_, err := Apply(context.Background(), ws, ref, Selection{}, ApplyOptions{})
+	if err == nil || !strings.Contains(err.Error(), "its ledger entry could not be written") {
+		t.Fatalf("got %v", err)
+	}
+	if d := diffSnapshots(before, snapshot(t, ws, true)); d != "" {
+		t.Fatalf("the workspace changed:\n%s", d)
+	}
+}
