@@ -228,6 +228,7 @@ func (t *txn) commit(workspace string, pl *plan, rec *record, res *Result) error
 			}
 		}
 	}
+	defer t.dropAside()
 	if err != nil {
 		res.Ledger = ""
 		rerr := t.rollback()
@@ -252,7 +253,8 @@ func (t *txn) failed(err error, workspace string) error {
 // explain adds the free space to a full disk's error (which names the file already).
 func (t *txn) explain(err error, workspace string) error {
 	if errors.Is(err, syscall.ENOSPC) {
-		return fmt.Errorf("%w (the disk of %s has %s free)", err, workspace, byteSize(max(freeSpace(t.root), 0)))
+		free, _ := freeSpace(t.root)
+		return fmt.Errorf("%w (the disk of %s has %s free)", err, workspace, byteSize(max(free, 0)))
 	}
 	return err
 }
@@ -344,6 +346,7 @@ type txn struct {
 	undo   []func() error
 	killAt int // testKillStep; 0: off
 	steps  int
+	aside  []string // the replaced and deleted files, kept under .agentcanvas/tmp until the apply stands
 }
 
 // step runs before each step of the apply: the test kill switch, then the fault hook (which
@@ -404,10 +407,9 @@ func (t *txn) run(pl *plan) error {
 		if err := t.unchanged(p, b); err != nil {
 			return err
 		}
-		if err := t.dirs.remove(p); err != nil {
+		if err := t.removeKeeping(p, b); err != nil {
 			return err
 		}
-		t.undo = append(t.undo, func() error { return t.restore(p, b) })
 		// git removes the folders a deletion leaves empty.
 		for d := path.Dir(p); d != "."; d = path.Dir(d) {
 			fi, err := t.dirs.lstat(d)
@@ -429,9 +431,8 @@ func (t *txn) run(pl *plan) error {
 			return err
 		}
 		if err := t.put(w, w.old); err != nil {
-			return err
+			return fmt.Errorf("writing %s: %w", w.path, err)
 		}
-		t.undo = append(t.undo, func() error { return t.restore(w.path, w.old) })
 	}
 	return nil
 }
@@ -536,7 +537,63 @@ func (t *txn) put(w write, old *backup) (err error) {
 	if err := t.unchanged(w.path, old); err != nil {
 		return err
 	}
-	return t.dirs.moveInto(tmp, w.path)
+	aside := t.keepAside(w.path, old)
+	if err := t.dirs.moveInto(tmp, w.path); err != nil {
+		if aside != "" {
+			t.dirs.remove(aside)
+		}
+		return err
+	}
+	t.undoReplace(w.path, old, aside)
+	return nil
+}
+
+// keepAside hard-links the file about to be replaced into .agentcanvas/tmp, so undoing the
+// replace is a rename that needs no free space (a full disk is the usual reason to undo);
+// "" when there is nothing, or no link could be made (then the undo rewrites it).
+func (t *txn) keepAside(p string, old *backup) string {
+	if old == nil {
+		return ""
+	}
+	aside := tempName(tmpDir + "/x")
+	if t.dirs.linkAside(p, aside) != nil {
+		return ""
+	}
+	t.aside = append(t.aside, aside)
+	return aside
+}
+
+// undoReplace records how to put back what was at p before it was replaced.
+func (t *txn) undoReplace(p string, old *backup, aside string) {
+	if aside != "" {
+		t.undo = append(t.undo, func() error { return t.root.Rename(aside, p) })
+		return
+	}
+	t.undo = append(t.undo, func() error { return t.restore(p, old) })
+}
+
+// removeKeeping deletes p by moving it into .agentcanvas/tmp (undone by moving it back),
+// or, where that cannot be done, by removing it (undone from the backup).
+func (t *txn) removeKeeping(p string, old *backup) error {
+	aside := tempName(tmpDir + "/x")
+	if err := t.dirs.moveInto(p, aside); err == nil {
+		t.aside = append(t.aside, aside)
+		t.undoReplace(p, old, aside)
+		return nil
+	}
+	if err := t.dirs.remove(p); err != nil {
+		return err
+	}
+	t.undoReplace(p, old, "")
+	return nil
+}
+
+// dropAside removes the old files kept for a rollback, once the apply stands.
+func (t *txn) dropAside() {
+	for _, a := range t.aside {
+		t.root.Remove(a)
+	}
+	t.aside = nil
 }
 
 // filePerm: a modified file keeps its permission bits, only the executable bits follow the

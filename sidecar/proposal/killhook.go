@@ -9,6 +9,10 @@ import (
 // (SIGKILL, no clean-up of any kind) at step k of its apply (txn.step). Only tests set it.
 const testKillEnv = "AGENTCANVAS_TEST_KILL_AT_STEP"
 
+// testNoSpaceCheckEnv, set by the disk-full test, skips the free-space check, so that the
+// apply runs into the full disk and must roll back.
+const testNoSpaceCheckEnv = "AGENTCANVAS_TEST_NO_SPACE_CHECK"
+
 func testKillStep() int {
 	v := os.Getenv(testKillEnv)
 	if v == "" {

@@ -102,7 +102,11 @@ func sameTree(a, b map[string]string) bool {
 // added in a new folder, one made executable. It returns the trees before and after.
 func faultWorkspace(t *testing.T, n int) (ws, prop string, before, after map[string]string) {
 	t.Helper()
-	ws = t.TempDir()
+	return faultWorkspaceIn(t, t.TempDir(), n)
+}
+
+func faultWorkspaceIn(t *testing.T, ws string, n int) (_, prop string, before, after map[string]string) {
+	t.Helper()
 	var names []string
 	for i := 0; i < n; i++ {
 		name := fmt.Sprintf("src/p%d/f%03d.txt", i%4, i)
