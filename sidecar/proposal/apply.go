@@ -286,14 +286,16 @@ func finishRecord(workspace string, f *journalFinish, l *Loaded) []string {
 }
 
 // planApply checks the patch against the workspace: as made, or, when the selection speaks of
-// merges or everything is asked for and the patch no longer applies because the workspace has
+// merges or whole files are asked for and the patch no longer applies because the workspace has
 // changed since, re-based on the workspace with a three-way merge per changed file. Either way
 // the plan comes from buildPlan: every rule, every name, every preimage.
 func planApply(d *dirs, l *Loaded, sel Selection, o ApplyOptions, res *Result) (*plan, []Problem) {
 	var direct []Problem
 	if !sel.merging() {
 		pl, probs := buildPlan(d, l.Patch, sel, o.Rules, o.MaxPatchBytes)
-		if len(probs) == 0 || !sel.all() {
+		// Picked hunks are the patch's own; a whole file picked (or everything) is merged
+		// when the workspace has changed since.
+		if len(probs) == 0 || len(sel.Hunks) > 0 {
 			return pl, probs
 		}
 		direct = probs

@@ -19,12 +19,13 @@ import (
 
 const writersOrig = "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\n"
 
-// twoProposals: w1 changes line 2 of a.txt, w2 line 8, both from the same base.
+// twoProposals: w1 changes line 6 of a.txt, w2 line 8 (within w1's hunk's context lines),
+// both from the same base.
 func twoProposals(t *testing.T) (ws, w1, w2 string) {
 	t.Helper()
 	ws = t.TempDir()
 	os.WriteFile(filepath.Join(ws, "a.txt"), []byte(writersOrig), 0o644)
-	for _, w := range []struct{ agent, from, to string }{{"w1", "two\n", "TWO (w1)\n"}, {"w2", "eight\n", "EIGHT (w2)\n"}} {
+	for _, w := range []struct{ agent, from, to string }{{"w1", "six\n", "SIX (w1)\n"}, {"w2", "eight\n", "EIGHT (w2)\n"}} {
 		code, out, errs := runCLI(t, "sandbox", "prepare", "--workspace", ws, "--run", "r1", "--agent", w.agent, "a.txt")
 		if code != exitOK {
 			t.Fatalf("prepare: %s", errs)
@@ -73,7 +74,7 @@ func TestConcurrentAppliesLoseNothing(t *testing.T) {
 			[]string{"proposal", "apply", "--workspace", ws, w1},
 			[]string{"proposal", "apply", "--workspace", ws, w2})
 		b, _ := os.ReadFile(filepath.Join(ws, "a.txt"))
-		for k, mark := range []string{"TWO (w1)", "EIGHT (w2)"} {
+		for k, mark := range []string{"SIX (w1)", "EIGHT (w2)"} {
 			if codes[k] == 0 && !strings.Contains(string(b), mark) {
 				t.Fatalf("trial %d: apply %d said it applied, and its change is gone:\n%s", i, k+1, b)
 			}
@@ -111,7 +112,7 @@ func TestApplyAgainstRevertLosesNothing(t *testing.T) {
 			[]string{"proposal", "revert", "--workspace", ws, w1},
 			[]string{"proposal", "apply", "--workspace", ws, w2})
 		b, _ := os.ReadFile(filepath.Join(ws, "a.txt"))
-		if codes[0] == 0 && strings.Contains(string(b), "TWO (w1)") {
+		if codes[0] == 0 && strings.Contains(string(b), "SIX (w1)") {
 			t.Fatalf("trial %d: the revert said it reverted, and w1's line is back:\n%s", i, b)
 		}
 		if codes[1] == 0 && !strings.Contains(string(b), "EIGHT (w2)") {
@@ -172,5 +173,43 @@ func TestSandboxesPreparedAtOnce(t *testing.T) {
 				t.Fatalf("trial %d: prepare %d: %s", i, k, errs[k])
 			}
 		}
+	}
+}
+
+// --files on a file the workspace changed since the proposal was made takes its clean merge,
+// and names the conflicting hunks of one that does not merge cleanly.
+func TestApplyFilesTakesTheCleanMerge(t *testing.T) {
+	ws, w1, w2 := twoProposals(t)
+	if code, _, _, errs := runProc(t, nil, "proposal", "apply", "--workspace", ws, w1); code != 0 {
+		t.Fatal(errs)
+	}
+	code, _, out, errs := runProc(t, nil, "proposal", "apply", "--workspace", ws, "--files", "a.txt", w2)
+	if code != 0 || !strings.Contains(out, "applied modified a.txt") || !strings.Contains(errs, "merged with the workspace") {
+		t.Fatalf("--files a.txt on the re-based file: %d %s %s", code, out, errs)
+	}
+	want := strings.Replace(strings.Replace(writersOrig, "six\n", "SIX (w1)\n", 1), "eight\n", "EIGHT (w2)\n", 1)
+	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != want {
+		t.Fatalf("a.txt:\n%s", b)
+	}
+	// w3 changes line 2 too: its merge conflicts, and the hunk is named.
+	code, o, errs := runCLI(t, "sandbox", "prepare", "--workspace", ws, "--run", "r2", "--agent", "w3", "a.txt")
+	if code != exitOK {
+		t.Fatal(errs)
+	}
+	var paths map[string]string
+	json.Unmarshal([]byte(o), &paths)
+	os.WriteFile(filepath.Join(paths["workDir"], "a.txt"), []byte(strings.Replace(want, "SIX (w1)\n", "SIX (w3)\n", 1)), 0o644)
+	if code, _, errs := runCLI(t, "proposal", "create", "--workspace", ws, "--run", "r2", "--agent", "w3"); code != exitOK {
+		t.Fatal(errs)
+	}
+	edited := strings.Replace(want, "SIX (w1)\n", "six, by hand\n", 1)
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte(edited), 0o644)
+	w3 := filepath.Join(ws, ".agentcanvas/sandboxes/r2/w3")
+	code, _, _, errs = runProc(t, nil, "proposal", "apply", "--workspace", ws, "--files", "a.txt", w3)
+	if code != exitFail || !strings.Contains(errs, "refused: a.txt: hunk 1 of the merge: conflicts with the workspace's line 6") {
+		t.Fatalf("--files on a conflicting merge: %d %s", code, errs)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != edited {
+		t.Fatal("a refused --files changed a.txt")
 	}
 }
