@@ -147,7 +147,7 @@ func rollbackJournal(root *os.Root, j *journal) (string, error) {
 	for i := len(j.Dirs) - 1; i >= 0; i-- {
 		root.Remove(j.Dirs[i]) // only while empty: a folder someone filled since stays
 	}
-	msg := fmt.Sprintf("an interrupted %s was rolled back (%d %s put back as they were)", j.What, restored, plural(restored, "file", "files"))
+	msg := fmt.Sprintf("an interrupted %s was rolled back (%d %s)", j.What, restored, plural(restored, "file put back as it was", "files put back as they were"))
 	if len(kept) > 0 {
 		msg += fmt.Sprintf("; left as they are, changed again since: %s", strings.Join(kept, ", "))
 	}
