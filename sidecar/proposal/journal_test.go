@@ -57,3 +57,31 @@ func TestApplyWithoutItsLedgerEntryDoesNotHappen(t *testing.T) {
 		t.Fatalf("the workspace changed:\n%s", d)
 	}
 }
+
+// A journal whose "before" copy is gone (an object lost to a power cut): the recovery fails,
+// naming the file, changes nothing and keeps the journal for the next try.
+func TestRecoveryWithoutTheOldCopyNamesTheFile(t *testing.T) {
+	ws := t.TempDir()
+	now := []byte("new line\n")
+	os.WriteFile(filepath.Join(ws, "a.txt"), now, 0o644)
+	j := &journal{Version: journalVersion, What: "apply of coder's proposal (run r1)", Entry: &LedgerEntry{ID: "20261126T000000.000Z-0badc0de"},
+		Files: []journalChange{{Path: "a.txt", Before: &LedgerBlob{OID: blobOID([]byte("old line\n")), Mode: "100644"}, After: &LedgerBlob{OID: blobOID(now), Mode: "100644"}}}}
+	root, err := os.OpenRoot(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if err := j.write(root); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Recover(context.Background(), ws)
+	if err == nil || !strings.Contains(err.Error(), "an interrupted apply of coder's proposal (run r1) could not be recovered") || !strings.Contains(err.Error(), "a.txt:") {
+		t.Fatalf("got %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != string(now) {
+		t.Fatal("a failed recovery changed a.txt")
+	}
+	if _, err := os.Stat(filepath.Join(ws, journalFile)); err != nil {
+		t.Fatal("a failed recovery removed the journal")
+	}
+}

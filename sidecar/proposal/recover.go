@@ -62,14 +62,10 @@ func recoverLocked(workspace string, root *os.Root) (string, error) {
 	}
 	var notice string
 	if j != nil {
-		what := j.What
-		if _, err := root.Lstat(entryPath(entryID(j))); j.Entry != nil && err == nil {
-			notice, err = finishJournal(workspace, root, j)
-		} else {
-			notice, err = rollbackJournal(root, j)
-		}
-		if err != nil {
-			return "", fmt.Errorf("an interrupted %s could not be recovered: %w", what, err)
+		if _, lerr := root.Lstat(entryPath(entryID(j))); j.Entry != nil && lerr == nil {
+			notice = finishJournal(workspace, j)
+		} else if notice, err = rollbackJournal(root, j); err != nil {
+			return "", fmt.Errorf("an interrupted %s could not be recovered (the journal %s stays for the next try): %w", j.What, journalFile, err)
 		}
 	}
 	if err := emptyTmp(root); err != nil {
@@ -89,34 +85,18 @@ func entryID(j *journal) string {
 }
 
 // finishJournal writes what an apply past its commit point had still to write.
-func finishJournal(workspace string, root *os.Root, j *journal) (string, error) {
-	var warn []string
-	if f := j.Finish; f != nil {
-		l := &Loaded{PatchPath: f.Proposal}
-		if strings.HasSuffix(f.Proposal, "/"+JSONFile) {
-			if got, err := Load(workspace, f.Proposal); err == nil {
-				l = got
-			}
+func finishJournal(workspace string, j *journal) string {
+	if j.Finish != nil {
+		if j.Finish.Fields == nil {
+			j.Finish.Fields = map[string]any{}
 		}
-		if f.Status != nil && l.AgentDir != "" {
-			if err := writeStatus(l, *f.Status); err != nil {
-				warn = append(warn, "could not record the status: "+err.Error())
-			}
-		}
-		fields := f.Fields
-		if fields == nil {
-			fields = map[string]any{}
-		}
-		fields["recovered"] = true
-		if err := logEvent(workspace, f.Flow, l, f.Event, fields); err != nil {
-			warn = append(warn, "could not write the event log: "+err.Error())
-		}
+		j.Finish.Fields["recovered"] = true
 	}
 	msg := fmt.Sprintf("an interrupted %s was finished: it had been applied and recorded in the ledger (entry %s)", j.What, j.Entry.ID)
-	if len(warn) > 0 {
+	if warn := finishRecord(workspace, j.Finish, nil); len(warn) > 0 {
 		msg += "; " + strings.Join(warn, "; ")
 	}
-	return msg, nil
+	return msg
 }
 
 // rollbackJournal puts back every file the apply had changed, then removes the folders it made.
