@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 // A full disk during an apply, on a real small file system (tmpfs, mounted by the test when

@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 // Applying never loses work, tested through real processes: the agentcanvas command (this test

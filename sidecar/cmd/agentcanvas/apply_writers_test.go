@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 // Two writers of one workspace at once, from separate processes released together: no change
