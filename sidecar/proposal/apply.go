@@ -546,7 +546,7 @@ func (t *txn) put(w write, old *backup) (err error) {
 		}
 		return err
 	}
-	t.undoReplace(w.path, old, aside)
+	t.undoReplace(w.path, old, aside, writtenSide(w))
 	return nil
 }
 
@@ -565,13 +565,19 @@ func (t *txn) keepAside(p string, old *backup) string {
 	return aside
 }
 
-// undoReplace records how to put back what was at p before it was replaced.
-func (t *txn) undoReplace(p string, old *backup, aside string) {
-	if aside != "" {
-		t.undo = append(t.undo, func() error { return t.root.Rename(aside, p) })
-		return
-	}
-	t.undo = append(t.undo, func() error { return t.restore(p, old) })
+// undoReplace records how to put back what was at p before it was replaced by wrote (absent
+// for a deletion). The undo first checks p is still what the apply left there: a file saved
+// (or made) by someone else meanwhile is left as it is, and the rollback says so.
+func (t *txn) undoReplace(p string, old *backup, aside string, wrote side) {
+	t.undo = append(t.undo, func() error {
+		if cur, err := readSideRoot(t.root, p); err != nil || !cur.equal(wrote) {
+			return fmt.Errorf("%s changed again during the apply; left as it is", p)
+		}
+		if aside != "" {
+			return t.root.Rename(aside, p)
+		}
+		return t.restore(p, old)
+	})
 }
 
 // removeKeeping deletes p by moving it into .agentcanvas/tmp (undone by moving it back),
@@ -580,13 +586,13 @@ func (t *txn) removeKeeping(p string, old *backup) error {
 	aside := tempName(tmpDir + "/x")
 	if err := t.dirs.moveInto(p, aside); err == nil {
 		t.aside = append(t.aside, aside)
-		t.undoReplace(p, old, aside)
+		t.undoReplace(p, old, aside, side{})
 		return nil
 	}
 	if err := t.dirs.remove(p); err != nil {
 		return err
 	}
-	t.undoReplace(p, old, "")
+	t.undoReplace(p, old, "", side{})
 	return nil
 }
 
@@ -596,6 +602,18 @@ func (t *txn) dropAside() {
 		t.root.Remove(a)
 	}
 	t.aside = nil
+}
+
+// writtenSide is what put leaves at w.path.
+func writtenSide(w write) side {
+	m := modeFile
+	switch {
+	case w.kind == kindSymlink:
+		m = modeSymlink
+	case w.exec:
+		m = modeExec
+	}
+	return side{exists: true, mode: m, data: w.data}
 }
 
 // filePerm: a modified file keeps its permission bits, only the executable bits follow the

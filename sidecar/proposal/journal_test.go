@@ -85,3 +85,38 @@ func TestRecoveryWithoutTheOldCopyNamesTheFile(t *testing.T) {
 		t.Fatal("a failed recovery removed the journal")
 	}
 }
+
+// A file the editor saves after the apply replaced it, when a later step then fails: the
+// rollback leaves the save, says so, and every other file is put back.
+func TestRollbackLeavesAFileSavedMeanwhile(t *testing.T) {
+	ws, ref := richProposal(t)
+	before := snapshot(t, ws, true)
+	saved := "saved by the editor after the apply wrote it\n"
+	hook := func(op Op, p string) error {
+		if op == OpLedger {
+			os.WriteFile(filepath.Join(ws, "src/a.txt"), []byte(saved), 0o644)
+			return os.ErrPermission
+		}
+		return nil
+	}
+	_, err := Apply(context.Background(), ws, ref, Selection{}, ApplyOptions{Hook: hook})
+	if err == nil || !strings.Contains(err.Error(), "src/a.txt changed again during the apply; left as it is") {
+		t.Fatalf("got %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "src/a.txt")); string(b) != saved {
+		t.Fatalf("the save was lost: %q", b)
+	}
+	after := snapshot(t, ws, true)
+	after["src/a.txt"] = before["src/a.txt"]
+	if d := diffSnapshots(before, after); d != "" {
+		t.Fatalf("the other files were not put back:\n%s", d)
+	}
+	// The journal stays; the next command names the file and leaves it.
+	notice, err := Recover(context.Background(), ws)
+	if err != nil || !strings.Contains(notice, "left as they are, changed again since: src/a.txt") {
+		t.Fatalf("recovery: %q %v", notice, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "src/a.txt")); string(b) != saved {
+		t.Fatalf("the recovery lost the save: %q", b)
+	}
+}

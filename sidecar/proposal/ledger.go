@@ -115,14 +115,7 @@ func planSides(pl *plan) (paths []string, before, after map[string]side) {
 	}
 	for _, w := range pl.writes {
 		note(w.path, w.old)
-		m := modeFile
-		switch {
-		case w.kind == kindSymlink:
-			m = modeSymlink
-		case w.exec:
-			m = modeExec
-		}
-		after[w.path] = side{exists: true, mode: m, data: w.data}
+		after[w.path] = writtenSide(w)
 	}
 	return paths, before, after
 }
