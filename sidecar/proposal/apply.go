@@ -599,7 +599,7 @@ func (t *txn) removeKeeping(p string, old *backup) error {
 // dropAside removes the old files kept for a rollback, once the apply stands.
 func (t *txn) dropAside() {
 	for _, a := range t.aside {
-		t.root.Remove(a)
+		t.dirs.remove(a) // through the cached folder handle: one unlinkat each
 	}
 	t.aside = nil
 }

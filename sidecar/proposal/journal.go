@@ -98,10 +98,12 @@ func newJournal(d *dirs, pl *plan, what string, e *LedgerEntry) *journal {
 // than the apply): a process killed at any step leaves them whole in the page cache; a machine
 // that loses power may lose the last seconds of them (docs/proposals.md says what then).
 func storeObjects(root *os.Root, pl *plan) error {
+	st := &objectStore{root: root, dirs: map[string]*os.Root{}}
+	defer st.close()
 	paths, before, after := planSides(pl)
 	for _, p := range paths {
 		for _, s := range []side{before[p], after[p]} {
-			if err := putObject(root, s); err != nil {
+			if err := st.put(s); err != nil {
 				return fmt.Errorf("the ledger's copy of %s: %w", p, err)
 			}
 		}

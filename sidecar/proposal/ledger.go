@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -207,26 +206,58 @@ func entryPath(id string) string { return ledgerEntries + "/" + id + ".json" }
 
 func objectPath(oid string) string { return ledgerObjects + "/" + oid[:2] + "/" + oid[2:] }
 
-// putObject stores a version's bytes once (content-addressed: a copy already there is the
-// same). It is written in place, without a temporary file and a rename: an object is named by
-// no journal or entry until putObject has returned, and one cut short (shorter than its
-// content) is written again by the next apply that needs it.
-func putObject(root *os.Root, s side) error {
+// objectStore writes ledger objects through one handle per fan-out folder (an os.Root path
+// is resolved one folder at a time on every call: hundreds of objects would pay it each).
+type objectStore struct {
+	root *os.Root
+	dirs map[string]*os.Root
+}
+
+func (st *objectStore) close() {
+	for _, d := range st.dirs {
+		d.Close()
+	}
+}
+
+// dir opens (creating it the first time) the fan-out folder of oid.
+func (st *objectStore) dir(oid string) (*os.Root, error) {
+	if d, ok := st.dirs[oid[:2]]; ok {
+		return d, nil
+	}
+	name := ledgerObjects + "/" + oid[:2]
+	d, err := st.root.OpenRoot(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = st.root.MkdirAll(name, 0o755); err == nil {
+			d, err = st.root.OpenRoot(name)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	st.dirs[oid[:2]] = d
+	return d, nil
+}
+
+// put stores a version's bytes once (content-addressed: a copy already there is the same).
+// It is written in place, without a temporary file and a rename: an object is named by no
+// journal or entry until put has returned, and one cut short (shorter than its content) is
+// written again by the next apply that needs it.
+func (st *objectStore) put(s side) error {
 	if !s.exists {
 		return nil
 	}
-	name := objectPath(blobOID(s.data))
-	if fi, err := root.Lstat(name); err == nil && fi.Size() == int64(len(s.data)) {
+	oid := blobOID(s.data)
+	d, err := st.dir(oid)
+	if err != nil {
+		return err
+	}
+	name := oid[2:]
+	if fi, err := d.Lstat(name); err == nil && fi.Size() == int64(len(s.data)) {
 		return nil
 	} else if err == nil {
-		root.Remove(name) // cut short by a kill or a full disk
+		d.Remove(name) // cut short by a kill or a full disk
 	}
-	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
-	if errors.Is(err, fs.ErrNotExist) { // the first object of its fan-out folder
-		if err = root.MkdirAll(path.Dir(name), 0o755); err == nil {
-			f, err = root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
-		}
-	}
+	f, err := d.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
 	if err != nil {
 		return err
 	}
@@ -235,10 +266,9 @@ func putObject(root *os.Root, s side) error {
 		err = cerr
 	}
 	if err != nil {
-		root.Remove(name)
-		return err
+		d.Remove(name)
 	}
-	return nil
+	return err
 }
 
 // readObject reads a version back, checking its blob id.
