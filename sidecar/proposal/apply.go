@@ -12,11 +12,12 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"sync"
+	"syscall"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
+	"github.com/agentcanvas/agentcanvas/sidecar/wslock"
 )
 
 // Op names one filesystem step of an apply, for the fault-injection hook.
@@ -30,6 +31,11 @@ const (
 	OpSymlink Op = "symlink" // create a temporary symlink
 	OpRename  Op = "rename"  // move a temporary file into place
 	OpChmod   Op = "chmod"   // change only the permission bits of a file whose content stays
+	OpObjects Op = "objects" // store the ledger's copies of every version
+	OpJournal Op = "journal" // write the journal (nothing in the workspace has changed yet)
+	OpLedger  Op = "ledger"  // write the ledger entry (the commit point)
+	OpFinish  Op = "finish"  // write the status and the event (kill only: past the commit point)
+	OpDone    Op = "done"    // remove the journal (kill only)
 )
 
 // ApplyOptions for Check and Apply.
@@ -41,6 +47,8 @@ type ApplyOptions struct {
 	// Hook, if set, runs before each filesystem step and fails the step when it returns an
 	// error. Tests use it to inject faults (permission denied on the Nth file, a full disk).
 	Hook func(op Op, path string) error
+	// Waiting, if set, is told who holds the workspace lock when the apply has to wait for it.
+	Waiting func(holder string)
 }
 
 // Result of Check or Apply.
@@ -64,8 +72,9 @@ func Check(ctx context.Context, workspace, ref string, sel Selection, o ApplyOpt
 }
 
 // Apply checks the proposal (or patch) ref against the workspace and, unless o.DryRun, applies
-// the selection all-or-nothing. A refusal returns *RefusedError with the Result listing the
-// problems; the workspace is unchanged after any error.
+// the selection all-or-nothing, journalled (journal.go) and recorded in the ledger. A refusal
+// returns *RefusedError with the Result listing the problems; the workspace is unchanged after
+// any error.
 func Apply(ctx context.Context, workspace, ref string, sel Selection, o ApplyOptions) (*Result, error) {
 	if o.Flow != "" && !o.DryRun {
 		if err := eventlog.CheckFlowName(o.Flow); err != nil {
@@ -76,30 +85,26 @@ func Apply(ctx context.Context, workspace, ref string, sel Selection, o ApplyOpt
 	if err != nil {
 		return nil, err
 	}
-	res, err := applyLoaded(ctx, workspace, l, sel, o, recordIn(workspace, entryFor(workspace, l)))
-	if err != nil || o.DryRun {
-		return res, err
-	}
-	if l.AgentDir != "" {
-		var files []string
-		for _, f := range res.Files {
-			files = append(files, f.Path)
+	e := entryFor(workspace, l)
+	rec := &record{entry: e, loaded: l, what: "apply of " + describeProposal(e, ref), finish: func(res *Result) *journalFinish {
+		f := &journalFinish{Proposal: e.Proposal, Flow: o.Flow, Event: "proposal_applied",
+			Fields: map[string]any{"files": res.Files, "ledger": res.Ledger}}
+		if len(res.Merged) > 0 {
+			f.Fields["merged"] = res.Merged
 		}
-		if err := writeStatus(l, Status{State: "applied", Files: files}); err != nil {
-			res.Warnings = append(res.Warnings, "could not record the status: "+err.Error())
+		if len(res.Warnings) > 0 {
+			f.Fields["warnings"] = res.Warnings
 		}
-	}
-	fields := map[string]any{"files": res.Files, "ledger": res.Ledger}
-	if len(res.Merged) > 0 {
-		fields["merged"] = res.Merged
-	}
-	if len(res.Warnings) > 0 {
-		fields["warnings"] = res.Warnings
-	}
-	if err := logEvent(workspace, o.Flow, l, "proposal_applied", fields); err != nil {
-		res.Warnings = append(res.Warnings, "could not write the event log: "+err.Error())
-	}
-	return res, nil
+		if l.AgentDir != "" {
+			var files []string
+			for _, f := range res.Files {
+				files = append(files, f.Path)
+			}
+			f.Status = &Status{State: "applied", Files: files}
+		}
+		return f
+	}}
+	return applyLoaded(ctx, workspace, l, sel, o, rec)
 }
 
 // ApplyPatch checks and applies patch bytes directly (no proposal, no events).
@@ -108,14 +113,22 @@ func ApplyPatch(ctx context.Context, workspace string, patch []byte, sel Selecti
 }
 
 // ApplyLoaded is Apply for an already loaded proposal; it writes no status, no event and no
-// ledger entry.
+// ledger entry (it is still journalled).
 func ApplyLoaded(ctx context.Context, workspace string, l *Loaded, sel Selection, o ApplyOptions) (*Result, error) {
-	return applyLoaded(ctx, workspace, l, sel, o, nil)
+	return applyLoaded(ctx, workspace, l, sel, o, &record{what: "apply of a patch"})
 }
 
-// applyLoaded checks and applies; applied, if set, runs after a successful apply while the
-// workspace is still locked (the ledger records exactly what was written).
-func applyLoaded(ctx context.Context, workspace string, l *Loaded, sel Selection, o ApplyOptions, applied func(*plan, *Result)) (*Result, error) {
+// record is what an apply writes besides the workspace: its ledger entry (the commit point)
+// and after it the proposal's status and the event.
+type record struct {
+	what   string                       // "apply of coder's proposal (run r1)", for the lock and recovery
+	entry  *LedgerEntry                 // nil: no ledger entry
+	loaded *Loaded                      // the proposal, for the status and the event; nil: load it
+	finish func(*Result) *journalFinish // nil: nothing after the entry
+}
+
+// applyLoaded checks and applies l.
+func applyLoaded(ctx context.Context, workspace string, l *Loaded, sel Selection, o ApplyOptions, rec *record) (*Result, error) {
 	res := &Result{DryRun: o.DryRun, Files: []FileResult{}, Warnings: []string{}}
 	if l.Proposal != nil && l.Proposal.Base.GitHead != "" {
 		if head := sandbox.GitHead(workspace); head != l.Proposal.Base.GitHead {
@@ -126,21 +139,28 @@ func applyLoaded(ctx context.Context, workspace string, l *Loaded, sel Selection
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the workspace HEAD (%s) differs from the proposal's base.gitHead (%s); the files may have changed since the sandbox was prepared", cur, l.Proposal.Base.GitHead))
 		}
 	}
-	return applyPlanned(ctx, workspace, res, o, func(d *dirs) (*plan, []Problem) { return planApply(d, l, sel, o, res) }, applied)
+	return applyPlanned(ctx, workspace, res, o, func(d *dirs) (*plan, []Problem) { return planApply(d, l, sel, o, res) }, rec)
 }
 
 // applyPlanned checks (planner makes the plan, reading the workspace through d) and applies,
-// with the workspace locked throughout.
-func applyPlanned(ctx context.Context, workspace string, res *Result, o ApplyOptions, planner func(d *dirs) (*plan, []Problem), applied func(*plan, *Result)) (*Result, error) {
+// with the workspace lock held throughout: an interrupted apply found first is recovered, then
+// the ledger's copies and the journal are written, then the workspace, then the ledger entry.
+func applyPlanned(ctx context.Context, workspace string, res *Result, o ApplyOptions, planner func(d *dirs) (*plan, []Problem), rec *record) (*Result, error) {
+	lk, err := wslock.Acquire(ctx, workspace, rec.what, wslock.Options{Waiting: o.Waiting})
+	if err != nil {
+		return nil, err
+	}
+	defer lk.Release()
 	root, err := os.OpenRoot(workspace)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
-	// One check-and-apply at a time per workspace in this process, so two requests from the
-	// editor cannot both pass their checks and then interleave their writes.
-	unlock := lockWorkspace(workspace)
-	defer unlock()
+	if notice, err := recoverLocked(workspace, root); err != nil {
+		return nil, err
+	} else if notice != "" {
+		res.Warnings = append(res.Warnings, notice)
+	}
 	d := newDirs(root)
 	defer d.close()
 	pl, probs := planner(d)
@@ -158,29 +178,124 @@ func applyPlanned(ctx context.Context, workspace string, res *Result, o ApplyOpt
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
-	t := &txn{root: root, dirs: d, hook: o.Hook}
-	if err := t.run(pl); err != nil {
-		if rerr := t.rollback(); rerr != nil {
-			return res, fmt.Errorf("apply failed: %v; ROLLBACK INCOMPLETE: %v", err, rerr)
-		}
-		return res, fmt.Errorf("apply failed, workspace restored: %w", err)
+	t := &txn{root: root, dirs: d, hook: o.Hook, killAt: testKillStep()}
+	if err := t.commit(workspace, pl, rec, res); err != nil {
+		return res, err
 	}
 	res.Applied = true
-	if applied != nil {
-		applied(pl, res)
+	if rec.finish != nil {
+		t.step(OpFinish, "")
+		res.Warnings = append(res.Warnings, finishRecord(workspace, rec.finish(res), rec.loaded)...)
+	}
+	t.step(OpDone, "")
+	if err := removeJournal(root); err != nil {
+		res.Warnings = append(res.Warnings, "could not remove the finished apply's journal (the next command finishes it): "+err.Error())
 	}
 	return res, nil
 }
 
+// commit is the apply proper: ledger copies, journal, workspace, ledger entry. After an error
+// the workspace is as it was and no journal is left.
+func (t *txn) commit(workspace string, pl *plan, rec *record, res *Result) error {
+	if err := checkSpace(t.root, workspace, pl); err != nil {
+		return err
+	}
+	if rec.entry != nil {
+		buildEntry(rec.entry, pl)
+		res.Ledger = rec.entry.ID
+	}
+	j := newJournal(t.dirs, pl, rec.what, rec.entry)
+	if rec.finish != nil {
+		j.Finish = rec.finish(res)
+	}
+	if err := t.step(OpObjects, ""); err != nil {
+		return t.failed(err, workspace)
+	}
+	if err := storeObjects(t.root, pl); err != nil {
+		return t.failed(err, workspace)
+	}
+	if err := t.step(OpJournal, ""); err != nil {
+		return t.failed(err, workspace)
+	}
+	if err := j.write(t.root); err != nil {
+		return t.failed(fmt.Errorf("the journal %s: %w", journalFile, err), workspace)
+	}
+	err := t.run(pl)
+	if err == nil && rec.entry != nil {
+		if err = t.step(OpLedger, ""); err == nil {
+			if err = writeEntry(t.root, rec.entry); err != nil {
+				err = fmt.Errorf("its ledger entry could not be written (an apply that could not be reverted does not happen): %w", err)
+			}
+		}
+	}
+	defer t.dropAside()
+	if err != nil {
+		res.Ledger = ""
+		rerr := t.rollback()
+		t.root.Remove(entryPath(entryID(j)))
+		if rerr == nil {
+			rerr = removeJournal(t.root)
+		}
+		if rerr != nil {
+			return fmt.Errorf("apply failed: %v; ROLLBACK INCOMPLETE (the next agentcanvas command finishes it from the journal): %v", t.explain(err, workspace), rerr)
+		}
+		return fmt.Errorf("apply failed, workspace restored: %w", t.explain(err, workspace))
+	}
+	return nil
+}
+
+// failed is an error before any workspace file changed.
+func (t *txn) failed(err error, workspace string) error {
+	emptyTmp(t.root)
+	return fmt.Errorf("apply failed, nothing was changed: %w", t.explain(err, workspace))
+}
+
+// explain adds the free space to a full disk's error (which names the file already).
+func (t *txn) explain(err error, workspace string) error {
+	if errors.Is(err, syscall.ENOSPC) {
+		free, _ := freeSpace(t.root)
+		return fmt.Errorf("%w (the disk of %s has %s free)", err, workspace, byteSize(max(free, 0)))
+	}
+	return err
+}
+
+// finishRecord writes the status and the event of an apply past its commit point; problems
+// are warnings, for the apply has happened. l nil: loaded from f.Proposal.
+func finishRecord(workspace string, f *journalFinish, l *Loaded) []string {
+	if f == nil {
+		return nil
+	}
+	if l == nil {
+		l = &Loaded{PatchPath: filepath.Join(workspace, filepath.FromSlash(f.Proposal))}
+		if strings.HasSuffix(f.Proposal, "/"+JSONFile) {
+			if got, err := Load(workspace, f.Proposal); err == nil {
+				l = got
+			}
+		}
+	}
+	var warn []string
+	if f.Status != nil && l.AgentDir != "" {
+		if err := writeStatus(l, *f.Status); err != nil {
+			warn = append(warn, "could not record the status: "+err.Error())
+		}
+	}
+	if err := logEvent(workspace, f.Flow, l, f.Event, f.Fields); err != nil {
+		warn = append(warn, "could not write the event log: "+err.Error())
+	}
+	return warn
+}
+
 // planApply checks the patch against the workspace: as made, or, when the selection speaks of
-// merges or everything is asked for and the patch no longer applies because the workspace has
+// merges or whole files are asked for and the patch no longer applies because the workspace has
 // changed since, re-based on the workspace with a three-way merge per changed file. Either way
 // the plan comes from buildPlan: every rule, every name, every preimage.
 func planApply(d *dirs, l *Loaded, sel Selection, o ApplyOptions, res *Result) (*plan, []Problem) {
 	var direct []Problem
 	if !sel.merging() {
 		pl, probs := buildPlan(d, l.Patch, sel, o.Rules, o.MaxPatchBytes)
-		if len(probs) == 0 || !sel.all() {
+		// Picked hunks are the patch's own; a whole file picked (or everything) is merged
+		// when the workspace has changed since.
+		if len(probs) == 0 || len(sel.Hunks) > 0 {
 			return pl, probs
 		}
 		direct = probs
@@ -219,27 +334,6 @@ func mergeLabelsFor(l *Loaded) mergeLabels {
 	return labels
 }
 
-var (
-	wsLocksMu sync.Mutex
-	wsLocks   = map[string]*sync.Mutex{}
-)
-
-func lockWorkspace(workspace string) func() {
-	key, err := filepath.Abs(workspace)
-	if err != nil {
-		key = workspace
-	}
-	wsLocksMu.Lock()
-	m, ok := wsLocks[key]
-	if !ok {
-		m = &sync.Mutex{}
-		wsLocks[key] = m
-	}
-	wsLocksMu.Unlock()
-	m.Lock()
-	return m.Unlock
-}
-
 // backup is the byte-exact state of one path before the apply touched it.
 type backup struct {
 	kind fileKind
@@ -248,17 +342,42 @@ type backup struct {
 }
 
 type txn struct {
-	root *os.Root // rollback goes through it, by full paths
-	dirs *dirs    // the forward steps go through per-folder handles
-	hook func(Op, string) error
-	undo []func() error
+	root   *os.Root // rollback goes through it, by full paths
+	dirs   *dirs    // the forward steps go through per-folder handles
+	hook   func(Op, string) error
+	undo   []func() error
+	killAt int // testKillStep; 0: off
+	steps  int
+	aside  []string // the replaced and deleted files, kept under .agentcanvas/tmp until the apply stands
 }
 
+// step runs before each step of the apply: the test kill switch, then the fault hook (which
+// past the commit point, OpFinish and OpDone, cannot fail the apply).
 func (t *txn) step(op Op, p string) error {
-	if t.hook != nil {
+	t.steps++
+	if t.killAt > 0 && t.steps == t.killAt {
+		killSelf()
+	}
+	if t.hook != nil && op != OpFinish && op != OpDone {
 		if err := t.hook(op, p); err != nil {
 			return fmt.Errorf("%s %s: %w", op, p, err)
 		}
+	}
+	return nil
+}
+
+// stepping: some step has a hook, so a write is split to let a fault land mid-file.
+func (t *txn) stepping() bool { return t.hook != nil || t.killAt > 0 }
+
+// unchanged checks, just before p is replaced or removed, that it is still what the plan read:
+// an editor that saved the file since must not lose that save.
+func (t *txn) unchanged(p string, old *backup) error {
+	cur, err := readSideAt(t.dirs, p)
+	if err == nil && !cur.equal(sideOfBackup(old)) {
+		err = errors.New("it changed while the apply ran (it is no longer what the check read)")
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", p, err)
 	}
 	return nil
 }
@@ -272,23 +391,7 @@ func (t *txn) restore(p string, b *backup) error {
 		}
 		return err
 	}
-	tmp := tempName(p)
-	var err error
-	if b.kind == kindSymlink {
-		err = t.root.Symlink(string(b.data), tmp)
-	} else {
-		err = t.root.WriteFile(tmp, b.data, b.perm)
-		if err == nil {
-			err = t.root.Chmod(tmp, b.perm)
-		}
-	}
-	if err == nil {
-		err = t.root.Rename(tmp, p)
-	}
-	if err != nil {
-		t.root.Remove(tmp)
-	}
-	return err
+	return restoreSide(t.root, p, sideOfBackup(b), b.perm)
 }
 
 func tempName(p string) string {
@@ -303,10 +406,12 @@ func (t *txn) run(pl *plan) error {
 		if err := t.step(OpRemove, p); err != nil {
 			return err
 		}
-		if err := t.dirs.remove(p); err != nil {
+		if err := t.unchanged(p, b); err != nil {
 			return err
 		}
-		t.undo = append(t.undo, func() error { return t.restore(p, b) })
+		if err := t.removeKeeping(p, b); err != nil {
+			return err
+		}
 		// git removes the folders a deletion leaves empty.
 		for d := path.Dir(p); d != "."; d = path.Dir(d) {
 			fi, err := t.dirs.lstat(d)
@@ -328,9 +433,8 @@ func (t *txn) run(pl *plan) error {
 			return err
 		}
 		if err := t.put(w, w.old); err != nil {
-			return err
+			return fmt.Errorf("writing %s: %w", w.path, err)
 		}
-		t.undo = append(t.undo, func() error { return t.restore(w.path, w.old) })
 	}
 	return nil
 }
@@ -377,13 +481,16 @@ func (t *txn) put(w write, old *backup) (err error) {
 		if err := t.step(OpChmod, w.path); err != nil {
 			return err
 		}
+		if err := t.unchanged(w.path, old); err != nil {
+			return err
+		}
 		if err := t.dirs.chmod(w.path, perm); err != nil {
 			return err
 		}
 		t.undo = append(t.undo, func() error { return t.dirs.chmod(w.path, old.perm) })
 		return nil
 	}
-	tmp := tempName(w.path)
+	tmp := tempName(tmpDir + "/x")
 	defer func() {
 		if err != nil {
 			t.dirs.remove(tmp)
@@ -402,7 +509,7 @@ func (t *txn) put(w write, old *backup) (err error) {
 		if err != nil {
 			return err
 		}
-		if t.hook != nil { // half the data, then the hook: a disk that fills up mid-file
+		if t.stepping() { // half the data, then the hook: a disk that fills up mid-file
 			half := len(w.data) / 2
 			_, err = f.Write(w.data[:half])
 			if err == nil {
@@ -429,7 +536,84 @@ func (t *txn) put(w write, old *backup) (err error) {
 	if err := t.step(OpRename, w.path); err != nil {
 		return err
 	}
-	return t.dirs.rename(tmp, w.path)
+	if err := t.unchanged(w.path, old); err != nil {
+		return err
+	}
+	aside := t.keepAside(w.path, old)
+	if err := t.dirs.moveInto(tmp, w.path); err != nil {
+		if aside != "" {
+			t.dirs.remove(aside)
+		}
+		return err
+	}
+	t.undoReplace(w.path, old, aside, writtenSide(w))
+	return nil
+}
+
+// keepAside hard-links the file about to be replaced into .agentcanvas/tmp, so undoing the
+// replace is a rename that needs no free space (a full disk is the usual reason to undo);
+// "" when there is nothing, or no link could be made (then the undo rewrites it).
+func (t *txn) keepAside(p string, old *backup) string {
+	if old == nil {
+		return ""
+	}
+	aside := tempName(tmpDir + "/x")
+	if t.dirs.linkAside(p, aside) != nil {
+		return ""
+	}
+	t.aside = append(t.aside, aside)
+	return aside
+}
+
+// undoReplace records how to put back what was at p before it was replaced by wrote (absent
+// for a deletion). The undo first checks p is still what the apply left there: a file saved
+// (or made) by someone else meanwhile is left as it is, and the rollback says so.
+func (t *txn) undoReplace(p string, old *backup, aside string, wrote side) {
+	t.undo = append(t.undo, func() error {
+		if cur, err := readSideRoot(t.root, p); err != nil || !cur.equal(wrote) {
+			return fmt.Errorf("%s changed again during the apply; left as it is", p)
+		}
+		if aside != "" {
+			return t.root.Rename(aside, p)
+		}
+		return t.restore(p, old)
+	})
+}
+
+// removeKeeping deletes p by moving it into .agentcanvas/tmp (undone by moving it back),
+// or, where that cannot be done, by removing it (undone from the backup).
+func (t *txn) removeKeeping(p string, old *backup) error {
+	aside := tempName(tmpDir + "/x")
+	if err := t.dirs.moveInto(p, aside); err == nil {
+		t.aside = append(t.aside, aside)
+		t.undoReplace(p, old, aside, side{})
+		return nil
+	}
+	if err := t.dirs.remove(p); err != nil {
+		return err
+	}
+	t.undoReplace(p, old, "", side{})
+	return nil
+}
+
+// dropAside removes the old files kept for a rollback, once the apply stands.
+func (t *txn) dropAside() {
+	for _, a := range t.aside {
+		t.dirs.remove(a) // through the cached folder handle: one unlinkat each
+	}
+	t.aside = nil
+}
+
+// writtenSide is what put leaves at w.path.
+func writtenSide(w write) side {
+	m := modeFile
+	switch {
+	case w.kind == kindSymlink:
+		m = modeSymlink
+	case w.exec:
+		m = modeExec
+	}
+	return side{exists: true, mode: m, data: w.data}
 }
 
 // filePerm: a modified file keeps its permission bits, only the executable bits follow the

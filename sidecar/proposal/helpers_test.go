@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/agentcanvas/agentcanvas/sidecar/wslock"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -30,6 +31,9 @@ func snapshot(t testing.TB, dir string, skipInternal bool) map[string]string {
 		}
 		if skipInternal && (rel == ".agentcanvas" || rel == ".git") {
 			return fs.SkipDir
+		}
+		if lockArtifact(rel) {
+			return nil // the workspace lock (and the folders of it and the temporary files)
 		}
 		fi, err := os.Lstat(p)
 		if err != nil {
@@ -168,4 +172,15 @@ func prepared(t testing.TB, tree map[string]string) (ws string, paths sandbox.Pa
 		t.Fatal(err)
 	}
 	return ws, paths
+}
+
+// lockArtifact: the workspace lock's file and folders, which any apply (even a refused one)
+// may create, and the empty folder of temporary files.
+func lockArtifact(rel string) bool {
+	for _, a := range []string{".agentcanvas", wslock.File, tmpDir} {
+		if rel == a || strings.HasSuffix(rel, "/"+a) {
+			return true
+		}
+	}
+	return false
 }

@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -115,14 +114,7 @@ func planSides(pl *plan) (paths []string, before, after map[string]side) {
 	}
 	for _, w := range pl.writes {
 		note(w.path, w.old)
-		m := modeFile
-		switch {
-		case w.kind == kindSymlink:
-			m = modeSymlink
-		case w.exec:
-			m = modeExec
-		}
-		after[w.path] = side{exists: true, mode: m, data: w.data}
+		after[w.path] = writtenSide(w)
 	}
 	return paths, before, after
 }
@@ -184,28 +176,22 @@ func newLedgerID(now time.Time) string {
 	return now.UTC().Format("20060102T150405.000Z") + "-" + hex.EncodeToString(r[:])
 }
 
-// recordLedger writes the objects of every version, then the entry. Called with the workspace
-// locked, right after the apply, with the bytes the apply wrote.
-func recordLedger(workspace string, e *LedgerEntry, paths []string, before, after map[string]side) error {
-	root, err := os.OpenRoot(workspace)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
+// buildEntry fills e with what pl changes (every version by blob id, the changed lines).
+func buildEntry(e *LedgerEntry, pl *plan) {
 	e.Version = ledgerVersion
 	if e.ID == "" {
 		now := time.Now()
 		e.ID, e.At = newLedgerID(now), now.UTC().Format(timeLayout)
 	}
+	paths, before, after := planSides(pl)
 	e.Files = make([]LedgerFile, 0, len(paths))
 	for _, p := range paths {
-		for _, s := range []side{before[p], after[p]} {
-			if err := putObject(root, s); err != nil {
-				return err
-			}
-		}
 		e.Files = append(e.Files, ledgerFile(p, before[p], after[p]))
 	}
+}
+
+// writeEntry writes e, durably: once it is there, the apply it records has happened.
+func writeEntry(root *os.Root, e *LedgerEntry) error {
 	b, err := json.MarshalIndent(e, "", "  ")
 	if err != nil {
 		return err
@@ -213,38 +199,76 @@ func recordLedger(workspace string, e *LedgerEntry, paths []string, before, afte
 	if err := root.MkdirAll(ledgerEntries, 0o755); err != nil {
 		return err
 	}
-	return writeFileAtomic(root, ledgerEntries+"/"+e.ID+".json", append(b, '\n'), 0o644)
+	return writeDurable(root, entryPath(e.ID), append(b, '\n'))
 }
 
-// recordIn is the step after a successful apply (or revert) that writes e to the ledger with
-// what the plan wrote; a failure is a warning of the apply, which has happened.
-func recordIn(workspace string, e *LedgerEntry) func(*plan, *Result) {
-	return func(pl *plan, res *Result) {
-		e.Merged = len(res.Merged) > 0
-		paths, before, after := planSides(pl)
-		if err := recordLedger(workspace, e, paths, before, after); err != nil {
-			res.Warnings = append(res.Warnings, "could not record the "+e.Kind+" in the ledger: "+err.Error())
-			return
-		}
-		res.Ledger = e.ID
-	}
-}
+func entryPath(id string) string { return ledgerEntries + "/" + id + ".json" }
 
 func objectPath(oid string) string { return ledgerObjects + "/" + oid[:2] + "/" + oid[2:] }
 
-// putObject stores a version's bytes once (content-addressed: a copy already there is the same).
-func putObject(root *os.Root, s side) error {
+// objectStore writes ledger objects through one handle per fan-out folder (an os.Root path
+// is resolved one folder at a time on every call: hundreds of objects would pay it each).
+type objectStore struct {
+	root *os.Root
+	dirs map[string]*os.Root
+}
+
+func (st *objectStore) close() {
+	for _, d := range st.dirs {
+		d.Close()
+	}
+}
+
+// dir opens (creating it the first time) the fan-out folder of oid.
+func (st *objectStore) dir(oid string) (*os.Root, error) {
+	if d, ok := st.dirs[oid[:2]]; ok {
+		return d, nil
+	}
+	name := ledgerObjects + "/" + oid[:2]
+	d, err := st.root.OpenRoot(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = st.root.MkdirAll(name, 0o755); err == nil {
+			d, err = st.root.OpenRoot(name)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	st.dirs[oid[:2]] = d
+	return d, nil
+}
+
+// put stores a version's bytes once (content-addressed: a copy already there is the same).
+// It is written in place, without a temporary file and a rename: an object is named by no
+// journal or entry until put has returned, and one cut short (shorter than its content) is
+// written again by the next apply that needs it.
+func (st *objectStore) put(s side) error {
 	if !s.exists {
 		return nil
 	}
-	name := objectPath(blobOID(s.data))
-	if _, err := root.Lstat(name); err == nil {
-		return nil
-	}
-	if err := root.MkdirAll(path.Dir(name), 0o755); err != nil {
+	oid := blobOID(s.data)
+	d, err := st.dir(oid)
+	if err != nil {
 		return err
 	}
-	return writeFileAtomic(root, name, s.data, 0o444)
+	name := oid[2:]
+	if fi, err := d.Lstat(name); err == nil && fi.Size() == int64(len(s.data)) {
+		return nil
+	} else if err == nil {
+		d.Remove(name) // cut short by a kill or a full disk
+	}
+	f, err := d.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(s.data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		d.Remove(name)
+	}
+	return err
 }
 
 // readObject reads a version back, checking its blob id.

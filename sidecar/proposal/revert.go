@@ -47,27 +47,22 @@ func Revert(ctx context.Context, workspace, ref string, o ApplyOptions) (*Result
 	}
 	res := &Result{DryRun: o.DryRun, Files: []FileResult{}, Warnings: []string{}}
 	rev := &LedgerEntry{Kind: "revert", Reverts: e.ID, RunID: e.RunID, AgentID: e.AgentID, Proposal: e.Proposal, Notes: e.Notes, Origin: e.Origin}
-	res, err = applyPlanned(ctx, workspace, res, o, func(d *dirs) (*plan, []Problem) { return planRevert(d, e, o) }, recordIn(workspace, rev))
-	if err != nil || o.DryRun {
-		return res, err
-	}
-	l := &Loaded{Proposal: &Proposal{RunID: e.RunID, AgentID: e.AgentID}, PatchPath: filepath.Join(workspace, filepath.FromSlash(e.Proposal))}
-	if strings.HasSuffix(e.Proposal, "/"+JSONFile) {
-		if got, err := Load(workspace, e.Proposal); err == nil && got.AgentDir != "" {
-			l = got
-			if err := writeStatus(l, Status{State: "reverted", Reason: "ledger entry " + e.ID}); err != nil {
-				res.Warnings = append(res.Warnings, "could not record the status: "+err.Error())
-			}
-		}
-	}
 	flow := o.Flow
 	if flow == "" && e.Origin != nil {
 		flow = e.Origin.Flow
 	}
-	if err := logEvent(workspace, flow, l, "proposal_reverted", map[string]any{"reverts": e.ID, "ledger": res.Ledger, "files": res.Files}); err != nil {
-		res.Warnings = append(res.Warnings, "could not write the event log: "+err.Error())
-	}
-	return res, nil
+	rec := &record{entry: rev, what: "revert of " + describeProposal(e, ref), finish: func(res *Result) *journalFinish {
+		return &journalFinish{Proposal: e.Proposal, Flow: flow, Event: "proposal_reverted",
+			Status: &Status{State: "reverted", Reason: "ledger entry " + e.ID},
+			Fields: map[string]any{"reverts": e.ID, "ledger": res.Ledger, "files": res.Files}}
+	}}
+	return applyPlanned(ctx, workspace, res, o, func(d *dirs) (*plan, []Problem) {
+		// Again with the lock held: a revert that ran meanwhile has taken e out already.
+		if now, _ := ReadLedger(workspace); now != nil && now.Reverted[e.ID] != "" {
+			return nil, []Problem{{Reason: fmt.Sprintf("ledger entry %s was reverted already (by %s)", e.ID, now.Reverted[e.ID])}}
+		}
+		return planRevert(d, e, o)
+	}, rec)
 }
 
 // planRevert makes the patch that takes e's changes out of the workspace as it is, and checks it.

@@ -85,11 +85,18 @@ type ReviewOptions struct {
 
 // GetReview loads ref and returns its review data (named so as not to clash with the type).
 func GetReview(ctx context.Context, workspace, ref string, o ReviewOptions) (*Review, error) {
+	notice, err := Recover(ctx, workspace) // a half-applied workspace would review as applicable
+	if err != nil {
+		return nil, err
+	}
 	l, err := Load(workspace, ref)
 	if err != nil {
 		return nil, err
 	}
 	rv := &Review{Proposal: l.Proposal, AgentDir: l.AgentDir, PatchFile: l.PatchPath, Files: []ReviewFile{}, Warnings: []string{}, Collisions: []Collision{}}
+	if notice != "" {
+		rv.Warnings = append(rv.Warnings, notice)
+	}
 	files, probs := parsePatch(l.Patch, o.Rules, o.MaxPatchBytes)
 	if len(probs) == 0 {
 		for _, f := range files {

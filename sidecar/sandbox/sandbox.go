@@ -30,6 +30,7 @@ import (
 	"github.com/go-git/go-git/v5"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
+	"github.com/agentcanvas/agentcanvas/sidecar/wslock"
 )
 
 // WholeWorkspace, as the only name or one of several in Files, asks for the whole workspace:
@@ -231,6 +232,16 @@ func Prepare(ctx context.Context, o Options) (Paths, error) {
 	if err := ctx.Err(); err != nil {
 		return Paths{}, err
 	}
+	// One writer of the workspace at a time: the copy is never of a half-applied workspace,
+	// and two runs never create the same folders at once.
+	lk, err := wslock.Acquire(ctx, o.Workspace, fmt.Sprintf("preparing the sandbox of %s (run %s)", o.AgentID, o.RunID), wslock.Options{})
+	if err != nil {
+		return Paths{}, err
+	}
+	defer lk.Release()
+	if _, err := root.Lstat(rel); err == nil { // again, with the lock: another run may have made it
+		return Paths{}, refuse(rel, "the sandbox already exists")
+	}
 
 	// Create the run folder (remembering what we made), stage, rename into place.
 	created, err := mkdirsRecording(root, path.Dir(rel))
@@ -359,7 +370,9 @@ func mkdirsRecording(root *os.Root, dir string) ([]string, error) {
 			}
 			continue
 		}
-		if err := root.Mkdir(cur, 0o755); err != nil {
+		if err := root.Mkdir(cur, 0o755); errors.Is(err, fs.ErrExist) {
+			continue // made meanwhile by a writer that does not take the lock
+		} else if err != nil {
 			return created, err
 		}
 		created = append(created, cur)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentcanvas/agentcanvas/sidecar/wslock"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -47,6 +48,9 @@ func listing(t *testing.T, dir string) []string {
 		}
 		fi, _ := os.Lstat(p)
 		rel, _ := filepath.Rel(dir, p)
+		if filepath.Base(rel) == ".agentcanvas" || strings.HasSuffix(rel, "/"+wslock.File) {
+			return nil // the workspace lock, which every writer takes (and leaves)
+		}
 		s := fmt.Sprintf("%s %v", rel, fi.Mode())
 		if fi.Mode().IsRegular() {
 			b, _ := os.ReadFile(p)

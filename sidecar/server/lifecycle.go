@@ -91,6 +91,7 @@ func (s *Server) initialized(ctx context.Context, _ json.RawMessage) (any, error
 	}
 	root := s.workspaceRoot()
 	if root != "" {
+		go s.recoverWorkspace(root)
 		w, err := newWatcher(s, root)
 		if err != nil {
 			s.status.set(s, healthWarning, fmt.Sprintf("not watching %s for changes: %v", root, err))

@@ -213,7 +213,7 @@ func proposalApply(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := signalContext()
 	defer cancel()
-	res, err := proposal.Apply(ctx, *ws, fs.Arg(0), sel, proposal.ApplyOptions{DryRun: *check, Flow: *flow, Rules: rules})
+	res, err := proposal.Apply(ctx, *ws, fs.Arg(0), sel, proposal.ApplyOptions{DryRun: *check, Flow: *flow, Rules: rules, Waiting: waitingNote(stderr)})
 	return printResult(stdout, stderr, res, err, *asJSON, map[bool]string{false: "applied", true: "would apply"}[*check])
 }
 
@@ -312,6 +312,9 @@ func proposalList(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print the proposals as JSON (for tools)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	if !recoverFirst(*ws, stderr) {
+		return exitFail
 	}
 	list, err := proposal.List(*ws)
 	if err != nil {

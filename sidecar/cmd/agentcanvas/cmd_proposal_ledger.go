@@ -78,7 +78,7 @@ func proposalRevert(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := signalContext()
 	defer cancel()
-	res, err := proposal.Revert(ctx, *ws, fs.Arg(0), proposal.ApplyOptions{DryRun: *check, Flow: *flow, Rules: rules})
+	res, err := proposal.Revert(ctx, *ws, fs.Arg(0), proposal.ApplyOptions{DryRun: *check, Flow: *flow, Rules: rules, Waiting: waitingNote(stderr)})
 	return printResult(stdout, stderr, res, err, *asJSON, map[bool]string{false: "reverted", true: "would revert"}[*check])
 }
 
@@ -87,6 +87,9 @@ func proposalLedger(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print the ledger as JSON")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	if !recoverFirst(*ws, stderr) {
+		return exitFail
 	}
 	lg, err := proposal.ReadLedger(*ws)
 	if lg == nil {
@@ -132,6 +135,9 @@ func proposalOrigins(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() != 1 {
 		fmt.Fprintln(stderr, "proposal origins: exactly one FILE (workspace-relative) is required")
 		return exitUsage
+	}
+	if !recoverFirst(*ws, stderr) {
+		return exitFail
 	}
 	origins, err := proposal.LineOrigins(*ws, fs.Arg(0), nil)
 	if err != nil && origins == nil {

@@ -1,0 +1,122 @@
+package proposal
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// An editor that saves a file while the apply runs (after the check, before the file is
+// replaced): the apply stops, names the file, puts back what it wrote, and the save stays.
+func TestApplyChecksEachFileJustBeforeReplacingIt(t *testing.T) {
+	ws, ref := richProposal(t)
+	before := snapshot(t, ws, true)
+	saved := "saved by the editor\n"
+	hook := func(op Op, p string) error {
+		if op == OpRename && p == "new/deep/n.txt" { // a file written before src/a.txt
+			os.WriteFile(filepath.Join(ws, "src/a.txt"), []byte(saved), 0o644)
+		}
+		return nil
+	}
+	_, err := Apply(context.Background(), ws, ref, Selection{}, ApplyOptions{Hook: hook})
+	if err == nil || !strings.Contains(err.Error(), "src/a.txt: it changed while the apply ran") || !strings.Contains(err.Error(), "workspace restored") {
+		t.Fatalf("got %v", err)
+	}
+	want := before
+	want["src/a.txt"] = "F:644:" + saved
+	if b, _ := os.ReadFile(filepath.Join(ws, "src/a.txt")); string(b) != saved {
+		t.Fatalf("the editor's save was lost: %q", b)
+	}
+	after := snapshot(t, ws, true)
+	after["src/a.txt"] = want["src/a.txt"]
+	if d := diffSnapshots(want, after); d != "" {
+		t.Fatalf("the other files were not put back:\n%s", d)
+	}
+	if lg, _ := ReadLedger(ws); len(lg.Entries) != 0 {
+		t.Fatalf("a failed apply has a ledger entry: %+v", lg.Entries)
+	}
+	if _, err := os.Stat(filepath.Join(ws, journalFile)); err == nil {
+		t.Fatal("a failed apply left its journal")
+	}
+}
+
+// An apply whose ledger entry cannot be written does not happen.
+func TestApplyWithoutItsLedgerEntryDoesNotHappen(t *testing.T) {
+	ws, ref := richProposal(t)
+	before := snapshot(t, ws, true)
+	// The entries folder is a file: the entry cannot be written, after the workspace was.
+	os.MkdirAll(filepath.Join(ws, LedgerDir), 0o755)
+	os.WriteFile(filepath.Join(ws, ledgerEntries), []byte("in the way\n"), 0o644)
+	_, err := Apply(context.Background(), ws, ref, Selection{}, ApplyOptions{})
+	if err == nil || !strings.Contains(err.Error(), "its ledger entry could not be written") {
+		t.Fatalf("got %v", err)
+	}
+	if d := diffSnapshots(before, snapshot(t, ws, true)); d != "" {
+		t.Fatalf("the workspace changed:\n%s", d)
+	}
+}
+
+// A journal whose "before" copy is gone (an object lost to a power cut): the recovery fails,
+// naming the file, changes nothing and keeps the journal for the next try.
+func TestRecoveryWithoutTheOldCopyNamesTheFile(t *testing.T) {
+	ws := t.TempDir()
+	now := []byte("new line\n")
+	os.WriteFile(filepath.Join(ws, "a.txt"), now, 0o644)
+	j := &journal{Version: journalVersion, What: "apply of coder's proposal (run r1)", Entry: &LedgerEntry{ID: "20261126T000000.000Z-0badc0de"},
+		Files: []journalChange{{Path: "a.txt", Before: &LedgerBlob{OID: blobOID([]byte("old line\n")), Mode: "100644"}, After: &LedgerBlob{OID: blobOID(now), Mode: "100644"}}}}
+	root, err := os.OpenRoot(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if err := j.write(root); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Recover(context.Background(), ws)
+	if err == nil || !strings.Contains(err.Error(), "an interrupted apply of coder's proposal (run r1) could not be recovered") || !strings.Contains(err.Error(), "a.txt:") {
+		t.Fatalf("got %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != string(now) {
+		t.Fatal("a failed recovery changed a.txt")
+	}
+	if _, err := os.Stat(filepath.Join(ws, journalFile)); err != nil {
+		t.Fatal("a failed recovery removed the journal")
+	}
+}
+
+// A file the editor saves after the apply replaced it, when a later step then fails: the
+// rollback leaves the save, says so, and every other file is put back.
+func TestRollbackLeavesAFileSavedMeanwhile(t *testing.T) {
+	ws, ref := richProposal(t)
+	before := snapshot(t, ws, true)
+	saved := "saved by the editor after the apply wrote it\n"
+	hook := func(op Op, p string) error {
+		if op == OpLedger {
+			os.WriteFile(filepath.Join(ws, "src/a.txt"), []byte(saved), 0o644)
+			return os.ErrPermission
+		}
+		return nil
+	}
+	_, err := Apply(context.Background(), ws, ref, Selection{}, ApplyOptions{Hook: hook})
+	if err == nil || !strings.Contains(err.Error(), "src/a.txt changed again during the apply; left as it is") {
+		t.Fatalf("got %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "src/a.txt")); string(b) != saved {
+		t.Fatalf("the save was lost: %q", b)
+	}
+	after := snapshot(t, ws, true)
+	after["src/a.txt"] = before["src/a.txt"]
+	if d := diffSnapshots(before, after); d != "" {
+		t.Fatalf("the other files were not put back:\n%s", d)
+	}
+	// The journal stays; the next command names the file and leaves it.
+	notice, err := Recover(context.Background(), ws)
+	if err != nil || !strings.Contains(notice, "left as they are, changed again since: src/a.txt") {
+		t.Fatalf("recovery: %q %v", notice, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "src/a.txt")); string(b) != saved {
+		t.Fatalf("the recovery lost the save: %q", b)
+	}
+}
