@@ -159,11 +159,26 @@ func TestRequestChangesMakesRevision2(t *testing.T) {
 		t.Errorf("a request with no open comment: %v", err)
 	}
 
-	if _, err := proposal.Apply(context.Background(), ws, ref, proposal.Selection{}, proposal.ApplyOptions{}); err != nil {
+	applied, err := proposal.Apply(context.Background(), ws, ref, proposal.Selection{}, proposal.ApplyOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "greet.txt")); string(b) != "hello, world\n" {
 		t.Errorf("applied revision 2: greet.txt = %q", b)
+	}
+	// The ledger says which revision was applied and the comments that led to it.
+	lg, err := proposal.ReadLedger(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entry *proposal.LedgerEntry
+	for i := range lg.Entries {
+		if lg.Entries[i].ID == applied.Ledger {
+			entry = &lg.Entries[i]
+		}
+	}
+	if entry == nil || entry.Revision != 2 || len(entry.Comments) != 1 || entry.Comments[0].ID != "c1" || entry.Comments[0].Answer != "it now says hello, world" {
+		t.Errorf("ledger entry of the apply: %+v", entry)
 	}
 	if _, err := Revise(context.Background(), RevisionRequest{Proposal: ref, Comments: []proposal.Comment{c}}, Options{Workspace: ws}); err == nil || !strings.Contains(err.Error(), "is applied") {
 		t.Errorf("a request on an applied proposal: %v", err)

@@ -1,6 +1,7 @@
 package proposal
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
+	"github.com/agentcanvas/agentcanvas/sidecar/wslock"
 )
 
 // ReviewStateFile keeps a proposal's review conversation next to it: the person's comments
@@ -276,6 +278,12 @@ func MarkReviewed(workspace, ref string, keys []string, reviewed bool) (*ReviewS
 // updateReview loads ref's proposal, reads its review state, lets change edit it and writes
 // it back atomically (only when change succeeds).
 func updateReview(workspace, ref string, change func(*Loaded, *ReviewState) error) (*ReviewState, error) {
+	// One writer at a time: the editor and a terminal may comment on one proposal at once.
+	lock, err := wslock.Acquire(context.Background(), workspace, "updating a proposal's review comments", wslock.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
 	l, err := Load(workspace, ref)
 	if err != nil {
 		return nil, err

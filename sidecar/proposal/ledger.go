@@ -62,6 +62,10 @@ type LedgerEntry struct {
 	Origin   *Origin `json:"origin,omitempty"`
 	// Merged: the apply went through a three-way merge with the workspace (rebase.go).
 	Merged bool `json:"merged,omitempty"`
+	// Revision is the proposal's revision that was applied (review.json; 0 for a proposal
+	// never revised), and Comments the review comments that led to it, with the worker's answers.
+	Revision int             `json:"revision,omitempty"`
+	Comments []LedgerComment `json:"comments,omitempty"`
 	// Reverts is the entry a revert takes back out.
 	Reverts string       `json:"reverts,omitempty"`
 	Files   []LedgerFile `json:"files"`
@@ -401,8 +405,35 @@ func entryFor(workspace string, l *Loaded) *LedgerEntry {
 		e.RunID, e.AgentID, e.Notes = l.Proposal.RunID, l.Proposal.AgentID, l.Proposal.Notes
 		e.Proposal = relToWorkspace(workspace, filepath.Join(l.AgentDir, JSONFile))
 		e.Origin = readOrigin(l.AgentDir)
+		e.Revision, e.Comments = reviewOf(l)
 	}
 	return e
+}
+
+// LedgerComment is a review comment an applied revision answered.
+type LedgerComment struct {
+	ID     string `json:"id"`
+	Path   string `json:"path"`
+	Line   int    `json:"line,omitempty"`
+	Kind   string `json:"kind"`
+	Text   string `json:"text"`
+	Answer string `json:"answer,omitempty"`
+}
+
+// reviewOf is the revision of l and the comments revisions answered, for its ledger entry;
+// nothing for a proposal that was never revised.
+func reviewOf(l *Loaded) (int, []LedgerComment) {
+	st, err := ReadReviewState(l.AgentDir, l.Proposal)
+	if err != nil || st.Revision < 2 {
+		return 0, nil
+	}
+	var cs []LedgerComment
+	for _, c := range st.Comments {
+		if c.AnsweredIn > 0 {
+			cs = append(cs, LedgerComment{ID: c.ID, Path: c.Path, Line: c.Line, Kind: c.Kind, Text: c.Text, Answer: c.Answer})
+		}
+	}
+	return st.Revision, cs
 }
 
 // relToWorkspace is p relative to the workspace (slashes), or p when it lies outside.
