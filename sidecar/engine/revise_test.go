@@ -3,41 +3,15 @@ package engine
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/internal/reviewfixture"
 	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
 )
-
-// reviseFlow is a person handing a task to one command worker (P20), with the time and
-// spend bounds a revision inherits.
-const reviseFlow = `version: "0.2"
-name: fix
-description: Fix the greeting.
-agents:
-  - id: coder
-    role: worker
-    files: [greet.txt]
-    runtime: {kind: cli, backendId: command, command: [bash, agents/coder.sh]}
-systemNodes:
-  - {id: you, type: bridge, name: You}
-interactions:
-  - id: i1
-    patternId: protocol_bridge
-    edges:
-      - source: you
-        target: coder
-        data:
-          termination:
-            any:
-              - {type: timeout_ms, ms: 600000}
-              - {type: max_cost_usd, usd: 1.5}
-          params: {protocol: person, timeout_ms: 600000, rate_limit_per_min: 10}
-`
 
 // coderScript is the worker: its first turn writes "hello"; a revision turn does what the
 // comment it is sent asks (it reads the comment from its prompt) and answers it by id.
@@ -57,23 +31,7 @@ printf 'Changed the greeting.\n'
 
 func reviseWorkspace(t *testing.T) (string, *flow.Flow) {
 	t.Helper()
-	ws := gitWorkspace(t)
-	for name, body := range map[string]string{"greet.txt": "hi\n", "agents/coder.sh": coderScript, ".agentcanvas/flows/fix.yaml": reviseFlow} {
-		p := filepath.Join(ws, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, args := range [][]string{{"add", "greet.txt", "agents"}, {"-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "greet"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = ws
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	ws := reviewfixture.Workspace(t, map[string]string{"greet.txt": "hi\n", "agents/coder.sh": coderScript, ".agentcanvas/flows/fix.yaml": reviewfixture.Flow("greet.txt")})
 	file := filepath.Join(ws, ".agentcanvas", "flows", "fix.yaml")
 	src, err := os.ReadFile(file)
 	if err != nil {

@@ -2,33 +2,12 @@ package server
 
 import (
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// fixFlow hands a task to one command worker; its script is written beside the flow.
-const fixFlow = `version: "0.2"
-description: Fix the greeting.
-agents:
-  - id: coder
-    role: worker
-    files: [greet.txt]
-    runtime: {kind: cli, backendId: command, command: [bash, agents/coder.sh]}
-systemNodes:
-  - {id: you, type: bridge, name: You}
-interactions:
-  - id: i1
-    patternId: protocol_bridge
-    edges:
-      - source: you
-        target: coder
-        data:
-          termination: {type: timeout_ms, ms: 600000}
-          params: {protocol: person, timeout_ms: 600000, rate_limit_per_min: 10}
-`
+	"github.com/agentcanvas/agentcanvas/sidecar/internal/reviewfixture"
+)
 
 // The review loop from the editor, on the real binary: a comment on a hunk is kept with the
 // proposal and comes back with getProposal, a hunk's reviewed mark is kept, requestChanges
@@ -36,8 +15,7 @@ interactions:
 // proposal is at revision 2 with the worker's answer, an interdiff, and the mark on the hunk
 // the revision left as it was.
 func TestReviewLoopFromTheEditor(t *testing.T) {
-	root, uri := workspace(t, "fix.yaml", fixFlow)
-	files := map[string]string{
+	root := reviewfixture.Workspace(t, map[string]string{
 		"greet.txt": "hi\n" + strings.Repeat("-\n", 8) + "bye\n",
 		"agents/coder.sh": `prompt=$(cat)
 if grep -q "A reviewer read revision" <<<"$prompt"; then
@@ -47,21 +25,10 @@ if grep -q "A reviewer read revision" <<<"$prompt"; then
 fi
 sed -i 's/^hi$/hello/; s/^bye$/see you/' greet.txt
 echo changed
-`}
-	for name, body := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "init"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+`,
+		"flows/fix.yaml": reviewfixture.Flow("greet.txt"),
+	})
+	uri := pathURI(filepath.Join(root, "flows", "fix.yaml"))
 	c := startBinary(t)
 	c.initialize(root)
 	var info struct{ RunID string }

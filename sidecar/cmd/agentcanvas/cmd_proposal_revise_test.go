@@ -3,10 +3,11 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/internal/reviewfixture"
 )
 
 // The review loop from a terminal, after the run has ended: comments are kept with the
@@ -14,8 +15,7 @@ import (
 // them from its prompt), the revision it makes is shown by interdiff, and a comments file
 // with a bad line names the file and the line and runs nothing.
 func TestRequestChangesFromTheTerminal(t *testing.T) {
-	ws := t.TempDir()
-	files := map[string]string{
+	ws := reviewfixture.Workspace(t, map[string]string{
 		"greet.txt": "hi\n",
 		"agents/coder.sh": `prompt=$(cat)
 if grep -q "A reviewer read revision" <<<"$prompt"; then
@@ -27,41 +27,8 @@ fi
 printf 'hello\n' > greet.txt
 echo changed
 `,
-		"flows/fix.yaml": `version: "0.2"
-name: fix
-description: Fix the greeting.
-agents:
-  - id: coder
-    role: worker
-    files: [greet.txt]
-    runtime: {kind: cli, backendId: command, command: [bash, agents/coder.sh]}
-systemNodes:
-  - {id: you, type: bridge, name: You}
-interactions:
-  - id: i1
-    patternId: protocol_bridge
-    edges:
-      - source: you
-        target: coder
-        data:
-          termination: {type: timeout_ms, ms: 600000}
-          params: {protocol: person, timeout_ms: 600000, rate_limit_per_min: 10}
-`,
-	}
-	for name, body := range files {
-		p := filepath.Join(ws, filepath.FromSlash(name))
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "init"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = ws
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+		"flows/fix.yaml": reviewfixture.Flow("greet.txt"),
+	})
 	code, out, errs := runCLI(t, "run", "--json", "--workspace", ws, filepath.Join(ws, "flows", "fix.yaml"))
 	if code != exitOK {
 		t.Fatalf("run: %d\n%s\n%s", code, out, errs)
