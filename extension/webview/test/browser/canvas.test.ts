@@ -508,13 +508,22 @@ describe("canvas webview", { concurrency: false }, () => {
     await link("client").click();
     assert.deepEqual(await waitForSent(page, (m) => m.type === "showTranscript"), { type: "showTranscript", runId: "r7", agentId: "client" });
     assert.equal((await sent(page)).filter((m) => m.type === "edit").length, 0, "the click moves nothing");
-    // keyboard: focus it and press Enter; a failed turn links too
+    // keyboard: Tab goes from the focused card to its link, Enter opens it; a failed turn links too
     await ev({ event: "agent_finished", agent: "assistant", status: "failed", error: "exit status 2" });
     await link("assistant").waitFor();
     await clearSent(page);
-    await link("assistant").focus();
+    await node(page, "assistant").click({ position: { x: 10, y: 10 } });
+    await page.waitForFunction(() => document.activeElement?.getAttribute("data-id") === "assistant");
+    await press(page, "Tab");
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("aria-label")), "Last turn of assistant: open its transcript");
     await page.keyboard.press("Enter");
     assert.deepEqual(await waitForSent(page, (m) => m.type === "showTranscript"), { type: "showTranscript", runId: "r7", agentId: "assistant" });
+    await press(page, "Shift+Tab");
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("data-id")), "assistant", "Shift+Tab: back to its card");
+    await press(page, "Tab");
+    await press(page, "Tab");
+    await page.waitForFunction(() => !!document.activeElement?.getAttribute("data-id") && document.activeElement.getAttribute("data-id") !== "assistant");
+    await link("assistant").focus();
     const b = (await node(page, "client").boundingBox())!;
     await page.screenshot({ path: join(ARTEFACTS, "run-overlay-last-turn.png"), clip: { x: Math.max(0, b.x - 20), y: Math.max(0, b.y - 20), width: 560, height: b.height + 40 } });
     // a new run starts afresh: no link until its own first turn ends
