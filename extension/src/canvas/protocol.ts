@@ -239,4 +239,6 @@ export type WebviewMessage =
   | { type: "reveal"; path: string; range?: SrcRange }
   | { type: "undo" }
   | { type: "redo" }
-  | { type: "error"; message: string };
+  | { type: "error"; message: string }
+  /** the run overlay's "Last turn": open agentId's transcript of runId (Show Transcript) */
+  | { type: "showTranscript"; runId: string; agentId: string };

@@ -115,6 +115,12 @@ class CanvasSession {
       case "error":
         this.log?.appendLine(`canvas: ${m.message}`);
         break;
+      case "showTranscript":
+        // The same command as the Runs view's agents; ids that are not strings are not asked for.
+        if (typeof m.runId === "string" && typeof m.agentId === "string") {
+          void vscode.commands.executeCommand("agentcanvas.showTranscript", { runId: m.runId, agent: m.agentId });
+        } else this.log?.appendLine("canvas: showTranscript without a run and an agent");
+        break;
     }
   }
 

@@ -2,6 +2,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseTurns, renderTranscript, transcriptPath } from '../../src/views/transcript';
 import { runTreeItem } from '../../src/views/runsTree';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { mock, Uri, workspace } from './vscode-mock';
+import { RunController } from '../../src/commands/runCommands';
+import { Log } from '../../src/log';
 
 const turn = (seq: number, agent: string, extra: Record<string, unknown> = {}) =>
   JSON.stringify({ seq, interactionId: 'i1', agent, from: 'engine', round: 1, backend: 'command', started: '2026-11-26T00:00:00Z', durationMs: 1500, status: 'completed', exitCode: 0, prompt: `prompt of ${agent} with [redacted:API_TOKEN]`, reply: 'ANSWER: 42 ```not a fence```', stderr: ['warming up'], ...extra });
@@ -30,4 +36,34 @@ test('runs tree: an agent opens its transcript when clicked', () => {
   const it = runTreeItem(node as never);
   assert.equal(it.command?.command, 'agentcanvas.showTranscript');
   assert.deepEqual(it.command?.arguments, [node]);
+});
+
+test('Show Transcript with the canvas overlay\'s argument ({ runId, agent }) opens that agent\'s turns of that run', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'ac-transcript-'));
+  try {
+    mkdirSync(path.join(dir, '.agentcanvas', 'runs', 'run_7'), { recursive: true });
+    writeFileSync(path.join(dir, '.agentcanvas', 'runs', 'run_7', 'turns.jsonl'), [turn(1, 'coder'), turn(2, 'tester'), turn(3, 'coder', { reply: 'LAST REPLY' })].join('\n') + '\n');
+    workspace.workspaceFolders = [{ uri: Uri.file(dir), name: 'ws' }];
+    const rc = new RunController({} as never, new Log({ info() {}, warn() {}, error() {}, appendLine() {} } as never), {} as never, {} as never, {} as never);
+    rc.register();
+    const show = mock.registered.get('agentcanvas.showTranscript');
+    assert.ok(show, 'the command is registered');
+    // what the canvas's provider runs for { type: "showTranscript", runId: "run_7", agentId: "coder" }
+    await show({ runId: 'run_7', agent: 'coder' });
+    assert.equal(mock.shownDocs.length, 1);
+    const { uri, text } = mock.shownDocs[0];
+    assert.equal(uri, 'agentcanvas-transcript:///run_7/coder.md');
+    assert.match(text, /^# coder — run run_7\n/);
+    assert.match(text, /## Turn 1 /);
+    assert.match(text, /## Turn 3 [^]*LAST REPLY/, 'its last turn is in it');
+    assert.doesNotMatch(text, /## Turn 2 /, 'not another agent\'s');
+    // without both ids nothing opens: the person is told how to pick one
+    await show({ runId: 'run_7' });
+    assert.equal(mock.shownDocs.length, 1);
+    assert.match(mock.messages.at(-1)?.message ?? '', /pick an agent of a run/);
+  } finally {
+    workspace.workspaceFolders = undefined;
+    mock.reset();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

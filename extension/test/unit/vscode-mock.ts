@@ -1,5 +1,6 @@
 // A small stand-in for the `vscode` module, enough for the logic under test. Tests script the
 // window.* prompts through `mock` (what the user "answers") and read back what was shown.
+import { readFileSync } from 'node:fs';
 
 export class Disposable {
   constructor(private readonly fn: () => void = () => {}) {}
@@ -32,6 +33,9 @@ export class Uri {
   }
   static from(c: { scheme: string; path: string }): Uri {
     return new Uri(c.scheme, c.path);
+  }
+  static joinPath(base: Uri, ...parts: string[]): Uri {
+    return new Uri(base.scheme, [base.path.replace(/\/+$/, ''), ...parts].join('/'));
   }
   get fsPath(): string {
     return this.path;
@@ -151,6 +155,10 @@ export const mock = {
   /** What the "user" types in the next showInputBox; undefined dismisses it. */
   inputBoxAnswer: undefined as string | undefined,
   commands: [] as Array<{ command: string; args: unknown[] }>,
+  /** Commands registered (commands.registerCommand), by id: a test runs one as VS Code would. */
+  registered: new Map<string, (...args: unknown[]) => unknown>(),
+  /** Documents shown (window.showTextDocument), as { uri, text }. */
+  shownDocs: [] as Array<{ uri: string; text: string }>,
   progress: [] as Array<{ opts: unknown; reports: unknown[]; cancel: () => void }>,
   reset(): void {
     this.progress = [];
@@ -162,6 +170,9 @@ export const mock = {
     this.openDialogAnswer = undefined;
     this.inputBoxAnswer = undefined;
     this.commands = [];
+    this.registered.clear();
+    this.shownDocs = [];
+    contentProviders.clear();
     window.activeTextEditor = undefined;
     window.tabGroups.all = [];
   },
@@ -195,6 +206,10 @@ export const window = {
     return task({ report: (v) => entry.reports.push(v) }, src.token);
   },
   createStatusBarItem: () => ({ show() {}, dispose() {} }),
+  showTextDocument: async (doc: { uri: Uri; getText(): string }) => {
+    mock.shownDocs.push({ uri: doc.uri.toString(), text: doc.getText() });
+    return { document: doc };
+  },
 };
 
 export const commands = {
@@ -202,7 +217,14 @@ export const commands = {
     mock.commands.push({ command, args });
     return undefined;
   },
+  registerCommand: (command: string, fn: (...args: unknown[]) => unknown) => {
+    mock.registered.set(command, fn);
+    return new Disposable(() => mock.registered.delete(command));
+  },
 };
+
+/** Text document content providers by scheme (workspace.registerTextDocumentContentProvider). */
+const contentProviders = new Map<string, { provideTextDocumentContent(uri: Uri): string | Promise<string> }>();
 
 export enum ProgressLocation {
   SourceControl = 1,
@@ -230,6 +252,21 @@ export const workspace = {
   }),
   asRelativePath: (u: Uri | string) => (typeof u === 'string' ? u : u.fsPath).replace(/^\/ws\//, ''),
   createFileSystemWatcher: () => ({ dispose() {}, onDidCreate: () => ({ dispose() {} }), onDidChange: () => ({ dispose() {} }), onDidDelete: () => ({ dispose() {} }) }),
+  registerTextDocumentContentProvider: (scheme: string, p: { provideTextDocumentContent(uri: Uri): string | Promise<string> }) => {
+    contentProviders.set(scheme, p);
+    return new Disposable(() => contentProviders.delete(scheme));
+  },
+  /** A document of a registered scheme, read through its provider (the only kind the mock opens). */
+  openTextDocument: async (uri: Uri) => {
+    const p = contentProviders.get(uri.scheme);
+    if (!p) throw new Error(`no content provider for ${uri.scheme}`);
+    const text = await p.provideTextDocumentContent(uri);
+    return { uri, getText: () => text };
+  },
+  /** workspace.fs over the real file system (file URIs' paths). */
+  fs: {
+    readFile: async (uri: Uri) => new Uint8Array(readFileSync(uri.fsPath)),
+  },
 };
 
 // The Comments API: a controller that keeps the threads it made.

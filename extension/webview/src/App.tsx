@@ -176,6 +176,18 @@ function onCanvas(t: EventTarget | null): boolean {
   return !!el.closest?.(".react-flow") || el.classList?.contains("ac-canvas");
 }
 
+/**
+ * tabStopInCard is where Tab goes inside a card: from the focused card to its Last turn button,
+ * and with Shift from that button back to its card; null when Tab moves between elements.
+ */
+function tabStopInCard(t: EventTarget | null, back: boolean): HTMLElement | null {
+  const el = t as HTMLElement | null;
+  if (!el?.classList) return null;
+  if (!back && el.classList.contains("react-flow__node")) return el.querySelector<HTMLElement>(".ac-last-turn");
+  if (back && el.classList.contains("ac-last-turn")) return el.closest<HTMLElement>(".react-flow__node");
+  return null;
+}
+
 /** useWindowWidth is the editor's width, followed as it is resized. */
 function useWindowWidth(): number {
   const [w, setW] = useState(window.innerWidth);
@@ -558,6 +570,13 @@ function Canvas() {
       if (!onCanvas(e.target) || mod || e.altKey) return;
       switch (key) {
         case "Tab": {
+          // A card's own button (Last turn) is the stop between the card and the next element.
+          const stop = tabStopInCard(e.target, e.shiftKey);
+          if (stop) {
+            consume();
+            stop.focus({ preventScroll: true });
+            return;
+          }
           const order: Array<{ kind: "node" | "edge"; id: string }> = [
             ...nodesRef.current.map((n) => ({ kind: "node" as const, id: n.id })),
             ...edgesRef.current.map((x) => ({ kind: "edge" as const, id: x.id })),

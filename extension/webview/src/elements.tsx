@@ -8,6 +8,7 @@ import type { Diagnostic, Severity } from "../../src/canvas/protocol";
 import { DrawnEdges } from "./drawnEdges";
 import { arrowPath, edgePath } from "./edgeGeometry";
 import { INTERACTION_COLOURS, INTERACTION_DASHES, type AgentNodeData, type CanvasEdge, type SystemNodeData } from "./graph";
+import { post } from "./host";
 import { Icon } from "./icons";
 import { edgeCounters, emptyOverlay, type RunOverlay, type RunState } from "./overlay";
 import { roleIcon } from "./roles";
@@ -83,7 +84,31 @@ function RunBadge({ id }: { id: string }) {
         {r.messages} msg
       </span>
       <ConflictBadge conflicts={r.conflicts} />
+      {overlay.runId && r.turns ? <LastTurnLink runId={overlay.runId} agentId={id} /> : null}
     </div>
+  );
+}
+
+/**
+ * LastTurnLink opens the agent's transcript of the run (what it was sent, its reply, its stderr),
+ * ending with its last turn. An icon, so the state beside it keeps its words; its name says what
+ * it does. "nodrag nopan nokey": a click or Enter is the button's, not the node's.
+ */
+function LastTurnLink({ runId, agentId }: { runId: string; agentId: string }) {
+  return (
+    <button
+      type="button"
+      className="ac-last-turn nodrag nopan nokey"
+      aria-label={`Last turn of ${agentId}: open its transcript`}
+      title={`Last turn: open ${agentId}'s transcript of run ${runId}`}
+      data-testid={`last-turn-${agentId}`}
+      onClick={(e) => {
+        e.stopPropagation();
+        post({ type: "showTranscript", runId, agentId });
+      }}
+    >
+      <Codicon name="history" />
+    </button>
   );
 }
 

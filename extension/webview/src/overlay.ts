@@ -24,6 +24,8 @@ export interface NodeRun {
   /** Proposals of other workers this node's proposal collides with (proposal_conflict): "worker_2 (a.ts)". */
   conflicts?: string[];
   state?: RunState;
+  /** turns it has finished (completed or failed) in this run: its transcript has them */
+  turns?: number;
 }
 
 export interface RunOverlay {
@@ -105,7 +107,10 @@ export function applyRunEvent(o: RunOverlay, e: RunEvent, flow: FlowModel | null
   const agent = agentOf(e);
   if (agent) {
     if (e.event === "agent_started") node(agent, true);
-    else if (e.event === "agent_finished" || e.event === "agent_failed") node(agent, false, false, failed(e) ? "failed" : "done");
+    else if (e.event === "agent_finished" || e.event === "agent_failed") {
+      node(agent, false, false, failed(e) ? "failed" : "done");
+      next.nodes[agent] = { ...next.nodes[agent], turns: (next.nodes[agent].turns ?? 0) + 1 };
+    }
     else if (ASKED.has(e.event)) node(agent, true, false, "waiting");
     else if (ANSWERED.has(e.event) && next.nodes[agent]?.state === "waiting") node(agent, true, false, "running");
   }

@@ -5,7 +5,9 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import type { FlowModel, FlowOp, LoadFlowResult, PatternInfo } from "../../../src/canvas/protocol";
+import { join } from "node:path";
 import {
+  ARTEFACTS,
   clearSent,
   docsImage,
   edits,
@@ -482,6 +484,53 @@ describe("canvas webview", { concurrency: false }, () => {
     assert.equal(await badge("tester").getAttribute("title"), "its proposal conflicts with coder · src/a.ts");
     assert.equal(await badge("judge").count(), 0);
     await screenshot(page, "run-overlay-conflict");
+    await page.close();
+  });
+
+  test("an agent's Last turn link appears once its first turn ends, and asks the host for its transcript of the run", async () => {
+    const page = await open();
+    // client and assistant: cards in view as the flow opens, so a click lands where it aims
+    const ev = (e: Record<string, unknown>) => hostPost(page, { type: "runEvent", event: { runId: "r7", ts: Date.now(), ...e } as never });
+    const link = (id: string) => node(page, id).getByRole("button", { name: `Last turn of ${id}: open its transcript` });
+    await ev({ event: "agent_started", agent: "client" });
+    await node(page, "client").getByTestId("run-client").waitFor();
+    assert.equal(await link("client").count(), 0, "no link while the first turn runs");
+    await ev({ event: "agent_finished", agent: "client", status: "completed" });
+    await link("client").waitFor();
+    assert.equal(await link("assistant").count(), 0, "an agent that has not run has none");
+    // a second turn under way keeps the link: the transcript has the turns finished so far
+    await ev({ event: "agent_started", agent: "client" });
+    await ev({ event: "agent_started", agent: "assistant" });
+    await node(page, "assistant").getByTestId("run-assistant").waitFor();
+    assert.equal(await link("client").count(), 1);
+    assert.equal(await link("assistant").count(), 0);
+    await clearSent(page);
+    await link("client").click();
+    assert.deepEqual(await waitForSent(page, (m) => m.type === "showTranscript"), { type: "showTranscript", runId: "r7", agentId: "client" });
+    assert.equal((await sent(page)).filter((m) => m.type === "edit").length, 0, "the click moves nothing");
+    // keyboard: Tab goes from the focused card to its link, Enter opens it; a failed turn links too
+    await ev({ event: "agent_finished", agent: "assistant", status: "failed", error: "exit status 2" });
+    await link("assistant").waitFor();
+    await clearSent(page);
+    await node(page, "assistant").click({ position: { x: 10, y: 10 } });
+    await page.waitForFunction(() => document.activeElement?.getAttribute("data-id") === "assistant");
+    await press(page, "Tab");
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("aria-label")), "Last turn of assistant: open its transcript");
+    await page.keyboard.press("Enter");
+    assert.deepEqual(await waitForSent(page, (m) => m.type === "showTranscript"), { type: "showTranscript", runId: "r7", agentId: "assistant" });
+    await press(page, "Shift+Tab");
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("data-id")), "assistant", "Shift+Tab: back to its card");
+    await press(page, "Tab");
+    await press(page, "Tab");
+    await page.waitForFunction(() => !!document.activeElement?.getAttribute("data-id") && document.activeElement.getAttribute("data-id") !== "assistant");
+    await link("assistant").focus();
+    const b = (await node(page, "client").boundingBox())!;
+    await page.screenshot({ path: join(ARTEFACTS, "run-overlay-last-turn.png"), clip: { x: Math.max(0, b.x - 20), y: Math.max(0, b.y - 20), width: 560, height: b.height + 40 } });
+    // a new run starts afresh: no link until its own first turn ends
+    await hostPost(page, { type: "runEvent", event: { runId: "r8", ts: Date.now(), event: "agent_started", agent: "planner" } as never });
+    await node(page, "planner").getByTestId("run-planner").waitFor();
+    assert.equal(await link("client").count(), 0);
+    await noProblems(page);
     await page.close();
   });
 

@@ -124,3 +124,19 @@ test("spend labels say what is unknown instead of guessing", () => {
   assert.equal(readSpend(null), undefined);
   assert.deepEqual(readSpend({ tokens: 5, unreported: ["x", 3] }), { tokens: 5, costUsd: 0, costKnown: false, unreported: ["x"] });
 });
+
+test("an agent's finished turns are counted (completed or failed), from its first; a new run starts from none", () => {
+  const ev = (ts: number, e: Partial<RunEvent>) => ({ ts: T0 + ts, runId: "r1", ...e }) as RunEvent;
+  let o = applyRunEvent(emptyOverlay, ev(0, { event: "agent_started", agent: "coder" }), flow);
+  assert.equal(o.nodes.coder.turns, undefined, "running its first turn: none finished");
+  o = applyRunEvent(o, ev(1, { event: "agent_finished", agent: "coder", status: "completed" }), flow);
+  assert.equal(o.nodes.coder.turns, 1);
+  o = applyRunEvent(o, ev(2, { event: "agent_started", agent: "coder" }), flow);
+  assert.equal(o.nodes.coder.turns, 1, "a turn under way keeps the count");
+  o = applyRunEvent(o, ev(3, { event: "agent_finished", agent: "coder", status: "failed", error: "exit status 2" }), flow);
+  assert.equal(o.nodes.coder.turns, 2);
+  o = applyRunEvent(o, ev(4, { event: "run_finished" }), flow);
+  assert.equal(o.nodes.coder.turns, 2, "kept after the run ends");
+  o = applyRunEvent(o, { ts: T0 + 5, runId: "r2", event: "agent_started", agent: "coder" }, flow);
+  assert.equal(o.nodes.coder.turns, undefined);
+});

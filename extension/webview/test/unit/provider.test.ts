@@ -157,6 +157,16 @@ test("undo and redo run the workbench's commands; run events of this flow only a
   assert.equal(h.posted().filter((m) => m.type === "runEvent").length, 1);
 });
 
+test("the overlay's Last turn runs Show Transcript for that run and agent; a message without both strings runs nothing", () => {
+  const h = setup("a\n", appendLine0(""));
+  calls.commands.length = 0;
+  h.panel.received.fire({ type: "showTranscript", runId: "run_7", agentId: "coder" });
+  assert.deepEqual(calls.commands, [["agentcanvas.showTranscript", { runId: "run_7", agent: "coder" }]]);
+  h.panel.received.fire({ type: "showTranscript", runId: "run_7" });
+  h.panel.received.fire({ type: "showTranscript", runId: 7, agentId: { id: "coder" } });
+  assert.equal(calls.commands.length, 1);
+});
+
 test("the provider is registered for every view type package.json contributes", () => {
   const pkg = JSON.parse(readFileSync(new URL("../../../../package.json", import.meta.url), "utf8"));
   const contributed = (pkg.contributes.customEditors as Array<{ viewType: string }>).map((c) => c.viewType);
