@@ -12,6 +12,7 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/internal/modelserver"
+	"github.com/agentcanvas/agentcanvas/sidecar/internal/reviewfixture"
 	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
 )
 
@@ -139,44 +140,16 @@ func TestRealClaudeRevisionResumesSession(t *testing.T) {
 	}
 }
 
-// resumeWorkspace is a git repository with greet.txt and a flow in which the person hands
-// the greeting to one Claude Code worker.
+// resumeWorkspace is the review loop's workspace with a Claude Code worker, whose task (the
+// flow's description) opens resumeScript's conversation.
 func resumeWorkspace(t *testing.T, env map[string]string) (string, *flow.Flow) {
 	t.Helper()
-	ws := gitWorkspace(t)
-	src := fmt.Sprintf(`version: "0.2"
-name: greet
-description: Greet the whole world in greet.txt.
-agents:
-  - id: coder
-    role: worker
-    files: [greet.txt]
-    runtime: {kind: cli, backendId: claude, env: [%s]}
-systemNodes:
-  - {id: you, type: bridge, name: You}
-interactions:
-  - id: i1
-    patternId: protocol_bridge
-    edges:
-      - source: you
-        target: coder
-        data:
-          termination: {type: timeout_ms, ms: 600000}
-          params: {protocol: person, timeout_ms: 600000, rate_limit_per_min: 10}
-`, strings.Join(modelserver.EnvNames(env), ", "))
-	file := filepath.Join(ws, ".agentcanvas", "flows", "greet.yaml")
-	for name, body := range map[string]string{filepath.Join(ws, "greet.txt"): "hi\n", file: src} {
-		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(name, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	src := strings.Replace(reviewfixture.Flow("greet.txt"), "description: Fix the greeting.", "description: Greet the whole world in greet.txt.", 1)
+	src = strings.Replace(src, "runtime: {kind: cli, backendId: command, command: [bash, agents/coder.sh]}",
+		fmt.Sprintf("runtime: {kind: cli, backendId: claude, env: [%s]}", strings.Join(modelserver.EnvNames(env), ", ")), 1)
+	if !strings.Contains(src, "backendId: claude") || !strings.Contains(src, "Greet the whole world") {
+		t.Fatal("reviewfixture.Flow changed: resumeWorkspace no longer makes its worker Claude Code")
 	}
-	for _, args := range [][]string{{"add", "greet.txt"}, {"-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "greet"}} {
-		if o, err := exec.Command("git", append([]string{"-C", ws}, args...)...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, o)
-		}
-	}
-	return ws, flow.Parse(file, []byte(src))
+	ws := reviewfixture.Workspace(t, map[string]string{"greet.txt": "hi\n", ".agentcanvas/flows/greet.yaml": src})
+	return ws, flow.Parse(filepath.Join(ws, ".agentcanvas", "flows", "greet.yaml"), []byte(src))
 }
