@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/internal/modelserver"
 	"github.com/agentcanvas/agentcanvas/sidecar/internal/reviewfixture"
@@ -123,16 +122,7 @@ func TestRealClaudeRevisionResumesSession(t *testing.T) {
 	if o, err := exec.Command("git", "-C", ws, "apply", "--check", filepath.Join(ws, filepath.Dir(out.Proposals[0]), "changes.patch")).CombinedOutput(); err != nil {
 		t.Errorf("git apply --check revision 2: %v\n%s", err, o)
 	}
-	if confine.Probe().Available() {
-		for _, e := range rec.events("run_started") {
-			if c := str(fld(e, "confinement")); !strings.HasPrefix(c, "Landlock ABI") {
-				t.Errorf("a run was not confined: %q", c)
-			}
-		}
-	}
-	for _, e := range rec.events("access_denied") {
-		t.Errorf("confinement refused %v to %v: %v", fld(e, "path"), fld(e, "agent"), fld(e, "message"))
-	}
+	assertConfinedRuns(t, rec) // both runs
 	for _, e := range rec.events("warning") {
 		if strings.Contains(str(fld(e, "message")), "session") {
 			t.Errorf("warning: %v", e.Fields)
