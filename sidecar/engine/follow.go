@@ -55,6 +55,7 @@ func (c *ictx) follow(proc *runtime.Process, node, edge, backend string, resume 
 				c.mu.Lock()
 				c.sessions[node] = ev.SessionID
 				c.mu.Unlock()
+				c.keepSession(node, proc.Backend(), ev.SessionID) // session.go
 			}
 		case runtime.EventBlock:
 			c.block(node, edge, ev.Block, &out.handoffErr)

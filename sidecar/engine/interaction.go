@@ -535,6 +535,7 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 	c.mu.Lock()
 	s.ResumeSession = c.sessions[node]
 	c.mu.Unlock()
+	c.revisionSession(node, &s) // session.go
 	envNames := rt.Env
 	if n.Agent != nil && len(n.Agent.MCP) > 0 { // spec §7.3: only allowlisted, defined servers
 		s.MCPServers = c.r.mcpServers(c.in.ID, node, n.Agent.MCP)

@@ -147,19 +147,25 @@ func TestRealCLIWorkerProposal(t *testing.T) {
 					t.Errorf("a denial in a run with the role defaults: %v", w.Fields)
 				}
 			}
-			// The CLIs ran confined by the kernel (the default, auto), and the kernel refused
-			// nothing their work needed.
-			if confine.Probe().Available() {
-				for _, e := range rec.events("run_started") {
-					if c := str(fld(e, "confinement")); !strings.HasPrefix(c, "Landlock ABI") {
-						t.Errorf("the run was not confined: %q", c)
-					}
-				}
-				for _, e := range rec.events("access_denied") {
-					t.Errorf("confinement refused %v to %v: %v", fld(e, "path"), fld(e, "agent"), fld(e, "message"))
-				}
-			}
+			assertConfinedRuns(t, rec)
 		})
+	}
+}
+
+// assertConfinedRuns: the CLIs ran confined by the kernel (the default, auto), and the kernel
+// refused nothing their work needed.
+func assertConfinedRuns(t *testing.T, rec *recorder) {
+	t.Helper()
+	if !confine.Probe().Available() {
+		return
+	}
+	for _, e := range rec.events("run_started") {
+		if c := str(fld(e, "confinement")); !strings.HasPrefix(c, "Landlock ABI") {
+			t.Errorf("the run was not confined: %q", c)
+		}
+	}
+	for _, e := range rec.events("access_denied") {
+		t.Errorf("confinement refused %v to %v: %v", fld(e, "path"), fld(e, "agent"), fld(e, "message"))
 	}
 }
 

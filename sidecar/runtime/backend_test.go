@@ -473,3 +473,24 @@ func TestClaudeRateLimitEvent(t *testing.T) {
 		t.Errorf("events %+v", evs)
 	}
 }
+
+// A session kept by an earlier run is resumed only by the backend it belongs to: another
+// backend's session id means nothing to this CLI, which starts a fresh context instead.
+func TestResumeBackendMustMatch(t *testing.T) {
+	for _, c := range []struct {
+		resumeBackend string
+		resumed       bool
+	}{{"", true}, {BackendClaude, true}, {BackendCodex, false}} {
+		s, log := fakeSpec(t, BackendClaude, "ok")
+		s.ResumeSession, s.ResumeBackend = "kept-session-1", c.resumeBackend
+		_, res := drain(t, start(t, s, "Revise"), nil)
+		if res.Status != StatusCompleted {
+			t.Fatalf("%s (%s)", res.Status, res.Reason)
+		}
+		inv := invocations(t, log)
+		i := slices.Index(inv[0].Args, "--resume")
+		if got := i >= 0 && inv[0].Args[i+1] == "kept-session-1"; got != c.resumed {
+			t.Errorf("session of %q resumed by claude: %v, want %v (argv %q)", c.resumeBackend, got, c.resumed, inv[0].Args)
+		}
+	}
+}

@@ -30,12 +30,17 @@ var cliHomeVars = map[string]string{BackendClaude: "CLAUDE_CONFIG_DIR", BackendC
 const homesDir = "homes"
 
 // cliHomeDir is where an agent's private home for backend is: in the run's state
-// (.agentcanvas/runs/RUN/homes/AGENT/BACKEND), kept for the run's later turns and a resumed
-// run; in its private temporary folder when the agent belongs to no run.
+// (.agentcanvas/runs/RUN/homes/AGENT/BACKEND), kept for the run's later turns, a resumed run
+// and a revision run (Spec.HomeRunID names the run whose home it is); in its private
+// temporary folder when the agent belongs to no run.
 func cliHomeDir(s *Spec, backend, tmp string) string {
-	if s.Workspace != "" && sandbox.ValidateRunID(s.RunID) == nil {
+	run := s.RunID
+	if s.HomeRunID != "" {
+		run = s.HomeRunID
+	}
+	if s.Workspace != "" && sandbox.ValidateRunID(s.RunID) == nil && sandbox.ValidateRunID(run) == nil {
 		if a, err := sandbox.SanitiseAgentID(s.AgentID); err == nil {
-			return filepath.Join(s.Workspace, filepath.FromSlash(confine.RunsDir), s.RunID, homesDir, a, backend)
+			return filepath.Join(s.Workspace, filepath.FromSlash(confine.RunsDir), run, homesDir, a, backend)
 		}
 	}
 	return filepath.Join(tmp, "cli-home-"+backend)
@@ -43,8 +48,10 @@ func cliHomeDir(s *Spec, backend, tmp string) string {
 
 // prepareCLIHome makes the private home of a CLI agent and seeds what it lacks from the
 // user's own configuration (userEnv: the agent's environment before the home replaces it).
-// It returns the variables that point the CLI at it; nil for a backend with no CLI home.
-func prepareCLIHome(backend, dir string, userEnv []string) (map[string]string, error) {
+// A login copied into it belongs to runID (the agent's run, "" for none): removed when that
+// run ends, whichever run's home it is. It returns the variables that point the CLI at it;
+// nil for a backend with no CLI home.
+func prepareCLIHome(backend, dir, runID string, userEnv []string) (map[string]string, error) {
 	v, ok := cliHomeVars[backend]
 	if !ok {
 		return nil, nil
@@ -55,11 +62,11 @@ func prepareCLIHome(backend, dir string, userEnv []string) (map[string]string, e
 	var err error
 	switch backend {
 	case BackendClaude:
-		err = seedClaudeHome(dir, userEnv)
+		err = seedClaudeHome(dir, runID, userEnv)
 	case BackendCodex:
-		err = seedCodexHome(dir, userEnv)
+		err = seedCodexHome(dir, runID, userEnv)
 	case BackendGemini:
-		err = seedGeminiHome(dir, userEnv)
+		err = seedGeminiHome(dir, runID, userEnv)
 	}
 	return map[string]string{v: dir}, err
 }

@@ -23,7 +23,7 @@ var claudeLoginVars = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLA
 
 // seedClaudeHome: settings.json (model, permissions), .claude.json (the account, when the
 // login is copied; else empty) and .credentials.json, the stored login.
-func seedClaudeHome(dir string, env []string) error {
+func seedClaudeHome(dir, runID string, env []string) error {
 	user := userCLIHome(env, "CLAUDE_CONFIG_DIR", ".claude")
 	userJSON := filepath.Join(user, ".claude.json")
 	if confine.Lookup(env, "CLAUDE_CONFIG_DIR") == "" {
@@ -43,7 +43,7 @@ func seedClaudeHome(dir string, env []string) error {
 	if err := seedJSON(filepath.Join(dir, ".claude.json"), userJSON, map[string][]string{"oauthAccount": nil, "hasCompletedOnboarding": nil}); err != nil {
 		return err
 	}
-	return copyLogin(runOf(dir), filepath.Join(dir, ".credentials.json"), filepath.Join(user, ".credentials.json"))
+	return copyLogin(runID, filepath.Join(dir, ".credentials.json"), filepath.Join(user, ".credentials.json"))
 }
 
 // claudeEnvPrefixes name the variables of settings.json's "env" a private Claude home keeps:
@@ -108,7 +108,7 @@ var codexConfigKeys = []string{"model", "model_provider", "model_providers", "mo
 
 // seedCodexHome: config.toml (codexConfigKeys) and auth.json, the stored login, when the
 // provider is OpenAI's and no key is in the environment.
-func seedCodexHome(dir string, env []string) error {
+func seedCodexHome(dir, runID string, env []string) error {
 	user := userCLIHome(env, "CODEX_HOME", ".codex")
 	dst := filepath.Join(dir, "config.toml")
 	cfg := map[string]any{}
@@ -137,7 +137,7 @@ func seedCodexHome(dir string, env []string) error {
 	if provider != "" && provider != "openai" || hasAny(env, "OPENAI_API_KEY", "CODEX_API_KEY") {
 		return nil
 	}
-	return copyLogin(runOf(dir), filepath.Join(dir, "auth.json"), filepath.Join(user, "auth.json"))
+	return copyLogin(runID, filepath.Join(dir, "auth.json"), filepath.Join(user, "auth.json"))
 }
 
 // geminiLoginVars authenticate the Gemini CLI without its stored login.
@@ -145,7 +145,7 @@ var geminiLoginVars = []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLI
 
 // seedGeminiHome: .gemini/settings.json (model, the auth method, privacy, the default
 // approval mode), trustedFolders.json and the stored Google login.
-func seedGeminiHome(dir string, env []string) error {
+func seedGeminiHome(dir, runID string, env []string) error {
 	user := filepath.Join(userCLIHome(env, "GEMINI_CLI_HOME", ""), ".gemini")
 	own := filepath.Join(dir, ".gemini")
 	if err := os.MkdirAll(own, 0o700); err != nil {
@@ -164,19 +164,9 @@ func seedGeminiHome(dir string, env []string) error {
 		return nil
 	}
 	for _, f := range []string{"oauth_creds.json", "google_accounts.json"} {
-		if err := copyLogin(runOf(dir), filepath.Join(own, f), filepath.Join(user, f)); err != nil {
+		if err := copyLogin(runID, filepath.Join(own, f), filepath.Join(user, f)); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// runOf is the run a private home in the run's state belongs to (…/runs/RUN/homes/AGENT/
-// BACKEND), "" for one in a temporary folder (removed with it).
-func runOf(dir string) string {
-	agent := filepath.Dir(dir)
-	if filepath.Base(filepath.Dir(agent)) != homesDir {
-		return ""
-	}
-	return filepath.Base(filepath.Dir(filepath.Dir(agent)))
 }

@@ -52,7 +52,7 @@ func TestCLIHomeSeeds(t *testing.T) {
 		if want := filepath.Join(ws, ".agentcanvas", "runs", "seed-run", "homes", c.agent, c.backend); dir != want {
 			t.Fatalf("home %s, want %s", dir, want)
 		}
-		env, err := prepareCLIHome(c.backend, dir, c.env)
+		env, err := prepareCLIHome(c.backend, dir, "seed-run", c.env)
 		if err != nil || env[cliHomeVars[c.backend]] != dir {
 			t.Fatalf("%s: %v %v", c.backend, env, err)
 		}
@@ -83,7 +83,7 @@ func TestCLIHomeSeeds(t *testing.T) {
 	// The agent's own changes stay for its later turns.
 	own := filepath.Join(ws, ".agentcanvas", "runs", "seed-run", "homes", "ck", BackendClaude, "settings.json")
 	writeTestFile(t, own, `{"agent": "changed"}`)
-	if _, err := prepareCLIHome(BackendClaude, filepath.Dir(own), withKey); err != nil || read(own) != `{"agent": "changed"}` {
+	if _, err := prepareCLIHome(BackendClaude, filepath.Dir(own), "seed-run", withKey); err != nil || read(own) != `{"agent": "changed"}` {
 		t.Errorf("the agent's settings were replaced: %q %v", read(own), err)
 	}
 	// A login an earlier sidecar copied (the run resumed after a crash) goes at the run's end too.
@@ -91,7 +91,7 @@ func TestCLIHomeSeeds(t *testing.T) {
 	delete(copiedLogins.m, "seed-run")
 	copiedLogins.Unlock()
 	for agent, backend := range map[string]string{"cn": BackendClaude, "xn": BackendCodex, "gn": BackendGemini} {
-		if _, err := prepareCLIHome(backend, filepath.Join(ws, ".agentcanvas", "runs", "seed-run", "homes", agent, backend), noKey); err != nil {
+		if _, err := prepareCLIHome(backend, filepath.Join(ws, ".agentcanvas", "runs", "seed-run", "homes", agent, backend), "seed-run", noKey); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -123,7 +123,7 @@ func TestClaudeHomeKeepsProviderEnv(t *testing.T) {
 		{"routed", []string{"HOME=" + home, "ANTHROPIC_BASE_URL=http://127.0.0.1:9/gw", "ANTHROPIC_API_KEY=acgw-token"}, map[string]string{"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}},
 	} {
 		dir := cliHomeDir(&Spec{RunID: "env-run", AgentID: c.agent, Workspace: ws}, BackendClaude, t.TempDir())
-		if _, err := prepareCLIHome(BackendClaude, dir, c.env); err != nil {
+		if _, err := prepareCLIHome(BackendClaude, dir, "env-run", c.env); err != nil {
 			t.Fatal(err)
 		}
 		var got struct{ Env map[string]string }
@@ -134,5 +134,49 @@ func TestClaudeHomeKeepsProviderEnv(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, ".credentials.json")); !os.IsNotExist(err) {
 			t.Errorf("%s: the stored login was copied though a key is set: %v", c.agent, err)
 		}
+	}
+}
+
+// A revision run works in the private home of the run that made the proposal (its sessions
+// are there), while a login copied into that home for the revision goes when the revision
+// run ends, not when (or if) the earlier run ends again.
+func TestCLIHomeOfAnEarlierRun(t *testing.T) {
+	home := t.TempDir()
+	writeTestFile(t, filepath.Join(home, ".claude", ".credentials.json"), `{"token": "LOGIN-claude"}`)
+	ws := t.TempDir()
+	t.Cleanup(func() { RemoveTemp("rev-run") })
+	runs := filepath.Join(ws, ".agentcanvas", "runs")
+	for _, c := range []struct {
+		spec Spec
+		want string
+	}{
+		{Spec{RunID: "rev-run", AgentID: "w", Workspace: ws}, filepath.Join(runs, "rev-run", "homes", "w", BackendClaude)},
+		{Spec{RunID: "rev-run", HomeRunID: "orig-run", AgentID: "w", Workspace: ws}, filepath.Join(runs, "orig-run", "homes", "w", BackendClaude)},
+		{Spec{RunID: "rev-run", HomeRunID: "../x", AgentID: "w", Workspace: ws}, ""}, // never outside the runs
+	} {
+		tmp := t.TempDir()
+		got := cliHomeDir(&c.spec, BackendClaude, tmp)
+		if c.want == "" {
+			c.want = filepath.Join(tmp, "cli-home-"+BackendClaude)
+		}
+		if got != c.want {
+			t.Errorf("HomeRunID %q: home %s, want %s", c.spec.HomeRunID, got, c.want)
+		}
+	}
+	dir := cliHomeDir(&Spec{RunID: "rev-run", HomeRunID: "orig-run", AgentID: "w", Workspace: ws}, BackendClaude, t.TempDir())
+	if _, err := prepareCLIHome(BackendClaude, dir, "rev-run", []string{"HOME=" + home}); err != nil {
+		t.Fatal(err)
+	}
+	login := filepath.Join(dir, ".credentials.json")
+	if _, err := os.Stat(login); err != nil {
+		t.Fatalf("no login copied: %v", err)
+	}
+	RemoveTemp("orig-run")
+	if _, err := os.Stat(login); err != nil {
+		t.Fatalf("the earlier run's end took the revision's login: %v", err)
+	}
+	RemoveTemp("rev-run")
+	if _, err := os.Stat(login); !os.IsNotExist(err) {
+		t.Errorf("the login outlived the revision run: %v", err)
 	}
 }

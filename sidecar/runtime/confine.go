@@ -84,7 +84,7 @@ func newConfinement(s *Spec, backend, dir string, env []string) (c *confinement,
 	warnings = append(warnings, unixSocketWarnings(c.agent.UnixSockets)...)
 	if _, ok := cliHomeVars[backend]; ok {
 		home := cliHomeDir(s, backend, tmp)
-		if c.homeEnv, err = prepareCLIHome(backend, home, env); err != nil {
+		if c.homeEnv, err = prepareCLIHome(backend, home, s.RunID, env); err != nil {
 			c.remove()
 			return nil, nil, fmt.Errorf("confinement: private %s home %s: %w", backend, home, err)
 		}

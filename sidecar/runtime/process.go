@@ -84,6 +84,9 @@ func Start(ctx context.Context, spec Spec, prompt string) (*Process, error) {
 		return nil, fmt.Errorf("runtime: agent %s: %w", spec.AgentID, err)
 	}
 	spec.confined = conf != nil
+	if spec.ResumeBackend != "" && spec.ResumeBackend != be.id() {
+		spec.ResumeSession = "" // another backend's session: a fresh context
+	}
 	if spec.StopGrace <= 0 {
 		spec.StopGrace = defaultStopGrace
 	}

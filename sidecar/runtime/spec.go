@@ -76,6 +76,14 @@ type Spec struct {
 	MCPServers []mcpconfig.Server
 	// ResumeSession starts the first turn by resuming this CLI session id.
 	ResumeSession string
+	// ResumeBackend, when set, is the backend ResumeSession belongs to (a session an earlier
+	// run kept): the session is resumed only when the agent's backend resolves to it, else the
+	// turn starts a fresh context.
+	ResumeBackend string
+	// HomeRunID is the run whose private CLI home the agent uses (clihome.go), when not RunID:
+	// a revision run works in the home, and so with the sessions, of the run that made the
+	// proposal. A login copied into it is still removed when RunID ends.
+	HomeRunID string
 
 	// StopGrace is the time between SIGTERM and SIGKILL when stopping (default 5s).
 	StopGrace time.Duration
