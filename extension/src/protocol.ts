@@ -5,7 +5,7 @@
 // array and {items: []}) because the sidecar and the extension are released together but built by
 // different people.
 
-import { readSpend, type Spend } from './canvas/spend';
+import { readSpend, type AgentSpend, type Spend } from './canvas/spend';
 
 export type { Spend };
 
@@ -199,6 +199,8 @@ export interface AgentState {
   role?: string;
   status: string; // pending | running | waiting | finished | failed | stopped
   terminationReason?: string;
+  /** what it spent so far, from this session's spend events (listRuns does not carry it) */
+  spend?: AgentSpend;
 }
 
 export interface InteractionState {

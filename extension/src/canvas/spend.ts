@@ -54,3 +54,52 @@ export function spendLabel(s: Spend | undefined): string | undefined {
   if (n > 0) parts.push(`usage unknown: ${n > 2 ? `${n} agents` : s.unreported.join(", ")}`);
   return parts.join(" · ");
 }
+
+/** What one agent of a run spent so far, folded from the run's `spend` events. */
+export interface AgentSpend {
+  tokens: number;
+  costUsd: number;
+  /** every report counted carried its cost */
+  costKnown: boolean;
+  /** a turn of it reported no usage at all */
+  unreported: boolean;
+  /**
+   * The model gateway meters its calls (`midTurn` spend events). Its finished turns' spend
+   * events repeat what the calls already counted, so they are not counted again.
+   */
+  metered: boolean;
+}
+
+function num(x: unknown): number {
+  return typeof x === "number" && Number.isFinite(x) && x >= 0 ? x : 0;
+}
+
+/**
+ * addAgentSpend folds one `spend` event about the agent into what it spent: a metered call
+ * (`midTurn: true`, its `callTokens` and `callCostUsd`), or a finished turn's report (`tokens`,
+ * `costUsd`, `unreported`) of an agent the gateway does not meter. A metered agent's
+ * finished-turn report is skipped: its calls are already counted (the terminal view's rule).
+ * Returns cur itself when the event adds nothing.
+ */
+export function addAgentSpend(cur: AgentSpend | undefined, ev: Record<string, unknown>): AgentSpend | undefined {
+  const base: AgentSpend = cur ?? { tokens: 0, costUsd: 0, costKnown: true, unreported: false, metered: false };
+  if (ev.midTurn === true) {
+    return { ...base, metered: true, tokens: base.tokens + num(ev.callTokens), costUsd: base.costUsd + num(ev.callCostUsd) };
+  }
+  if (base.metered) return cur;
+  if (ev.unreported === true) return { ...base, unreported: true };
+  const priced = typeof ev.costUsd === "number";
+  return { ...base, tokens: base.tokens + num(ev.tokens), costUsd: base.costUsd + num(ev.costUsd), costKnown: base.costKnown && priced };
+}
+
+/**
+ * agentSpendLabel is an agent's spend in one short line: "12.3k tokens · $0.04", "≥ $0.04" or
+ * "cost unknown" when a report lacked its cost, "spend unknown" when it reported nothing.
+ * Undefined before any spend event about it.
+ */
+export function agentSpendLabel(s: AgentSpend | undefined): string | undefined {
+  if (!s) return undefined;
+  if (s.tokens === 0 && s.costUsd === 0 && s.unreported) return "spend unknown";
+  const cost = s.costKnown && !s.unreported ? formatUsd(s.costUsd) : s.costUsd > 0 ? `≥ ${formatUsd(s.costUsd)}` : "cost unknown";
+  return `${formatTokens(s.tokens)} tokens · ${cost}`;
+}

@@ -1,6 +1,6 @@
 // The Runs view's model: runs → interactions → agents, from listRuns and kept current by run
 // events. Pure (no vscode), so its updates are unit-tested.
-import { readSpend } from '../canvas/spend';
+import { addAgentSpend, readSpend } from '../canvas/spend';
 import { REQUEST_EVENTS, type AgentState, type InteractionState, type PendingRequest, type RunEvent, type RunState } from '../protocol';
 
 const RUN_STATUS: Record<string, string> = {
@@ -58,7 +58,16 @@ export class RunsModel {
         for (const a of i.agents) if (a.status === 'running' || a.status === 'waiting') a.status = 'interrupted';
       }
     }
+    for (const r of runs) this.keepAgentSpend(r);
     this.runs = new Map(runs.map((r) => [r.runId, r]));
+  }
+
+  /** listRuns has no per-agent spend: what events told of it survives a re-fetch (a new run starting). */
+  private keepAgentSpend(fresh: RunState): void {
+    const old = this.runs.get(fresh.runId);
+    if (!old) return;
+    const spent = new Map(old.interactions.flatMap((i) => i.agents).map((a) => [a.id, a.spend]));
+    for (const i of fresh.interactions) for (const a of i.agents) a.spend ??= spent.get(a.id);
   }
 
   /** Applies one event; returns true when the caller should re-fetch (an unknown run appeared). */
@@ -116,6 +125,8 @@ export class RunsModel {
       if (typeof ev.role === 'string') agent.role = ev.role;
       const why = typeof ev.reason === 'string' ? ev.reason : typeof ev.error === 'string' ? ev.error : undefined;
       if (why && (ev.event === 'agent_finished' || ev.event === 'agent_failed' || ev.event === 'agent_stopped')) agent.terminationReason = why;
+      // per agent as it accrues: each metered call mid-turn, or a finished turn's report
+      if (ev.event === 'spend') agent.spend = addAgentSpend(agent.spend, ev);
     }
     return unknown;
   }

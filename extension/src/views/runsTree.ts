@@ -2,7 +2,7 @@
 // each run is waiting on (click to answer).
 import * as vscode from 'vscode';
 import type { AgentState, InteractionState, PendingRequest, RunState } from '../protocol';
-import { spendLabel } from '../canvas/spend';
+import { agentSpendLabel, spendLabel } from '../canvas/spend';
 import { RunsModel, interruptedTooltip, isInterrupted, pendingLabel, statusIcon } from './runsModel';
 
 export type RunNode =
@@ -80,11 +80,12 @@ export function runTreeItem(node: RunNode): vscode.TreeItem {
       const a = node.agent;
       const it = new vscode.TreeItem(a.role ? `${a.id} (${a.role})` : a.id, C.None);
       it.id = `run:${node.run.runId}/a:${a.id}`;
-      it.description = [a.status, a.terminationReason && `reason: ${a.terminationReason}`].filter(Boolean).join(' · ');
+      const spent = agentSpendLabel(a.spend);
+      it.description = [a.status, a.terminationReason && `reason: ${a.terminationReason}`, spent].filter(Boolean).join(' · ');
       it.iconPath = new vscode.ThemeIcon(statusIcon(a.status));
       it.contextValue = 'agent';
       it.command = { command: 'agentcanvas.showTranscript', title: 'Show Transcript', arguments: [node] };
-      it.tooltip = `${a.id}: click for its transcript (what it was sent, its replies and stderr)`;
+      it.tooltip = `${a.id}: click for its transcript (what it was sent, its replies and stderr)${spent ? `\nspent: ${spent}${a.spend?.metered ? ' (metered by the model gateway, call by call)' : ''}` : ''}`;
       return it;
     }
     case 'pending': {

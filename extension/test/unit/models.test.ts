@@ -162,3 +162,34 @@ test("runs model and tree: spend events show the run's and each interaction's sp
   m.apply({ runId: 'r1', event: 'run_finished', status: 'stopped', reason: 'budget', spend: { tokens: 5200, costUsd: 0.052, costKnown: true, unreported: ['judge'] } });
   assert.equal(m.get('r1')!.spend?.tokens, 5200, "run_finished carries the run's final spend");
 });
+
+test('runs model and tree: each agent shows its spend as it accrues, a metered turn counted once', () => {
+  const m = new RunsModel();
+  m.apply({ runId: 'r1', flow: 'review', event: 'run_started' });
+  m.apply({ runId: 'r1', event: 'agent_started', interactionId: 'i1', agent: 'coder' });
+  // two metered calls mid-turn (the gateway), then the turn's own report repeating them
+  m.apply({ runId: 'r1', event: 'spend', interactionId: 'i1', data: { agent: 'coder', midTurn: true, callTokens: 1000, callCostUsd: 0.01 } });
+  const tree = new RunsTree(m);
+  const agentItem = (id: string) => {
+    const [run] = tree.getChildren();
+    const inter = tree.getChildren(run).find((n) => n.kind === 'interaction')!;
+    return tree.getTreeItem(tree.getChildren(inter).find((n) => n.kind === 'agent' && n.agent.id === id)!);
+  };
+  assert.equal(agentItem('coder').description, 'running · 1k tokens · $0.01', 'shown during the turn, after the first call');
+  m.apply({ runId: 'r1', event: 'spend', interactionId: 'i1', data: { agent: 'coder', midTurn: true, callTokens: 500, callCostUsd: 0.02 } });
+  m.apply({ runId: 'r1', event: 'agent_finished', interactionId: 'i1', agent: 'coder', data: { inputTokens: 1200, outputTokens: 300, costUsd: 0.03 } });
+  m.apply({ runId: 'r1', event: 'spend', interactionId: 'i1', data: { agent: 'coder', gateway: true, tokens: 1500, costUsd: 0.03 } });
+  const coder = m.get('r1')!.interactions[0].agents[0];
+  assert.deepEqual([coder.spend?.tokens, coder.spend?.costUsd.toFixed(2)], [1500, '0.03'], "the metered turn's report is not counted twice");
+  assert.equal(agentItem('coder').description, 'finished · 1.5k tokens · $0.03');
+  assert.match(String(agentItem('coder').tooltip), /spent: 1\.5k tokens · \$0\.03 \(metered by the model gateway/);
+  // an agent the gateway does not meter: its finished turns' reports add up; one that reports nothing is unknown
+  m.apply({ runId: 'r1', event: 'spend', interactionId: 'i1', agent: 'tester', tokens: 800, costUsd: 0.004 });
+  m.apply({ runId: 'r1', event: 'spend', interactionId: 'i1', agent: 'tester', tokens: 200 });
+  m.apply({ runId: 'r1', event: 'spend', interactionId: 'i1', agent: 'judge', unreported: true });
+  assert.match(String(agentItem('tester').description), /1k tokens · ≥ \$0\.0040$/, 'a turn without its cost makes the cost a lower bound');
+  assert.match(String(agentItem('judge').description), /spend unknown$/);
+  // a re-fetch of the runs (a new run started) keeps what the events told
+  m.replace([{ runId: 'r1', flow: 'review', status: 'running', interactions: [{ id: 'i1', status: 'running', agents: [{ id: 'coder', status: 'running' }] }], pending: [] }]);
+  assert.equal(m.get('r1')!.interactions[0].agents[0].spend?.tokens, 1500);
+});

@@ -11,6 +11,7 @@ import { INTERACTION_COLOURS, INTERACTION_DASHES, type AgentNodeData, type Canva
 import { post } from "./host";
 import { Icon } from "./icons";
 import { edgeCounters, emptyOverlay, type RunOverlay, type RunState } from "./overlay";
+import { agentSpendLabel, type AgentSpend } from "../../src/canvas/spend";
 import { roleIcon } from "./roles";
 import { interactionName } from "./labels";
 
@@ -73,6 +74,7 @@ function RunBadge({ id }: { id: string }) {
   if (!r) return null;
   const s = r.state ? RUN_STATES[r.state] : undefined;
   return (
+    <>
     <div className={`ac-run-line${r.state ? ` ac-run-${r.state}` : ""}`} data-testid={`run-${id}`}>
       {s ? (
         <span className="ac-run-state">
@@ -85,6 +87,21 @@ function RunBadge({ id }: { id: string }) {
       </span>
       <ConflictBadge conflicts={r.conflicts} />
       {overlay.runId && r.turns ? <LastTurnLink runId={overlay.runId} agentId={id} /> : null}
+    </div>
+    <SpendLine spend={r.spend} id={id} />
+    </>
+  );
+}
+
+/** SpendLine is what the agent spent so far in the run, on its own line under its state. */
+function SpendLine({ spend, id }: { spend?: AgentSpend; id: string }) {
+  const text = agentSpendLabel(spend);
+  if (!text) return null;
+  const how = spend?.metered ? "metered by the model gateway, call by call" : "as its turns reported it";
+  return (
+    <div className="ac-run-spend" data-testid={`spend-${id}`} title={`spent in this run so far, ${how}`}>
+      <Codicon name="credit-card" />
+      {text}
     </div>
   );
 }

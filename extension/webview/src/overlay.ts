@@ -3,7 +3,7 @@
 // per edge the rounds used, the time left and the messages in the last minute, and what the
 // run's agents reported spending so far. Pure (the clock is passed in) so it is unit-tested.
 import type { FlowModel, RunEvent } from "../../src/canvas/protocol";
-import { readSpend, type Spend } from "../../src/canvas/spend";
+import { addAgentSpend, readSpend, type AgentSpend, type Spend } from "../../src/canvas/spend";
 import { conditions, formatDuration } from "./labels";
 
 /** What an agent (or an edge's interaction) is doing in the run the overlay shows. */
@@ -26,6 +26,8 @@ export interface NodeRun {
   state?: RunState;
   /** turns it has finished (completed or failed) in this run: its transcript has them */
   turns?: number;
+  /** what it spent so far: each metered call as it ends, or its finished turns' reports */
+  spend?: AgentSpend;
 }
 
 export interface RunOverlay {
@@ -105,6 +107,10 @@ export function applyRunEvent(o: RunOverlay, e: RunEvent, flow: FlowModel | null
   }
   if (e.event === "proposal_conflict") markConflict(next, e);
   const agent = agentOf(e);
+  if (agent && e.event === "spend") {
+    const cur = next.nodes[agent] ?? { active: false, messages: 0 };
+    next.nodes[agent] = { ...cur, spend: addAgentSpend(cur.spend, { ...e.data, ...e }) };
+  }
   if (agent) {
     if (e.event === "agent_started") node(agent, true);
     else if (e.event === "agent_finished" || e.event === "agent_failed") {

@@ -534,6 +534,38 @@ describe("canvas webview", { concurrency: false }, () => {
     await page.close();
   });
 
+  test("an agent's card shows what it spent as metered calls arrive mid-turn, beside an unclipped state", async () => {
+    const page = await open();
+    const ev = (e: Record<string, unknown>) => hostPost(page, { type: "runEvent", event: { runId: "r9", ts: Date.now(), ...e } as never });
+    const spend = (id: string) => node(page, id).getByTestId(`spend-${id}`);
+    await ev({ event: "agent_started", agent: "client" });
+    await node(page, "client").getByTestId("run-client").waitFor();
+    assert.equal(await spend("client").count(), 0, "nothing before a spend event");
+    await ev({ event: "spend", interactionId: "i1", agent: "client", midTurn: true, callTokens: 11_800, callCostUsd: 0.5 });
+    await ev({ event: "spend", interactionId: "i1", agent: "client", midTurn: true, callTokens: 500, callCostUsd: 0.73 });
+    await page.waitForFunction(() => document.querySelector('[data-testid="spend-client"]')?.textContent === "12.3k tokens · $1.23");
+    assert.match((await node(page, "client").getByTestId("run-client").textContent())!, /running/, "still running: it is mid-turn");
+    // neither line is cut off on the card
+    const clipped = await page.evaluate(() =>
+      ['.react-flow__node[data-id="client"] .ac-run-state', '[data-testid="spend-client"]'].map((q) => {
+        const el = document.querySelector(q) as HTMLElement;
+        return el.scrollWidth > el.clientWidth;
+      }),
+    );
+    assert.deepEqual(clipped, [false, false]);
+    // its finished turn's report repeats the metered calls: not counted again
+    await ev({ event: "agent_finished", agent: "client", status: "completed" });
+    await ev({ event: "spend", interactionId: "i1", agent: "client", gateway: true, tokens: 12_300, costUsd: 1.23 });
+    await node(page, "client").getByRole("button", { name: "Last turn of client: open its transcript" }).waitFor();
+    assert.equal(await spend("client").textContent(), "12.3k tokens · $1.23");
+    await ev({ event: "spend", interactionId: "i1", agent: "assistant", unreported: true });
+    await page.waitForFunction(() => document.querySelector('[data-testid="spend-assistant"]')?.textContent === "spend unknown");
+    const b = (await node(page, "client").boundingBox())!;
+    await page.screenshot({ path: join(ARTEFACTS, "run-overlay-agent-spend.png"), clip: { x: Math.max(0, b.x - 20), y: Math.max(0, b.y - 20), width: 560, height: b.height + 40 } });
+    await noProblems(page);
+    await page.close();
+  });
+
   for (const theme of Object.keys(THEMES)) {
     test(`theme ${theme}: colours come from the VS Code variables`, async () => {
       const page = await open(theme);

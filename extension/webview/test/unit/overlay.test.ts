@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { applyRunEvent, edgeCounters, emptyOverlay, messagesPerMinute } from "../../src/overlay";
 import type { RunEvent } from "../../../src/canvas/protocol";
-import { readSpend, spendLabel } from "../../../src/canvas/spend";
+import { agentSpendLabel, readSpend, spendLabel } from "../../../src/canvas/spend";
 import { allPatterns } from "./fixtures";
 
 const flow = allPatterns.flow!;
@@ -139,4 +139,25 @@ test("an agent's finished turns are counted (completed or failed), from its firs
   assert.equal(o.nodes.coder.turns, 2, "kept after the run ends");
   o = applyRunEvent(o, { ts: T0 + 5, runId: "r2", event: "agent_started", agent: "coder" }, flow);
   assert.equal(o.nodes.coder.turns, undefined);
+});
+
+test("spend events give each agent its spend as it accrues; a metered agent's finished turn is not counted twice", () => {
+  let o = applyRunEvent(emptyOverlay, { ts: T0, runId: "r1", event: "agent_started", agent: "debater_a" }, flow);
+  assert.equal(o.nodes.debater_a.spend, undefined, "nothing before a spend event");
+  o = applyRunEvent(o, { ts: T0 + 1, runId: "r1", interactionId: "i5", event: "spend", agent: "debater_a", midTurn: true, callTokens: 900, callCostUsd: 0.009 }, flow);
+  assert.equal(agentSpendLabel(o.nodes.debater_a.spend), "900 tokens · $0.0090", "shown after the first call, mid-turn");
+  assert.equal(o.nodes.debater_a.state, "running", "a spend event leaves the agent's state alone");
+  o = applyRunEvent(o, { ts: T0 + 2, runId: "r1", interactionId: "i5", event: "spend", agent: "debater_a", midTurn: true, callTokens: 1100, callCostUsd: 0.011 }, flow);
+  o = applyRunEvent(o, { ts: T0 + 3, runId: "r1", event: "agent_finished", agent: "debater_a", status: "completed" }, flow);
+  o = applyRunEvent(o, { ts: T0 + 4, runId: "r1", interactionId: "i5", event: "spend", agent: "debater_a", gateway: true, tokens: 2000, costUsd: 0.02 }, flow);
+  assert.equal(agentSpendLabel(o.nodes.debater_a.spend), "2k tokens · $0.02");
+  // an agent the gateway does not meter adds its turns' reports; one that reports none is unknown
+  o = applyRunEvent(o, { ts: T0 + 5, runId: "r1", interactionId: "i5", event: "spend", agent: "debater_b", tokens: 300, costUsd: 0.003 }, flow);
+  o = applyRunEvent(o, { ts: T0 + 6, runId: "r1", interactionId: "i5", event: "spend", agent: "debater_b", tokens: 300, costUsd: 0.003 }, flow);
+  o = applyRunEvent(o, { ts: T0 + 7, runId: "r1", interactionId: "i5", event: "spend", agent: "judge", unreported: true }, flow);
+  assert.equal(agentSpendLabel(o.nodes.debater_b.spend), "600 tokens · $0.0060");
+  assert.equal(agentSpendLabel(o.nodes.judge.spend), "spend unknown");
+  assert.equal(o.nodes.debater_a.spend?.tokens, 2000, "other agents' spend is their own");
+  o = applyRunEvent(o, { ts: T0 + 8, runId: "r2", event: "run_started" }, flow);
+  assert.equal(o.nodes.debater_a?.spend, undefined, "a new run starts afresh");
 });
