@@ -943,6 +943,9 @@ writeFileSync(
     'extensions.autoCheckUpdates': false,
     'extensions.autoUpdate': false,
     'workbench.enableExperiments': false,
+    // A tree's sticky header (the parent row kept at the top while its children scroll) lies over
+    // the row a step hovers once the views share the side bar with Needs You.
+    'workbench.tree.enableStickyScroll': false,
   }),
 );
 // A proposal as `proposal create` lays it out (spec §6.1/§6.4), its patch made by git diff --no-index.
