@@ -101,8 +101,9 @@ func TestWireFormat(t *testing.T) {
 	}
 
 	c.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri}})
+	// The closed document's own notification: hc.yaml's (opened above, clean) may come later.
 	check("publish-diagnostics-closed", c.waitNote("textDocument/publishDiagnostics", func(p json.RawMessage) bool {
-		return bytes.Contains(p, []byte(`"diagnostics":[]`))
+		return bytes.Contains(p, []byte(`"diagnostics":[]`)) && bytes.Contains(p, []byte(`/fix.yaml"`))
 	}))
 
 	c.notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"agentcanvas": map[string]any{"autoApply": "sometimes", "blockedFolders": []string{"private"}}}})
