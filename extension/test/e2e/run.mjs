@@ -404,6 +404,9 @@ const STEPS = [
  */
 async function conflictsMergeAndRevert({ page, shot, workspace }) {
   await dismissToasts(page);
+  // Room for the Proposals view's rows (a virtual list draws only the rows in view).
+  await collapsePane(page, 'Needs You');
+  await collapsePane(page, 'Runs');
   const base = Array.from({ length: 20 }, (_, i) => `export const s${i + 1} = ${i + 1};`).join('\n') + '\n';
   const file = path.join(workspace, 'src', 'shared.ts');
   writeFileSync(file, base);
@@ -480,6 +483,7 @@ async function conflictsMergeAndRevert({ page, shot, workspace }) {
  */
 async function reviewLoop({ page, shot, workspace }) {
   await dismissToasts(page);
+  await collapsePane(page, 'Runs');
   const file = path.join(workspace, 'src', 'greet.ts');
   writeFileSync(file, "export const greet = 'hi';\n");
   writeFileSync(
@@ -559,6 +563,12 @@ interactions:
   const after = readFileSync(file, 'utf8');
   if (after !== "export const greet = 'hello, world';\n") throw new Error(`src/greet.ts after applying revision 2:\n${after}`);
   await dismissToasts(page);
+}
+
+/** Folds a side bar view by its header (a focus command opens it again). */
+async function collapsePane(page, title) {
+  const header = page.locator('.pane-header', { hasText: title }).first();
+  if ((await header.count()) > 0 && (await header.getAttribute('aria-expanded')) === 'true') await header.click();
 }
 
 /** Hovers the view's row whose text matches and clicks its inline action (by title). */
