@@ -405,8 +405,7 @@ const STEPS = [
 async function conflictsMergeAndRevert({ page, shot, workspace }) {
   await dismissToasts(page);
   // Room for the Proposals view's rows (a virtual list draws only the rows in view).
-  await collapsePane(page, 'Needs You');
-  await collapsePane(page, 'Runs');
+  for (const title of ['Needs You', 'Runs', 'Skills']) await collapsePane(page, title);
   const base = Array.from({ length: 20 }, (_, i) => `export const s${i + 1} = ${i + 1};`).join('\n') + '\n';
   const file = path.join(workspace, 'src', 'shared.ts');
   writeFileSync(file, base);
@@ -483,7 +482,6 @@ async function conflictsMergeAndRevert({ page, shot, workspace }) {
  */
 async function reviewLoop({ page, shot, workspace }) {
   await dismissToasts(page);
-  await collapsePane(page, 'Runs');
   const file = path.join(workspace, 'src', 'greet.ts');
   writeFileSync(file, "export const greet = 'hi';\n");
   writeFileSync(
@@ -521,7 +519,15 @@ interactions:
   await runCommand(page, 'AgentCanvas: Refresh Proposals');
   await runCommand(page, 'AgentCanvas: Focus on Proposals View');
   const view = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Proposals' }) });
-  await view.locator('.monaco-list-row', { hasText: /^reviser/ }).first().waitFor({ timeout: TIMEOUT });
+  // The earlier steps' proposals come first (their runs sort before this one's): fold them and
+  // the other views, so the virtual list draws this proposal's rows.
+  for (const title of ['Needs You', 'Runs', 'Skills']) await collapsePane(page, title);
+  const header = page.locator('.pane-header', { hasText: 'Proposals' }).first();
+  await header.hover();
+  await header.locator('.action-label[aria-label^="Collapse All"]').first().click();
+  const reviser = view.locator('.monaco-list-row', { hasText: /^reviser/ }).first();
+  await reviser.waitFor({ timeout: TIMEOUT });
+  await expandRow(reviser);
   const row = view.locator('.monaco-list-row', { hasText: 'src/greet.ts' });
   await row.first().locator('.label-name, .monaco-highlighted-label').first().click();
   await page.locator('.tab', { hasText: 'greet.ts (reviser: input ↔ work)' }).first().waitFor({ timeout: TIMEOUT });
@@ -554,6 +560,7 @@ interactions:
   await (await notificationCenter(page, 'reviser revised its proposal: revision 2, 1 comment(s) answered')).getByRole('button', { name: 'Show Changes' }).click();
   await page.locator('.monaco-editor', { hasText: "+export const greet = 'hello, world';" }).first().waitFor({ timeout: TIMEOUT });
   await runCommand(page, 'Notifications: Hide Notifications');
+  await expandRow(view.locator('.monaco-list-row', { hasText: /^reviser/ }).first());
   await view.locator('.monaco-list-row', { hasText: /say hello, world[\s\S]*answered in revision 2 · reviser: it says hello, world now/ }).first().waitFor({ timeout: TIMEOUT });
   await shot('review-revision-2');
   if (readFileSync(file, 'utf8') !== "export const greet = 'hi';\n") throw new Error('the workspace changed before any apply');
@@ -563,6 +570,12 @@ interactions:
   const after = readFileSync(file, 'utf8');
   if (after !== "export const greet = 'hello, world';\n") throw new Error(`src/greet.ts after applying revision 2:\n${after}`);
   await dismissToasts(page);
+}
+
+/** Unfolds a tree row (a view may restore it folded after a reload). */
+async function expandRow(row) {
+  await row.waitFor({ timeout: TIMEOUT });
+  if ((await row.getAttribute('aria-expanded')) !== 'true') await row.locator('.monaco-tl-twistie').click();
 }
 
 /** Folds a side bar view by its header (a focus command opens it again). */
