@@ -540,7 +540,7 @@ interactions:
   await box.waitFor({ state: 'visible', timeout: TIMEOUT });
   await box.click();
   await page.keyboard.type('say hello, world');
-  await page.getByRole('button', { name: 'Add Comment', exact: true }).first().click();
+  await page.locator('.monaco-button', { hasText: /^Add Comment$/ }).first().click();
   await view.locator('.monaco-list-row', { hasText: /say hello, world[\s\S]*src\/greet.ts:1 · open/ }).first().waitFor({ timeout: TIMEOUT });
   await page.locator('.review-widget', { hasText: 'c1 · open' }).first().waitFor({ timeout: TIMEOUT });
   await shot('review-comment');
