@@ -497,7 +497,7 @@ echo 'Changed the greeting.'
 `,
   );
   writeFileSync(
-    path.join(workspace, 'flows', 'review.yaml'),
+    path.join(workspace, 'flows', 'greeting.yaml'),
     `version: "0.2"
 description: Fix the greeting.
 agents:
@@ -513,7 +513,7 @@ interactions:
         data: {termination: {type: timeout_ms, ms: 600000}, params: {protocol: person, timeout_ms: 600000, rate_limit_per_min: 10}}
 `,
   );
-  const run = spawnSync(process.env.E2E_SIDECAR, ['run', '--workspace', workspace, '--non-interactive', path.join(workspace, 'flows', 'review.yaml')], { encoding: 'utf8' });
+  const run = spawnSync(process.env.E2E_SIDECAR, ['run', '--workspace', workspace, '--non-interactive', path.join(workspace, 'flows', 'greeting.yaml')], { encoding: 'utf8' });
   if (run.status !== 0) throw new Error(`the reviser's run failed: ${run.stdout}\n${run.stderr}`);
 
   await runCommand(page, 'AgentCanvas: Refresh Proposals');
