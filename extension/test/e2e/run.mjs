@@ -302,8 +302,8 @@ const STEPS = [
     name: '"AgentCanvas: Show Run Log" shows the JSONL timeline with metrics and filters',
     async run({ page, shot }) {
       await runCommand(page, 'AgentCanvas: Show Run Log');
-      await page.locator('.quick-input-widget .monaco-list-row', { hasText: '2026-11-22.jsonl' }).first().waitFor({ timeout: TIMEOUT });
-      await page.keyboard.press('Enter');
+      // The fixture's day, by name: the runs of the steps before it logged today, listed first.
+      await page.locator('.quick-input-widget .monaco-list-row', { hasText: '2026-11-22.jsonl' }).first().click();
       const frame = await webviewFrame(page, '#metrics');
       const metrics = await frame.locator('#metrics').innerText();
       for (const want of ['events: 5', 'steps: 2', 'duration: 6.0 s', 'terminations: review: max_rounds', 'created 1']) {
