@@ -294,11 +294,6 @@ const STEPS = [
     run: conflictsMergeAndRevert,
   },
   {
-    name: 'review that talks back: a comment on a line of a proposal\'s diff is kept across a window reload; Request Changes sends it to the worker, whose revision 2 answers it and is applied',
-    skip: () => runsUnavailable,
-    run: reviewLoop,
-  },
-  {
     name: '"AgentCanvas: Show Run Log" shows the JSONL timeline with metrics and filters',
     async run({ page, shot }) {
       await runCommand(page, 'AgentCanvas: Show Run Log');
@@ -330,6 +325,11 @@ const STEPS = [
     name: '"AgentCanvas: Invoke Skill…" runs a skill marked disable-model-invocation: the request and the active file go to one agent following its SKILL.md; its edit comes back as a proposal',
     skip: () => runsUnavailable,
     run: invokeSkill,
+  },
+  {
+    name: 'review that talks back: a comment on a line of a proposal\'s diff is kept across a window reload; Request Changes sends it to the worker, whose revision 2 answers it and is applied',
+    skip: () => runsUnavailable,
+    run: reviewLoop,
   },
   {
     name: 'a run waiting for an answer survives a window reload as "interrupted"; one notification offers Resume; resumed, its question is asked again and the run completes',
