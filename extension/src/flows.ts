@@ -16,7 +16,7 @@ export function validateFlowName(name: string): string | undefined {
   return undefined;
 }
 
-/** The YAML of an empty flow (spec §10). */
+/** The YAML of an empty flow (docs/design.md). */
 export function emptyFlowYaml(name: string): string {
   return [
     'version: 0.2',

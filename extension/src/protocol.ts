@@ -1,4 +1,4 @@
-// The agentcanvas/* JSON-RPC surface as the extension uses it: method names (contract, DESIGN.md)
+// The agentcanvas/* JSON-RPC surface as the extension uses it: method names (contract, docs/design.md)
 // and the parameter/result shapes, as sidecar/server (server branch, services.go) defines them.
 // The pending-request payloads of run events are the extension's proposal until the run engine
 // lands; they are kept in this one file so that an adjustment touches nothing else. Readers of results are tolerant (optional fields, both a bare

@@ -44,7 +44,7 @@ export class NotRunningError extends Error {
   }
 }
 
-/** Flow files the language client syncs and the sidecar diagnoses (DESIGN.md). */
+/** Flow files the language client syncs and the sidecar diagnoses (docs/design.md). */
 export const flowDocumentSelector = [
   { scheme: 'file', pattern: '**/.agentcanvas/flows/*.yaml' },
   { scheme: 'file', pattern: '**/flows/*.yaml' },

@@ -201,7 +201,7 @@ export type FlowOp =
   | { op: "rename"; id: string; newId: string }
   | { op: "insertPattern"; patternId: string; position?: Point };
 
-/** A run event as the sidecar's agentcanvas/runEvent notification carries it (spec §9.1). */
+/** A run event as the sidecar's agentcanvas/runEvent notification carries it (docs/design.md). */
 export interface RunEvent {
   ts: number | string; // epoch milliseconds, or an RFC 3339 time
   runId?: string;

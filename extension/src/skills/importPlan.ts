@@ -1,5 +1,5 @@
 // Importing skills: what will happen to each incoming skill, decided and shown before anything
-// is written (spec §11: keep both, replace, skip). Pure; no vscode.
+// is written (docs/design.md: keep both, replace, skip). Pure; no vscode.
 import { parseSkill, renameSkill, validateSkillName } from './skillFile';
 import { safeEntryName, type ZipEntry } from './zip';
 

@@ -1,11 +1,11 @@
 // SKILL.md: YAML front matter (name, description, user-invocable, disable-model-invocation) and
-// a markdown body. Checked on save (spec §11): name and description present, folder name equal
+// a markdown body. Checked on save (docs/design.md): name and description present, folder name equal
 // to name. Pure; no vscode.
 
 export interface SkillMeta {
   name?: string;
   description?: string;
-  /** Shown in the user's menu (spec §7.2: visibility only). Default true. */
+  /** Shown in the user's menu (docs/design.md: visibility only). Default true. */
   userInvocable: boolean;
   /** The hard gate: agents may not invoke the skill on their own. Default false. */
   disableModelInvocation: boolean;

@@ -1,5 +1,5 @@
 // The Proposals view's model, read straight from the contract files under
-// .agentcanvas/sandboxes/<runId>/<agent>/proposal/{proposal.json,changes.patch} (DESIGN.md), so
+// .agentcanvas/sandboxes/<runId>/<agent>/proposal/{proposal.json,changes.patch} (docs/design.md), so
 // review works on any proposal on disk, whichever process made it. Applying and rejecting go
 // through the sidecar, which owns every write to the workspace.
 import * as fs from 'node:fs/promises';

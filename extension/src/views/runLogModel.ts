@@ -1,4 +1,4 @@
-// The run log: .agentcanvas/logs/<flow>/<date>.jsonl (spec §9.1), one event a line. Pure parsing,
+// The run log: .agentcanvas/logs/<flow>/<date>.jsonl (docs/design.md), one event a line. Pure parsing,
 // filtering and metrics for the Run Log view.
 
 export interface LogEvent {
