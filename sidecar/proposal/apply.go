@@ -204,6 +204,9 @@ func (t *txn) commit(workspace string, pl *plan, rec *record, res *Result) error
 		buildEntry(rec.entry, pl)
 		res.Ledger = rec.entry.ID
 	}
+	for i := range pl.writes {
+		pl.writes[i].tmp = tempName(pl.writes[i].path)
+	}
 	j := newJournal(t.dirs, pl, rec.what, rec.entry)
 	if rec.finish != nil {
 		j.Finish = rec.finish(res)
@@ -394,10 +397,19 @@ func (t *txn) restore(p string, b *backup) error {
 	return restoreSide(t.root, p, sideOfBackup(b), b.perm)
 }
 
+// tempName is a fresh temporary name in p's folder: .agentcanvas-<16 hex>.tmp.
 func tempName(p string) string {
 	var r [8]byte
 	rand.Read(r[:])
 	return path.Join(path.Dir(p), ".agentcanvas-"+hex.EncodeToString(r[:])+".tmp")
+}
+
+// isTempName says whether p's last element is a name tempName makes.
+func isTempName(p string) bool {
+	b := path.Base(p)
+	h, ok := strings.CutPrefix(b, ".agentcanvas-")
+	h, ok2 := strings.CutSuffix(h, ".tmp")
+	return ok && ok2 && len(h) == 16 && isHex(h)
 }
 
 func (t *txn) run(pl *plan) error {
@@ -490,7 +502,7 @@ func (t *txn) put(w write, old *backup) (err error) {
 		t.undo = append(t.undo, func() error { return t.dirs.chmod(w.path, old.perm) })
 		return nil
 	}
-	tmp := tempName(tmpDir + "/x")
+	tmp := w.tmp
 	defer func() {
 		if err != nil {
 			t.dirs.remove(tmp)

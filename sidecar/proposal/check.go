@@ -100,6 +100,10 @@ type write struct {
 	exec bool
 	data []byte
 	old  *backup // what is there now (nil: nothing)
+	// tmp is the temporary file the new version is written to, beside path (as git does: a
+	// file made in the folder it ends up in is far cheaper to make than one moved there); the
+	// journal names it, so recovery removes it. Set by the apply.
+	tmp string
 }
 
 // deletion is one path the plan removes.

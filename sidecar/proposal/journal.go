@@ -47,6 +47,8 @@ type journalChange struct {
 	Perm   fs.FileMode `json:"perm,omitempty"` // the permission bits before (a ledger mode has only the exec bit)
 	Before *LedgerBlob `json:"before"`
 	After  *LedgerBlob `json:"after"`
+	// Tmp is the temporary file of the new version, beside Path, that recovery removes.
+	Tmp string `json:"tmp,omitempty"`
 }
 
 // journalFinish is the bookkeeping after the commit point: the proposal's status and the
@@ -62,7 +64,7 @@ type journalFinish struct {
 // newJournal describes pl: every change by blob id, and the folders it will create.
 func newJournal(d *dirs, pl *plan, what string, e *LedgerEntry) *journal {
 	j := &journal{Version: journalVersion, Pid: os.Getpid(), Started: time.Now().UTC().Format(timeLayout), What: what, Entry: e}
-	perms := map[string]fs.FileMode{}
+	perms, tmps := map[string]fs.FileMode{}, map[string]string{}
 	for _, d := range pl.deletes {
 		if d.old != nil {
 			perms[d.path] = d.old.perm
@@ -72,10 +74,11 @@ func newJournal(d *dirs, pl *plan, what string, e *LedgerEntry) *journal {
 		if w.old != nil {
 			perms[w.path] = w.old.perm
 		}
+		tmps[w.path] = w.tmp
 	}
 	paths, before, after := planSides(pl)
 	for _, p := range paths {
-		j.Files = append(j.Files, journalChange{Path: p, Perm: perms[p], Before: blobOf(before[p]), After: blobOf(after[p])})
+		j.Files = append(j.Files, journalChange{Path: p, Perm: perms[p], Before: blobOf(before[p]), After: blobOf(after[p]), Tmp: tmps[p]})
 	}
 	seen := map[string]bool{}
 	for _, w := range pl.writes {
@@ -93,20 +96,20 @@ func newJournal(d *dirs, pl *plan, what string, e *LedgerEntry) *journal {
 	return j
 }
 
-// storeObjects writes every version the journal names as a ledger object (once: a version
-// already stored is not written again). They are not synced one by one (that would cost more
-// than the apply): a process killed at any step leaves them whole in the page cache; a machine
-// that loses power may lose the last seconds of them (docs/proposals.md says what then).
+// storeObjects stores every version the plan's journal names as a ledger object (once: a
+// version already stored is not written again). They are not synced: a process killed at any
+// step leaves them whole in the page cache; a machine that loses power may lose the last seconds
+// of them (docs/proposals.md says what then).
 func storeObjects(root *os.Root, pl *plan) error {
-	st := &objectStore{root: root, dirs: map[string]*os.Root{}}
-	defer st.close()
+	objs := openObjects(root)
+	defer objs.close()
 	paths, before, after := planSides(pl)
+	versions := make([]side, 0, 2*len(paths))
 	for _, p := range paths {
-		for _, s := range []side{before[p], after[p]} {
-			if err := st.put(s); err != nil {
-				return fmt.Errorf("the ledger's copy of %s: %w", p, err)
-			}
-		}
+		versions = append(versions, before[p], after[p])
+	}
+	if err := objs.add(versions); err != nil {
+		return fmt.Errorf("the ledger's copies of the versions: %w", err)
 	}
 	return nil
 }

@@ -3,7 +3,7 @@ package proposal
 // The apply ledger: which proposal produced which lines of which files. Every apply (and every
 // revert) is one entry, .agentcanvas/ledger/entries/<id>.json, written once through a temporary
 // file and a rename and never changed; the exact bytes of each file before and after it are
-// kept once each, by blob id, in .agentcanvas/ledger/objects/<2 hex>/<38 hex>. From these a
+// kept once each, by blob id, in the ledger's objects (objects.go). From these a
 // revert takes one apply back out (revert.go) and the editor shows where a line came from
 // (origins.go). One file per entry (rather than one file rewritten) means two processes
 // applying at once never lose each other's entry, and a crash leaves an entry whole or absent.
@@ -207,98 +207,6 @@ func writeEntry(root *os.Root, e *LedgerEntry) error {
 }
 
 func entryPath(id string) string { return ledgerEntries + "/" + id + ".json" }
-
-func objectPath(oid string) string { return ledgerObjects + "/" + oid[:2] + "/" + oid[2:] }
-
-// objectStore writes ledger objects through one handle per fan-out folder (an os.Root path
-// is resolved one folder at a time on every call: hundreds of objects would pay it each).
-type objectStore struct {
-	root *os.Root
-	dirs map[string]*os.Root
-}
-
-func (st *objectStore) close() {
-	for _, d := range st.dirs {
-		d.Close()
-	}
-}
-
-// dir opens (creating it the first time) the fan-out folder of oid.
-func (st *objectStore) dir(oid string) (*os.Root, error) {
-	if d, ok := st.dirs[oid[:2]]; ok {
-		return d, nil
-	}
-	name := ledgerObjects + "/" + oid[:2]
-	d, err := st.root.OpenRoot(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err = st.root.MkdirAll(name, 0o755); err == nil {
-			d, err = st.root.OpenRoot(name)
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	st.dirs[oid[:2]] = d
-	return d, nil
-}
-
-// put stores a version's bytes once (content-addressed: a copy already there is the same).
-// It is written in place, without a temporary file and a rename: an object is named by no
-// journal or entry until put has returned, and one cut short (shorter than its content) is
-// written again by the next apply that needs it.
-func (st *objectStore) put(s side) error {
-	if !s.exists {
-		return nil
-	}
-	oid := blobOID(s.data)
-	d, err := st.dir(oid)
-	if err != nil {
-		return err
-	}
-	name := oid[2:]
-	if fi, err := d.Lstat(name); err == nil && fi.Size() == int64(len(s.data)) {
-		return nil
-	} else if err == nil {
-		d.Remove(name) // cut short by a kill or a full disk
-	}
-	f, err := d.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(s.data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		d.Remove(name)
-	}
-	return err
-}
-
-// readObject reads a version back, checking its blob id.
-func readObject(root *os.Root, b *LedgerBlob) (side, error) {
-	if b == nil {
-		return side{}, nil
-	}
-	if !isFullOID(b.OID) {
-		return side{}, fmt.Errorf("the ledger names an invalid blob id %q", b.OID)
-	}
-	data, err := readRootCapped(root, objectPath(b.OID), MaxPatchBytes)
-	if err != nil {
-		return side{}, fmt.Errorf("the ledger's copy of %s: %w", b.OID, err)
-	}
-	if blobOID(data) != b.OID {
-		return side{}, fmt.Errorf("the ledger's copy of %s is damaged (its content has another blob id)", b.OID)
-	}
-	m := modeFile
-	switch b.Mode {
-	case "100755":
-		m = modeExec
-	case "120000":
-		m = modeSymlink
-	}
-	return side{exists: true, mode: m, data: data}, nil
-}
 
 // Ledger is the workspace's apply ledger, oldest entry first, with which entries a later
 // revert has taken back out. An entry file that cannot be read is named in the error; the

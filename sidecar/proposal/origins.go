@@ -86,15 +86,17 @@ func LineOrigins(workspace, file string, current []byte) ([]LineOrigin, error) {
 func replayLedger(root *os.Root, lg *Ledger, name string) ([]string, []int, error) {
 	var lines []string
 	var attr []int
+	objs := openObjects(root)
+	defer objs.close()
 	for i, e := range lg.Entries {
 		for _, f := range e.Files {
 			if f.Path != name {
 				continue
 			}
-			before, err := readObject(root, f.Before)
+			before, err := objs.read(f.Before)
 			var after side
 			if err == nil {
-				after, err = readObject(root, f.After)
+				after, err = objs.read(f.After)
 			}
 			if err != nil {
 				if errors.Is(err, os.ErrNotExist) {

@@ -62,6 +62,7 @@ func recoverLocked(workspace string, root *os.Root) (string, error) {
 	}
 	var notice string
 	if j != nil {
+		removeTemps(root, j) // first: a folder the apply made is removed only when empty
 		if _, lerr := root.Lstat(entryPath(entryID(j))); j.Entry != nil && lerr == nil {
 			notice = finishJournal(workspace, j)
 		} else if notice, err = rollbackJournal(root, j); err != nil {
@@ -103,6 +104,8 @@ func finishJournal(workspace string, j *journal) string {
 func rollbackJournal(root *os.Root, j *journal) (string, error) {
 	restored := 0
 	var kept []string
+	objs := openObjects(root)
+	defer objs.close()
 	for _, c := range j.Files {
 		cur, err := readSideRoot(root, c.Path)
 		if err != nil {
@@ -115,7 +118,7 @@ func rollbackJournal(root *os.Root, j *journal) (string, error) {
 			kept = append(kept, c.Path)
 			continue
 		}
-		old, err := readObject(root, c.Before)
+		old, err := objs.read(c.Before)
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", c.Path, err)
 		}
@@ -213,6 +216,16 @@ func restoreSide(root *os.Root, p string, s side, perm fs.FileMode) error {
 		root.Remove(tmp)
 	}
 	return err
+}
+
+// removeTemps removes the temporary files j's apply had made beside the files it changed (a
+// name the journal gives that is not a temporary file of ours is left alone).
+func removeTemps(root *os.Root, j *journal) {
+	for _, c := range j.Files {
+		if c.Tmp != "" && isTempName(c.Tmp) && path.Dir(c.Tmp) == path.Dir(c.Path) {
+			root.Remove(c.Tmp)
+		}
+	}
 }
 
 // emptyTmp removes every temporary file of an apply that did not finish.

@@ -69,6 +69,8 @@ func Revert(ctx context.Context, workspace, ref string, o ApplyOptions) (*Result
 func planRevert(d *dirs, e *LedgerEntry, o ApplyOptions) (*plan, []Problem) {
 	var probs []Problem
 	var patch []byte
+	objs := openObjects(d.root)
+	defer objs.close()
 	for _, f := range e.Files {
 		// The ledger is a file in the workspace: its names get every rule a patch's do before
 		// anything is read.
@@ -80,10 +82,10 @@ func planRevert(d *dirs, e *LedgerEntry, o ApplyOptions) (*plan, []Problem) {
 			probs = append(probs, Problem{Path: f.Path, Reason: "the ledger names this path: " + reason})
 			continue
 		}
-		before, err := readObject(d.root, f.Before)
+		before, err := objs.read(f.Before)
 		var after, cur side
 		if err == nil {
-			after, err = readObject(d.root, f.After)
+			after, err = objs.read(f.After)
 		}
 		if err == nil {
 			cur, err = readSideAt(d, f.Path)

@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
 )
 
 // Two runs of one flow with auto-apply, from separate processes started together in a fresh
@@ -111,7 +113,7 @@ func checkLedgerMatchesWorkspace(t *testing.T, ws string, applied int) {
 			if f.After == nil {
 				continue
 			}
-			after, err := os.ReadFile(filepath.Join(ws, ".agentcanvas/ledger/objects", f.After.OID[:2], f.After.OID[2:]))
+			after, err := proposal.ReadLedgerObject(ws, &proposal.LedgerBlob{OID: f.After.OID})
 			if err != nil {
 				t.Fatal(err)
 			}
