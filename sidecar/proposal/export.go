@@ -111,17 +111,68 @@ func Export(ctx context.Context, workspace, runID string, o ExportOptions) (*Exp
 		return out, nil
 	}
 
-	// Each proposal must apply to the workspace on its own, with every safety rule.
-	type loaded struct {
-		s       Summary
-		l       *Loaded
-		files   []*gitdiff.File
-		touched map[string]*touch
+	ls, err := loadForExport(ctx, workspace, picked, o.Rules)
+	if err != nil {
+		return nil, err
 	}
-	var ls []loaded
+	agents := make([]string, len(ls))
+	sets := make([]changeSet, len(ls))
+	for i, x := range ls {
+		agents[i], sets[i] = x.s.AgentID, x.changes
+	}
+	if cs := findConflicts(agents, sets); len(cs) > 0 {
+		return nil, &ConflictError{Conflicts: cs}
+	}
+
+	type message struct {
+		x     exportLoaded
+		stats []FileStat
+		diff  []byte
+	}
+	var msgs []message
+	for i, x := range ls {
+		diff, stats, err := exportDiff(ls, i)
+		if err != nil {
+			return nil, fmt.Errorf("%s's proposal, %w", x.s.AgentID, err)
+		}
+		if len(stats) == 0 {
+			out.Skipped = append(out.Skipped, fmt.Sprintf("%s (%s): every change it makes is already made by the proposals before it", x.s.AgentID, x.s.ProposalFile))
+			continue
+		}
+		msgs = append(msgs, message{x, stats, diff})
+	}
+	var mbox bytes.Buffer
+	for n, m := range msgs {
+		writeMessage(&mbox, m.x.l.Proposal, m.x.s, o.Author, n+1, len(msgs), m.stats, m.diff)
+		out.Proposals = append(out.Proposals, ExportedProposal{Agent: m.x.s.AgentID, Proposal: m.x.s.ProposalFile, Files: m.stats})
+	}
+	out.Patch = mbox.Bytes()
+	return out, nil
+}
+
+// exportLoaded is a proposal an export takes: its patch's files and what it changes in the
+// workspace as it is now.
+type exportLoaded struct {
+	s       Summary
+	l       *Loaded
+	files   []*gitdiff.File
+	changes *planChanges
+}
+
+// loadForExport checks that each proposal applies to the workspace on its own, with every
+// safety rule, as it was made (an export carries the proposals' own diffs, not a merge).
+func loadForExport(ctx context.Context, workspace string, picked []Summary, rules safepath.Rules) ([]exportLoaded, error) {
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	d := newDirs(root)
+	defer d.close()
+	var ls []exportLoaded
 	var refused []Problem
 	for _, s := range picked {
-		res, err := Check(ctx, workspace, s.ProposalFile, Selection{}, ApplyOptions{Rules: o.Rules})
+		res, err := Check(ctx, workspace, s.ProposalFile, Selection{}, ApplyOptions{Rules: rules})
 		if err != nil {
 			var ref *RefusedError
 			if errors.As(err, &ref) && res != nil {
@@ -136,104 +187,114 @@ func Export(ctx context.Context, workspace, runID string, o ExportOptions) (*Exp
 		if err != nil {
 			return nil, err
 		}
-		files, probs := parsePatch(l.Patch, o.Rules, 0)
+		files, probs := parsePatch(l.Patch, rules, 0)
 		if len(probs) > 0 {
 			return nil, &RefusedError{Problems: probs}
 		}
-		ls = append(ls, loaded{s: s, l: l, files: files, touched: touches(files)})
+		pl, probs := buildPlan(d, l.Patch, Selection{}, rules, 0)
+		for _, p := range probs { // it applies only merged with changes made since
+			refused = append(refused, Problem{Path: p.Path, Reason: fmt.Sprintf("%s's proposal applies to the workspace only merged with what changed since it was made, and an export carries its diff as made (apply it, or run the flow again): %s", s.AgentID, p.Reason)})
+		}
+		if len(probs) == 0 {
+			ls = append(ls, exportLoaded{s: s, l: l, files: files, changes: changesOf(pl)})
+		}
 	}
 	if len(refused) > 0 {
 		return nil, &RefusedError{Problems: refused}
 	}
-	agents := make([]string, len(ls))
-	paths := make([]map[string]*touch, len(ls))
-	for i, x := range ls {
-		agents[i], paths[i] = x.s.AgentID, x.touched
-	}
-	if cs := findConflicts(agents, paths); len(cs) > 0 {
-		return nil, &ConflictError{Conflicts: cs}
-	}
+	return ls, nil
+}
 
-	// Text files several proposals change: each proposal's diff is made again against the
-	// file as the proposals before it left it.
-	shared := map[string][]int{} // path → the proposals touching it
-	for i, m := range paths {
-		for p := range m {
-			shared[p] = append(shared[p], i)
-		}
-	}
-	root, err := os.OpenRoot(workspace)
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	var mbox bytes.Buffer
-	for i, x := range ls {
-		var diff bytes.Buffer
-		var stats []FileStat
-		sections := splitSections(x.l.Patch)
-		for k, f := range x.files {
-			name := cmp.Or(f.NewName, f.OldName)
-			if owners := shared[name]; len(owners) > 1 {
-				text, add, del, err := rediff(root, name, owners, i, paths)
-				if err != nil {
-					return nil, fmt.Errorf("%s's proposal, %s: %w", x.s.AgentID, name, err)
-				}
-				diff.Write(text)
-				stats = append(stats, FileStat{Path: name, Status: "modified", Added: add, Deleted: del})
-				continue
-			}
+// exportDiff is proposal at's diff in the export: its patch's own sections, except for the
+// paths other proposals change too, whose sections are made again from the file as the
+// proposals before it leave it to the file as it leaves it.
+func exportDiff(ls []exportLoaded, at int) ([]byte, []FileStat, error) {
+	x := ls[at]
+	var diff bytes.Buffer
+	var stats []FileStat
+	sections := splitSections(x.l.Patch)
+	done := map[string]bool{}
+	for k, f := range x.files {
+		names := slices.Compact(slices.Sorted(slices.Values([]string{f.OldName, f.NewName})))
+		if !slices.ContainsFunc(names, func(n string) bool { return n != "" && sharedBy(ls, n) > 1 }) {
 			diff.Write(sections[k])
 			rf := reviewFile(f)
 			stats = append(stats, FileStat{Path: rf.Path, Status: rf.Status, Added: rf.Added, Deleted: rf.Deleted, Binary: rf.Binary})
+			continue
 		}
-		writeMessage(&mbox, x.l.Proposal, x.s, o.Author, i+1, len(ls), stats, diff.Bytes())
-		out.Proposals = append(out.Proposals, ExportedProposal{Agent: x.s.AgentID, Proposal: x.s.ProposalFile, Files: stats})
+		for _, name := range names {
+			if name == "" || done[name] {
+				continue
+			}
+			done[name] = true
+			before, after, err := combinedAt(ls, at, name)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", name, err)
+			}
+			if before.equal(after) {
+				continue // an earlier proposal made the same change
+			}
+			secs, add, del, err := changeSections(name, before, after)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", name, err)
+			}
+			for _, sec := range secs {
+				diff.Write(sec)
+			}
+			stats = append(stats, FileStat{Path: name, Status: statusOf(before, after), Added: add, Deleted: del, Binary: binarySide(before) || binarySide(after)})
+		}
 	}
-	out.Patch = mbox.Bytes()
-	return out, nil
+	return diff.Bytes(), stats, nil
 }
 
-// rediff renders proposal `at`'s change of a text file that several proposals (owners, in
-// order) change: from the workspace's file with the earlier owners' edits to that plus its own.
-func rediff(root *os.Root, name string, owners []int, at int, paths []map[string]*touch) ([]byte, int, int, error) {
-	fi, err := root.Lstat(name)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, 0, 0, fmt.Errorf("not a regular file in the workspace")
-	}
-	if fi.Size() > MaxPatchBytes {
-		return nil, 0, 0, fmt.Errorf("%d bytes: too large to combine (the limit is %d)", fi.Size(), MaxPatchBytes)
-	}
-	base, err := root.ReadFile(name)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	mode := modeFile
-	if fi.Mode()&0o111 != 0 {
-		mode = modeExec
-	}
-	var before, after []lineEdit
-	for _, o := range owners {
-		if o < at {
-			before = append(before, paths[o][name].edits...)
-		}
-		if o <= at {
-			after = append(after, paths[o][name].edits...)
+// sharedBy counts the proposals that change path p.
+func sharedBy(ls []exportLoaded, p string) int {
+	n := 0
+	for _, x := range ls {
+		if _, ok := x.changes.before[p]; ok {
+			n++
 		}
 	}
-	old, err := applyEdits(base, before)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	new, err := applyEdits(base, after)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	return fileDiff(name, side{exists: true, mode: mode, data: old}, side{exists: true, mode: mode, data: new})
+	return n
 }
+
+// combinedAt is path p before and after proposal at, when the proposals before it that change
+// p have been applied too.
+func combinedAt(ls []exportLoaded, at int, p string) (before, after side, err error) {
+	var base *side
+	var prior []side
+	for i, x := range ls[:at+1] {
+		b, ok := x.changes.before[p]
+		if !ok {
+			continue
+		}
+		if base == nil {
+			base = &b
+		} else if !base.equal(b) {
+			return before, after, fmt.Errorf("the workspace's file changed while the export read it")
+		}
+		if i < at {
+			prior = append(prior, x.changes.after[p])
+		}
+	}
+	if before, err = combineSides(*base, prior); err != nil {
+		return before, after, err
+	}
+	after, err = combineSides(*base, append(prior, ls[at].changes.after[p]))
+	return before, after, err
+}
+
+func statusOf(before, after side) string {
+	switch {
+	case !before.exists:
+		return "added"
+	case !after.exists:
+		return "deleted"
+	}
+	return "modified"
+}
+
+func binarySide(s side) bool { return s.exists && s.mode != modeSymlink && isBinary(s.data) }
 
 // splitSections cuts a git patch into its files' sections ("diff --git" to the next one), in
 // the order go-gitdiff parses them (parsePatch has checked the counts agree).
