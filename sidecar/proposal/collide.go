@@ -101,11 +101,17 @@ func (p *sandboxProposal) sides(name string) (in, work side, err error) {
 	if v, ok := p.cache[name]; ok {
 		return v[0], v[1], nil
 	}
-	if in, err = readSideAt(p.d, path.Join("input", name)); err != nil {
-		return in, work, err
+	// An added path was not there before, a deleted one is not there after (a folder may be
+	// in its place: a file that became a folder, or the other way round).
+	if p.files[name] != "added" {
+		if in, err = readSideAt(p.d, path.Join("input", name)); err != nil {
+			return in, work, err
+		}
 	}
-	if work, err = readSideAt(p.d, path.Join("work", name)); err != nil {
-		return in, work, err
+	if p.files[name] != "deleted" {
+		if work, err = readSideAt(p.d, path.Join("work", name)); err != nil {
+			return in, work, err
+		}
 	}
 	p.cache[name] = [2]side{in, work}
 	return in, work, nil

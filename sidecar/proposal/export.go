@@ -157,10 +157,11 @@ type exportLoaded struct {
 	l       *Loaded
 	files   []*gitdiff.File
 	changes *planChanges
+	merged  []string // files whose plan is a merge with the workspace (rebase.go)
 }
 
 // loadForExport checks that each proposal applies to the workspace on its own, with every
-// safety rule, as it was made (an export carries the proposals' own diffs, not a merge).
+// safety rule, and reads what it changes there.
 func loadForExport(ctx context.Context, workspace string, picked []Summary, rules safepath.Rules) ([]exportLoaded, error) {
 	root, err := os.OpenRoot(workspace)
 	if err != nil {
@@ -191,12 +192,14 @@ func loadForExport(ctx context.Context, workspace string, picked []Summary, rule
 		if len(probs) > 0 {
 			return nil, &RefusedError{Problems: probs}
 		}
-		pl, probs := buildPlan(d, l.Patch, Selection{}, rules, 0)
-		for _, p := range probs { // it applies only merged with changes made since
-			refused = append(refused, Problem{Path: p.Path, Reason: fmt.Sprintf("%s's proposal applies to the workspace only merged with what changed since it was made, and an export carries its diff as made (apply it, or run the flow again): %s", s.AgentID, p.Reason)})
+		// The plan the check made: the patch as made, or merged with what changed since.
+		var planned Result
+		pl, probs := planApply(d, l, Selection{}, ApplyOptions{Rules: rules}, &planned)
+		for _, p := range probs {
+			refused = append(refused, Problem{Path: p.Path, Reason: fmt.Sprintf("%s's proposal does not apply to the workspace (it changed during the export): %s", s.AgentID, p.Reason)})
 		}
 		if len(probs) == 0 {
-			ls = append(ls, exportLoaded{s: s, l: l, files: files, changes: changesOf(pl)})
+			ls = append(ls, exportLoaded{s: s, l: l, files: files, changes: changesOf(pl), merged: planned.Merged})
 		}
 	}
 	if len(refused) > 0 {
@@ -206,8 +209,9 @@ func loadForExport(ctx context.Context, workspace string, picked []Summary, rule
 }
 
 // exportDiff is proposal at's diff in the export: its patch's own sections, except for the
-// paths other proposals change too, whose sections are made again from the file as the
-// proposals before it leave it to the file as it leaves it.
+// paths other proposals change too (or that the check merged with the workspace), whose
+// sections are made again from the file as the proposals before it leave it to the file as
+// it leaves it.
 func exportDiff(ls []exportLoaded, at int) ([]byte, []FileStat, error) {
 	x := ls[at]
 	var diff bytes.Buffer
@@ -216,15 +220,19 @@ func exportDiff(ls []exportLoaded, at int) ([]byte, []FileStat, error) {
 	done := map[string]bool{}
 	for k, f := range x.files {
 		names := slices.Compact(slices.Sorted(slices.Values([]string{f.OldName, f.NewName})))
-		if !slices.ContainsFunc(names, func(n string) bool { return n != "" && sharedBy(ls, n) > 1 }) {
+		asMade := !slices.ContainsFunc(names, func(n string) bool {
+			_, planned := x.changes.before[n]
+			return n != "" && (!planned || sharedBy(ls, n) > 1 || slices.Contains(x.merged, n))
+		})
+		if asMade {
 			diff.Write(sections[k])
 			rf := reviewFile(f)
 			stats = append(stats, FileStat{Path: rf.Path, Status: rf.Status, Added: rf.Added, Deleted: rf.Deleted, Binary: rf.Binary})
 			continue
 		}
 		for _, name := range names {
-			if name == "" || done[name] {
-				continue
+			if _, planned := x.changes.before[name]; name == "" || !planned || done[name] {
+				continue // not changed by the plan: the workspace has it already
 			}
 			done[name] = true
 			before, after, err := combinedAt(ls, at, name)

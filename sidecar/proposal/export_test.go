@@ -1,11 +1,14 @@
 package proposal
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,17 +24,27 @@ type edits map[string]string
 // propose gives agent a sandbox of the files it edits and turns its edits into a proposal.
 func propose(t *testing.T, ws, agent string, e edits) string {
 	t.Helper()
+	proposeIn(t, ws, exportRun, agent, e)
+	return ".agentcanvas/sandboxes/" + exportRun + "/" + agent + "/proposal/proposal.json"
+}
+
+// proposeIn is propose in a run of its own.
+func proposeIn(t *testing.T, ws, run, agent string, e edits) *Created {
+	t.Helper()
 	var files []string
 	for p := range e {
 		if _, err := os.Lstat(filepath.Join(ws, p)); err == nil {
 			files = append(files, p)
 		}
 	}
-	paths, err := sandbox.Prepare(context.Background(), sandbox.Options{Workspace: ws, RunID: exportRun, AgentID: agent, Files: files, AllowEmpty: true})
+	paths, err := sandbox.Prepare(context.Background(), sandbox.Options{Workspace: ws, RunID: run, AgentID: agent, Files: files, AllowEmpty: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for p, v := range e {
+	names := slices.Sorted(maps.Keys(e))
+	slices.SortStableFunc(names, func(x, y string) int { return cmp.Compare(btoi(e[x] != ""), btoi(e[y] != "")) }) // deletions first
+	for _, p := range names {
+		v := e[p]
 		full := filepath.Join(paths.WorkDir, filepath.FromSlash(p))
 		switch {
 		case v == "":
@@ -45,10 +58,11 @@ func propose(t *testing.T, ws, agent string, e edits) string {
 			writeTree(t, paths.WorkDir, map[string]string{p: v})
 		}
 	}
-	if _, err := Create(context.Background(), CreateOptions{Workspace: ws, RunID: exportRun, AgentID: agent, Notes: "Work of " + agent + "\nin two lines"}); err != nil {
+	c, err := Create(context.Background(), CreateOptions{Workspace: ws, RunID: run, AgentID: agent, Notes: "Work of " + agent + "\nin two lines"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	return ".agentcanvas/sandboxes/" + exportRun + "/" + agent + "/proposal/proposal.json"
+	return c
 }
 
 // gitRepo makes a committed git workspace of tree (the sandboxes ignored, as in a project
