@@ -280,3 +280,31 @@ func TestExportAuthorAndMessage(t *testing.T) {
 		t.Errorf("messageText = %q", got)
 	}
 }
+
+// A proposal whose file the person changed since, near its lines: its check merges it with the
+// workspace, and the export carries that merge (its diff made again against the workspace), not
+// the diff as made, whose context no longer matches and which git apply would refuse.
+func TestExportOfAMergedProposal(t *testing.T) {
+	big := lines(1, 30, "line %d\n")
+	ws := gitRepo(t, map[string]string{"f.txt": "F:" + big, "g.txt": "F:g\n"})
+	propose(t, ws, "a", edits{"f.txt": "F:" + setLine(big, 25, "a's line 25"), "g.txt": "F:G\n"})
+	if err := os.WriteFile(filepath.Join(ws, "f.txt"), []byte(setLine(big, 22, "the person's line 22")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(t, ws, "git", "commit", "-q", "-am", "the person's edit"); err != nil {
+		t.Fatalf("commit: %v %s", err, out)
+	}
+	clone := t.TempDir()
+	if out, err := run(t, clone, "git", "clone", "-q", ws, "."); err != nil {
+		t.Fatalf("clone: %v %s", err, out)
+	}
+	if _, err := exportOf(t, ws, exportRun, clone); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := readFile(t, filepath.Join(clone, "f.txt")), setLine(setLine(big, 22, "the person's line 22"), 25, "a's line 25"); got != want {
+		t.Errorf("f.txt after the export:\n%s\nwant\n%s", got, want)
+	}
+	if got := readFile(t, filepath.Join(clone, "g.txt")); got != "G\n" {
+		t.Errorf("g.txt after the export: %q", got)
+	}
+}
