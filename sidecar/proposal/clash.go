@@ -39,9 +39,32 @@ type changeSet interface {
 	// changed lists every path the proposal changes and whether something is left there
 	// (false: it deletes the path).
 	changed() map[string]bool
+	// kept is the paths it leaves something at, sorted.
+	kept() []string
 	// sides is a path's version before the proposal (what it read) and after it.
 	sides(p string) (before, after side, err error)
 }
+
+// changeIndex answers changed and kept, computed once per proposal (a proposal is compared
+// with every other open one).
+type changeIndex struct {
+	changes    map[string]bool
+	keptSorted []string
+}
+
+func newChangeIndex(changes map[string]bool) changeIndex {
+	x := changeIndex{changes: changes}
+	for p, kept := range changes {
+		if kept {
+			x.keptSorted = append(x.keptSorted, p)
+		}
+	}
+	sort.Strings(x.keptSorted)
+	return x
+}
+
+func (x changeIndex) changed() map[string]bool { return x.changes }
+func (x changeIndex) kept() []string           { return x.keptSorted }
 
 // clash is one place where a's changes collide with b's, from a's side.
 type clash struct {
@@ -134,18 +157,9 @@ func lineClashes(p string, aIn, aWork, bIn, bWork side) []clash {
 // folderClashes: every path a keeps as a file (or symlink) under which b leaves something, as
 // clashes of the given kind from a's side (path: a's file, otherPath: b's path under it).
 func folderClashes(a, b changeSet, kind string) []clash {
-	var under []string // the paths b leaves something at, sorted
-	for q, kept := range b.changed() {
-		if kept {
-			under = append(under, q)
-		}
-	}
-	sort.Strings(under)
+	under := b.kept()
 	var out []clash
-	for p, kept := range a.changed() {
-		if !kept {
-			continue
-		}
+	for _, p := range a.kept() {
 		for i := sort.SearchStrings(under, p+"/"); i < len(under) && strings.HasPrefix(under[i], p+"/"); i++ {
 			c := clash{kind: kind, path: p, otherPath: under[i]}
 			if in, work, err := a.sides(p); err == nil {

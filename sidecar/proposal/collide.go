@@ -67,6 +67,7 @@ type sandboxProposal struct {
 	root           *os.Root
 	d              *dirs
 	cache          map[string][2]side
+	changeIndex    // the changed paths, and whether it leaves something at each
 }
 
 func openSandboxProposal(workspace string, s Summary) (*sandboxProposal, error) {
@@ -75,24 +76,18 @@ func openSandboxProposal(workspace string, s Summary) (*sandboxProposal, error) 
 		return nil, err
 	}
 	p := &sandboxProposal{runID: s.RunID, agentID: s.AgentID, agentDir: s.AgentDir, files: map[string]string{}, root: root, d: newDirs(root), cache: map[string][2]side{}}
+	changes := map[string]bool{}
 	for _, c := range s.ChangedFiles {
 		p.files[c.Path] = c.Status
+		changes[c.Path] = c.Status != "deleted"
 	}
+	p.changeIndex = newChangeIndex(changes)
 	return p, nil
 }
 
 func (p *sandboxProposal) close() {
 	p.d.close()
 	p.root.Close()
-}
-
-// changed lists the proposal's changed paths, and whether it leaves something at each.
-func (p *sandboxProposal) changed() map[string]bool {
-	out := make(map[string]bool, len(p.files))
-	for name, st := range p.files {
-		out[name] = st != "deleted"
-	}
-	return out
 }
 
 // sides returns the input/ and work/ versions of a path (through per-folder handles, so a

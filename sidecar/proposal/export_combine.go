@@ -38,21 +38,17 @@ func (e *ConflictError) Error() string {
 
 // planChanges is a checked proposal's changes against the workspace, from its plan.
 type planChanges struct {
-	paths         []string
+	changeIndex
 	before, after map[string]side
 }
 
 func changesOf(pl *plan) *planChanges {
 	paths, before, after := planSides(pl)
-	return &planChanges{paths: paths, before: before, after: after}
-}
-
-func (c *planChanges) changed() map[string]bool {
-	out := make(map[string]bool, len(c.paths))
-	for _, p := range c.paths {
-		out[p] = c.after[p].exists
+	changes := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		changes[p] = after[p].exists
 	}
-	return out
+	return &planChanges{changeIndex: newChangeIndex(changes), before: before, after: after}
 }
 
 func (c *planChanges) sides(p string) (side, side, error) { return c.before[p], c.after[p], nil }
