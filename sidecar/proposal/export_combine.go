@@ -111,6 +111,102 @@ func exportRange(r LineRange) string {
 	return fmt.Sprintf("lines %d–%d", r.Start, r.Start+r.Count-1)
 }
 
+// exportDiff is proposal at's diff in the export: its patch's own sections, except for the
+// paths other proposals change too (or that the check merged with the workspace), whose
+// sections are made again from the file as the proposals before it leave it to the file as
+// it leaves it.
+func exportDiff(ls []exportLoaded, at int) ([]byte, []FileStat, error) {
+	x := ls[at]
+	var diff bytes.Buffer
+	var stats []FileStat
+	sections := splitSections(x.l.Patch)
+	done := map[string]bool{}
+	for k, f := range x.files {
+		names := slices.Compact(slices.Sorted(slices.Values([]string{f.OldName, f.NewName})))
+		asMade := !slices.ContainsFunc(names, func(n string) bool {
+			_, planned := x.changes.before[n]
+			return n != "" && (!planned || sharedBy(ls, n) > 1 || slices.Contains(x.merged, n))
+		})
+		if asMade {
+			diff.Write(sections[k])
+			rf := reviewFile(f)
+			stats = append(stats, FileStat{Path: rf.Path, Status: rf.Status, Added: rf.Added, Deleted: rf.Deleted, Binary: rf.Binary})
+			continue
+		}
+		for _, name := range names {
+			if _, planned := x.changes.before[name]; name == "" || !planned || done[name] {
+				continue // not changed by the plan: the workspace has it already
+			}
+			done[name] = true
+			before, after, err := combinedAt(ls, at, name)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", name, err)
+			}
+			if before.equal(after) {
+				continue // an earlier proposal made the same change
+			}
+			secs, add, del, err := changeSections(name, before, after)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", name, err)
+			}
+			for _, sec := range secs {
+				diff.Write(sec)
+			}
+			stats = append(stats, FileStat{Path: name, Status: statusOf(before, after), Added: add, Deleted: del, Binary: binarySide(before) || binarySide(after)})
+		}
+	}
+	return diff.Bytes(), stats, nil
+}
+
+// sharedBy counts the proposals that change path p.
+func sharedBy(ls []exportLoaded, p string) int {
+	n := 0
+	for _, x := range ls {
+		if _, ok := x.changes.before[p]; ok {
+			n++
+		}
+	}
+	return n
+}
+
+// combinedAt is path p before and after proposal at, when the proposals before it that change
+// p have been applied too.
+func combinedAt(ls []exportLoaded, at int, p string) (before, after side, err error) {
+	var base *side
+	var prior []side
+	for i, x := range ls[:at+1] {
+		b, ok := x.changes.before[p]
+		if !ok {
+			continue
+		}
+		if base == nil {
+			base = &b
+		} else if !base.equal(b) {
+			return before, after, fmt.Errorf("the workspace's file changed while the export read it")
+		}
+		if i < at {
+			prior = append(prior, x.changes.after[p])
+		}
+	}
+	if before, err = combineSides(*base, prior); err != nil {
+		return before, after, err
+	}
+	after, err = combineSides(*base, append(prior, ls[at].changes.after[p]))
+	return before, after, err
+}
+
+func statusOf(before, after side) string {
+	switch {
+	case !before.exists:
+		return "added"
+	case !after.exists:
+		return "deleted"
+	}
+	return "modified"
+}
+
+func binarySide(s side) bool { return s.exists && s.mode != modeSymlink && isBinary(s.data) }
+
 // combineSides is a path as the given proposals (in order) leave it, all of them having
 // changed base and none colliding with another: text edits are applied together (an edit
 // several made, once); a new mode is the one set; anything else they all made alike.
