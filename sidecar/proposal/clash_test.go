@@ -273,8 +273,9 @@ func randomSide(r *rand.Rand, dir string, base []string) edits {
 	return e
 }
 
-// Many generated pairs of proposals, each pair a run of its own in one workspace: create's
-// collisions (from the second's side) and export agree — export refuses exactly when create
+// Many generated pairs of proposals, each pair a run of its own in one workspace: the rule is
+// symmetric (list, from the first's side), create's collisions (from the second's side) and
+// export agree — export refuses exactly when create
 // reports a collision, naming the same files — and what export combines applies with real
 // `git apply` to the tree real `git merge` makes of the two; what it refuses, git cannot merge
 // either.
@@ -301,6 +302,18 @@ func TestCreateAndExportAgree(t *testing.T) {
 		dir, runID := fmt.Sprintf("c%02d", i), fmt.Sprintf("run_20261124-120000_%06x", i)
 		as = append(as, proposeIn(t, ws, runID, "a", randomSide(r, dir, bases[i])))
 		bs = append(bs, proposeIn(t, ws, runID, "b", randomSide(r, dir, bases[i])))
+	}
+	// The rule is symmetric: list's conflicts of each first proposal name the second exactly
+	// when the second's create reported a collision with it.
+	sums, err := List(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sums {
+		i := slices.IndexFunc(as, func(c *Created) bool { return c.Proposal.RunID == s.RunID })
+		if s.AgentID == "a" && (len(s.Conflicts) > 0) != (len(bs[i].Collisions) > 0) {
+			t.Errorf("%s: a's conflicts %+v, but b's collisions %+v", s.RunID, s.Conflicts, bs[i].Collisions)
+		}
 	}
 	merged, unmerged := gitMerge(t, ws, as, bs)
 	clone := t.TempDir()
