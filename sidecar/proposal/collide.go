@@ -2,10 +2,9 @@ package proposal
 
 // Collisions between open proposals, seen before anything is applied: two workers of one
 // workspace (in one run or in two) that change the same lines of a file, lines next to each
-// other, a file one deletes and the other edits, or a path both add. The rule is the merge's
-// (merge.go): changes that overlap or touch conflict unless they are the same change, so what
-// is reported here is what the three-way merge will ask the person to resolve once one of the
-// two is applied.
+// other, a file one deletes and the other edits, a path both add, or a file where the other
+// puts a folder. Whether two proposals collide is decided in clash.go, the rule export uses
+// too; here it is reported: as Collisions, proposal_conflict events and list's order.
 
 import (
 	"fmt"
@@ -40,6 +39,7 @@ const (
 	CollideEditDelete = "edit-delete" // this proposal edits a file the other deletes
 	CollideBothAdd    = "both-add"    // both add the path, with different content
 	CollideWholeFile  = "whole-file"  // binary, symlink or mode changes, or the two saw the file differently
+	// CollideFileFolder and CollideFolderFile: clash.go.
 )
 
 // Collision is one place where this proposal and another open one change the same part of a
@@ -51,6 +51,8 @@ type Collision struct {
 	OtherRunID   string    `json:"otherRunId"`
 	OtherAgentID string    `json:"otherAgentId"`
 	OtherLines   LineRange `json:"otherLines"`
+	// OtherPath is the other proposal's path when it is not Path (a file against a folder).
+	OtherPath string `json:"otherPath,omitempty"`
 	// Hunk is the review hunk of this proposal that holds Lines (0 when not known).
 	Hunk    int    `json:"hunk,omitempty"`
 	Message string `json:"message"`
@@ -65,6 +67,7 @@ type sandboxProposal struct {
 	root           *os.Root
 	d              *dirs
 	cache          map[string][2]side
+	changeIndex    // the changed paths, and whether it leaves something at each
 }
 
 func openSandboxProposal(workspace string, s Summary) (*sandboxProposal, error) {
@@ -73,9 +76,12 @@ func openSandboxProposal(workspace string, s Summary) (*sandboxProposal, error) 
 		return nil, err
 	}
 	p := &sandboxProposal{runID: s.RunID, agentID: s.AgentID, agentDir: s.AgentDir, files: map[string]string{}, root: root, d: newDirs(root), cache: map[string][2]side{}}
+	changes := map[string]bool{}
 	for _, c := range s.ChangedFiles {
 		p.files[c.Path] = c.Status
+		changes[c.Path] = c.Status != "deleted"
 	}
+	p.changeIndex = newChangeIndex(changes)
 	return p, nil
 }
 
@@ -84,17 +90,23 @@ func (p *sandboxProposal) close() {
 	p.root.Close()
 }
 
-// versions returns the input/ and work/ versions of a path (through per-folder handles, so a
+// sides returns the input/ and work/ versions of a path (through per-folder handles, so a
 // symlink in the sandbox cannot lead the read elsewhere).
-func (p *sandboxProposal) versions(name string) (in, work side, err error) {
+func (p *sandboxProposal) sides(name string) (in, work side, err error) {
 	if v, ok := p.cache[name]; ok {
 		return v[0], v[1], nil
 	}
-	if in, err = readSideAt(p.d, path.Join("input", name)); err != nil {
-		return in, work, err
+	// An added path was not there before, a deleted one is not there after (a folder may be
+	// in its place: a file that became a folder, or the other way round).
+	if p.files[name] != "added" {
+		if in, err = readSideAt(p.d, path.Join("input", name)); err != nil {
+			return in, work, err
+		}
 	}
-	if work, err = readSideAt(p.d, path.Join("work", name)); err != nil {
-		return in, work, err
+	if p.files[name] != "deleted" {
+		if work, err = readSideAt(p.d, path.Join("work", name)); err != nil {
+			return in, work, err
+		}
 	}
 	p.cache[name] = [2]side{in, work}
 	return in, work, nil
@@ -123,86 +135,51 @@ func openProposals(workspace string) ([]*sandboxProposal, []Summary, error) {
 	return out, sums, nil
 }
 
-// collide compares a with b: every place where their changes collide, from a's side.
+// collide compares a with b: every place where their changes collide (clash.go), from a's
+// side, each with a sentence naming b.
 func collide(a, b *sandboxProposal) []Collision {
-	var out []Collision
-	paths := make([]string, 0, len(a.files))
-	for p := range a.files {
-		if _, ok := b.files[p]; ok {
-			paths = append(paths, p)
-		}
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
-		aIn, aWork, err1 := a.versions(p)
-		bIn, bWork, err2 := b.versions(p)
-		if err1 != nil || err2 != nil {
-			continue // an unreadable sandbox file: the proposal's own check names it
-		}
-		whole := func(kind, why string) {
-			out = append(out, Collision{Path: p, Kind: kind, Lines: wholeRange(aIn, aWork), OtherRunID: b.runID, OtherAgentID: b.agentID,
-				OtherLines: wholeRange(bIn, bWork), Message: fmt.Sprintf("%s %s (run %s)", why, b.agentID, b.runID)})
-		}
-		aSt, bSt := a.files[p], b.files[p]
-		switch {
-		case aWork.equal(bWork):
-			// the same result (both delete it, or write the same content): nothing to resolve
-		case aSt == "deleted":
-			whole(CollideDeleteEdit, "deletes the file, which is edited by")
-		case bSt == "deleted":
-			whole(CollideEditDelete, "edits the file, which is deleted by")
-		case aSt == "added" && bSt == "added":
-			whole(CollideBothAdd, "adds the file, which is also added (differently) by")
-		case aSt == "added" || bSt == "added" || !aIn.text() || !aWork.text() || !bIn.text() || !bWork.text():
-			whole(CollideWholeFile, "changes the whole file, as does")
-		case aIn.mode != aWork.mode && bIn.mode != bWork.mode && aWork.mode != bWork.mode:
-			whole(CollideWholeFile, "sets the file's mode differently from")
-		default:
-			out = append(out, collideLines(p, aIn, aWork, bIn, bWork, b)...)
-		}
+	cs := clashes(a, b)
+	out := make([]Collision, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, Collision{Path: c.path, Kind: c.kind, Lines: c.lines, OtherRunID: b.runID, OtherAgentID: b.agentID,
+			OtherLines: c.otherLines, OtherPath: otherPath(c), Message: collisionMessage(c, b.agentID, b.runID)})
 	}
 	return out
 }
 
-func wholeRange(in, work side) LineRange {
-	n := len(splitLines(in.data))
-	if !in.exists {
-		n = len(splitLines(work.data))
+// otherPath is the other proposal's path when it is not the collision's own.
+func otherPath(c clash) string {
+	if c.otherPath == c.path {
+		return ""
 	}
-	return LineRange{Start: 1, Count: n}
+	return c.otherPath
 }
 
-// collideLines compares the changed lines of two edits of a text file. When the two started
-// from different versions of it, b's lines are placed in a's version by aligning the two.
-func collideLines(p string, aIn, aWork, bIn, bWork side, b *sandboxProposal) []Collision {
-	aBase, bBase := splitLines(aIn.data), splitLines(bIn.data)
-	aNew, bNew := splitLines(aWork.data), splitLines(bWork.data)
-	ra := lineChanges(diffLines(aBase, aNew))
-	rb := lineChanges(diffLines(bBase, bNew))
-	at := identityPositions(len(bBase))
-	if !aIn.equal(bIn) {
-		at = alignPositions(bBase, aBase)
-	}
-	var out []Collision
-	for _, x := range ra {
-		for _, y := range rb {
-			ys, ye := at[y.a], at[y.a+y.na]
-			if !(x.a <= ye && ys <= x.a+x.na) {
-				continue // at least one untouched line between them
-			}
-			if x.a == ys && x.na == ye-ys && equalLines(aNew[x.b:x.b+x.nb], bNew[y.b:y.b+y.nb]) {
-				continue // the same change
-			}
-			mine, theirs := LineRange{x.a + 1, x.na}, LineRange{y.a + 1, y.na}
-			rel := "overlaps"
-			if x.a == ye || ys == x.a+x.na {
-				rel = "is next to"
-			}
-			out = append(out, Collision{Path: p, Kind: CollideLines, Lines: mine, OtherRunID: b.runID, OtherAgentID: b.agentID, OtherLines: theirs,
-				Message: fmt.Sprintf("%s %s %s changed by %s (run %s)", capitalise(mine.String()), rel, theirs, b.agentID, b.runID)})
+// collisionMessage says what c is, from this proposal's side, naming the other.
+func collisionMessage(c clash, agent, run string) string {
+	by := fmt.Sprintf("%s (run %s)", agent, run)
+	switch c.kind {
+	case CollideLines:
+		rel := "overlaps"
+		if c.next {
+			rel = "is next to"
 		}
+		return fmt.Sprintf("%s %s %s changed by %s", capitalise(c.lines.String()), rel, c.otherLines, by)
+	case CollideDeleteEdit:
+		return "deletes the file, which is edited by " + by
+	case CollideEditDelete:
+		return "edits the file, which is deleted by " + by
+	case CollideBothAdd:
+		return "adds the file, which is also added (differently) by " + by
+	case CollideFileFolder:
+		return fmt.Sprintf("keeps a file here, where %s puts %s under it", by, c.otherPath)
+	case CollideFolderFile:
+		return fmt.Sprintf("puts the file under %s, which %s keeps as a file", c.otherPath, by)
 	}
-	return out
+	if c.why == wholeMode {
+		return "sets the file's mode differently from " + by
+	}
+	return "changes the whole file, as does " + by
 }
 
 func capitalise(s string) string {
@@ -210,28 +187,6 @@ func capitalise(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
-}
-
-func identityPositions(n int) []int {
-	at := make([]int, n+1)
-	for i := range at {
-		at[i] = i
-	}
-	return at
-}
-
-// alignPositions maps every position (the boundary before each line, and the end) of from to
-// the matching position of to, through a line diff: a line both have maps to its copy; a line
-// only from has maps to where it would be in to.
-func alignPositions(from, to []string) []int {
-	at := make([]int, len(from)+1)
-	for _, e := range diffLines(from, to) {
-		if e.kind != '+' {
-			at[e.a] = e.b
-		}
-	}
-	at[len(from)] = len(to)
-	return at
 }
 
 // findCollisions compares the proposal in agentDir (workspace-relative) with every other open

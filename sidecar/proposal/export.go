@@ -111,17 +111,69 @@ func Export(ctx context.Context, workspace, runID string, o ExportOptions) (*Exp
 		return out, nil
 	}
 
-	// Each proposal must apply to the workspace on its own, with every safety rule.
-	type loaded struct {
-		s       Summary
-		l       *Loaded
-		files   []*gitdiff.File
-		touched map[string]*touch
+	ls, err := loadForExport(ctx, workspace, picked, o.Rules)
+	if err != nil {
+		return nil, err
 	}
-	var ls []loaded
+	agents := make([]string, len(ls))
+	sets := make([]changeSet, len(ls))
+	for i, x := range ls {
+		agents[i], sets[i] = x.s.AgentID, x.changes
+	}
+	if cs := findConflicts(agents, sets); len(cs) > 0 {
+		return nil, &ConflictError{Conflicts: cs}
+	}
+
+	type message struct {
+		x     exportLoaded
+		stats []FileStat
+		diff  []byte
+	}
+	var msgs []message
+	for i, x := range ls {
+		diff, stats, err := exportDiff(ls, i)
+		if err != nil {
+			return nil, fmt.Errorf("%s's proposal, %w", x.s.AgentID, err)
+		}
+		if len(stats) == 0 {
+			out.Skipped = append(out.Skipped, fmt.Sprintf("%s (%s): every change it makes is already made by the proposals before it", x.s.AgentID, x.s.ProposalFile))
+			continue
+		}
+		msgs = append(msgs, message{x, stats, diff})
+	}
+	var mbox bytes.Buffer
+	for n, m := range msgs {
+		writeMessage(&mbox, m.x.l.Proposal, m.x.s, o.Author, n+1, len(msgs), m.stats, m.diff)
+		out.Proposals = append(out.Proposals, ExportedProposal{Agent: m.x.s.AgentID, Proposal: m.x.s.ProposalFile, Files: m.stats})
+	}
+	out.Patch = mbox.Bytes()
+	return out, nil
+}
+
+// exportLoaded is a proposal an export takes: its patch's files and what it changes in the
+// workspace as it is now.
+type exportLoaded struct {
+	s       Summary
+	l       *Loaded
+	files   []*gitdiff.File
+	changes *planChanges
+	merged  []string // files whose plan is a merge with the workspace (rebase.go)
+}
+
+// loadForExport checks that each proposal applies to the workspace on its own, with every
+// safety rule, and reads what it changes there.
+func loadForExport(ctx context.Context, workspace string, picked []Summary, rules safepath.Rules) ([]exportLoaded, error) {
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	d := newDirs(root)
+	defer d.close()
+	var ls []exportLoaded
 	var refused []Problem
 	for _, s := range picked {
-		res, err := Check(ctx, workspace, s.ProposalFile, Selection{}, ApplyOptions{Rules: o.Rules})
+		res, err := Check(ctx, workspace, s.ProposalFile, Selection{}, ApplyOptions{Rules: rules})
 		if err != nil {
 			var ref *RefusedError
 			if errors.As(err, &ref) && res != nil {
@@ -136,103 +188,24 @@ func Export(ctx context.Context, workspace, runID string, o ExportOptions) (*Exp
 		if err != nil {
 			return nil, err
 		}
-		files, probs := parsePatch(l.Patch, o.Rules, 0)
+		files, probs := parsePatch(l.Patch, rules, 0)
 		if len(probs) > 0 {
 			return nil, &RefusedError{Problems: probs}
 		}
-		ls = append(ls, loaded{s: s, l: l, files: files, touched: touches(files)})
+		// The plan the check made: the patch as made, or merged with what changed since.
+		var planned Result
+		pl, probs := planApply(d, l, Selection{}, ApplyOptions{Rules: rules}, &planned)
+		for _, p := range probs {
+			refused = append(refused, Problem{Path: p.Path, Reason: fmt.Sprintf("%s's proposal does not apply to the workspace (it changed during the export): %s", s.AgentID, p.Reason)})
+		}
+		if len(probs) == 0 {
+			ls = append(ls, exportLoaded{s: s, l: l, files: files, changes: changesOf(pl), merged: planned.Merged})
+		}
 	}
 	if len(refused) > 0 {
 		return nil, &RefusedError{Problems: refused}
 	}
-	agents := make([]string, len(ls))
-	paths := make([]map[string]*touch, len(ls))
-	for i, x := range ls {
-		agents[i], paths[i] = x.s.AgentID, x.touched
-	}
-	if cs := findConflicts(agents, paths); len(cs) > 0 {
-		return nil, &ConflictError{Conflicts: cs}
-	}
-
-	// Text files several proposals change: each proposal's diff is made again against the
-	// file as the proposals before it left it.
-	shared := map[string][]int{} // path → the proposals touching it
-	for i, m := range paths {
-		for p := range m {
-			shared[p] = append(shared[p], i)
-		}
-	}
-	root, err := os.OpenRoot(workspace)
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	var mbox bytes.Buffer
-	for i, x := range ls {
-		var diff bytes.Buffer
-		var stats []FileStat
-		sections := splitSections(x.l.Patch)
-		for k, f := range x.files {
-			name := cmp.Or(f.NewName, f.OldName)
-			if owners := shared[name]; len(owners) > 1 {
-				text, add, del, err := rediff(root, name, owners, i, paths)
-				if err != nil {
-					return nil, fmt.Errorf("%s's proposal, %s: %w", x.s.AgentID, name, err)
-				}
-				diff.Write(text)
-				stats = append(stats, FileStat{Path: name, Status: "modified", Added: add, Deleted: del})
-				continue
-			}
-			diff.Write(sections[k])
-			rf := reviewFile(f)
-			stats = append(stats, FileStat{Path: rf.Path, Status: rf.Status, Added: rf.Added, Deleted: rf.Deleted, Binary: rf.Binary})
-		}
-		writeMessage(&mbox, x.l.Proposal, x.s, o.Author, i+1, len(ls), stats, diff.Bytes())
-		out.Proposals = append(out.Proposals, ExportedProposal{Agent: x.s.AgentID, Proposal: x.s.ProposalFile, Files: stats})
-	}
-	out.Patch = mbox.Bytes()
-	return out, nil
-}
-
-// rediff renders proposal `at`'s change of a text file that several proposals (owners, in
-// order) change: from the workspace's file with the earlier owners' edits to that plus its own.
-func rediff(root *os.Root, name string, owners []int, at int, paths []map[string]*touch) ([]byte, int, int, error) {
-	fi, err := root.Lstat(name)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, 0, 0, fmt.Errorf("not a regular file in the workspace")
-	}
-	if fi.Size() > MaxPatchBytes {
-		return nil, 0, 0, fmt.Errorf("%d bytes: too large to combine (the limit is %d)", fi.Size(), MaxPatchBytes)
-	}
-	base, err := root.ReadFile(name)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	mode := modeFile
-	if fi.Mode()&0o111 != 0 {
-		mode = modeExec
-	}
-	var before, after []lineEdit
-	for _, o := range owners {
-		if o < at {
-			before = append(before, paths[o][name].edits...)
-		}
-		if o <= at {
-			after = append(after, paths[o][name].edits...)
-		}
-	}
-	old, err := applyEdits(base, before)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	new, err := applyEdits(base, after)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	return fileDiff(name, side{exists: true, mode: mode, data: old}, side{exists: true, mode: mode, data: new})
+	return ls, nil
 }
 
 // splitSections cuts a git patch into its files' sections ("diff --git" to the next one), in

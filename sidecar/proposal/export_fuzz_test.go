@@ -3,69 +3,47 @@ package proposal
 import (
 	"bytes"
 	"testing"
-
-	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 )
 
-// Two agents' changes of one file, as the export sees them: each proposal's edits rebuild
-// its own version from the base; the conflict rule is symmetric; edits that do not conflict
-// combine, and the combined file is the second proposal's diff applied after the first's.
+// Two agents' changes of one text file, as create and export see them: the collision rule
+// (clash.go) is symmetric; each proposal's line edits rebuild its own version; changes that do
+// not collide combine, in either order, into exactly what the three-way merge (held to `git
+// merge-file`) makes of them, without a conflict.
 func FuzzCombineEdits(f *testing.F) {
 	f.Add([]byte("1\n2\n3\n4\n5\n6\n7\n8\n"), []byte("one\n2\n3\n4\n5\n6\n7\n8\n"), []byte("1\n2\n3\n4\n5\n6\n7\neight\n"))
 	f.Add([]byte("1\n2\n3\n"), []byte("1\nx\n3\n"), []byte("1\n2\ny\n"))
 	f.Add([]byte("a\nb"), []byte("a\nb\nc"), []byte("z\na\nb"))
 	f.Add([]byte(""), []byte("new\n"), []byte("other\n"))
+	f.Add([]byte("1\n2\n3\n4\n5\n"), []byte("1\nX\n3\n4\n5\n"), []byte("1\nX\n3\n4\nY\n"))                          // the same change, and one apart
+	f.Add([]byte("x\nx\nm\nn\n"), []byte("x\nm\nn\n"), []byte("x\nm\nN\n"))                                         // the same line deleted, seen at two places
+	f.Add([]byte("1\r\n2\r\n3\r\n4\r\n"), []byte("1\r\n2\r\n3\r\n4\r\n5\r\n"), []byte("0\r\n1\r\n2\r\n3\r\n4\r\n")) // CRLF, both ends
 	f.Fuzz(func(t *testing.T, base, a, b []byte) {
-		touchOf := func(v []byte) *touch {
-			sec, _, _, err := fileDiff("f.txt", side{exists: true, mode: modeFile, data: base}, side{exists: true, mode: modeFile, data: v})
-			if err != nil {
-				t.Fatal(err)
-			}
-			files, probs := parsePatch(sec, safepath.Rules{}, 0)
-			if len(probs) > 0 || len(files) != 1 {
-				t.Fatalf("our own section is refused: %v\n%s", probs, sec)
-			}
-			return touches(files)["f.txt"]
-		}
-		if bytes.Equal(base, a) || bytes.Equal(base, b) {
+		if bytes.Equal(base, a) || bytes.Equal(base, b) || isBinary(base) || isBinary(a) || isBinary(b) {
 			return
 		}
-		ta, tb := touchOf(a), touchOf(b)
-		if (conflict(ta, tb) == "") != (conflict(tb, ta) == "") {
-			t.Fatalf("the conflict rule is not symmetric: %q vs %q", conflict(ta, tb), conflict(tb, ta))
+		sb, sa, sbb := side{exists: true, mode: modeFile, data: base}, side{exists: true, mode: modeFile, data: a}, side{exists: true, mode: modeFile, data: b}
+		ab, ba := fileClashes("f.txt", sb, sa, sb, sbb), fileClashes("f.txt", sb, sbb, sb, sa)
+		if (len(ab) == 0) != (len(ba) == 0) {
+			t.Fatalf("the collision rule is not symmetric: %+v vs %+v", ab, ba)
 		}
-		if ta.kind != "modify" || tb.kind != "modify" {
-			return // binary: always a conflict when shared
-		}
-		for _, c := range []struct {
-			t    *touch
-			want []byte
-		}{{ta, a}, {tb, b}} {
-			got, err := applyEdits(base, c.t.edits)
-			if err != nil || !bytes.Equal(got, c.want) {
-				t.Fatalf("edits do not rebuild the proposal: %v\n%q\n%q", err, got, c.want)
+		for _, v := range []side{sa, sbb} {
+			if got, err := applyEdits(base, textEdits(splitLines(base), splitLines(v.data))); err != nil || !bytes.Equal(got, v.data) {
+				t.Fatalf("the edits do not rebuild the proposal's version: %v\n%q\n%q", err, got, v.data)
 			}
 		}
-		if conflict(ta, tb) != "" {
+		if len(ab) > 0 {
 			return
 		}
-		both, err := applyEdits(base, append(append([]lineEdit(nil), ta.edits...), tb.edits...))
+		both, err := combineSides(sb, []side{sa, sbb})
 		if err != nil {
-			t.Fatalf("edits that do not conflict do not combine: %v", err)
+			t.Fatalf("changes that do not collide do not combine: %v", err)
 		}
-		// b's diff made again against a, applied to a, gives the combination.
-		sec, _, _, err := fileDiff("f.txt", side{exists: true, mode: modeFile, data: a}, side{exists: true, mode: modeFile, data: both})
-		if err != nil {
-			t.Fatal(err)
+		if other, err := combineSides(sb, []side{sbb, sa}); err != nil || !other.equal(both) {
+			t.Fatalf("the combination depends on the order: %v\n%q\n%q", err, both.data, other.data)
 		}
-		if !bytes.Equal(a, both) {
-			files, probs := parsePatch(sec, safepath.Rules{}, 0)
-			if len(probs) > 0 {
-				t.Fatalf("rediff refused: %v", probs)
-			}
-			if got, err := applyEdits(a, touches(files)["f.txt"].edits); err != nil || !bytes.Equal(got, both) {
-				t.Fatalf("the second diff does not apply after the first: %v", err)
-			}
+		merged, conflicts := mergeFile(base, a, b, mergeLabels{Ours: "a", Theirs: "b"})
+		if conflicts != 0 || !bytes.Equal(merged, both.data) {
+			t.Fatalf("the three-way merge disagrees (%d conflicts):\n%q\ncombined:\n%q", conflicts, merged, both.data)
 		}
 	})
 }

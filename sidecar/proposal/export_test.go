@@ -1,11 +1,14 @@
 package proposal
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,17 +24,27 @@ type edits map[string]string
 // propose gives agent a sandbox of the files it edits and turns its edits into a proposal.
 func propose(t *testing.T, ws, agent string, e edits) string {
 	t.Helper()
+	proposeIn(t, ws, exportRun, agent, e)
+	return ".agentcanvas/sandboxes/" + exportRun + "/" + agent + "/proposal/proposal.json"
+}
+
+// proposeIn is propose in a run of its own.
+func proposeIn(t *testing.T, ws, run, agent string, e edits) *Created {
+	t.Helper()
 	var files []string
 	for p := range e {
 		if _, err := os.Lstat(filepath.Join(ws, p)); err == nil {
 			files = append(files, p)
 		}
 	}
-	paths, err := sandbox.Prepare(context.Background(), sandbox.Options{Workspace: ws, RunID: exportRun, AgentID: agent, Files: files, AllowEmpty: true})
+	paths, err := sandbox.Prepare(context.Background(), sandbox.Options{Workspace: ws, RunID: run, AgentID: agent, Files: files, AllowEmpty: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for p, v := range e {
+	names := slices.Sorted(maps.Keys(e))
+	slices.SortStableFunc(names, func(x, y string) int { return cmp.Compare(btoi(e[x] != ""), btoi(e[y] != "")) }) // deletions first
+	for _, p := range names {
+		v := e[p]
 		full := filepath.Join(paths.WorkDir, filepath.FromSlash(p))
 		switch {
 		case v == "":
@@ -45,10 +58,11 @@ func propose(t *testing.T, ws, agent string, e edits) string {
 			writeTree(t, paths.WorkDir, map[string]string{p: v})
 		}
 	}
-	if _, err := Create(context.Background(), CreateOptions{Workspace: ws, RunID: exportRun, AgentID: agent, Notes: "Work of " + agent + "\nin two lines"}); err != nil {
+	c, err := Create(context.Background(), CreateOptions{Workspace: ws, RunID: run, AgentID: agent, Notes: "Work of " + agent + "\nin two lines"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	return ".agentcanvas/sandboxes/" + exportRun + "/" + agent + "/proposal/proposal.json"
+	return c
 }
 
 // gitRepo makes a committed git workspace of tree (the sandboxes ignored, as in a project
@@ -264,5 +278,33 @@ func TestExportAuthorAndMessage(t *testing.T) {
 	}
 	if got := messageText("keep\n---\nFrom me\ndiff --git a b"); got != "keep\n ---\n From me\n diff --git a b" {
 		t.Errorf("messageText = %q", got)
+	}
+}
+
+// A proposal whose file the person changed since, near its lines: its check merges it with the
+// workspace, and the export carries that merge (its diff made again against the workspace), not
+// the diff as made, whose context no longer matches and which git apply would refuse.
+func TestExportOfAMergedProposal(t *testing.T) {
+	big := lines(1, 30, "line %d\n")
+	ws := gitRepo(t, map[string]string{"f.txt": "F:" + big, "g.txt": "F:g\n"})
+	propose(t, ws, "a", edits{"f.txt": "F:" + setLine(big, 25, "a's line 25"), "g.txt": "F:G\n"})
+	if err := os.WriteFile(filepath.Join(ws, "f.txt"), []byte(setLine(big, 22, "the person's line 22")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(t, ws, "git", "commit", "-q", "-am", "the person's edit"); err != nil {
+		t.Fatalf("commit: %v %s", err, out)
+	}
+	clone := t.TempDir()
+	if out, err := run(t, clone, "git", "clone", "-q", ws, "."); err != nil {
+		t.Fatalf("clone: %v %s", err, out)
+	}
+	if _, err := exportOf(t, ws, exportRun, clone); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := readFile(t, filepath.Join(clone, "f.txt")), setLine(setLine(big, 22, "the person's line 22"), 25, "a's line 25"); got != want {
+		t.Errorf("f.txt after the export:\n%s\nwant\n%s", got, want)
+	}
+	if got := readFile(t, filepath.Join(clone, "g.txt")); got != "G\n" {
+		t.Errorf("g.txt after the export: %q", got)
 	}
 }
