@@ -16,16 +16,17 @@ judge) echo "I cannot decide." ;;
 esac
 `
 
-// The issue's first case: a debate bounded by any: [max_rounds 500, timeout_ms] whose judge
-// never decides ends by its timeout, not by the engine's round cap. The cap is set to 2 here
-// so that a cap that wrongly applied would end the debate after two rounds, long before the
-// timeout, however slow the machine.
+// The issue's first case: a debate bounded by any: [max_rounds, timeout_ms] whose judge never
+// decides ends by its timeout, not by the engine's round cap. The cap is set to 2 here so that a
+// cap that wrongly applied would end the debate after two rounds, long before the timeout,
+// however slow the machine; and the flow's max_rounds is a million, which no machine runs
+// (three processes a round) within the timeout, however fast.
 func TestFlowBoundsWinOverTheRoundCap(t *testing.T) {
 	ws := gitWorkspace(t)
 	agent := script(t, t.TempDir(), "debate.sh", undecided)
 	f := patternFlow(t, ws, "long-debate", flowSpec{pattern: "debate_judge", description: "2+2?",
 		runtime: map[string]any{"kind": "cli", "backendId": "command", "command": []string{"bash", agent}},
-		edit:    setTermination(pattern.Termination{Any: []pattern.Termination{{Type: "max_rounds", Rounds: 500}, {Type: "timeout_ms", Ms: 4000}}})})
+		edit:    setTermination(pattern.Termination{Any: []pattern.Termination{{Type: "max_rounds", Rounds: 1000000}, {Type: "timeout_ms", Ms: 4000}}})})
 	out, err := Run(context.Background(), f, Options{Workspace: ws, RoundCap: 2})
 	if err != nil {
 		t.Fatal(err)
