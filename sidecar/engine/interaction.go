@@ -653,8 +653,9 @@ func (c *ictx) proposal(ctx context.Context, node, notes string) (*proposal.Crea
 // autoApply runs when the interaction has ended, if the flow's policy.autoApply asks for it:
 // each proposal the interaction's workers made is checked again (an earlier one may have
 // changed the workspace) and applied when the interaction completed, its quality gate (if
-// any) holds at its end, and the person's limit allows it (Limits.autoApplyHeld); otherwise
-// proposal_held says why. Deciding at the end rather than at the handoff is what lets a gate
+// any) holds at its end, and the person's limit allows it (Limits.autoApplyHeld, decided on
+// the apply's own check with the workspace lock held, so that another writer cannot change
+// the workspace between the decision and the apply); otherwise proposal_held says why. Deciding at the end rather than at the handoff is what lets a gate
 // that a reviewer sets after the workers' handoffs (P01's tests_passed) count.
 func (c *ictx) autoApply(out InteractionOutcome) {
 	if !c.r.f.Policy.AutoApply {
@@ -677,19 +678,32 @@ func (c *ictx) autoApply(out InteractionOutcome) {
 		why, rejected := c.rejected[node]
 		unhanded, noHandoff := c.unhanded[node]
 		c.mu.Unlock()
-		if rejected {
+		switch {
+		case rejected:
 			held = "rejected in review by " + why
-		} else if noHandoff {
+		case noHandoff:
 			held = unhanded
-		} else if out.Status == StatusCompleted {
-			res, err := proposal.Check(ctx, c.r.o.Workspace, ref, proposal.Selection{}, o)
-			held = lim.autoApplyHeld(c.gatePassed(), res, err)
+		case out.Status == StatusCompleted:
+			held = ""
+		}
+		o.Accept = func(res *proposal.Result) string { return lim.autoApplyHeld(c.gatePassed(), res, nil) }
+		var applied *proposal.Result
+		var err error
+		if held == "" {
+			applied, err = proposal.Apply(ctx, c.r.o.Workspace, ref, proposal.Selection{}, o)
+			var he *proposal.HeldError
+			var refused *proposal.RefusedError
+			switch {
+			case errors.As(err, &he):
+				held = he.Reason
+			case errors.As(err, &refused):
+				held = lim.autoApplyHeld(true, nil, err)
+			}
 		}
 		if held != "" {
 			c.r.emit(c.in.ID, "", "proposal_held", map[string]any{"agent": node, "proposal": ref, "reason": held})
 			continue
 		}
-		applied, err := proposal.Apply(ctx, c.r.o.Workspace, ref, proposal.Selection{}, o)
 		if err != nil {
 			c.r.emit(c.in.ID, "", "error", map[string]any{"agent": node, "message": "auto-apply: " + err.Error()})
 			continue

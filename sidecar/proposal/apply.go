@@ -49,7 +49,17 @@ type ApplyOptions struct {
 	Hook func(op Op, path string) error
 	// Waiting, if set, is told who holds the workspace lock when the apply has to wait for it.
 	Waiting func(holder string)
+	// Accept, if set, sees the checked result (its files and warnings) with the workspace lock
+	// held, before anything is written: a reason it returns holds the apply back (*HeldError).
+	// So a decision on the check, such as auto-apply's "only when the check warns of nothing",
+	// is made on the very workspace the apply then changes.
+	Accept func(*Result) string
 }
+
+// HeldError is an apply that ApplyOptions.Accept held back; nothing was written.
+type HeldError struct{ Reason string }
+
+func (e *HeldError) Error() string { return "not applied: " + e.Reason }
 
 // Result of Check or Apply.
 type Result struct {
@@ -171,6 +181,11 @@ func applyPlanned(ctx context.Context, workspace string, res *Result, o ApplyOpt
 	res.Files = pl.files
 	if len(pl.files) == 0 {
 		res.Warnings = append(res.Warnings, "nothing to apply: the patch (or the selection) holds no changes")
+	}
+	if o.Accept != nil {
+		if why := o.Accept(res); why != "" {
+			return res, &HeldError{Reason: why}
+		}
 	}
 	if o.DryRun {
 		return res, nil

@@ -2,10 +2,15 @@ package proposal
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/wslock"
 )
 
 // An editor that saves a file while the apply runs (after the check, before the file is
@@ -118,5 +123,52 @@ func TestRollbackLeavesAFileSavedMeanwhile(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "src/a.txt")); string(b) != saved {
 		t.Fatalf("the recovery lost the save: %q", b)
+	}
+}
+
+// ApplyOptions.Accept decides on the apply's own check, with the workspace lock held: it sees
+// the merge warning of a workspace changed since the proposal was made, and a reason it gives
+// leaves the workspace and the ledger as they were. (Auto-apply's whenClean is decided so: a
+// check and an apply taken apart would let another writer change the workspace in between.)
+func TestAcceptDecidesOnTheApplysOwnCheck(t *testing.T) {
+	ws := t.TempDir()
+	a := filepath.Join(ws, "a.txt")
+	putFile(t, a, numbered(40))
+	c := worker(t, ws, "r1", "coder", []string{"a.txt"}, func(work string) {
+		putFile(t, filepath.Join(work, "a.txt"), setLine(numbered(40), 2, "LINE 2 BY THE WORKER"))
+	})
+	ref := filepath.Join(c.AgentDir, JSONFile)
+	putFile(t, a, setLine(numbered(40), 5, "edited by the person"))
+	before := snapshot(t, ws, true)
+	var seen []string
+	hold := func(res *Result) string {
+		// Another writer now would wait: the lock is held.
+		_, err := wslock.Acquire(context.Background(), ws, "a second writer", wslock.Options{Timeout: time.Millisecond})
+		if err == nil || !strings.Contains(err.Error(), "busy") {
+			t.Errorf("the lock was free while Accept decided: %v", err)
+		}
+		seen = append(seen, res.Warnings...)
+		return "the check warned"
+	}
+	_, err := Apply(context.Background(), ws, ref, Selection{}, ApplyOptions{Accept: hold})
+	var he *HeldError
+	if !errors.As(err, &he) || he.Reason != "the check warned" {
+		t.Fatalf("got %v", err)
+	}
+	if len(seen) == 0 || !strings.Contains(strings.Join(seen, "\n"), "merged with the workspace") {
+		t.Fatalf("Accept saw the warnings %q, want the merge's", seen)
+	}
+	if d := diffSnapshots(before, snapshot(t, ws, true)); d != "" {
+		t.Fatalf("a held apply changed the workspace:\n%s", d)
+	}
+	if lg, _ := ReadLedger(ws); len(lg.Entries) != 0 {
+		t.Fatalf("a held apply has a ledger entry: %+v", lg.Entries)
+	}
+	res, err := Apply(context.Background(), ws, ref, Selection{}, ApplyOptions{Accept: func(*Result) string { return "" }})
+	if err != nil || !res.Applied || !slices.Contains(res.Merged, "a.txt") {
+		t.Fatalf("accepted: %+v, %v", res, err)
+	}
+	if now, _ := os.ReadFile(a); !strings.Contains(string(now), "edited by the person\n") || !strings.Contains(string(now), "LINE 2 BY THE WORKER\n") {
+		t.Fatalf("the merged apply lost a side:\n%s", now)
 	}
 }
