@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
@@ -357,6 +358,9 @@ type backup struct {
 	kind fileKind
 	perm fs.FileMode
 	data []byte // content or symlink target
+	// stamp is what lstat said just before data was read, at seen (stamp.go).
+	stamp fileStamp
+	seen  time.Time
 }
 
 type txn struct {
@@ -390,6 +394,11 @@ func (t *txn) stepping() bool { return t.hook != nil || t.killAt > 0 }
 // unchanged checks, just before p is replaced or removed, that it is still what the plan read:
 // an editor that saved the file since must not lose that save.
 func (t *txn) unchanged(p string, old *backup) error {
+	if old != nil && old.stamp.settled(old.seen) {
+		if fi, err := t.dirs.lstat(p); err == nil && stillStamped(old.stamp, old.seen, fi) {
+			return nil // one lstat instead of a read (stamp.go says when that is enough)
+		}
+	}
 	cur, err := readSideAt(t.dirs, p)
 	if err == nil && !cur.equal(sideOfBackup(old)) {
 		err = errors.New("it changed while the apply ran (it is no longer what the check read)")
@@ -649,6 +658,8 @@ func filePerm(w write, old *backup) fs.FileMode {
 	perm := fs.FileMode(0o644)
 	if old != nil && old.kind == kindFile {
 		perm = old.perm
+	} else if w.perm != 0 {
+		perm = w.perm
 	}
 	if w.exec && perm&0o100 == 0 {
 		perm |= (perm & 0o444) >> 2

@@ -9,6 +9,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
@@ -104,6 +105,9 @@ type write struct {
 	// file made in the folder it ends up in is far cheaper to make than one moved there); the
 	// journal names it, so recovery removes it. Set by the apply.
 	tmp string
+	// perm, when not zero, are the permission bits of a file made where there was none (a
+	// revert putting back a file that had other bits than 0644/0755).
+	perm fs.FileMode
 }
 
 // deletion is one path the plan removes.
@@ -497,6 +501,7 @@ func buildPlan(root *dirs, patch []byte, sel Selection, rules safepath.Rules, li
 				add(f.OldName, "the patch changes this path twice")
 				continue
 			}
+			seen := time.Now()
 			fi, err := root.lstat(f.OldName)
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
@@ -532,7 +537,7 @@ func buildPlan(root *dirs, patch []byte, sel Selection, rules safepath.Rules, li
 				}
 				old = b
 			}
-			pre = &backup{kind: oldKind, perm: fi.Mode().Perm(), data: old}
+			pre = &backup{kind: oldKind, perm: fi.Mode().Perm(), data: old, stamp: stampOf(fi), seen: seen}
 		}
 
 		// The postimage, in a buffer sized for it: growing it was a third of a check's memory.

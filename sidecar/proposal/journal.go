@@ -64,16 +64,8 @@ type journalFinish struct {
 // newJournal describes pl: every change by blob id, and the folders it will create.
 func newJournal(d *dirs, pl *plan, what string, e *LedgerEntry) *journal {
 	j := &journal{Version: journalVersion, Pid: os.Getpid(), Started: time.Now().UTC().Format(timeLayout), What: what, Entry: e}
-	perms, tmps := map[string]fs.FileMode{}, map[string]string{}
-	for _, d := range pl.deletes {
-		if d.old != nil {
-			perms[d.path] = d.old.perm
-		}
-	}
+	perms, tmps := planPerms(pl), map[string]string{}
 	for _, w := range pl.writes {
-		if w.old != nil {
-			perms[w.path] = w.old.perm
-		}
 		tmps[w.path] = w.tmp
 	}
 	paths, before, after := planSides(pl)

@@ -172,3 +172,47 @@ func TestAcceptDecidesOnTheApplysOwnCheck(t *testing.T) {
 		t.Fatalf("the merged apply lost a side:\n%s", now)
 	}
 }
+
+// A file the check read whose stamp was settled (stamp.go) and which is then saved in place with
+// the same size just before the apply replaces it: the new ctime gives the save away, and the
+// apply stops and names the file. (The margin is 0 here, and the test waits for the file-time
+// clock to tick past the file's ctime instead, so that the save cannot share its tick.)
+func TestApplyNoticesASameSizeSaveOfASettledFile(t *testing.T) {
+	defer func(m time.Duration) { stampMargin = m }(stampMargin)
+	stampMargin = 0
+	ws := t.TempDir()
+	a := filepath.Join(ws, "a.txt")
+	putFile(t, a, numbered(40))
+	c := worker(t, ws, "r1", "coder", []string{"a.txt"}, func(work string) {
+		putFile(t, filepath.Join(work, "a.txt"), setLine(numbered(40), 2, "LINE 2 BY THE WORKER"))
+	})
+	ctime := func(p string) int64 {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return stampOf(fi).ctime
+	}
+	probe := filepath.Join(t.TempDir(), "probe")
+	for putFile(t, probe, "tick"); ctime(probe) <= ctime(a); putFile(t, probe, "tick") {
+	}
+	saved := setLine(numbered(40), 30, "LINE 30") // the same size
+	hook := func(op Op, p string) error {
+		if op == OpRename && p == "a.txt" {
+			f, err := os.OpenFile(a, os.O_WRONLY, 0)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			f.WriteString(saved)
+		}
+		return nil
+	}
+	_, err := Apply(context.Background(), ws, filepath.Join(c.AgentDir, JSONFile), Selection{}, ApplyOptions{Hook: hook})
+	if err == nil || !strings.Contains(err.Error(), "a.txt: it changed while the apply ran") {
+		t.Fatalf("got %v", err)
+	}
+	if got := readFile(t, a); got != saved {
+		t.Fatalf("the save was lost: %q", got)
+	}
+}

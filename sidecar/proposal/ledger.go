@@ -74,11 +74,14 @@ type LedgerEntry struct {
 // LedgerFile is one path an entry changed: its version before and after (nil: absent), and
 // for text the changed lines without context (1-based, as in a hunk header).
 type LedgerFile struct {
-	Path   string       `json:"path"`
-	Status string       `json:"status"` // added, modified, deleted
-	Before *LedgerBlob  `json:"before,omitempty"`
-	After  *LedgerBlob  `json:"after,omitempty"`
-	Hunks  []LedgerHunk `json:"hunks,omitempty"`
+	Path   string      `json:"path"`
+	Status string      `json:"status"` // added, modified, deleted
+	Before *LedgerBlob `json:"before,omitempty"`
+	After  *LedgerBlob `json:"after,omitempty"`
+	// Perm is the file's permission bits before, in octal, when they are not the 644 or 755
+	// its mode gives (a revert that puts the file back gives it these).
+	Perm  string       `json:"perm,omitempty"`
+	Hunks []LedgerHunk `json:"hunks,omitempty"`
 }
 
 // LedgerBlob is a version of a file: its blob id (git's, so `git cat-file` agrees) and mode.
@@ -121,6 +124,30 @@ func planSides(pl *plan) (paths []string, before, after map[string]side) {
 		after[w.path] = writtenSide(w)
 	}
 	return paths, before, after
+}
+
+// planPerms are the permission bits before of every file the plan replaces or deletes.
+func planPerms(pl *plan) map[string]fs.FileMode {
+	perms := map[string]fs.FileMode{}
+	for _, d := range pl.deletes {
+		if d.old != nil && d.old.kind == kindFile {
+			perms[d.path] = d.old.perm
+		}
+	}
+	for _, w := range pl.writes {
+		if _, seen := perms[w.path]; !seen && w.old != nil && w.old.kind == kindFile {
+			perms[w.path] = w.old.perm
+		}
+	}
+	return perms
+}
+
+// gitPerm is the permission bits git's mode for s gives a new file.
+func gitPerm(s side) fs.FileMode {
+	if s.mode == modeExec {
+		return 0o755
+	}
+	return 0o644
 }
 
 func sideOfBackup(b *backup) side {
@@ -188,9 +215,14 @@ func buildEntry(e *LedgerEntry, pl *plan) {
 		e.ID, e.At = newLedgerID(now), now.UTC().Format(timeLayout)
 	}
 	paths, before, after := planSides(pl)
+	perms := planPerms(pl)
 	e.Files = make([]LedgerFile, 0, len(paths))
 	for _, p := range paths {
-		e.Files = append(e.Files, ledgerFile(p, before[p], after[p]))
+		f := ledgerFile(p, before[p], after[p])
+		if perm, ok := perms[p]; ok && perm != gitPerm(before[p]) {
+			f.Perm = fmt.Sprintf("%o", perm)
+		}
+		e.Files = append(e.Files, f)
 	}
 }
 

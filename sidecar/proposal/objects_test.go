@@ -173,3 +173,39 @@ func TestRecoveryRemovesOnlyItsOwnTemporaryFiles(t *testing.T) {
 		t.Fatalf("after recovery:\n%s", d)
 	}
 }
+
+// A file the apply deleted comes back from a revert with the permission bits it had: a 0600
+// file must not come back readable by all (the ledger's mode alone says only 644 or 755).
+func TestRevertKeepsTheDeletedFilesPermissionBits(t *testing.T) {
+	ws := t.TempDir()
+	secret := filepath.Join(ws, "config/secret.env")
+	putFile(t, secret, "TOKEN=mine\n")
+	if err := os.Chmod(secret, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := worker(t, ws, "r1", "coder", []string{"config"}, func(work string) {
+		if err := os.Remove(filepath.Join(work, "config/secret.env")); err != nil {
+			t.Fatal(err)
+		}
+	})
+	res, err := Apply(context.Background(), ws, filepath.Join(c.AgentDir, JSONFile), Selection{}, ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(secret); !os.IsNotExist(err) {
+		t.Fatalf("the apply did not delete the file: %v", err)
+	}
+	if _, err := Revert(context.Background(), ws, res.Ledger, ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the reverted file is %o, want 600", fi.Mode().Perm())
+	}
+	if b, _ := os.ReadFile(secret); string(b) != "TOKEN=mine\n" {
+		t.Fatalf("reverted to %q", b)
+	}
+}

@@ -10,7 +10,9 @@ package proposal
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
@@ -114,7 +116,27 @@ func planRevert(d *dirs, e *LedgerEntry, o ApplyOptions) (*plan, []Problem) {
 	if len(probs) > 0 {
 		return nil, probs
 	}
-	return buildPlan(d, patch, Selection{}, o.Rules, o.MaxPatchBytes)
+	pl, probs := buildPlan(d, patch, Selection{}, o.Rules, o.MaxPatchBytes)
+	if pl != nil {
+		keepPerms(pl, e)
+	}
+	return pl, probs
+}
+
+// keepPerms gives a file the revert makes again (the apply had deleted it) the permission bits
+// it had, as the ledger recorded them: a 0600 file must not come back readable by all.
+func keepPerms(pl *plan, e *LedgerEntry) {
+	perms := map[string]fs.FileMode{}
+	for _, f := range e.Files {
+		if p, err := strconv.ParseUint(f.Perm, 8, 32); err == nil && f.Perm != "" {
+			perms[f.Path] = fs.FileMode(p) & fs.ModePerm
+		}
+	}
+	for i, w := range pl.writes {
+		if perm, ok := perms[w.path]; ok && w.old == nil && w.kind == kindFile {
+			pl.writes[i].perm = perm
+		}
+	}
 }
 
 // revertTarget is the file without the apply's change (before → after), given how it is now;
