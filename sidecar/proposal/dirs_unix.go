@@ -6,7 +6,9 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -242,6 +244,7 @@ func (d *dirs) chmod(p string, perm fs.FileMode) error {
 type rawFile struct {
 	fd   int
 	name string
+	made fs.FileMode // the permission bits it was made with, less the umask
 }
 
 func (f *rawFile) Write(b []byte) (int, error) {
@@ -260,8 +263,11 @@ func (f *rawFile) Write(b []byte) (int, error) {
 }
 
 // Chmod sets the permission bits, skipping the call (an inode update) when the umask already
-// left them right.
+// left them right: known from the umask when the file was made with m (create), else by fstat.
 func (f *rawFile) Chmod(m fs.FileMode) error {
+	if um, ok := processUmask(); ok && f.made == m.Perm() && m.Perm()&^um == m.Perm() {
+		return nil
+	}
 	var st unix.Stat_t
 	if unix.Fstat(f.fd, &st) == nil && uint32(st.Mode)&0o7777 == uint32(m.Perm()) {
 		return nil
@@ -287,7 +293,7 @@ func (d *dirs) create(p string, perm fs.FileMode) (writeFile, error) {
 	if err != nil {
 		return nil, pathErr("open", p, err)
 	}
-	return &rawFile{fd: fd, name: p}, nil
+	return &rawFile{fd: fd, name: p, made: perm.Perm()}, nil
 }
 
 // rename moves from to p within one folder.
@@ -314,3 +320,19 @@ func (d *dirs) close() {
 	}
 	d.m = map[string]dirHandle{}
 }
+
+// processUmask reads the process's umask once, from /proc/self/status (Linux 4.7 and later):
+// umask(2) cannot read it without setting it, a race with every other goroutine making files.
+var processUmask = sync.OnceValues(func() (fs.FileMode, bool) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Umask:"); ok {
+			n, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32)
+			return fs.FileMode(n) & fs.ModePerm, err == nil
+		}
+	}
+	return 0, false
+})

@@ -77,6 +77,9 @@ func newJournal(d *dirs, pl *plan, what string, e *LedgerEntry) *journal {
 		var missing []string
 		for dir := path.Dir(w.path); dir != "." && !seen[dir]; dir = path.Dir(dir) {
 			seen[dir] = true
+			if d.has(dir) {
+				break // opened by the check: it exists, and so do its parents
+			}
 			if _, err := d.lstat(dir); errors.Is(err, fs.ErrNotExist) {
 				missing = append(missing, dir)
 			}

@@ -325,3 +325,20 @@ func TestApplyKilledAtRandomRecovers(t *testing.T) {
 	}
 	t.Logf("%d random kills while the apply changed %d files (window %v): %v, 0 partial", trials, files+2, window.Round(time.Millisecond), counts)
 }
+
+// The files an apply writes get exactly the bits the patch gives (644, 755, or the bits a
+// modified file had), whatever the umask of the process that applies: under umask 077 as under
+// 022 (where the apply skips the chmod it knows the umask made needless).
+func TestApplyBitsWhateverTheUmask(t *testing.T) {
+	for _, umask := range []string{"022", "077", "000"} {
+		ws, prop, _, after := faultWorkspace(t, 3)
+		c := exec.Command("sh", "-c", `umask `+umask+` && exec "$0" "$@"`, os.Args[0], "proposal", "apply", "--workspace", ws, prop)
+		c.Env = append(os.Environ(), "AGENTCANVAS_TEST_AS_CLI=1")
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("umask %s: %v\n%s", umask, err, out)
+		}
+		if now := tree(t, ws); !sameTree(now, after) {
+			t.Fatalf("umask %s: the applied tree differs:\n%s", umask, treeDiff(after, now))
+		}
+	}
+}
