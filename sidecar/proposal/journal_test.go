@@ -71,15 +71,8 @@ func TestRecoveryWithoutTheOldCopyNamesTheFile(t *testing.T) {
 	os.WriteFile(filepath.Join(ws, "a.txt"), now, 0o644)
 	j := &journal{Version: journalVersion, What: "apply of coder's proposal (run r1)", Entry: &LedgerEntry{ID: "20261126T000000.000Z-0badc0de"},
 		Files: []journalChange{{Path: "a.txt", Before: &LedgerBlob{OID: blobOID([]byte("old line\n")), Mode: "100644"}, After: &LedgerBlob{OID: blobOID(now), Mode: "100644"}}}}
-	root, err := os.OpenRoot(ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	if err := j.write(root); err != nil {
-		t.Fatal(err)
-	}
-	_, err = Recover(context.Background(), ws)
+	leaveJournal(t, ws, j)
+	_, err := Recover(context.Background(), ws)
 	if err == nil || !strings.Contains(err.Error(), "an interrupted apply of coder's proposal (run r1) could not be recovered") || !strings.Contains(err.Error(), "a.txt:") {
 		t.Fatalf("got %v", err)
 	}
@@ -214,5 +207,18 @@ func TestApplyNoticesASameSizeSaveOfASettledFile(t *testing.T) {
 	}
 	if got := readFile(t, a); got != saved {
 		t.Fatalf("the save was lost: %q", got)
+	}
+}
+
+// leaveJournal writes j as an apply cut short would have left it.
+func leaveJournal(t *testing.T, ws string, j *journal) {
+	t.Helper()
+	root, err := os.OpenRoot(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if err := j.write(root); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -155,14 +155,7 @@ func TestRecoveryRemovesOnlyItsOwnTemporaryFiles(t *testing.T) {
 		{Path: "src/b.txt", Before: &LedgerBlob{OID: b, Mode: "100644"}, After: &LedgerBlob{OID: blobOID([]byte("new\n")), Mode: "100644"}, Tmp: "src/a.txt"},
 		{Path: "src/c.txt", After: &LedgerBlob{OID: blobOID([]byte("new\n")), Mode: "100644"}, Tmp: "other/.agentcanvas-fedcba9876543210.tmp"},
 	}}
-	root, err := os.OpenRoot(ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	if err := j.write(root); err != nil {
-		t.Fatal(err)
-	}
+	leaveJournal(t, ws, j)
 	notice, err := Recover(context.Background(), ws)
 	if err != nil || !strings.Contains(notice, "was rolled back") {
 		t.Fatalf("recovery: %q, %v", notice, err)
