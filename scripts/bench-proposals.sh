@@ -5,7 +5,7 @@
 #
 #   prepare  vs  cp -a of the same files into input/ and work/ (the two copies prepare makes)
 #   create   vs  git diff --no-index --binary input work
-#   apply    vs  git apply changes.patch (each in a fresh copy of the workspace)
+#   apply    vs  git apply changes.patch (each in a fresh copy of the workspace, synced first)
 #
 # Apply is measured AR times a round (default 3), so best of R*AR.
 #
@@ -88,6 +88,9 @@ for r in $(seq 1 "$R"); do
     O=$T/apply-ours$r-$k; G=$T/apply-git$r-$k
     mkdir -p "$O" "$G"; cp -a "$W/src" "$O/"; cp -a "$W/src" "$G/"
     mkdir -p "$O/.agentcanvas/sandboxes/bench$r"; cp -a "$A" "$O/.agentcanvas/sandboxes/bench$r/"
+    # The copies' writeback is theirs, not the apply's: an apply's two fsyncs would otherwise wait
+    # for the file system to commit the 10,000 files just copied (git apply syncs nothing).
+    sync
     ours() { add apply_ours $(measure "$BIN" proposal apply --workspace "$O" "$O/.agentcanvas/sandboxes/bench$r/worker/proposal/proposal.json"); }
     theirs() { add apply_git $(measure git -C "$G" apply "$A/proposal/changes.patch"); }
     if [ $((k % 2)) = 1 ]; then ours; theirs; else theirs; ours; fi
