@@ -1,6 +1,6 @@
 // The Runs view's model: runs → interactions → agents, from listRuns and kept current by run
 // events. Pure (no vscode), so its updates are unit-tested.
-import { addAgentSpend, readSpend } from '../canvas/spend';
+import { addAgentSpend, newerAgentSpend, readSpend } from '../canvas/spend';
 import { REQUEST_EVENTS, type AgentState, type InteractionState, type PendingRequest, type RunEvent, type RunState } from '../protocol';
 
 const RUN_STATUS: Record<string, string> = {
@@ -62,12 +62,15 @@ export class RunsModel {
     this.runs = new Map(runs.map((r) => [r.runId, r]));
   }
 
-  /** listRuns has no per-agent spend: what events told of it survives a re-fetch (a new run starting). */
+  /**
+   * listRuns' per-agent totals are those of the run's last checkpoint: on a re-fetch (a new run
+   * starting) an agent keeps the newer of that and what the events told (never their sum).
+   */
   private keepAgentSpend(fresh: RunState): void {
     const old = this.runs.get(fresh.runId);
     if (!old) return;
     const spent = new Map(old.interactions.flatMap((i) => i.agents).map((a) => [a.id, a.spend]));
-    for (const i of fresh.interactions) for (const a of i.agents) a.spend ??= spent.get(a.id);
+    for (const i of fresh.interactions) for (const a of i.agents) a.spend = newerAgentSpend(a.spend, spent.get(a.id));
   }
 
   /** Applies one event; returns true when the caller should re-fetch (an unknown run appeared). */
