@@ -234,8 +234,12 @@ test('runs model and tree: after a reload each agent shows its spend from listRu
   // a tester turn's report after the restore: its total is taken
   m.apply({ runId: 'r1', event: 'spend', interactionId: 'i2', data: { agent: 'tester', tokens: 200, costUsd: 0.001, agentTotal: { tokens: 1000, costUsd: 0.005, costKnown: true, reports: 2 } } });
   assert.match(String(agentItem('tester')?.description), /1k tokens · \$0\.0050$/);
-  // a re-fetch returns the older checkpoint: the newer totals the events told are kept
+  // a re-fetch returns the older checkpoint: the newer totals and the statuses the events told
+  // are kept, and an agent that has spent nothing yet stays listed
+  m.apply({ runId: 'r1', event: 'agent_started', interactionId: 'i1', agent: 'coder' });
+  m.apply({ runId: 'r1', event: 'agent_started', interactionId: 'i1', agent: 'planner' });
   m.replace(readRuns([{ ...listed, status: 'running' }]));
-  assert.match(String(agentItem('coder')?.description), /2k tokens · \$0\.04$/);
+  assert.equal(agentItem('coder')?.description, 'running · 2k tokens · $0.04');
+  assert.equal(agentItem('planner')?.description, 'running');
   assert.match(String(agentItem('tester')?.description), /1k tokens · \$0\.0050$/);
 });
