@@ -8,6 +8,8 @@
 import type * as vscode from 'vscode';
 import { Method, asArray, asObject, readTextEdits, type LspPosition, type LspRange, type LspTextEdit, type PatternInfo, type RunEvent } from './protocol';
 import type { SidecarClient } from './sidecar';
+import { readAgentTotal, type AgentSpend } from './canvas/spend';
+import type { RunSpend } from './canvas/protocol';
 
 export interface SrcPos {
   line: number;
@@ -83,7 +85,21 @@ export interface CanvasBackendImpl {
   editFlow(uri: string, version: number, text: string, ops: Array<Record<string, unknown>>): Promise<LspTextEdit[]>;
   /** The sidecar's patterns as it sends them (roles as objects, docs, default terminations). */
   listPatterns(): Promise<PatternInfo[]>;
+  lastRunSpend(flowName: string): Promise<RunSpend | undefined>;
   onRunEvent(listener: (e: RunEvent) => void): vscode.Disposable;
+}
+
+/** lastRunSpend finds the newest run of flowName in listRuns (newest first) and reads its agentSpend. */
+export function lastRunSpend(raw: unknown, flowName: string): RunSpend | undefined {
+  const list = Array.isArray(raw) ? raw : asArray(asObject(raw).runs);
+  const run = list.map(asObject).find((r) => r.flow === flowName && typeof r.runId === 'string');
+  if (!run) return undefined;
+  const agents: Record<string, AgentSpend> = {};
+  for (const [id, v] of Object.entries(asObject(run.agentSpend))) {
+    const s = readAgentTotal(v);
+    if (s) agents[id] = s;
+  }
+  return { runId: String(run.runId), agents };
 }
 
 /**
@@ -105,6 +121,9 @@ export function createCanvasBackend(sidecar: SidecarClient, onRunEvent: (l: (e: 
       const raw = await sidecar.request(Method.listPatterns, {});
       const list = Array.isArray(raw) ? raw : asArray(asObject(raw).patterns);
       return list.filter((p) => typeof asObject(p).id === 'string' && typeof asObject(p).patternId === 'string') as PatternInfo[];
+    },
+    async lastRunSpend(flowName) {
+      return lastRunSpend(await sidecar.request(Method.listRuns, {}), flowName);
     },
     onRunEvent,
   };

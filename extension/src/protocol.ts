@@ -5,7 +5,7 @@
 // array and {items: []}) because the sidecar and the extension are released together but built by
 // different people.
 
-import { readSpend, type AgentSpend, type Spend } from './canvas/spend';
+import { readAgentTotal, readSpend, type AgentSpend, type Spend } from './canvas/spend';
 
 export type { Spend };
 
@@ -199,7 +199,7 @@ export interface AgentState {
   role?: string;
   status: string; // pending | running | waiting | finished | failed | stopped
   terminationReason?: string;
-  /** what it spent so far, from this session's spend events (listRuns does not carry it) */
+  /** what it spent so far: listRuns' total (the run's checkpoint), then the spend events' */
   spend?: AgentSpend;
 }
 
@@ -381,6 +381,28 @@ function readDeadline(o: Record<string, unknown>): number | undefined {
   return undefined;
 }
 
+/**
+ * withAgentSpend lists each agent of listRuns' `agentSpend` (its total at the run's last
+ * checkpoint) under the interaction it first spent in, so the Runs view shows what it spent
+ * after a window reload. An interaction the checkpoint has no outcome of yet is added with the
+ * run's status.
+ */
+function withAgentSpend(interactions: InteractionState[], raw: unknown, runStatus: string): InteractionState[] {
+  for (const [id, v] of Object.entries(asObject(raw))) {
+    const spend = readAgentTotal(v);
+    if (!spend) continue;
+    const where = typeof asObject(v).interaction === 'string' && asObject(v).interaction !== '' ? String(asObject(v).interaction) : '?';
+    let inter = interactions.find((i) => i.id === where);
+    if (!inter) {
+      inter = { id: where, status: runStatus, agents: [] };
+      interactions.push(inter);
+    }
+    const status = inter.status === 'completed' ? 'finished' : inter.status;
+    inter.agents.push({ id, status, spend });
+  }
+  return interactions;
+}
+
 export function readRuns(raw: unknown): RunState[] {
   const list = Array.isArray(raw) ? raw : asArray(asObject(raw).runs);
   return list
@@ -399,7 +421,7 @@ export function readRuns(raw: unknown): RunState[] {
         endedAt: typeof r.endedAt === 'string' ? r.endedAt : undefined,
         terminationReason: typeof r.terminationReason === 'string' ? r.terminationReason : typeof r.reason === 'string' && r.reason !== '' ? r.reason : undefined,
         spend: readSpend(r.spend),
-        interactions: asArray(r.interactions).map(readInteraction),
+        interactions: withAgentSpend(asArray(r.interactions).map(readInteraction), r.agentSpend, typeof r.status === 'string' ? r.status : 'unknown'),
         pending: asArray(r.pending)
           .map((p) => readPending(p, runId))
           .filter((p): p is PendingRequest => p !== undefined),

@@ -142,10 +142,10 @@ func (r *run) gatewayCharge(ch gateway.Charge) {
 	if c == nil {
 		return
 	}
-	c.charge(ch.Agent, charge{tokens: ch.Usage.Tokens(), usd: ch.USD, costless: !ch.CostKnown})
+	total := c.charge(ch.Agent, charge{tokens: ch.Usage.Tokens(), usd: ch.USD, costless: !ch.CostKnown})
 	if ch.UsageSeen {
 		r.emit(c.in.ID, "", "spend", map[string]any{"agent": ch.Agent, "midTurn": true, "model": ch.Model,
-			"callTokens": ch.Usage.Tokens(), "callCostUsd": ch.USD, "agentSpend": ch.AgentSpend, "run": r.spent(), "interaction": c.spent()})
+			"callTokens": ch.Usage.Tokens(), "callCostUsd": ch.USD, "agentSpend": ch.AgentSpend, "agentTotal": total, "run": r.spent(), "interaction": c.spent()})
 	}
 	if strings.HasPrefix(ch.Over, "spend limit reached: agent ") && c.stop != nil && c.ctx.Err() == nil {
 		c.note("spend_limit_reached", map[string]any{"condition": "runtime.maxCostUsd", "agent": ch.Agent, "message": ch.Over, "spend": c.spent()})
@@ -192,7 +192,7 @@ func (c *ictx) meteredResult(node string, res runtime.Result) runtime.Result {
 // put it in res).
 func (c *ictx) gatewayTurnEnd(node string, res runtime.Result) {
 	c.r.emit(c.in.ID, "", "spend", map[string]any{"agent": node, "gateway": true,
-		"tokens": res.Usage.Tokens(res.Backend), "costUsd": res.CostUSD, "run": c.r.spent(), "interaction": c.spent()})
+		"tokens": res.Usage.Tokens(res.Backend), "costUsd": res.CostUSD, "agentTotal": c.r.agentSpent(node), "run": c.r.spent(), "interaction": c.spent()})
 }
 
 // addReported adds spend an agent reported (one the gateway does not see) to the gateway's

@@ -90,6 +90,20 @@ func TestRealCLIGatewayAgentLimit(t *testing.T) {
 			if mid < 3 {
 				t.Errorf("%d mid-turn spend events of the coder, want one per metered call (≥ 3)", mid)
 			}
+			// The run's state keeps the coder's total: what its metered calls added up to.
+			var callTokens int64
+			var callUSD float64
+			for _, e := range rec.events("spend") {
+				if e.Fields["midTurn"] == true && e.Fields["agent"] == "coder" {
+					n, _ := e.Fields["callTokens"].(int64)
+					usd, _ := e.Fields["callCostUsd"].(float64)
+					callTokens, callUSD = callTokens+n, callUSD+usd
+				}
+			}
+			st, err := ReadState(ws, out.RunID)
+			if c := st.Agents["coder"]; err != nil || !c.Metered || c.Tokens != callTokens || math.Abs(c.CostUSD-callUSD) > 1e-9 || callTokens == 0 {
+				t.Errorf("the coder in state.json: %+v (%v); its metered calls: %d tokens, $%v", c, err, callTokens, callUSD)
+			}
 			if len(rec.events("gateway_started")) != 1 {
 				t.Errorf("gateway_started events: %d", len(rec.events("gateway_started")))
 			}

@@ -76,6 +76,8 @@ type RunInfo struct {
 	Metrics   *Metrics  `json:"metrics,omitempty"`
 	// Spend is what the run's agents reported spending so far (docs/runs.md, Spend limits).
 	Spend Spend `json:"spend"`
+	// AgentSpend is each agent's share of Spend, from the run's last checkpoint.
+	AgentSpend map[string]AgentSpend `json:"agentSpend,omitempty"`
 }
 
 func (m *Manager) init() {
@@ -216,7 +218,7 @@ func (m *Manager) List() ([]RunInfo, error) {
 	var out []RunInfo
 	seen := map[string]bool{}
 	for _, st := range states {
-		info := RunInfo{RunID: st.RunID, Flow: st.Flow, FlowFile: st.FlowFile, Status: st.Status, Reason: st.Reason, DryRun: st.DryRun, Started: st.Started, Finished: st.Finished, Updated: st.Updated, Interactions: st.Interactions, Proposals: st.Proposals, Pending: []Request{}, Spend: st.Spend}
+		info := RunInfo{RunID: st.RunID, Flow: st.Flow, FlowFile: st.FlowFile, Status: st.Status, Reason: st.Reason, DryRun: st.DryRun, Started: st.Started, Finished: st.Finished, Updated: st.Updated, Interactions: st.Interactions, Proposals: st.Proposals, Pending: []Request{}, Spend: st.Spend, AgentSpend: st.Agents}
 		if st.Status == StatusInterrupted && st.Pending != nil {
 			info.Pending = st.Pending
 		}

@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -242,6 +243,7 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 		if sp := o.Resume.Spend; sp.Tokens > 0 || sp.CostUSD > 0 || len(sp.Unreported) > 0 {
 			r.state.Spend = sp // the budget counts what the run spent before
 		}
+		r.state.Agents = maps.Clone(o.Resume.Agents) // and each agent's total goes on from its own
 	}
 	return r, nil
 }

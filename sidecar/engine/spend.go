@@ -32,6 +32,36 @@ type Spend struct {
 
 func newSpend() Spend { return Spend{CostKnown: true} }
 
+// AgentSpend is what one agent reported spending over the run, kept in the run's state so
+// the Runs view and the canvas show it again after a window reload. Reports counts the charges
+// added and only grows: of two totals of one agent (a checkpoint, a later spend event) the one
+// with more reports is the newer, so a reader takes it instead of adding them up.
+type AgentSpend struct {
+	Tokens  int64   `json:"tokens"`
+	CostUSD float64 `json:"costUsd"`
+	// CostKnown: every charge carried its cost.
+	CostKnown bool `json:"costKnown"`
+	// Unreported: a turn of it reported no usage at all.
+	Unreported bool `json:"unreported,omitempty"`
+	// Metered: the model gateway meters its calls.
+	Metered bool `json:"metered,omitempty"`
+	Reports int  `json:"reports"`
+	// Interaction is the first interaction it spent in (where the Runs view lists it).
+	Interaction string `json:"interaction,omitempty"`
+}
+
+func (a *AgentSpend) add(ch charge, interaction string, metered bool) {
+	if a.Reports == 0 {
+		a.CostKnown, a.Interaction = true, interaction
+	}
+	a.Reports++
+	a.Tokens += ch.tokens
+	a.CostUSD += ch.usd
+	a.CostKnown = a.CostKnown && !ch.costless
+	a.Unreported = a.Unreported || ch.unreported != ""
+	a.Metered = a.Metered || metered
+}
+
 func (s *Spend) add(o charge) {
 	s.Tokens += o.tokens
 	s.CostUSD += o.usd
@@ -153,9 +183,9 @@ func (c *ictx) spendResult(node string, ts *turnSpend, res runtime.Result) {
 	case !res.CostKnown:
 		ch.costless = true
 	}
-	c.charge(node, ch)
+	total := c.charge(node, ch)
 	run, in := c.r.spent(), c.spent()
-	fields := map[string]any{"agent": node, "tokens": ts.tokens + ch.tokens, "run": run, "interaction": in}
+	fields := map[string]any{"agent": node, "tokens": ts.tokens + ch.tokens, "run": run, "interaction": in, "agentTotal": total}
 	if res.CostKnown {
 		fields["costUsd"] = ts.usd + ch.usd
 	}
@@ -172,8 +202,9 @@ func (c *ictx) spendResult(node string, ts *turnSpend, res runtime.Result) {
 	}
 }
 
-// charge adds spending to the interaction and the run, and stops whichever reached its limit.
-func (c *ictx) charge(node string, ch charge) {
+// charge adds spending to the interaction, the run and the agent, and stops whichever reached
+// its limit. It returns the agent's total, for the spend event that tells of it.
+func (c *ictx) charge(node string, ch charge) AgentSpend {
 	c.addReported(node, ch)
 	c.mu.Lock()
 	c.spend.add(ch)
@@ -183,7 +214,7 @@ func (c *ictx) charge(node string, ch charge) {
 		c.note("spend_limit_reached", map[string]any{"condition": hit, "agent": node, "spend": c.spent()})
 		c.stop(&spendLimitError{condition: hit})
 	}
-	c.r.charge(ch)
+	return c.r.charge(node, c.in.ID, c.routed(node), ch)
 }
 
 // spent is the interaction's spend so far.
@@ -195,16 +226,31 @@ func (c *ictx) spent() Spend {
 	return s
 }
 
-// charge adds spending to the run, and stops the run when it reaches its budget.
-func (r *run) charge(ch charge) {
+// charge adds spending to the run and to node's total, and stops the run when it reaches its
+// budget. It returns node's total.
+func (r *run) charge(node, interaction string, metered bool, ch charge) AgentSpend {
 	r.mu.Lock()
 	r.state.Spend.add(ch)
 	s := r.state.Spend
+	if r.state.Agents == nil {
+		r.state.Agents = map[string]AgentSpend{}
+	}
+	a := r.state.Agents[node]
+	a.add(ch, interaction, metered)
+	r.state.Agents[node] = a
 	r.mu.Unlock()
 	if hit := r.budget.reached(s); hit != "" && r.stop != nil && r.ctx.Err() == nil {
 		r.emit("", "", "budget_reached", map[string]any{"limit": budgetField(hit), "spend": r.spent(), "budget": r.f.Policy.Budget})
 		r.stop(ErrBudget)
 	}
+	return a
+}
+
+// agentSpent is node's total so far.
+func (r *run) agentSpent(node string) AgentSpend {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.state.Agents[node]
 }
 
 // budgetField is the policy.budget field a limit reached corresponds to.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -39,6 +40,9 @@ type State struct {
 	// Spend is what the run's agents reported spending so far (spend.go); a resumed run
 	// goes on counting from it against its budget.
 	Spend Spend `json:"spend"`
+	// Agents is each agent's share of Spend (numbers only), so the Runs view and the canvas
+	// show it again after a reload; a resumed run goes on adding to it.
+	Agents map[string]AgentSpend `json:"agentSpend,omitempty"`
 }
 
 func checkRunID(id string) error { return sandbox.ValidateRunID(id) }
@@ -89,6 +93,7 @@ func (r *run) writeCheckpoint(durable bool) {
 		}
 	}
 	st.Pending = append([]Request(nil), r.state.Pending...)
+	st.Agents = maps.Clone(r.state.Agents) // charges go on changing the run's map
 	st.Proposals = append([]string(nil), r.proposals...)
 	r.mu.Unlock()
 	if !durable && r.written != nil && sameCheckpoint(r.written, &st) {

@@ -311,3 +311,58 @@ func TestSkillRunFromTheEditor(t *testing.T) {
 	}
 	c.shutdownExit()
 }
+
+// Each agent's spend outlives the session that ran it: a fresh sidecar on the same workspace
+// (a window reload) lists the finished run with every agent's total, as its spend events said.
+func TestAgentSpendListedAfterAReload(t *testing.T) {
+	agent := commandAgent(t, `cat > /dev/null
+echo "ANSWER: done"
+echo 'USAGE: {"inputTokens": 700, "outputTokens": 300, "costUsd": 0.02}'
+`)
+	root, uri := workspace(t, "spend.yaml", strings.ReplaceAll(pairFlow, "AGENT", agent))
+	c := startBinary(t)
+	c.initialize(root)
+	var info struct{ RunID string }
+	c.mustCall("agentcanvas/startRun", map[string]any{"uri": uri}, &info)
+	told := map[string]int64{}
+	for {
+		raw := c.waitNote("agentcanvas/runEvent", func(p json.RawMessage) bool {
+			return strings.Contains(string(p), `"event":"spend"`) || strings.Contains(string(p), `"event":"run_finished"`)
+		})
+		var ev struct {
+			Event  string
+			Agent  string
+			Tokens int64
+		}
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Event == "run_finished" {
+			break
+		}
+		told[ev.Agent] += ev.Tokens
+	}
+	c.shutdownExit()
+
+	c = startBinary(t)
+	c.initialize(root)
+	var runs []struct {
+		RunID      string
+		AgentSpend map[string]struct {
+			Tokens      int64
+			CostUSD     float64
+			Reports     int
+			Interaction string
+		}
+	}
+	c.mustCall("agentcanvas/listRuns", nil, &runs)
+	if len(runs) != 1 || runs[0].RunID != info.RunID || len(runs[0].AgentSpend) != 2 || len(told) != 2 {
+		t.Fatalf("listRuns after a reload: %+v; the spend events told %v", runs, told)
+	}
+	for id, a := range runs[0].AgentSpend {
+		if a.Tokens == 0 || a.Tokens != told[id] || a.Reports == 0 || a.Interaction != "first" || a.CostUSD < float64(a.Tokens)/1000*0.02-1e-9 {
+			t.Errorf("%s after a reload: %+v; its spend events told %d tokens at $0.02 a 1,000", id, a, told[id])
+		}
+	}
+	c.shutdownExit()
+}

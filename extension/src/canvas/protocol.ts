@@ -5,6 +5,8 @@
 // the edit operations of docs/flow-edits.md. The webview never writes YAML: it sends FlowOps, the
 // host turns them into TextEdits through the sidecar and applies them to the TextDocument.
 
+import type { AgentSpend } from "./spend";
+
 export interface SrcPos {
   line: number; // 1-based
   column: number; // 1-based, in Unicode code points
@@ -219,6 +221,12 @@ export interface RunEvent {
   [k: string]: unknown;
 }
 
+/** Each agent's spend in a run, as its last checkpoint kept it (listRuns' agentSpend). */
+export interface RunSpend {
+  runId: string;
+  agents: Record<string, AgentSpend>;
+}
+
 // Messages from the host to the webview.
 export type HostMessage =
   | {
@@ -230,6 +238,7 @@ export type HostMessage =
     }
   | { type: "patterns"; patterns: PatternInfo[] }
   | { type: "runEvent"; event: RunEvent }
+  | ({ type: "runSpend" } & RunSpend)
   | { type: "editFailed"; message: string };
 
 // Messages from the webview to the host.

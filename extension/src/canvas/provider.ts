@@ -77,9 +77,14 @@ class CanvasSession {
       panel.webview.onDidReceiveMessage((m: WebviewMessage) => this.onMessage(m)),
       backend.onRunEvent((e) => {
         // Events name their flow by file name without .yaml; show only this flow's.
-        if (!e.flow || e.flow === path.basename(document.uri.fsPath).replace(/\.ya?ml$/i, "")) this.post({ type: "runEvent", event: e });
+        if (!e.flow || e.flow === this.flowName()) this.post({ type: "runEvent", event: e });
       }),
     );
+  }
+
+  /** The flow's name as runs give it: its file's name without .yaml. */
+  private flowName(): string {
+    return path.basename(this.document.uri.fsPath).replace(/\.ya?ml$/i, "");
   }
 
   dispose(): void {
@@ -99,6 +104,11 @@ class CanvasSession {
         this.backend.listPatterns().then(
           (patterns) => this.post({ type: "patterns", patterns }),
           (e) => this.log?.appendLine(`canvas: listPatterns: ${errorText(e)}`),
+        );
+        // what the flow's newest run spent per agent, for its cards after a window reload
+        this.backend.lastRunSpend(this.flowName()).then(
+          (s) => s && this.post({ type: "runSpend", ...s }),
+          (e) => this.log?.appendLine(`canvas: listRuns: ${errorText(e)}`),
         );
         break;
       case "edit":

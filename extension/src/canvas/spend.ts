@@ -68,10 +68,34 @@ export interface AgentSpend {
    * events repeat what the calls already counted, so they are not counted again.
    */
   metered: boolean;
+  /**
+   * How many charges the sidecar had counted in this total (its `agentTotal` on spend events,
+   * listRuns' `agentSpend` after a reload). It only grows: of two totals the one with more is
+   * newer. Absent for a total folded here from events that carry none.
+   */
+  reports?: number;
 }
 
 function num(x: unknown): number {
   return typeof x === "number" && Number.isFinite(x) && x >= 0 ? x : 0;
+}
+
+/** readAgentTotal reads the sidecar's total of one agent (`agentTotal`, listRuns' `agentSpend` entries). */
+export function readAgentTotal(raw: unknown): AgentSpend | undefined {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return undefined;
+  const o = raw as Record<string, unknown>;
+  if (typeof o.reports !== "number" || !Number.isInteger(o.reports) || o.reports < 0) return undefined;
+  return { tokens: num(o.tokens), costUsd: num(o.costUsd), costKnown: o.costKnown === true, unreported: o.unreported === true, metered: o.metered === true, reports: o.reports };
+}
+
+/**
+ * newerAgentSpend is the newer of two totals of one agent: the one with more reports; a total
+ * without a count (folded from events) only when the other is missing.
+ */
+export function newerAgentSpend(a: AgentSpend | undefined, b: AgentSpend | undefined): AgentSpend | undefined {
+  if (!a || !b) return a ?? b;
+  if (a.reports === undefined) return b.reports === undefined ? a : b;
+  return b.reports !== undefined && b.reports > a.reports ? b : a;
 }
 
 /**
@@ -82,6 +106,10 @@ function num(x: unknown): number {
  * Returns cur itself when the event adds nothing.
  */
 export function addAgentSpend(cur: AgentSpend | undefined, ev: Record<string, unknown>): AgentSpend | undefined {
+  // the sidecar's own total after this report: taken, not added, so a total restored from
+  // listRuns and the events that follow it never count a report twice
+  const total = readAgentTotal(ev.agentTotal);
+  if (total) return newerAgentSpend(total, cur);
   const base: AgentSpend = cur ?? { tokens: 0, costUsd: 0, costKnown: true, unreported: false, metered: false };
   if (ev.midTurn === true) {
     return { ...base, metered: true, tokens: base.tokens + num(ev.callTokens), costUsd: base.costUsd + num(ev.callCostUsd) };

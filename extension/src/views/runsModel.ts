@@ -1,6 +1,6 @@
 // The Runs view's model: runs → interactions → agents, from listRuns and kept current by run
 // events. Pure (no vscode), so its updates are unit-tested.
-import { addAgentSpend, readSpend } from '../canvas/spend';
+import { addAgentSpend, newerAgentSpend, readSpend } from '../canvas/spend';
 import { REQUEST_EVENTS, type AgentState, type InteractionState, type PendingRequest, type RunEvent, type RunState } from '../protocol';
 
 const RUN_STATUS: Record<string, string> = {
@@ -50,6 +50,7 @@ export class RunsModel {
   }
 
   replace(runs: RunState[]): void {
+    for (const r of runs) this.keepAgents(r);
     for (const r of runs) {
       if (!isInterrupted(r)) continue;
       // its checkpoint says "running" for what was under way when the engine died: nothing is
@@ -58,16 +59,26 @@ export class RunsModel {
         for (const a of i.agents) if (a.status === 'running' || a.status === 'waiting') a.status = 'interrupted';
       }
     }
-    for (const r of runs) this.keepAgentSpend(r);
     this.runs = new Map(runs.map((r) => [r.runId, r]));
   }
 
-  /** listRuns has no per-agent spend: what events told of it survives a re-fetch (a new run starting). */
-  private keepAgentSpend(fresh: RunState): void {
+  /**
+   * listRuns lists a run's agents only with their spend, as its last checkpoint kept it. On a
+   * re-fetch (a new run starting) the agents the events told of stay, with the status the events
+   * gave them and the newer of the two spend totals (never their sum).
+   */
+  private keepAgents(fresh: RunState): void {
     const old = this.runs.get(fresh.runId);
     if (!old) return;
-    const spent = new Map(old.interactions.flatMap((i) => i.agents).map((a) => [a.id, a.spend]));
-    for (const i of fresh.interactions) for (const a of i.agents) a.spend ??= spent.get(a.id);
+    const listed = new Map(fresh.interactions.flatMap((i) => i.agents).map((a) => [a.id, a]));
+    for (const oi of old.interactions) {
+      const fi = fresh.interactions.find((i) => i.id === oi.id);
+      for (const oa of oi.agents) {
+        const fa = listed.get(oa.id);
+        if (fa) Object.assign(fa, { ...oa, spend: newerAgentSpend(fa.spend, oa.spend) });
+        else fi?.agents.push(oa);
+      }
+    }
   }
 
   /** Applies one event; returns true when the caller should re-fetch (an unknown run appeared). */

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TextPositions, toCanvasLoadResult } from '../../src/canvasBackend';
+import { TextPositions, lastRunSpend, toCanvasLoadResult } from '../../src/canvasBackend';
 
 test('LSP positions become 1-based code-point columns and byte offsets', () => {
   const text = 'name: "é😀x"\nagents: []\n';
@@ -29,4 +29,18 @@ test("loadFlow's answer in the canvas's shape", () => {
     { file: '/ws/flows/a.yaml', range: { start: { line: 4, column: 12, offset: 42 }, end: { line: 4, column: 16, offset: 46 } }, severity: 'error', code: 'schema', message: 'files must be a list', path: '/agents/0/files' },
   ]);
   assert.equal(toCanvasLoadResult({ flow: null, diagnostics: [] }, '', 'f').flow, null);
+});
+
+test("lastRunSpend: the newest run of the flow (listRuns is newest first), each agent's checkpointed total", () => {
+  const runs = [
+    { runId: 'r3', flow: 'other', agentSpend: { x: { tokens: 9, costUsd: 0, costKnown: true, reports: 1 } } },
+    { runId: 'r2', flow: 'team', agentSpend: { coder: { tokens: 1500, costUsd: 0.03, costKnown: true, metered: true, reports: 2 }, odd: { tokens: 5 } } },
+    { runId: 'r1', flow: 'team', agentSpend: { coder: { tokens: 1, costUsd: 0, costKnown: true, reports: 1 } } },
+  ];
+  assert.deepEqual(lastRunSpend(runs, 'team'), {
+    runId: 'r2',
+    agents: { coder: { tokens: 1500, costUsd: 0.03, costKnown: true, unreported: false, metered: true, reports: 2 } },
+  }, 'a total without its report count is not one the sidecar wrote');
+  assert.deepEqual(lastRunSpend({ runs: [{ runId: 'r0', flow: 'team' }] }, 'team'), { runId: 'r0', agents: {} }, 'a run before any spend');
+  assert.equal(lastRunSpend([], 'team'), undefined);
 });

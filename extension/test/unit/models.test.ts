@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { RunsModel, statusIcon } from '../../src/views/runsModel';
 import { filterEvents, metrics, parseJsonl } from '../../src/views/runLogModel';
 import { renderStatus } from '../../src/status';
+import { readRuns } from '../../src/protocol';
 import { RunsTree } from '../../src/views/runsTree';
 
 test('runs model: events build runs → interactions → agents with status and termination reason', () => {
@@ -192,4 +193,53 @@ test('runs model and tree: each agent shows its spend as it accrues, a metered t
   // a re-fetch of the runs (a new run started) keeps what the events told
   m.replace([{ runId: 'r1', flow: 'review', status: 'running', interactions: [{ id: 'i1', status: 'running', agents: [{ id: 'coder', status: 'running' }] }], pending: [] }]);
   assert.equal(m.get('r1')!.interactions[0].agents[0].spend?.tokens, 1500);
+});
+
+test('runs model and tree: after a reload each agent shows its spend from listRuns, and later events are not added twice', () => {
+  // listRuns of a fresh sidecar: the run's checkpoint with each agent's total (agentSpend)
+  const listed = {
+    runId: 'r1', flow: 'review', status: 'interrupted', spend: { tokens: 2300, costUsd: 0.034, costKnown: true },
+    interactions: [{ id: 'i1', patternId: 'critic_loop', status: 'completed', rounds: 2 }],
+    agentSpend: {
+      coder: { tokens: 1500, costUsd: 0.03, costKnown: true, metered: true, reports: 2, interaction: 'i1' },
+      tester: { tokens: 800, costUsd: 0.004, costKnown: true, reports: 1, interaction: 'i2' },
+      judge: { tokens: 0, costUsd: 0, costKnown: true, unreported: true, reports: 1, interaction: 'i2' },
+      bogus: { tokens: 5 }, // no report count: not a total the sidecar wrote
+    },
+    pending: [],
+  };
+  const m = new RunsModel();
+  m.replace(readRuns([listed]));
+  const tree = new RunsTree(m);
+  const agentItem = (id: string) => {
+    const [run] = tree.getChildren();
+    for (const inter of tree.getChildren(run)) {
+      const a = tree.getChildren(inter).find((n) => n.kind === 'agent' && n.agent.id === id);
+      if (a) return tree.getTreeItem(a);
+    }
+    return undefined;
+  };
+  assert.equal(agentItem('coder')?.description, 'finished · 1.5k tokens · $0.03', 'under its interaction, as the live view showed it');
+  assert.match(String(agentItem('coder')?.tooltip), /metered by the model gateway/);
+  assert.equal(agentItem('tester')?.description, 'interrupted · 800 tokens · $0.0040', 'an interaction still under way when the run was interrupted is listed');
+  assert.match(String(agentItem('judge')?.description), /spend unknown$/);
+  assert.equal(agentItem('bogus'), undefined);
+  // the run resumed: a metered call's event carries the coder's new total (3 reports)
+  m.apply({ runId: 'r1', event: 'run_resumed' });
+  m.apply({ runId: 'r1', event: 'spend', interactionId: 'i1', data: { agent: 'coder', midTurn: true, callTokens: 500, callCostUsd: 0.01, agentTotal: { tokens: 2000, costUsd: 0.04, costKnown: true, metered: true, reports: 3 } } });
+  assert.match(String(agentItem('coder')?.description), /2k tokens · \$0\.04$/, 'the new total, not 1.5k + 2k');
+  // an event the checkpoint already counted, delivered late (2 reports), changes nothing
+  m.apply({ runId: 'r1', event: 'spend', interactionId: 'i1', data: { agent: 'coder', gateway: true, tokens: 1500, costUsd: 0.03, agentTotal: { tokens: 1500, costUsd: 0.03, costKnown: true, metered: true, reports: 2 } } });
+  assert.match(String(agentItem('coder')?.description), /2k tokens · \$0\.04$/);
+  // a tester turn's report after the restore: its total is taken
+  m.apply({ runId: 'r1', event: 'spend', interactionId: 'i2', data: { agent: 'tester', tokens: 200, costUsd: 0.001, agentTotal: { tokens: 1000, costUsd: 0.005, costKnown: true, reports: 2 } } });
+  assert.match(String(agentItem('tester')?.description), /1k tokens · \$0\.0050$/);
+  // a re-fetch returns the older checkpoint: the newer totals and the statuses the events told
+  // are kept, and an agent that has spent nothing yet stays listed
+  m.apply({ runId: 'r1', event: 'agent_started', interactionId: 'i1', agent: 'coder' });
+  m.apply({ runId: 'r1', event: 'agent_started', interactionId: 'i1', agent: 'planner' });
+  m.replace(readRuns([{ ...listed, status: 'running' }]));
+  assert.equal(agentItem('coder')?.description, 'running · 2k tokens · $0.04');
+  assert.equal(agentItem('planner')?.description, 'running');
+  assert.match(String(agentItem('tester')?.description), /1k tokens · \$0\.0050$/);
 });

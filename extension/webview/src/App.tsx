@@ -35,7 +35,7 @@ import { interactionName, LABEL_MIN_ZOOM, MAX_LABEL_CHARS, shortLabel } from "./
 import { tidyLayout } from "./layout";
 import { Legend } from "./Legend";
 import { deleteOps, layoutOp, moveOps, nudge } from "./ops";
-import { applyRunEvent, edgeCounters, emptyOverlay } from "./overlay";
+import { applyRunEvent, edgeCounters, emptyOverlay, restoreAgentSpend } from "./overlay";
 import { spendLabel } from "../../src/canvas/spend";
 import { Palette, PATTERN_MIME } from "./Palette";
 import { Rail } from "./Rail";
@@ -299,6 +299,9 @@ function Canvas() {
             break;
           case "runEvent":
             setOverlay((o) => applyRunEvent(o, m.event, flowRef.current));
+            break;
+          case "runSpend":
+            setOverlay((o) => restoreAgentSpend(o, m.runId, m.agents));
             break;
           case "editFailed":
             pendingEdge.current = undefined;

@@ -3,7 +3,7 @@
 // per edge the rounds used, the time left and the messages in the last minute, and what the
 // run's agents reported spending so far. Pure (the clock is passed in) so it is unit-tested.
 import type { FlowModel, RunEvent } from "../../src/canvas/protocol";
-import { addAgentSpend, readSpend, type AgentSpend, type Spend } from "../../src/canvas/spend";
+import { addAgentSpend, newerAgentSpend, readSpend, type AgentSpend, type Spend } from "../../src/canvas/spend";
 import { conditions, formatDuration } from "./labels";
 
 /** What an agent (or an edge's interaction) is doing in the run the overlay shows. */
@@ -75,6 +75,21 @@ function failed(e: RunEvent): boolean {
 function agentOf(e: RunEvent): string | undefined {
   const a = e.agent ?? e.agentId;
   return typeof a === "string" && a !== "" ? a : undefined;
+}
+
+/**
+ * restoreAgentSpend gives the cards what each agent of runId spent as the run's last checkpoint
+ * kept it (after a window reload). Events of another run shown already win; of one agent's two
+ * totals the newer is kept (never their sum), so events before or after it count once.
+ */
+export function restoreAgentSpend(o: RunOverlay, runId: string, agents: Record<string, AgentSpend>): RunOverlay {
+  if (o.runId !== undefined && o.runId !== runId) return o;
+  const nodes = { ...o.nodes };
+  for (const [id, spend] of Object.entries(agents)) {
+    const cur = nodes[id] ?? { active: false, messages: 0 };
+    nodes[id] = { ...cur, spend: newerAgentSpend(spend, cur.spend) };
+  }
+  return { ...o, runId, nodes };
 }
 
 /** applyRunEvent folds one event into the overlay. */

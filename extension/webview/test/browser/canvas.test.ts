@@ -566,6 +566,19 @@ describe("canvas webview", { concurrency: false }, () => {
     await page.close();
   });
 
+  test("after a reload an agent's card shows what it spent from the run's checkpoint; the resumed run's events replace it", async () => {
+    const page = await open();
+    const spend = (id: string) => node(page, id).getByTestId(`spend-${id}`);
+    await hostPost(page, { type: "runSpend", runId: "r10", agents: { client: { tokens: 12_300, costUsd: 1.23, costKnown: true, unreported: false, metered: true, reports: 2 } } });
+    await page.waitForFunction(() => document.querySelector('[data-testid="spend-client"]')?.textContent === "12.3k tokens · $1.23");
+    assert.equal(await spend("assistant").count(), 0, "an agent the checkpoint has nothing of");
+    const ev = (e: Record<string, unknown>) => hostPost(page, { type: "runEvent", event: { runId: "r10", ts: Date.now(), ...e } as never });
+    await ev({ event: "spend", interactionId: "i1", agent: "client", midTurn: true, callTokens: 700, callCostUsd: 0.07, agentTotal: { tokens: 13_000, costUsd: 1.3, costKnown: true, metered: true, reports: 3 } });
+    await page.waitForFunction(() => document.querySelector('[data-testid="spend-client"]')?.textContent === "13k tokens · $1.30");
+    await noProblems(page);
+    await page.close();
+  });
+
   for (const theme of Object.keys(THEMES)) {
     test(`theme ${theme}: colours come from the VS Code variables`, async () => {
       const page = await open(theme);

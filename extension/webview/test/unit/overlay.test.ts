@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { applyRunEvent, edgeCounters, emptyOverlay, messagesPerMinute } from "../../src/overlay";
+import { applyRunEvent, edgeCounters, emptyOverlay, messagesPerMinute, restoreAgentSpend } from "../../src/overlay";
 import type { RunEvent } from "../../../src/canvas/protocol";
 import { agentSpendLabel, readSpend, spendLabel } from "../../../src/canvas/spend";
 import { allPatterns } from "./fixtures";
@@ -160,4 +160,25 @@ test("spend events give each agent its spend as it accrues; a metered agent's fi
   assert.equal(o.nodes.debater_a.spend?.tokens, 2000, "other agents' spend is their own");
   o = applyRunEvent(o, { ts: T0 + 8, runId: "r2", event: "run_started" }, flow);
   assert.equal(o.nodes.debater_a?.spend, undefined, "a new run starts afresh");
+});
+
+test("after a reload the cards show each agent's spend from the run's checkpoint; later events are not added to it", () => {
+  const restored = {
+    debater_a: { tokens: 2000, costUsd: 0.02, costKnown: true, unreported: false, metered: true, reports: 2 },
+    judge: { tokens: 0, costUsd: 0, costKnown: true, unreported: true, metered: false, reports: 1 },
+  };
+  let o = restoreAgentSpend(emptyOverlay, "r1", restored);
+  assert.equal(agentSpendLabel(o.nodes.debater_a.spend), "2k tokens · $0.02");
+  assert.equal(agentSpendLabel(o.nodes.judge.spend), "spend unknown");
+  assert.equal(o.running, false, "a past run: nothing is shown active");
+  // the run resumed: an event with the agent's next total (3 reports) replaces it
+  o = applyRunEvent(o, { ts: T0, runId: "r1", interactionId: "i5", event: "spend", agent: "debater_a", midTurn: true, callTokens: 500, callCostUsd: 0.006, agentTotal: { tokens: 2500, costUsd: 0.026, costKnown: true, metered: true, reports: 3 } }, flow);
+  assert.equal(agentSpendLabel(o.nodes.debater_a.spend), "2.5k tokens · $0.03");
+  // one the checkpoint had already counted, late: nothing changes
+  o = applyRunEvent(o, { ts: T0 + 1, runId: "r1", interactionId: "i5", event: "spend", agent: "debater_a", gateway: true, tokens: 2000, costUsd: 0.02, agentTotal: restored.debater_a }, flow);
+  assert.equal(o.nodes.debater_a.spend?.tokens, 2500);
+  // a checkpoint arriving after newer events keeps the newer totals; one of another run is ignored
+  assert.equal(restoreAgentSpend(o, "r1", restored).nodes.debater_a.spend?.tokens, 2500);
+  const r2 = applyRunEvent(o, { ts: T0 + 2, runId: "r2", event: "run_started" }, flow);
+  assert.equal(restoreAgentSpend(r2, "r1", restored), r2);
 });

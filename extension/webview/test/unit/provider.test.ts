@@ -14,7 +14,7 @@ const settle = (ms = 250) => new Promise((r) => setTimeout(r, ms));
 interface Harness {
   doc: FakeDocument;
   panel: FakePanel;
-  backend: CanvasBackend & { loads: string[]; editCalls: Array<{ version: number; text: string; ops: FlowOp[] }>; runEvent: (e: RunEvent) => void };
+  backend: CanvasBackend & { loads: string[]; editCalls: Array<{ version: number; text: string; ops: FlowOp[] }>; runEvent: (e: RunEvent) => void; spendAsked: string[] };
   posted: () => HostMessage[];
 }
 
@@ -27,6 +27,7 @@ function setup(text: string, editFlow: (text: string, ops: FlowOp[], h: Harness)
   const backend: Harness["backend"] = {
     loads: [],
     editCalls: [],
+    spendAsked: [],
     runEvent: (e) => runListener(e),
     async loadFlow(_uri: string, t: string): Promise<LoadFlowResult> {
       backend.loads.push(t);
@@ -35,6 +36,10 @@ function setup(text: string, editFlow: (text: string, ops: FlowOp[], h: Harness)
     async editFlow(_uri, version, t, ops) {
       backend.editCalls.push({ version, text: t, ops });
       return editFlow(t, ops, h);
+    },
+    async lastRunSpend(flowName: string) {
+      backend.spendAsked.push(flowName);
+      return { runId: "r1", agents: { coder: { tokens: 1500, costUsd: 0.03, costKnown: true, unreported: false, metered: true, reports: 2 } } };
     },
     async listPatterns() {
       return [{ id: "P05", patternId: "debate_judge", name: "Debate + Judge", topology: "debate_judge", roles: [] }];
@@ -64,12 +69,16 @@ test("the webview page: scripts enabled, resources only from out/webview, URIs t
   assert.match(h.panel.webview.html, /style-src https:\/\/file\+\.vscode-resource\.vscode-cdn\.net;/);
 });
 
-test("ready: the host sends the patterns and the document's flow", async () => {
+test("ready: the host sends the patterns, the document's flow and its newest run's per-agent spend", async () => {
   const h = setup("version: 0.2\n", appendLine0(""));
   h.panel.received.fire({ type: "ready" });
   await settle(20);
   const types = h.posted().map((m) => m.type).sort();
-  assert.deepEqual(types, ["flow", "patterns"]);
+  assert.deepEqual(types, ["flow", "patterns", "runSpend"]);
+  assert.deepEqual(h.backend.spendAsked, ["team"], "the runs of this flow (team.yaml)");
+  const spend = h.posted().find((m) => m.type === "runSpend") as Extract<HostMessage, { type: "runSpend" }>;
+  assert.equal(spend.runId, "r1");
+  assert.equal(spend.agents.coder.tokens, 1500);
   const flow = h.posted().find((m) => m.type === "flow") as Extract<HostMessage, { type: "flow" }>;
   assert.equal(flow.version, 1);
   assert.deepEqual(h.backend.loads, ["version: 0.2\n"]);
