@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -633,11 +634,13 @@ func answer(text string) string {
 	return firstLine(text)
 }
 
-var punct = regexp.MustCompile(`[^\p{L}\p{N} ]+`)
+// punct is compiled on first use: its Unicode classes made it one of the dearest regexps to
+// compile at every start of the binary.
+var punct = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^\p{L}\p{N} ]+`) })
 
 // normalise makes answers comparable: case, punctuation and spacing do not count.
 func normalise(a string) string {
-	a = strings.ToLower(punct.ReplaceAllString(a, " "))
+	a = strings.ToLower(punct().ReplaceAllString(a, " "))
 	return strings.Join(strings.Fields(a), " ")
 }
 

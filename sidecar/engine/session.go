@@ -7,7 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
+	"strings"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
@@ -28,14 +28,28 @@ type keptSession struct {
 	RunID   string `json:"runId"`   // the run whose turn reported it
 }
 
-// sessionIDPattern is what a CLI session id may look like (a UUID, for the three CLIs): it
+// validSessionID: what a CLI session id may look like (a UUID, for the three CLIs): it
 // becomes an argument of the CLI, so nothing else is taken from the file.
-var sessionIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+func validSessionID(id string) bool {
+	if id == "" || len(id) > 128 || !isAlnum(id[0]) {
+		return false
+	}
+	for i := 1; i < len(id); i++ {
+		if c := id[i]; !isAlnum(c) && !strings.ContainsRune("._:-", rune(c)) {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlnum(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
 
 // keepSession writes the agent's last session into its sandbox folder (sandboxRun's), when
 // it has one; replaced atomically, so a reader sees the old or the new one.
 func keepSession(workspace, sandboxRun, agent string, ks keptSession) error {
-	if !sessionIDPattern.MatchString(ks.Session) {
+	if !validSessionID(ks.Session) {
 		return fmt.Errorf("session id %q is not one a CLI gives", ks.Session)
 	}
 	paths, err := sandbox.PathsFor(workspace, sandboxRun, agent)
@@ -80,7 +94,7 @@ func loadSession(workspace, run, agent string) (ks keptSession, ok bool, err err
 	if err := json.Unmarshal(b, &ks); err != nil {
 		return ks, false, fmt.Errorf("%s: %w", filepath.Join(paths.AgentDir, sessionFile), err)
 	}
-	if !sessionIDPattern.MatchString(ks.Session) || ks.Backend == "" {
+	if !validSessionID(ks.Session) || ks.Backend == "" {
 		return ks, false, fmt.Errorf("%s: no valid backend and session id", filepath.Join(paths.AgentDir, sessionFile))
 	}
 	return ks, true, nil

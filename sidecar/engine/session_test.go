@@ -110,3 +110,16 @@ func TestRevisionSessionChoice(t *testing.T) {
 		t.Errorf("warnings %v, want one saying the revision starts a fresh context", w)
 	}
 }
+
+// What a kept session id may be: it becomes an argument of the CLI.
+func TestValidSessionID(t *testing.T) {
+	long := strings.Repeat("a", 128)
+	for id, want := range map[string]bool{
+		"0b7c3a2e-5d1f-4c8e-9a6b-2f4e8d1c7a90": true, "thread_01:abc.def-9": true, long: true,
+		"": false, long + "a": false, "-x": false, ".x": false, "a b": false, "a/b": false, "a\nb": false, "é": false,
+	} {
+		if got := validSessionID(id); got != want {
+			t.Errorf("validSessionID(%q) = %v, want %v", id, got, want)
+		}
+	}
+}
