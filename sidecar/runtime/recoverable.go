@@ -49,6 +49,10 @@ func errorReset(fields map[string]any) time.Duration {
 	return min(d, maxErrorReset)
 }
 
+// waitReset is the wait for a recoverable error's reset (a variable so that a test can end the
+// pause when it has seen the agent stopped, rather than race a timer).
+var waitReset = time.After
+
 // recoverError handles a recoverable [ERROR]: checkpoint, pause the group, wait for the reset
 // (a Stop ends the wait), resume, and mark the turn for a retry should it fail.
 func (p *Process) recoverError(t *turn, fields map[string]any, st *agentState) {
@@ -66,10 +70,8 @@ func (p *Process) recoverError(t *turn, fields map[string]any, st *agentState) {
 	paused := !t.terminated && t.c.signal(sigPause) == nil
 	blk := &agentproto.Block{Kind: agentproto.KindError, Fields: fields}
 	p.emit(Event{Kind: EventPaused, Turn: t.n, Block: blk, Reason: fmt.Sprintf("recoverable error (%s): retrying after %s", msg, reset)})
-	timer := time.NewTimer(reset)
-	defer timer.Stop()
 	select {
-	case <-timer.C:
+	case <-waitReset(reset):
 	case <-p.stopCh:
 		p.onStop(t)
 		return

@@ -18,15 +18,24 @@ func TestRecoverableErrorPausesThenRetries(t *testing.T) {
 	s := shellSpec(t, `if [ "$AGENTCANVAS_TURN" = 1 ]; then `+recoverableBlock("1")+`; sleep 0.2; exit 1; fi; cat; echo "ANSWER: done"`)
 	var cps []Pending
 	s.Checkpoint = func(pd Pending) error { cps = append(cps, pd); return nil }
+	// The pause lasts until this test has seen the agent stopped: a timer of the block's second
+	// could run out before a busy machine let the test look.
+	release := make(chan time.Time)
+	defer func(w func(time.Duration) <-chan time.Time) { waitReset = w }(waitReset)
+	waitReset = func(d time.Duration) <-chan time.Time {
+		if d != time.Second {
+			t.Errorf("the pause waits %v, want the block's retry_after (1s)", d)
+		}
+		return release
+	}
 	p := start(t, s, "task")
 	var pausedAt, resumedAt time.Time
 	evs, res := drain(t, p, func(ev Event) {
 		switch {
 		case ev.Kind == EventPaused && strings.Contains(ev.Reason, "recoverable error"):
 			pausedAt = time.Now()
-			if st, ok := procState(p.PID()); !ok || st != 'T' {
-				waitUntil(t, "the agent to be stopped", func() bool { st, _ := procState(p.PID()); return st == 'T' })
-			}
+			waitUntil(t, "the agent to be stopped", func() bool { st, _ := procState(p.PID()); return st == 'T' })
+			close(release)
 		case ev.Kind == EventResumed && strings.Contains(ev.Reason, "reset over"):
 			resumedAt = time.Now()
 		}
