@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"io/fs"
 	"os"
@@ -32,25 +30,17 @@ func readIgnore(root *os.Root, dir string) ([]gitignore.Pattern, error) {
 	if dir != "" && dir != "." {
 		domain = strings.Split(dir, "/")
 	}
-	var ps []gitignore.Pattern
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for sc.Scan() {
-		line := strings.TrimSuffix(sc.Text(), "\r")
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		ps = append(ps, gitignore.ParsePattern(line, domain))
-	}
-	return ps, sc.Err()
+	return parsePatterns(b, domain)
 }
 
-// ancestorIgnores loads the .gitignore files of the root and of every folder above dir.
-func ancestorIgnores(root *os.Root, dir string) ([]gitignore.Pattern, error) {
+// ancestorIgnores loads the excludes (excludes.go), then the .gitignore files of the root and
+// of every folder above dir.
+func ancestorIgnores(root *os.Root, excludes []gitignore.Pattern, dir string) ([]gitignore.Pattern, error) {
 	ps, err := readIgnore(root, "")
 	if err != nil {
 		return nil, err
 	}
+	ps = append(excludes[:len(excludes):len(excludes)], ps...)
 	comps := strings.Split(dir, "/")
 	for i := 1; i < len(comps); i++ {
 		more, err := readIgnore(root, strings.Join(comps[:i], "/"))

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 	"github.com/agentcanvas/agentcanvas/sidecar/wslock"
@@ -217,7 +218,7 @@ func Prepare(ctx context.Context, o Options) (Paths, error) {
 	}
 	defer root.Close()
 
-	entries, requested, err := collect(root, o.Files, o.Rules)
+	entries, requested, err := collect(root, excludePatterns(o.Workspace), o.Files, o.Rules)
 	if err != nil {
 		return Paths{}, err
 	}
@@ -380,8 +381,9 @@ func mkdirsRecording(root *os.Root, dir string) ([]string, error) {
 	return created, nil
 }
 
-// collect checks every requested path and expands folders. It touches nothing.
-func collect(root *os.Root, files []string, rules safepath.Rules) ([]entry, []string, error) {
+// collect checks every requested path and expands folders, leaving out what the excludes and
+// the .gitignore files ignore. It touches nothing.
+func collect(root *os.Root, excludes []gitignore.Pattern, files []string, rules safepath.Rules) ([]entry, []string, error) {
 	seen := map[string]bool{}
 	var out []entry
 	add := func(e entry) {
@@ -394,7 +396,7 @@ func collect(root *os.Root, files []string, rules safepath.Rules) ([]entry, []st
 	for _, f := range files {
 		if f == WholeWorkspace {
 			requested = append(requested, f)
-			if err := walkDir(root, ".", nil, rules, true, add); err != nil {
+			if err := walkDir(root, ".", excludes, rules, true, add); err != nil {
 				return nil, nil, err
 			}
 			continue
@@ -414,7 +416,7 @@ func collect(root *os.Root, files []string, rules safepath.Rules) ([]entry, []st
 			return nil, nil, refuse(p, "%v", err)
 		}
 		if fi.IsDir() {
-			ps, err := ancestorIgnores(root, p)
+			ps, err := ancestorIgnores(root, excludes, p)
 			if err != nil {
 				return nil, nil, err
 			}
