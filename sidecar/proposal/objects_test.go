@@ -202,3 +202,28 @@ func TestRevertKeepsTheDeletedFilesPermissionBits(t *testing.T) {
 		t.Fatalf("reverted to %q", b)
 	}
 }
+
+// An apply killed while it wrote the proposal's status (past its commit point) left the status's
+// temporary file beside it: the recovery that finishes the apply removes it.
+func TestRecoveryRemovesACutShortStatusWrite(t *testing.T) {
+	ws := t.TempDir()
+	putFile(t, filepath.Join(ws, "a.txt"), "old\n")
+	c := worker(t, ws, "r1", "coder", []string{"a.txt"}, func(work string) { putFile(t, filepath.Join(work, "a.txt"), "new\n") })
+	res, err := Apply(context.Background(), ws, filepath.Join(c.AgentDir, JSONFile), Selection{}, ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, _ := filepath.Rel(ws, filepath.Join(c.AgentDir, JSONFile))
+	left := filepath.Join(c.AgentDir, "proposal", ".agentcanvas-0123456789abcdef.tmp")
+	putFile(t, left, `{"state": "appl`)
+	e := res.Ledger
+	leaveJournal(t, ws, &journal{Version: journalVersion, What: "apply of coder's proposal (run r1)", Entry: &LedgerEntry{ID: e},
+		Finish: &journalFinish{Proposal: filepath.ToSlash(rel), Event: "proposal_applied", Fields: map[string]any{}, Status: &Status{State: "applied", Files: []string{"a.txt"}}}})
+	notice, err := Recover(context.Background(), ws)
+	if err != nil || !strings.Contains(notice, "was finished") {
+		t.Fatalf("recovery: %q, %v", notice, err)
+	}
+	if _, err := os.Lstat(left); !os.IsNotExist(err) {
+		t.Fatalf("the cut-short status write is still there: %v", err)
+	}
+}

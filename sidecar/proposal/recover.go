@@ -64,6 +64,9 @@ func recoverLocked(workspace string, root *os.Root) (string, error) {
 	if j != nil {
 		removeTemps(root, j) // first: a folder the apply made is removed only when empty
 		if _, lerr := root.Lstat(entryPath(entryID(j))); j.Entry != nil && lerr == nil {
+			if j.Finish != nil && j.Finish.Proposal != "" {
+				removeTempsIn(root, path.Dir(j.Finish.Proposal)) // a status write cut short
+			}
 			notice = finishJournal(workspace, j)
 		} else if notice, err = rollbackJournal(root, j); err != nil {
 			return "", fmt.Errorf("an interrupted %s could not be recovered (the journal %s stays for the next try): %w", j.What, journalFile, err)
@@ -224,6 +227,20 @@ func removeTemps(root *os.Root, j *journal) {
 	for _, c := range j.Files {
 		if c.Tmp != "" && isTempName(c.Tmp) && path.Dir(c.Tmp) == path.Dir(c.Path) {
 			root.Remove(c.Tmp)
+		}
+	}
+}
+
+// removeTempsIn removes the temporary files of ours (tempName's) in dir, such as the one a
+// status write that a kill cut short left beside the proposal's status.json.
+func removeTempsIn(root *os.Root, dir string) {
+	ents, err := fs.ReadDir(root.FS(), dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if e.Type().IsRegular() && isTempName(e.Name()) {
+			root.Remove(path.Join(dir, e.Name()))
 		}
 	}
 }
