@@ -1,7 +1,10 @@
 package runtime
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -15,7 +18,15 @@ func recoverableBlock(retryAfter string) string {
 // (stopped in the process table) until the reset the block names is over, then resumed; the
 // turn that failed is retried, told why, and the agent completes.
 func TestRecoverableErrorPausesThenRetries(t *testing.T) {
-	s := shellSpec(t, `if [ "$AGENTCANVAS_TURN" = 1 ]; then `+recoverableBlock("1")+`; sleep 0.2; exit 1; fi; cat; echo "ANSWER: done"`)
+	// The first turn reports the error and fails only once the test has seen it stopped: it
+	// blocks reading a FIFO (a builtin, no child: a shell stopped while it vforks a child stays
+	// in state D, never T), where a fixed sleep let a busy machine's pause come after the agent
+	// had exited.
+	fifo := filepath.Join(t.TempDir(), "release")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := shellSpec(t, `if [ "$AGENTCANVAS_TURN" = 1 ]; then `+recoverableBlock("1")+`; read line < '`+fifo+`'; exit 1; fi; cat; echo "ANSWER: done"`)
 	var cps []Pending
 	s.Checkpoint = func(pd Pending) error { cps = append(cps, pd); return nil }
 	// The pause lasts until this test has seen the agent stopped: a timer of the block's second
@@ -36,6 +47,12 @@ func TestRecoverableErrorPausesThenRetries(t *testing.T) {
 			pausedAt = time.Now()
 			waitUntil(t, "the agent to be stopped", func() bool { st, _ := procState(p.PID()); return st == 'T' })
 			close(release)
+			go func() { // the agent, resumed, may go on: its read ends and the turn fails
+				if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+					f.WriteString("go on\n")
+					f.Close()
+				}
+			}()
 		case ev.Kind == EventResumed && strings.Contains(ev.Reason, "reset over"):
 			resumedAt = time.Now()
 		}
