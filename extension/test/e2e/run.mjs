@@ -971,7 +971,7 @@ writeFileSync(
     'workbench.tree.enableStickyScroll': false,
   }),
 );
-// A proposal as `proposal create` lays it out (spec §6.1/§6.4), its patch made by git diff --no-index.
+// A proposal as `proposal create` lays it out (docs/proposals.md), its patch made by git diff --no-index.
 const parser = Array.from({ length: 30 }, (_, i) => `export const l${i + 1} = ${i + 1};`).join('\n') + '\n';
 mkdirSync(path.join(workspace, 'src'), { recursive: true });
 writeFileSync(path.join(workspace, 'src', 'parser.ts'), parser);

@@ -19,7 +19,7 @@ test('flow names become file names', () => {
   assert.match(validateFlowName('x'.repeat(81)) ?? '', /80/);
 });
 
-test('an empty flow has the spec §10 sections', () => {
+test('an empty flow has the sections of the flow format (docs/flow-format.md)', () => {
   assert.equal(emptyFlowYaml('demo'), 'version: 0.2\nname: demo\n\nagents: []\n\ninteractions: []\n\nlayout:\n  nodes: {}\n  edges: {}\n');
 });
 

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { conflictsFromMessage, headWarning, insideAgentDir, mergeStates, patchForSelection, scanProposals, selectionParams, selectionSummary, setAccepted } from '../../src/views/proposalsModel';
 import { ProposalsTree } from '../../src/views/proposalsTree';
 
-/** A workspace with one proposal laid out as `proposal create` writes it (spec §6.1, §6.4). */
+/** A workspace with one proposal laid out as `proposal create` writes it (docs/proposals.md). */
 function workspace(): { ws: string; agentDir: string; cleanup: () => void } {
   const ws = mkdtempSync(path.join(tmpdir(), 'ac-prop-'));
   const agentDir = path.join(ws, '.agentcanvas', 'sandboxes', 'run_20261122_1', 'custom_coder-1');

@@ -542,7 +542,7 @@ function Canvas() {
     });
   }, []);
 
-  // Keyboard (spec §11). Listening on document, before VS Code's own forwarding listener on
+  // Keyboard (extension/webview/README.md, Keyboard). Listening on document, before VS Code's own forwarding listener on
   // window, so a key the canvas handles does not also run a workbench keybinding.
   useEffect(() => {
     const flushNudge = () => {

@@ -100,7 +100,7 @@ function cloneJSON<T>(v: T): T {
  * the termination and params of its first edge that has a termination (the engine takes the
  * interaction's stop rule from there; params.messages is that edge's own and is not copied);
  * otherwise the pattern's default termination and default params (a timeout, a rate limit or a
- * retention where spec §8 wants one).
+ * retention where the topology needs one: docs/patterns.md).
  */
 export function edgeData(it: Interaction | undefined, p: PatternInfo | undefined): EdgeData {
   const model = (it?.edges ?? []).find((e) => e.data?.termination)?.data;

@@ -1,4 +1,4 @@
-// Edge labels: `patternId (key parameter)`, spec §4.3 — for example `debate_judge (3r)`.
+// Edge labels: `patternId (key parameter)`, as docs/patterns.md names them — for example `debate_judge (3r)`.
 import type { EdgeData, Termination } from "../../src/canvas/protocol";
 import { formatTokens } from "../../src/canvas/spend";
 

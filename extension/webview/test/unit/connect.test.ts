@@ -54,7 +54,7 @@ test("a node with no interaction asks for a pattern; the pick makes an interacti
   const gone: FlowModel = structuredClone(flow);
   gone.agents = gone.agents!.filter((a) => a.id !== "reviewer");
   assert.deepEqual(planPick(gone, pattern("debate_judge"), "writer", "reviewer"), { kind: "refused", message: "There is no node reviewer in this flow." });
-  // Every pattern gives a termination, and the params spec §8 asks of its topology.
+  // Every pattern gives a termination, and the params its topology needs (docs/patterns.md).
   for (const id of PATTERN_IDS) {
     const d = edgeData(undefined, pattern(id));
     assert.ok(d.termination && (d.termination.type || d.termination.any || d.termination.all), id);
