@@ -395,7 +395,7 @@ func (t *txn) stepping() bool { return t.hook != nil || t.killAt > 0 }
 // an editor that saved the file since must not lose that save.
 func (t *txn) unchanged(p string, old *backup) error {
 	if old != nil && old.stamp.settled(old.seen) {
-		if fi, err := t.dirs.lstat(p); err == nil && stillStamped(old.stamp, old.seen, fi) {
+		if fi, err := t.dirs.lstat(p); err == nil && stampOf(fi) == old.stamp {
 			return nil // one lstat instead of a read (stamp.go says when that is enough)
 		}
 	}

@@ -150,7 +150,7 @@ func (o *objects) add(versions []side) error {
 	if err := o.load(); err != nil {
 		return err
 	}
-	var fresh []side
+	var fresh []object
 	seen := map[string]bool{}
 	for _, s := range versions {
 		if !s.exists {
@@ -161,7 +161,7 @@ func (o *objects) add(versions []side) error {
 			continue
 		}
 		seen[oid] = true
-		fresh = append(fresh, s)
+		fresh = append(fresh, object{oid, s.data})
 	}
 	if len(fresh) == 0 {
 		return nil
@@ -176,9 +176,15 @@ func (o *objects) add(versions []side) error {
 	return o.appendIndex(fresh, start)
 }
 
+// object is a version to store, by its blob id.
+type object struct {
+	oid  string
+	data []byte
+}
+
 // appendPack writes the versions' bytes at the pack's end, which it returns. A failed append
 // is cut off again (a full disk gets its space back).
-func (o *objects) appendPack(vs []side) (int64, error) {
+func (o *objects) appendPack(vs []object) (int64, error) {
 	f, err := o.root.OpenFile(packFile, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return 0, err
@@ -189,8 +195,8 @@ func (o *objects) appendPack(vs []side) (int64, error) {
 		return 0, err
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
-	for _, s := range vs {
-		if _, err = w.Write(s.data); err != nil {
+	for _, v := range vs {
+		if _, err = w.Write(v.data); err != nil {
 			break
 		}
 	}
@@ -205,15 +211,14 @@ func (o *objects) appendPack(vs []side) (int64, error) {
 }
 
 // appendIndex writes an index line per version, after the index's last whole line.
-func (o *objects) appendIndex(vs []side, start int64) error {
+func (o *objects) appendIndex(vs []object, start int64) error {
 	var b bytes.Buffer
 	off := start
 	entries := make(map[string]packEntry, len(vs))
-	for _, s := range vs {
-		oid := blobOID(s.data)
-		e := packEntry{off, int64(len(s.data))}
-		fmt.Fprintf(&b, "%s %d %d\n", oid, e.off, e.size)
-		entries[oid] = e
+	for _, v := range vs {
+		e := packEntry{off, int64(len(v.data))}
+		fmt.Fprintf(&b, "%s %d %d\n", v.oid, e.off, e.size)
+		entries[v.oid] = e
 		off += e.size
 	}
 	f, err := o.root.OpenFile(packIndex, os.O_RDWR|os.O_CREATE, 0o644)

@@ -128,7 +128,7 @@ func planRevert(d *dirs, e *LedgerEntry, o ApplyOptions) (*plan, []Problem) {
 func keepPerms(pl *plan, e *LedgerEntry) {
 	perms := map[string]fs.FileMode{}
 	for _, f := range e.Files {
-		if p, err := strconv.ParseUint(f.Perm, 8, 32); err == nil && f.Perm != "" {
+		if p, err := strconv.ParseUint(f.Perm, 8, 32); err == nil {
 			perms[f.Path] = fs.FileMode(p) & fs.ModePerm
 		}
 	}

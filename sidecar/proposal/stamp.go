@@ -10,7 +10,6 @@ package proposal
 // as git settles its "racily clean" index entries.
 
 import (
-	"io/fs"
 	"time"
 )
 
@@ -29,9 +28,4 @@ type fileStamp struct {
 // check, at seen, looked.
 func (s fileStamp) settled(seen time.Time) bool {
 	return s.ok && s.ctime < seen.Add(-stampMargin).UnixNano() && s.mtime < seen.Add(-stampMargin).UnixNano()
-}
-
-// stillStamped says whether fi (a fresh lstat) has the stamp s, taken at seen, and s settled.
-func stillStamped(s fileStamp, seen time.Time, fi fs.FileInfo) bool {
-	return s.settled(seen) && stampOf(fi) == s
 }
