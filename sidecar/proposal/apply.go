@@ -216,21 +216,22 @@ func (t *txn) commit(workspace string, pl *plan, rec *record, res *Result) error
 	if err := checkSpace(t.root, workspace, pl); err != nil {
 		return err
 	}
+	cs := planVersions(pl)
 	if rec.entry != nil {
-		buildEntry(rec.entry, pl)
+		buildEntry(rec.entry, cs)
 		res.Ledger = rec.entry.ID
 	}
 	for i := range pl.writes {
 		pl.writes[i].tmp = tempName(pl.writes[i].path)
 	}
-	j := newJournal(t.dirs, pl, rec.what, rec.entry)
+	j := newJournal(t.dirs, pl, cs, rec.what, rec.entry)
 	if rec.finish != nil {
 		j.Finish = rec.finish(res)
 	}
 	if err := t.step(OpObjects, ""); err != nil {
 		return t.failed(err, workspace)
 	}
-	if err := storeObjects(t.root, pl); err != nil {
+	if err := storeObjects(t.root, cs); err != nil {
 		return t.failed(err, workspace)
 	}
 	if err := t.step(OpJournal, ""); err != nil {
@@ -575,6 +576,9 @@ func (t *txn) put(w write, old *backup) (err error) {
 	if err := t.unchanged(w.path, old); err != nil {
 		return err
 	}
+	if swapped, err := t.swapIn(tmp, w, old); swapped || err != nil {
+		return err
+	}
 	aside := t.keepAside(w.path, old)
 	if err := t.dirs.moveInto(tmp, w.path); err != nil {
 		if aside != "" {
@@ -585,6 +589,30 @@ func (t *txn) put(w write, old *backup) (err error) {
 	t.undoReplace(w.path, old, aside, writtenSide(w))
 	return nil
 }
+
+// swapIn puts the new version (at tmp) in place of an existing file or symlink by swapping the
+// two names: tmp then holds the old one, kept for a rollback until the apply stands. false
+// when the file system cannot swap, or there is nothing to swap with.
+func (t *txn) swapIn(tmp string, w write, old *backup) (bool, error) {
+	if noSwap || old == nil || (old.kind != kindFile && old.kind != kindSymlink) {
+		return false, nil
+	}
+	err := t.dirs.exchange(tmp, w.path)
+	switch {
+	case errors.Is(err, errors.ErrUnsupported):
+		return false, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return false, fmt.Errorf("%s: it was removed while the apply ran", w.path)
+	case err != nil:
+		return false, err
+	}
+	t.aside = append(t.aside, tmp)
+	t.undoReplace(w.path, old, tmp, writtenSide(w))
+	return true, nil
+}
+
+// noSwap makes every apply link and rename, as on a file system that cannot swap (tests).
+var noSwap bool
 
 // keepAside hard-links the file about to be replaced into .agentcanvas/tmp, so undoing the
 // replace is a rename that needs no free space (a full disk is the usual reason to undo);

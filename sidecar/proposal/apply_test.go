@@ -60,6 +60,15 @@ func richProposal(t *testing.T) (ws, ref string) {
 }
 
 func TestFaultInjectionLeavesWorkspaceIdentical(t *testing.T) {
+	t.Run("swapping names", testFaultInjection)
+	t.Run("linking and renaming", func(t *testing.T) { // a file system that cannot swap
+		noSwap = true
+		t.Cleanup(func() { noSwap = false })
+		testFaultInjection(t)
+	})
+}
+
+func testFaultInjection(t *testing.T) {
 	for _, fault := range []struct {
 		name string
 		op   Op // "" = any step

@@ -61,16 +61,18 @@ type journalFinish struct {
 	Fields   map[string]any `json:"fields"`
 }
 
-// newJournal describes pl: every change by blob id, and the folders it will create.
-func newJournal(d *dirs, pl *plan, what string, e *LedgerEntry) *journal {
+// newJournal describes pl (whose changes are cs): every change by blob id, and the folders it
+// will create.
+func newJournal(d *dirs, pl *plan, cs *versionSet, what string, e *LedgerEntry) *journal {
 	j := &journal{Version: journalVersion, Pid: os.Getpid(), Started: time.Now().UTC().Format(timeLayout), What: what, Entry: e}
-	perms, tmps := planPerms(pl), map[string]string{}
+	tmps := make(map[string]string, len(pl.writes))
 	for _, w := range pl.writes {
 		tmps[w.path] = w.tmp
 	}
-	paths, before, after := planSides(pl)
-	for _, p := range paths {
-		j.Files = append(j.Files, journalChange{Path: p, Perm: perms[p], Before: blobOf(before[p]), After: blobOf(after[p]), Tmp: tmps[p]})
+	j.Files = make([]journalChange, 0, len(cs.paths))
+	for _, p := range cs.paths {
+		b := cs.blobs[p]
+		j.Files = append(j.Files, journalChange{Path: p, Perm: cs.perms[p], Before: b[0], After: b[1], Tmp: tmps[p]})
 	}
 	seen := map[string]bool{}
 	for _, w := range pl.writes {
@@ -95,15 +97,20 @@ func newJournal(d *dirs, pl *plan, what string, e *LedgerEntry) *journal {
 // version already stored is not written again). They are not synced: a process killed at any
 // step leaves them whole in the page cache; a machine that loses power may lose the last seconds
 // of them (docs/proposals.md says what then).
-func storeObjects(root *os.Root, pl *plan) error {
+func storeObjects(root *os.Root, cs *versionSet) error {
 	objs := openObjects(root)
 	defer objs.close()
-	paths, before, after := planSides(pl)
-	versions := make([]side, 0, 2*len(paths))
-	for _, p := range paths {
-		versions = append(versions, before[p], after[p])
+	versions := make([]object, 0, 2*len(cs.paths))
+	for _, p := range cs.paths {
+		b := cs.blobs[p]
+		if b[0] != nil {
+			versions = append(versions, object{b[0].OID, cs.before[p].data})
+		}
+		if b[1] != nil {
+			versions = append(versions, object{b[1].OID, cs.after[p].data})
+		}
 	}
-	if err := objs.add(versions); err != nil {
+	if err := objs.addObjects(versions); err != nil {
 		return fmt.Errorf("the ledger's copies of the versions: %w", err)
 	}
 	return nil

@@ -2,9 +2,11 @@ package proposal
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -220,5 +222,54 @@ func leaveJournal(t *testing.T, ws string, j *journal) {
 	defer root.Close()
 	if err := j.write(root); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// On Linux a file is replaced by swapping two names in one step: until the apply stands, the
+// old version is the very file under the temporary name the journal gave the new one (so a
+// rollback needs no free space), and the apply leaves neither name behind.
+func TestApplySwapsTheOldVersionOutUnderTheTempName(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("renameat2's RENAME_EXCHANGE is Linux's")
+	}
+	ws, ref := richProposal(t)
+	orig, err := os.ReadFile(filepath.Join(ws, "src/a.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tmp string
+	hook := func(op Op, p string) error {
+		if op != OpLedger {
+			return nil
+		}
+		b, err := os.ReadFile(filepath.Join(ws, journalFile))
+		if err != nil {
+			return err
+		}
+		var j journal
+		if err := json.Unmarshal(b, &j); err != nil {
+			return err
+		}
+		for _, c := range j.Files {
+			if c.Path == "src/a.txt" {
+				tmp = c.Tmp
+			}
+		}
+		kept, err := os.ReadFile(filepath.Join(ws, tmp))
+		if err != nil {
+			t.Errorf("the old version is not under %q: %v", tmp, err)
+		} else if string(kept) != string(orig) {
+			t.Errorf("%s holds %q, not the old version", tmp, kept)
+		}
+		return nil
+	}
+	if _, err := Apply(context.Background(), ws, ref, Selection{}, ApplyOptions{Hook: hook}); err != nil {
+		t.Fatal(err)
+	}
+	if tmp == "" {
+		t.Fatal("the journal named no temporary file for src/a.txt")
+	}
+	if _, err := os.Lstat(filepath.Join(ws, tmp)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the apply left %s: %v", tmp, err)
 	}
 }

@@ -105,6 +105,24 @@ func blobOf(s side) *LedgerBlob {
 	return &LedgerBlob{OID: blobOID(s.data), Mode: fmt.Sprintf("%o", s.mode)}
 }
 
+// versionSet is what a plan changes, path by path: each version's bytes and blob id (hashed
+// once, for the ledger entry, the journal and the pack alike) and the permission bits before.
+type versionSet struct {
+	paths         []string
+	before, after map[string]side
+	blobs         map[string][2]*LedgerBlob // before, after
+	perms         map[string]fs.FileMode
+}
+
+func planVersions(pl *plan) *versionSet {
+	paths, before, after := planSides(pl)
+	cs := &versionSet{paths: paths, before: before, after: after, blobs: make(map[string][2]*LedgerBlob, len(paths)), perms: planPerms(pl)}
+	for _, p := range paths {
+		cs.blobs[p] = [2]*LedgerBlob{blobOf(before[p]), blobOf(after[p])}
+	}
+	return cs
+}
+
 // planSides is what a plan changes, path by path: the bytes before (its backups) and after.
 func planSides(pl *plan) (paths []string, before, after map[string]side) {
 	before, after = map[string]side{}, map[string]side{}
@@ -166,7 +184,12 @@ func sideOfBackup(b *backup) side {
 
 // ledgerFile describes one path's change, with its changed line ranges when both are text.
 func ledgerFile(p string, before, after side) LedgerFile {
-	f := LedgerFile{Path: p, Status: "modified", Before: blobOf(before), After: blobOf(after)}
+	return ledgerFileOf(p, before, after, [2]*LedgerBlob{blobOf(before), blobOf(after)})
+}
+
+// ledgerFileOf is ledgerFile with the versions' blob ids known.
+func ledgerFileOf(p string, before, after side, blobs [2]*LedgerBlob) LedgerFile {
+	f := LedgerFile{Path: p, Status: "modified", Before: blobs[0], After: blobs[1]}
 	switch {
 	case !before.exists:
 		f.Status = "added"
@@ -207,19 +230,17 @@ func newLedgerID(now time.Time) string {
 	return now.UTC().Format("20060102T150405.000Z") + "-" + hex.EncodeToString(r[:])
 }
 
-// buildEntry fills e with what pl changes (every version by blob id, the changed lines).
-func buildEntry(e *LedgerEntry, pl *plan) {
+// buildEntry fills e with what cs changes (every version by blob id, the changed lines).
+func buildEntry(e *LedgerEntry, cs *versionSet) {
 	e.Version = ledgerVersion
 	if e.ID == "" {
 		now := time.Now()
 		e.ID, e.At = newLedgerID(now), now.UTC().Format(timeLayout)
 	}
-	paths, before, after := planSides(pl)
-	perms := planPerms(pl)
-	e.Files = make([]LedgerFile, 0, len(paths))
-	for _, p := range paths {
-		f := ledgerFile(p, before[p], after[p])
-		if perm, ok := perms[p]; ok && perm != gitPerm(before[p]) {
+	e.Files = make([]LedgerFile, 0, len(cs.paths))
+	for _, p := range cs.paths {
+		f := ledgerFileOf(p, cs.before[p], cs.after[p], cs.blobs[p])
+		if perm, ok := cs.perms[p]; ok && perm != gitPerm(cs.before[p]) {
 			f.Perm = fmt.Sprintf("%o", perm)
 		}
 		e.Files = append(e.Files, f)

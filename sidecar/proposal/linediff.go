@@ -2,6 +2,11 @@ package proposal
 
 // A line diff (Myers' O(ND) algorithm) and git-style hunks with three lines of context.
 
+import (
+	"bytes"
+	"strings"
+)
+
 // maxEditDistance bounds the Myers search; beyond it the changed middle is emitted as one
 // delete-then-add block (still a correct patch, just not a minimal one).
 const maxEditDistance = 2000
@@ -15,25 +20,38 @@ type edit struct {
 	a, b int
 }
 
-// splitLines cuts data after every '\n'; the last line may lack it.
+// splitLines cuts data after every '\n'; the last line may lack it. The lines are substrings
+// of one copy of data (a copy per line was most of a diff's allocations).
 func splitLines(data []byte) []string {
-	var out []string
-	start := 0
-	for i, c := range data {
-		if c == '\n' {
-			out = append(out, string(data[start:i+1]))
-			start = i + 1
-		}
+	if len(data) == 0 {
+		return nil
 	}
-	if start < len(data) {
-		out = append(out, string(data[start:]))
+	s := string(data)
+	out := make([]string, 0, bytes.Count(data, []byte{'\n'})+1)
+	for len(s) > 0 {
+		i := strings.IndexByte(s, '\n') + 1
+		if i == 0 {
+			i = len(s)
+		}
+		out = append(out, s[:i])
+		s = s[i:]
 	}
 	return out
 }
 
-// diffLines returns an edit script turning old into new.
+// diffLines returns an edit script turning old into new. The common head and tail are kept
+// out of the search (and out of the interning, most of a file when little changed).
 func diffLines(old, new []string) []edit {
-	ids := map[string]int{}
+	pre := 0
+	for pre < len(old) && pre < len(new) && old[pre] == new[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(old)-pre && suf < len(new)-pre && old[len(old)-1-suf] == new[len(new)-1-suf] {
+		suf++
+	}
+	oldMid, newMid := old[pre:len(old)-suf], new[pre:len(new)-suf]
+	ids := make(map[string]int, len(oldMid)+len(newMid))
 	intern := func(ls []string) []int {
 		out := make([]int, len(ls))
 		for i, l := range ls {
@@ -46,22 +64,14 @@ func diffLines(old, new []string) []edit {
 		}
 		return out
 	}
-	a, b := intern(old), intern(new)
-	pre := 0
-	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
-		pre++
-	}
-	suf := 0
-	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
-		suf++
-	}
-	var script []edit
+	a, b := intern(oldMid), intern(newMid)
+	script := make([]edit, 0, pre+suf+len(a)+len(b))
 	for i := 0; i < pre; i++ {
 		script = append(script, edit{' ', i, i})
 	}
-	script = append(script, myers(a[pre:len(a)-suf], b[pre:len(b)-suf], pre, pre)...)
+	script = append(script, myers(a, b, pre, pre)...)
 	for i := 0; i < suf; i++ {
-		script = append(script, edit{' ', len(a) - suf + i, len(b) - suf + i})
+		script = append(script, edit{' ', len(old) - suf + i, len(new) - suf + i})
 	}
 	return script
 }

@@ -147,21 +147,28 @@ func objectPath(oid string) string { return ledgerObjects + "/" + oid[:2] + "/" 
 // add stores each version not stored yet: its bytes appended to the pack, then its index line.
 // The caller holds the workspace lock. After an error nothing the index names has changed.
 func (o *objects) add(versions []side) error {
+	var objs []object
+	for _, s := range versions {
+		if s.exists {
+			objs = append(objs, object{blobOID(s.data), s.data})
+		}
+	}
+	return o.addObjects(objs)
+}
+
+// addObjects is add with the blob ids known.
+func (o *objects) addObjects(versions []object) error {
 	if err := o.load(); err != nil {
 		return err
 	}
 	var fresh []object
 	seen := map[string]bool{}
-	for _, s := range versions {
-		if !s.exists {
+	for _, v := range versions {
+		if _, ok := o.index[v.oid]; ok || seen[v.oid] {
 			continue
 		}
-		oid := blobOID(s.data)
-		if _, ok := o.index[oid]; ok || seen[oid] {
-			continue
-		}
-		seen[oid] = true
-		fresh = append(fresh, object{oid, s.data})
+		seen[v.oid] = true
+		fresh = append(fresh, v)
 	}
 	if len(fresh) == 0 {
 		return nil
