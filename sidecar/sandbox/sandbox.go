@@ -298,9 +298,10 @@ func Prepare(ctx context.Context, o Options) (Paths, error) {
 }
 
 // GitHead returns the commit the workspace's HEAD points at, or "" when the workspace is not a
-// git repository or HEAD is unborn.
+// git repository or HEAD is unborn. In a linked worktree the branch HEAD names is in the main
+// repository's common folder.
 func GitHead(workspace string) string {
-	repo, err := git.PlainOpen(workspace)
+	repo, err := git.PlainOpenWithOptions(workspace, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
 	if err != nil {
 		return ""
 	}

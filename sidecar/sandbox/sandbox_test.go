@@ -200,6 +200,20 @@ func TestPrepareRecordsGitHead(t *testing.T) {
 	if !strings.Contains(string(b), `"gitHead":"`+head) {
 		t.Fatal(string(b))
 	}
+	// A linked worktree: its HEAD names a branch whose ref is in the main repository's folder.
+	linked := filepath.Join(t.TempDir(), "linked")
+	git("worktree", "add", "-q", "-b", "feature", linked)
+	cmd := exec.Command("git", "-C", linked, "commit", "-q", "--allow-empty", "-m", "on the branch")
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+ws, "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	if got, want := GitHead(linked), git("rev-parse", "feature"); got != want || got == head {
+		t.Fatalf("the linked worktree's head is %q, want %q (the main checkout's is %q)", got, want, head)
+	}
+	if GitHead(ws) != head {
+		t.Fatal("the main checkout's head moved")
+	}
 }
 
 func TestPrepareRefusalsCreateNothing(t *testing.T) {
