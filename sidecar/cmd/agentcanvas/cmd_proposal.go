@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register(&command{name: "proposal", summary: "review and apply agents' edits, or send comments back to their worker: proposal create|list|review|comment|request-changes|interdiff|apply|reject|revert|ledger|origins|export", run: runProposal})
+	register(&command{name: "proposal", summary: "review and apply agents' edits, or send comments back to their worker: proposal create|list|review|comment|request-changes|interdiff|apply|reject|revert|ledger|origins|export", run: runProposal, short: true})
 }
 
 const proposalUsage = `usage:

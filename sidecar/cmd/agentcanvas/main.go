@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"sort"
 )
 
@@ -23,6 +24,8 @@ type command struct {
 	name    string
 	summary string
 	run     func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
+	// short: one short task, whose garbage is not worth collecting (collectLate).
+	short bool
 }
 
 var commands = map[string]*command{}
@@ -35,7 +38,16 @@ func register(c *command) {
 }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(runProcess(os.Args[1:]))
+}
+
+// runProcess is run as the whole process (the tests call run in theirs, and this when they
+// start the command as its own): a short command first sets the collector for a short life.
+func runProcess(args []string) int {
+	if len(args) > 0 && commands[args[0]] != nil && commands[args[0]].short {
+		collectLate()
+	}
+	return run(args, os.Stdin, os.Stdout, os.Stderr)
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -56,6 +68,20 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	return c.run(args[1:], stdin, stdout, stderr)
+}
+
+// lateHeap is the heap at which a short command's garbage collector starts after all.
+const lateHeap = 256 << 20
+
+// collectLate turns the garbage collector off until the heap nears lateHeap, unless GOGC or
+// GOMEMLIMIT say otherwise. A short command exits before its garbage matters: the collections
+// of an apply of 100 files (a few MB allocated) cost a tenth of its time.
+func collectLate() {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	debug.SetMemoryLimit(lateHeap)
+	debug.SetGCPercent(-1)
 }
 
 func usage(w io.Writer) {

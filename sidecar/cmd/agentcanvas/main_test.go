@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 				time.Sleep(time.Millisecond)
 			}
 		}
-		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		os.Exit(runProcess(os.Args[1:]))
 	}
 	os.Unsetenv("GITHUB_STEP_SUMMARY")
 	os.Exit(m.Run())
