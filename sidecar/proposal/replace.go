@@ -308,4 +308,3 @@ func filePerm(w write, old *backup) fs.FileMode {
 	}
 	return perm
 }
-
