@@ -12,11 +12,7 @@ import (
 // writeback as a rename over an existing file does (auto_da_alloc). errors.ErrUnsupported when
 // the file system cannot swap (the caller links and renames instead).
 func (d *dirs) exchange(from, p string) error {
-	ffd, fn, err := d.split(from)
-	if err != nil {
-		return err
-	}
-	tfd, tn, err := d.split(p)
+	ffd, fn, tfd, tn, err := d.splitTwo(from, p)
 	if err != nil {
 		return err
 	}

@@ -11,25 +11,25 @@ import (
 // moveInto renames from (a temporary file under .agentcanvas/tmp) to p, through the cached
 // folder handles: the user's folders never hold a temporary file of ours.
 func (d *dirs) moveInto(from, p string) error {
-	ffd, fn, err := d.split(from)
-	if err != nil {
-		return err
-	}
-	tfd, tn, err := d.split(p)
+	ffd, fn, tfd, tn, err := d.splitTwo(from, p)
 	if err != nil {
 		return err
 	}
 	return pathErr("rename", p, unix.Renameat(ffd, fn, tfd, path.Base(tn)))
 }
 
+// splitTwo is split of both paths of a two-name call (rename, link, swap).
+func (d *dirs) splitTwo(from, to string) (ffd int, fn string, tfd int, tn string, err error) {
+	if ffd, fn, err = d.split(from); err == nil {
+		tfd, tn, err = d.split(to)
+	}
+	return
+}
+
 // linkAside gives p a second name, tmp under .agentcanvas/tmp (a hard link: no data is
 // copied), so a rollback can rename the very same file back without needing free space.
 func (d *dirs) linkAside(p, tmp string) error {
-	sfd, sn, err := d.split(p)
-	if err != nil {
-		return err
-	}
-	tfd, tn, err := d.split(tmp)
+	sfd, sn, tfd, tn, err := d.splitTwo(p, tmp)
 	if err != nil {
 		return err
 	}
