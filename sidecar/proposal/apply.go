@@ -370,7 +370,7 @@ type txn struct {
 	undo   []func() error
 	killAt int // testKillStep; 0: off
 	steps  int
-	aside  []string // the replaced and deleted files, kept under .agentcanvas/tmp until the apply stands
+	aside  []string // the replaced and deleted files, kept (swapped-out names, .agentcanvas/tmp) until the apply stands
 }
 
 // step runs before each step of the apply: the test kill switch, then the fault hook (which

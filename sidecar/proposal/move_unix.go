@@ -8,8 +8,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// moveInto renames from (a temporary file under .agentcanvas/tmp) to p, through the cached
-// folder handles: the user's folders never hold a temporary file of ours.
+// moveInto renames from to p (a new version's temporary file to its target, or a deleted file
+// into .agentcanvas/tmp), through the cached folder handles.
 func (d *dirs) moveInto(from, p string) error {
 	ffd, fn, tfd, tn, err := d.splitTwo(from, p)
 	if err != nil {
