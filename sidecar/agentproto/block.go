@@ -1,6 +1,5 @@
 // Package agentproto parses the structured blocks an agent prints on stdout
-// (spec agent-stdout-protocols.md, dependency-request-handling.md and
-// agentcanvas-protocol.md §2–§3): [DEPENDENCY_REQUEST], [USER_QUESTION],
+// (docs/agent-protocol.md): [DEPENDENCY_REQUEST], [USER_QUESTION],
 // === PHASE N COMPLETE ===, [ERROR] and HANDOFF, plus the standard message and
 // response sections of a reply.
 //
@@ -30,7 +29,7 @@ const (
 	KindError             Kind = "error"
 	KindHandoff           Kind = "handoff"
 	// KindInvalid is a block that was recognised by its opening line but breaks
-	// the spec: a missing or malformed field, a missing closing tag, or a block
+	// the protocol (docs/agent-protocol.md): a missing or malformed field, a missing closing tag, or a block
 	// larger than Options.MaxBlockBytes. Block.Of says what it tried to be.
 	KindInvalid Kind = "invalid"
 )
@@ -40,7 +39,7 @@ type Block struct {
 	Kind Kind
 	// Line is the 1-based line number of the block's opening line in the stream.
 	Line int
-	// Fields holds the block's fields under the spec's names: strings, []string
+	// Fields holds the block's fields under the protocol's names: strings, []string
 	// for lists (options, ChangedFiles, …), bool for `required`, int for the
 	// phase number N. For an invalid block, whatever could be read.
 	Fields map[string]any
@@ -76,12 +75,12 @@ func (b Block) MarshalJSON() ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), err
 }
 
-// Priority orders kinds as the spec's "프로토콜 우선순위" section does: when one
+// Priority orders kinds as docs/agent-protocol.md ("Priority") does: when one
 // chunk or turn yields several blocks, the runtime acts on the lowest number
 // first. ERROR 1, PHASE_COMPLETE 2, DEPENDENCY_REQUEST 3, USER_QUESTION 4, log
-// lines 5. The spec answers a malformed block with a fatal [ERROR]
+// lines 5. The protocol answers a malformed block with a fatal [ERROR]
 // ("Invalid protocol format"), so invalid ranks with error; HANDOFF, which the
-// stdout spec does not rank, is a worker's final report and ranks after the
+// protocol does not rank, is a worker's final report and ranks after the
 // blocking kinds, before logs.
 func Priority(k Kind) int {
 	switch k {
@@ -128,8 +127,8 @@ func rank(k Kind) int {
 	return r
 }
 
-// SpecError is the [ERROR] block the spec says a validation failure amounts to
-// (agent-stdout-protocols.md, "검증 실패 시"): fatal, "Invalid protocol format",
+// SpecError is the [ERROR] block a validation failure amounts to (docs/agent-protocol.md,
+// "Invalid blocks"): fatal, "Invalid protocol format",
 // recovery notify_user, with the invalid block's Error as details. For any other
 // block it returns b unchanged.
 func (b Block) SpecError() Block {

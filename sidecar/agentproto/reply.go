@@ -19,7 +19,8 @@ const (
 	FormResponse ReplyForm = "response"
 )
 
-// Section names, as the spec spells them in §2.2 (§2.1's are the short forms).
+// Section names, as docs/agent-protocol.md spells them ("Standard message and response
+// sections"; the short forms are the request's).
 const (
 	SectionIntent        = "Intent"
 	SectionInputs        = "Assumptions/Inputs"
