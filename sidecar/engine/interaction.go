@@ -76,6 +76,7 @@ type termState struct {
 
 func (r *run) runInteraction(parent context.Context, in *flow.Interaction) InteractionOutcome {
 	c, topology := r.castInteraction(in)
+	r.forkSpendOf(c) // a fork's interaction goes on from its spend (fork_replay.go)
 	ctx, stop := context.WithCancelCause(parent)
 	defer stop(nil)
 	c.stop = stop
@@ -141,6 +142,7 @@ func (c *ictx) execute(parent context.Context) InteractionOutcome {
 	}
 	c.bus.DropHeld("the interaction ended before the rate limit let it through")
 	r.metrics.addBus(c.bus.Metrics())
+	r.fp.busEnded(in.ID, c.bus.Metrics()) // kept with the fork points (forkpoints.go)
 
 	out := InteractionOutcome{ID: in.ID, PatternID: c.pat, Rounds: c.st.Round, Result: result}
 	var limit *spendLimitError
@@ -377,7 +379,9 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.pace(); err != nil {
+	nth := c.r.fp.next(c.in.ID, node)
+	replay := c.r.replayed(c.in.ID, node, nth) // a fork's turn it replays (fork_replay.go)
+	if err := c.pace(replay); err != nil {
 		return nil, err
 	}
 	edge := c.edgeOf[[2]string{from, node}]
@@ -391,7 +395,9 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 	c.r.flushLog()
 	rec := turnRecord{from: from, node: node, backend: spec.BackendID, prompt: prompt, started: c.r.now()}
 	var out processOut
-	if loop := c.sessionLoop(node); loop != nil {
+	if loop := c.sessionLoop(node); replay != nil {
+		out, err = c.replay(node, replay)
+	} else if loop != nil {
 		out, err = c.runSessions(spec, node, edge, prompt, loop)
 	} else {
 		var proc *runtime.Process
@@ -403,12 +409,12 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 		c.r.emit(c.in.ID, edge, "agent_finished", map[string]any{"agent": node, "status": "failed", "error": err.Error()})
 		// Not sent, and with no process there is no redactor for it; err is scrubbed.
 		rec.prompt = ""
-		c.record(rec, runtime.Result{Status: runtime.StatusFailed, Reason: err.Error()})
+		c.keepTurn(rec, processOut{res: runtime.Result{Status: runtime.StatusFailed, Reason: err.Error()}}, spec, nth, replay)
 		return nil, fmt.Errorf("agent %s: %w", node, err)
 	}
 	rec.prompt = runtime.Redact(c.r.o.Env, out.scrub(prompt)) // the run's secrets too: the task may hold one
 	rec.stderr = out.stderrAll
-	c.record(rec, out.res)
+	c.keepTurn(rec, out, spec, nth, replay)
 	res, handoffErr, stderr := out.res, out.handoffErr, out.stderr
 	c.noteTurn(node, prompt, res)
 	rep := &Reply{Node: node, Text: res.Reply, Handoff: res.Handoff, sandboxed: spec.SandboxWork != ""}
@@ -525,6 +531,9 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 		work, fresh, err := c.sandbox(node, files, rt.Shared)
 		if err != nil {
 			return s, err
+		}
+		if fresh {
+			c.r.snapshotPrepared(node) // its base, for forks (forkpoints_snap.go)
 		}
 		s.SandboxWork = work
 		if s.SharedFolders, err = sharedFolders(c.r.o.Workspace, c.r.sandboxRun(node), node); err != nil {

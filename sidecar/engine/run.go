@@ -187,6 +187,10 @@ type run struct {
 	gw       runGateway // the model gateway (gateway.go)
 	// turns is the run's transcript (transcript.go).
 	turns *transcript.Writer
+	// fp writes the run's fork points (forkpoints.go); fork is what a fork replays (nil for
+	// any other run; fork_replay.go).
+	fp   *forkPoints
+	fork *forkReplay
 }
 
 func newRun(f *flow.Flow, o Options) (*run, error) {
@@ -236,6 +240,7 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	r := &run{f: f, o: o, id: id, log: log, now: o.Now, key: bus.NewKey(), outcomes: map[string]*InteractionOutcome{}, metrics: newMetricSet(), files: promptFiles{ws: o.Workspace}, confined: confined}
 	r.state = newState(r)
 	r.turns = transcript.NewWriter(o.Workspace, id)
+	r.fp = newForkPoints()
 	r.budget = budgetLimits(f.Policy.Budget)
 	if o.Resume != nil {
 		r.state.Started = o.Resume.Started
@@ -244,6 +249,7 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 			r.state.Spend = sp // the budget counts what the run spent before
 		}
 		r.state.Agents = maps.Clone(o.Resume.Agents) // and each agent's total goes on from its own
+		r.state.ForkOf = o.Resume.ForkOf
 	}
 	return r, nil
 }
@@ -323,9 +329,12 @@ func (r *run) execute(ctx context.Context) *Outcome {
 	r.ctx, r.stop = ctx, cancel
 	confinement, unconfined := r.confinementStatus()
 	started := map[string]any{"workspace": r.o.Workspace, "dryRun": r.o.DryRun, "interactions": len(r.f.Interactions), "task": r.task(), "confinement": confinement}
-	if r.o.Resume != nil {
+	switch {
+	case r.fork != nil:
+		r.forkBegins(started) // fork_replay.go
+	case r.o.Resume != nil:
 		r.emit("", "", "run_resumed", started)
-	} else {
+	default:
 		r.emit("", "", "run_started", started)
 	}
 	if unconfined != "" {
@@ -476,6 +485,9 @@ func (r *run) close() {
 	r.files.close()
 	runtime.RemoveTemp(r.id) // the agents' private temporary folders
 	r.closeGateway()
+	if err := r.fp.close(); err != nil {
+		fmt.Fprintf(os.Stderr, "agentcanvas: snapshot store: %v\n", err)
+	}
 }
 
 func (r *run) task() string {

@@ -43,6 +43,8 @@ type State struct {
 	// Agents is each agent's share of Spend (numbers only), so the Runs view and the canvas
 	// show it again after a reload; a resumed run goes on adding to it.
 	Agents map[string]AgentSpend `json:"agentSpend,omitempty"`
+	// ForkOf is the run and turn a fork left from (fork.go).
+	ForkOf *ForkOrigin `json:"forkOf,omitempty"`
 }
 
 func checkRunID(id string) error { return sandbox.ValidateRunID(id) }

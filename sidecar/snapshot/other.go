@@ -15,3 +15,6 @@ func Checkout(s *Store, tree ID, dir string, readOnly bool, t *Tracker) error { 
 
 // Switch is not available here.
 func Switch(s *Store, dir string, from, to ID, t *Tracker) error { return errUnsupported }
+
+// Prime is not available here.
+func (t *Tracker) Prime(s *Store, dir string, tree ID) error { return errUnsupported }

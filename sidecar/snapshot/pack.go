@@ -31,11 +31,11 @@ func (s *Store) openWriter() (*packWriter, error) {
 		return nil, fmt.Errorf("snapshot store opened to read only")
 	}
 	base := path.Join(packsDir, s.name)
-	idx, err := s.root.OpenFile(base+".idx", os.O_RDWR|os.O_CREATE, 0o644)
+	idx, err := s.root.OpenFile(base+".idx", os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	pack, err := s.root.OpenFile(base+".pack", os.O_RDWR|os.O_CREATE, 0o644)
+	pack, err := s.root.OpenFile(base+".pack", os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		idx.Close()
 		return nil, err

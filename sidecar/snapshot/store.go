@@ -56,7 +56,7 @@ func Open(workspace, writer string) (*Store, error) {
 		return nil, err
 	}
 	defer ws.Close()
-	if err := ws.MkdirAll(path.Join(Dir, packsDir), 0o755); err != nil {
+	if err := ws.MkdirAll(path.Join(Dir, packsDir), 0o700); err != nil {
 		return nil, fmt.Errorf("snapshot store: %w", err)
 	}
 	root, err := ws.OpenRoot(Dir)
