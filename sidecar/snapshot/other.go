@@ -8,7 +8,9 @@ import "errors"
 var errUnsupported = errors.New("snapshots of folders need a unix system")
 
 // Take is not available here.
-func (t *Tracker) Take(s *Store, dir string, lim Limits) (Result, error) { return Result{}, errUnsupported }
+func (t *Tracker) Take(s *Store, dir string, lim Limits) (Result, error) {
+	return Result{}, errUnsupported
+}
 
 // Checkout is not available here.
 func Checkout(s *Store, tree ID, dir string, readOnly bool, t *Tracker) error { return errUnsupported }
