@@ -93,12 +93,12 @@ func forkErr(format string, a ...any) error { return &ForkError{Msg: fmt.Sprintf
 // the turn or the --set key that is wrong.
 func PlanFork(workspace string, req ForkRequest) (*ForkPlan, error) {
 	if err := checkRunID(req.RunID); err != nil {
-		return nil, forkErr("fork: %v", err)
+		return nil, forkErr("%v", err)
 	}
 	cleaned := cleanAbandonedForks(workspace)
 	parent, err := ReadState(workspace, req.RunID)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, forkErr("fork: there is no run %s in %s", req.RunID, workspace)
+		return nil, forkErr("there is no run %s in %s", req.RunID, workspace)
 	}
 	if err != nil {
 		return nil, err
@@ -128,15 +128,15 @@ func (p *ForkPlan) readTurns() error {
 	}
 	switch {
 	case len(turns) == 0:
-		return forkErr("fork: run %s has no turns to fork from (its transcript is empty or was pruned)", id)
+		return forkErr("run %s has no turns to fork from (its transcript is empty or was pruned)", id)
 	case at < 1 || at > len(turns):
-		return forkErr("fork: run %s has turns 1 to %d; there is no turn %d (agentcanvas run show %s lists them)", id, len(turns), at, id)
+		return forkErr("run %s has turns 1 to %d; there is no turn %d (agentcanvas run show %s lists them)", id, len(turns), at, id)
 	case len(p.points) == 0:
-		return forkErr("fork: run %s kept no fork points (it was run by a version of AgentCanvas without forks); it cannot be forked", id)
+		return forkErr("run %s kept no fork points (it was run by a version of AgentCanvas without forks); it cannot be forked", id)
 	}
 	for seq := 1; seq <= at; seq++ {
 		if p.points[seq] == nil {
-			return forkErr("fork: turn %d of run %s was not kept for forks (its fork point is missing: the run's log has a warning saying why); fork from an earlier turn", seq, id)
+			return forkErr("turn %d of run %s was not kept for forks (its fork point is missing: the run's log has a warning saying why); fork from an earlier turn", seq, id)
 		}
 	}
 	p.at = p.points[at]
@@ -153,7 +153,7 @@ func (p *ForkPlan) loadFlow(set []string) error {
 	}
 	src, err := os.ReadFile(file)
 	if err != nil {
-		return forkErr("fork: run %s ran the flow %s, which cannot be read now: %v", p.parent.RunID, p.parent.FlowFile, err)
+		return forkErr("run %s ran the flow %s, which cannot be read now: %v", p.parent.RunID, p.parent.FlowFile, err)
 	}
 	p.FlowFile = file
 	changes, err := parseSets(set)

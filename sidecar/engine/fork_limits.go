@@ -31,16 +31,16 @@ func (p *ForkPlan) sayLimits() {
 		p.sayUnderWay(&a)
 		p.Agents = append(p.Agents, a)
 	}
-	p.Limits = append(p.Limits, fmt.Sprintf("Nothing outside the sandboxes is undone: what turns 1 to %d did elsewhere (network calls, messages sent, files written outside a sandbox) stays done.", n))
+	p.Limits = append(p.Limits, fmt.Sprintf("nothing outside the sandboxes is undone: what turns 1 to %d did elsewhere (network calls, messages sent, files written outside a sandbox) stays done.", n))
 	p.sayApplied()
 	if st := p.parent; (st.Status == StatusRunning || st.Status == StatusWaiting) && procalive.Alive(st.PID) {
-		p.Limits = append(p.Limits, fmt.Sprintf("Run %s is still running: the fork starts from turn %d as it was kept, and what %s does next does not reach it.", st.RunID, n, st.RunID))
+		p.Limits = append(p.Limits, fmt.Sprintf("run %s is still running: the fork starts from turn %d as it was kept, and what %s does next does not reach it.", st.RunID, n, st.RunID))
 	}
 	for _, in := range p.flow.Interactions {
 		_, params := in.Settings()
 		for _, k := range []string{"test_command", "verify_command"} {
 			if params[k] != nil && p.replaysIn(in.ID) {
-				p.Limits = append(p.Limits, fmt.Sprintf("Interaction %s's %s runs again while its turns are replayed.", in.ID, k))
+				p.Limits = append(p.Limits, fmt.Sprintf("interaction %s's %s runs again while its turns are replayed.", in.ID, k))
 			}
 		}
 	}
@@ -150,6 +150,6 @@ func (p *ForkPlan) sayApplied() {
 			continue
 		}
 		agent := filepath.Base(filepath.Dir(filepath.Dir(filepath.FromSlash(ref))))
-		p.Limits = append(p.Limits, fmt.Sprintf("Run %s's proposal of %s was applied to the workspace (%s): the fork does not undo it, and a sandbox it prepares anew copies the workspace with it.", p.parent.RunID, agent, strings.Join(st.Files, ", ")))
+		p.Limits = append(p.Limits, fmt.Sprintf("run %s's proposal of %s was applied to the workspace (%s): the fork does not undo it, and a sandbox it prepares anew copies the workspace with it.", p.parent.RunID, agent, strings.Join(st.Files, ", ")))
 	}
 }

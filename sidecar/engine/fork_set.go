@@ -197,7 +197,7 @@ func (p *ForkPlan) checkChanged(paths map[string]string) error {
 		}
 	}
 	if len(msgs) > 0 {
-		return forkErr("fork: the changed flow does not validate:\n  %s", strings.Join(msgs, "\n  "))
+		return forkErr("the changed flow does not validate:\n  %s", strings.Join(msgs, "\n  "))
 	}
 	return nil
 }
