@@ -26,6 +26,7 @@ const proposalUsage = `usage:
   agentcanvas proposal comment --workspace W [--json] [--delete ID] PROPOSAL [PATH:LINE=TEXT…]
   agentcanvas proposal request-changes --workspace W [--comment PATH:LINE=TEXT]… [--comments FILE] [--dry-run] [--backend B] [--non-interactive] [--json] [--confine auto|required|off] PROPOSAL
   agentcanvas proposal interdiff --workspace W [--from N] [--to N] [--json] PROPOSAL
+  agentcanvas proposal interdiff --workspace W [--json] PROPOSAL OTHER | RUN OTHER_RUN
   agentcanvas proposal revert --workspace W [--check] [--json] [--allow DIR]… [--block DIR]… [--flow F] ID
   agentcanvas proposal ledger --workspace W [--json]
   agentcanvas proposal origins --workspace W [--json] FILE
@@ -40,6 +41,8 @@ files in these folders, besides .agentcanvas, .git, node_modules and dist (both 
 comment: with no comment, lists the proposal's comments, the worker's answers and its revision.
 request-changes: the worker that made the proposal gets its comments as a new turn in its own
 sandbox; what it changes becomes the proposal's next revision (interdiff shows what changed).
+interdiff with two proposals (or two runs, agent by agent: a run and its fork) shows what differs
+between the files the first leaves and those the second leaves.
 apply: exit 0 applied (or, with --check, would apply), 1 refused or conflict (workspace unchanged), 2 usage.
 export: the run's pending proposals (or the named agents') as one mbox patch for git am / git
 apply, one message per proposal; exit 0, 1 when they conflict or one does not apply, 2 usage.`

@@ -240,9 +240,12 @@ func proposalInterdiff(args []string, stdout, stderr io.Writer) int {
 	from := fs.Int("from", 0, "the earlier revision (default: the one before --to)")
 	to := fs.Int("to", 0, "the later revision (default: the latest)")
 	asJSON := fs.Bool("json", false, "print {from,to,files,patch} as JSON")
-	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
+	if err := fs.Parse(args); err != nil || fs.NArg() < 1 || fs.NArg() > 2 {
 		fs.Usage()
 		return exitUsage
+	}
+	if fs.NArg() == 2 { // across runs (cmd_proposal_compare.go)
+		return proposalCompare(*ws, fs.Arg(0), fs.Arg(1), *asJSON, *from != 0 || *to != 0, stdout, stderr)
 	}
 	id, err := proposal.GetInterdiff(*ws, fs.Arg(0), *from, *to)
 	if err != nil {
