@@ -11,10 +11,13 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
+	"github.com/agentcanvas/agentcanvas/sidecar/snapshot"
 	"github.com/agentcanvas/agentcanvas/sidecar/transcript"
 )
 
@@ -241,5 +244,245 @@ func checkForkedState(t *testing.T, ws, parent, fork string, turns []transcript.
 	}
 	if !reflect.DeepEqual(kept, want) {
 		t.Errorf("kept interactions %v, ended at the turn %v", kept, want)
+	}
+}
+
+// forkMade makes a fork of run at turn n on disk (not run), with the changes given.
+func forkMade(t *testing.T, ws, run string, n int, set ...string) (*ForkPlan, *run) {
+	t.Helper()
+	plan, err := PlanFork(ws, ForkRequest{RunID: run, At: n, Set: set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := plan.newRun(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.materialize(plan); err != nil {
+		t.Fatal(err)
+	}
+	return plan, r
+}
+
+// Two forks of one run at the same turn share no file with each other, with their parent or
+// with the snapshot store: every file is its own inode, so the workers' writes in place (the
+// script appends to notes.txt) in one fork leave the other's and the parent's as they were.
+func TestTwoForksDoNotShareWrites(t *testing.T) {
+	ws, f := teamWorkspace(t)
+	parent, err := Run(context.Background(), f, Options{Workspace: ws})
+	if err != nil || parent.Status != StatusCompleted {
+		t.Fatalf("parent: %v %+v", err, parent)
+	}
+	parentFiles := map[string]map[string]string{}
+	for _, a := range []string{"coder1", "coder2"} {
+		parentFiles[a] = dirFiles(t, workDir(t, ws, parent.RunID, a))
+	}
+	planA, ra := forkMade(t, ws, parent.RunID, 4)
+	planB, rb := forkMade(t, ws, parent.RunID, 4)
+	inodes := map[uint64]string{}
+	for _, run := range []string{parent.RunID, planA.RunID, planB.RunID} {
+		for _, a := range []string{"coder1", "coder2"} {
+			filepath.WalkDir(workDir(t, ws, run, a), func(p string, d fs.DirEntry, err error) error {
+				var st syscall.Stat_t
+				if err != nil || d.IsDir() || syscall.Lstat(p, &st) != nil {
+					return err
+				}
+				if other, ok := inodes[st.Ino]; ok || st.Nlink != 1 {
+					t.Errorf("%s shares its inode with %s (%d links)", p, other, st.Nlink)
+				}
+				inodes[st.Ino] = p
+				return nil
+			})
+		}
+	}
+	if out := ra.execute(context.Background()); out.Status != StatusCompleted {
+		t.Fatalf("fork A: %+v", out)
+	}
+	for _, a := range []string{"coder1", "coder2"} {
+		if got := dirFiles(t, workDir(t, ws, planB.RunID, a)); !reflect.DeepEqual(got, teamFiles(a, 1)) {
+			t.Errorf("fork B's %s changed while fork A ran: %v", a, got)
+		}
+		if got := dirFiles(t, workDir(t, ws, parent.RunID, a)); !reflect.DeepEqual(got, parentFiles[a]) {
+			t.Errorf("the parent's %s changed while fork A ran: %v", a, got)
+		}
+	}
+	// The store still gives back what it kept at turn 4.
+	s, err := snapshot.Open(ws, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	pt := planB.restore["coder1"]
+	again := filepath.Join(t.TempDir(), "again")
+	if err := snapshot.Checkout(s, pt.Sandbox.Work, again, false, nil); err != nil || !reflect.DeepEqual(dirFiles(t, again), teamFiles("coder1", 1)) {
+		t.Errorf("the store's copy of turn %d changed: %v", pt.Seq, err)
+	}
+	if out := rb.execute(context.Background()); out.Status != StatusCompleted || outcomeOf(out) != outcomeOf(parent) {
+		t.Fatalf("fork B: %s", outcomeOf(out))
+	}
+}
+
+// A fork with another backend for one worker: its sandbox comes back as it was, the plan says
+// its session is not resumed, and its next turns run on the new backend.
+func TestForkWithAChangedBackend(t *testing.T) {
+	ws, f := teamWorkspace(t)
+	parent, err := Run(context.Background(), f, Options{Workspace: ws})
+	if err != nil || parent.Status != StatusCompleted {
+		t.Fatalf("parent: %v %+v", err, parent)
+	}
+	rec := &recorder{}
+	plan, err := PlanFork(ws, ForkRequest{RunID: parent.RunID, At: 4, Set: []string{"agent.coder1.backend=dry-run"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Changes) != 1 || plan.Changes[0] != "coder1: backend command → dry-run" {
+		t.Errorf("changes: %q", plan.Changes)
+	}
+	out, err := Fork(context.Background(), plan, Options{Sink: rec.sink})
+	if err != nil || out.Status != StatusCompleted {
+		t.Fatalf("fork: %v %+v", err, out)
+	}
+	backends := map[string]string{}
+	for _, e := range rec.events("agent_started") {
+		backends[str(fld(e, "agent"))] += str(fld(e, "backend")) + " "
+	}
+	// Turns 1 to 4 are replayed (their events show the backend the fork's flow gives now);
+	// coder1's second turn (the parent's turn 6 or 7) is its first on the new backend.
+	if !strings.HasSuffix(backends["coder1"], "dry-run ") || strings.Contains(backends["coder2"], "dry-run") {
+		t.Errorf("backends per turn: %v", backends)
+	}
+	work := dirFiles(t, workDir(t, ws, out.RunID, "coder1"))
+	for p, c := range teamFiles("coder1", 1) {
+		if work[p] != c {
+			t.Errorf("coder1's %s after the fork: %q, want it as turn 1 left it (%q)", p, work[p], c)
+		}
+	}
+	if len(work) <= 3 {
+		t.Errorf("the dry-run backend changed nothing in coder1's sandbox: %v", work)
+	}
+	flowText, err := os.ReadFile(filepath.Join(ws, RunsDir, out.RunID, "team.yaml"))
+	if err != nil || !strings.Contains(string(flowText), "backendId: dry-run") {
+		t.Errorf("the fork's flow: %v\n%s", err, flowText)
+	}
+}
+
+// Faults and bad input: a turn that does not exist, an unknown agent or key, a damaged snapshot,
+// a fork of a run still going. Each refusal names what is wrong and writes nothing.
+func TestForkRefusals(t *testing.T) {
+	ws, f := teamWorkspace(t)
+	parent, err := Run(context.Background(), f, Options{Workspace: ws})
+	if err != nil || parent.Status != StatusCompleted {
+		t.Fatalf("parent: %v %+v", err, parent)
+	}
+	before := runFolders(t, ws)
+	for _, c := range []struct {
+		req  ForkRequest
+		want string
+	}{
+		{ForkRequest{RunID: parent.RunID, At: 11}, "has turns 1 to 10; there is no turn 11"},
+		{ForkRequest{RunID: parent.RunID, At: 0}, "there is no turn 0"},
+		{ForkRequest{RunID: "run_nope", At: 1}, "there is no run run_nope"},
+		{ForkRequest{RunID: "../etc", At: 1}, "run id"},
+		{ForkRequest{RunID: parent.RunID, At: 2, Set: []string{"agent.judge.model=x"}}, `the flow has no agent "judge" (its agents: lead, coder1, coder2)`},
+		{ForkRequest{RunID: parent.RunID, At: 2, Set: []string{"agent.coder1.colour=red"}}, `no setting "colour"`},
+		{ForkRequest{RunID: parent.RunID, At: 2, Set: []string{"agent.coder1.backend=gpt"}}, `"gpt" is not a backend`},
+		{ForkRequest{RunID: parent.RunID, At: 2, Set: []string{"agent.coder1.backend=command", "agent.coder1.command=bash"}}, ""},
+		{ForkRequest{RunID: parent.RunID, At: 2, Set: []string{"nonsense"}}, "write KEY=VALUE"},
+	} {
+		_, err := PlanFork(ws, c.req)
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%+v: %v", c.req, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want it to say %q", c.req, err, c.want)
+		}
+	}
+	if after := runFolders(t, ws); !reflect.DeepEqual(before, after) {
+		t.Errorf("a refused fork wrote something: %v → %v", before, after)
+	}
+
+	// A damaged object: the fork is refused naming the agent, the turn and the object, and
+	// leaves nothing behind.
+	packs := filepath.Join(ws, filepath.FromSlash(snapshot.Dir), "packs", parent.RunID+".pack")
+	b, err := os.ReadFile(packs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(b), "coder1 turn 1")
+	b[i] ^= 0x20
+	os.WriteFile(packs, b, 0o600)
+	plan, err := PlanFork(ws, ForkRequest{RunID: parent.RunID, At: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Fork(context.Background(), plan, Options{})
+	if err == nil || !strings.Contains(err.Error(), "coder1's sandbox as turn") || !strings.Contains(err.Error(), "damaged") {
+		t.Errorf("fork from a damaged snapshot: %v", err)
+	}
+	if after := runFolders(t, ws); !reflect.DeepEqual(before, after) {
+		t.Errorf("the refused fork left %v", after)
+	}
+}
+
+// runFolders lists the runs' and sandboxes' folders of a workspace.
+func runFolders(t *testing.T, ws string) []string {
+	t.Helper()
+	var out []string
+	for _, d := range []string{RunsDir, sandbox.Dir} {
+		es, _ := os.ReadDir(filepath.Join(ws, filepath.FromSlash(d)))
+		for _, e := range es {
+			out = append(out, d+"/"+e.Name())
+		}
+	}
+	return out
+}
+
+// A fork of a run still going: the plan says so, the fork runs from the turn as it was kept,
+// and the parent, blocked in a later turn meanwhile, goes on to its end untouched.
+func TestForkOfARunningRun(t *testing.T) {
+	dir := t.TempDir()
+	gate := filepath.Join(dir, "gate")
+	if err := syscall.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	agent := script(t, dir, "agent.sh", `cat > /dev/null
+n=$(( $(cat "`+dir+`/count.$AGENTCANVAS_AGENT_ID" 2>/dev/null || echo 0) + 1 ))
+echo $n > "`+dir+`/count.$AGENTCANVAS_AGENT_ID"
+if [ "$AGENTCANVAS_AGENT_ID" = b ] && [ $n = 2 ]; then read x < "`+gate+`"; fi
+echo "reply $n of $AGENTCANVAS_AGENT_ID"
+`)
+	rt := "runtime: {backendId: command, command: [bash, " + agent + "]}"
+	ws, f := workspace(t, pairFlow("", rt, rt, 2))
+	m := &Manager{Workspace: ws, Limits: recording}
+	info, err := m.Start(f, StartParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for { // the parent's b is in its second turn, blocked on the gate, once turn 3 is kept
+		if pts, _ := readForkPoints(ws, info.RunID); len(pts) >= 3 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	plan, err := PlanFork(ws, ForkRequest{RunID: info.RunID, At: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(plan.Limits, "\n"), "is still running") {
+		t.Errorf("the plan does not say the parent is running: %q", plan.Limits)
+	}
+	out, err := Fork(context.Background(), plan, Options{Limits: recording})
+	if err != nil || out.Status != StatusCompleted {
+		t.Fatalf("fork: %v %+v", err, out)
+	}
+	os.WriteFile(gate, []byte("go\n"), 0o600)
+	if res, _ := m.Wait(info.RunID); res.Status != StatusCompleted {
+		t.Fatalf("the parent after the fork: %+v", res)
+	}
+	if turns, _ := transcript.Read(ws, info.RunID); len(turns) != 4 {
+		t.Errorf("the parent has %d turns, want 4", len(turns))
 	}
 }
