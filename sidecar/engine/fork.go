@@ -203,3 +203,18 @@ func (p *ForkPlan) newRun(o Options) (*run, error) {
 	r.state.ForkOf = &p.Origin
 	return r, nil
 }
+
+// StartFork makes the fork of plan and runs it in the background, as Start does a run; its
+// questions reach the Manager's inbox.
+func (m *Manager) StartFork(plan *ForkPlan, p StartParams) (RunInfo, error) {
+	m.init()
+	r, err := plan.newRun(Options{Env: p.Env, Human: m.inbox, Sink: m.Event, Limits: m.Limits})
+	if err != nil {
+		return RunInfo{}, err
+	}
+	if err := r.materialize(plan); err != nil {
+		r.close()
+		return RunInfo{}, err
+	}
+	return m.launchRun(r, nil), nil
+}
