@@ -1,7 +1,7 @@
 // The Runs view's model: runs → interactions → agents, from listRuns and kept current by run
 // events. Pure (no vscode), so its updates are unit-tested.
 import { addAgentSpend, newerAgentSpend, readSpend } from '../canvas/spend';
-import { REQUEST_EVENTS, type AgentState, type InteractionState, type PendingRequest, type RunEvent, type RunState } from '../protocol';
+import { REQUEST_EVENTS, readForkOrigin, type AgentState, type InteractionState, type PendingRequest, type RunEvent, type RunState } from '../protocol';
 
 const RUN_STATUS: Record<string, string> = {
   run_started: 'running',
@@ -116,6 +116,7 @@ export class RunsModel {
       if (inter) inter.spend = readSpend(ev.interaction) ?? inter.spend;
     }
     if (ev.event === 'run_finished') run.spend = readSpend(ev.spend) ?? run.spend;
+    if (ev.event === 'run_started') run.forkOf = readForkOrigin(ev.forkOf) ?? run.forkOf;
     if (inter) {
       if (ev.event === 'terminated') {
         inter.status = 'terminated';
