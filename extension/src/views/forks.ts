@@ -88,7 +88,12 @@ export function forksOf(runs: RunState[], runId: string): RunState[] {
 
 /** A turn's line in the Runs view: its number and agent; its interaction, round and reply. */
 export function turnLabel(t: Turn): { label: string; description: string } {
-  const reply = t.reply.split('\n').find((l) => l.trim() !== '')?.trim() ?? '';
+  // the reply's first line with content, past the standard response's section headers ("1. Intent")
+  const reply =
+    t.reply
+      .split('\n')
+      .map((l) => l.trim().replace(/^[-*]\s+/, ''))
+      .find((l) => l !== '' && !/^#*\s*\d\.\s+[A-Z][A-Za-z/ ]+$/.test(l)) ?? '';
   const status = t.status === 'completed' ? '' : ` · ${t.status}`;
   return { label: `#${t.seq} ${t.agent}`, description: `${t.interactionId} · round ${t.round}${status}${reply ? ` · ${reply.slice(0, 80)}` : ''}` };
 }

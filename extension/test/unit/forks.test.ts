@@ -41,7 +41,7 @@ test('runs tree: a fork is listed under the run it left, labelled with the turn;
   let read = 0;
   const t = new RunsTree(m, async (runId) => {
     read++;
-    return runId === 'r1' ? [turn(1, 'lead', 'Planned.\nASSIGN coder: x'), turn(2, 'coder', '')] : [];
+    return runId === 'r1' ? [turn(1, 'lead', '1. Intent\n- Planned.\nASSIGN coder: x'), turn(2, 'coder', '')] : [];
   });
   const top = t.getChildren();
   assert.deepEqual(top.map((n) => (n.kind === 'run' ? n.run.runId : n.kind)), ['r3', 'r1'], "a fork whose parent is not listed stays at the top");
