@@ -99,7 +99,7 @@ func (p *ForkPlan) saySession(a *ForkAgent, last *forkPoint) {
 		a.Session = "a command agent keeps no session: each of its turns is sent its whole prompt"
 	case next == nil:
 		a.Session = "its next turn is in an interaction it has not begun: a fresh context, as in any run"
-	case next.Session == "":
+	case !validSessionID(next.Session):
 		a.Session = "no session was reported by its last turn: its next turn starts a fresh context"
 	case p.homes[a.ID] == nil:
 		a.Limits = append(a.Limits, fmt.Sprintf("its %s session was not kept at turn %d: its next turn starts a fresh context", backend, next.Seq))

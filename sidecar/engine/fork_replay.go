@@ -73,7 +73,9 @@ func (c *ictx) replay(node string, p *forkPoint) (processOut, error) {
 	if err := c.r.moveSandbox(node, p.Seq); err != nil {
 		return processOut{}, fmt.Errorf("replaying turn %d of run %s: %w", p.Seq, c.r.fork.origin.RunID, err)
 	}
-	if p.Session != "" && c.r.fork.resumable[node] {
+	// A session id becomes a CLI argument: only one of the form a CLI gives is taken from the
+	// fork points (an unconfined agent could have written them).
+	if validSessionID(p.Session) && c.r.fork.resumable[node] {
 		c.mu.Lock()
 		c.sessions[node] = p.Session
 		c.mu.Unlock()

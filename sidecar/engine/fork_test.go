@@ -486,3 +486,4 @@ echo "reply $n of $AGENTCANVAS_AGENT_ID"
 		t.Errorf("the parent has %d turns, want 4", len(turns))
 	}
 }
+

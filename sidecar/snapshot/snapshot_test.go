@@ -372,3 +372,30 @@ func appendTo(t *testing.T, name, s string) {
 	f.WriteString(s)
 	f.Close()
 }
+
+// A tree someone wrote into the store by hand that names ".." or a path with a slash is refused
+// when read, and a checkout of it writes nothing outside its folder.
+func TestForgedTreeIsRefused(t *testing.T) {
+	ws := t.TempDir()
+	s := newStore(t, ws, "run_a")
+	blob, _, err := s.put(Blob, []byte("escaped\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"..", "a/../../x", "."} {
+		raw := append([]byte(ModeFile+" "+name+"\x00"), blob[:]...)
+		tree, _, err := s.put(Tree, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(t.TempDir(), "in", "co")
+		os.MkdirAll(filepath.Dir(dst), 0o755)
+		err = Checkout(s, tree, dst, false, nil)
+		if err == nil || !strings.Contains(err.Error(), "not a tree in git's format") {
+			t.Errorf("a tree naming %q: %v", name, err)
+		}
+		if _, err := os.Stat(filepath.Join(filepath.Dir(dst), "x")); err == nil {
+			t.Errorf("a tree naming %q wrote outside its folder", name)
+		}
+	}
+}
