@@ -486,4 +486,3 @@ echo "reply $n of $AGENTCANVAS_AGENT_ID"
 		t.Errorf("the parent has %d turns, want 4", len(turns))
 	}
 }
-
