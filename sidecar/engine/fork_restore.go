@@ -181,7 +181,7 @@ func (r *run) copyTurns(p *ForkPlan) error {
 				out.WriteByte('\n')
 			}
 		}
-		if err := appendRunLine(r.o.Workspace, r.id, name, out.Bytes()); err != nil {
+		if err := transcript.AppendRunFile(r.o.Workspace, r.id, name, out.Bytes()); err != nil {
 			return err
 		}
 	}

@@ -169,17 +169,7 @@ func TestForkAtEveryTurnOfACommandTeam(t *testing.T) {
 	}
 	for n := 1; n <= len(turns); n++ {
 		t.Run(fmt.Sprintf("turn%d", n), func(t *testing.T) {
-			plan, err := PlanFork(ws, ForkRequest{RunID: parent.RunID, At: n})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := plan.newRun(Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := r.materialize(plan); err != nil {
-				t.Fatal(err)
-			}
+			plan, r := forkMade(t, ws, parent.RunID, n)
 			checkForkedState(t, ws, parent.RunID, plan.RunID, turns[:n], points[n])
 			out := r.execute(ctx)
 			if got, want := outcomeOf(out), outcomeOf(parent); got != want {
@@ -247,6 +237,17 @@ func checkForkedState(t *testing.T, ws, parent, fork string, turns []transcript.
 	}
 }
 
+// teamParent is a finished run of the team, in its workspace.
+func teamParent(t *testing.T) (string, *Outcome) {
+	t.Helper()
+	ws, f := teamWorkspace(t)
+	parent, err := Run(context.Background(), f, Options{Workspace: ws})
+	if err != nil || parent.Status != StatusCompleted {
+		t.Fatalf("parent: %v %+v", err, parent)
+	}
+	return ws, parent
+}
+
 // forkMade makes a fork of run at turn n on disk (not run), with the changes given.
 func forkMade(t *testing.T, ws, run string, n int, set ...string) (*ForkPlan, *run) {
 	t.Helper()
@@ -268,11 +269,7 @@ func forkMade(t *testing.T, ws, run string, n int, set ...string) (*ForkPlan, *r
 // with the snapshot store: every file is its own inode, so the workers' writes in place (the
 // script appends to notes.txt) in one fork leave the other's and the parent's as they were.
 func TestTwoForksDoNotShareWrites(t *testing.T) {
-	ws, f := teamWorkspace(t)
-	parent, err := Run(context.Background(), f, Options{Workspace: ws})
-	if err != nil || parent.Status != StatusCompleted {
-		t.Fatalf("parent: %v %+v", err, parent)
-	}
+	ws, parent := teamParent(t)
 	parentFiles := map[string]map[string]string{}
 	for _, a := range []string{"coder1", "coder2"} {
 		parentFiles[a] = dirFiles(t, workDir(t, ws, parent.RunID, a))
@@ -325,11 +322,7 @@ func TestTwoForksDoNotShareWrites(t *testing.T) {
 // A fork with another backend for one worker: its sandbox comes back as it was, the plan says
 // its session is not resumed, and its next turns run on the new backend.
 func TestForkWithAChangedBackend(t *testing.T) {
-	ws, f := teamWorkspace(t)
-	parent, err := Run(context.Background(), f, Options{Workspace: ws})
-	if err != nil || parent.Status != StatusCompleted {
-		t.Fatalf("parent: %v %+v", err, parent)
-	}
+	ws, parent := teamParent(t)
 	rec := &recorder{}
 	plan, err := PlanFork(ws, ForkRequest{RunID: parent.RunID, At: 4, Set: []string{"agent.coder1.backend=dry-run"}})
 	if err != nil {
@@ -369,11 +362,7 @@ func TestForkWithAChangedBackend(t *testing.T) {
 // Faults and bad input: a turn that does not exist, an unknown agent or key, a damaged snapshot,
 // a fork of a run still going. Each refusal names what is wrong and writes nothing.
 func TestForkRefusals(t *testing.T) {
-	ws, f := teamWorkspace(t)
-	parent, err := Run(context.Background(), f, Options{Workspace: ws})
-	if err != nil || parent.Status != StatusCompleted {
-		t.Fatalf("parent: %v %+v", err, parent)
-	}
+	ws, parent := teamParent(t)
 	before := runFolders(t, ws)
 	for _, c := range []struct {
 		req  ForkRequest

@@ -15,6 +15,7 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/bus"
 	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 	"github.com/agentcanvas/agentcanvas/sidecar/snapshot"
+	"github.com/agentcanvas/agentcanvas/sidecar/transcript"
 )
 
 // Fork points. At the end of every agent turn the engine appends a line to
@@ -196,29 +197,7 @@ func appendForkPoint(workspace, runID string, p *forkPoint) error {
 	if err != nil {
 		return err
 	}
-	return appendRunLine(workspace, runID, ForkPointsFile, append(b, '\n'))
-}
-
-// appendRunLine appends one line to a run's file, inside the workspace through os.Root.
-func appendRunLine(workspace, runID, name string, line []byte) error {
-	if err := checkRunID(runID); err != nil {
-		return err
-	}
-	root, err := os.OpenRoot(workspace)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	dir := filepath.Join(RunsDir, runID)
-	if err := root.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := root.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(line)
-	return errors.Join(err, f.Close())
+	return transcript.AppendRunFile(workspace, runID, ForkPointsFile, append(b, '\n'))
 }
 
 // readForkPoints reads a run's fork points by turn number; a torn last line (a kill) is

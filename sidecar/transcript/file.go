@@ -24,10 +24,15 @@ const (
 	MaxRuns = 50
 )
 
-// appendLine appends line to the run's transcript, inside the workspace through os.Root (a
-// run id cannot lead outside it), readable by the user only: prompts may hold the task's
-// private details.
+// appendLine appends line to the run's transcript.
 func appendLine(workspace, runID string, line []byte) error {
+	return AppendRunFile(workspace, runID, FileName, line)
+}
+
+// AppendRunFile appends data to .agentcanvas/runs/<runID>/<name>, inside the workspace through
+// os.Root (a run id cannot lead outside it), readable by the user only: a run's transcript and
+// fork points hold prompts and replies, which may hold the task's private details.
+func AppendRunFile(workspace, runID, name string, data []byte) error {
 	if err := sandbox.ValidateRunID(runID); err != nil {
 		return err
 	}
@@ -40,11 +45,11 @@ func appendLine(workspace, runID string, line []byte) error {
 	if err := root.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	f, err := root.OpenFile(filepath.Join(dir, FileName), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := root.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(line); err != nil {
+	if _, err := f.Write(data); err != nil {
 		f.Close()
 		return err
 	}
