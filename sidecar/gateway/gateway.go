@@ -303,7 +303,9 @@ func (g *Gateway) caller(p Provider, t target, r *http.Request) (Caller, bool) {
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(bodyTimeout))
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequest+1))
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(r.ContentLength, 0), maxRequest)+bytes.MinRead))
+	_, err := buf.ReadFrom(io.LimitReader(r.Body, maxRequest+1))
+	body := buf.Bytes()
 	_ = rc.SetReadDeadline(time.Time{})
 	if err != nil || len(body) > maxRequest {
 		return nil, fmt.Errorf("the request could not be read whole (%d MiB at most, within %s)", maxRequest>>20, bodyTimeout)
