@@ -67,18 +67,6 @@ func gatewayFor(t *testing.T, b *biller, p Provider) (*Gateway, *charges, *refus
 	return g, &ch, &ref
 }
 
-// refusals collects a gateway's refusals.
-type refusals struct {
-	mu sync.Mutex
-	rs []Refusal
-}
-
-func (r *refusals) add(x Refusal) { r.mu.Lock(); r.rs = append(r.rs, x); r.mu.Unlock() }
-func (r *refusals) all() []Refusal {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]Refusal(nil), r.rs...)
-}
 
 // Fifty calls made together against an agent's limit, each stream held open by the provider
 // until every call is in flight, waiting at the gateway, or refused: the provider's bill
@@ -325,5 +313,36 @@ func TestReservationsSettle(t *testing.T) {
 	l.Settle(g2, 0.05, Usage{Input: 10}, 1)
 	if h := l.held[scope{"agent", "a"}]; h.usd != 0 || h.tokens != 0 || h.calls != 0 || l.Agent("a").USD != 0.1 {
 		t.Errorf("held %+v after every call settled; spent %+v", h, l.Agent("a"))
+	}
+}
+
+// A call asking for several answers reserves each answer's output; one asking for more than
+// any API gives is refused.
+func TestAnswersMultiplyTheOutput(t *testing.T) {
+	chat := endpoints[3]
+	r, err := readModelRequest(chat, "/v1/chat/completions", []byte(`{"model":"gpt-5","n":5,"max_completion_tokens":1000,"messages":[]}`), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := startGateway(t, Options{})
+	if w := g.worstOf(r); w.out != 5000 || w.minOut != 5000 {
+		t.Errorf("worst %+v", w)
+	}
+	if err := r.enforce(Grant{Limited: true, Out: 2500}); err != nil || r.capSet != 500 {
+		t.Errorf("cap %d (%v), want 500 an answer", r.capSet, err)
+	}
+	r, _ = readModelRequest(chat, "/v1/chat/completions", []byte(`{"model":"gpt-5","n":100000,"messages":[]}`), false)
+	if err := r.enforce(Grant{Limited: true, Out: 1 << 40}); err == nil {
+		t.Error("100,000 answers passed")
+	}
+}
+
+// Gemini 2.5 Pro's prices double past 200,000 input tokens; a call over it is priced so.
+func TestLongContextPrices(t *testing.T) {
+	p := DefaultPricing()
+	short, _ := p.Cost(Gemini, "gemini-2.5-pro", Usage{Input: 100_000, Output: 1000})
+	long, _ := p.Cost(Gemini, "gemini-2.5-pro", Usage{Input: 300_000, Output: 1000})
+	if want := (300_000*2.5 + 1000*15) / 1e6; long != want || short != (100_000*1.25+1000*10)/1e6 {
+		t.Errorf("long $%v (want $%v), short $%v", long, want, short)
 	}
 }

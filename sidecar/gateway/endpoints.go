@@ -74,7 +74,7 @@ var queryChars = regexp.MustCompile(`^[A-Za-z0-9._~=&-]*$`)
 // cleaned form.
 func readTarget(raw string) (target, string) {
 	if !strings.HasPrefix(raw, "/") {
-		return target{}, "only a path is accepted as the request target, not " + quoteShort(raw)
+		return target{}, "only a path is accepted as the request target, not " + quoteShort(redactToken(raw))
 	}
 	p, q, _ := strings.Cut(raw, "?")
 	switch {

@@ -14,6 +14,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"regexp"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -205,6 +206,11 @@ var (
 // tokenPrefix starts every token (so a token is never mistaken for a provider's key).
 const tokenPrefix = "acgw-"
 
+// tokens finds an agent's token in a request's target, to keep it out of events and logs.
+var tokens = regexp.MustCompile(tokenPrefix + `[0-9A-Za-z]*`)
+
+func redactToken(s string) string { return tokens.ReplaceAllString(s, tokenPrefix+"(token)") }
+
 type ctxKey struct{}
 
 // call is what a request's context carries from ServeHTTP to the proxy's hooks.
@@ -241,7 +247,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Host, the endpoint list, the agent's token, its body, and (a model call) its reservation.
 func (g *Gateway) admit(w http.ResponseWriter, r *http.Request) (*call, *Refusal) {
 	refusal := func(c Caller, p Provider, status int, msg string) *Refusal {
-		return &Refusal{Caller: c, Provider: p, Method: quoteShort(r.Method), Path: quoteShort(r.RequestURI), Status: status, Message: "agentcanvas gateway: " + msg}
+		return &Refusal{Caller: c, Provider: p, Method: quoteShort(r.Method), Path: quoteShort(redactToken(r.RequestURI)), Status: status, Message: "agentcanvas gateway: " + msg}
 	}
 	t, why := readTarget(r.RequestURI)
 	switch {

@@ -40,18 +40,23 @@ var apiCalls = []apiCall{
 		`{"contents":[{"role":"user","parts":[{"text":"say hi"}]}]}`, "X-Goog-Api-Key"},
 }
 
-// charges collects a gateway's charges.
-type charges struct {
+// collected gathers what a gateway's hooks report, from any goroutine.
+type collected[T any] struct {
 	mu sync.Mutex
-	cs []Charge
+	xs []T
 }
 
-func (c *charges) add(ch Charge) { c.mu.Lock(); c.cs = append(c.cs, ch); c.mu.Unlock() }
-func (c *charges) all() []Charge {
+func (c *collected[T]) add(x T) { c.mu.Lock(); c.xs = append(c.xs, x); c.mu.Unlock() }
+func (c *collected[T]) all() []T {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]Charge(nil), c.cs...)
+	return append([]T(nil), c.xs...)
 }
+
+type (
+	charges  = collected[Charge]
+	refusals = collected[Refusal]
+)
 
 func startGateway(t *testing.T, o Options) *Gateway {
 	t.Helper()

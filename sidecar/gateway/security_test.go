@@ -77,6 +77,11 @@ func TestOnlyModelCallsReachTheProvider(t *testing.T) {
 	if n := len(ref.all()); n < len(refused)-3 { // the ones the HTTP server itself refuses are not the gateway's to tell of
 		t.Errorf("%d refusals told of, for %d refused requests", n, len(refused))
 	}
+	for _, r := range ref.all() {
+		if strings.Contains(r.Path+r.Message, token) {
+			t.Errorf("a refusal tells the agent's token: %+v", r)
+		}
+	}
 	// The endpoints themselves pass.
 	for _, target := range []string{tp + "/v1/messages?beta=true", tp + "/v1/messages", tp + "/v1/messages/count_tokens?beta=true"} {
 		if st := rawRequest(t, addr, rawPost("POST", target, addr, "", bodyOK), 1); len(st) != 1 || st[0] != 200 {

@@ -27,7 +27,7 @@ func (g *Gateway) upstreamError(w http.ResponseWriter, r *http.Request, err erro
 	if c.upstream != nil {
 		root = c.upstream
 	}
-	ref := Refusal{Caller: c.caller, Provider: c.e.provider, Method: quoteShort(r.Method), Path: quoteShort(r.RequestURI), Status: http.StatusBadGateway}
+	ref := Refusal{Caller: c.caller, Provider: c.e.provider, Method: quoteShort(r.Method), Path: quoteShort(redactToken(r.RequestURI)), Status: http.StatusBadGateway}
 	why := permanent(err)
 	if why != "" {
 		ref.Status = unreachableStatus[c.e.provider]
