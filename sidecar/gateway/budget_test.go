@@ -67,7 +67,6 @@ func gatewayFor(t *testing.T, b *biller, p Provider) (*Gateway, *charges, *refus
 	return g, &ch, &ref
 }
 
-
 // Fifty calls made together against an agent's limit, each stream held open by the provider
 // until every call is in flight, waiting at the gateway, or refused: the provider's bill
 // stays within the limit, for each API, and the ledger's spend is never below the bill.
