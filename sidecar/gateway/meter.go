@@ -95,15 +95,19 @@ func (m *meter) sseLine(l []byte) {
 	if !ok {
 		return
 	}
-	// Most of a stream is text deltas: their text is counted from the raw line, and only
-	// the events that may carry usage, the model or the end are decoded.
-	if bytes.Contains(d, []byte("sage")) || bytes.Contains(d, []byte(`"model`)) || bytes.Contains(d, []byte("inish")) ||
-		bytes.Contains(d, []byte(`"response"`)) || bytes.Contains(d, []byte(`"message"`)) {
-		m.read(d)
+	// Most of a stream is text deltas: their text is counted from the raw line, in one pass
+	// that also finds the events that may carry usage, the model or the end, which alone
+	// are decoded.
+	if n, decode := streamedText(d); !decode {
+		m.got.text += n
 		return
 	}
-	m.got.text += streamedText(d)
+	m.read(d)
 }
+
+// usageNames are the members that make an event worth decoding.
+var usageNames = map[string]bool{"usage": true, "usageMetadata": true, "model": true, "modelVersion": true, "message": true,
+	"response": true, "finishReason": true, "finish_reason": true, "stop_reason": true}
 
 // framingNames are the members of streamed events that hold no generated text.
 var framingNames = map[string]bool{"type": true, "id": true, "item_id": true, "role": true, "object": true, "status": true,
@@ -111,9 +115,9 @@ var framingNames = map[string]bool{"type": true, "id": true, "item_id": true, "r
 
 // streamedText is the bytes of every string in a streamed event but its framing (types,
 // ids): the text and tool arguments the model generated, as written (an escape is never
-// shorter than what it stands for), so an upper bound of its tokens.
-func streamedText(d []byte) int64 {
-	var n int64
+// shorter than what it stands for), so an upper bound of its tokens. decode: the event
+// names a member that may carry usage, the model or the end; it is then to be decoded.
+func streamedText(d []byte) (n int64, decode bool) {
 	name := ""
 	for i := 0; i < len(d); i++ {
 		if d[i] != '"' {
@@ -121,16 +125,18 @@ func streamedText(d []byte) int64 {
 		}
 		end := stringEnd(d, i)
 		if end < 0 {
-			return n + int64(len(d)-i)
+			return n + int64(len(d)-i), false
 		}
 		if nextNonSpace(d, end+1) == ':' {
-			name = string(d[i+1 : end])
+			if name = string(d[i+1 : end]); usageNames[name] {
+				return n, true
+			}
 		} else if !framingNames[name] {
 			n += int64(end - i - 1)
 		}
 		i = end
 	}
-	return n
+	return n, false
 }
 
 // read takes what one JSON value says about usage, the model, and the text it streams.
