@@ -1,8 +1,10 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"sort"
 )
 
 // A request's body is split into its members in one pass over its bytes, without decoding
@@ -162,4 +164,43 @@ func stringValue(lit []byte) (string, bool) {
 		}
 	}
 	return string(lit[1 : len(lit)-1]), true
+}
+
+// encodeObject writes members as one JSON object, by name, each value as it was read.
+func encodeObject(m map[string]json.RawMessage) ([]byte, error) {
+	names := make([]string, 0, len(m))
+	size := 2
+	for k, v := range m {
+		names = append(names, k)
+		size += len(k) + len(v) + 4
+	}
+	sort.Strings(names)
+	out := make([]byte, 0, size)
+	out = append(out, '{')
+	for i, k := range names {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		kb, err := json.Marshal(k)
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(append(out, kb...), ':'), bytes.TrimSpace(m[k])...)
+	}
+	return append(out, '}'), nil
+}
+
+func encodeList(items []map[string]json.RawMessage) ([]byte, error) {
+	out := []byte{'['}
+	for i, it := range items {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		b, err := encodeObject(it)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b...)
+	}
+	return append(out, ']'), nil
 }

@@ -5,10 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
-	"sort"
 	"strconv"
-	"strings"
 )
 
 // What the gateway reads of a model call's body, and what it changes before sending it on.
@@ -273,83 +270,6 @@ func wholeNumber(raw json.RawMessage) (int64, bool) {
 	return int64(f), true
 }
 
-// Tools the agent's own CLI runs (the provider only asks for them), by API: every other
-// kind runs at the provider, which reaches the network or bills per use.
-func anthropicClientTool(t map[string]json.RawMessage) bool {
-	var typ string
-	_ = json.Unmarshal(t["type"], &typ)
-	return typ == "" || typ == "custom" || hasAnyPrefix(typ, []string{"bash_", "text_editor_", "computer_", "memory_", "tool_search_tool_"})
-}
-
-func openaiClientTool(t map[string]json.RawMessage) bool {
-	var typ string
-	_ = json.Unmarshal(t["type"], &typ)
-	return slices.Contains([]string{"function", "custom", "tool_search", "namespace", "local_shell", "shell", "apply_patch", "computer_use_preview"}, typ)
-}
-
-func geminiClientTool(t map[string]json.RawMessage) bool {
-	for k := range t {
-		if k != "functionDeclarations" && k != "function_declarations" {
-			return false
-		}
-	}
-	return true
-}
-
-// keepTools takes the tools the provider would run itself out of the member name (kept
-// when networkOpen, and then counted by their kind in r.removed all the same).
-func (r *modelRequest) keepTools(name string, client func(map[string]json.RawMessage) bool, networkOpen bool) error {
-	raw, ok := r.members[name]
-	if !ok || string(raw) == "null" {
-		return nil
-	}
-	list, err := elements(raw)
-	if err != nil {
-		return fmt.Errorf("%s is not a list of objects", name)
-	}
-	kept := make([]map[string]json.RawMessage, 0, len(list))
-	rewrite := false
-	for _, x := range list {
-		t, dup, err := members(x)
-		if err != nil {
-			return fmt.Errorf("%s is not a list of objects", name)
-		}
-		rewrite = rewrite || dup // one of each member, as the gateway read it
-		if !client(t) {
-			r.removed = append(r.removed, toolKind(t))
-			if !networkOpen {
-				rewrite = true
-				continue
-			}
-		}
-		kept = append(kept, t)
-	}
-	if !rewrite {
-		return nil
-	}
-	r.edited = true
-	if len(kept) == 0 {
-		delete(r.members, name)
-		return nil
-	}
-	r.members[name], err = encodeList(kept)
-	return err
-}
-
-// toolKind names a tool for a message: its type, or (Gemini) its member names.
-func toolKind(t map[string]json.RawMessage) string {
-	var typ string
-	if json.Unmarshal(t["type"], &typ) == nil && typ != "" {
-		return typ
-	}
-	names := make([]string, 0, len(t))
-	for k := range t {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return strings.Join(names, "+")
-}
-
 // setCap writes the output cap the call was granted (per answer) where the request keeps it.
 func (r *modelRequest) setCap(perAnswer int64) error {
 	v := json.RawMessage(strconv.FormatInt(perAnswer, 10))
@@ -402,42 +322,3 @@ func (r *modelRequest) thinkingMin() int64 {
 
 // body is what is sent on: the members the gateway read, in its own encoding.
 func (r *modelRequest) body() ([]byte, error) { return encodeObject(r.members) }
-
-// encodeObject writes members as one JSON object, by name, each value as it was read.
-func encodeObject(m map[string]json.RawMessage) ([]byte, error) {
-	names := make([]string, 0, len(m))
-	size := 2
-	for k, v := range m {
-		names = append(names, k)
-		size += len(k) + len(v) + 4
-	}
-	sort.Strings(names)
-	out := make([]byte, 0, size)
-	out = append(out, '{')
-	for i, k := range names {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		kb, err := json.Marshal(k)
-		if err != nil {
-			return nil, err
-		}
-		out = append(append(append(out, kb...), ':'), bytes.TrimSpace(m[k])...)
-	}
-	return append(out, '}'), nil
-}
-
-func encodeList(items []map[string]json.RawMessage) ([]byte, error) {
-	out := []byte{'['}
-	for i, it := range items {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		b, err := encodeObject(it)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, b...)
-	}
-	return append(out, ']'), nil
-}
