@@ -118,11 +118,12 @@ type Gateway struct {
 
 	mu      sync.Mutex
 	callers map[string]Caller // token → caller
+	held    map[string]int64  // token → bytes its requests' bodies may take now
 }
 
 // Start listens on a free port of 127.0.0.1 until Close.
 func Start(o Options) (*Gateway, error) {
-	g := &Gateway{o: o, Ledger: newLedger(), callers: map[string]Caller{}, upstream: map[Provider]*url.URL{}}
+	g := &Gateway{o: o, Ledger: newLedger(), callers: map[string]Caller{}, held: map[string]int64{}, upstream: map[Provider]*url.URL{}}
 	if g.o.Pricing == nil {
 		g.o.Pricing = DefaultPricing()
 	}
@@ -189,8 +190,12 @@ func (g *Gateway) Unregister(token string) {
 }
 
 const (
-	// maxRequest bounds a request's body (a long conversation with images stays far below).
-	maxRequest = 64 << 20
+	// maxRequest bounds a request's body: above the providers' own limits (Anthropic's is
+	// 32 MB), so a conversation they would take is never refused here.
+	maxRequest = 48 << 20
+	// maxHeld bounds the bodies one agent's requests may hold in the gateway at once: a
+	// hostile agent cannot fill the sidecar's memory with large requests made together.
+	maxHeld = 128 << 20
 	// maxHeader bounds a request's headers.
 	maxHeader = 64 << 10
 )
@@ -226,12 +231,16 @@ type call struct {
 	w        worst
 	grant    Grant
 	removed  []string    // provider-side tools and betas taken out
+	release  func()      // gives back what its body held
 	written  atomic.Bool // the request reached the provider's connection
 	settled  sync.Once
 }
 
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	cl, ref := g.admit(w, r)
+	if cl != nil && cl.release != nil {
+		defer cl.release()
+	}
 	if ref != nil {
 		g.refuse(w, *ref)
 		return
@@ -260,29 +269,32 @@ func (g *Gateway) admit(w http.ResponseWriter, r *http.Request) (*call, *Refusal
 	if why != "" {
 		return nil, refusal(Caller{}, "", status, why)
 	}
-	c, ok := g.caller(e.provider, t, r)
+	token, c, ok := g.caller(e.provider, t, r)
 	if !ok {
 		return nil, refusal(Caller{}, e.provider, http.StatusUnauthorized, "unknown agent token")
 	}
 	cl := &call{caller: c, e: e, path: t.path, query: t.query}
+	if cl.release = g.hold(token, r.ContentLength); cl.release == nil {
+		return cl, refusal(c, e.provider, http.StatusTooManyRequests, fmt.Sprintf("the agent's requests in flight hold %d MiB already; try again when one has ended", maxHeld>>20))
+	}
 	cl.query.Del("key")
 	if raw := c.Upstream[e.provider]; raw != "" {
 		u, err := parseUpstream(raw)
 		if err != nil {
-			return nil, refusal(c, e.provider, http.StatusBadRequest, err.Error())
+			return cl, refusal(c, e.provider, http.StatusBadRequest, err.Error())
 		}
 		cl.upstream = u
 	}
 	body, err := readBody(w, r)
 	if err != nil {
-		return nil, refusal(c, e.provider, http.StatusRequestEntityTooLarge, err.Error())
+		return cl, refusal(c, e.provider, http.StatusRequestEntityTooLarge, err.Error())
 	}
 	var dropped []string
 	cl.header, dropped = outHeaders(e.provider, r.Header, c.Keys[e.provider])
 	if msg, hit := g.prepare(r.Context(), cl, body); msg != "" {
 		ref := refusal(c, e.provider, http.StatusBadRequest, "")
 		ref.Message, ref.Limit = msg, hit
-		return nil, ref
+		return cl, ref
 	}
 	cl.removed = append(cl.removed, dropped...)
 	return cl, nil
@@ -291,7 +303,7 @@ func (g *Gateway) admit(w http.ResponseWriter, r *http.Request) (*call, *Refusal
 // caller finds the agent a request is from: the token in its path, or, for a CLI whose base
 // URL is better without it (Codex puts it on its command line), where the key would be (a
 // login's token only in the path: its key header holds its own credentials).
-func (g *Gateway) caller(p Provider, t target, r *http.Request) (Caller, bool) {
+func (g *Gateway) caller(p Provider, t target, r *http.Request) (string, Caller, bool) {
 	token := t.token
 	if !t.inPath {
 		token = tokenFromHeaders(p, r, t.query)
@@ -299,7 +311,26 @@ func (g *Gateway) caller(p Provider, t target, r *http.Request) (Caller, bool) {
 	g.mu.Lock()
 	c, known := g.callers[token]
 	g.mu.Unlock()
-	return c, token != "" && known && (t.inPath || c.Keys[p] != "")
+	return token, c, token != "" && known && (t.inPath || c.Keys[p] != "")
+}
+
+// hold counts a request's body (its length, or the most a body may be) against what its
+// agent's requests may hold at once, and returns what gives it back (nil: no room).
+func (g *Gateway) hold(token string, length int64) (release func()) {
+	if length < 0 || length > maxRequest {
+		length = maxRequest
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.held[token]+length > maxHeld {
+		return nil
+	}
+	g.held[token] += length
+	return func() {
+		g.mu.Lock()
+		g.held[token] -= length
+		g.mu.Unlock()
+	}
 }
 
 // readBody reads a request's body whole before it is sent on: streamed from the agent's

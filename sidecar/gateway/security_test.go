@@ -289,3 +289,32 @@ func TestLargeAndSlowRequests(t *testing.T) {
 		t.Errorf("the provider got %d requests", len(b.requests()))
 	}
 }
+
+// An agent's large requests made together cannot fill the sidecar's memory: past what one
+// agent's bodies may hold at once, a request is refused (429: the CLI tries again later)
+// before its body is read; another agent is not held up.
+func TestLargeRequestsHeldAtOnce(t *testing.T) {
+	b := startBiller(t, 10)
+	g, _, _ := gatewayFor(t, b, Anthropic)
+	token, _ := g.Register(Caller{Agent: "coder", Interaction: "i", Keys: map[Provider]string{Anthropic: realKey}})
+	other, _ := g.Register(Caller{Agent: "other", Interaction: "i", Keys: map[Provider]string{Anthropic: realKey}})
+	addr := strings.TrimPrefix(g.URL, "http://")
+	head := func(tok string) string {
+		return fmt.Sprintf("POST /t/%s/v1/messages HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\n{", tok, addr, maxRequest)
+	}
+	for range maxHeld / maxRequest { // as many as fit, their bodies still coming
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprint(c, head(token))
+	}
+	waitFor(t, func() bool { g.mu.Lock(); defer g.mu.Unlock(); return g.held[token] == maxHeld/maxRequest*maxRequest })
+	if st := rawRequest(t, addr, head(token), 1); len(st) != 1 || st[0] != http.StatusTooManyRequests {
+		t.Errorf("one more large request: %v, want 429", st)
+	}
+	if st := rawRequest(t, addr, rawPost("POST", "/t/"+other+"/v1/messages", addr, "", bodyOK), 1); len(st) != 1 || st[0] != 200 {
+		t.Errorf("another agent's call: %v", st)
+	}
+}
