@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -114,4 +115,58 @@ func TestRealClaudeForkResumesSession(t *testing.T) {
 		}
 	}
 	assertConfinedRuns(t, rec)
+}
+
+// The same for Codex and the Gemini CLI: forked after the worker's first turn, the fork's
+// second turn resumes that session (codex exec resume; gemini --resume, its project folder
+// moved to the fork's working folder), and the first turn's file is in the fork's sandbox.
+func TestRealCLIForkResumesSession(t *testing.T) {
+	for _, cli := range []modelserver.CLI{modelserver.Codex, modelserver.Gemini} {
+		t.Run(cli.Name, func(t *testing.T) {
+			exe := cli.Binary(t)
+			t.Setenv("PATH", filepath.Dir(exe)+string(os.PathListSeparator)+os.Getenv("PATH"))
+			srv := cli.Start(t, modelserver.Script{{Match: "Write greet.txt saying hello.", Replies: []modelserver.Reply{
+				{Text: "Writing the greeting.", Calls: []modelserver.Call{cli.WriteCall("greet.txt", "hello\n")}},
+				{Text: "Wrote greet.txt."},
+				{Text: "It still says hello."},
+			}}})
+			env := cli.Env(t, srv)
+			runtime := fmt.Sprintf("{kind: cli, backendId: %s, model: %s, env: [%s]}", cli.Name, cli.Model, strings.Join(modelserver.EnvNames(env), ", "))
+			src := strings.Replace(forkChatFlow, "{kind: cli, backendId: claude, env: [ENV]}", runtime, 1)
+			ws := reviewfixture.Workspace(t, map[string]string{"greet.txt": "hi\n", "agents/you.sh": forkChatYou, ".agentcanvas/flows/chat.yaml": src})
+			f := flow.Parse(filepath.Join(ws, ".agentcanvas", "flows", "chat.yaml"), []byte(src))
+			rec := &recorder{}
+			parent, err := Run(context.Background(), f, Options{Workspace: ws, Env: env, Sink: rec.sink})
+			if err != nil {
+				t.Fatal(err)
+			}
+			logRealRun(t, rec, srv, parent)
+			if parent.Status != StatusCompleted {
+				t.Fatalf("parent: %s %s", parent.Status, parent.Reason)
+			}
+			before := len(srv.Requests())
+			plan, err := PlanFork(ws, ForkRequest{RunID: parent.RunID, At: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := Fork(context.Background(), plan, Options{Env: env, Sink: rec.sink})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Status != StatusCompleted {
+				t.Fatalf("fork: %s %s", out.Status, out.Reason)
+			}
+			reqs := srv.Requests()[before:]
+			if len(reqs) == 0 || reqs[0].Conversation != 0 || reqs[0].Turn != 2 || reqs[0].Error != "" {
+				t.Fatalf("the fork's first model request does not continue the session: %+v", reqs)
+			}
+			if body := string(reqs[0].Body); !strings.Contains(body, "Wrote greet.txt.") || !strings.Contains(body, "Now make it say hello, world.") {
+				t.Errorf("the fork's request lacks the earlier conversation or the new instruction")
+			}
+			if b, err := os.ReadFile(filepath.Join(workDir(t, ws, out.RunID, "coder"), "greet.txt")); err != nil || string(b) != "hello\n" {
+				t.Errorf("the fork's greet.txt: %q %v", b, err)
+			}
+			assertConfinedRuns(t, rec)
+		})
+	}
 }
