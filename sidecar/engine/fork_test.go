@@ -475,3 +475,21 @@ echo "reply $n of $AGENTCANVAS_AGENT_ID"
 		t.Errorf("the parent has %d turns, want 4", len(turns))
 	}
 }
+
+// A run's fork points go when its transcript is pruned: they hold the same replies.
+func TestForkPointsArePrunedWithTheTranscript(t *testing.T) {
+	ws, parent := teamParent(t)
+	old := filepath.Join(ws, RunsDir, "run_20200101-000000_aaaaaa")
+	os.MkdirAll(old, 0o755)
+	os.WriteFile(filepath.Join(old, ForkPointsFile), []byte("{}\n"), 0o600)
+	f := flow.Parse(filepath.Join(ws, ".agentcanvas", "flows", "team.yaml"), []byte(teamFlow))
+	if _, err := Run(context.Background(), f, Options{Workspace: ws}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(old, ForkPointsFile)); !os.IsNotExist(err) {
+		t.Errorf("the fork points of a run without its transcript were kept: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, RunsDir, parent.RunID, ForkPointsFile)); err != nil {
+		t.Errorf("a run with its transcript lost its fork points: %v", err)
+	}
+}

@@ -295,3 +295,18 @@ func (r *run) settledSpend(c *ictx, agent string) (Spend, map[string]AgentSpend,
 	}
 	return run, agents, in
 }
+
+// pruneForkPoints removes the fork points of runs whose transcript was pruned: they hold the
+// same replies, and a run without its transcript cannot be forked.
+func pruneForkPoints(workspace string) {
+	entries, err := os.ReadDir(filepath.Join(workspace, RunsDir))
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		dir := filepath.Join(workspace, RunsDir, e.Name())
+		if _, err := os.Stat(filepath.Join(dir, transcript.FileName)); errors.Is(err, fs.ErrNotExist) {
+			os.Remove(filepath.Join(dir, ForkPointsFile))
+		}
+	}
+}

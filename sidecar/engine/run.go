@@ -348,6 +348,7 @@ func (r *run) execute(ctx context.Context) *Outcome {
 	if _, err := transcript.Prune(r.o.Workspace, r.now()); err != nil {
 		r.emit("", "", "warning", map[string]any{"message": "pruning old transcripts: " + err.Error()})
 	}
+	pruneForkPoints(r.o.Workspace) // with their transcripts (forkpoints.go)
 
 	order, err := schedule(r.f.Interactions)
 	out := &Outcome{RunID: r.id, Flow: r.f.Name}
