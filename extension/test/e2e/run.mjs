@@ -716,6 +716,8 @@ async function forkFromHere({ page, shot, workspace }) {
   await runs.locator('.monaco-list-row', { hasText: /fork-team.*completed/ }).first().waitFor({ timeout: TIMEOUT });
   await dismissToasts(page);
   await runs.locator('.monaco-list-row', { hasText: 'Turns' }).first().click();
+  await page.mouse.move(900, 700); // away, so that the Turns row's hover does not cover its turns
+  await page.locator('.monaco-hover').first().waitFor({ state: 'hidden', timeout: TIMEOUT }).catch(() => {});
   await rowAction(runs, '#2 ', 'Fork from Here');
   const dialog = page.locator('.monaco-dialog-box');
   await dialog.filter({ hasText: 'from the end of turn 2' }).waitFor({ timeout: TIMEOUT });
