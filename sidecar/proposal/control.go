@@ -266,13 +266,24 @@ func keysOf(ms ...map[string]any) map[string]bool {
 	return out
 }
 
-// flowFileOf is the run's flow file as a workspace-relative slash path, or "".
+// flowFileOf is the run's flow file as a workspace-relative slash path, or "" when it is not
+// in the workspace.
 func flowFileOf(workspace, flowFile string) string {
 	if flowFile == "" {
 		return ""
 	}
 	if filepath.IsAbs(flowFile) {
-		rel, err := filepath.Rel(workspace, flowFile)
+		ws, err := filepath.Abs(workspace)
+		if err != nil {
+			return ""
+		}
+		if real, err := filepath.EvalSymlinks(ws); err == nil {
+			ws = real
+		}
+		if real, err := filepath.EvalSymlinks(filepath.Dir(flowFile)); err == nil {
+			flowFile = filepath.Join(real, filepath.Base(flowFile))
+		}
+		rel, err := filepath.Rel(ws, flowFile)
 		if err != nil {
 			return ""
 		}

@@ -125,8 +125,15 @@ func FinishRevision(workspace, ref, runID string, sent []Comment, answers map[st
 				ids = append(ids, c.ID)
 			}
 			s.Revisions = append(s.Revisions, Revision{Number: s.Revision, CreatedAt: l.Proposal.CreatedAt, RunID: runID, Comments: ids})
-		} else if err := root.RemoveAll(kept); err != nil {
-			return err
+		} else {
+			if !ok { // a failed run's edits are not a revision: work/ and the patch go back
+				if err := restoreRevision(workspace, root, l, s, kept); err != nil {
+					return fmt.Errorf("the failed revision run's edits could not be taken back (revision %d is kept in %s): %w", s.Revision, kept, err)
+				}
+			}
+			if err := root.RemoveAll(kept); err != nil {
+				return err
+			}
 		}
 		for i := range s.Comments {
 			c := &s.Comments[i]

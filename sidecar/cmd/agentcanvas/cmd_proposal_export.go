@@ -67,7 +67,7 @@ func proposalExport(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
-	if _, err := stdout.Write(ex.Patch); err != nil {
+	if _, err := io.WriteString(stdout, terminalText(stdout, string(ex.Patch))); err != nil {
 		fmt.Fprintf(stderr, "proposal export: %v\n", err)
 		return exitUsage
 	}
