@@ -253,25 +253,29 @@ func TestDeceptiveNamesAreRefusedAtCreate(t *testing.T) {
 func TestLookAlikeNamesAreHeld(t *testing.T) {
 	ws, paths := prepared(t, map[string]string{"README.md": "F:a\n", "docs/café.md": "F:nfc\n"})
 	ref := makeProposal(t, ws, paths.WorkDir, map[string]string{
-		"p\u0430ypal.md":            "x\n",   // Cyrillic a in a Latin word
-		".github2/\u0441\u0456.yml": "x\n",   // a Cyrillic word of Latin look-alikes
-		"docs/cafe\u0301.md":        "nfd\n", // NFD beside the NFC name
-		"a\u00a0b.md":               "x\n",   // a space that is not one
-		"docs/設計.md":                "x\n",
-		"docs/Ünïcödé.txt":          "x\n",
-		"docs/руководство.md":       "x\n",
-		"docs/ευχαριστώ.md":         "x\n",
-		"README.md":                 "b\n",
+		"p\u0430ypal.md":              "x\n",   // Cyrillic a in a Latin word
+		".github2/\u0441\u0456.yml":   "x\n",   // a Cyrillic word of Latin look-alikes
+		"docs/cafe\u0301.md":          "nfd\n", // NFD beside the NFC name
+		"a\u00a0b.md":                 "x\n",   // a space that is not one
+		"\uff45\uff56\uff49\uff4c.md": "x\n",   // fullwidth letters
+		"docs/\ufb01le.md":            "x\n",   // a ligature
+		"docs/設計.md":                  "x\n",
+		"docs/Ünïcödé.txt":            "x\n",
+		"docs/руководство.md":         "x\n",
+		"docs/ευχαριστώ.md":           "x\n",
+		"README.md":                   "b\n",
 	})
 	rv, err := GetReview(context.Background(), ws, ref, ReviewOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"p\u0430ypal.md":            `p\u0430ypal.md`,
-		".github2/\u0441\u0456.yml": `.github2/\u0441\u0456.yml`,
-		"docs/cafe\u0301.md":        `docs/cafe\u0301.md`,
-		"a\u00a0b.md":               `a\u00a0b.md`,
+		"p\u0430ypal.md":              `p\u0430ypal.md`,
+		".github2/\u0441\u0456.yml":   `.github2/\u0441\u0456.yml`,
+		"docs/cafe\u0301.md":          `docs/cafe\u0301.md`,
+		"a\u00a0b.md":                 `a\u00a0b.md`,
+		"\uff45\uff56\uff49\uff4c.md": `\uff45\uff56\uff49\uff4c.md`,
+		"docs/\ufb01le.md":            `docs/\ufb01le.md`,
 	}
 	got := map[string]string{}
 	for _, h := range rv.Held {
@@ -288,7 +292,7 @@ func TestLookAlikeNamesAreHeld(t *testing.T) {
 			t.Errorf("%q shown as %q, want %q", p, got[p], shown)
 		}
 	}
-	_, err = Apply(context.Background(), ws, ref, Selection{}, ApplyOptions{Confirm: []string{`p\u0430ypal.md`, ".github2/\u0441\u0456.yml", "docs/cafe\u0301.md", `a\u00a0b.md`}})
+	_, err = Apply(context.Background(), ws, ref, Selection{}, ApplyOptions{Confirm: []string{`p\u0430ypal.md`, ".github2/\u0441\u0456.yml", "docs/cafe\u0301.md", `a\u00a0b.md`, "\uff45\uff56\uff49\uff4c.md", "docs/\ufb01le.md"}})
 	if err != nil {
 		t.Fatalf("confirmed by the names as shown (or as they are): %v", err)
 	}
@@ -356,5 +360,23 @@ func TestTestResultsInTheReview(t *testing.T) {
 	rv, _ = GetReview(context.Background(), ws, ref, ReviewOptions{})
 	if rv.Tests.FirstFailure().Current {
 		t.Fatal("a result on an earlier patch is marked current")
+	}
+}
+
+// A control file reached through a rename (a hand-made patch: create never writes one) is held
+// by both names; so is a deletion of one.
+func TestRenameOntoAControlFileIsHeld(t *testing.T) {
+	ws := t.TempDir()
+	writeTree(t, ws, map[string]string{"notes.txt": "F:export X=1\n", ".github/workflows/check.yml": "F:on: push\n"})
+	rename := "diff --git a/notes.txt b/.envrc\nsimilarity index 100%\nrename from notes.txt\nrename to .envrc\n"
+	_, err := ApplyPatch(context.Background(), ws, []byte(rename), Selection{}, ApplyOptions{})
+	var he *HeldError
+	if !errors.As(err, &he) || !slices.Equal(heldPaths(he.Held), []string{".envrc"}) {
+		t.Fatalf("a rename onto .envrc: %v", err)
+	}
+	del := "diff --git a/.github/workflows/check.yml b/.github/workflows/check.yml\ndeleted file mode 100644\nindex 2f2d6a3c4e5bd1c1e4b2b02c3a5d0ff9ac7f0b2e..0000000000000000000000000000000000000000\n--- a/.github/workflows/check.yml\n+++ /dev/null\n@@ -1 +0,0 @@\n-on: push\n"
+	_, err = ApplyPatch(context.Background(), ws, []byte(del), Selection{}, ApplyOptions{DryRun: true})
+	if !errors.As(err, &he) || !slices.Equal(heldPaths(he.Held), []string{".github/workflows/check.yml"}) {
+		t.Fatalf("deleting a required check: %v", err)
 	}
 }

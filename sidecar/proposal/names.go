@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 
@@ -16,11 +17,12 @@ import (
 //     zero-width and other format characters, C1 controls, line separators, variation
 //     selectors, Hangul fillers and the other default-ignorable code points), and a
 //     component that starts or ends with whitespace ("report.txt ");
-//   - held like a control file (nameHolds): a word that mixes look-alike scripts (Latin with
-//     Cyrillic or Greek), a Cyrillic or Greek word made only of letters that look Latin in a
-//     name that is otherwise Latin ("сі.yml"), a space that is not U+0020, and a name that
-//     collides with another once normalised (NFC; letter case where the file system ignores
-//     it; look-alike letters).
+//   - held like a control file (lookAlikeName, holds.go): a word that mixes look-alike scripts
+//     (Latin with Cyrillic or Greek), a Cyrillic or Greek word made only of letters that look
+//     Latin in a name that is otherwise Latin ("сі.yml"), a space that is not U+0020, letters
+//     that NFKC changes (fullwidth "ｅｖｉｌ", the ligature "ﬁ"), and a name that collides with
+//     another once normalised (NFC; letter case where the file system ignores it; look-alike
+//     letters).
 // Ordinary non-ASCII names (café.md, 設計.md, Ünïcödé) pass untouched.
 
 // nameRefusal says why a name cannot be proposed at all, or "".
@@ -135,6 +137,9 @@ func lookAlikeName(p string) string {
 			return fmt.Sprintf("the name holds a space that is not an ordinary space (U+%04X)", r)
 		}
 	}
+	if k := norm.NFKC.String(p); k != norm.NFC.String(p) {
+		return fmt.Sprintf("the name is written in compatibility characters (fullwidth letters, ligatures, superscripts…) that read as %q", k)
+	}
 	return ""
 }
 
@@ -166,14 +171,16 @@ func skeleton(s string) string {
 }
 
 // ShowName is a name as a person must see it before confirming it: termsafe's escapes, and
-// also every letter that passes for a Latin one, every combining mark and every space that is
-// not U+0020 written as \u escapes, in quotes when it has whitespace at either end. Names made
+// also every letter that passes for a Latin one, every compatibility character (fullwidth
+// letters, ligatures), every combining mark and every space that is not U+0020 written as \u
+// escapes, in quotes when it has whitespace at either end. Names made
 // only of ordinary characters (café.md, 設計.md) are shown as they are.
 func ShowName(p string) string {
 	var b strings.Builder
 	for _, r := range termsafe.Line(p) {
 		_, lookAlike := lookAlikeLatin[r]
-		if lookAlike || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) || r != ' ' && isNameSpace(r) {
+		compat := r >= utf8.RuneSelf && norm.NFKC.String(string(r)) != string(r) // fullwidth, ligatures
+		if lookAlike || compat || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) || r != ' ' && isNameSpace(r) {
 			fmt.Fprintf(&b, `\u%04x`, r)
 			continue
 		}

@@ -159,3 +159,21 @@ func TestReviewSaysTestsFailedFirst(t *testing.T) {
 		t.Errorf("apply with the file confirmed: exit %d %s", code, errs)
 	}
 }
+
+// A file name carrying escape sequences or a C1 control never reaches the terminal raw: create
+// refuses it, naming it escaped.
+func TestEscapesInAFileNameAreShownEscaped(t *testing.T) {
+	for _, name := range []string{"a\x1b]0;t\x07.txt", "b\u009b31m.txt", "c\u202etxt.md"} {
+		ws := t.TempDir()
+		os.WriteFile(filepath.Join(ws, "x.txt"), []byte("x\n"), 0o644)
+		_, out, _ := runCLI(t, "sandbox", "prepare", "--workspace", ws, "--run", "r1", "--agent", "coder", "x.txt")
+		var paths map[string]string
+		json.Unmarshal([]byte(out), &paths)
+		os.WriteFile(filepath.Join(paths["workDir"], name), []byte("x\n"), 0o644)
+		code, out, errs := runCLI(t, "proposal", "create", "--workspace", ws, "--run", "r1", "--agent", "coder")
+		if code != exitFail {
+			t.Errorf("%q: create exit %d", name, code)
+		}
+		mustBeTerminalSafe(t, "create's refusal of "+strings.ReplaceAll(name, "\x1b", "ESC"), out+errs, "cannot be proposed")
+	}
+}
