@@ -264,6 +264,7 @@ func TestLookAlikeNamesAreHeld(t *testing.T) {
 		"docs/руководство.md":         "x\n",
 		"docs/ευχαριστώ.md":           "x\n",
 		"README.md":                   "b\n",
+		"readme.md":                   "x\n", // beside README.md: a distinct name where case counts (this file system)
 	})
 	rv, err := GetReview(context.Background(), ws, ref, ReviewOptions{})
 	if err != nil {
@@ -291,6 +292,9 @@ func TestLookAlikeNamesAreHeld(t *testing.T) {
 		if got[p] != shown {
 			t.Errorf("%q shown as %q, want %q", p, got[p], shown)
 		}
+	}
+	if nameFold("README.md", true) != nameFold("readme.md", true) || nameFold("README.md", false) == nameFold("readme.md", false) || nameFold("caf\u00e9", false) != nameFold("cafe\u0301", false) {
+		t.Error("nameFold: case folds only where the file system ignores it; NFC always")
 	}
 	_, err = Apply(context.Background(), ws, ref, Selection{}, ApplyOptions{Confirm: []string{`p\u0430ypal.md`, ".github2/\u0441\u0456.yml", "docs/cafe\u0301.md", `a\u00a0b.md`, "\uff45\uff56\uff49\uff4c.md", "docs/\ufb01le.md"}})
 	if err != nil {
@@ -378,5 +382,26 @@ func TestRenameOntoAControlFileIsHeld(t *testing.T) {
 	_, err = ApplyPatch(context.Background(), ws, []byte(del), Selection{}, ApplyOptions{DryRun: true})
 	if !errors.As(err, &he) || !slices.Equal(heldPaths(he.Held), []string{".github/workflows/check.yml"}) {
 		t.Fatalf("deleting a required check: %v", err)
+	}
+}
+
+// An export (a patch for a pull request) keeps a held file but names it in the commit message
+// and its result, for the person who merges it; a patch changed since it was made is refused.
+func TestExportNamesHeldFilesAndRefusesAnEditedPatch(t *testing.T) {
+	ws, paths := prepared(t, map[string]string{"README.md": "F:a\n"})
+	makeProposal(t, ws, paths.WorkDir, map[string]string{".github/workflows/ci.yml": "on: push\n", "README.md": "b\n"})
+	ex, err := Export(context.Background(), ws, "run1", ExportOptions{})
+	if err != nil || len(ex.Proposals) != 1 || !slices.Equal(heldPaths(ex.Proposals[0].Held), []string{".github/workflows/ci.yml"}) {
+		t.Fatalf("export: %v %+v", err, ex)
+	}
+	msg, _, _ := strings.Cut(string(ex.Patch), "\n---\n")
+	if !strings.Contains(msg, "Changes how things run (confirm each before merging):\n  .github/workflows/ci.yml: CI configuration") {
+		t.Errorf("the commit message does not name the held file:\n%s", msg)
+	}
+	patch := filepath.Join(paths.ProposalDir, "changes.patch")
+	b, _ := os.ReadFile(patch)
+	os.WriteFile(patch, []byte(strings.Replace(string(b), "+b", "+evil", 1)), 0o644)
+	if _, err := Export(context.Background(), ws, "run1", ExportOptions{}); err == nil || !strings.Contains(err.Error(), "changed since the proposal was made: README.md differs") {
+		t.Errorf("export of an edited patch: %v", err)
 	}
 }

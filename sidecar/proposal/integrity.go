@@ -1,7 +1,6 @@
 package proposal
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -52,35 +51,10 @@ func PatchDigest(patch []byte) string {
 // recordOf describes patch: its digest and each file's.
 func recordOf(patch []byte) PatchRecord {
 	r := PatchRecord{Version: 1, At: time.Now().UTC().Format(timeLayout), Patch: PatchDigest(patch), Files: []FileDigest{}}
-	for _, part := range fileParts(patch) {
+	for _, part := range splitSections(patch) {
 		r.Files = append(r.Files, FileDigest{Path: partName(part), Digest: PatchDigest(part)})
 	}
 	return r
-}
-
-// fileParts splits a patch at its "diff --git" lines.
-func fileParts(patch []byte) [][]byte {
-	var parts [][]byte
-	start := -1
-	for i := 0; i < len(patch); {
-		end := bytes.IndexByte(patch[i:], '\n')
-		if end < 0 {
-			end = len(patch) - i
-		} else {
-			end++
-		}
-		if bytes.HasPrefix(patch[i:], []byte("diff --git ")) {
-			if start >= 0 {
-				parts = append(parts, patch[start:i])
-			}
-			start = i
-		}
-		i += end
-	}
-	if start >= 0 {
-		parts = append(parts, patch[start:])
-	}
-	return parts
 }
 
 // partName is the new name a file's part of a patch gives in its "diff --git" line (as git

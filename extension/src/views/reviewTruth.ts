@@ -2,7 +2,7 @@
 // files that change how things run (and names that look like others), each confirmed by name
 // before it is applied; and the changes since the last revision, as a read-only diff.
 import * as vscode from 'vscode';
-import type { Hold, Interdiff, TestResult } from '../protocol';
+import { readHolds, type Hold, type Interdiff, type TestResult } from '../protocol';
 import type { Proposal } from './proposalsModel';
 
 /** The held files of a proposal (getProposal's held). */
@@ -55,12 +55,7 @@ export function truthLines(p: Proposal): string[] {
 
 /** The held files in a refused apply's error data. */
 export function heldFromError(e: unknown): Hold[] {
-  const data = (e as { data?: unknown } | undefined)?.data as { held?: unknown } | undefined;
-  if (!data || !Array.isArray(data.held)) return [];
-  return data.held
-    .map((h) => (h ?? {}) as Record<string, unknown>)
-    .filter((h) => typeof h.path === 'string')
-    .map((h) => ({ path: String(h.path), kind: h.kind === 'name' ? ('name' as const) : ('control' as const), reason: String(h.reason ?? ''), shown: String(h.shown ?? h.path) }));
+  return readHolds(((e as { data?: unknown } | undefined)?.data as { held?: unknown } | undefined)?.held);
 }
 
 /**
