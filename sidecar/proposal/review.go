@@ -161,6 +161,12 @@ func GetReview(ctx context.Context, workspace, ref string, o ReviewOptions) (*Re
 		if len(rv.Problems) > 0 {
 			fields["problems"] = rv.Problems
 		}
+		if len(rv.Held) > 0 {
+			fields["held"] = rv.Held
+		}
+		if rv.Tests.Failed() {
+			fields["testsFailed"] = true
+		}
 		if err := logEvent(workspace, o.Flow, l, "proposal_reviewed", fields); err != nil {
 			rv.Warnings = append(rv.Warnings, "could not write the event log: "+err.Error())
 		}
