@@ -76,7 +76,7 @@ var builtinControl = []controlGroup{
 const (
 	reasonFlow        = "a flow: decides which agents run, with what rights and limits"
 	reasonRunFlow     = "the flow of the run that made this proposal: it decides what this agent may do"
-	reasonPackageJSON = "package.json %s: a package manager runs them"
+	reasonPackageJSON = "package.json %s (the commands a package manager runs)"
 	workspaceReason   = "in the workspace's own list (" + WorkspaceControlFile + ")"
 )
 
@@ -221,11 +221,11 @@ var packageJSONSafeKeys = map[string]bool{
 // changed and every dependency it adds or changes comes from the registry.
 func packageJSONHold(before, after version) string {
 	if !before.known || !after.known || before.link || after.link {
-		return fmt.Sprintf(reasonPackageJSON, "may change scripts")
+		return fmt.Sprintf(reasonPackageJSON, "may change its scripts: its content cannot be read here")
 	}
 	var a, b map[string]any
 	if before.exists && json.Unmarshal(before.data, &a) != nil || after.exists && json.Unmarshal(after.data, &b) != nil {
-		return fmt.Sprintf(reasonPackageJSON, "is not valid JSON on one side, so its scripts cannot be told apart")
+		return fmt.Sprintf(reasonPackageJSON, "is not valid JSON on one side, so a change to its scripts cannot be ruled out")
 	}
 	var changed []string
 	for k := range keysOf(a, b) {
@@ -235,7 +235,7 @@ func packageJSONHold(before, after version) string {
 	}
 	if len(changed) > 0 {
 		sort.Strings(changed)
-		return fmt.Sprintf(reasonPackageJSON, "changes "+strings.Join(changed, ", ")+",")
+		return fmt.Sprintf(reasonPackageJSON, "changes "+strings.Join(changed, ", "))
 	}
 	for _, k := range []string{"dependencies", "devDependencies", "peerDependencies", "optionalDependencies"} {
 		old, _ := a[k].(map[string]any)

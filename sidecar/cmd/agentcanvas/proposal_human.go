@@ -120,11 +120,12 @@ func testSummary(r *proposal.TestResult) string {
 	return termsafe.Line(strings.Join(r.Command, " ")) + " " + how
 }
 
-// confirmFlags are the --confirm-control flags an apply of these holds needs.
+// confirmFlags are the --confirm-control flags an apply of these holds needs, each naming the
+// file as shown (look-alike letters escaped), which apply takes as well as the name itself.
 func confirmFlags(held []proposal.Hold) string {
 	var b strings.Builder
 	for _, h := range held {
-		b.WriteString("--confirm-control " + shellQuote(termsafe.Line(h.Path)) + " ")
+		b.WriteString("--confirm-control " + shellQuote(h.Shown) + " ")
 	}
 	return b.String()
 }
