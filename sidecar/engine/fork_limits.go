@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/procalive"
 	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
 	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
@@ -33,6 +35,7 @@ func (p *ForkPlan) sayLimits() {
 	}
 	p.Limits = append(p.Limits, fmt.Sprintf("nothing outside the sandboxes is undone: what turns 1 to %d did elsewhere (network calls, messages sent, files written outside a sandbox) stays done.", n))
 	p.sayApplied()
+	p.sayUnreplayable()
 	if st := p.parent; (st.Status == StatusRunning || st.Status == StatusWaiting) && procalive.Alive(st.PID) {
 		p.Limits = append(p.Limits, fmt.Sprintf("run %s is still running: the fork starts from turn %d as it was kept, and what %s does next does not reach it.", st.RunID, n, st.RunID))
 	}
@@ -152,4 +155,41 @@ func (p *ForkPlan) sayApplied() {
 		agent := filepath.Base(filepath.Dir(filepath.Dir(filepath.FromSlash(ref))))
 		p.Limits = append(p.Limits, fmt.Sprintf("run %s's proposal of %s was applied to the workspace (%s): the fork does not undo it, and a sandbox it prepares anew copies the workspace with it.", p.parent.RunID, agent, strings.Join(st.Files, ", ")))
 	}
+}
+
+// sayUnreplayable names the turns the fork would replay whose interaction or agent the flow no
+// longer has: the flow changed since, and the interaction runs from there without them.
+func (p *ForkPlan) sayUnreplayable() {
+	var seqs []int
+	for k, byN := range p.replay.turns {
+		if in := p.interaction(k[0]); in == nil || !inEdges(in, k[1]) {
+			for _, pt := range byN {
+				seqs = append(seqs, pt.Seq)
+			}
+		}
+	}
+	sort.Ints(seqs)
+	for _, seq := range seqs {
+		pt := p.points[seq]
+		p.Limits = append(p.Limits, fmt.Sprintf("turn %d (%s in %s) cannot be replayed: the flow no longer has %s there, and the interaction runs without it", seq, pt.Agent, pt.Interaction, pt.Agent))
+	}
+}
+
+func (p *ForkPlan) interaction(id string) *flow.Interaction {
+	for _, in := range p.flow.Interactions {
+		if in.ID == id {
+			return in
+		}
+	}
+	return nil
+}
+
+// inEdges: node is an end of one of the interaction's edges.
+func inEdges(in *flow.Interaction, node string) bool {
+	for _, e := range in.Edges {
+		if e.Source == node || e.Target == node {
+			return true
+		}
+	}
+	return false
 }

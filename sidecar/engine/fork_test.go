@@ -493,3 +493,23 @@ func TestForkPointsArePrunedWithTheTranscript(t *testing.T) {
 		t.Errorf("a run with its transcript lost its fork points: %v", err)
 	}
 }
+
+// A flow changed since the parent ran: a turn the fork would replay whose agent the
+// interaction no longer has is named among what cannot be restored.
+func TestForkSaysWhatTheChangedFlowCannotReplay(t *testing.T) {
+	ws, parent := teamParent(t)
+	file := filepath.Join(ws, ".agentcanvas", "flows", "team.yaml")
+	changed := strings.Replace(teamFlow, "      - {source: lead, target: coder2, data: {topology: manager_worker, termination: {type: max_rounds, rounds: 2}}}\n", "", 1)
+	if changed == teamFlow {
+		t.Fatal("the flow did not change")
+	}
+	os.WriteFile(file, []byte(changed), 0o644)
+	plan, err := PlanFork(ws, ForkRequest{RunID: parent.RunID, At: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limits := strings.Join(plan.Limits, "\n")
+	if !strings.Contains(limits, "(coder2 in build) cannot be replayed: the flow no longer has coder2 there") {
+		t.Errorf("limits:\n%s", limits)
+	}
+}
