@@ -140,7 +140,11 @@ func newGuardian(owner string) *guardian {
 	cmd.Args[0] = "agentcanvas-guardian"
 	cmd.Env = guardianEnviron()
 	cmd.ExtraFiles = []*os.File{theirs}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A session of its own, with no controlling terminal: the agents it starts, each in a
+	// process group of its own in this session, can never reach the terminal the sidecar was
+	// started from (TIOCSTI, escapes, job control), and their groups are not orphaned (their
+	// parent, the guardian, is in the same session), so SIGTSTP still pauses them.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	becomeSubreaper()
 	if err := cmd.Start(); err != nil {
 		syscall.Close(fds[0])

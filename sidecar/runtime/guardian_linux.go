@@ -40,8 +40,10 @@ import (
 //
 // If the lifeline breaks or it is told to stop, it exits after ending the turn.
 //
-// It lives outside the agent's process group, so SIGTSTP to the group does not stop it, and
-// the group is never orphaned (which would make the kernel discard SIGTSTP).
+// It leads a session of its own, which has no controlling terminal (newGuardian), and lives
+// outside the agent's process group, so SIGTSTP to the group does not stop it, and the group
+// is never orphaned (which would make the kernel discard SIGTSTP). An agent is never a
+// session leader, so it cannot take a terminal as its own either.
 const guardianSupported = true
 
 const prSetChildSubreaper = 36 // PR_SET_CHILD_SUBREAPER, linux/prctl.h

@@ -57,6 +57,9 @@ func (c *osChild) signal(sig syscall.Signal) error {
 	}
 	if sig == sigPause {
 		c.pauses++
+		if c.g == nil {
+			sig = syscall.SIGSTOP // a session of its own: SIGTSTP is discarded (spawnDirect)
+		}
 	}
 	err := syscall.Kill(-c.agentPID, sig)
 	if err == nil && sig == sigResume && resumeCheckable {
@@ -154,7 +157,9 @@ func spawnDirect(path string, argv []string, dir string, env []string, pol *conf
 	cmd := exec.Command(path, argv[1:]...)
 	cmd.Args[0], cmd.Env, cmd.Dir = argv[0], env, dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.inR, s.outW, s.errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A session of its own: no controlling terminal (see newGuardian). Its group is then
+	// orphaned, where SIGTSTP does nothing: signal pauses it with SIGSTOP instead.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	unconfined := ""
 	if pol == nil {
 		err = cmd.Start()
