@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -55,8 +56,9 @@ func handled(abi int, p Policy) ll.RulesetAttr {
 // applies to files.
 func rights(a Access) uint64 {
 	const read = ll.AccessFSExecute | ll.AccessFSReadFile | ll.AccessFSReadDir
-	const write = ll.AccessFSWriteFile | ll.AccessFSRemoveDir | ll.AccessFSRemoveFile | ll.AccessFSMakeChar |
-		ll.AccessFSMakeDir | ll.AccessFSMakeReg | ll.AccessFSMakeSock | ll.AccessFSMakeFifo | ll.AccessFSMakeBlock |
+	// No MakeChar or MakeBlock: a device node made in work/ would open a disk or a terminal.
+	const write = ll.AccessFSWriteFile | ll.AccessFSRemoveDir | ll.AccessFSRemoveFile |
+		ll.AccessFSMakeDir | ll.AccessFSMakeReg | ll.AccessFSMakeSock | ll.AccessFSMakeFifo |
 		ll.AccessFSMakeSym | ll.AccessFSTruncate | ll.AccessFSRefer
 	switch a {
 	case Read:
@@ -103,7 +105,7 @@ func (p Policy) RestrictThread() (int, error) {
 	if err := addPortRules(fd, attr, p); err != nil {
 		return 0, err
 	}
-	dropReachingCaps()
+	dropCaps()
 	// no_new_privs is per thread, like the ruleset: Landlock needs it from an unprivileged
 	// process, and the agent inherits it (setuid programs do not raise its rights).
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
@@ -113,28 +115,44 @@ func (p Policy) RestrictThread() (int, error) {
 	if err := ll.LandlockRestrictSelf(fd, 0); err != nil {
 		return 0, fmt.Errorf("landlock_restrict_self: %w", err)
 	}
-	if !p.AllowUnixSockets {
-		if err := installUnixSocketFilter(); err != nil {
-			return 0, fmt.Errorf("the Unix-socket filter: %w", err)
-		}
+	if err := installFilter(p.filterOptions(st.ABI)); err != nil {
+		return 0, fmt.Errorf("the system-call filter: %w", err)
 	}
 	return st.ABI, nil
 }
 
-// reachingCaps are the capabilities that let a process reach into others outside its
-// Landlock domain: on Linux 6.18, a root process in a domain still reads an unconfined
-// process's /proc/PID/environ with CAP_SYS_ADMIN or CAP_PERFMON; CAP_SYS_PTRACE, CAP_BPF,
-// CAP_SYS_RAWIO, CAP_SYS_MODULE and CAP_CHECKPOINT_RESTORE reach other processes' memory by
-// other ways. No agent needs them.
-var reachingCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_PERFMON, unix.CAP_SYS_PTRACE, unix.CAP_BPF,
-	unix.CAP_SYS_RAWIO, unix.CAP_SYS_MODULE, unix.CAP_CHECKPOINT_RESTORE}
+// keptCaps are the only capabilities an agent keeps: those of a root user over files (a root
+// sidecar's agents read a workspace another user owns, and unpack archives as root does) and
+// binding a low port. Every other is taken out of the bounding set, which a root agent's exec
+// makes its capabilities: CAP_MKNOD (device nodes), CAP_NET_RAW and CAP_NET_ADMIN (the host's
+// network), CAP_SYS_ADMIN and CAP_PERFMON (on Linux 6.18 a root process in a Landlock domain
+// still reads another process's /proc/PID/environ with either), CAP_SYS_PTRACE, CAP_KILL,
+// CAP_SETUID and CAP_SETGID, CAP_IPC_OWNER, CAP_LINUX_IMMUTABLE, CAP_SYS_RAWIO, CAP_BPF, …
+var keptCaps = []uintptr{unix.CAP_CHOWN, unix.CAP_DAC_OVERRIDE, unix.CAP_DAC_READ_SEARCH, unix.CAP_FOWNER,
+	unix.CAP_FSETID, unix.CAP_NET_BIND_SERVICE}
 
-// dropReachingCaps takes reachingCaps out of the calling thread's bounding set, which a
-// root agent's exec makes its capabilities. Without CAP_SETPCAP (any other user) there is
-// nothing to drop: such a process gets none of them at exec.
-func dropReachingCaps() {
-	for _, c := range reachingCaps {
-		_ = unix.Prctl(unix.PR_CAPBSET_DROP, c, 0, 0, 0)
+// dropCaps takes every capability but keptCaps out of the calling thread's bounding set and
+// clears its ambient set. Without CAP_SETPCAP (any user but root) there is nothing to drop:
+// such a process gets none of them at exec.
+func dropCaps() {
+	for c := uintptr(0); c <= 63; c++ {
+		if !slices.Contains(keptCaps, c) {
+			if err := unix.Prctl(unix.PR_CAPBSET_DROP, c, 0, 0, 0); err == unix.EINVAL {
+				break // past the kernel's last capability
+			}
+		}
+	}
+	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+}
+
+// filterOptions is what the policy's filter allows beyond its list: Unix sockets with a
+// grant, or in a world of the agent's own where the kernel scopes abstract sockets (Landlock
+// ABI 6: abstract sockets belong to the network namespace, which the world shares); System V
+// IPC and message queues in a world, whose IPC namespace is its own.
+func (p Policy) filterOptions(abi int) FilterOptions {
+	return FilterOptions{
+		UnixSockets: p.AllowUnixSockets || p.World && abi >= MinScopeABI,
+		PrivateIPC:  p.World,
 	}
 }
 

@@ -55,6 +55,10 @@ type Policy struct {
 	// Required: an agent whose policy the kernel cannot enforce is not started (ModeRequired);
 	// otherwise it runs unconfined and the runtime says so.
 	Required bool
+	// World says the agent runs in a world of its own (world_linux.go): its own mount and IPC
+	// namespaces, where what it sees is what its rules name. Set where the world was made, not
+	// encoded.
+	World bool
 }
 
 // Encoding of a Policy as a list of strings (the guardian request carries it): one

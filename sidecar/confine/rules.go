@@ -43,16 +43,17 @@ type Agent struct {
 }
 
 // SystemRead are the system's folders every agent may read: programs, libraries, settings,
-// and the kernel's views of processes and devices. Missing ones are skipped.
+// and the kernel's views of processes and devices. Missing ones are skipped. Not /dev: its
+// disks, terminals and the rest are devices, allowed one by one (SystemDevices).
 var SystemRead = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
-	"/nix/store", "/snap", "/proc", "/sys", "/dev"}
+	"/nix/store", "/snap", "/proc", "/sys"}
 
-// SystemDevices may be written and used as terminals; SystemWrite are the system's shared
-// scratch folders that hold nobody's files (POSIX shared memory).
-var (
-	SystemDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts"}
-	SystemWrite   = []string{"/dev/shm"}
-)
+// SystemDevices are the only device files an agent may open (read, write and ioctl): the
+// harmless ones, and /dev/ptmx, which makes a new pseudo-terminal of the agent's own (its
+// other end is reached with TIOCGPTPEER: /dev/pts, where the person's terminals are, is not
+// allowed). Not /dev/tty (an agent has no controlling terminal), not /dev/shm (shared with
+// every process of the user: an agent gets a private one in a world of its own), no disk.
+var SystemDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/ptmx"}
 
 // SecretStores are HOME-relative places where credentials live. No agent gets any of them,
 // whatever else its policy allows: a grant inside one is dropped, and a grant that would
@@ -95,11 +96,6 @@ func Build(a Agent) Policy {
 	}
 	for _, p := range SystemDevices {
 		b.add(Device, p)
-	}
-	if !a.ReadOnly {
-		for _, p := range SystemWrite {
-			b.add(Write, p)
-		}
 	}
 	b.add(Read, "/etc/resolv.conf") // often a link into /run (systemd-resolved, resolvconf)
 	for _, name := range []string{"SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS"} {

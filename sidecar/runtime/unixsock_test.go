@@ -76,7 +76,7 @@ func unixSocketScript(stream, dgram string) string {
 // socket. A stream socketpair still works. As root and as nobody.
 func TestConfinedUnixSocketRefused(t *testing.T) {
 	confinetest.Landlock(t)
-	if !confine.UnixSocketFilterSupported() {
+	if !confine.FilterSupported() {
 		t.Skip("no Unix-socket filter on this architecture")
 	}
 	confinetest.AsRootAndNobody(t, func(t *testing.T) {
@@ -139,7 +139,7 @@ func TestHostileCLICannotReachSocketFile(t *testing.T) {
 		t.Run(a.cli.Name, func(t *testing.T) {
 			exe := a.cli.Binary(t)
 			confinetest.Landlock(t)
-			if !confine.UnixSocketFilterSupported() {
+			if !confine.FilterSupported() {
 				t.Skip("no Unix-socket filter on this architecture")
 			}
 			confinetest.AsRootAndNobody(t, func(t *testing.T) {
