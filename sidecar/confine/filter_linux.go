@@ -125,10 +125,10 @@ var allowedIoctls = []uint32{
 // linux/fs.h).
 const (
 	fionbio, fioasync, fioclex, fionclex, fioqsize = 0x5421, 0x5452, 0x5451, 0x5450, 0x5460
-	fiogetown, fiosetown                            = 0x8903, 0x8901
-	fsIocGetversion, fsIocFiemap                    = 0x80087601, 0xc020660b
-	fsIocFsgetxattr, fsIocFssetxattr                = 0x801c581f, 0x401c5820
-	figetbsz                                        = 2
+	fiogetown, fiosetown                           = 0x8903, 0x8901
+	fsIocGetversion, fsIocFiemap                   = 0x80087601, 0xc020660b
+	fsIocFsgetxattr, fsIocFssetxattr               = 0x801c581f, 0x401c5820
+	figetbsz                                       = 2
 )
 
 // filterProgram assembles the filter for abi with opts.
