@@ -123,7 +123,11 @@ func Build(a Agent) Policy {
 	if a.Home != "" {
 		b.add(Write, a.Home)
 	}
-	return Policy{Rules: minimal(b.rules), DenyNetwork: a.DenyNetwork, AllowUnixSockets: len(a.UnixSockets) > 0}
+	for _, s := range a.UnixSockets {
+		b.socket(s)
+	}
+	rules := minimal(b.rules)
+	return Policy{Rules: rules, Names: granted(b.names, rules), DenyNetwork: a.DenyNetwork, AllowUnixSockets: len(a.UnixSockets) > 0}
 }
 
 type builder struct {
@@ -135,6 +139,7 @@ type builder struct {
 	runs, ownHome            string
 	secrets                  []string
 	rules                    []Rule
+	names                    []string // paths added that links lead elsewhere
 }
 
 func newBuilder(a Agent) *builder {
@@ -214,9 +219,13 @@ func (b *builder) program() {
 // the entries beside it; a write anywhere near them is dropped. A path that does not exist
 // is left out: a rule can only name what exists.
 func (b *builder) add(a Access, p string) {
+	name := filepath.Clean(p)
 	p = resolved(p)
 	if p == "" || p == "/" {
 		return
+	}
+	if name != p && !slices.Contains(b.names, name) {
+		b.names = append(b.names, name) // kept only if a rule is: see Build
 	}
 	if slices.ContainsFunc(b.secrets, func(s string) bool { return within(p, s) }) {
 		return
@@ -242,6 +251,19 @@ func (b *builder) add(a Access, p string) {
 		return
 	}
 	b.rules = append(b.rules, Rule{a, p})
+}
+
+// socket allows the socket file at p, granted by the flow, to be seen in a world: only a
+// socket, and only one that exists when the turn starts (rules name what exists).
+func (b *builder) socket(p string) {
+	r := resolved(p)
+	if st, err := os.Stat(r); r == "" || err != nil || st.Mode().Type() != os.ModeSocket {
+		return
+	}
+	if n := filepath.Clean(p); n != r {
+		b.names = append(b.names, n)
+	}
+	b.rules = append(b.rules, Rule{Socket, r})
 }
 
 // covers reports whether p holds something no read may reach: HOME (and so its hidden
@@ -297,17 +319,31 @@ func minimal(rules []Rule) []Rule {
 	return out
 }
 
+// granted are the names that lead to a path some rule allows.
+func granted(names []string, rules []Rule) []string {
+	var out []string
+	for _, n := range names {
+		r := resolved(n)
+		if slices.ContainsFunc(rules, func(rule Rule) bool { return within(r, rule.Path) }) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // grants reports whether access a allows at least what b allows.
 func grants(a, b Access) bool {
 	switch a {
 	case Write:
-		return b == Write || b == Read || b == List
+		return b == Write || b == Read || b == List || b == Socket
 	case Device:
 		return b == Device || b == Read || b == List
 	case Read:
-		return b == Read || b == List
+		return b == Read || b == List || b == Socket
 	case List:
 		return b == List
+	case Socket:
+		return b == Socket
 	}
 	return false
 }

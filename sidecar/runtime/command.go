@@ -91,6 +91,9 @@ func RunCommand(ctx context.Context, c Command) (CommandResult, error) {
 	if oc.unconfined != "" {
 		warnings = append(warnings, "this command runs unconfined: "+oc.unconfined)
 	}
+	if oc.noWorld != "" {
+		warnings = append(warnings, noWorldWarning+oc.noWorld)
+	}
 	res := CommandResult{Warnings: warnings}
 	out := &boundedOutput{max: c.MaxOutput, red: &red, onLine: c.OnLine}
 	if out.max <= 0 {

@@ -239,7 +239,11 @@ func RemoveTemp(runID string) {
 		_ = os.RemoveAll(d)
 	}
 	removeLogins(runID)
+	dismissGuardians(runID) // their worlds' /tmp, /dev/shm and message queues go with them
 }
+
+// noWorldWarning starts the warning of a turn whose world could not be made.
+const noWorldWarning = "agents get no world of their own from now on (their rules and system-call filter still apply): "
 
 var tmpNameRE = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 

@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	goruntime "runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -67,6 +68,7 @@ const guardianControl = 3
 
 func guardianMain() int {
 	syscall.CloseOnExec(guardianControl)
+	guardianWorld.wanted = os.Getenv(guardianWorldEnv) == "1"
 	reply := func(format string, args ...any) {
 		_, _ = syscall.Write(guardianControl, []byte(fmt.Sprintf(format+"\n", args...)))
 	}
@@ -141,8 +143,9 @@ func serveRequests(turns chan<- guardianTurn, lifelineGone chan<- struct{}, repl
 }
 
 // startConfined restricts the calling thread with the request's policy and forks the agent
-// from it: "started PID", "started PID unconfined: WHY" (auto mode, the rules could not be
-// applied) or "error MSG".
+// from it, in the guardian's world when it has one: "started PID", with notes after tabs
+// ("unconfined: WHY" in auto mode when the rules could not be applied, "noworld: WHY" when a
+// world was wanted and could not be made), or "error MSG".
 func startConfined(req guardianRequest, stdio []*os.File, reply func(string, ...any)) (int, bool) {
 	pol, err := confine.Decode(req.policy)
 	if err != nil {
@@ -151,13 +154,17 @@ func startConfined(req guardianRequest, stdio []*os.File, reply func(string, ...
 		return 0, false
 	}
 	note := ""
+	pol, noWorld := enterWorld(pol, req, reply)
+	if noWorld != "" {
+		note += "\tnoworld: " + oneLine(noWorld)
+	}
 	if _, err := pol.RestrictThread(); err != nil {
 		if pol.Required {
 			closeFiles(stdio...)
 			reply("error confinement: %v", err)
 			return 0, false
 		}
-		note = " unconfined: " + err.Error()
+		note += "\tunconfined: " + oneLine(err.Error())
 	}
 	return forkAgent(req, stdio, reply, note, 0)
 }
@@ -182,6 +189,9 @@ func forkAgent(req guardianRequest, stdio []*os.File, reply func(string, ...any)
 	reply("started %d%s", leader, note)
 	return leader, true
 }
+
+// oneLine keeps a note on the reply's line.
+func oneLine(s string) string { return strings.NewReplacer("\n", " ", "\t", " ").Replace(s) }
 
 // guardTurn runs one turn to the end of its whole tree; false when the guardian must exit.
 func guardTurn(t guardianTurn, reply func(string, ...any), lifelineGone <-chan struct{}, sigs <-chan os.Signal) bool {

@@ -25,8 +25,9 @@ type osChild struct {
 	agentPID int
 	out, err *os.File
 	in       stdinWriter
-	// unconfined says why a turn that was to be confined is not (auto mode only).
-	unconfined string
+	// unconfined says why a turn that was to be confined is not (auto mode only); noWorld
+	// why a confined turn has no world of its own where worlds were on.
+	unconfined, noWorld string
 	// failure says why the turn failed whatever the agent did: its guardian died.
 	failure string
 
@@ -94,6 +95,9 @@ func spawnOS(argv []string, dir string, env []string, stdinData string, keepStdi
 		req := newGuardianRequest(path, argv, dir, env)
 		if pol != nil {
 			req.policy = pol.Encode()
+			if req.world = worldFor(*pol); req.world != nil {
+				req.owner += "\x00" + req.world.key
+			}
 		}
 		c, err = spawnGuarded(req)
 	}
