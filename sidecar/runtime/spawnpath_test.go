@@ -22,6 +22,7 @@ var spawnAllowed = map[string]string{
 	"runtime/spawn_unix.go":              "spawnOS's direct start (no guardian): the agent, confined",
 	"runtime/guardian_linux.go":          "the guardian forks each agent turn, confined",
 	"runtime/guardian_client_linux.go":   "the guardian itself: this binary, with an environment of one variable",
+	"runtime/world_linux.go":             "true, once, in new namespaces: does the kernel make them",
 	"doctor/doctor.go":                   "`<cli> --version` of a CLI the person installed, for the doctor's report",
 	"internal/modelserver/clis.go":       "tests' scripted model servers: the CLIs' versions",
 	"internal/reviewfixture/fixture.go":  "tests' fixtures: git",

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -46,9 +47,29 @@ func worldsOff() string {
 	if os.Getenv(noWorldEnv) == "1" {
 		return "turned off for a test (" + noWorldEnv + "=1)"
 	}
+	worldProbe.Do(probeWorlds)
 	worlds.Lock()
 	defer worlds.Unlock()
 	return worlds.off
+}
+
+var worldProbe sync.Once
+
+// probeWorlds asks the kernel once for the namespaces of a world, with a program that does
+// nothing (true), so that the run's start can say whether agents get worlds. A kernel that
+// makes them but refuses the mounts (an AppArmor policy) is found by the first guardian.
+func probeWorlds() {
+	for _, p := range []string{"/usr/bin/true", "/bin/true"} {
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		cmd := exec.Command(p)
+		cmd.SysProcAttr = worldAttr(&worldSpec{})
+		if err := cmd.Run(); err != nil {
+			worldFailed(fmt.Errorf("the kernel refused the namespaces: %w", err))
+		}
+		return
+	}
 }
 
 // worldFailed turns worlds off after err.
