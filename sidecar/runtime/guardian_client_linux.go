@@ -147,8 +147,10 @@ func dismissGuardians(runID string) {
 // Landlock. Not the sidecar's: an agent must not find the sidecar's variables in it.
 func guardianEnviron() []string {
 	env := []string{guardianEnv + "=" + guardianMagic}
-	if v, ok := os.LookupEnv(confine.NoLandlockEnv); ok {
-		env = append(env, confine.NoLandlockEnv+"="+v)
+	for _, hook := range []string{confine.NoLandlockEnv, worldMountsRefusedEnv} {
+		if v, ok := os.LookupEnv(hook); ok {
+			env = append(env, hook+"="+v)
+		}
 	}
 	return env
 }
@@ -178,7 +180,7 @@ func newGuardian(owner string, world *worldSpec) *guardian {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	becomeSubreaper()
 	if world != nil {
-		cmd.SysProcAttr = worldAttr(world)
+		cmd.SysProcAttr = worldAttrFor(world)
 		cmd.Env = append(cmd.Env, guardianWorldEnv+"=1")
 		if err := cmd.Start(); err == nil {
 			addChild(cmd.Process.Pid)

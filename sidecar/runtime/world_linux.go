@@ -29,6 +29,11 @@ const noWorldEnv = "AGENTCANVAS_TEST_NO_WORLD"
 // guardianWorldEnv tells a guardian to make the world of its first confined request.
 const guardianWorldEnv = "AGENTCANVAS_GUARDIAN_WORLD"
 
+// worldMountsRefusedEnv, set to 1, makes a guardian fail to make its world, as under a
+// policy that lets a user make namespaces but not mount in them (Ubuntu's AppArmor
+// restriction): how tests show that the agent then runs on its rules alone.
+const worldMountsRefusedEnv = "AGENTCANVAS_TEST_WORLD_MOUNTS_REFUSED"
+
 // worldSpec is what a guardian's namespaces need: the world is keyed by its rules.
 type worldSpec struct {
 	key    string
@@ -64,7 +69,7 @@ func probeWorlds() {
 			continue
 		}
 		cmd := exec.Command(p)
-		cmd.SysProcAttr = worldAttr(&worldSpec{})
+		cmd.SysProcAttr = worldAttrFor(&worldSpec{})
 		if err := cmd.Run(); err != nil {
 			worldFailed(fmt.Errorf("the kernel refused the namespaces: %w", err))
 		}
@@ -100,6 +105,9 @@ func worldFor(p confine.Policy) *worldSpec {
 	}
 	return &worldSpec{key: hex.EncodeToString(h.Sum(nil)[:12]), newNet: p.DenyNetwork && len(p.ConnectPorts) == 0}
 }
+
+// worldAttrFor is worldAttr; tests swap it for namespaces the kernel refuses.
+var worldAttrFor = worldAttr
 
 // worldAttr is how a world guardian starts: its namespaces, this user (root: every id) as
 // itself in them, and for an ordinary user CAP_SYS_ADMIN in its own user namespace, to mount.
@@ -153,7 +161,11 @@ func enterWorld(pol confine.Policy, req guardianRequest, reply func(string, ...a
 		return pol, ""
 	}
 	if !w.built && w.failed == "" {
-		if err := confine.BuildWorld(pol, req.dir); err != nil {
+		build := confine.BuildWorld
+		if os.Getenv(worldMountsRefusedEnv) == "1" {
+			build = func(confine.Policy, ...string) error { return errors.New("mounts refused for a test") }
+		}
+		if err := build(pol, req.dir); err != nil {
 			if errors.Is(err, confine.ErrWorldBroken) {
 				reply("error world: %v", err)
 				os.Exit(2)
