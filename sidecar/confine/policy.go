@@ -67,6 +67,10 @@ type Policy struct {
 	// namespaces, where what it sees is what its rules name. Set where the world was made, not
 	// encoded.
 	World bool
+	// ProcessFilter, when set, is the filter already installed on every thread of the process
+	// that forks the agent (InstallProcessFilter): RestrictThread then installs none of its
+	// own when it is the one the policy needs. Not encoded.
+	ProcessFilter *FilterOptions
 }
 
 // Encoding of a Policy as a list of strings (the guardian request carries it): one
@@ -142,4 +146,14 @@ func (p Policy) String() string {
 		b.WriteString("unix sockets\n")
 	}
 	return b.String()
+}
+
+// FilterOptions are what a policy's filter allows beyond its lists (filter_linux.go).
+type FilterOptions struct {
+	// UnixSockets allows socket(AF_UNIX) and datagram pairs: a runtime.unixSockets grant, or
+	// a world of the agent's own where the sockets it sees are its own.
+	UnixSockets bool
+	// PrivateIPC allows System V IPC and message queues: the agent has an IPC namespace of
+	// its own.
+	PrivateIPC bool
 }

@@ -346,3 +346,31 @@ func TestChannelTerminal(t *testing.T) {
 		})
 	})
 }
+
+// Capabilities: a root agent has the file ones and low ports only (CAP_CHOWN,
+// CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER, CAP_FSETID, CAP_NET_BIND_SERVICE), and
+// exec of a root program gives none back; an agent of any other user has none. In a world and
+// without.
+func TestChannelCapabilities(t *testing.T) {
+	confinetest.Landlock(t)
+	confinetest.AsRootAndNobody(t, func(t *testing.T) {
+		inWorlds(t, func(t *testing.T, world bool) {
+			w := newConfinedWorld(t)
+			// Twice: the agent's own shell, then a program it runs (root's exec grants nothing more).
+			_, res := drain(t, start(t, w.spec("a", `grep -E '^Cap(Prm|Eff|Amb)' /proc/self/status; sh -c "grep -E '^Cap(Prm|Eff)' /proc/self/status"`), ""), nil)
+			want := "0000000000000000"
+			if os.Getuid() == 0 {
+				want = fmt.Sprintf("%016x", 1<<unix.CAP_CHOWN|1<<unix.CAP_DAC_OVERRIDE|1<<unix.CAP_DAC_READ_SEARCH|1<<unix.CAP_FOWNER|1<<unix.CAP_FSETID|1<<unix.CAP_NET_BIND_SERVICE)
+			}
+			lines := strings.Split(strings.TrimSpace(res.Reply), "\n")
+			if len(lines) != 5 {
+				t.Fatalf("reply %q", res.Reply)
+			}
+			for _, l := range lines {
+				if f := strings.Fields(l); len(f) != 2 || f[1] != want && !(f[0] == "CapAmb:" && os.Getuid() != 0) {
+					t.Errorf("%s, want %s (uid %d)", l, want, os.Getuid())
+				}
+			}
+		})
+	})
+}

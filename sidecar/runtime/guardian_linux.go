@@ -158,7 +158,8 @@ func startConfined(req guardianRequest, stdio []*os.File, reply func(string, ...
 	if noWorld != "" {
 		note += "\tnoworld: " + oneLine(noWorld)
 	}
-	if _, err := pol.RestrictThread(); err != nil {
+	pol.ProcessFilter = filterSelf(pol)
+	if _, err := restrictThread(pol, req.policy); err != nil {
 		if pol.Required {
 			closeFiles(stdio...)
 			reply("error confinement: %v", err)
@@ -188,6 +189,52 @@ func forkAgent(req guardianRequest, stdio []*os.File, reply func(string, ...any)
 	proc.Release() // reaped by guardTurn with wait4
 	reply("started %d%s", leader, note)
 	return leader, true
+}
+
+// guardianFilter is the system-call filter the guardian installed on itself (nil: none yet).
+var guardianFilter *confine.FilterOptions
+
+// filterSelf installs, at the guardian's first confined turn, the turn's system-call filter on
+// every thread of the guardian: a guardian serves the confined turns of one agent only, all
+// with this filter (the sidecar keys guardians so), and each turn's thread then inherits it
+// instead of loading it again. It returns the filter the guardian has (nil: none).
+func filterSelf(pol confine.Policy) *confine.FilterOptions {
+	if guardianFilter == nil && confine.FilterSupported() {
+		if st := confine.Probe(); st.Available() {
+			opts := pol.FilterOptions(st.ABI)
+			if confine.InstallProcessFilter(opts) == nil {
+				guardianFilter = &opts
+			}
+		}
+	}
+	return guardianFilter
+}
+
+// worldRuleset is a world guardian's ruleset, made at its first turn from the policy its world
+// was made from (worldPolicy, encoded): its later turns, which have the same rules (the sidecar
+// keys world guardians by them), reuse it.
+var (
+	worldRuleset *confine.Ruleset
+	worldPolicy  string
+)
+
+// restrictThread confines the calling thread with pol (encoded: the request's policy field).
+func restrictThread(pol confine.Policy, encoded []string) (int, error) {
+	if !pol.World {
+		return pol.RestrictThread()
+	}
+	key := strings.Join(encoded, "\x00")
+	if worldRuleset == nil || worldPolicy != key {
+		r, err := pol.Prepare()
+		if err != nil {
+			return 0, err
+		}
+		if worldRuleset != nil {
+			worldRuleset.Close()
+		}
+		worldRuleset, worldPolicy = r, key
+	}
+	return worldRuleset.RestrictThread()
 }
 
 // oneLine keeps a note on the reply's line.

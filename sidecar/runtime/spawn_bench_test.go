@@ -77,8 +77,9 @@ func BenchmarkConfinementOverhead(b *testing.B) {
 
 // BenchmarkConfinementCPU: the CPU time (the sidecar's, its guardians' and the agents', all
 // reaped) of no-op turns of a run's agent, unconfined then confined, each a run of its own
-// whose guardians are ended with it. CPU time, unlike wall time, hardly depends on what else
-// the machine runs. Reports unconfined-cpu-ns/turn, confined-cpu-ns/turn and their ratio.
+// of phaseTurns turns whose guardians (and world) are started with it and ended with it. CPU
+// time, unlike wall time, hardly depends on what else the machine runs. Reports
+// unconfined-cpu-ns/turn, confined-cpu-ns/turn and their ratio.
 func BenchmarkConfinementCPU(b *testing.B) {
 	if !confine.Probe().Available() {
 		b.Skip("no Landlock here")
@@ -102,12 +103,13 @@ func BenchmarkConfinementCPU(b *testing.B) {
 		waitGuardiansReaped(b)
 		return cpuTime() - before
 	}
+	const phaseTurns = 100
 	var off, on time.Duration
 	for b.Loop() {
-		off += phase("bench-off", confine.ModeOff, 20)
-		on += phase("bench-on", confine.ModeRequired, 20)
+		off += phase("bench-off", confine.ModeOff, phaseTurns)
+		on += phase("bench-on", confine.ModeRequired, phaseTurns)
 	}
-	n := float64(b.N * 20)
+	n := float64(b.N * phaseTurns)
 	b.ReportMetric(float64(off.Nanoseconds())/n, "unconfined-cpu-ns/turn")
 	b.ReportMetric(float64(on.Nanoseconds())/n, "confined-cpu-ns/turn")
 	b.ReportMetric(float64(on)/float64(off), "ratio")

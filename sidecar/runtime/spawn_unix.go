@@ -95,8 +95,11 @@ func spawnOS(argv []string, dir string, env []string, stdinData string, keepStdi
 		req := newGuardianRequest(path, argv, dir, env)
 		if pol != nil {
 			req.policy = pol.Encode()
+			// A guardian of confined turns filters itself (filterSelf): it serves no other kind.
 			if req.world = worldFor(*pol); req.world != nil {
 				req.owner += "\x00" + req.world.key
+			} else {
+				req.owner += fmt.Sprintf("\x00confined unix=%v", pol.AllowUnixSockets)
 			}
 		}
 		c, err = spawnGuarded(req)
