@@ -5,7 +5,9 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -68,6 +70,33 @@ func TestOneSpawnPath(t *testing.T) {
 	for f := range spawnAllowed {
 		if !found[f] {
 			t.Errorf("%s is allowed to start processes but starts none: take it off spawnAllowed", f)
+		}
+	}
+}
+
+// docs/security.md names, for each channel, the tests that attack it: each is a test of the
+// repository (a renamed or removed one leaves a channel without its attack).
+func TestSecurityDocNamesRealTests(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "security.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := regexp.MustCompile("`(Test[A-Za-z0-9_]+)\\*?`").FindAllStringSubmatch(string(doc), -1)
+	if len(names) < 20 {
+		t.Fatalf("docs/security.md names %d tests", len(names))
+	}
+	var src strings.Builder
+	root, _ := filepath.Abs("..")
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, "_test.go") {
+			b, _ := os.ReadFile(p)
+			src.Write(b)
+		}
+		return nil
+	})
+	for _, n := range names {
+		if !strings.Contains(src.String(), "func "+n[1]) {
+			t.Errorf("docs/security.md names %s, which no test is", n[1])
 		}
 	}
 }
