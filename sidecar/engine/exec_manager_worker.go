@@ -3,15 +3,13 @@
 package engine
 
 import (
-	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
 	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
-	"github.com/agentcanvas/agentcanvas/sidecar/safefile"
 	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
 )
 
@@ -188,8 +186,9 @@ func (c *ictx) children(node string) []string {
 // testCommand runs params.test_command (argv) in every worker's sandbox work folder, as that
 // worker: confined by its rules, with its environment (runtime.RunCommand), since it runs the
 // worker's files (a test_x.py it wrote is run by unittest). ok is false when there is no
-// command. passed is 1 when it exits 0 everywhere. Each output is kept as the sandbox's
-// proposal/test.log.
+// command. passed is 1 when it exits 0 everywhere. Each result is kept with the sandbox's
+// proposal (its output as proposal/test.log) for the review, and a failure goes into the
+// worker's next prompt.
 func (c *ictx) testCommand(workers []string) (passed float64, ok bool) {
 	argv := stringList(c.params["test_command"])
 	if len(argv) == 0 || len(workers) == 0 {
@@ -204,39 +203,25 @@ func (c *ictx) testCommand(workers []string) (passed float64, ok bool) {
 		if st, err := os.Stat(paths.WorkDir); err != nil || !st.IsDir() {
 			continue // a member that worked in the workspace has nothing of its own to test
 		}
-		ok := c.runTest(w, argv, paths)
-		c.note("tests_run", map[string]any{"agent": w, "command": argv, "passed": ok})
-		if !ok {
+		if res := c.recordTest(w, proposal.TestKindTest, argv, c.runAs(w, argv, paths.WorkDir)); !res.Passed {
 			passed = 0
 		}
 	}
 	return passed, true
 }
 
-// runTest runs the test command as worker w in its work folder and keeps its output as the
-// sandbox's proposal/test.log (written inside the sandbox's folder, by rename).
-func (c *ictx) runTest(w string, argv []string, paths sandbox.Paths) bool {
-	spec, err := c.spec(w)
+// runAs runs argv as agent node (its rules, its environment) in dir, for a check of its work.
+func (c *ictx) runAs(node string, argv []string, dir string) commandRun {
+	spec, err := c.spec(node)
 	if err != nil {
-		c.note("warning", map[string]any{"agent": w, "message": "test_command: " + err.Error()})
-		return false
+		return commandRun{err: err}
 	}
 	c.r.flushLog()
-	res, err := runtime.RunCommand(c.ctx, runtime.Command{Agent: spec, Argv: argv, Dir: paths.WorkDir})
+	res, err := runtime.RunCommand(c.ctx, runtime.Command{Agent: spec, Argv: argv, Dir: dir})
 	for _, msg := range res.Warnings {
-		c.note("warning", map[string]any{"agent": w, "message": "test_command: " + msg})
+		c.note("warning", map[string]any{"agent": node, "message": strings.Join(argv, " ") + ": " + msg})
 	}
-	out := res.Output
-	if err != nil {
-		out = fmt.Appendf(out, "\n[agentcanvas] test_command: %v\n", err)
-	}
-	if d, derr := safefile.Open(paths.AgentDir); derr == nil {
-		if d.MkdirAll("proposal", 0o755) == nil {
-			_ = d.WriteFile(filepath.Join("proposal", "test.log"), out, 0o644)
-		}
-		d.Close()
-	}
-	return err == nil && res.Passed()
+	return commandRun{res: res, err: err}
 }
 
 // P15 — a tree of managers: the root assigns to sub-managers, each runs a P01 round with its
