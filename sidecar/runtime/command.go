@@ -59,6 +59,9 @@ func RunCommand(ctx context.Context, c Command) (CommandResult, error) {
 	if len(c.Argv) == 0 {
 		return CommandResult{}, errors.New("runtime: no command")
 	}
+	if ctx.Err() != nil {
+		return CommandResult{ExitCode: -1, Stopped: true}, nil // stopped before it started
+	}
 	s := c.Agent
 	s.BackendID, s.Command, s.Interactive, s.MCPServers = BackendCommand, c.Argv, false, nil
 	if err := s.validate(); err != nil {
