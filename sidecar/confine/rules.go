@@ -49,11 +49,11 @@ var SystemRead = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "
 	"/nix/store", "/snap", "/proc", "/sys"}
 
 // SystemDevices are the only device files an agent may open (read, write and ioctl): the
-// harmless ones, and /dev/ptmx, which makes a new pseudo-terminal of the agent's own (its
-// other end is reached with TIOCGPTPEER: /dev/pts, where the person's terminals are, is not
-// allowed). Not /dev/tty (an agent has no controlling terminal), not /dev/shm (shared with
-// every process of the user: an agent gets a private one in a world of its own), no disk.
-var SystemDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/ptmx"}
+// harmless ones. Not /dev/tty (an agent has no controlling terminal), /dev/pts (the person's
+// terminals) or /dev/ptmx (the system's pseudo-terminals: in a world an agent has a devpts of
+// its own, WorldRules), not /dev/shm (shared with every process of the user: a world has its
+// own), no disk.
+var SystemDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
 
 // SecretStores are HOME-relative places where credentials live. No agent gets any of them,
 // whatever else its policy allows: a grant inside one is dropped, and a grant that would

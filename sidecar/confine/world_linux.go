@@ -232,7 +232,7 @@ func (w mountWorld) dev(rules []Rule) error {
 		return err
 	}
 	for _, r := range rules {
-		if r.Access != Device || !strings.HasPrefix(r.Path, "/dev/") || r.Path == "/dev/ptmx" || strings.HasPrefix(r.Path, "/dev/pts") {
+		if r.Access != Device || !strings.HasPrefix(r.Path, "/dev/") || strings.HasPrefix(r.Path, "/dev/pts") {
 			continue
 		}
 		if err := w.bind(r); err != nil {

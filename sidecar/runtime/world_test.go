@@ -65,7 +65,7 @@ func TestWorldRefusedTheRestHolds(t *testing.T) {
 
 // A world holds what the agent's rules name and nothing else: no /home, /root, /run or /var,
 // no file of the person's in /tmp, a /dev of the allowed devices, its private /dev/shm and
-// pseudo-terminals; /bin still leads to /usr/bin, and its working folder and TMPDIR are the
+// pseudo-terminals (a devpts of its own, whose first terminal is its own /dev/pts/0); /bin still leads to /usr/bin, and its working folder and TMPDIR are the
 // system's own. As root and as nobody.
 func TestWorldShowsOnlyTheRules(t *testing.T) {
 	confinetest.Landlock(t)
@@ -92,7 +92,7 @@ func TestWorldShowsOnlyTheRules(t *testing.T) {
 			gone = append(gone, "/root") // unless its tools are on PATH (root's own go, pyenv)
 		}
 		there := []string{"/usr/bin/env", "/etc/passwd", "/dev/null", "/dev/urandom", "/dev/shm", "/dev/pts/ptmx", "/dev/fd/0", "/proc/self/status"}
-		script := probe(append(gone, there...)...) + `/bin/sh -c 'echo BIN-SH-WORKS'; echo x > out.txt && echo WROTE-WORK; echo x > "$TMPDIR/t" && echo WROTE-TMP; echo x > /tmp/scratch && echo WROTE-PRIVATE-TMP`
+		script := probe(append(gone, there...)...) + `/bin/sh -c 'echo BIN-SH-WORKS'; echo x > out.txt && echo WROTE-WORK; echo x > "$TMPDIR/t" && echo WROTE-TMP; echo x > /tmp/scratch && echo WROTE-PRIVATE-TMP; /usr/bin/python3 -c 'import os; m, s = os.openpty(); print("PTY", os.ttyname(s))'`
 		_, res := drain(t, start(t, w.spec("a", script), ""), nil)
 		for _, p := range gone {
 			if !strings.Contains(res.Reply, "GONE "+p+"\n") {
@@ -104,7 +104,8 @@ func TestWorldShowsOnlyTheRules(t *testing.T) {
 				t.Errorf("%s is not in the world", p)
 			}
 		}
-		for _, want := range []string{"BIN-SH-WORKS", "WROTE-WORK", "WROTE-TMP", "WROTE-PRIVATE-TMP"} {
+		// A pseudo-terminal of its own works: its devpts has no other.
+		for _, want := range []string{"BIN-SH-WORKS", "WROTE-WORK", "WROTE-TMP", "WROTE-PRIVATE-TMP", "PTY /dev/pts/0"} {
 			if !strings.Contains(res.Reply, want) {
 				t.Errorf("reply lacks %s:\n%s", want, res.Reply)
 			}
