@@ -459,15 +459,24 @@ func (c *ictx) send(from, to, typ string, payload any, parent string) {
 		return // the engine itself is not on the bus, and a node playing two parts (P18's
 		// executor when no observer is drawn) does not message itself
 	}
-	e := &bus.Envelope{From: from, To: bus.Recipients{to}, Type: typ, Payload: payload, Context: bus.Context{InteractionID: c.in.ID, ParentMessageID: parent, ThreadID: c.r.id + "/" + c.in.ID}}
 	edge := c.edgeOf[[2]string{from, to}]
+	e := &bus.Envelope{From: from, To: bus.Recipients{to}, Type: typ, Priority: c.priority(), Payload: payload, Context: bus.Context{InteractionID: c.in.ID, EdgeID: edge, ParentMessageID: parent, ThreadID: c.r.id + "/" + c.in.ID}}
 	if _, err := c.bus.Send(e); err != nil {
 		c.r.emit(c.in.ID, edge, "message_refused", map[string]any{"from": from, "to": to, "type": typ, "error": err.Error()})
 		return
 	}
 	c.r.emit(c.in.ID, edge, "message", map[string]any{"id": e.ID, "from": from, "to": to, "type": typ, "priority": e.Priority})
-	c.awaitRelease()  // held by the rate limit: what it carries waits with it
+	c.awaitOwn(e.ID)  // held by the rate limit: what it carries waits with it
 	c.bus.Receive(to) // delivered: the agent reads it in its prompt
+}
+
+// priority is the envelope priority of the interaction's messages: params.priority
+// (critical, high, medium or low; validate refuses another), else medium.
+func (c *ictx) priority() string {
+	if p := strings.ToLower(str(c.params["priority"])); slices.Contains(bus.Priorities, p) {
+		return p
+	}
+	return "medium"
 }
 
 // spec builds the runtime spec of a node for this turn.
