@@ -297,7 +297,10 @@ function readInteraction(raw: unknown): InteractionState {
  * The run events that ask a person something and wait: the engine sends each once the request
  * can take its answer (data: {agent, id, fields, deadline?}).
  */
-export const REQUEST_EVENTS: readonly string[] = ['question_asked', 'dependency_requested', 'phase_completed'];
+export const REQUEST_EVENTS: readonly string[] = ['question_asked', 'dependency_requested', 'phase_completed', 'recovery_asked'];
+
+/** The events after which a request is answered, whoever answered it. */
+export const RESOLVED_EVENTS: readonly string[] = ['question_answered', 'dependency_provided', 'dependency_resolved', 'phase_resolved', 'recovery_resolved'];
 
 /**
  * Reads a pending request from listRuns or from a runEvent (one of REQUEST_EVENTS). Returns
@@ -334,6 +337,23 @@ export function readPending(raw: unknown, runIdFallback?: string): PendingReques
         question: `Phase ${phase === undefined ? '' : `${String(phase)} `}complete${typeof f.summary === 'string' ? `: ${f.summary}` : ''}. Continue?`,
         options: ['Continue', 'Stop'],
         default: 'Continue',
+        required: true,
+      },
+    };
+  }
+  if (kind === 'error' || kind === 'recovery_asked') {
+    // An agent's [ERROR] with recovery notify_user: the person chooses retry, skip or stop,
+    // answered through answerQuestion like any question.
+    const f = fields ?? o;
+    const message = typeof f.message === 'string' && f.message.trim() !== '' ? f.message : 'an error';
+    const details = typeof f.details === 'string' && f.details.trim() !== '' ? ` (${f.details})` : '';
+    return {
+      ...base,
+      kind: 'question',
+      question: {
+        category: 'error',
+        question: `${base.agentId ?? 'An agent'} reported an error: ${message}${details}. Retry, skip it, or stop the agent?`,
+        options: ['retry', 'skip', 'stop'],
         required: true,
       },
     };

@@ -177,6 +177,7 @@ func routerTargeted(c *ictx) (string, error) {
 				pl, _ := m.Payload.(map[string]any)
 				inbox[p] = append(inbox[p], quote("Message from "+m.From, str(pl["text"])))
 				got[m.ID] = append(got[m.ID], p)
+				c.heard(p, m.From)
 				delivered++
 			}
 		}

@@ -165,6 +165,7 @@ func (ps *pubsub) read(s string) error {
 		if !wanted {
 			continue // unsubscribed since it was sent
 		}
+		c.heard(s, m.From)
 		if err := ps.act(s, topic, text, m.Priority); err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/agentproto"
+	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 )
 
 // Request is something only a person can answer: a USER_QUESTION, a DEPENDENCY_REQUEST or a
@@ -23,7 +24,7 @@ type Request struct {
 	AgentID       string         `json:"agentId"`
 	InteractionID string         `json:"interactionId"`
 	ID            string         `json:"id"`
-	Kind          string         `json:"kind"` // question, dependency, phase_complete
+	Kind          string         `json:"kind"` // question, dependency, phase_complete, error (recovery.go)
 	Fields        map[string]any `json:"fields"`
 	Deadline      time.Time      `json:"deadline,omitzero"`
 	// Invalid says why the value last given for this dependency was refused (it failed the
@@ -84,7 +85,8 @@ func call(f func()) {
 var ErrNoAnswer = errors.New("the question has no default and the run is non-interactive")
 
 // NonInteractive answers without a person: a question takes its default (or fails), a
-// dependency is rejected unless Answers has it, a phase is approved.
+// dependency is rejected unless Answers has it, a phase is approved, an error that asks for a
+// person (notify_user) stops the agent unless Answers has it.
 type NonInteractive struct {
 	// Answers by question id or question text (the --answers file).
 	Answers map[string]string
@@ -106,12 +108,14 @@ func (n NonInteractive) Ask(_ context.Context, r Request, ready func()) (Respons
 		return Response{}, fmt.Errorf("question %q from %s: %w (supply it with --answers)", r.Field("question"), r.AgentID, ErrNoAnswer)
 	case "dependency":
 		return Response{Reject: true, Reason: "non-interactive run: no value supplied for " + firstNonEmpty(r.Field("name"), r.ID)}, nil
+	case "error":
+		return Response{Value: runtime.RecoveryStop, Reason: "no one can choose in a non-interactive run"}, nil
 	}
 	return Response{Value: "approved"}, nil
 }
 
 func lookupAnswer(answers map[string]string, r Request) (string, bool) {
-	for _, k := range []string{r.ID, r.Field("question"), r.Field("name")} {
+	for _, k := range []string{r.ID, r.Field("question"), r.Field("name"), r.Field("message")} {
 		if k == "" {
 			continue
 		}
@@ -210,6 +214,8 @@ func (t *Terminal) Ask(ctx context.Context, r Request, ready func()) (Response, 
 			return Response{Reject: true, Reason: "rejected at the terminal"}, nil
 		}
 		return Response{Value: line}, nil
+	case "error":
+		return t.askRecovery(ctx, r)
 	default:
 		fmt.Fprintf(w, "\n[%s] %s completed phase %s. Continue? [Y/n]: ", r.InteractionID, r.AgentID, r.Field("N"))
 		line, _ := t.readLine(ctx)
@@ -217,6 +223,33 @@ func (t *Terminal) Ask(ctx context.Context, r Request, ready func()) (Response, 
 			return Response{Reject: true, Reason: "phase not approved"}, nil
 		}
 		return Response{Value: "approved"}, nil
+	}
+}
+
+// askRecovery asks what to do about an agent's [ERROR] (notify_user) until the answer is
+// retry, skip or stop (a number too); no answer at all (end of input) stops the agent.
+func (t *Terminal) askRecovery(ctx context.Context, r Request) (Response, error) {
+	fmt.Fprintf(t.W, "\n[%s] %s\n", r.InteractionID, errorQuestion(r))
+	for i, c := range runtime.RecoveryChoices {
+		fmt.Fprintf(t.W, "  %d) %s\n", i+1, c)
+	}
+	for {
+		fmt.Fprint(t.W, "retry, skip or stop: ")
+		line, err := t.readLine(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return Response{}, err
+			}
+			return Response{Value: runtime.RecoveryStop, Reason: "no answer came (end of input)"}, nil
+		}
+		if c, ok := recoveryChoice(line); ok {
+			resp := Response{Value: c}
+			if c == runtime.RecoveryStop {
+				resp.Reason = "you chose to stop"
+			}
+			return resp, nil
+		}
+		fmt.Fprintf(t.W, "  %q is not one of them\n", line)
 	}
 }
 
@@ -287,6 +320,9 @@ func (b *Inbox) Answer(runID, id string, resp Response) error {
 	b.mu.Unlock()
 	if !ok {
 		return fmt.Errorf("run %s has no pending request %q", runID, id)
+	}
+	if _, ok := recoveryChoice(resp.Value); r.Kind == "error" && !ok {
+		return fmt.Errorf("%s: answer retry, skip or stop, not %q; the request is still pending", id, resp.Value)
 	}
 	// An invalid value is refused here, to the one who gave it; the request stays pending.
 	if r.Kind == "dependency" && !resp.Reject {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,12 +47,13 @@ type ictx struct {
 	questions map[string]int    // node → questions asked in its current phase
 	reworks   map[string]int    // node → failed verifications of its current phase
 	edgeOf    map[[2]string]string
-	made      [][2]string       // (node, proposal.json) of every proposal made in this interaction
-	rejected  map[string]string // node → the reviewer's latest REJECT of its handoff ("lead: why")
-	turns     sync.Map          // node → turnNote of its last turn (provenance.go)
-	unhanded  map[string]string // node → why its latest proposal came without a valid HANDOFF block
-	diffs     map[string]string // node → its proposal's fingerprint after its last step (handoff.go)
-	talking   map[string]bool   // nodes asked for words only now (a bid): no edit expected (handoff.go)
+	lastTo    map[string][2]string // node → who last sent it a message, and the edge (sender.go)
+	made      [][2]string          // (node, proposal.json) of every proposal made in this interaction
+	rejected  map[string]string    // node → the reviewer's latest REJECT of its handoff ("lead: why")
+	turns     sync.Map             // node → turnNote of its last turn (provenance.go)
+	unhanded  map[string]string    // node → why its latest proposal came without a valid HANDOFF block
+	diffs     map[string]string    // node → its proposal's fingerprint after its last step (handoff.go)
+	talking   map[string]bool      // nodes asked for words only now (a bid): no edit expected (handoff.go)
 	// roundCap ends the interaction after that many rounds (0: no cap): the flow's
 	// params.round_cap (ownCap), else the engine's where the flow bounds neither rounds nor time.
 	roundCap int
@@ -98,7 +100,7 @@ func (r *run) runInteraction(parent context.Context, in *flow.Interaction) Inter
 // params, its round cap, and who plays which of the pattern's roles.
 func (r *run) castInteraction(in *flow.Interaction) (c *ictx, topology string) {
 	p, _ := pattern.Lookup(in.PatternID)
-	c = &ictx{r: r, in: in, pat: p.PatternID, roles: map[string]string{}, params: map[string]any{}, sessions: map[string]string{}, prepared: map[string]bool{}, questions: map[string]int{}, reworks: map[string]int{}, edgeOf: map[[2]string]string{}}
+	c = &ictx{r: r, in: in, pat: p.PatternID, roles: map[string]string{}, params: map[string]any{}, sessions: map[string]string{}, prepared: map[string]bool{}, questions: map[string]int{}, reworks: map[string]int{}, edgeOf: map[[2]string]string{}, lastTo: map[string][2]string{}}
 	c.st.Metrics = map[string]float64{}
 	c.term, c.params = in.Settings()
 	c.roundCap, c.ownCap = flow.RoundCap(c.term, c.params, r.o.RoundCap)
@@ -346,6 +348,7 @@ func (c *ictx) ask(from, node, prompt string, needs ...need) (*Reply, error) {
 	if err == nil && len(needs) > 0 {
 		if missing := unmet(rep.Text, needs); len(missing) > 0 {
 			c.note("reply_repair", map[string]any{"agent": node, "missing": lines(missing)})
+			c.r.metrics.addRetries(node, RetryReplyRepair, 1)
 			again, aerr := c.turn(from, node, c.repairPrompt(node, prompt, rep.Text, missing))
 			if again != nil {
 				if again.Handoff == nil && again.HandoffError == "" { // the first turn's block still counts
@@ -380,16 +383,16 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 	if err := c.pace(); err != nil {
 		return nil, err
 	}
-	edge := c.edgeOf[[2]string{from, node}]
+	who, edge := c.sender(from, node)
 	c.send(from, node, "prompt", map[string]any{"bytes": len(prompt)}, "")
-	started := map[string]any{"agent": node, "from": firstNonEmpty(from, "engine"), "round": c.st.Round, "backend": spec.BackendID}
+	started := map[string]any{"agent": node, "from": who, "round": c.st.Round, "backend": spec.BackendID}
 	if len(spec.UnixSockets) > 0 {
 		// Shown in review: the grant opens every pathname Unix socket to the agent.
 		started["unixSockets"] = runtime.UnixSocketGrants(spec.Workspace, spec.UnixSockets)
 	}
 	c.r.emit(c.in.ID, edge, "agent_started", started)
 	c.r.flushLog()
-	rec := turnRecord{from: from, node: node, backend: spec.BackendID, prompt: prompt, started: c.r.now()}
+	rec := turnRecord{from: who, node: node, backend: spec.BackendID, prompt: prompt, started: c.r.now()}
 	var out processOut
 	if loop := c.sessionLoop(node); loop != nil {
 		out, err = c.runSessions(spec, node, edge, prompt, loop)
@@ -419,7 +422,7 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 	c.step++
 	step := c.step
 	c.mu.Unlock()
-	fields := map[string]any{"step": step, "from": firstNonEmpty(from, "engine"), "to": node, "round": c.st.Round, "backend": res.Backend, "note": truncate(firstLine(res.Reply), 200)}
+	fields := map[string]any{"step": step, "from": who, "to": node, "round": c.st.Round, "backend": res.Backend, "note": truncate(firstLine(res.Reply), 200)}
 	if res.Status != runtime.StatusCompleted {
 		rep.Failed, rep.Reason = true, firstNonEmpty(res.Reason, string(res.Status))
 		fields["failed"] = rep.Reason
@@ -459,13 +462,14 @@ func (c *ictx) send(from, to, typ string, payload any, parent string) {
 		return // the engine itself is not on the bus, and a node playing two parts (P18's
 		// executor when no observer is drawn) does not message itself
 	}
-	edge := c.edgeOf[[2]string{from, to}]
+	edge := c.edgeBetween(from, to)
 	e := &bus.Envelope{From: from, To: bus.Recipients{to}, Type: typ, Priority: c.priority(), Payload: payload, Context: bus.Context{InteractionID: c.in.ID, EdgeID: edge, ParentMessageID: parent, ThreadID: c.r.id + "/" + c.in.ID}}
 	if _, err := c.bus.Send(e); err != nil {
 		c.r.emit(c.in.ID, edge, "message_refused", map[string]any{"from": from, "to": to, "type": typ, "error": err.Error()})
 		return
 	}
 	c.r.emit(c.in.ID, edge, "message", map[string]any{"id": e.ID, "from": from, "to": to, "type": typ, "priority": e.Priority})
+	c.heard(to, from)
 	c.awaitOwn(e.ID)  // held by the rate limit: what it carries waits with it
 	c.bus.Receive(to) // delivered: the agent reads it in its prompt
 }
@@ -752,6 +756,10 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 		return
 	}
 	req := Request{RunID: c.r.id, AgentID: node, InteractionID: c.in.ID, ID: pend.ID, Kind: string(pend.Kind), Fields: pend.Fields, Deadline: pend.Deadline}
+	if req.Kind == "error" { // put as a question with its three answers, wherever it is asked
+		req.Fields = maps.Clone(pend.Fields)
+		req.Fields["question"], req.Fields["options"] = errorQuestion(req), slices.Clone(runtime.RecoveryChoices)
+	}
 	// More than three questions in one phase means the agent is not working on its own
 	// (agent-stdout-protocols.md): said in the log, not refused.
 	c.mu.Lock()
@@ -765,7 +773,7 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 		c.questions[node] = 0
 	}
 	c.mu.Unlock()
-	kindEvent := map[string]string{"question": "question_asked", "dependency": "dependency_requested", "phase_complete": "phase_completed"}[req.Kind]
+	kindEvent := map[string]string{"question": "question_asked", "dependency": "dependency_requested", "phase_complete": "phase_completed", "error": "recovery_asked"}[req.Kind]
 	if req.Kind == "phase_complete" && c.verifyPhase(p, node, pend) {
 		return // sent back for rework, or failed: no approval to ask for
 	}
@@ -793,9 +801,12 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 	var resp Response
 	var err error
 	outcome := "answered"
-	if req.Kind == "dependency" {
+	switch req.Kind {
+	case "dependency":
 		resp, outcome, err = c.askDependency(p, human, &req, asked)
-	} else {
+	case "error":
+		outcome, err = c.askRecovery(p, human, &req, asked)
+	default:
 		resp, err = human.Ask(c.ctx, req, asked)
 	}
 	asked()
@@ -815,6 +826,8 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 	case req.Kind == "dependency":
 		c.dependencyOutcome(fields, req, resp, outcome)
 		outcome, err = fields["outcome"].(string), nil
+	case req.Kind == "error":
+		err = nil // the choice was carried out (askRecovery); the outcome names it
 	case err != nil:
 		outcome = "failed: " + err.Error()
 		p.Stop(err.Error())
@@ -832,7 +845,7 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 		outcome = "error: " + err.Error()
 	}
 	// The value itself is never logged: secrets reach only the agent.
-	resolved := map[string]string{"question": "question_answered", "dependency": "dependency_resolved", "phase_complete": "phase_resolved"}[req.Kind]
+	resolved := map[string]string{"question": "question_answered", "dependency": "dependency_resolved", "phase_complete": "phase_resolved", "error": "recovery_resolved"}[req.Kind]
 	fields["outcome"] = outcome
 	c.r.emit(c.in.ID, "", resolved, fields)
 	c.r.checkpoint()

@@ -74,7 +74,7 @@ func (c *ictx) busEvent(ev bus.Event) {
 	fields := map[string]any{"id": e.ID, "from": e.From, "to": []string(e.To), "type": e.Type}
 	edge := ""
 	if len(e.To) == 1 {
-		edge = c.edgeOf[[2]string{e.From, e.To[0]}]
+		edge = c.edgeBetween(e.From, e.To[0])
 	}
 	switch ev.Kind {
 	case bus.Held:

@@ -187,6 +187,8 @@ type run struct {
 	gw       runGateway // the model gateway (gateway.go)
 	// turns is the run's transcript (transcript.go).
 	turns *transcript.Writer
+	// logPolicy is what the flow's observability asks the log to hold (observability.go).
+	logPolicy logPolicy
 }
 
 func newRun(f *flow.Flow, o Options) (*run, error) {
@@ -235,6 +237,7 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	}
 	r := &run{f: f, o: o, id: id, log: log, now: o.Now, key: bus.NewKey(), outcomes: map[string]*InteractionOutcome{}, metrics: newMetricSet(), files: promptFiles{ws: o.Workspace}, confined: confined}
 	r.state = newState(r)
+	r.logPolicy = newLogPolicy(f)
 	r.turns = transcript.NewWriter(o.Workspace, id)
 	r.budget = budgetLimits(f.Policy.Budget)
 	if o.Resume != nil {
@@ -308,8 +311,10 @@ func (r *run) firstTime(key string) bool {
 // emit logs an event and passes it to the sink.
 func (r *run) emit(interactionID, edgeID, event string, fields map[string]any) {
 	ev := eventlog.Event{TS: r.now().UnixMilli(), Flow: r.f.Name, RunID: r.id, InteractionID: interactionID, EdgeID: edgeID, Event: event, Fields: fields}
-	if err := r.log.Append(ev); err != nil {
-		fmt.Fprintf(os.Stderr, "agentcanvas: event log: %v\n", err)
+	if r.logPolicy.logs(interactionID) {
+		if err := r.log.Append(ev); err != nil {
+			fmt.Fprintf(os.Stderr, "agentcanvas: event log: %v\n", err)
+		}
 	}
 	if r.o.Sink != nil {
 		r.o.Sink(ev)
@@ -331,6 +336,7 @@ func (r *run) execute(ctx context.Context) *Outcome {
 	if unconfined != "" {
 		r.emit("", "", "warning", map[string]any{"message": unconfined})
 	}
+	r.pruneLog()
 	if _, err := transcript.Prune(r.o.Workspace, r.now()); err != nil {
 		r.emit("", "", "warning", map[string]any{"message": "pruning old transcripts: " + err.Error()})
 	}

@@ -552,7 +552,10 @@ func (d *decoder) edgeData(n *yaml.Node, path string, ed *EdgeData) {
 					b, ok := d.boolean(v, p, "observability.traces")
 					o.Traces = ptrIf(b, ok)
 				},
-				"retain_days": func(_, v *yaml.Node, p string) { x, _ := d.integer(v, p, "retain_days"); o.RetainDays = int(x) },
+				"retain_days": func(_, v *yaml.Node, p string) {
+					x, ok := d.integer(v, p, "retain_days")
+					o.RetainDays = ptrIf(int(x), ok)
+				},
 			}) {
 				ed.Observability = o
 			}

@@ -203,7 +203,7 @@ func (t *Termination) Walk(fn func(*Termination)) {
 type Observability struct {
 	Logs       *bool `json:"logs,omitempty"`
 	Traces     *bool `json:"traces,omitempty"`
-	RetainDays int   `json:"retain_days,omitempty"`
+	RetainDays *int  `json:"retain_days,omitempty"` // nil: unset, the log is kept
 }
 
 // Source is a paper or spec an interaction follows.

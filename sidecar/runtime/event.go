@@ -109,6 +109,8 @@ type Result struct {
 	CostUSD   float64 `json:"costUsd"`
 	CostKnown bool    `json:"costKnown"`
 	ExitCode  int     `json:"exitCode"`
+	// Retries counts the turns retried after a recoverable [ERROR].
+	Retries int `json:"retries,omitempty"`
 	// Handoff is the fields of the last valid HANDOFF block the agent printed, if any.
 	Handoff map[string]any `json:"handoff,omitempty"`
 }

@@ -15,8 +15,9 @@ const (
 	PendingQuestion   PendingKind = "question"
 	PendingDependency PendingKind = "dependency"
 	PendingPhase      PendingKind = "phase_complete"
-	// PendingError is only seen by Spec.Checkpoint: the checkpoint before a fatal [ERROR]
-	// fails the agent. Nothing waits for it.
+	// PendingError is an [ERROR] with recovery notify_user: the person chooses retry, skip or
+	// stop (ResolveError). Spec.Checkpoint also sees one, with ID "error", before an [ERROR]
+	// fails the agent (fatal, checkpoint_and_fail) or pauses it (pause_and_retry).
 	PendingError PendingKind = "error"
 )
 

@@ -222,7 +222,7 @@ func (c *checker) edgeData(path string, d *flow.EdgeData) {
 			c.enum(t.Path+"/type", "termination type", t.Type, TerminationTypes)
 		})
 	}
-	if d.Observability != nil && d.Observability.RetainDays < 0 {
+	if d.Observability != nil && d.Observability.RetainDays != nil && *d.Observability.RetainDays < 0 {
 		p := path + "/observability/retain_days"
 		c.report(p, c.at(p), diag.Error, CodeSchema, "observability.retain_days must be 0 or more days", nil)
 	}

@@ -40,7 +40,8 @@ export function questionChoices(q: QuestionFields): { items: QuestionChoice[]; a
   const options = q.options ?? [];
   if (options.length === 0) return { items: [], activeIndex: -1, useInputBox: true };
   const items: QuestionChoice[] = options.map((o) => ({ label: o, answer: o, description: o === q.default ? '(default)' : undefined }));
-  items.push({ label: '$(edit) Other answer…', action: 'freeText' });
+  // An agent's error is answered by one of its three choices only (retry, skip, stop).
+  if (q.category !== 'error') items.push({ label: '$(edit) Other answer…', action: 'freeText' });
   if (q.required === false) items.push({ label: '$(debug-step-over) Skip this question', action: 'skip' });
   const d = options.indexOf(q.default ?? '');
   return { items, activeIndex: d >= 0 ? d : 0, useInputBox: false };
