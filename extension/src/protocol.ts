@@ -28,6 +28,7 @@ export const Method = {
   listRuns: 'agentcanvas/listRuns',
   answerQuestion: 'agentcanvas/answerQuestion',
   provideDependency: 'agentcanvas/provideDependency',
+  checkDependencyValue: 'agentcanvas/checkDependencyValue',
   rejectDependency: 'agentcanvas/rejectDependency',
   queryLogs: 'agentcanvas/queryLogs',
   getReviewComments: 'agentcanvas/getReviewComments',

@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentcanvas/agentcanvas/sidecar/agentproto"
 	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 )
 
@@ -31,6 +30,10 @@ type Request struct {
 	// type's validation): the request is asked again, and an answer from a file is not
 	// given twice.
 	Invalid string `json:"invalid,omitempty"`
+	// offer checks a value given for a dependency request, wherever it comes from
+	// (dependency.go): nil when it is to be delivered, else why it was refused; rejected
+	// when that refusal was the last one allowed, so the request is rejected.
+	offer func(value string) (refused error, rejected bool)
 }
 
 // Field returns a field as text.
@@ -65,6 +68,8 @@ type Response struct {
 	Value  string `json:"value"`
 	Reject bool   `json:"reject,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// offered: the value already passed Request.offer (the Inbox checks it as it is given).
+	offered bool
 }
 
 // Human answers requests. Ask blocks until there is an answer or ctx ends. It calls ready
@@ -312,8 +317,10 @@ func (b *Inbox) Ask(ctx context.Context, r Request, ready func()) (Response, err
 	}
 }
 
-// Answer resolves a pending request; it fails when there is none with that id.
-func (b *Inbox) Answer(runID, id string, resp Response) error {
+// Answer resolves a pending request; it fails when there is none with that id, and for a
+// dependency's value the engine refuses (the request then stays pending, or is rejected
+// after the last refusal allowed: the error says which).
+func (b *Inbox) Answer(runID, id string, resp Response) (err error) {
 	b.mu.Lock()
 	ch, ok := b.waiting[inboxKey(runID, id)]
 	r := b.reqs[inboxKey(runID, id)]
@@ -324,11 +331,19 @@ func (b *Inbox) Answer(runID, id string, resp Response) error {
 	if _, ok := recoveryChoice(resp.Value); r.Kind == "error" && !ok {
 		return fmt.Errorf("%s: answer retry, skip or stop, not %q; the request is still pending", id, resp.Value)
 	}
-	// An invalid value is refused here, to the one who gave it; the request stays pending.
-	if r.Kind == "dependency" && !resp.Reject {
-		if err := agentproto.ValidateDependencyValue(r.Field("type"), resp.Value); err != nil {
-			return fmt.Errorf("the value for %s was refused: %w; the request is still pending", firstNonEmpty(r.Field("name"), id), err)
+	// A dependency's value is checked by the engine's one check (Request.offer) here, in the
+	// caller's goroutine: a refused one is refused to whoever gave it, and the request stays
+	// pending, until the last refusal allowed rejects it.
+	if r.Kind == "dependency" && !resp.Reject && r.offer != nil {
+		refused, rejected := r.offer(resp.Value)
+		if refused != nil && !rejected {
+			return refused
 		}
+		if rejected {
+			resp = Response{Reject: true, Reason: refused.Error()}
+			defer func() { err = refused }()
+		}
+		resp.offered = true
 	}
 	select {
 	case ch <- resp:
