@@ -58,6 +58,9 @@ func (c *ictx) askDependency(p *runtime.Process, human Human, req *Request, aske
 		if err := p.ProvideDependency(req.ID, resp.Value); err != nil {
 			return resp, "error: " + err.Error(), nil
 		}
+		if runtime.SecretDependencyType(req.Field("type")) {
+			c.r.secrets.add(firstNonEmpty(req.Field("name"), req.ID), resp.Value)
+		}
 		return resp, "provided", nil
 	}
 }

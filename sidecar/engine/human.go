@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 )
 
@@ -34,6 +36,20 @@ type Request struct {
 	// (dependency.go): nil when it is to be delivered, else why it was refused; rejected
 	// when that refusal was the last one allowed, so the request is rejected.
 	offer func(value string) (refused error, rejected bool)
+	// redact, when set, is the run's secrets: a request is written (state.json, listRuns)
+	// with them redacted, though it is matched on what the agent printed.
+	redact *secretSet
+}
+
+// MarshalJSON writes the request with the run's secrets redacted from its fields.
+func (r Request) MarshalJSON() ([]byte, error) {
+	type plain Request
+	p := plain(r)
+	if r.redact != nil {
+		p.Fields = r.redact.fields(r.Fields)
+		p.Invalid = r.redact.str(r.Invalid)
+	}
+	return json.Marshal(p)
 }
 
 // Field returns a field as text.
@@ -154,8 +170,9 @@ func LoadAnswers(path string) (map[string]string, error) {
 }
 
 // Terminal asks at a prompt: the question and its options on W, the answer read from R.
-// Answers are consulted first. Secret values are read without echo when R is a terminal
-// (not attempted here: the caller passes a reader); they are never printed back.
+// Answers are consulted first. Values of secret dependency types (api_key, env_variable,
+// service) are read without echo when R is a terminal (readSecret); they are never printed
+// back.
 type Terminal struct {
 	R       io.Reader
 	W       io.Writer
@@ -212,6 +229,13 @@ func (t *Terminal) Ask(ctx context.Context, r Request, ready func()) (Response, 
 		fmt.Fprintf(w, "\n[%s] %s needs %s %q: %s\n", r.InteractionID, r.AgentID, r.Field("type"), r.Field("name"), r.Field("description"))
 		if r.Invalid != "" {
 			fmt.Fprintf(w, "  the value given was refused: %s\n", r.Invalid)
+		}
+		if runtime.SecretDependencyType(r.Field("type")) {
+			// Echo goes off before the prompt shows: what is typed (or pasted) at once after
+			// it never appears on the screen.
+			if restore := t.echoOff(); restore != nil {
+				defer func() { restore(); fmt.Fprintln(w) }()
+			}
 		}
 		fmt.Fprint(w, "value (empty to reject): ")
 		line, err := t.readLine(ctx)
@@ -362,4 +386,15 @@ func (b *Inbox) Pending() []Request {
 		out = append(out, r)
 	}
 	return out
+}
+
+// echoOff turns the terminal's echo off when R is a terminal, and returns what turns it back
+// on (nil when R is not a terminal, or echo could not be turned off). A line typed meanwhile
+// is read as usual (line editing works), and never shown.
+func (t *Terminal) echoOff() (restore func()) {
+	f, ok := t.R.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	return noEcho(int(f.Fd()))
 }

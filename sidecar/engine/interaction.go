@@ -383,6 +383,8 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 	if err := c.pace(); err != nil {
 		return nil, err
 	}
+	// What other agents wrote reaches this one without their secrets (secrets.go).
+	prompt = c.r.secrets.str(prompt)
 	who, edge := c.sender(from, node)
 	c.send(from, node, "prompt", map[string]any{"bytes": len(prompt)}, "")
 	started := map[string]any{"agent": node, "from": who, "round": c.st.Round, "backend": spec.BackendID}
@@ -409,12 +411,14 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 		c.record(rec, runtime.Result{Status: runtime.StatusFailed, Reason: err.Error()})
 		return nil, fmt.Errorf("agent %s: %w", node, err)
 	}
-	rec.prompt = runtime.Redact(c.r.o.Env, out.scrub(prompt)) // the run's secrets too: the task may hold one
+	rec.prompt = out.scrub(prompt) // the run's secrets are out of it already
 	rec.stderr = out.stderrAll
 	c.record(rec, out.res)
 	res, handoffErr, stderr := out.res, out.handoffErr, out.stderr
 	c.noteTurn(node, prompt, res)
-	rep := &Reply{Node: node, Text: res.Reply, Handoff: res.Handoff, sandboxed: spec.SandboxWork != ""}
+	// The reply is read as the agent wrote it: redaction never changes what a line says. What
+	// leaves the engine is redacted where it leaves (secrets.go).
+	rep := &Reply{Node: node, Text: res.RawReply(), Handoff: res.Handoff, sandboxed: spec.SandboxWork != ""}
 	if res.Handoff == nil {
 		rep.HandoffError = handoffErr
 	}
@@ -549,16 +553,17 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 	s.ResumeSession = c.sessions[node]
 	c.mu.Unlock()
 	c.revisionSession(node, &s) // session.go
-	envNames := rt.Env
+	envNames := append(slices.Clone(rt.Env), rt.Secrets...)
 	if n.Agent != nil && len(n.Agent.MCP) > 0 { // spec §7.3: only allowlisted, defined servers
 		s.MCPServers = c.r.mcpServers(c.in.ID, node, n.Agent.MCP)
-		envNames = append(slices.Clone(rt.Env), mcpEnvNames(s.MCPServers)...)
+		envNames = append(envNames, mcpEnvNames(s.MCPServers)...)
 	}
-	env, err := runtime.ResolveEnv(envNames, c.r.o.Env, os.LookupEnv)
+	env, err := runtime.ResolveEnv(dedupe(envNames), c.r.o.Env, os.LookupEnv)
 	if err != nil {
 		return s, fmt.Errorf("agent %s: %w", node, err)
 	}
-	s.Env = env
+	s.Env, s.SecretEnv = env, secretNames(env, c.r.o.Env, rt.Secrets, mcpEnvNames(s.MCPServers))
+	c.r.learnSecrets(s.Env, s.SecretEnv)
 	if err := c.routeThroughGateway(node, &s, rt); err != nil { // gateway.go
 		return s, err
 	}
@@ -755,9 +760,11 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 	if pend == nil {
 		return
 	}
-	req := Request{RunID: c.r.id, AgentID: node, InteractionID: c.in.ID, ID: pend.ID, Kind: string(pend.Kind), Fields: pend.Fields, Deadline: pend.Deadline}
+	// The request is matched (--answers) and answered on its fields as the agent printed them;
+	// it is shown, logged and kept redacted (Request.MarshalJSON, emit).
+	req := Request{RunID: c.r.id, AgentID: node, InteractionID: c.in.ID, ID: pend.ID, Kind: string(pend.Kind), Fields: pend.RawFields(), Deadline: pend.Deadline, redact: &c.r.secrets}
 	if req.Kind == "error" { // put as a question with its three answers, wherever it is asked
-		req.Fields = maps.Clone(pend.Fields)
+		req.Fields = maps.Clone(req.Fields)
 		req.Fields["question"], req.Fields["options"] = errorQuestion(req), slices.Clone(runtime.RecoveryChoices)
 	}
 	// More than three questions in one phase means the agent is not working on its own
@@ -1117,5 +1124,18 @@ func sortedKeys[M ~map[string]V, V any](m M) []string {
 		out = append(out, k)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// dedupe is names without repeats, in order.
+func dedupe(names []string) []string {
+	seen := map[string]bool{}
+	out := names[:0:0]
+	for _, n := range names {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
 	return out
 }

@@ -189,6 +189,8 @@ type run struct {
 	turns *transcript.Writer
 	// logPolicy is what the flow's observability asks the log to hold (observability.go).
 	logPolicy logPolicy
+	// secrets are the run's secret values, redacted wherever text leaves the engine (secrets.go).
+	secrets secretSet
 }
 
 func newRun(f *flow.Flow, o Options) (*run, error) {
@@ -238,6 +240,9 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	r := &run{f: f, o: o, id: id, log: log, now: o.Now, key: bus.NewKey(), outcomes: map[string]*InteractionOutcome{}, metrics: newMetricSet(), files: promptFiles{ws: o.Workspace}, confined: confined}
 	r.state = newState(r)
 	r.logPolicy = newLogPolicy(f)
+	for n, v := range o.Env { // the editor's values come from its secret storage: secrets all
+		r.secrets.add(n, v)
+	}
 	r.turns = transcript.NewWriter(o.Workspace, id)
 	r.budget = budgetLimits(f.Policy.Budget)
 	if o.Resume != nil {
@@ -310,7 +315,7 @@ func (r *run) firstTime(key string) bool {
 
 // emit logs an event and passes it to the sink.
 func (r *run) emit(interactionID, edgeID, event string, fields map[string]any) {
-	ev := eventlog.Event{TS: r.now().UnixMilli(), Flow: r.f.Name, RunID: r.id, InteractionID: interactionID, EdgeID: edgeID, Event: event, Fields: fields}
+	ev := eventlog.Event{TS: r.now().UnixMilli(), Flow: r.f.Name, RunID: r.id, InteractionID: interactionID, EdgeID: edgeID, Event: event, Fields: r.secrets.fields(fields)}
 	if r.logPolicy.logs(interactionID) {
 		if err := r.log.Append(ev); err != nil {
 			fmt.Fprintf(os.Stderr, "agentcanvas: event log: %v\n", err)
@@ -444,7 +449,8 @@ func (r *run) execute(ctx context.Context) *Outcome {
 func (r *run) setOutcome(oc *InteractionOutcome, res InteractionOutcome) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	oc.Status, oc.Reason, oc.Rounds, oc.Result, oc.Error, oc.Spend = res.Status, res.Reason, res.Rounds, res.Result, res.Error, res.Spend
+	oc.Status, oc.Rounds, oc.Spend = res.Status, res.Rounds, res.Spend
+	oc.Reason, oc.Result, oc.Error = r.secrets.str(res.Reason), r.secrets.str(res.Result), r.secrets.str(res.Error)
 }
 
 // sessionEnded: the run was cancelled because its session ended (ErrSessionEnded), not

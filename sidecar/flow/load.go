@@ -462,6 +462,7 @@ func (d *decoder) runtime(n *yaml.Node, path string) *Runtime {
 		"backendId": func(_, v *yaml.Node, p string) { r.BackendID = d.str(v, p, "runtime.backendId") },
 		"cwdMode":   func(_, v *yaml.Node, p string) { r.CwdMode = d.str(v, p, "runtime.cwdMode") },
 		"env":       func(_, v *yaml.Node, p string) { r.Env = d.strList(v, p, "runtime.env") },
+		"secrets":   func(_, v *yaml.Node, p string) { r.Secrets = d.strList(v, p, "runtime.secrets") },
 		"command":   func(_, v *yaml.Node, p string) { r.Command = d.strList(v, p, "runtime.command") },
 		"model":     func(_, v *yaml.Node, p string) { r.Model = d.str(v, p, "runtime.model") },
 		"maxTurns": func(_, v *yaml.Node, p string) {

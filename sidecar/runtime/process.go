@@ -107,7 +107,9 @@ func Start(ctx context.Context, spec Spec, prompt string) (*Process, error) {
 		nextID: map[PendingKind]int{},
 	}
 	for n, v := range spec.Env {
-		p.red.add(n, v)
+		if spec.secret(n) { // only secrets: a value such as DB_CHOICE=postgres is no secret
+			p.red.add(n, v)
+		}
 	}
 	for _, w := range append(mcpWarnings(be.id(), spec.MCPServers), confWarnings...) {
 		p.emit(Event{Kind: EventWarning, Reason: w})
@@ -271,6 +273,7 @@ func (p *Process) emit(ev Event) {
 	}
 	if ev.Pending != nil {
 		pd := *ev.Pending
+		pd.raw = pd.RawFields()
 		pd.Fields = r.any(pd.Fields).(map[string]any)
 		ev.Pending = &pd
 	}
@@ -431,6 +434,7 @@ func (p *Process) run(c child, in turnInput) {
 	p.conf.remove()
 	p.mu.Lock()
 	p.cur = nil
+	res.rawReply = res.Reply
 	res.Reply, res.Reason = p.red.str(res.Reply), p.red.str(res.Reason)
 	p.mu.Unlock()
 	p.result = res

@@ -34,6 +34,18 @@ type Pending struct {
 	// Deadline is when an unanswered dependency request times out (Spec.DependencyTimeout);
 	// zero for questions and phases, which wait for as long as it takes.
 	Deadline time.Time `json:"deadline,omitzero"`
+	// raw are the block's fields as the agent printed them, before secrets were redacted
+	// from Fields (RawFields).
+	raw map[string]any
+}
+
+// RawFields are the request's fields as the agent printed them: for what the engine matches
+// (an answers file's keys) and answers, never for what it shows, logs or keeps.
+func (p *Pending) RawFields() map[string]any {
+	if p.raw == nil {
+		return p.Fields
+	}
+	return p.raw
 }
 
 func (p *Pending) str(name string) string {
@@ -75,7 +87,11 @@ func dependencyProvidedBlock(name, value string) string {
 // secretDependencyTypes are the dependency types whose values are treated as secrets: they go
 // into the agent's environment (and its stdin when interactive) but never into a prompt,
 // which per-turn CLIs receive on their command line and send to a model provider.
-func secretDependencyType(t string) bool {
+func secretDependencyType(t string) bool { return SecretDependencyType(t) }
+
+// SecretDependencyType reports whether values of a dependency type are secrets (api_key,
+// env_variable, service): the engine redacts them as the runtime does.
+func SecretDependencyType(t string) bool {
 	switch t {
 	case "api_key", "env_variable", "service":
 		return true

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/confine"
+	"github.com/agentcanvas/agentcanvas/sidecar/gateway"
 	"github.com/agentcanvas/agentcanvas/sidecar/mcpconfig"
 )
 
@@ -53,6 +55,10 @@ type Spec struct {
 	// (ResolveEnv). Only these, a fixed set of harmless variables (PATH, HOME, locale, proxy,
 	// TMPDIR; see baseEnvNames) and the AGENTCANVAS_* variables reach the agent.
 	Env map[string]string
+	// SecretEnv names the entries of Env whose values are secrets (runtime.secrets, an MCP
+	// server's variables): they, the provider key variables (SecretName) and the values of
+	// secret dependency types are what the runtime redacts, and nothing else.
+	SecretEnv []string
 
 	// CLI settings (claude/codex/gemini; ignored where a CLI has no such flag).
 	Model              string
@@ -371,6 +377,22 @@ func (r *redactor) add(name, value string) {
 		args = append(args, v, "[redacted:"+r.m[v]+"]")
 	}
 	r.r = strings.NewReplacer(args...)
+}
+
+// SecretName reports whether an environment variable's value is a secret whatever the flow
+// says: a provider's API key variable, or a CLI's login token.
+func SecretName(name string) bool {
+	for _, vars := range gateway.KeyVars {
+		if slices.Contains(vars, name) {
+			return true
+		}
+	}
+	return name == "CLAUDE_CODE_OAUTH_TOKEN"
+}
+
+// secret reports whether the spec's variable name holds a secret.
+func (s *Spec) secret(name string) bool {
+	return SecretName(name) || slices.Contains(s.SecretEnv, name)
 }
 
 // Redact replaces in s the values of env (NAME → secret) as an agent's reports are scrubbed:

@@ -151,6 +151,12 @@ func (c *checker) runtime(path string, r *flow.Runtime) {
 		p := path + "/sessionLoop/maxIterations"
 		c.report(p, c.at(p), diag.Error, CodeSchema, "sessionLoop.maxIterations must be at least 1 (it bounds the loop)", c.setFix("Set maxIterations to 10", p, 10))
 	}
+	for i, name := range r.Secrets {
+		if p := fmt.Sprintf("%s/secrets/%d", path, i); !envNameRE.MatchString(name) && !c.secretAt[p] {
+			fixed := envName(strings.SplitN(name, "=", 2)[0])
+			c.report(p, c.at(p), diag.Error, CodeSchema, fmt.Sprintf("runtime.secrets holds the names of environment variables whose values are secret, and %q is not a valid name; write %s", name, fixed), c.replaceFix("Use "+fixed, p, fixed))
+		}
+	}
 	first, count := map[string]int{}, map[string]int{}
 	for _, name := range r.Env {
 		count[name]++
