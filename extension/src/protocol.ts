@@ -329,13 +329,13 @@ export function readPending(raw: unknown, runIdFallback?: string): PendingReques
   if (kind === 'phase_complete' || kind === 'phase_completed') {
     // The agent finished a phase and waits for approval to go on (stdout protocol §3).
     const f = fields ?? o;
-    const phase = f.phase ?? f.number ?? f.name;
+    const phase = f.phase ?? f.number ?? f.name ?? f.N;
     return {
       ...base,
       kind: 'question',
       question: {
         category: 'confirmation',
-        question: `Phase ${phase === undefined ? '' : `${String(phase)} `}complete${typeof f.summary === 'string' ? `: ${f.summary}` : ''}. Continue?`,
+        question: `Phase ${phase === undefined ? '' : `${String(phase)} `}complete${typeof f.summary === 'string' ? `: ${f.summary}` : ''}.${verificationNote(f.verification)} Continue?`,
         options: ['Continue', 'Stop'],
         default: 'Continue',
         required: true,
@@ -390,6 +390,15 @@ export function readPending(raw: unknown, runIdFallback?: string): PendingReques
     };
   }
   return undefined;
+}
+
+/** What a phase's verification found, as the approval shows it (the engine's `verification` field). */
+function verificationNote(v: unknown): string {
+  if (typeof v === 'string' && v !== '') return ` Not verified (${v.replace(/^none: /, '')}).`;
+  const o = asObject(v);
+  if (typeof o.verifier !== 'string') return '';
+  const report = typeof o.report === 'string' && o.report !== '' ? `; report: ${o.report}` : '';
+  return ` Verified by ${o.verifier}${o.passed === true ? '' : ' (not passed)'}${report}.`;
 }
 
 function readDeadline(o: Record<string, unknown>): number | undefined {

@@ -246,7 +246,18 @@ func (t *Terminal) Ask(ctx context.Context, r Request, ready func()) (Response, 
 	case "error":
 		return t.askRecovery(ctx, r)
 	default:
-		fmt.Fprintf(w, "\n[%s] %s completed phase %s. Continue? [Y/n]: ", r.InteractionID, r.AgentID, r.Field("N"))
+		fmt.Fprintf(w, "\n[%s] %s completed phase %s.\n", r.InteractionID, r.AgentID, r.Field("N"))
+		switch v := r.Fields["verification"].(type) {
+		case map[string]any:
+			fmt.Fprintf(w, "  verified by %v: passed", v["verifier"])
+			if rep, ok := v["report"]; ok {
+				fmt.Fprintf(w, " — report %v", rep)
+			}
+			fmt.Fprintln(w)
+		case string:
+			fmt.Fprintf(w, "  not verified: %s\n", v)
+		}
+		fmt.Fprint(w, "Continue? [Y/n]: ")
 		line, _ := t.readLine(ctx)
 		if strings.EqualFold(line, "n") || strings.EqualFold(line, "no") {
 			return Response{Reject: true, Reason: "phase not approved"}, nil

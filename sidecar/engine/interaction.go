@@ -119,6 +119,9 @@ func (r *run) castInteraction(in *flow.Interaction) (c *ictx, topology string) {
 		c.edgeOf[[2]string{e.Source, e.Target}] = e.ID
 	}
 	c.cast = c.castRoles()
+	if v := verifierOf(r.f, c.params); v != "" && c.roles[v] == "" {
+		c.roles[v] = roleOf(r.f, v) // a verifier outside the interaction's edges (verifier.go)
+	}
 	return c, topology
 }
 
@@ -781,8 +784,15 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 	}
 	c.mu.Unlock()
 	kindEvent := map[string]string{"question": "question_asked", "dependency": "dependency_requested", "phase_complete": "phase_completed", "error": "recovery_asked"}[req.Kind]
-	if req.Kind == "phase_complete" && c.verifyPhase(p, node, pend) {
-		return // sent back for rework, or failed: no approval to ask for
+	if req.Kind == "phase_complete" {
+		resolved, verification := c.verifyPhase(p, node, pend)
+		if resolved {
+			return // sent back for rework, or failed: no approval to ask for
+		}
+		if verification != nil { // shown with the approval, and kept with the checkpoint
+			req.Fields = maps.Clone(req.Fields)
+			req.Fields["verification"] = verification
+		}
 	}
 	c.r.mu.Lock()
 	c.r.state.Pending = append(c.r.state.Pending, req)
@@ -862,19 +872,20 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 // fails (agent-stdout-protocols.md §3).
 const maxReworks = 3
 
-// verifyPhase runs the interaction's verifier (params.verify_command) on a completed phase,
-// in the agent's working folder. A failure sends the phase back for rework with the
-// verifier's output, at most maxReworks times; then the agent is stopped. It reports whether
-// it resolved the pause itself (true), or the phase passed (or there is no verifier) and
-// the user's approval is still to be asked (false).
-func (c *ictx) verifyPhase(p *runtime.Process, node string, pend *runtime.Pending) bool {
+// verifyPhase runs the interaction's verifiers on a completed phase: params.verify_command in
+// the agent's working folder, then the verifier agent (params.verifier, verifier.go). A failure
+// sends the phase back for rework with the verifier's output, at most maxReworks times; then
+// the agent is stopped. It reports whether it resolved the pause itself (true), or the phase
+// passed (or there is no verifier) and the user's approval is still to be asked (false), with
+// what the verification found for the approval to show.
+func (c *ictx) verifyPhase(p *runtime.Process, node string, pend *runtime.Pending) (resolved bool, verification any) {
 	argv := commandParam(c.params["verify_command"])
 	if len(argv) == 0 {
-		return false
+		return c.verifyByAgent(p, node, pend, false) // verifier.go
 	}
 	spec, err := c.spec(node)
 	if err != nil {
-		return false
+		return false, nil
 	}
 	dir := c.r.o.Workspace
 	if spec.CwdMode == runtime.CwdAgentHome && spec.SandboxWork != "" {
@@ -887,27 +898,12 @@ func (c *ictx) verifyPhase(p *runtime.Process, node string, pend *runtime.Pendin
 	cmd.Dir = dir
 	out, runErr := cmd.CombinedOutput()
 	passed := runErr == nil
-	c.mu.Lock()
-	if passed {
-		c.reworks[node] = 0
-	} else {
-		c.reworks[node]++
-	}
-	n := c.reworks[node]
-	c.mu.Unlock()
+	n := c.countRework(node, passed)
 	c.r.emit(c.in.ID, "", "phase_verified", map[string]any{"agent": node, "id": pend.ID, "passed": passed, "command": argv, "output": truncate(string(out), 2000), "reworks": n})
 	if passed {
-		return false
+		return c.verifyByAgent(p, node, pend, true) // and the verifier agent, when there is one
 	}
-	if n > maxReworks {
-		p.Stop(fmt.Sprintf("the phase failed verification %d times", n))
-		return true
-	}
-	feedback := fmt.Sprintf("The verifier `%s` failed (%v).\n%s", strings.Join(argv, " "), runErr, truncate(string(out), 4000))
-	if err := p.Rework(pend.ID, feedback); err != nil {
-		c.r.emit(c.in.ID, "", "error", map[string]any{"agent": node, "message": "rework: " + err.Error()})
-	}
-	return true
+	return c.rework(p, node, pend, n, fmt.Sprintf("The verifier `%s` failed (%v).\n%s", strings.Join(argv, " "), runErr, truncate(string(out), 4000))), nil
 }
 
 // commandParam reads a command parameter: an argv list, or a string run by sh -c.

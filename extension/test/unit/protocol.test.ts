@@ -129,3 +129,16 @@ test("an agent's error that asks the person (notify_user) is a question of retry
   );
   assert.deepEqual(answerRequest(p, { kind: 'answer', text: 'skip' }), { method: 'agentcanvas/answerQuestion', params: { runId: 'r', questionId: 'err_1', answer: 'skip' } });
 });
+
+test('a phase approval shows what its verification found', () => {
+  const verified = readPending({
+    runId: 'r',
+    event: 'phase_completed',
+    data: { agent: 'planner', id: 'phase_1', fields: { N: 1, Phase: 'Planning', verification: { verifier: 'checker', passed: true, report: '.agentcanvas/runs/r/verification/planner-phase1-pass.md' } } },
+  });
+  assert.ok(verified && verified.kind === 'question');
+  assert.equal(verified.question.question, 'Phase 1 complete. Verified by checker; report: .agentcanvas/runs/r/verification/planner-phase1-pass.md. Continue?');
+  const unverified = readPending({ runId: 'r', event: 'phase_completed', data: { id: 'phase_2', fields: { N: 2, verification: 'none: no verifier is set (params.verifier or params.verify_command)' } } });
+  assert.ok(unverified && unverified.kind === 'question');
+  assert.match(unverified.question.question, /^Phase 2 complete\. Not verified \(no verifier is set/);
+});
