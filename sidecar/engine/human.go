@@ -246,8 +246,8 @@ func (t *Terminal) Ask(ctx context.Context, r Request, ready func()) (Response, 
 	case "error":
 		return t.askRecovery(ctx, r)
 	default:
-		fmt.Fprintf(w, "\n[%s] %s completed phase %s.\n", r.InteractionID, r.AgentID, r.Field("N"))
-		switch v := r.Fields["verification"].(type) {
+		fmt.Fprintln(w)
+		switch v := r.Fields["verification"].(type) { // what the phase's verification found
 		case map[string]any:
 			fmt.Fprintf(w, "  verified by %v: passed", v["verifier"])
 			if rep, ok := v["report"]; ok {
@@ -257,7 +257,7 @@ func (t *Terminal) Ask(ctx context.Context, r Request, ready func()) (Response, 
 		case string:
 			fmt.Fprintf(w, "  not verified: %s\n", v)
 		}
-		fmt.Fprint(w, "Continue? [Y/n]: ")
+		fmt.Fprintf(w, "[%s] %s completed phase %s. Continue? [Y/n]: ", r.InteractionID, r.AgentID, r.Field("N"))
 		line, _ := t.readLine(ctx)
 		if strings.EqualFold(line, "n") || strings.EqualFold(line, "no") {
 			return Response{Reject: true, Reason: "phase not approved"}, nil

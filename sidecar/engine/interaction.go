@@ -570,6 +570,7 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 	if err := c.routeThroughGateway(node, &s, rt); err != nil { // gateway.go
 		return s, err
 	}
+	s.Hidden = c.r.hiddenSkills() // disable-model-invocation: out of every agent's reach
 	s.Checkpoint = func(p runtime.Pending) error { c.r.checkpoint(); return nil }
 	if setup { // with the agent's environment, now resolved
 		if err := c.setup(node, s, rt.Setup); err != nil {

@@ -191,6 +191,9 @@ type run struct {
 	logPolicy logPolicy
 	// secrets are the run's secret values, redacted wherever text leaves the engine (secrets.go).
 	secrets secretSet
+	// hidden are the folders of skills no agent may read (skill.go, hiddenSkills).
+	hidden     []string
+	hiddenOnce sync.Once
 }
 
 func newRun(f *flow.Flow, o Options) (*run, error) {

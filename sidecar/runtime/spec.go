@@ -55,6 +55,10 @@ type Spec struct {
 	// (ResolveEnv). Only these, a fixed set of harmless variables (PATH, HOME, locale, proxy,
 	// TMPDIR; see baseEnvNames) and the AGENTCANVAS_* variables reach the agent.
 	Env map[string]string
+	// Hidden are absolute paths a confined agent may not read whatever its other grants (the
+	// folders of skills marked disable-model-invocation, unless the person invoked the skill).
+	Hidden []string
+
 	// SecretEnv names the entries of Env whose values are secrets (runtime.secrets, an MCP
 	// server's variables): they, the provider key variables (SecretName) and the values of
 	// secret dependency types are what the runtime redacts, and nothing else.
