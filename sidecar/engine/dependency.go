@@ -55,11 +55,17 @@ func (c *ictx) askDependency(p *runtime.Process, human Human, req *Request, aske
 			}
 			return resp, "rejected", nil
 		}
+		if req.Field("type") == "package" {
+			resp.Value = packageValue(*req, resp.Value)
+		}
 		if err := p.ProvideDependency(req.ID, resp.Value); err != nil {
 			return resp, "error: " + err.Error(), nil
 		}
-		if runtime.SecretDependencyType(req.Field("type")) {
+		switch t := req.Field("type"); {
+		case runtime.SecretDependencyType(t):
 			c.r.secrets.add(firstNonEmpty(req.Field("name"), req.ID), resp.Value)
+		case t == "package":
+			c.addToManifest(req.AgentID, *req, resp.Value) // manifest.go
 		}
 		return resp, "provided", nil
 	}
@@ -73,6 +79,9 @@ func (c *ictx) dependencyCheck(req *Request) func(string) (error, bool) {
 	refusals := 0
 	name := firstNonEmpty(req.Field("name"), req.ID)
 	return func(value string) (error, bool) {
+		if req.Field("type") == "package" {
+			value = packageValue(*req, value) // "yes" approves the package the request names
+		}
 		invalid := agentproto.ValidateDependencyValue(req.Field("type"), value)
 		if invalid == nil {
 			return nil, false

@@ -237,8 +237,15 @@ func (t *Terminal) Ask(ctx context.Context, r Request, ready func()) (Response, 
 				defer func() { restore(); fmt.Fprintln(w) }()
 			}
 		}
-		fmt.Fprint(w, "value (empty to reject): ")
+		if r.Field("type") == "package" {
+			fmt.Fprintf(w, "add %s to the project's manifest in the agent's sandbox? [y/N] (or another package's name): ", r.Field("name"))
+		} else {
+			fmt.Fprint(w, "value (empty to reject): ")
+		}
 		line, err := t.readLine(ctx)
+		if strings.EqualFold(line, "n") || strings.EqualFold(line, "no") {
+			line = ""
+		}
 		if err != nil || line == "" {
 			return Response{Reject: true, Reason: "rejected at the terminal"}, nil
 		}
