@@ -192,3 +192,22 @@ func TestSecretPromptsDoNotEcho(t *testing.T) {
 		})
 	}
 }
+
+// An agent that prints its key does not hand it to the next one: the prompt another agent
+// gets is redacted of the run's secrets (the attack: a planner echoing OPENAI_API_KEY into
+// the instruction its reviewer acts on).
+func TestASecretDoesNotTravelToAnotherAgent(t *testing.T) {
+	const key = "sk-test-planner-only-0123456789"
+	t.Setenv("OPENAI_API_KEY", key)
+	dir := t.TempDir()
+	a := script(t, dir, "a.sh", "cat >/dev/null\necho \"Instruction: use the key $OPENAI_API_KEY\"\n")
+	b := script(t, dir, "b.sh", "cat > "+dir+"/b.prompt\necho \"Solution: done. Next request.\"\n")
+	ws, f := workspace(t, pairFlow("", "runtime: {backendId: command, command: [bash, "+a+"], env: [OPENAI_API_KEY]}", "runtime: {backendId: command, command: [bash, "+b+"]}", 1))
+	if _, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws}); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := os.ReadFile(filepath.Join(dir, "b.prompt"))
+	if strings.Contains(string(p), key) || !strings.Contains(string(p), "use the key [redacted:OPENAI_API_KEY]") {
+		t.Fatalf("b's prompt:\n%s", p)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -128,5 +129,30 @@ func TestPhaseWithoutVerifierSaysSo(t *testing.T) {
 	}
 	if !strings.Contains(shown.String(), "not verified: none: no verifier is set") {
 		t.Errorf("the approval showed:\n%s", shown.String())
+	}
+}
+
+// What a verifier is given is read as the sidecar reads any file an agent could have written:
+// a listed path that leaves the folder, an absolute one, a link (to a secret outside), a FIFO
+// (which would block a plain open) and a folder are refused, each said so; a big file is cut.
+func TestArtifactsAreReadSafely(t *testing.T) {
+	dir := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "secret.txt")
+	os.WriteFile(outside, []byte("TOP SECRET"), 0o600)
+	os.Symlink(outside, filepath.Join(dir, "link.md"))
+	syscall.Mkfifo(filepath.Join(dir, "pipe.md"), 0o600)
+	os.Mkdir(filepath.Join(dir, "folder"), 0o755)
+	os.WriteFile(filepath.Join(dir, "big.md"), []byte(strings.Repeat("x", maxArtifactBytes+10)), 0o644)
+	for name, want := range map[string]string{
+		"../secret.txt": "not a path inside", outside: "not a path inside", "link.md": "not read",
+		"pipe.md": "not a regular file", "folder": "not a regular file", "gone.md": "missing",
+	} {
+		body, err := readArtifact(dir, name)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(body, "TOP SECRET") {
+			t.Errorf("%s: %q, %v; want an error saying %q", name, body, err, want)
+		}
+	}
+	if body, err := readArtifact(dir, "big.md"); err != nil || !strings.HasSuffix(body, "(cut at 64 KiB)") {
+		t.Errorf("big: %v", err)
 	}
 }
