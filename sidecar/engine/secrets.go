@@ -2,8 +2,6 @@ package engine
 
 import (
 	"slices"
-	"sort"
-	"strings"
 	"sync"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
@@ -20,92 +18,33 @@ import (
 // every place text leaves it: the events it logs and sends, the outcomes and pending requests
 // it keeps, the prompts it sends other agents, the memory notes and proposal notes it writes.
 
-// secretSet is the run's secret values, by value, with the name each is shown as.
+// secretSet is the run's secret values, with the name each is shown as: the runtime's
+// Redactor, shared by the run's goroutines.
 type secretSet struct {
 	mu  sync.Mutex
-	byV map[string]string
-	rep *strings.Replacer
+	red runtime.Redactor
 }
-
-// minSecretLen keeps values such as "1" or "dev" from being scrubbed everywhere; a secret is
-// longer than that.
-const minSecretLen = 6
 
 // add registers a secret value under its name.
 func (s *secretSet) add(name, value string) {
-	if len(value) < minSecretLen {
-		return
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.byV[value] == name {
-		return
-	}
-	if s.byV == nil {
-		s.byV = map[string]string{}
-	}
-	s.byV[value] = name
-	vals := make([]string, 0, len(s.byV))
-	for v := range s.byV {
-		vals = append(vals, v)
-	}
-	sort.Slice(vals, func(i, j int) bool { return len(vals[i]) > len(vals[j]) }) // a value holding another is replaced whole
-	args := make([]string, 0, 2*len(vals))
-	for _, v := range vals {
-		args = append(args, v, "[redacted:"+s.byV[v]+"]")
-	}
-	s.rep = strings.NewReplacer(args...)
+	s.red.Add(name, value)
 }
 
-// str is s with every secret value replaced by [redacted:NAME].
+// str is text with every secret value replaced by [redacted:NAME].
 func (s *secretSet) str(text string) string {
 	s.mu.Lock()
-	rep := s.rep
-	s.mu.Unlock()
-	if rep == nil || text == "" {
-		return text
-	}
-	return rep.Replace(text)
+	defer s.mu.Unlock()
+	return s.red.Text(text)
 }
 
-// any redacts every string in v (maps and lists walked; other values as they are). v itself is
-// never changed: what holds a secret is copied.
+// any redacts every string in v (maps and lists walked; other values as they are); v itself
+// is never changed: what holds a secret is copied.
 func (s *secretSet) any(v any) any {
 	s.mu.Lock()
-	none := s.rep == nil
-	s.mu.Unlock()
-	if none {
-		return v
-	}
-	switch t := v.(type) {
-	case string:
-		return s.str(t)
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, x := range t {
-			out[k] = s.any(x)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, x := range t {
-			out[i] = s.any(x)
-		}
-		return out
-	case []string:
-		out := make([]string, len(t))
-		for i, x := range t {
-			out[i] = s.str(x)
-		}
-		return out
-	case map[string]string:
-		out := make(map[string]string, len(t))
-		for k, x := range t {
-			out[k] = s.str(x)
-		}
-		return out
-	}
-	return v
+	defer s.mu.Unlock()
+	return s.red.Value(v)
 }
 
 // fields redacts an event's fields.

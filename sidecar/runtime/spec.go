@@ -352,6 +352,20 @@ const pathCacheTTL = 10 * time.Second
 
 var pathNow = time.Now // the clock, for tests
 
+// Redactor replaces secret values with [redacted:NAME]: the runtime's for everything it
+// reports, and the engine's for everything a run writes or shows. Its zero value redacts
+// nothing; it is not safe for concurrent use.
+type Redactor = redactor
+
+// Add registers a secret value under its name (a value shorter than minSecretLen is not).
+func (r *redactor) Add(name, value string) { r.add(name, value) }
+
+// Text is s with every secret value replaced.
+func (r *redactor) Text(s string) string { return r.str(s) }
+
+// Value is v with every string in it redacted (maps and lists copied, never changed).
+func (r *redactor) Value(v any) any { return r.any(v) }
+
 // redactor replaces secret values with [redacted:NAME] in everything the runtime reports.
 type redactor struct {
 	r *strings.Replacer
@@ -439,6 +453,12 @@ func (r *redactor) any(v any) any {
 		out := make([]string, len(t))
 		for i, x := range t {
 			out[i] = r.str(x)
+		}
+		return out
+	case map[string]string:
+		out := make(map[string]string, len(t))
+		for k, x := range t {
+			out[k] = r.str(x)
 		}
 		return out
 	}
