@@ -81,6 +81,10 @@ func (c *ictx) addToManifest(node string, req Request, pkg string) {
 		}
 	}
 	c.r.emit(c.in.ID, "", "dependency_manifest", fields)
+	if fields["added"] != true && !strings.Contains(fields["message"].(string), "is already in") {
+		// the agent (and you) must add it: said where warnings are seen
+		c.r.emit(c.in.ID, "", "warning", map[string]any{"agent": node, "message": fields["message"]})
+	}
 }
 
 // editManifest changes the file name in dir through edit (made empty first when create and it

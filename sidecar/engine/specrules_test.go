@@ -45,16 +45,18 @@ func TestEdgeWithoutMessagesCarriesThePatternsMessages(t *testing.T) {
 	}
 }
 
-// A broker at 2 messages a window (on the broker node) forwards no faster: every message it
+// A broker at 1 message a window (on the broker node) forwards no faster: every message it
 // holds is released before the next agent turn starts, so no turn runs on a message the
-// limit has not let through, and none is dropped.
+// limit has not let through, and none is dropped. The limit counts what the broker passes on
+// (a forward, a response to the requester), one agent turn apart: a window of a second holds
+// one unless every turn takes longer.
 func TestBrokerWaitsForItsRateLimit(t *testing.T) {
 	ws := gitWorkspace(t)
 	dir := t.TempDir()
 	t.Setenv("AC_DIR", dir)
 	f := patternFlow(t, ws, "broker", flowSpec{pattern: "broker_facilitator", runtime: scripted(t), description: "broker",
-		nodeParams: map[string]map[string]any{"broker": {"rate_limit_per_min": 2}}})
-	out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, rateWindow: 100 * time.Millisecond})
+		nodeParams: map[string]map[string]any{"broker": {"rate_limit_per_min": 1}}})
+	out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, rateWindow: time.Second})
 	if err != nil || out.Status != StatusCompleted {
 		t.Fatalf("%v %+v", err, out)
 	}
