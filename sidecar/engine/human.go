@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
+	"github.com/agentcanvas/agentcanvas/sidecar/termsafe"
 )
 
 // Request is something only a person can answer: a USER_QUESTION, a DEPENDENCY_REQUEST or a
@@ -191,7 +192,7 @@ func (t *Terminal) Ask(ctx context.Context, r Request, ready func()) (Response, 
 	if t.br == nil {
 		t.br = bufio.NewReader(t.R)
 	}
-	w := t.W
+	w := termsafe.Writer(t.W) // the question, its options and context are an agent's text
 	switch r.Kind {
 	case "question":
 		fmt.Fprintf(w, "\n[%s] %s asks: %s\n", r.InteractionID, r.AgentID, r.Field("question"))
@@ -276,12 +277,13 @@ func (t *Terminal) Ask(ctx context.Context, r Request, ready func()) (Response, 
 // askRecovery asks what to do about an agent's [ERROR] (notify_user) until the answer is
 // retry, skip or stop (a number too); no answer at all (end of input) stops the agent.
 func (t *Terminal) askRecovery(ctx context.Context, r Request) (Response, error) {
-	fmt.Fprintf(t.W, "\n[%s] %s\n", r.InteractionID, errorQuestion(r))
+	w := termsafe.Writer(t.W) // the error's message and details are an agent's text
+	fmt.Fprintf(w, "\n[%s] %s\n", r.InteractionID, errorQuestion(r))
 	for i, c := range runtime.RecoveryChoices {
-		fmt.Fprintf(t.W, "  %d) %s\n", i+1, c)
+		fmt.Fprintf(w, "  %d) %s\n", i+1, c)
 	}
 	for {
-		fmt.Fprint(t.W, "retry, skip or stop: ")
+		fmt.Fprint(w, "retry, skip or stop: ")
 		line, err := t.readLine(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -296,7 +298,7 @@ func (t *Terminal) askRecovery(ctx context.Context, r Request) (Response, error)
 			}
 			return resp, nil
 		}
-		fmt.Fprintf(t.W, "  %q is not one of them\n", line)
+		fmt.Fprintf(w, "  %q is not one of them\n", line)
 	}
 }
 
