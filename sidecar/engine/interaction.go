@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -883,11 +882,12 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 const maxReworks = 3
 
 // verifyPhase runs the interaction's verifiers on a completed phase: params.verify_command in
-// the agent's working folder, then the verifier agent (params.verifier, verifier.go). A failure
-// sends the phase back for rework with the verifier's output, at most maxReworks times; then
-// the agent is stopped. It reports whether it resolved the pause itself (true), or the phase
-// passed (or there is no verifier) and the user's approval is still to be asked (false), with
-// what the verification found for the approval to show.
+// the agent's working folder, as that agent (runtime.RunCommand: its rules and environment,
+// since it runs on the agent's files), then the verifier agent (params.verifier,
+// verifier.go). A failure sends the phase back for rework with the verifier's output, at most
+// maxReworks times; then the agent is stopped. It reports whether it resolved the pause
+// itself (true), or the phase passed (or there is no verifier) and the user's approval is
+// still to be asked (false), with what the verification found for the approval to show.
 func (c *ictx) verifyPhase(p *runtime.Process, node string, pend *runtime.Pending) (resolved bool, verification any) {
 	argv := commandParam(c.params["verify_command"])
 	if len(argv) == 0 {
@@ -897,26 +897,36 @@ func (c *ictx) verifyPhase(p *runtime.Process, node string, pend *runtime.Pendin
 	if err != nil {
 		return false, nil
 	}
-	dir := c.r.o.Workspace
-	if spec.CwdMode == runtime.CwdAgentHome && spec.SandboxWork != "" {
-		dir = spec.SandboxWork
-	}
-	ctx, cancel := context.WithTimeout(c.ctx, 10*time.Minute)
-	defer cancel()
 	c.r.flushLog()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = dir
-	out, runErr := cmd.CombinedOutput()
-	passed := runErr == nil
-	if dir == spec.SandboxWork { // kept with the proposal, for its review (tests_record.go)
-		c.recordTest(node, proposal.TestKindVerify, argv, out, runErr)
+	res, runErr := runtime.RunCommand(c.ctx, runtime.Command{Agent: spec, Argv: argv, Timeout: 10 * time.Minute, MaxOutput: 64 << 10})
+	for _, msg := range res.Warnings {
+		c.r.emit(c.in.ID, "", "warning", map[string]any{"agent": node, "message": "verify_command: " + msg})
 	}
+	if spec.CwdMode == runtime.CwdAgentHome && spec.SandboxWork != "" { // kept with the proposal, for its review (tests_record.go)
+		c.recordTest(node, proposal.TestKindVerify, argv, commandRun{res: res, err: runErr})
+	}
+	out := res.Output
+	if runErr == nil && !res.Passed() {
+		runErr = verifierExit(res)
+	}
+	passed := runErr == nil
 	n := c.countRework(node, passed)
 	c.r.emit(c.in.ID, "", "phase_verified", map[string]any{"agent": node, "id": pend.ID, "passed": passed, "command": argv, "output": truncate(string(out), 2000), "reworks": n})
 	if passed {
 		return c.verifyByAgent(p, node, pend, true) // and the verifier agent, when there is one
 	}
 	return c.rework(p, node, pend, n, fmt.Sprintf("The verifier `%s` failed (%v).\n%s", strings.Join(argv, " "), runErr, truncate(string(out), 4000))), nil
+}
+
+// verifierExit says how a verifier that ran failed.
+func verifierExit(res runtime.CommandResult) error {
+	switch {
+	case res.TimedOut:
+		return errors.New("timed out")
+	case res.Stopped:
+		return errors.New("stopped")
+	}
+	return fmt.Errorf("exit status %d", res.ExitCode)
 }
 
 // commandParam reads a command parameter: an argv list, or a string run by sh -c.
