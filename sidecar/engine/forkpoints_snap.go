@@ -147,7 +147,11 @@ func (c *ictx) keepForkPoint(seq, nth int, node string, spec runtime.Spec, out p
 	r := c.r
 	p := &forkPoint{Seq: seq, Interaction: c.in.ID, Agent: node, Nth: nth, DurationMs: took, Result: out.res, HandoffError: out.handoffErr,
 		StartFailed: out.redact == nil && out.res.Status == runtime.StatusFailed}
-	p.Result.Handoff = scrubHandoff(out, out.res.Handoff)
+	// As the transcript: the process's secrets and the run's (secrets.go) masked.
+	p.Result.Reply, p.Result.Reason = r.secrets.str(p.Result.Reply), r.secrets.str(p.Result.Reason)
+	if h, ok := r.secrets.any(scrubHandoff(out, out.res.Handoff)).(map[string]any); ok {
+		p.Result.Handoff = h
+	}
 	c.mu.Lock()
 	p.Session = c.sessions[node]
 	c.mu.Unlock()
