@@ -143,7 +143,7 @@ func Start(o Options) (*Gateway, error) {
 		tr = http.DefaultTransport.(*http.Transport).Clone()
 	}
 	g.proxy = &httputil.ReverseProxy{Rewrite: g.rewrite, Transport: tr, FlushInterval: -1,
-		ModifyResponse: g.meter, ErrorHandler: g.upstreamError, ErrorLog: log.New(quietCanceled{os.Stderr}, "agentcanvas gateway: ", 0)}
+		ModifyResponse: g.answer, ErrorHandler: g.upstreamError, ErrorLog: log.New(quietCanceled{os.Stderr}, "agentcanvas gateway: ", 0)}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -373,7 +373,7 @@ func (g *Gateway) rewrite(pr *httputil.ProxyRequest) {
 	out.Header = c.header
 	out.Body, out.ContentLength = io.NopCloser(bytes.NewReader(c.body)), int64(len(c.body))
 	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(c.body)), nil }
-	out.TransferEncoding = nil
+	out.TransferEncoding, out.Trailer = nil, nil // trailers the agent sent would follow the body over HTTP/2
 	*out = *out.WithContext(withWroteTrace(out.Context(), c))
 }
 

@@ -36,6 +36,9 @@ func (g *Gateway) upstreamError(w http.ResponseWriter, r *http.Request, err erro
 	} else {
 		ref.Message = "agentcanvas gateway: the " + string(c.e.provider) + " API at " + root.Redacted() + " could not be reached: " + err.Error()
 	}
+	if key := c.caller.Keys[c.e.provider]; key != "" { // a malformed answer is quoted in err
+		ref.Message = string(mask([]byte(ref.Message), []byte(key)))
+	}
 	g.refuse(w, ref)
 }
 
@@ -51,7 +54,10 @@ func permanent(err error) string {
 	var cert *tls.CertificateVerificationError
 	var unknown x509.UnknownAuthorityError
 	var host x509.HostnameError
+	var redir redirected
 	switch {
+	case errors.As(err, &redir):
+		return redir.Error()
 	case errors.As(err, &dns) && dns.IsNotFound:
 		return "the name " + dns.Name + " does not resolve"
 	case errors.Is(err, syscall.ECONNREFUSED):

@@ -1,0 +1,178 @@
+package gateway
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Attacks on the gateway by channel (docs/agents.md, Gateway; docs/security.md lists them):
+// a hostile agent holds only its token and speaks raw HTTP to the gateway; the provider is
+// scripted on loopback, records every request with the key and the trailers it saw, and
+// bills what the real API would.
+
+// TestAttackTrailersNeverReachTheProvider: a request sent in chunks may carry trailer
+// fields after its body. Over HTTP/2, which the providers speak, the transport would send
+// the request's trailers on: a key, an organisation, a beta, after the gateway's own headers.
+func TestAttackTrailersNeverReachTheProvider(t *testing.T) {
+	b := startBillerTLS(t, 10)
+	g := startGateway(t, Options{Upstream: map[Provider]string{Anthropic: b.srv.URL}, Transport: b.srv.Client().Transport})
+	token, _ := g.Register(Caller{Agent: "coder", Interaction: "i", Keys: map[Provider]string{Anthropic: realKey}})
+	addr := strings.TrimPrefix(g.URL, "http://")
+	req := "POST /t/" + token + "/v1/messages HTTP/1.1\r\nHost: " + addr + "\r\nTransfer-Encoding: chunked\r\n" +
+		"Trailer: X-Api-Key, OpenAI-Organization, Anthropic-Beta\r\n\r\n" +
+		fmt.Sprintf("%x\r\n%s\r\n0\r\n", len(bodyOK), bodyOK) +
+		"X-Api-Key: sk-attacker\r\nOpenAI-Organization: org-other\r\nAnthropic-Beta: files-api-2025-04-14\r\n\r\n"
+	if st := rawRequest(t, addr, req, 1); len(st) != 1 || st[0] != 200 {
+		t.Fatalf("a chunked model call: %v", st)
+	}
+	reqs := b.requests()
+	if len(reqs) != 1 || reqs[0].proto != "HTTP/2.0" {
+		t.Fatalf("the provider got %+v, want one request over HTTP/2", reqs)
+	}
+	if len(reqs[0].trailer) > 0 || strings.Contains(fmt.Sprint(reqs[0].header), "attacker") {
+		t.Errorf("the provider got trailers %v, headers %v", reqs[0].trailer, reqs[0].header)
+	}
+}
+
+// TestAttackRequestFraming: odd framing and targets, sent as raw bytes. Each is refused
+// before the provider, or reaches it as the one model call the gateway read, with only the
+// headers it sends: no smuggled second request, no upgrade, no header the agent hid.
+func TestAttackRequestFraming(t *testing.T) {
+	b := startBiller(t, 10)
+	g, _, _ := gatewayFor(t, b, Anthropic)
+	token, _ := g.Register(Caller{Agent: "coder", Interaction: "i", Keys: map[Provider]string{Anthropic: realKey}})
+	addr := strings.TrimPrefix(g.URL, "http://")
+	tp, port, body := "/t/"+token, fmt.Sprint(g.Port()), bodyOK
+	smuggled := "POST " + tp + "/v1/files HTTP/1.1\r\nHost: " + addr + "\r\nContent-Length: 2\r\n\r\n{}"
+	head := func(target, host, extra string) string {
+		return "POST " + target + " HTTP/1.1\r\nHost: " + host + "\r\n" + extra
+	}
+	chunked := fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(body), body)
+	// The cases that smuggle a second request behind the first read two answers (or the end).
+	for _, c := range []struct{ name, req string }{
+		{"lower-case method", rawPost("post", tp+"/v1/messages", addr, "", body)},
+		{"IPv6 literal Host", rawPost("POST", tp+"/v1/messages", "[::1]:"+port, "", body)},
+		{"IPv4-mapped IPv6 Host", rawPost("POST", tp+"/v1/messages", "[::ffff:127.0.0.1]:"+port, "", body)},
+		{"Host with a dot", rawPost("POST", tp+"/v1/messages", "localhost.:"+port, "", body)},
+		{"Host with userinfo", rawPost("POST", tp+"/v1/messages", "x@"+addr, "", body)},
+		{"two Hosts", rawPost("POST", tp+"/v1/messages", addr, "Host: api.anthropic.com\r\n", body)},
+		{"a fragment", rawPost("POST", tp+"/v1/messages#x", addr, "", body)},
+		{"a path parameter", rawPost("POST", tp+"/v1/messages;beta=true", addr, "", body)},
+		{"an encoded slash", rawPost("POST", tp+"/v1/messages%2Fbatches", addr, "", body)},
+		{"fullwidth dots", rawPost("POST", tp+"/v1/messages/．．/files", addr, "", body)},
+		{"unicode letters", rawPost("POST", tp+"/v1/ｍessages", addr, "", body)},
+		{"absolute form", rawPost("POST", "http://"+addr+tp+"/v1/messages", addr, "", body)},
+		{"authority form", "CONNECT " + addr + " HTTP/1.1\r\nHost: " + addr + "\r\n\r\n"},
+		{"asterisk form", "OPTIONS * HTTP/1.1\r\nHost: " + addr + "\r\n\r\n"},
+		{"overlong request line", rawPost("POST", tp+"/v1/messages?beta=true"+strings.Repeat("&beta=true", 20_000), addr, "", body)},
+		{"HTTP/2 preface", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"},
+		{"h2c upgrade", rawPost("POST", tp+"/v1/messages", addr, "Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n", body)},
+		{"websocket upgrade", rawPost("POST", tp+"/v1/messages", addr, "Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n", body)},
+		{"Expect: 100-continue", rawPost("POST", tp+"/v1/messages", addr, "Expect: 100-continue\r\n", body)},
+		{"HTTP/1.0", strings.Replace(rawPost("POST", tp+"/v1/messages", addr, "", body), "HTTP/1.1", "HTTP/1.0", 1)},
+		{"obs-fold hiding a key", rawPost("POST", tp+"/v1/messages", addr, "X-Note: a\r\n X-Api-Key: sk-attacker\r\n", body)},
+		{"bare LF", strings.ReplaceAll(rawPost("POST", tp+"/v1/messages", addr, "X-Api-Key: sk-attacker\r\n", body), "\r\n", "\n")},
+		{"chunk extensions", head(tp+"/v1/messages", addr, "Transfer-Encoding: chunked\r\n\r\n") + fmt.Sprintf("%x;a=b;c\r\n%s\r\n0;x\r\n\r\n", len(body), body)},
+		{"TE chunked, identity", head(tp+"/v1/messages", addr, "Transfer-Encoding: chunked, identity\r\n\r\n") + chunked},
+		{"TE identity, chunked", head(tp+"/v1/messages", addr, "Transfer-Encoding: identity, chunked\r\n\r\n") + chunked},
+		{"TE xchunked", head(tp+"/v1/messages", addr, "Transfer-Encoding: xchunked\r\n\r\n") + chunked},
+		{"TE with a space before the colon", head(tp+"/v1/messages", addr, "Transfer-Encoding : chunked\r\nContent-Length: "+fmt.Sprint(len(body))+"\r\n\r\n") + body + smuggled},
+		{"CL and TE", head(tp+"/v1/messages", addr, "Content-Length: "+fmt.Sprint(len(chunked)+len(smuggled))+"\r\nTransfer-Encoding: chunked\r\n\r\n") + chunked + smuggled},
+		{"two lengths", head(tp+"/v1/messages", addr, "Content-Length: "+fmt.Sprint(len(body))+"\r\nContent-Length: 1000\r\n\r\n") + body + smuggled},
+		{"a length with a sign", head(tp+"/v1/messages", addr, "Content-Length: +"+fmt.Sprint(len(body))+"\r\n\r\n") + body + smuggled},
+		{"pipelined", rawPost("POST", tp+"/v1/messages", addr, "", body) + smuggled},
+		{"a NUL in a header", rawPost("POST", tp+"/v1/messages", addr, "X-A: a\x00b\r\n", body)},
+	} {
+		before := len(b.requests())
+		want := 1
+		if strings.HasSuffix(c.req, smuggled) {
+			want = 2
+		}
+		st := rawRequest(t, addr, c.req, want)
+		for _, r := range b.requests()[before:] {
+			if r.method != "POST" || r.path != "/v1/messages" {
+				t.Errorf("%s (%v): the provider got %s %s", c.name, st, r.method, r.path)
+			}
+			for h := range r.header {
+				switch h {
+				case "Content-Type", "Content-Length", "Accept-Encoding", "X-Api-Key":
+				default:
+					t.Errorf("%s: the provider got the header %s: %q", c.name, h, r.header.Values(h))
+				}
+			}
+			if k := r.header.Get("X-Api-Key"); k != realKey {
+				t.Errorf("%s: the provider got the key %q", c.name, k)
+			}
+		}
+		t.Logf("%-34s %v, %d reached the provider", c.name, st, len(b.requests())-before)
+	}
+}
+
+// TestAttackKeyNeverReachesTheAgent: a provider (or a proxy the flow names as upstream)
+// that repeats the key it was sent, in an error's text, a header, a stream cut anywhere
+// across the key, or a redirect to another host. The agent sees none of it, and is never
+// sent elsewhere.
+func TestAttackKeyNeverReachesTheAgent(t *testing.T) {
+	var elsewhere sync.Mutex
+	hits := 0
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere.Lock()
+		hits++
+		elsewhere.Unlock()
+	}))
+	t.Cleanup(other.Close)
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		key := r.Header.Get("X-Api-Key")
+		w.Header().Set("X-Echo", "key="+key)
+		switch r.URL.Path {
+		case "/v1/messages/count_tokens": // a redirect elsewhere, the key in its query
+			w.Header().Set("Location", other.URL+"/v1/messages?k="+key)
+			w.WriteHeader(http.StatusTemporaryRedirect)
+		default: // a stream that splits the key across writes, then an error that names it
+			w.Header().Set("Content-Type", "text/event-stream")
+			f := w.(http.Flusher)
+			for i := 1; i < len(key); i += 7 {
+				fmt.Fprintf(w, "data: {\"type\":\"error\",\"error\":{\"message\":\"invalid x-api-key %s", key[:i])
+				f.Flush()
+				fmt.Fprintf(w, "%s\"}}\n\n", key[i:])
+				f.Flush()
+			}
+		}
+	}))
+	t.Cleanup(echo.Close)
+	g := startGateway(t, Options{Upstream: map[Provider]string{Anthropic: echo.URL}})
+	token, _ := g.Register(Caller{Agent: "coder", Interaction: "i", Keys: map[Provider]string{Anthropic: realKey}})
+	addr := strings.TrimPrefix(g.URL, "http://")
+	for _, path := range []string{"/v1/messages", "/v1/messages/count_tokens"} {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprint(c, rawPost("POST", "/t/"+token+path, addr, "Connection: close\r\n", bodyOK))
+		_ = c.SetDeadline(time.Now().Add(time.Minute)) // a failure's bound
+		got, _ := io.ReadAll(bufio.NewReader(c))
+		c.Close()
+		status, _, _ := strings.Cut(string(got), "\r\n")
+		if strings.Contains(string(got), realKey) || strings.Contains(string(got), realKey[:len(realKey)/2]) {
+			t.Errorf("%s: the agent read the key in %q", path, got)
+		}
+		if strings.Contains(string(got), "Location:") || strings.Contains(status, " 30") {
+			t.Errorf("%s: the agent was sent elsewhere: %q", path, got)
+		}
+		t.Logf("%s: %s", path, status)
+	}
+	elsewhere.Lock()
+	defer elsewhere.Unlock()
+	if hits != 0 {
+		t.Errorf("another host got %d requests", hits)
+	}
+}
