@@ -61,6 +61,9 @@ type billCall struct {
 	in, out int64
 	usage   map[string]any // more members of the usage it reports
 	usd     float64
+	// status, when set, refuses the call (refusal says why), billing nothing.
+	status  int
+	refusal string
 }
 
 func startBiller(t *testing.T, out int64) *biller {
@@ -149,6 +152,12 @@ func (b *biller) serve(w http.ResponseWriter, r *http.Request) {
 	c.usd, _ = b.pricing.Cost(p, model, Usage{Input: in, Output: out})
 	if b.tariff != nil {
 		b.tariff(c)
+	}
+	if c.status != 0 { // refused as the API would: nothing billed
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(c.status)
+		_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": c.refusal}})
+		return
 	}
 	b.mu.Lock()
 	b.bill += c.usd

@@ -256,7 +256,7 @@ func TestModelPricedAtNothing(t *testing.T) {
 	b := startBiller(t, 1000)
 	b.model = "claude-opus-4-1"
 	var ch charges
-	free := DefaultPricing().With(Pricing{Anthropic: {"free-": {}}})
+	free := DefaultPricing().With(Pricing{Anthropic: {"free-model": {}}})
 	g := startGateway(t, Options{Upstream: map[Provider]string{Anthropic: b.srv.URL}, Pricing: free, OnCharge: ch.add})
 	token, base := g.Register(Caller{Agent: "coder", Interaction: "i", Keys: map[Provider]string{Anthropic: realKey}})
 	c := budgetCalls[0]
