@@ -43,7 +43,7 @@ func (c budgetCall) withMembers(members string) budgetCall {
 // spendAttack sends calls one after another as coder, under an agent limit of limit, to a
 // provider billing with tariff at list prices, and checks the bill stayed within the limit
 // and the gateway charged at least the bill.
-func spendAttack(t *testing.T, p Provider, limit float64, out int64, tariff func(*billCall), calls ...budgetCall) {
+func spendAttack(t *testing.T, p Provider, limit float64, out int64, tariff func(*billCall), calls ...budgetCall) *biller {
 	t.Helper()
 	b := startBiller(t, out)
 	b.pricing, b.tariff = listPrices, tariff
@@ -64,6 +64,7 @@ func spendAttack(t *testing.T, p Provider, limit float64, out int64, tariff func
 	if spent < bill-1e-9 {
 		t.Errorf("the gateway charged $%.4f, less than the provider billed ($%.4f)", spent, bill)
 	}
+	return b
 }
 
 func repeat(c budgetCall, n int) []budgetCall {
@@ -187,7 +188,12 @@ func TestAttackStoredConversation(t *testing.T) {
 	refer := budgetCall{"responses", "/v1/responses", `{"model":"gpt-5","stream":true,"max_output_tokens":1000,"input":[` + refs + `{"role":"user","content":"go on"}]}`, "Authorization"}
 	again := budgetCall{"responses", "/v1/responses", `{"model":"gpt-5","stream":true,"max_output_tokens":1000,"previous_response_id":"resp_1","input":"go on"}`, "Authorization"}
 	background := budgetCalls[1].withMembers(`"background":true,"store":true`)
-	spendAttack(t, OpenAI, 1.5, 20_000, storedResponses(), store, refer, refer, refer, again, background)
+	b := spendAttack(t, OpenAI, 1.5, 20_000, storedResponses(), store, refer, refer, refer, again, background)
+	for _, r := range b.requests() { // nothing is stored, so nothing can be read back
+		if r.body["store"] != false {
+			t.Errorf("the provider got store %v", r.body["store"])
+		}
+	}
 }
 
 // TestAttackOneHourCacheWrites: a prompt cached for an hour ("ttl": "1h") is billed at

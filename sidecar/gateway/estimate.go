@@ -49,7 +49,7 @@ func inputBound(p Provider, size int, images int, unbounded string, tools int) i
 // Content whose tokens a request's size does not bound, by the JSON strings that name it:
 // values (a part's type, a MIME type) and member names.
 var (
-	unboundedValues = []string{"document", "file", "input_file", "input_audio", "url", "container_upload"}
+	unboundedValues = []string{"document", "file", "input_file", "input_audio", "url", "container_upload", "item_reference"}
 	unboundedMimes  = []string{"application/pdf", "audio/", "video/"}
 	unboundedNames  = []string{"fileData", "file_data", "fileUri", "file_uri", "file_id", "file_url", "video_url", "cachedContent", "cached_content"}
 	imageValues     = []string{"image", "input_image", "image_url"}
@@ -71,12 +71,13 @@ func mediaIn(content []byte) (images int, unbounded string) {
 		}
 		text, _ := stringValue(content[i : end+1])
 		isName := nextNonSpace(content, end+1) == ':'
+		value := strings.ToLower(text) // MIME types are read in any case ("VIDEO/MP4")
 		switch {
 		case isName && slices.Contains(unboundedNames, text):
 			return images, text
-		case !isName && (slices.Contains(unboundedValues, text) || hasAnyPrefix(text, unboundedMimes)):
+		case !isName && (slices.Contains(unboundedValues, value) || hasAnyPrefix(value, unboundedMimes)):
 			return images, text
-		case !isName && (slices.Contains(imageValues, text) || strings.HasPrefix(text, "image/")):
+		case !isName && (slices.Contains(imageValues, value) || strings.HasPrefix(value, "image/")):
 			images++
 		}
 		i = end

@@ -124,7 +124,29 @@ func (r *modelRequest) responses(networkOpen bool) ([]string, error) {
 	if err := r.intMember(&r.maxOut, "max_output_tokens"); err != nil {
 		return nil, err
 	}
+	r.standardTier()
+	// Nothing is stored at the provider: a stored answer could be read back by reference
+	// (item_reference, previous_response_id) as input any number of times, which the
+	// request's size does not bound, and a background response (which needs storing) bills
+	// after its call has ended.
+	r.set("store", "false")
 	return []string{"input", "instructions"}, r.keepTools("tools", openaiClientTool, networkOpen)
+}
+
+// standardTier asks for OpenAI's standard prices, those the gateway prices with: "flex"
+// (cheaper) stays; any other tier ("priority" bills twice, and "auto" or none takes the
+// project's default, which may be priority) becomes "default".
+func (r *modelRequest) standardTier() {
+	if r.str("service_tier") != "flex" {
+		r.set("service_tier", `"default"`)
+	}
+}
+
+// set makes the member name hold the JSON value v.
+func (r *modelRequest) set(name, v string) {
+	if string(r.members[name]) != v {
+		r.members[name], r.edited = json.RawMessage(v), true
+	}
 }
 
 func (r *modelRequest) chatCompletions(networkOpen bool) ([]string, error) {
@@ -143,6 +165,7 @@ func (r *modelRequest) chatCompletions(networkOpen bool) ([]string, error) {
 		return nil, err
 	}
 	r.answers = max(r.answers, 1)
+	r.standardTier()
 	if r.stream { // usage comes only when asked for
 		r.members["stream_options"], r.edited = json.RawMessage(`{"include_usage":true}`), true
 	}
@@ -186,7 +209,9 @@ func (r *modelRequest) gemini(networkOpen bool) ([]string, error) {
 			return nil, err
 		}
 		r.answers = max(r.answers, 1)
-		r.thinking = geminiThinking(cfg)
+		if r.thinking, err = geminiThinking(sub); err != nil {
+			return nil, err
+		}
 	}
 	r.capField = []string{"generationConfig", "maxOutputTokens"}
 	if cfgName == "generation_config" {
@@ -196,20 +221,25 @@ func (r *modelRequest) gemini(networkOpen bool) ([]string, error) {
 }
 
 // geminiThinking is what a Gemini call may think beyond its output cap: its thinking budget,
-// or the most a model thinks when it sets none (or -1, dynamic).
-func geminiThinking(cfg map[string]json.RawMessage) int64 {
-	for _, name := range []string{"thinkingConfig", "thinking_config"} {
-		tc, _, err := members(cfg[name])
-		if err != nil {
-			continue
-		}
-		for _, b := range []string{"thinkingBudget", "thinking_budget"} {
-			if n, ok := wholeNumber(tc[b]); ok && n >= 0 {
-				return n
-			}
-		}
+// or the most a model thinks when it sets none (or -1, dynamic). Two spellings of the
+// setting, or of the budget, are refused: the provider would read one of them.
+func geminiThinking(cfg *modelRequest) (int64, error) {
+	name, err := cfg.oneOf("thinkingConfig", "thinking_config")
+	if err != nil {
+		return 0, err
 	}
-	return dynamicThinking
+	tc, _, err := members(cfg.members[name])
+	if err != nil {
+		return dynamicThinking, nil
+	}
+	budget, err := (&modelRequest{members: tc}).oneOf("thinkingBudget", "thinking_budget")
+	if err != nil {
+		return 0, err
+	}
+	if n, ok := wholeNumber(tc[budget]); ok && n >= 0 {
+		return n, nil
+	}
+	return dynamicThinking, nil
 }
 
 // hasDup reports whether a nested object of m named one of names repeats a member; it is then

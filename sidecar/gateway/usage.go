@@ -141,26 +141,30 @@ type event struct {
 			Parts []json.RawMessage `json:"parts"`
 		} `json:"content"`
 		FinishReason string `json:"finishReason"`
+		Index        int    `json:"index"`
 	} `json:"candidates"` // Gemini
 }
 
-// final says whether e carries a response's last word on its usage.
-func (e *event) final(p Provider) bool {
+// final says whether e carries a response's last word on its usage; for Gemini, finished
+// counts the answers that have ended so far (e's included), out of answers asked for.
+func (e *event) final(p Provider, finished map[int]bool, answers int64) bool {
 	switch p {
 	case Anthropic: // message_delta (streamed), or a whole message
 		return (e.Type == "message_delta" || e.Type == "message") && e.Usage != nil
 	case OpenAI: // response.completed (or .incomplete, .failed), a chat stream's last chunk, a whole response
 		return (e.Response != nil && e.Response.Usage != nil) || e.Usage != nil
 	}
+	for _, c := range e.Candidates {
+		if c.FinishReason != "" {
+			finished[c.Index] = true
+		}
+	}
 	if e.UsageMetadata == nil {
 		return false
 	}
-	for _, c := range e.Candidates {
-		if c.FinishReason != "" {
-			return true
-		}
-	}
-	return len(e.Candidates) == 0 // a count with no answer (an error, a blocked prompt)
+	// Every answer has ended (a stream of two ends the first before the second is made,
+	// its count then the first's alone), or a count with no answer (an error, a blocked prompt).
+	return int64(len(finished)) >= answers || len(e.Candidates) == 0
 }
 
 // text is the bytes of model text e streams: at least one byte a token.
