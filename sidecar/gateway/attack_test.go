@@ -7,8 +7,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -174,5 +178,65 @@ func TestAttackKeyNeverReachesTheAgent(t *testing.T) {
 	defer elsewhere.Unlock()
 	if hits != 0 {
 		t.Errorf("another host got %d requests", hits)
+	}
+}
+
+// TestAttackConnectionFlood: an agent (here a shell, a process of its own) opens more
+// connections to the gateway than the sidecar may open files, some sending nothing, some
+// half a request, most a body that never comes (each would be held for minutes). Another
+// agent's call still goes through, and the sidecar never runs out of files.
+func TestAttackConnectionFlood(t *testing.T) {
+	var was syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &was); err != nil {
+		t.Fatal(err)
+	}
+	low := was
+	low.Cur = 512 // the files this process (the sidecar) may open
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low); err != nil {
+		t.Skip("cannot lower the open files limit:", err)
+	}
+	t.Cleanup(func() { _ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &was) })
+	restore := maxConns
+	maxConns = connLimit()
+	t.Cleanup(func() { maxConns = restore })
+
+	b := startBiller(t, 10)
+	g, _, _ := gatewayFor(t, b, Anthropic)
+	hostile, _ := g.Register(Caller{Agent: "hostile", Interaction: "i", Keys: map[Provider]string{Anthropic: realKey}})
+	_, base := g.Register(Caller{Agent: "other", Interaction: "i", Keys: map[Provider]string{Anthropic: realKey}})
+	ready := filepath.Join(t.TempDir(), "ready")
+	script := fmt.Sprintf(`ulimit -n 4000 || exit 1
+for i in $(seq 900); do
+  exec {fd}<>/dev/tcp/127.0.0.1/%[1]d || break
+  case $((i %% 10)) in
+    0) ;;
+    1) printf 'POST /t/%[2]s/v1/messages HTTP/1.1\r\n' >&$fd ;;
+    *) printf 'POST /t/%[2]s/v1/messages HTTP/1.1\r\nHost: 127.0.0.1:%[1]d\r\nContent-Length: 100\r\n\r\n{' >&$fd ;;
+  esac
+done
+echo $i > %[3]s
+exec sleep 600`, g.Port(), hostile, ready)
+	flood := exec.Command("bash", "-c", script)
+	if err := flood.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = flood.Process.Kill(); _ = flood.Wait() })
+	waitFor(t, func() bool { n, err := os.ReadFile(ready); return err == nil && len(n) > 0 })
+	n, _ := os.ReadFile(ready)
+	client := &http.Client{Timeout: time.Minute} // a failure's bound: without room, a call waits minutes
+	req, _ := http.NewRequest(http.MethodPost, base+"/v1/messages", strings.NewReader(bodyOK))
+	resp, err := client.Do(req)
+	files, _ := os.ReadDir("/proc/self/fd")
+	t.Logf("the hostile agent opened %s connections; the gateway holds %d (at most %d); this process has %d files open of %d",
+		strings.TrimSpace(string(n)), conns.count(), maxConns, len(files), low.Cur)
+	if err != nil {
+		t.Fatalf("another agent's call: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || len(b.requests()) != 1 {
+		t.Errorf("another agent's call: %d; the provider got %d requests", resp.StatusCode, len(b.requests()))
+	}
+	if uint64(len(files)) >= low.Cur-64 {
+		t.Errorf("this process has %d files open, near its limit of %d", len(files), low.Cur)
 	}
 }
