@@ -27,6 +27,8 @@ func (g *Gateway) prepare(ctx context.Context, cl *call, body []byte) (string, *
 		return "agentcanvas gateway: " + err.Error(), nil
 	}
 	if cl.e.kind == modelCall {
+		_, priced, known := g.o.Pricing.price(req.p, req.model)
+		cl.unpriced = known && !priced
 		cl.req, cl.w = req, g.worstOf(req)
 		grant, hit, err := g.Ledger.Reserve(ctx, cl.caller.Agent, cl.caller.Interaction, cl.w)
 		switch {
@@ -99,7 +101,7 @@ func (r *modelRequest) enforce(g Grant) error {
 
 // event is what the call's Call event says.
 func (cl *call) event(method string) Call {
-	c := Call{Caller: cl.caller, Method: method, Path: cl.path, Provider: cl.e.provider, ModelCall: cl.e.kind == modelCall, Removed: cl.removed}
+	c := Call{Caller: cl.caller, Method: method, Path: cl.path, Provider: cl.e.provider, ModelCall: cl.e.kind == modelCall, Removed: cl.removed, Unpriced: cl.unpriced}
 	if r := cl.req; r != nil {
 		c.Model, c.ReservedUSD, c.ReservedTokens = r.model, cl.grant.USD, cl.grant.Tokens
 		if r.capChanged {

@@ -70,6 +70,9 @@ type Call struct {
 	OutputCap int64
 	// Removed are the provider-side tools and betas taken out of the request.
 	Removed []string
+	// Unpriced: the price table does not name Model, so the call is priced at its provider's
+	// dearest (Gateway.Price says at what).
+	Unpriced bool
 }
 
 // Refusal is a request the gateway answered itself, without the provider.
@@ -235,6 +238,7 @@ type call struct {
 	w        worst
 	grant    Grant
 	removed  []string    // provider-side tools and betas taken out
+	unpriced bool        // the table does not name the model
 	release  func()      // gives back what its body held
 	written  atomic.Bool // the request reached the provider's connection
 	settled  sync.Once
