@@ -200,7 +200,7 @@ func TestAttackStoredConversation(t *testing.T) {
 // twice the input price, not the five-minute write's 1.25 times.
 func TestAttackOneHourCacheWrites(t *testing.T) {
 	hour := func(c *billCall) {
-		if !strings.Contains(string(c.raw), `"ttl":"1h"`) {
+		if !hasMember(c.body, "ttl", "1h") {
 			return
 		}
 		p := listPrices[Anthropic]["claude-sonnet-4-5"]
@@ -209,11 +209,33 @@ func TestAttackOneHourCacheWrites(t *testing.T) {
 		c.usage["cache_creation"] = map[string]any{"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": c.in}
 		c.in = 0
 	}
-	system := `"system":[{"type":"text","text":"` + strings.Repeat("x", 150_000) + `","cache_control":{"type":"ephemeral","ttl":"1h"}}]`
-	c := budgetCalls[0].withMembers(system)
-	c.body = strings.Replace(c.body, `"max_tokens":32000`, `"max_tokens":1024`, 1)
-	t.Run("within a limit", func(t *testing.T) { spendAttack(t, Anthropic, 0.7, 1024, hour, c, c) })
-	t.Run("charged", func(t *testing.T) { spendAttack(t, Anthropic, 5, 1024, hour, c, c) })
+	for _, ttl := range []string{`"ttl":"1h"`, `"t\u0074l":"\u0031h"`} {
+		system := `"system":[{"type":"text","text":"` + strings.Repeat("x", 150_000) + `","cache_control":{"type":"ephemeral",` + ttl + `}}]`
+		c := budgetCalls[0].withMembers(system)
+		c.body = strings.Replace(c.body, `"max_tokens":32000`, `"max_tokens":1024`, 1)
+		t.Run(ttl+" within a limit", func(t *testing.T) { spendAttack(t, Anthropic, 0.7, 1024, hour, c, c) })
+		t.Run(ttl+" charged", func(t *testing.T) { spendAttack(t, Anthropic, 5, 1024, hour, c, c) })
+	}
+}
+
+// hasMember reports whether v, decoded JSON, holds a member name with the value want at any
+// depth.
+func hasMember(v any, name string, want any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if (k == name && e == want) || hasMember(e, name, want) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if hasMember(e, name, want) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // thinkingProvider is a Gemini API that thinks what the thinking budget it reads allows,

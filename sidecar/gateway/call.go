@@ -61,7 +61,7 @@ func (g *Gateway) prepare(ctx context.Context, cl *call, body []byte) (string, *
 // cap (the default where it sets none) at the output price, per answer asked for, and the
 // thinking its cap does not cover.
 func (g *Gateway) worstOf(r *modelRequest) worst {
-	inUSD, outUSD, _ := g.o.Pricing.perToken(r.p, r.model, r.in)
+	inUSD, outUSD, _ := g.o.Pricing.perToken(r.p, r.model, r.in, r.hourCache)
 	answers := min(r.answers, maxAnswers)
 	per := r.maxOut
 	if per == 0 {
@@ -140,7 +140,7 @@ func (g *Gateway) settle(c *call, got metered, status int, why string) {
 		model := firstNonEmpty(got.model, c.req.model)
 		ch := Charge{Agent: c.caller.Agent, Interaction: c.caller.Interaction, Provider: c.e.provider, Model: model,
 			Status: status, Reserved: c.grant.USD, UsageSeen: got.seen}
-		_, _, ch.CostKnown = g.o.Pricing.perToken(c.e.provider, model, 0)
+		_, _, ch.CostKnown = g.o.Pricing.perToken(c.e.provider, model, 0, false)
 		calls := 0
 		switch bad := got.usage.check(); {
 		case status >= 400 && (!got.seen || bad != ""):

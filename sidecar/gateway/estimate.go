@@ -125,3 +125,36 @@ func hasAnyPrefix(s string, prefixes []string) bool {
 	}
 	return false
 }
+
+// asksHourCache reports whether a request asks for a cache write kept longer than five
+// minutes: a "ttl" member (escapes decoded) whose value is not "5m". Anthropic's one-hour
+// writes cost twice the input price.
+func asksHourCache(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		if b[i] != '"' {
+			continue
+		}
+		end := stringEnd(b, i)
+		if end < 0 {
+			return false // not JSON: the provider refuses it
+		}
+		name, _ := stringValue(b[i : end+1])
+		i = end
+		if name != "ttl" || nextNonSpace(b, end+1) != ':' {
+			continue
+		}
+		v := skipSpace(b, skipSpace(b, end+1)+1)
+		if v >= len(b) || b[v] != '"' {
+			return true // not a string: read as the dearer, whatever the provider makes of it
+		}
+		vend := stringEnd(b, v)
+		if vend < 0 {
+			return true
+		}
+		if ttl, _ := stringValue(b[v : vend+1]); ttl != "5m" {
+			return true
+		}
+		i = vend
+	}
+	return false
+}

@@ -168,18 +168,18 @@ func (p Pricing) Cost(prov Provider, model string, u Usage) (float64, bool) {
 	return tally.USD(usd / 1e6), true
 }
 
-// perToken is what one input token (billed the dearest way it can be: written to a cache
-// for five minutes or an hour, read, or not) and one output token of a call with in input
-// tokens cost, at most. A model the table does not price at all (no entry for its
+// perToken is what one input token (billed the dearest way it can be: written to a cache,
+// for an hour when the request asks so, read, or not) and one output token of a call with in
+// input tokens cost, at most. A model the table does not price at all (no entry for its
 // provider) costs nothing here: ok is false.
-func (p Pricing) perToken(prov Provider, model string, in int64) (inUSD, outUSD float64, ok bool) {
+func (p Pricing) perToken(prov Provider, model string, in int64, hourCache bool) (inUSD, outUSD float64, ok bool) {
 	pr, _, ok := p.price(prov, model)
 	if !ok {
 		return 0, 0, false
 	}
 	pr = pr.at(in)
 	input := max(pr.Input, pr.CachedInput, pr.CacheWrite)
-	if prov == Anthropic { // the only API with one-hour cache writes
+	if hourCache {
 		input = max(input, pr.hourWrite())
 	}
 	return input / 1e6, pr.Output / 1e6, true

@@ -40,6 +40,8 @@ type modelRequest struct {
 	thinking int64
 	// in is the most input tokens the call can be billed for.
 	in int64
+	// hourCache: the request asks for cache writes kept an hour (priced higher).
+	hourCache bool
 	// removed are the provider-side tools taken out of the request.
 	removed []string
 	edited  bool
@@ -65,6 +67,7 @@ func readModelRequest(e endpoint, path string, body []byte, networkOpen bool) (*
 	switch {
 	case e.provider == Anthropic:
 		content, err = r.anthropic(networkOpen)
+		r.hourCache = asksHourCache(body)
 	case e.chat:
 		content, err = r.chatCompletions(networkOpen)
 	case e.provider == OpenAI:
