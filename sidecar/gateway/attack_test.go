@@ -94,6 +94,8 @@ func TestAttackRequestFraming(t *testing.T) {
 		{"a length with a sign", head(tp+"/v1/messages", addr, "Content-Length: +"+fmt.Sprint(len(body))+"\r\n\r\n") + body + smuggled},
 		{"pipelined", rawPost("POST", tp+"/v1/messages", addr, "", body) + smuggled},
 		{"a NUL in a header", rawPost("POST", tp+"/v1/messages", addr, "X-A: a\x00b\r\n", body)},
+		{"a method override", rawPost("POST", tp+"/v1/messages", addr, "X-HTTP-Method-Override: DELETE\r\nX-Goog-FieldMask: *\r\n", body)},
+		{"another content type", strings.Replace(rawPost("POST", tp+"/v1/messages", addr, "", body), "application/json", "application/x-www-form-urlencoded; charset=utf-16", 1)},
 	} {
 		before := len(b.requests())
 		want := 1
@@ -114,6 +116,9 @@ func TestAttackRequestFraming(t *testing.T) {
 			}
 			if k := r.header.Get("X-Api-Key"); k != realKey {
 				t.Errorf("%s: the provider got the key %q", c.name, k)
+			}
+			if ct := r.header.Values("Content-Type"); len(ct) != 1 || ct[0] != "application/json" {
+				t.Errorf("%s: the provider got the content type %q", c.name, ct)
 			}
 		}
 		t.Logf("%-34s %v, %d reached the provider", c.name, st, len(b.requests())-before)
