@@ -316,3 +316,80 @@ func TestAttackGeminiAnswersCutAfterTheFirst(t *testing.T) {
 		t.Errorf("charged $%.4f (estimated %q) for a call billed $%.4f", got.USD, got.Estimated, bill)
 	}
 }
+
+// TestAttackParallelMixOverTheRunLimit: two agents in two interactions make forty calls at
+// once against the run's limit, half of them hung up on before their usage arrives; calls
+// of each API. The provider's bill stays within the run's limit and the gateway charges at
+// least the bill.
+func TestAttackParallelMixOverTheRunLimit(t *testing.T) {
+	for _, c := range budgetCalls {
+		t.Run(c.name, func(t *testing.T) {
+			b := startBiller(t, 20_000)
+			b.hold = make(chan struct{})
+			g, _, ref := gatewayFor(t, b, c.provider())
+			const limit = 1.0
+			g.Ledger.SetRunLimit(Limit{USD: limit})
+			var tokens []string
+			var base string
+			for _, who := range [][2]string{{"coder", "build"}, {"tester", "check"}} {
+				var tok string
+				tok, base = g.Register(Caller{Agent: who[0], Interaction: who[1], Keys: map[Provider]string{c.provider(): realKey}})
+				tokens = append(tokens, tok)
+			}
+			base = base[:strings.Index(base, "/t/")+3]
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for i := range 40 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					tok := tokens[i%2]
+					c.send(t, base+tok, tok, i%4 < 2)
+				}()
+			}
+			close(start)
+			waitFor(t, func() bool { return b.inFlight()+g.Ledger.waitingCalls()+len(ref.all()) == 40 })
+			close(b.hold)
+			wg.Wait()
+			waitFor(t, func() bool { return b.inFlight() == 0 })
+			waitFor(t, func() bool { g.Ledger.mu.Lock(); defer g.Ledger.mu.Unlock(); return g.Ledger.held[scope{"run", ""}].calls == 0 })
+			bill, calls := b.total()
+			spent := g.Ledger.Run().USD
+			t.Logf("%d calls billed $%.4f, %d refused; the gateway charged $%.4f", calls, bill, len(ref.all()), spent)
+			if bill > limit || calls == 0 {
+				t.Errorf("the provider billed $%.4f for %d calls against a run limit of $%.2f", bill, calls, limit)
+			}
+			if spent < bill-1e-9 {
+				t.Errorf("the gateway charged $%.4f, less than the provider billed ($%.4f)", spent, bill)
+			}
+		})
+	}
+}
+
+// TestAttackCountTokensFlood: token counts are free and pass without limit, but neither
+// count as model calls nor let one pass: with three model calls allowed, the provider
+// answers three turns among fifty counts.
+func TestAttackCountTokensFlood(t *testing.T) {
+	b := startBiller(t, 10)
+	g, _, _ := gatewayFor(t, b, Anthropic)
+	g.Ledger.SetAgentLimit("coder", Limit{Calls: 3})
+	token, base := g.Register(Caller{Agent: "coder", Interaction: "i", Keys: map[Provider]string{Anthropic: realKey}})
+	count := budgetCall{"count", "/v1/messages/count_tokens?beta=true", budgetCalls[0].body, "X-Api-Key"}
+	for i := range 55 {
+		c := count
+		if i%10 == 9 {
+			c = budgetCalls[0]
+		}
+		c.send(t, base, token, false)
+	}
+	turns := 0
+	for _, r := range b.requests() {
+		if r.path == "/v1/messages" {
+			turns++
+		}
+	}
+	if turns != 3 || len(b.requests()) != 53 || g.Ledger.Agent("coder").Calls != 3 {
+		t.Errorf("the provider answered %d turns of %d requests; the gateway counted %+v", turns, len(b.requests()), g.Ledger.Agent("coder"))
+	}
+}
