@@ -13,10 +13,11 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/internal/modelserver"
 )
 
-// A hostile agent through the real CLIs and the run's gateway (docs/security.md, "The model
-// gateway"): the scripted model makes each CLI run a shell command that finds the agent's
-// token (its own environment, or its CLI's, which some CLIs keep from their shells), uses
-// it on the gateway with raw HTTP, as the agent, and leaves it where a later agent finds it.
+// A hostile agent through the real CLIs and the run's gateway (docs/agents.md, Gateway,
+// "Attacks, by channel"): the scripted model makes each CLI run a shell command that finds
+// the agent's token (its own environment, or its CLI's, which some CLIs keep from their
+// shells), uses it on the gateway with raw HTTP, as the agent, and leaves it where a later
+// agent finds it.
 
 // gatewayMole is what the hostile shell command of a CLI does, and how it calls the gateway.
 type gatewayMole struct {

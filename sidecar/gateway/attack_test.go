@@ -17,7 +17,7 @@ import (
 	"time"
 )
 
-// Attacks on the gateway by channel (docs/agents.md, Gateway; docs/security.md lists them):
+// Attacks on the gateway by channel (docs/agents.md, Gateway, "Attacks, by channel", lists them):
 // a hostile agent holds only its token and speaks raw HTTP to the gateway; the provider is
 // scripted on loopback, records every request with the key and the trailers it saw, and
 // bills what the real API would.
