@@ -118,7 +118,7 @@ func (g *Gateway) meter(resp *http.Response) error {
 		return nil // a token count: free
 	}
 	status := resp.StatusCode
-	resp.Body = &meter{body: resp.Body, p: c.e.provider, answers: c.req.answers, sse: strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream"),
+	resp.Body = &meter{body: resp.Body, p: c.e.provider, answers: c.req.answers, finished: map[int]bool{}, sse: strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream"),
 		done: func(got metered) { g.settle(c, got, status, "") }}
 	return nil
 }

@@ -173,9 +173,6 @@ func (m *meter) read(b []byte) {
 	if e.Response != nil {
 		m.found(e.Response.Model, e.Response.Usage)
 	}
-	if m.finished == nil {
-		m.finished = map[int]bool{}
-	}
 	if e.final(m.p, m.finished, m.answers) {
 		m.got.final = true
 	}
