@@ -353,7 +353,11 @@ func TestAttackParallelMixOverTheRunLimit(t *testing.T) {
 			close(b.hold)
 			wg.Wait()
 			waitFor(t, func() bool { return b.inFlight() == 0 })
-			waitFor(t, func() bool { g.Ledger.mu.Lock(); defer g.Ledger.mu.Unlock(); return g.Ledger.held[scope{"run", ""}].calls == 0 })
+			waitFor(t, func() bool {
+				g.Ledger.mu.Lock()
+				defer g.Ledger.mu.Unlock()
+				return g.Ledger.held[scope{"run", ""}].calls == 0
+			})
 			bill, calls := b.total()
 			spent := g.Ledger.Run().USD
 			t.Logf("%d calls billed $%.4f, %d refused; the gateway charged $%.4f", calls, bill, len(ref.all()), spent)

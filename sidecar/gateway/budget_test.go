@@ -24,10 +24,10 @@ var budgetCalls = []budgetCall{
 }
 
 func (c budgetCall) provider() Provider {
-	switch c.name {
-	case "anthropic":
+	switch {
+	case strings.HasPrefix(c.path, "/v1/messages"):
 		return Anthropic
-	case "gemini":
+	case strings.HasPrefix(c.path, "/v1beta/"):
 		return Gemini
 	}
 	return OpenAI
@@ -277,7 +277,7 @@ func TestUnboundedInputReservesTheWindow(t *testing.T) {
 		`{"type":"image","source":{"type":"url","url":"https://example.com/a.png"}}`,
 	} {
 		body := `{"model":"claude-sonnet-4-5","max_tokens":100,"messages":[{"role":"user","content":[` + part + `]}]}`
-		r, err := readModelRequest(endpoints[0], "/v1/messages", []byte(body), false)
+		r, err := readModelRequest(endpoints[0], "/v1/messages", []byte(body), true) // an image by URL: network open
 		if err != nil || r.in != windows[Anthropic] {
 			t.Errorf("%s: input bound %d (%v), want the window %d", part, r.in, err, windows[Anthropic])
 		}

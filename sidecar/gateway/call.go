@@ -19,8 +19,13 @@ import (
 // with the limit when it is one.
 func (g *Gateway) prepare(ctx context.Context, cl *call, body []byte) (string, *Hit) {
 	cl.body = body
-	if cl.e.kind != modelCall && cl.e.provider != Anthropic {
-		return "", nil // a Gemini token count: sent as it is
+	if cl.e.kind != modelCall && cl.e.provider != Anthropic { // a Gemini token count: sent as it is
+		if m, _, err := members(body); err == nil && !cl.caller.NetworkOpen && mayFetch(body) {
+			if u := geminiFetches(m); u != "" {
+				return "agentcanvas gateway: " + errFetch(u).Error(), nil
+			}
+		}
+		return "", nil
 	}
 	req, err := readModelRequest(cl.e, cl.path, body, cl.caller.NetworkOpen)
 	if err != nil {

@@ -79,6 +79,11 @@ func readModelRequest(e endpoint, path string, body []byte, networkOpen bool) (*
 	if err != nil {
 		return nil, err
 	}
+	if !networkOpen && r.mayFetch(content) {
+		if u := r.fetches(); u != "" { // fetch.go
+			return nil, errFetch(u)
+		}
+	}
 	images, unbounded := 0, r.unbounded()
 	for _, name := range content {
 		if unbounded != "" {
@@ -95,6 +100,21 @@ func readModelRequest(e endpoint, path string, body []byte, networkOpen bool) (*
 	}
 	r.in = inputBound(r.p, len(body), images, unbounded, tools)
 	return r, nil
+}
+
+// mayFetch reports whether the content members may name a URL for the provider to fetch.
+func (r *modelRequest) mayFetch(content []string) bool {
+	for _, name := range content {
+		if mayFetch(r.members[name]) {
+			return true
+		}
+	}
+	return false
+}
+
+// errFetch refuses a call whose content asks the provider to fetch u.
+func errFetch(u string) error {
+	return fmt.Errorf("the request asks the provider to fetch %s, which an agent whose network is the gateway may not have done (runtime.network: open allows it)", quoteShort(u))
 }
 
 // unbounded names the member that makes the provider add input the request does not hold.
