@@ -71,13 +71,12 @@ func mediaIn(content []byte) (images int, unbounded string) {
 		}
 		text, _ := stringValue(content[i : end+1])
 		isName := nextNonSpace(content, end+1) == ':'
-		value := strings.ToLower(text) // MIME types are read in any case ("VIDEO/MP4")
-		switch {
+		switch { // values in any case: MIME types are ("VIDEO/MP4")
 		case isName && slices.Contains(unboundedNames, text):
 			return images, text
-		case !isName && (slices.Contains(unboundedValues, value) || hasAnyPrefix(value, unboundedMimes)):
+		case !isName && (containsFold(unboundedValues, text) || hasPrefixFold(text, unboundedMimes...)):
 			return images, text
-		case !isName && (slices.Contains(imageValues, value) || strings.HasPrefix(value, "image/")):
+		case !isName && (containsFold(imageValues, text) || hasPrefixFold(text, "image/")):
 			images++
 		}
 		i = end
@@ -117,6 +116,16 @@ func nextNonSpace(b []byte, i int) byte {
 	return 0
 }
 
+// containsFold reports whether list holds s, in any case.
+func containsFold(list []string, s string) bool {
+	return slices.ContainsFunc(list, func(x string) bool { return strings.EqualFold(x, s) })
+}
+
+// hasPrefixFold reports whether s starts with one of prefixes, in any case.
+func hasPrefixFold(s string, prefixes ...string) bool {
+	return slices.ContainsFunc(prefixes, func(p string) bool { return len(s) >= len(p) && strings.EqualFold(s[:len(p)], p) })
+}
+
 func hasAnyPrefix(s string, prefixes []string) bool {
 	for _, p := range prefixes {
 		if strings.HasPrefix(s, p) {
@@ -130,6 +139,9 @@ func hasAnyPrefix(s string, prefixes []string) bool {
 // minutes: a "ttl" member (escapes decoded) whose value is not "5m". Anthropic's one-hour
 // writes cost twice the input price.
 func asksHourCache(b []byte) bool {
+	if !bytes.Contains(b, []byte("ttl")) && !bytes.Contains(b, []byte(`\u`)) {
+		return false // the name is in neither spelling
+	}
 	for i := 0; i < len(b); i++ {
 		if b[i] != '"' {
 			continue
@@ -138,9 +150,9 @@ func asksHourCache(b []byte) bool {
 		if end < 0 {
 			return false // not JSON: the provider refuses it
 		}
-		name, _ := stringValue(b[i : end+1])
+		isTTL := litIs(b[i:end+1], "ttl")
 		i = end
-		if name != "ttl" || nextNonSpace(b, end+1) != ':' {
+		if !isTTL || nextNonSpace(b, end+1) != ':' {
 			continue
 		}
 		v := skipSpace(b, skipSpace(b, end+1)+1)
@@ -157,4 +169,15 @@ func asksHourCache(b []byte) bool {
 		i = vend
 	}
 	return false
+}
+
+// litIs reports whether the JSON string literal lit (quotes included) reads as one of
+// names, escapes decoded; without escapes, it is compared where it lies, nothing copied.
+func litIs(lit []byte, names ...string) bool {
+	inner := lit[1 : len(lit)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return slices.Contains(names, string(inner))
+	}
+	s, _ := stringValue(lit)
+	return slices.Contains(names, s)
 }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -21,7 +22,10 @@ var urlNames = []string{"url", "image_url", "file_url", "fileUri", "file_uri"}
 // mayFetch reads content (a request's messages, as mediaIn does) for a member of urlNames
 // holding anything but inline data: a quick look that spares the walk below most requests.
 func mayFetch(content []byte) bool {
-	name := ""
+	if !slices.ContainsFunc([]string{"url", "uri", "Uri", `\u`}, func(x string) bool { return bytes.Contains(content, []byte(x)) }) {
+		return false // none of urlNames, in either spelling
+	}
+	named := false // the last member's name is one of urlNames
 	for i := 0; i < len(content); i++ {
 		if content[i] != '"' {
 			continue
@@ -30,11 +34,13 @@ func mayFetch(content []byte) bool {
 		if end < 0 {
 			return false // not JSON: the provider refuses it
 		}
-		text, _ := stringValue(content[i : end+1])
+		lit := content[i : end+1]
 		if nextNonSpace(content, end+1) == ':' {
-			name = text
-		} else if slices.Contains(urlNames, name) && !inline(text) {
-			return true
+			named = litIs(lit, urlNames...)
+		} else if named {
+			if u, _ := stringValue(lit); !inline(u) {
+				return true
+			}
 		}
 		i = end
 	}
