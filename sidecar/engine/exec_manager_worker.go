@@ -4,12 +4,12 @@ package engine
 
 import (
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
+	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
 )
 
@@ -183,45 +183,45 @@ func (c *ictx) children(node string) []string {
 	return out
 }
 
-// testCommand runs params.test_command (argv) in every worker's sandbox work folder; ok is
-// false when there is no command. passed is 1 when it exits 0 everywhere. Each output is kept
-// as the sandbox's proposal/test.log.
+// testCommand runs params.test_command (argv) in every worker's sandbox work folder, as that
+// worker: confined by its rules, with its environment (runtime.RunCommand), since it runs the
+// worker's files (a test_x.py it wrote is run by unittest). ok is false when there is no
+// command. passed is 1 when it exits 0 everywhere. Each result is kept with the sandbox's
+// proposal (its output as proposal/test.log) for the review, and a failure goes into the
+// worker's next prompt.
 func (c *ictx) testCommand(workers []string) (passed float64, ok bool) {
 	argv := stringList(c.params["test_command"])
 	if len(argv) == 0 || len(workers) == 0 {
 		return 0, false
 	}
-	root, err := os.OpenRoot(c.r.o.Workspace)
-	if err != nil {
-		return 0, true
-	}
-	defer root.Close()
 	passed = 1
 	for _, w := range workers {
 		paths, err := sandbox.PathsFor(c.r.o.Workspace, c.r.sandboxRun(w), w)
 		if err != nil {
 			return 0, true
 		}
-		rel, err := sandbox.RelDir(c.r.sandboxRun(w), w)
-		if err != nil {
-			return 0, true
-		}
 		if st, err := os.Stat(paths.WorkDir); err != nil || !st.IsDir() {
 			continue // a member that worked in the workspace has nothing of its own to test
 		}
-		c.r.flushLog()
-		cmd := exec.CommandContext(c.ctx, argv[0], argv[1:]...)
-		cmd.Dir = paths.WorkDir
-		out, err := cmd.CombinedOutput()
-		if root.MkdirAll(filepath.Join(rel, "proposal"), 0o755) == nil {
-			_ = root.WriteFile(filepath.Join(rel, "proposal", "test.log"), out, 0o644)
-		}
-		c.note("tests_run", map[string]any{"agent": w, "command": argv, "passed": err == nil})
-		if err != nil {
+		if res := c.recordTest(w, proposal.TestKindTest, argv, c.runAs(w, argv, paths.WorkDir)); !res.Passed {
 			passed = 0
 		}
 	}
 	return passed, true
+}
+
+// runAs runs argv as agent node (its rules, its environment) in dir, for a check of its work.
+func (c *ictx) runAs(node string, argv []string, dir string) commandRun {
+	spec, err := c.spec(node)
+	if err != nil {
+		return commandRun{err: err}
+	}
+	c.r.flushLog()
+	res, err := runtime.RunCommand(c.ctx, runtime.Command{Agent: spec, Argv: argv, Dir: dir})
+	for _, msg := range res.Warnings {
+		c.note("warning", map[string]any{"agent": node, "message": strings.Join(argv, " ") + ": " + msg})
+	}
+	return commandRun{res: res, err: err}
 }
 
 // P15 — a tree of managers: the root assigns to sub-managers, each runs a P01 round with its

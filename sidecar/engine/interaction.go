@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -50,6 +49,7 @@ type ictx struct {
 	rejected  map[string]string // node → the reviewer's latest REJECT of its handoff ("lead: why")
 	turns     sync.Map          // node → turnNote of its last turn (provenance.go)
 	unhanded  map[string]string // node → why its latest proposal came without a valid HANDOFF block
+	failed    map[string]string // node → its last failed test or verification, for its next prompt
 	diffs     map[string]string // node → its proposal's fingerprint after its last step (handoff.go)
 	talking   map[string]bool   // nodes asked for words only now (a bid): no edit expected (handoff.go)
 	// roundCap ends the interaction after that many rounds (0: no cap): the flow's
@@ -641,11 +641,14 @@ func (c *ictx) proposal(ctx context.Context, node, notes string) (*proposal.Crea
 			Fields: map[string]any{"agent": node, "proposal": ref, "changedFiles": cr.Proposal.ChangedFiles, "conflicts": len(cr.Collisions)}})
 	}
 	c.forwardConflicts(node, ref, cr)
-	res, err := proposal.Check(ctx, c.r.o.Workspace, ref, proposal.Selection{}, proposal.ApplyOptions{Flow: c.r.f.Name, Rules: c.r.limits().Rules})
+	res, err := proposal.Check(ctx, c.r.o.Workspace, ref, proposal.Selection{}, proposal.ApplyOptions{Flow: c.r.f.Name, Rules: c.r.limits().Rules, Reviewing: true})
 	ok := err == nil && res != nil && len(res.Problems) == 0
 	fields := map[string]any{"agent": node, "proposal": ref, "applicable": ok, "reviewer": "engine", "conflicts": len(cr.Collisions)}
 	if res != nil && len(res.Problems) > 0 {
 		fields["problems"] = res.Problems
+	}
+	if res != nil && len(res.Held) > 0 {
+		fields["held"] = res.Held // files a person confirms by name: auto-apply never applies them
 	}
 	c.r.emit(c.in.ID, "", "proposal_reviewed", fields)
 	return cr, nil
@@ -702,7 +705,12 @@ func (c *ictx) autoApply(out InteractionOutcome) {
 			}
 		}
 		if held != "" {
-			c.r.emit(c.in.ID, "", "proposal_held", map[string]any{"agent": node, "proposal": ref, "reason": held})
+			fields := map[string]any{"agent": node, "proposal": ref, "reason": held}
+			var he *proposal.HeldError
+			if errors.As(err, &he) && len(he.Held) > 0 {
+				fields["held"] = he.Held
+			}
+			c.r.emit(c.in.ID, "", "proposal_held", fields)
 			continue
 		}
 		if err != nil {
@@ -835,10 +843,11 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 const maxReworks = 3
 
 // verifyPhase runs the interaction's verifier (params.verify_command) on a completed phase,
-// in the agent's working folder. A failure sends the phase back for rework with the
-// verifier's output, at most maxReworks times; then the agent is stopped. It reports whether
-// it resolved the pause itself (true), or the phase passed (or there is no verifier) and
-// the user's approval is still to be asked (false).
+// in the agent's working folder, as that agent (runtime.RunCommand: its rules and
+// environment, since it runs on the agent's files). A failure sends the phase back for
+// rework with the verifier's output, at most maxReworks times; then the agent is stopped. It
+// reports whether it resolved the pause itself (true), or the phase passed (or there is no
+// verifier) and the user's approval is still to be asked (false).
 func (c *ictx) verifyPhase(p *runtime.Process, node string, pend *runtime.Pending) bool {
 	argv := commandParam(c.params["verify_command"])
 	if len(argv) == 0 {
@@ -848,16 +857,18 @@ func (c *ictx) verifyPhase(p *runtime.Process, node string, pend *runtime.Pendin
 	if err != nil {
 		return false
 	}
-	dir := c.r.o.Workspace
-	if spec.CwdMode == runtime.CwdAgentHome && spec.SandboxWork != "" {
-		dir = spec.SandboxWork
-	}
-	ctx, cancel := context.WithTimeout(c.ctx, 10*time.Minute)
-	defer cancel()
 	c.r.flushLog()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = dir
-	out, runErr := cmd.CombinedOutput()
+	res, runErr := runtime.RunCommand(c.ctx, runtime.Command{Agent: spec, Argv: argv, Timeout: 10 * time.Minute, MaxOutput: 64 << 10})
+	for _, msg := range res.Warnings {
+		c.r.emit(c.in.ID, "", "warning", map[string]any{"agent": node, "message": "verify_command: " + msg})
+	}
+	if spec.CwdMode == runtime.CwdAgentHome && spec.SandboxWork != "" { // kept with the proposal, for its review (tests_record.go)
+		c.recordTest(node, proposal.TestKindVerify, argv, commandRun{res: res, err: runErr})
+	}
+	out := res.Output
+	if runErr == nil && !res.Passed() {
+		runErr = verifierExit(res)
+	}
 	passed := runErr == nil
 	c.mu.Lock()
 	if passed {
@@ -880,6 +891,17 @@ func (c *ictx) verifyPhase(p *runtime.Process, node string, pend *runtime.Pendin
 		c.r.emit(c.in.ID, "", "error", map[string]any{"agent": node, "message": "rework: " + err.Error()})
 	}
 	return true
+}
+
+// verifierExit says how a verifier that ran failed.
+func verifierExit(res runtime.CommandResult) error {
+	switch {
+	case res.TimedOut:
+		return errors.New("timed out")
+	case res.Stopped:
+		return errors.New("stopped")
+	}
+	return fmt.Errorf("exit status %d", res.ExitCode)
 }
 
 // commandParam reads a command parameter: an argv list, or a string run by sh -c.

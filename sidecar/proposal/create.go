@@ -112,6 +112,9 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 		}
 	}
 	sort.Strings(names)
+	if err := refuseNewNames(names, in); err != nil {
+		return nil, err
+	}
 
 	// Paths are grouped by folder so each folder of input/ and work/ is opened once.
 	results := make([]diffResult, len(names))
@@ -189,6 +192,9 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 		return &Created{Proposal: pr, AgentDir: paths.AgentDir, Stats: stats, Skipped: skipped}, nil
 	}
 	if err := writeFileAtomic(root, PatchFile, patch.Bytes(), 0o644); err != nil {
+		return nil, err
+	}
+	if err := writePatchRecord(root, DigestFile, patch.Bytes()); err != nil {
 		return nil, err
 	}
 	if err := writeFileAtomic(root, SummaryFile, []byte(summaryMarkdown(pr, stats, skipped)), 0o644); err != nil {
@@ -353,6 +359,11 @@ func readSide(d *dirFiles, p string, n node, ok bool) (side, error) {
 func diffPath(inDir, workDir *dirFiles, p string, in, work map[string]node) (r diffResult, err error) {
 	a, aok := in[p]
 	b, bok := work[p]
+	// The agent's file is not read whole when no patch could carry it (a sparse terabyte
+	// would be read into memory): a size of its own it can only have had from the agent.
+	if bok && b.mode != modeSymlink && b.size > MaxPatchBytes && (!aok || a.size != b.size) {
+		return r, fmt.Errorf("work/%s: cannot be proposed: %d bytes, more than a patch may hold (%d)", p, b.size, MaxPatchBytes)
+	}
 	old, err := readSide(inDir, p, a, aok)
 	if err != nil {
 		return r, err
