@@ -181,12 +181,5 @@ interactions:
     edges:
       - {source: thief, target: peer, data: {topology: p2p, termination: {type: max_rounds, rounds: 1}}}
 `, cli.Name, names, model, thief, peer, m.coder)
-	file := filepath.Join(ws, ".agentcanvas", "flows", "mole-"+cli.Name+".yaml")
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return flow.Parse(file, []byte(src))
+	return writeFlow(t, ws, "mole-"+cli.Name+".yaml", src)
 }

@@ -61,27 +61,19 @@ var (
 // \u escapes is still seen; a string of a part's text that merely says "document" is
 // counted too, which errs on reserving more.
 func mediaIn(content []byte) (images int, unbounded string) {
-	for i := 0; i < len(content); i++ {
-		if content[i] != '"' {
-			continue
-		}
-		end := stringEnd(content, i)
-		if end < 0 {
-			return images, "" // not JSON: the provider refuses it
-		}
-		text, _ := stringValue(content[i : end+1])
-		isName := nextNonSpace(content, end+1) == ':'
+	eachString(content, func(lit []byte, isName bool) bool {
+		text, _ := stringValue(lit)
 		switch { // values in any case: MIME types are ("VIDEO/MP4")
 		case isName && slices.Contains(unboundedNames, text):
-			return images, text
+			unbounded = text
 		case !isName && (containsFold(unboundedValues, text) || hasPrefixFold(text, unboundedMimes...)):
-			return images, text
+			unbounded = text
 		case !isName && (containsFold(imageValues, text) || hasPrefixFold(text, "image/")):
 			images++
 		}
-		i = end
-	}
-	return images, ""
+		return unbounded == ""
+	})
+	return images, unbounded
 }
 
 // stringEnd is the index of the quote that ends the JSON string starting at b[i] (-1: none):
@@ -142,33 +134,18 @@ func asksHourCache(b []byte) bool {
 	if !bytes.Contains(b, []byte("ttl")) && !bytes.Contains(b, []byte(`\u`)) {
 		return false // the name is in neither spelling
 	}
-	for i := 0; i < len(b); i++ {
-		if b[i] != '"' {
-			continue
+	hour, afterTTL := false, false
+	eachString(b, func(lit []byte, isName bool) bool {
+		switch {
+		case afterTTL && isName: // its value was not a string: read as the dearer
+			hour = true
+		case afterTTL:
+			hour = !litIs(lit, "5m")
 		}
-		end := stringEnd(b, i)
-		if end < 0 {
-			return false // not JSON: the provider refuses it
-		}
-		isTTL := litIs(b[i:end+1], "ttl")
-		i = end
-		if !isTTL || nextNonSpace(b, end+1) != ':' {
-			continue
-		}
-		v := skipSpace(b, skipSpace(b, end+1)+1)
-		if v >= len(b) || b[v] != '"' {
-			return true // not a string: read as the dearer, whatever the provider makes of it
-		}
-		vend := stringEnd(b, v)
-		if vend < 0 {
-			return true
-		}
-		if ttl, _ := stringValue(b[v : vend+1]); ttl != "5m" {
-			return true
-		}
-		i = vend
-	}
-	return false
+		afterTTL = isName && litIs(lit, "ttl")
+		return !hour
+	})
+	return hour
 }
 
 // litIs reports whether the JSON string literal lit (quotes included) reads as one of

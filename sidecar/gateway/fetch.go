@@ -25,26 +25,17 @@ func mayFetch(content []byte) bool {
 	if !slices.ContainsFunc([]string{"url", "uri", "Uri", `\u`}, func(x string) bool { return bytes.Contains(content, []byte(x)) }) {
 		return false // none of urlNames, in either spelling
 	}
-	named := false // the last member's name is one of urlNames
-	for i := 0; i < len(content); i++ {
-		if content[i] != '"' {
-			continue
-		}
-		end := stringEnd(content, i)
-		if end < 0 {
-			return false // not JSON: the provider refuses it
-		}
-		lit := content[i : end+1]
-		if nextNonSpace(content, end+1) == ':' {
+	named, found := false, false // named: the last member's name is one of urlNames
+	eachString(content, func(lit []byte, isName bool) bool {
+		if isName {
 			named = litIs(lit, urlNames...)
 		} else if named {
-			if u, _ := stringValue(lit); !inline(u) {
-				return true
-			}
+			u, _ := stringValue(lit)
+			found = !inline(u)
 		}
-		i = end
-	}
-	return false
+		return !found
+	})
+	return found
 }
 
 // inline reports whether a media URL holds its data, or names a file Gemini holds.
