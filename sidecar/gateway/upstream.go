@@ -22,14 +22,17 @@ func (g *Gateway) upstreamError(w http.ResponseWriter, r *http.Request, err erro
 		g.settle(c, metered{cut: true}, 0, "the agent hung up before the provider answered")
 		return
 	}
-	g.settle(c, metered{cut: true}, 0, "the connection to the provider failed after the request was sent")
+	why := "the connection to the provider failed after the request was sent"
+	if errors.As(err, new(redirected)) {
+		why = "the provider answered with a redirect, which is not followed"
+	}
+	g.settle(c, metered{cut: true}, 0, why)
 	root := g.upstream[c.e.provider]
 	if c.upstream != nil {
 		root = c.upstream
 	}
 	ref := Refusal{Caller: c.caller, Provider: c.e.provider, Method: quoteShort(r.Method), Path: quoteShort(redactToken(r.RequestURI)), Status: http.StatusBadGateway}
-	why := permanent(err)
-	if why != "" {
+	if why = permanent(err); why != "" {
 		ref.Status = unreachableStatus[c.e.provider]
 		ref.Unreachable = true
 		ref.Message = "agentcanvas gateway: the " + string(c.e.provider) + " API at " + root.Redacted() + " cannot be reached: " + why + " (not retried: check the endpoint and the network)"
