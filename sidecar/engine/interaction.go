@@ -144,6 +144,7 @@ func (c *ictx) execute(parent context.Context) InteractionOutcome {
 	} else {
 		result, err = c.safely(exec)
 	}
+	c.closeRoutes() // gateway.go
 	c.bus.DropHeld("the interaction ended before the rate limit let it through")
 	r.metrics.addBus(c.bus.Metrics())
 
