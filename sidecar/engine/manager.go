@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
-	"github.com/agentcanvas/agentcanvas/sidecar/procalive"
 )
 
 // Manager runs flows for the server: several at once, each stoppable, with questions and
@@ -133,8 +131,8 @@ func (m *Manager) start(f *flow.Flow, p StartParams, runID string) (RunInfo, err
 		if err != nil {
 			return RunInfo{}, err
 		}
-		if (st.Status != StatusRunning && st.Status != StatusWaiting) || procalive.Alive(st.PID) && st.PID != os.Getpid() {
-			return RunInfo{}, fmt.Errorf("run %s is %s, not interrupted; only an interrupted run can be resumed", st.RunID, st.Status)
+		if err := Resumable(st); err != nil {
+			return RunInfo{}, err
 		}
 		m.mu.Lock()
 		_, live := m.runs[st.RunID]

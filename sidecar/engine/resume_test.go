@@ -1,12 +1,15 @@
 package engine
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
+	"github.com/agentcanvas/agentcanvas/sidecar/procalive"
 )
 
 // resumeRuntime makes dry-run agents unless the run overrides the backend to command:
@@ -63,5 +66,49 @@ touch "`+dir+`/asked"
 	prompt, _ := os.ReadFile(filepath.Join(dir, "prompt.a"))
 	if !strings.Contains(string(prompt), "Fix the flaky test") {
 		t.Errorf("the resumed agent's prompt has not the run's task:\n%s", prompt)
+	}
+}
+
+// A run recorded as running whose process id now belongs to another process (killed long
+// ago, the id given out again) is dead, listed interrupted and resumable; while its own
+// process runs it is not. Finished runs say why they cannot be resumed.
+func TestResumableTellsAKilledRunFromALiveOne(t *testing.T) {
+	other := exec.Command("sleep", "60")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { other.Process.Kill(); other.Wait() }()
+	start, ok := procalive.StartTime(other.Process.Pid)
+	if !ok {
+		t.Skip("no process start times here")
+	}
+	ws := t.TempDir()
+	write := func(id string, st State) {
+		st.RunID, st.Flow = id, "f"
+		if err := writeState(ws, &st, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("run_1", State{Status: StatusRunning, PID: other.Process.Pid, PIDStart: start})
+	write("run_2", State{Status: StatusRunning, PID: other.Process.Pid, PIDStart: start + 1})
+	write("run_3", State{Status: StatusStopped, Reason: ReasonStopped})
+	write("run_4", State{Status: StatusStopped, Reason: "budget"})
+	write("run_5", State{Status: StatusCompleted})
+	states, _ := ListStates(ws)
+	got := map[string]string{}
+	for _, st := range states {
+		err := Resumable(&st)
+		got[st.RunID] = fmt.Sprintf("%s %v %v", st.Status, st.Resumable, err)
+	}
+	for id, want := range map[string]string{
+		"run_1": "running false run run_1 is still running (process",
+		"run_2": "interrupted true <nil>",
+		"run_3": "stopped true <nil>",
+		"run_4": "stopped false run run_4 was stopped by its spend limit",
+		"run_5": "completed false run run_5 is completed; only a run stopped by a person or killed before its end can be resumed",
+	} {
+		if !strings.HasPrefix(got[id], want) {
+			t.Errorf("%s: %q, want %q…", id, got[id], want)
+		}
 	}
 }

@@ -27,7 +27,6 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/gateway"
-	"github.com/agentcanvas/agentcanvas/sidecar/procalive"
 	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 	"github.com/agentcanvas/agentcanvas/sidecar/transcript"
 	"github.com/agentcanvas/agentcanvas/sidecar/validate"
@@ -187,6 +186,9 @@ type run struct {
 	gw       runGateway // the model gateway (gateway.go)
 	// turns is the run's transcript (transcript.go).
 	turns *transcript.Writer
+	// flowWarnings are what validating the flow found (warnings and notes only: errors
+	// refuse the run), said at its start as `validate` says them.
+	flowWarnings []diag.Diagnostic
 }
 
 func newRun(f *flow.Flow, o Options) (*run, error) {
@@ -196,7 +198,8 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	if o.Workspace == "" {
 		return nil, errors.New("engine: no workspace")
 	}
-	if ds := validate.Flow(f, validate.Workspace{Root: o.Workspace, Rules: o.limits().Rules}); diag.HasErrors(ds) {
+	ds := validate.Flow(f, validate.Workspace{Root: o.Workspace, Rules: o.limits().Rules})
+	if diag.HasErrors(ds) {
 		return nil, &InvalidFlowError{Diagnostics: ds}
 	}
 	if err := checkCommands(f, o); err != nil {
@@ -235,6 +238,7 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	}
 	r := &run{f: f, o: o, id: id, log: log, now: o.Now, key: bus.NewKey(), outcomes: map[string]*InteractionOutcome{}, metrics: newMetricSet(), files: promptFiles{ws: o.Workspace}, confined: confined}
 	r.state = newState(r)
+	r.flowWarnings = ds
 	r.turns = transcript.NewWriter(o.Workspace, id)
 	r.budget = budgetLimits(f.Policy.Budget)
 	if o.Resume != nil {
@@ -248,15 +252,16 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	return r, nil
 }
 
-// Resume continues an interrupted run (status interrupted in ListStates) of the flow f:
-// the interactions it completed are kept, the others run again, under the same run id.
+// Resume goes on with a run of the flow f that a person stopped or whose engine died
+// (Resumable): the interactions it completed are kept, the others run again, under the same
+// run id.
 func Resume(ctx context.Context, f *flow.Flow, runID string, o Options) (*Outcome, error) {
 	st, err := ReadState(o.Workspace, runID)
 	if err != nil {
 		return nil, err
 	}
-	if (st.Status != StatusRunning && st.Status != StatusWaiting) || procalive.Alive(st.PID) && st.PID != os.Getpid() {
-		return nil, fmt.Errorf("run %s is %s, not interrupted; only an interrupted run can be resumed", runID, st.Status)
+	if err := Resumable(st); err != nil {
+		return nil, err
 	}
 	if st.Flow != f.Name {
 		return nil, fmt.Errorf("run %s ran the flow %q, not %q", runID, st.Flow, f.Name)
@@ -327,6 +332,11 @@ func (r *run) execute(ctx context.Context) *Outcome {
 		r.emit("", "", "run_resumed", started)
 	} else {
 		r.emit("", "", "run_started", started)
+	}
+	for _, d := range r.flowWarnings {
+		if d.Severity == diag.Warning {
+			r.emit("", "", "warning", map[string]any{"message": d.String(), "code": d.Code})
+		}
 	}
 	if unconfined != "" {
 		r.emit("", "", "warning", map[string]any{"message": unconfined})

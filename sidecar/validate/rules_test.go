@@ -134,7 +134,7 @@ func TestSchemaRule(t *testing.T) {
 		{"maxCostUsd and network open", head + "agents: [{id: a, runtime: {backendId: claude, env: [ANTHROPIC_API_KEY], maxCostUsd: 0.5, network: open}}]\ninteractions: []\n", nil},
 		{"maxCostUsd and network open off the gateway", head + "agents: [{id: a, runtime: {backendId: claude, maxCostUsd: 0.5, network: open}}, {id: b, runtime: {backendId: command, command: [x], env: [OPENAI_API_KEY], maxCostUsd: 1}}]\ninteractions: []\n", []string{CodeSchema, CodeSchema, CodeSchema}},
 		{"sessionLoop zero", head + "agents: [{id: a, runtime: {sessionLoop: {maxIterations: 0}}}]\ninteractions: []\n", []string{CodeSchema}},
-		{"unknown field is a warning", head + "agents: [{id: a, colour: red}]\ninteractions: []\n", []string{CodeSchema}},
+		{"unknown field is an error", head + "agents: [{id: a, colour: red}]\ninteractions: []\n", []string{CodeSchema}},
 	})
 }
 

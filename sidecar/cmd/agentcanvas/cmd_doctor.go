@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -27,21 +25,15 @@ that fixes it. With FLOW, only the CLIs its agents use (backendId auto: any one 
 Exit status: 0 ready, 1 a needed check failed, 2 usage.`
 
 func runDoctor(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCmdFlags("doctor", doctorUsage, stdout, stderr)
 	asJSON := fs.Bool("json", false, "print {checks: [{name, status, detail, fix?, backend?}], ready} as JSON")
 	var backends listFlag
-	fs.Var(&backends, "backend", "check only this CLI (repeat or comma-separate)")
-	fs.Usage = func() { fmt.Fprintln(stderr, doctorUsage); fs.PrintDefaults() }
-	if err := parseAnywhere(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	fs.Var(&backends, "backend", "check only this `CLI` (repeat or comma-separate)")
+	if code, ok := fs.parse(args); !ok {
+		return code
 	}
 	if fs.NArg() > 1 {
-		fmt.Fprintf(stderr, "agentcanvas doctor: expected at most one FLOW, got %d arguments\n", fs.NArg())
-		return exitUsage
+		return fs.usageError("expected at most one FLOW, got %d arguments", fs.NArg())
 	}
 	need := []string(backends)
 	anyOne := len(need) == 0

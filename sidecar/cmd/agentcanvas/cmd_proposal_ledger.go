@@ -55,10 +55,10 @@ func parseMergeSelection(sel *proposal.Selection, merge, resolve, against listFl
 }
 
 func proposalRevert(args []string, stdout, stderr io.Writer) int {
-	fs, ws, flow := newFlags("revert", stderr)
+	fs, ws, flow := newFlags("revert", stdout, stderr)
 	check := fs.Bool("check", false, "check only; change nothing")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	rf := addRuleFlags(fs)
+	rf := addRuleFlags(fs.FlagSet)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -68,8 +68,7 @@ func proposalRevert(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "proposal revert: exactly one ID (a ledger entry or a proposal) is required")
-		return exitUsage
+		return fs.usageError("exactly one ID (a ledger entry or a proposal) is required")
 	}
 	given := false
 	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "flow" })
@@ -83,7 +82,7 @@ func proposalRevert(args []string, stdout, stderr io.Writer) int {
 }
 
 func proposalLedger(args []string, stdout, stderr io.Writer) int {
-	fs, ws, _ := newFlags("ledger", stderr)
+	fs, ws, _ := newFlags("ledger", stdout, stderr)
 	asJSON := fs.Bool("json", false, "print the ledger as JSON")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -127,14 +126,13 @@ func proposalLedger(args []string, stdout, stderr io.Writer) int {
 }
 
 func proposalOrigins(args []string, stdout, stderr io.Writer) int {
-	fs, ws, _ := newFlags("origins", stderr)
+	fs, ws, _ := newFlags("origins", stdout, stderr)
 	asJSON := fs.Bool("json", false, "print the origins as JSON")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "proposal origins: exactly one FILE (workspace-relative) is required")
-		return exitUsage
+		return fs.usageError("exactly one FILE (workspace-relative) is required")
 	}
 	if !recoverFirst(*ws, stderr) {
 		return exitFail

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	iofs "io/fs"
@@ -21,25 +20,19 @@ const runShowUsage = `usage: agentcanvas run show [--workspace W] [--json] RUN [
 Prints a run's transcript (.agentcanvas/runs/RUN/turns.jsonl): without AGENT the run as a
 timeline, one line a turn; with AGENT every turn of that agent whole — the prompt it was sent
 (secrets redacted), its reply, its stderr, exit, duration, tokens and cost. RUN "last" is the
-newest run.`
+newest run.
+Exit status: 0, 1 no such run or agent, 2 usage.`
 
 // runShow is `agentcanvas run show`.
 func runShow(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("run show", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	ws := fs.String("workspace", ".", "workspace root")
+	fs := newCmdFlags("run show", runShowUsage, stdout, stderr)
+	ws := fs.String("workspace", ".", "the workspace root `DIR`")
 	asJSON := fs.Bool("json", false, "print the turns as one JSON array")
-	fs.Usage = func() { fmt.Fprintln(stderr, runShowUsage); fs.PrintDefaults() }
-	if err := parseAnywhere(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := fs.parse(args); !ok {
+		return code
 	}
 	if fs.NArg() < 1 || fs.NArg() > 2 {
-		fmt.Fprintf(stderr, "agentcanvas run show: expected RUN and at most one AGENT, got %d arguments\n", fs.NArg())
-		fs.Usage()
-		return exitUsage
+		return fs.usageError("expected RUN and at most one AGENT, got %d arguments", fs.NArg())
 	}
 	runID, agent := fs.Arg(0), fs.Arg(1)
 	if runID == "last" {
