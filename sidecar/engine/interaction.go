@@ -408,6 +408,7 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 	}
 	rec.prompt = runtime.Redact(c.r.o.Env, out.scrub(prompt)) // the run's secrets too: the task may hold one
 	rec.stderr = out.stderrAll
+	rec.tools, rec.said = out.scrubTools(), out.scrub(out.said)
 	c.record(rec, out.res)
 	res, handoffErr, stderr := out.res, out.handoffErr, out.stderr
 	c.noteTurn(node, prompt, res)

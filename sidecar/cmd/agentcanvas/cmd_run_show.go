@@ -127,6 +127,9 @@ func printTimeline(w io.Writer, runID string, turns []transcript.Turn) {
 		if t.Reason != "" {
 			fmt.Fprintf(w, "    reason: %s\n", firstTextLine(t.Reason))
 		}
+		if len(t.Tools) > 0 {
+			fmt.Fprintf(w, "    tools:  %s\n", toolNames(t.Tools))
+		}
 		fmt.Fprintf(w, "    reply:  %s\n", firstTextLine(t.Reply))
 	}
 	fmt.Fprintf(w, "one agent's turns whole: %s run show %s AGENT\n", invokedAs(), runID)
@@ -138,12 +141,37 @@ func printTurn(w io.Writer, t transcript.Turn) {
 		fmt.Fprintf(w, "reason: %s\n", t.Reason)
 	}
 	section(w, "prompt", t.Prompt)
-	section(w, "reply", t.Reply)
+	printTools(w, t.Tools)
+	if t.Partial {
+		section(w, "reply (the turn ended before its reply; what the agent had said)", t.Reply)
+	} else {
+		section(w, "reply", t.Reply)
+	}
 	section(w, "stderr", strings.Join(t.Stderr, "\n"))
 	if len(t.Truncated) > 0 {
 		fmt.Fprintf(w, "(cut to fit the transcript's bounds: %s)\n", strings.Join(t.Truncated, ", "))
 	}
 	fmt.Fprintln(w)
+}
+
+// printTools lists a turn's tool calls: the tool, its input and the first lines of what it
+// gave back.
+func printTools(w io.Writer, tools []transcript.ToolCall) {
+	if len(tools) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "tool calls: %d\n", len(tools))
+	for i, tc := range tools {
+		fmt.Fprintf(w, "  %d. %s %s\n", i+1, tc.Tool, oneLine(tc.Input, 200))
+		switch {
+		case tc.Unanswered:
+			fmt.Fprintln(w, "     → (no result: the turn ended first)")
+		case tc.IsError:
+			fmt.Fprintf(w, "     → error: %s\n", oneLine(tc.Output, 200))
+		case strings.TrimSpace(tc.Output) != "":
+			fmt.Fprintf(w, "     → %s\n", oneLine(tc.Output, 200))
+		}
+	}
 }
 
 func section(w io.Writer, title, text string) {
@@ -155,6 +183,24 @@ func section(w io.Writer, title, text string) {
 	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
 		fmt.Fprintf(w, "  %s\n", l)
 	}
+}
+
+// toolNames is "Read, Write ×2": the tools a turn called, in order, repeats counted.
+func toolNames(tools []transcript.ToolCall) string {
+	var parts []string
+	for i := 0; i < len(tools); {
+		j := i
+		for j < len(tools) && tools[j].Tool == tools[i].Tool {
+			j++
+		}
+		if n := j - i; n > 1 {
+			parts = append(parts, fmt.Sprintf("%s ×%d", tools[i].Tool, n))
+		} else {
+			parts = append(parts, tools[i].Tool)
+		}
+		i = j
+	}
+	return strings.Join(parts, ", ")
 }
 
 // sectionTitle is a reply's numbered heading ("1. Intent"), which says nothing of the turn.

@@ -191,6 +191,28 @@ func (c CLI) WriteCall(name, content string) Call {
 	return Call{Tool: "write_file", Args: map[string]any{"file_path": "{{cwd}}/" + name, "content": content}}
 }
 
+// RewriteReplies are the model's turns that replace the file name (holding old) with
+// content, by the CLI's own tools: Claude Code reads a file before it may write it over (two
+// turns), Codex updates it with apply_patch, Gemini CLI writes it whole.
+func (c CLI) RewriteReplies(name, old, content string) []Reply {
+	switch c.API {
+	case MessagesAPI:
+		return []Reply{{Calls: []Call{{Tool: "Read", Args: map[string]any{"file_path": "{{cwd}}/" + name}}}}, {Calls: []Call{c.WriteCall(name, content)}}}
+	case ResponsesAPI:
+		var patch strings.Builder
+		patch.WriteString("*** Begin Patch\n*** Update File: " + name + "\n@@\n")
+		for _, l := range strings.SplitAfter(strings.TrimSuffix(old, "\n"), "\n") {
+			patch.WriteString("-" + strings.TrimSuffix(l, "\n") + "\n")
+		}
+		for _, l := range strings.SplitAfter(strings.TrimSuffix(content, "\n"), "\n") {
+			patch.WriteString("+" + strings.TrimSuffix(l, "\n") + "\n")
+		}
+		patch.WriteString("*** End Patch\n")
+		return []Reply{{Calls: []Call{{Tool: "apply_patch", Input: patch.String()}}}}
+	}
+	return []Reply{{Calls: []Call{c.WriteCall(name, content)}}}
+}
+
 // Start serves script in the CLI's wire format.
 func (c CLI) Start(t testing.TB, script Script) *Server {
 	t.Helper()
