@@ -168,8 +168,9 @@ func noKeyOnDisk(t *testing.T, dir, key string) {
 }
 
 // The sample's flows of Codex and Gemini CLI work with only their API key too (no login, no
-// settings file: Gemini CLI is given nothing but GEMINI_API_KEY): the fixer's fix comes back
-// as a proposal whose tests pass, through the model gateway.
+// settings file: Gemini CLI is given nothing but GEMINI_API_KEY, and its private home selects
+// API-key authentication): the fixer's fix comes back as a proposal whose tests pass, through
+// the model gateway.
 func TestFirstRunWithOnlyAKeyForCodexAndGemini(t *testing.T) {
 	for _, c := range []struct {
 		cli       modelserver.CLI
@@ -186,6 +187,12 @@ func TestFirstRunWithOnlyAKeyForCodexAndGemini(t *testing.T) {
 			ws := filepath.Join(home, "first-run")
 			script := fmt.Sprintf(`cp -r %s %s && cd %s && git init -q && git add -A && git commit -qm sample && agentcanvas run flows/fix-with-%s.yaml`,
 				shellQuote(filepath.Join("..", "..", "..", "examples", "first-run")), shellQuote(ws), shellQuote(ws), c.cli.Name)
+			if c.cli.Model != "" {
+				// The CLI's default model first asks a routing model to choose one, which
+				// the scripted model does not play: the flow names the model (a person's
+				// flow may, or not).
+				script = strings.Replace(script, " && agentcanvas run", ` && sed -i 's/backendId: gemini, cwdMode: agentHome,/backendId: gemini, model: `+c.cli.Model+`, cwdMode: agentHome,/' flows/fix-with-gemini.yaml && agentcanvas run`, 1)
+			}
 			sh := exec.Command("sh", "-c", script)
 			sh.Env = env
 			out, err := sh.CombinedOutput()
