@@ -106,7 +106,7 @@ func proposalLedger(args []string, stdout, stderr io.Writer) int {
 	for _, e := range lg.Entries {
 		who := e.Proposal
 		if e.AgentID != "" {
-			who = fmt.Sprintf("%s (run %s)", e.AgentID, e.RunID)
+			who = fmt.Sprintf("%s (run %s%s)", e.AgentID, e.RunID, revisionNote(e.Revision))
 		}
 		var files []string
 		for _, f := range e.Files {
@@ -165,4 +165,12 @@ func proposalOrigins(args []string, stdout, stderr io.Writer) int {
 	}
 	w.Flush()
 	return exitOK
+}
+
+// revisionNote is ", revision N" for a proposal's revision after the first, else "".
+func revisionNote(n int) string {
+	if n < 2 {
+		return ""
+	}
+	return fmt.Sprintf(", revision %d", n)
 }

@@ -117,7 +117,11 @@ func printList(w io.Writer, list []proposal.Summary) {
 				state += fmt.Sprintf(" (apply %s)", ordinal(s.Order))
 			}
 		}
-		fmt.Fprintf(w, "%s  %s  %s: %s\n", p.paint(colour[s.State], state), s.RunID, p.paint("1", s.AgentID), firstNonEmptyStr(what, "no files"))
+		who := p.paint("1", s.AgentID)
+		if s.Revision > 1 {
+			who += fmt.Sprintf(" (revision %d)", s.Revision)
+		}
+		fmt.Fprintf(w, "%s  %s  %s: %s\n", p.paint(colour[s.State], state), s.RunID, who, firstNonEmptyStr(what, "no files"))
 		fmt.Fprintf(w, "    %s\n", s.ProposalFile)
 		for _, c := range s.Conflicts {
 			fmt.Fprintf(w, "    %s conflicts with %s (run %s) in %s\n", p.paint("33", "!"), c.AgentID, c.RunID, strings.Join(c.Files, ", "))
