@@ -218,7 +218,7 @@ func Prepare(ctx context.Context, o Options) (Paths, error) {
 	}
 	defer root.Close()
 
-	entries, requested, err := collect(root, excludePatterns(o.Workspace), o.Files, o.Rules)
+	entries, requested, err := collect(root, excludePatterns(o.Workspace), o.Files, o.Rules, &trackedFiles{workspace: o.Workspace})
 	if err != nil {
 		return Paths{}, err
 	}
@@ -384,7 +384,7 @@ func mkdirsRecording(root *os.Root, dir string) ([]string, error) {
 
 // collect checks every requested path and expands folders, leaving out what the excludes and
 // the .gitignore files ignore. It touches nothing.
-func collect(root *os.Root, excludes []gitignore.Pattern, files []string, rules safepath.Rules) ([]entry, []string, error) {
+func collect(root *os.Root, excludes []gitignore.Pattern, files []string, rules safepath.Rules, tracked *trackedFiles) ([]entry, []string, error) {
 	seen := map[string]bool{}
 	var out []entry
 	add := func(e entry) {
@@ -397,7 +397,7 @@ func collect(root *os.Root, excludes []gitignore.Pattern, files []string, rules 
 	for _, f := range files {
 		if f == WholeWorkspace {
 			requested = append(requested, f)
-			if err := walkDir(root, ".", excludes, rules, true, add); err != nil {
+			if err := walkDir(root, ".", excludes, rules, true, tracked, add); err != nil {
 				return nil, nil, err
 			}
 			continue
@@ -421,7 +421,7 @@ func collect(root *os.Root, excludes []gitignore.Pattern, files []string, rules 
 			if err != nil {
 				return nil, nil, err
 			}
-			if err := walkDir(root, p, ps, rules, false, add); err != nil {
+			if err := walkDir(root, p, ps, rules, false, tracked, add); err != nil {
 				return nil, nil, err
 			}
 			continue

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -98,5 +99,59 @@ func TestPrepareLinksSharedFolders(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(ws, ".agentcanvas/sandboxes/r3")); err == nil {
 			t.Fatalf("shared %q: the refused sandbox left its run folder", bad)
 		}
+	}
+}
+
+// TestPrepareWholeWorkspaceKeepsTrackedBuildFolders: a folder named dist or node_modules is
+// blocked (agents never write there, proposals never hold it), but the files git tracks in it
+// are source: the whole workspace's sandbox has them (Go's src/cmd/dist, a vendored package),
+// and nothing else of the folder (build output, installed packages). A folder the person
+// blocked stays out, tracked or not. git ls-files is the oracle.
+func TestPrepareWholeWorkspaceKeepsTrackedBuildFolders(t *testing.T) {
+	ws := t.TempDir()
+	files := map[string]string{
+		"go/src/cmd/dist/build.go":   "package main\n",
+		"go/src/cmd/dist/README":     "dist builds the toolchain\n",
+		"web/dist/app.js":            "tracked bundle\n",
+		"web/node_modules/vend/x.js": "vendored\n",
+		"secret/dist/s.txt":          "blocked by the person\n",
+		".gitignore":                 "dist/\nnode_modules/\n",
+	}
+	for name, body := range files {
+		os.MkdirAll(filepath.Join(ws, filepath.Dir(name)), 0o755)
+		os.WriteFile(filepath.Join(ws, name), []byte(body), 0o644)
+	}
+	git := func(args ...string) string {
+		out, err := exec.Command("git", append([]string{"-C", ws}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+		return string(out)
+	}
+	git("init", "-q")
+	git("add", "-f", ".")
+	// Untracked: build output and installed packages.
+	for _, name := range []string{"go/src/cmd/dist/dist.o", "web/dist/chunk.js", "web/node_modules/leftpad/i.js", "node_modules/top/i.js"} {
+		os.MkdirAll(filepath.Join(ws, filepath.Dir(name)), 0o755)
+		os.WriteFile(filepath.Join(ws, name), []byte("built\n"), 0o644)
+	}
+	rules := safepath.Rules{Blocked: []string{"secret"}}
+	if _, err := Prepare(context.Background(), Options{Workspace: ws, RunID: "r", AgentID: "w", Files: []string{"."}, Rules: rules}); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := ReadMeta(ws, "r", "w")
+	var want []string
+	for _, f := range strings.Fields(git("ls-files", "--", ".", ":!secret")) {
+		want = append(want, f)
+	}
+	if got := strings.Join(m.Files, " "); got != strings.Join(want, " ") {
+		t.Fatalf("copied %s\nwant (git ls-files) %s", got, strings.Join(want, " "))
+	}
+	// A folder asked for by name walks the same way.
+	if _, err := Prepare(context.Background(), Options{Workspace: ws, RunID: "r", AgentID: "v", Files: []string{"go/src"}}); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := ReadMeta(ws, "r", "v"); strings.Join(m.Files, " ") != "go/src/cmd/dist/README go/src/cmd/dist/build.go" {
+		t.Errorf("go/src copied %q", m.Files)
 	}
 }
