@@ -76,6 +76,9 @@ type RunInfo struct {
 	Spend Spend `json:"spend"`
 	// AgentSpend is each agent's share of Spend, from the run's last checkpoint.
 	AgentSpend map[string]AgentSpend `json:"agentSpend,omitempty"`
+	// Resumable: startRun with resumeRunId can go on with the run (interrupted, or stopped by
+	// a person; Resumable).
+	Resumable bool `json:"resumable,omitempty"`
 }
 
 func (m *Manager) init() {
@@ -135,7 +138,8 @@ func (m *Manager) start(f *flow.Flow, p StartParams, runID string) (RunInfo, err
 			return RunInfo{}, err
 		}
 		m.mu.Lock()
-		_, live := m.runs[st.RunID]
+		mr, seen := m.runs[st.RunID]
+		live := seen && mr.outcome == nil
 		m.mu.Unlock()
 		if live {
 			return RunInfo{}, fmt.Errorf("run %s is running in this session", st.RunID)
@@ -220,7 +224,9 @@ func (m *Manager) List() ([]RunInfo, error) {
 		if st.Status == StatusInterrupted && st.Pending != nil {
 			info.Pending = st.Pending
 		}
+		info.Resumable = st.Resumable
 		if mr, ok := m.runs[st.RunID]; ok {
+			info.Resumable = mr.outcome != nil && ResumableOutcome(mr.outcome)
 			if mr.outcome != nil {
 				info.Status, info.Reason = mr.outcome.Status, mr.outcome.Reason
 				met := mr.outcome.Metrics

@@ -112,3 +112,76 @@ func TestResumableTellsAKilledRunFromALiveOne(t *testing.T) {
 		}
 	}
 }
+
+// In the editor's session: a run the person stopped (Stop Run) is listed resumable and goes on
+// when resumed, its completed interaction kept; a live run is not resumable.
+func TestManagerResumesAStoppedRun(t *testing.T) {
+	dir := t.TempDir()
+	gate := filepath.Join(dir, "gate")
+	waiter := script(t, dir, "wait.sh", `cat >/dev/null
+while [ ! -e "`+gate+`" ]; do sleep 0.05; done
+echo done`)
+	ws, f := workspace(t, `version: 0.2
+agents:
+  - {id: lead, role: orchestrator, runtime: {backendId: dry-run}}
+  - {id: quick, role: worker, files: [src/a.ts], runtime: {backendId: dry-run}}
+  - {id: waiter, role: worker, files: [src/a.ts], runtime: {backendId: command, command: [bash, `+waiter+`]}}
+interactions:
+  - {id: first, patternId: manager_worker, edges: [{source: lead, target: quick, data: {termination: {type: max_rounds, rounds: 1}}}]}
+  - {id: then, patternId: manager_worker, dependsOn: [first], edges: [{source: lead, target: waiter, data: {termination: {type: max_rounds, rounds: 1}}}]}
+`)
+	started := make(chan string, 64)
+	m := &Manager{Workspace: ws, Limits: recording, Event: func(ev eventlog.Event) {
+		if ev.Event == "agent_started" {
+			if a, _ := ev.Fields["agent"].(string); a != "" {
+				started <- a
+			}
+		}
+	}}
+	defer m.Close()
+	info, err := m.Start(f, StartParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for a := range started {
+		if a == "waiter" {
+			break
+		}
+	}
+	list := func() RunInfo {
+		all, _ := m.List()
+		for _, r := range all {
+			if r.RunID == info.RunID {
+				return r
+			}
+		}
+		t.Fatalf("run %s not listed", info.RunID)
+		return RunInfo{}
+	}
+	if r := list(); r.Resumable {
+		t.Errorf("a live run is resumable: %+v", r)
+	}
+	m.Stop(info.RunID)
+	if out, _ := m.Wait(info.RunID); out.Status != StatusStopped {
+		t.Fatalf("stopped run: %+v", out)
+	}
+	if r := list(); !r.Resumable || r.Status != StatusStopped {
+		t.Fatalf("the stopped run is not resumable: %+v", r)
+	}
+	os.WriteFile(gate, nil, 0o644)
+	for len(started) > 0 {
+		<-started
+	}
+	if _, err := m.Start(f, StartParams{ResumeRunID: info.RunID}); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := m.Wait(info.RunID)
+	if out.Status != StatusCompleted || out.Interactions[0].Status != StatusCompleted {
+		t.Fatalf("resumed: %+v", out)
+	}
+	for len(started) > 0 {
+		if a := <-started; a == "quick" {
+			t.Error("the completed interaction ran again")
+		}
+	}
+}
