@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -183,5 +184,26 @@ interactions:
 		if a := <-started; a == "quick" {
 			t.Error("the completed interaction ran again")
 		}
+	}
+}
+
+// Two resumes of one run at once (two terminals, a terminal and the editor): one goes on, the
+// other is refused before any agent starts.
+func TestOneRunIsResumedOnceAtATime(t *testing.T) {
+	ws, f := workspace(t, pairFlow("", "runtime: {backendId: dry-run}", "runtime: {backendId: dry-run}", 1))
+	if err := writeState(ws, &State{RunID: "run_1", Flow: f.Name, Status: StatusStopped, Reason: ReasonStopped}, false); err != nil {
+		t.Fatal(err)
+	}
+	other, err := lockResume(ws, "run_1") // another process's resume, under way
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Resume(context.Background(), f, "run_1", Options{Workspace: ws}); err == nil || !strings.Contains(err.Error(), "run run_1 is being resumed by another process") {
+		t.Fatalf("a second resume: %v", err)
+	}
+	other.Close()
+	out, err := Resume(context.Background(), f, "run_1", Options{Workspace: ws})
+	if err != nil || out.Status != StatusCompleted {
+		t.Fatalf("the resume after it: %v %+v", err, out)
 	}
 }

@@ -189,6 +189,8 @@ type run struct {
 	// flowWarnings are what validating the flow found (warnings and notes only: errors
 	// refuse the run), said at its start as `validate` says them.
 	flowWarnings []diag.Diagnostic
+	// resumeLock is held while a resumed run runs (runlock.go).
+	resumeLock *os.File
 }
 
 func newRun(f *flow.Flow, o Options) (*run, error) {
@@ -232,13 +234,30 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	if err := checkRunID(id); err != nil {
 		return nil, err
 	}
+	var resumeLock *os.File
+	if o.Resume != nil {
+		if resumeLock, err = lockResume(o.Workspace, id); err != nil {
+			return nil, err
+		}
+		// Read again under the lock: another process may have resumed it meanwhile.
+		if st, err := ReadState(o.Workspace, id); err != nil || Resumable(st) != nil {
+			resumeLock.Close()
+			if err == nil {
+				err = Resumable(st)
+			}
+			return nil, err
+		}
+	}
 	log, err := eventlog.OpenBuffered(o.Workspace, f.Name)
 	if err != nil {
+		if resumeLock != nil {
+			resumeLock.Close()
+		}
 		return nil, fmt.Errorf("engine: event log: %w", err)
 	}
 	r := &run{f: f, o: o, id: id, log: log, now: o.Now, key: bus.NewKey(), outcomes: map[string]*InteractionOutcome{}, metrics: newMetricSet(), files: promptFiles{ws: o.Workspace}, confined: confined}
 	r.state = newState(r)
-	r.flowWarnings = ds
+	r.flowWarnings, r.resumeLock = ds, resumeLock
 	r.turns = transcript.NewWriter(o.Workspace, id)
 	r.budget = budgetLimits(f.Policy.Budget)
 	if o.Resume != nil {
@@ -486,6 +505,9 @@ func (r *run) close() {
 	r.files.close()
 	runtime.RemoveTemp(r.id) // the agents' private temporary folders
 	r.closeGateway()
+	if r.resumeLock != nil {
+		r.resumeLock.Close()
+	}
 }
 
 func (r *run) task() string {

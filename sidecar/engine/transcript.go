@@ -31,11 +31,12 @@ type turnActions struct {
 func (a *turnActions) add(ev runtime.Event) {
 	switch ev.Kind {
 	case runtime.EventText:
-		if a.said.Len() < transcript.MaxText {
+		if room := transcript.MaxText + 1 - a.said.Len(); room > 0 { // one byte over: the transcript says it cut
 			if a.said.Len() > 0 {
 				a.said.WriteByte('\n')
 			}
-			a.said.WriteString(ev.Text)
+			text, _ := headBytes(ev.Text, room)
+			a.said.WriteString(text)
 		}
 	case runtime.EventToolUse:
 		if len(a.tools) == transcript.MaxTools+1 {

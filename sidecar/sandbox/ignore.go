@@ -98,16 +98,24 @@ func walkDir(root *os.Root, dir string, ps []gitignore.Pattern, rules safepath.R
 			}
 			continue
 		}
-		fi, err := d.Info()
-		if err != nil {
-			return refuse(p, "%v", err)
-		}
-		e, err := entryFor(root, p, fi, true)
-		if err != nil {
+		if err := visitFile(root, p, d, visit); err != nil {
 			return err
 		}
-		visit(e)
 	}
+	return nil
+}
+
+// visitFile visits the file (or link) p a walk met.
+func visitFile(root *os.Root, p string, d fs.DirEntry, visit func(entry)) error {
+	fi, err := d.Info()
+	if err != nil {
+		return refuse(p, "%v", err)
+	}
+	e, err := entryFor(root, p, fi, true)
+	if err != nil {
+		return err
+	}
+	visit(e)
 	return nil
 }
 
@@ -151,15 +159,9 @@ func walkTracked(root *os.Root, dir string, rules safepath.Rules, whole bool, tr
 		if _, err := safepath.Clean(p, safepath.Lexical); err != nil {
 			return refuse(p, "%s", err.(*safepath.Error).Reason)
 		}
-		fi, err := d.Info()
-		if err != nil {
-			return refuse(p, "%v", err)
-		}
-		e, err := entryFor(root, p, fi, true)
-		if err != nil {
+		if err := visitFile(root, p, d, visit); err != nil {
 			return err
 		}
-		visit(e)
 	}
 	return nil
 }
