@@ -41,6 +41,9 @@ func (v *View) lines(ev eventlog.Event) []string {
 		if t := firstLine(eventlog.Str(f["task"])); t != "" {
 			out = append(out, Indent+"task: "+t)
 		}
+		if m := eventlog.Str(eventlog.Object(f["defaultLimit"])["message"]); m != "" {
+			out = append(out, Indent+"limit: "+m)
+		}
 		return out
 	case "interaction_started":
 		return one(plain, "", fmt.Sprintf("started %s: %s", eventlog.Str(f["patternId"]), strings.Join(eventlog.Strs(f["nodes"]), ", ")))
