@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/internal/modelserver"
 )
 
@@ -132,4 +135,45 @@ func npmTest(node, dir string) (string, error) {
 	c.Env = append(os.Environ(), "PATH="+filepath.Dir(node)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	out, err := c.CombinedOutput()
 	return string(out), err
+}
+
+// Every first-run flow stops its run at a spend limit that docs/first-run.md states, and the
+// flow of each real CLI gives its fixer the CLI's API key variable (a key set but not named
+// there never reaches the agent), so a key works as well as a login.
+func TestFirstRunFlowsHaveALimitAndTakeAKey(t *testing.T) {
+	guide, err := os.ReadFile("../../../docs/first-run.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]string{"claude": "ANTHROPIC_API_KEY", "codex": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY", "dry-run": ""}
+	for backend, key := range keys {
+		file := filepath.Join("..", "..", "..", "examples", "first-run", "flows", "fix-with-"+backend+".yaml")
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := flow.Parse(file, src)
+		b := f.Policy.Budget
+		if b == nil || b.USD == nil || b.Tokens == nil {
+			t.Errorf("%s: no policy.budget of dollars and tokens", file)
+			continue
+		}
+		if said := fmt.Sprintf("$%g or %s tokens", *b.USD, commas(*b.Tokens)); !strings.Contains(string(guide), said) {
+			t.Errorf("docs/first-run.md does not say the limit of %s: %q", file, said)
+		}
+		for _, a := range f.Agents {
+			if a.ID == "fixer" && key != "" && (a.Runtime == nil || !contains(a.Runtime.Env, key)) {
+				t.Errorf("%s: the fixer's runtime.env does not name %s", file, key)
+			}
+		}
+	}
+}
+
+// commas writes n with thousands separated: 2,000,000.
+func commas(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
