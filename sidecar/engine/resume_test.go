@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/procalive"
@@ -202,6 +203,14 @@ func TestOneRunIsResumedOnceAtATime(t *testing.T) {
 		t.Fatalf("a second resume: %v", err)
 	}
 	other.Close()
+	// One that read the run before another resumed it (its checkpoint moved on) is refused too.
+	stale, _ := ReadState(ws, "run_1")
+	moved := *stale
+	moved.Updated = moved.Updated.Add(time.Second)
+	writeState(ws, &moved, false)
+	if _, err := Run(context.Background(), f, Options{Workspace: ws, Resume: stale}); err == nil || !strings.Contains(err.Error(), "changed while it was being resumed") {
+		t.Fatalf("a resume of a stale read: %v", err)
+	}
 	out, err := Resume(context.Background(), f, "run_1", Options{Workspace: ws})
 	if err != nil || out.Status != StatusCompleted {
 		t.Fatalf("the resume after it: %v %+v", err, out)

@@ -241,11 +241,12 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 		if resumeLock, err = lockResume(o.Workspace, id); err != nil {
 			return nil, err
 		}
-		// Read again under the lock: another process may have resumed it meanwhile.
-		if st, err := ReadState(o.Workspace, id); err != nil || Resumable(st) != nil {
+		// Read again under the lock: another process may have resumed or closed it since the
+		// caller read it (its checkpoint then moved on).
+		if st, err := ReadState(o.Workspace, id); err != nil || !st.Updated.Equal(o.Resume.Updated) {
 			resumeLock.Close()
 			if err == nil {
-				err = Resumable(st)
+				err = fmt.Errorf("run %s changed while it was being resumed (another process resumed or closed it); it is %s now", id, st.Status)
 			}
 			return nil, err
 		}
