@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -30,7 +31,7 @@ var proposalCommands = []struct{ name, usage, about string }{
 		"The worker that made the proposal gets its comments as a new turn in its own sandbox; what it\nchanges becomes the proposal's next revision (interdiff shows what changed).\nExit status: 0 a new revision, 1 the revision failed or changed nothing, 2 usage."},
 	{"interdiff", "--workspace W [--from N] [--to N] [--json] PROPOSAL",
 		"Prints what changed between two revisions of a proposal (default: the latest and the one before).\nExit status: 0, 1 no such revision, 2 usage."},
-	{"apply", "--workspace W [--check] [--files a,b] [--hunks path:1,path:3] [--merge path:N]… [--resolve path:N=TAKE]… [--against path=BLOB]… [--allow DIR]… [--block DIR]… [--flow F] PROPOSAL",
+	{"apply", "--workspace W [--check] [--files a,b] [--hunks path:1,path:3] [--merge path:N]… [--resolve path:N=TAKE]… [--against path=BLOB]… [--confirm-control PATH]… [--allow DIR]… [--block DIR]… [--flow F] PROPOSAL",
 		"Applies a proposal all or nothing (its accepted files and hunks), after checking that the workspace\nfiles it changes are as they were; re-based on the workspace when it moved. --merge, --resolve: in\na file the workspace changed since the proposal was made, the hunks of its three-way merge\n(numbered as review's files[].merge.hunks) and how each conflict is settled: TAKE is mine, theirs,\nboth, markers, or @FILE (the text of FILE). --against: the merge's workspace blob.\nExit status: 0 applied (or, with --check, would apply), 1 refused or conflict (workspace unchanged), 2 usage."},
 	{"reject", "--workspace W [--reason T] [--flow F] PROPOSAL",
 		"Marks a proposal rejected; the workspace is not touched.\nExit status: 0, 1 refused, 2 usage."},
@@ -158,7 +159,23 @@ func proposalCreate(args []string, stdout, stderr io.Writer) int {
 	if len(c.Collisions) == 0 && len(c.Proposal.ChangedFiles) > 0 {
 		fmt.Fprintln(stderr, "no conflict with the other open proposals")
 	}
+	if len(c.Proposal.ChangedFiles) > 0 {
+		ref := filepath.Join(c.AgentDir, proposal.JSONFile)
+		if res, _ := proposal.Check(ctx, *ws, ref, proposal.Selection{}, proposal.ApplyOptions{Flow: *flow, Reviewing: true}); res != nil {
+			for _, h := range res.Held {
+				fmt.Fprintf(stderr, "held: %s: %s (applied only when a person confirms it by name)\n", h.Shown, h.Reason)
+			}
+		}
+	}
 	return exitOK
+}
+
+// printHeldResult says which held files an apply did not touch and how to confirm them.
+func printHeldResult(w io.Writer, held []proposal.Hold) {
+	for _, h := range held {
+		fmt.Fprintf(w, "held: %s: %s\n", h.Shown, h.Reason)
+	}
+	fmt.Fprintf(w, "nothing was applied. Review these files (proposal review), then confirm each by name: %s\n", strings.TrimSpace(confirmFlags(held)))
 }
 
 // parseSelection reads --files a,b and --hunks path:1,path:3 (a path may itself hold ':'; the
@@ -208,6 +225,8 @@ func proposalApply(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&resolve, "resolve", "settle a conflict of a merge, as `PATH:N=TAKE` (TAKE: mine, theirs, both, markers or @FILE)")
 	fs.Var(&against, "against", "the workspace blob a file's merge was reviewed against, as `PATH=BLOB` (review's merge.workspace)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	var confirm argvFlag // verbatim: a name may hold commas
+	fs.Var(&confirm, "confirm-control", "apply this held `PATH` (a control file, or a name that looks like another), as the review names it; repeatable")
 	rf := addRuleFlags(fs.FlagSet)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -230,7 +249,7 @@ func proposalApply(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := signalContext()
 	defer cancel()
-	res, err := proposal.Apply(ctx, *ws, fs.Arg(0), sel, proposal.ApplyOptions{DryRun: *check, Flow: *flow, Rules: rules, Waiting: waitingNote(stderr)})
+	res, err := proposal.Apply(ctx, *ws, fs.Arg(0), sel, proposal.ApplyOptions{DryRun: *check, Flow: *flow, Rules: rules, Waiting: waitingNote(stderr), Confirm: confirm})
 	return printResult(stdout, stderr, res, err, *asJSON, map[bool]string{false: "applied", true: "would apply"}[*check])
 }
 
@@ -247,6 +266,11 @@ func printResult(stdout, stderr io.Writer, res *proposal.Result, err error, asJS
 	}
 	if err != nil {
 		var ref *proposal.RefusedError
+		var held *proposal.HeldError
+		if errors.As(err, &held) && len(held.Held) > 0 {
+			printHeldResult(stderr, held.Held)
+			return exitFail
+		}
 		if errors.As(err, &ref) {
 			conflict := false
 			for _, p := range ref.Problems {
@@ -292,7 +316,7 @@ func proposalReview(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := signalContext()
 	defer cancel()
-	rv, err := proposal.GetReview(ctx, *ws, fs.Arg(0), proposal.ReviewOptions{ApplyOptions: proposal.ApplyOptions{Flow: *flow, Rules: rules}, Record: *record})
+	rv, err := proposal.GetReview(ctx, *ws, fs.Arg(0), proposal.ReviewOptions{ApplyOptions: proposal.ApplyOptions{Flow: *flow, Rules: rules}, Record: *record, Shown: true})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentcanvas: %v\n", err)
 		return exitFail

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/engine"
+	"github.com/agentcanvas/agentcanvas/sidecar/termsafe"
 	"github.com/agentcanvas/agentcanvas/sidecar/termview"
 	"github.com/agentcanvas/agentcanvas/sidecar/transcript"
 )
@@ -64,14 +65,14 @@ func runShow(args []string, stdout, stderr io.Writer) int {
 	}
 	switch {
 	case *asJSON:
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
 		if turns == nil {
 			turns = []transcript.Turn{}
 		}
-		if err := enc.Encode(turns); err != nil {
+		b, err := json.MarshalIndent(turns, "", "  ")
+		if err != nil {
 			return exitUsage
 		}
+		fmt.Fprintf(stdout, "%s\n", termsafe.JSON(b))
 	case agent != "":
 		for _, t := range turns {
 			printTurn(stdout, t)
@@ -108,7 +109,7 @@ func turnHeader(t transcript.Turn, start time.Time) string {
 	if t.CostUSD != nil {
 		parts = append(parts, termview.USD(*t.CostUSD))
 	}
-	return strings.Join(parts, "  ")
+	return termsafe.Line(strings.Join(parts, "  "))
 }
 
 func printTimeline(w io.Writer, runID string, turns []transcript.Turn) {
@@ -125,12 +126,12 @@ func printTimeline(w io.Writer, runID string, turns []transcript.Turn) {
 	for _, t := range turns {
 		fmt.Fprintln(w, turnHeader(t, start))
 		if t.Reason != "" {
-			fmt.Fprintf(w, "    reason: %s\n", firstTextLine(t.Reason))
+			fmt.Fprintf(w, "    reason: %s\n", termsafe.Line(firstTextLine(t.Reason)))
 		}
 		if len(t.Tools) > 0 {
-			fmt.Fprintf(w, "    tools:  %s\n", toolNames(t.Tools))
+			fmt.Fprintf(w, "    tools:  %s\n", termsafe.Line(toolNames(t.Tools)))
 		}
-		fmt.Fprintf(w, "    reply:  %s\n", firstTextLine(t.Reply))
+		fmt.Fprintf(w, "    reply:  %s\n", termsafe.Line(firstTextLine(t.Reply)))
 	}
 	fmt.Fprintf(w, "one agent's turns whole: %s run show %s AGENT\n", invokedAs(), runID)
 }
@@ -138,7 +139,7 @@ func printTimeline(w io.Writer, runID string, turns []transcript.Turn) {
 func printTurn(w io.Writer, t transcript.Turn) {
 	fmt.Fprintf(w, "── %s\n", turnHeader(t, t.Started))
 	if t.Reason != "" {
-		fmt.Fprintf(w, "reason: %s\n", t.Reason)
+		fmt.Fprintf(w, "reason: %s\n", termsafe.Text(t.Reason))
 	}
 	section(w, "prompt", t.Prompt)
 	printTools(w, t.Tools)
@@ -149,7 +150,7 @@ func printTurn(w io.Writer, t transcript.Turn) {
 	}
 	section(w, "stderr", strings.Join(t.Stderr, "\n"))
 	if len(t.Truncated) > 0 {
-		fmt.Fprintf(w, "(cut to fit the transcript's bounds: %s)\n", strings.Join(t.Truncated, ", "))
+		fmt.Fprintf(w, "(cut to fit the transcript's bounds: %s)\n", termsafe.Line(strings.Join(t.Truncated, ", ")))
 	}
 	fmt.Fprintln(w)
 }
@@ -162,14 +163,15 @@ func printTools(w io.Writer, tools []transcript.ToolCall) {
 	}
 	fmt.Fprintf(w, "tool calls: %d\n", len(tools))
 	for i, tc := range tools {
-		fmt.Fprintf(w, "  %d. %s %s\n", i+1, tc.Tool, oneLine(tc.Input, 200))
+		// The tool's name, input and output are the agent's text: made safe for the terminal.
+		fmt.Fprintf(w, "  %d. %s %s\n", i+1, termsafe.Line(tc.Tool), termsafe.Line(oneLine(tc.Input, 200)))
 		switch {
 		case tc.Unanswered:
 			fmt.Fprintln(w, "     → (no result: the turn ended first)")
 		case tc.IsError:
-			fmt.Fprintf(w, "     → error: %s\n", oneLine(tc.Output, 200))
+			fmt.Fprintf(w, "     → error: %s\n", termsafe.Line(oneLine(tc.Output, 200)))
 		case strings.TrimSpace(tc.Output) != "":
-			fmt.Fprintf(w, "     → %s\n", oneLine(tc.Output, 200))
+			fmt.Fprintf(w, "     → %s\n", termsafe.Line(oneLine(tc.Output, 200)))
 		}
 	}
 }
@@ -181,7 +183,7 @@ func section(w io.Writer, title, text string) {
 	}
 	fmt.Fprintf(w, "%s:\n", title)
 	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
-		fmt.Fprintf(w, "  %s\n", l)
+		fmt.Fprintf(w, "  %s\n", termsafe.Text(l))
 	}
 }
 
