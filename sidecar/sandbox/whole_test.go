@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
+	"github.com/agentcanvas/agentcanvas/sidecar/wslock"
 )
 
 // TestPrepareWholeWorkspace: "." copies every file git would not ignore, like a worktree,
@@ -153,5 +154,35 @@ func TestPrepareWholeWorkspaceKeepsTrackedBuildFolders(t *testing.T) {
 	}
 	if m, _ := ReadMeta(ws, "r", "v"); strings.Join(m.Files, " ") != "go/src/cmd/dist/README go/src/cmd/dist/build.go" {
 		t.Errorf("go/src copied %q", m.Files)
+	}
+}
+
+// A sandbox prepared while an apply holds the workspace lock is listed once the apply is done:
+// not the apply's temporary files (gone by then: copying them would fail), and with the files
+// it added.
+func TestPrepareListsTheWorkspaceUnderItsLock(t *testing.T) {
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
+	temp := filepath.Join(ws, ".agentcanvas-0123456789abcdef.tmp") // an apply's, beside its target
+	os.WriteFile(temp, []byte("half\n"), 0o644)
+	lk, err := wslock.Acquire(context.Background(), ws, "applying a proposal", wslock.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting := make(chan struct{})
+	done := make(chan error)
+	go func() {
+		_, err := Prepare(context.Background(), Options{Workspace: ws, RunID: "r", AgentID: "w", Files: []string{"."}, Waiting: func(string) { close(waiting) }})
+		done <- err
+	}()
+	<-waiting // Prepare listed the workspace once (the refusals) and waits for the lock
+	os.Remove(temp)
+	os.WriteFile(filepath.Join(ws, "b.txt"), []byte("b\n"), 0o644)
+	lk.Release()
+	if err := <-done; err != nil {
+		t.Fatalf("prepare: %v", err)
+	}
+	if m, _ := ReadMeta(ws, "r", "w"); strings.Join(m.Files, " ") != "a.txt b.txt" {
+		t.Errorf("copied %q, want the workspace as the apply left it", m.Files)
 	}
 }
