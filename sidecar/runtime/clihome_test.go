@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/safefile"
 )
 
 // A private CLI home gets the user's model, permissions and provider, never what runs a
@@ -204,7 +206,13 @@ func TestGeminiHomeSelectsKeySignIn(t *testing.T) {
 		if c.key {
 			env = append(env, "GEMINI_API_KEY=k")
 		}
-		if err := seedGeminiHome(dir, "run_1", env); err != nil {
+		d, err := safefile.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = seedGeminiHome(d, "run_1", env)
+		d.Close()
+		if err != nil {
 			t.Fatal(err)
 		}
 		var got struct {
