@@ -99,6 +99,7 @@ func (c *ictx) follow(proc *runtime.Process, node, edge, backend string, resume 
 	out.tools, out.said = acts.tools, acts.said.String()
 	c.spendResult(node, ts, out.res)
 	c.r.metrics.addTurn(node, out.res, c.r.now().Sub(started))
+	c.r.metrics.addRetries(node, RetryRecoverableError, out.res.Retries)
 	return out
 }
 

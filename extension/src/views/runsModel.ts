@@ -1,7 +1,7 @@
 // The Runs view's model: runs → interactions → agents, from listRuns and kept current by run
 // events. Pure (no vscode), so its updates are unit-tested.
 import { addAgentSpend, newerAgentSpend, readSpend } from '../canvas/spend';
-import { REQUEST_EVENTS, type AgentState, type InteractionState, type PendingRequest, type RunEvent, type RunState } from '../protocol';
+import { REQUEST_EVENTS, RESOLVED_EVENTS, type AgentState, type InteractionState, type PendingRequest, type RunEvent, type RunState } from '../protocol';
 
 const RUN_STATUS: Record<string, string> = {
   run_started: 'running',
@@ -19,7 +19,7 @@ function live(status: string): boolean {
 }
 
 const ASKED = REQUEST_EVENTS;
-const RESOLVED = ['question_answered', 'dependency_provided', 'dependency_resolved', 'phase_resolved'];
+const RESOLVED = RESOLVED_EVENTS;
 
 /**
  * The status an agent event gives an agent now at cur, or undefined for none. A request's
