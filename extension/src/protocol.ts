@@ -269,6 +269,8 @@ export interface RunState {
   spend?: Spend;
   interactions: InteractionState[];
   pending: PendingRequest[];
+  /** Resume Run can go on with it: interrupted, or stopped by the person (listRuns). */
+  resumable?: boolean;
 }
 
 function readAgent(raw: unknown): AgentState {
@@ -451,6 +453,7 @@ export function readRuns(raw: unknown): RunState[] {
         endedAt: typeof r.endedAt === 'string' ? r.endedAt : undefined,
         terminationReason: typeof r.terminationReason === 'string' ? r.terminationReason : typeof r.reason === 'string' && r.reason !== '' ? r.reason : undefined,
         spend: readSpend(r.spend),
+        resumable: r.resumable === true ? true : undefined,
         interactions: withAgentSpend(asArray(r.interactions).map(readInteraction), r.agentSpend, typeof r.status === 'string' ? r.status : 'unknown'),
         pending: asArray(r.pending)
           .map((p) => readPending(p, runId))

@@ -417,6 +417,7 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 	}
 	rec.prompt = out.scrub(prompt) // the run's secrets are out of it already
 	rec.stderr = out.stderrAll
+	rec.tools, rec.said = out.scrubTools(), out.scrub(out.said)
 	c.record(rec, out.res)
 	res, handoffErr, stderr := out.res, out.handoffErr, out.stderr
 	c.noteTurn(node, prompt, res)
@@ -566,6 +567,7 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 	if err != nil {
 		return s, fmt.Errorf("agent %s: %w", node, err)
 	}
+	c.warnUnsetEnv(node, rt.Env, env) // envcheck.go
 	s.Env, s.SecretEnv = env, secretNames(env, c.r.o.Env, rt.Secrets, mcpEnvNames(s.MCPServers))
 	c.r.learnSecrets(s.Env, s.SecretEnv)
 	if err := c.routeThroughGateway(node, &s, rt); err != nil { // gateway.go

@@ -27,7 +27,6 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/gateway"
-	"github.com/agentcanvas/agentcanvas/sidecar/procalive"
 	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 	"github.com/agentcanvas/agentcanvas/sidecar/transcript"
 	"github.com/agentcanvas/agentcanvas/sidecar/validate"
@@ -189,6 +188,11 @@ type run struct {
 	gw       runGateway // the model gateway (gateway.go)
 	// turns is the run's transcript (transcript.go).
 	turns *transcript.Writer
+	// flowWarnings are what validating the flow found (warnings and notes only: errors
+	// refuse the run), said at its start as `validate` says them.
+	flowWarnings []diag.Diagnostic
+	// resumeLock is held while a resumed run runs (runlock.go).
+	resumeLock *os.File
 	// logPolicy is what the flow's observability asks the log to hold (observability.go).
 	logPolicy logPolicy
 	// secrets are the run's secret values, redacted wherever text leaves the engine (secrets.go).
@@ -205,7 +209,8 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	if o.Workspace == "" {
 		return nil, errors.New("engine: no workspace")
 	}
-	if ds := validate.Flow(f, validate.Workspace{Root: o.Workspace, Rules: o.limits().Rules}); diag.HasErrors(ds) {
+	ds := validate.Flow(f, validate.Workspace{Root: o.Workspace, Rules: o.limits().Rules})
+	if diag.HasErrors(ds) {
 		return nil, &InvalidFlowError{Diagnostics: ds}
 	}
 	if err := checkCommands(f, o); err != nil {
@@ -238,12 +243,31 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	if err := checkRunID(id); err != nil {
 		return nil, err
 	}
+	var resumeLock *os.File
+	if o.Resume != nil {
+		if resumeLock, err = lockResume(o.Workspace, id); err != nil {
+			return nil, err
+		}
+		// Read again under the lock: another process may have resumed or closed it since the
+		// caller read it (its checkpoint then moved on).
+		if st, err := ReadState(o.Workspace, id); err != nil || !st.Updated.Equal(o.Resume.Updated) {
+			resumeLock.Close()
+			if err == nil {
+				err = fmt.Errorf("run %s changed while it was being resumed (another process resumed or closed it); it is %s now", id, st.Status)
+			}
+			return nil, err
+		}
+	}
 	log, err := eventlog.OpenBuffered(o.Workspace, f.Name)
 	if err != nil {
+		if resumeLock != nil {
+			resumeLock.Close()
+		}
 		return nil, fmt.Errorf("engine: event log: %w", err)
 	}
 	r := &run{f: f, o: o, id: id, log: log, now: o.Now, key: bus.NewKey(), outcomes: map[string]*InteractionOutcome{}, metrics: newMetricSet(), files: promptFiles{ws: o.Workspace}, confined: confined}
 	r.state = newState(r)
+	r.flowWarnings, r.resumeLock = ds, resumeLock
 	r.logPolicy = newLogPolicy(f)
 	for n, v := range o.Env { // the editor's values come from its secret storage: secrets all
 		r.secrets.add(n, v)
@@ -261,15 +285,16 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	return r, nil
 }
 
-// Resume continues an interrupted run (status interrupted in ListStates) of the flow f:
-// the interactions it completed are kept, the others run again, under the same run id.
+// Resume goes on with a run of the flow f that a person stopped or whose engine died
+// (Resumable): the interactions it completed are kept, the others run again, under the same
+// run id.
 func Resume(ctx context.Context, f *flow.Flow, runID string, o Options) (*Outcome, error) {
 	st, err := ReadState(o.Workspace, runID)
 	if err != nil {
 		return nil, err
 	}
-	if (st.Status != StatusRunning && st.Status != StatusWaiting) || procalive.Alive(st.PID) && st.PID != os.Getpid() {
-		return nil, fmt.Errorf("run %s is %s, not interrupted; only an interrupted run can be resumed", runID, st.Status)
+	if err := Resumable(st); err != nil {
+		return nil, err
 	}
 	if st.Flow != f.Name {
 		return nil, fmt.Errorf("run %s ran the flow %q, not %q", runID, st.Flow, f.Name)
@@ -345,6 +370,11 @@ func (r *run) execute(ctx context.Context) *Outcome {
 		r.emit("", "", "run_resumed", started)
 	} else {
 		r.emit("", "", "run_started", started)
+	}
+	for _, d := range r.flowWarnings {
+		if d.Severity == diag.Warning {
+			r.emit("", "", "warning", map[string]any{"message": d.String(), "code": d.Code})
+		}
 	}
 	if unconfined != "" {
 		r.emit("", "", "warning", map[string]any{"message": unconfined})
@@ -496,6 +526,9 @@ func (r *run) close() {
 	r.files.close()
 	runtime.RemoveTemp(r.id) // the agents' private temporary folders
 	r.closeGateway()
+	if r.resumeLock != nil {
+		r.resumeLock.Close()
+	}
 }
 
 func (r *run) task() string {

@@ -97,6 +97,8 @@ export class RunsModel {
     if (rs) {
       run.status = rs;
       if (typeof ev.reason === 'string') run.terminationReason = ev.reason;
+      // Stopped by the person (the engine's reason "stopped"): Resume Run goes on with it.
+      run.resumable = rs === 'interrupted' || (rs === 'stopped' && ev.reason === 'stopped') ? true : undefined;
       if (!live(rs)) {
         // The run is over, however it ended: nothing in it runs or waits any more (an agent
         // whose last turn had no agent_finished would otherwise show running for good). An
@@ -179,6 +181,11 @@ export class RunsModel {
 /** A run whose engine died (the sidecar stopped: a window reload, a crash); it can be resumed or closed. */
 export function isInterrupted(run: RunState): boolean {
   return run.status === 'interrupted';
+}
+
+/** Resume Run can go on with the run: its engine died, or the person stopped it. */
+export function canResume(run: RunState): boolean {
+  return isInterrupted(run) || run.resumable === true;
 }
 
 /** The requests runs can still take an answer to: an interrupted run's are history. */
