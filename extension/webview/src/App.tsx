@@ -17,32 +17,31 @@ import {
   type EdgeChange,
   type FinalConnectionState,
   type NodeChange,
-  type FitViewOptions,
   type Viewport,
 } from "@xyflow/react";
 import type { Diagnostic, FlowModel, FlowOp, PatternInfo, Point } from "../../src/canvas/protocol";
 import { nearestSpan } from "../../src/canvas/positions";
 import { planConnect, planPick, planReconnect, type ConnectPlan } from "./connect";
 import { syntaxError } from "./diagnostics";
-import { edgeGeometry, type EdgeGeometry, type Rect } from "./edgeGeometry";
+import { drawEdges, ESTIMATED_METRICS, MAX_ROUTES, ROUTING_MS, type LabelMetrics, type RoutingReport } from "./drawing";
+import type { Rect } from "./edgeGeometry";
 import { DrawnEdges, type DrawnEdge } from "./drawnEdges";
-import { DrawnEdgesContext, edgeTypes, HighlightContext, LabelLayer, LabelLayerContext, nodeTypes, RunContext } from "./elements";
-import { estimatedHeight, findElement, layoutInput, NODE_HEIGHT, NODE_WIDTH, toGraph, type CanvasEdge, type CanvasNode } from "./graph";
+import { Codicon, DrawnEdgesContext, edgeTypes, HighlightContext, LabelLayer, LabelLayerContext, nodeTypes, RunContext } from "./elements";
+import { entryInteraction, estimatedHeight, findElement, isPlaceholder, layoutInput, NODE_HEIGHT, NODE_WIDTH, toGraph, type CanvasEdge, type CanvasNode } from "./graph";
 import { loadState, onHostMessage, post, saveState } from "./host";
 import { Inspector } from "./Inspector";
-import { placeLabels, type LabelRequest } from "./labelPlacement";
-import { interactionName, LABEL_MIN_ZOOM, MAX_LABEL_CHARS, shortLabel } from "./labels";
+import { LABEL_MIN_ZOOM } from "./labels";
 import { tidyLayout } from "./layout";
 import { Legend } from "./Legend";
 import { deleteOps, layoutOp, moveOps, nudge } from "./ops";
-import { applyRunEvent, edgeCounters, emptyOverlay, restoreAgentSpend } from "./overlay";
+import { applyRunEvent, emptyOverlay, restoreAgentSpend, runLineChars } from "./overlay";
 import { spendLabel } from "../../src/canvas/spend";
 import { Palette, PATTERN_MIME } from "./Palette";
+import { applyPalette } from "./colours";
 import { Rail } from "./Rail";
-import { blockers, NodeIndex, polyline, route } from "./routing";
 import { PatternPicker, type PickerRequest } from "./PatternPicker";
 import { BusyState, Toolbar } from "./Toolbar";
-import { openingView, type Pane } from "./view";
+import { fitAll, openingView, type Pane } from "./view";
 
 export const GRID = 16;
 const NUDGE_SETTLE_MS = 400;
@@ -55,20 +54,10 @@ export const LEGEND_MAX = 24;
 /** Flows with more nodes than this draw only what is in view (React Flow's onlyRenderVisibleElements). */
 export const BIG_FLOW = 150;
 
-/** The size of an edge label's parts, measured once from the page's own font (see measureLabels). */
-interface LabelMetrics {
-  char: number; // one character of the label font
-  chrome: number; // padding and border, across
-  line: number; // one line, with padding and border
-  /** the smallest text on the canvas (a label's, a card's role and badges), in px at 100% */
-  smallText: number;
-}
-const ESTIMATED_METRICS: LabelMetrics = { char: 7, chrome: 16, line: 20, smallText: 12 };
-
 /**
  * The smallest text a person should have to read, in px on screen: VS Code's own smallest UI
- * text (the status bar's, the tabs' descriptions) is 11 to 12 px. The first view, and Fit, never
- * zoom out further than this lets the canvas's smallest text be.
+ * text (the status bar's, the tabs' descriptions) is 11 to 12 px. The first view never zooms out
+ * further than this lets the canvas's smallest text be.
  */
 export const READABLE_PX = 11;
 
@@ -77,14 +66,36 @@ export function readableZoom(m: LabelMetrics): number {
   return Math.min(1.5, READABLE_PX / m.smallText);
 }
 
-/** smallText is the smallest font size, in px, of a label's text and a card's small text. */
+/**
+ * The smallest text the canvas draws, in px at 100%: every kind of small text a card, a label or
+ * a problem marker has, measured in a hidden probe (their sizes are the stylesheet's, relative to
+ * the theme's font size).
+ */
+const SMALL_TEXT_PROBE =
+  '<div class="ac-node-meta"><span class="ac-role">r</span><span class="ac-badge">b</span></div>' +
+  '<div class="ac-node-head"><span class="ac-badge ac-problems">1</span></div>' +
+  '<div class="ac-run-line"><span class="ac-run-state">s</span><span class="ac-badge">m</span></div><div class="ac-run-spend">s</div>' +
+  '<div class="ac-node-diags"><div class="ac-diag">d</div></div>';
+const LABEL_PROBE = '<div class="ac-edge-line"><span class="ac-edge-ix">i</span><span class="ac-edge-text">t</span><span class="ac-badge ac-problems">1</span></div><div class="ac-edge-counters">c</div>';
+
+/** smallText is the smallest font size, in px, of the canvas's text (cards, labels, markers). */
 function smallText(host: HTMLElement): number {
   const card = document.createElement("div");
   card.className = "ac-node ac-probe";
-  card.innerHTML = '<div class="ac-node-meta"><span class="ac-role">r</span><span class="ac-badge">b</span></div>';
-  host.append(card);
-  const sizes = [...card.querySelectorAll("span")].map((e) => parseFloat(getComputedStyle(e).fontSize));
+  card.innerHTML = SMALL_TEXT_PROBE;
+  const label = document.createElement("div");
+  label.className = "ac-edge-label ac-probe";
+  label.innerHTML = LABEL_PROBE;
+  const marker = document.createElement("button");
+  marker.className = "ac-marker ac-probe";
+  marker.textContent = "1";
+  host.append(card, label, marker);
+  const sizes = [...card.querySelectorAll("span, div"), ...label.querySelectorAll("span, div"), marker]
+    .filter((e) => e.childElementCount === 0)
+    .map((e) => parseFloat(getComputedStyle(e).fontSize));
   card.remove();
+  label.remove();
+  marker.remove();
   return Math.min(...sizes.filter((x) => x > 0), Infinity);
 }
 
@@ -93,21 +104,19 @@ function measureLabels(host: HTMLElement | null): LabelMetrics {
   if (!host) return ESTIMATED_METRICS;
   const probe = document.createElement("div");
   probe.className = "ac-edge-label ac-probe";
-  const text = document.createElement("span");
-  text.className = "ac-edge-text";
-  probe.append(text);
+  const line = (n: number) => `<div class="ac-edge-line"><span class="ac-edge-text">${"0".repeat(n)}</span></div>`;
   host.append(probe);
-  text.textContent = "0".repeat(10);
+  probe.innerHTML = line(10);
   const w10 = probe.getBoundingClientRect().width;
-  const line = probe.getBoundingClientRect().height;
-  text.textContent = "0".repeat(30);
+  const h1 = probe.getBoundingClientRect().height;
+  probe.innerHTML = line(30) + line(1);
   const w30 = probe.getBoundingClientRect().width;
-  const labelText = parseFloat(getComputedStyle(text).fontSize);
+  const h2 = probe.getBoundingClientRect().height;
   probe.remove();
   const char = (w30 - w10) / 20;
-  if (!(char > 0) || !(line > 0)) return ESTIMATED_METRICS;
-  const small = Math.min(labelText > 0 ? labelText : Infinity, smallText(host));
-  return { char, chrome: w10 - 10 * char, line, smallText: Number.isFinite(small) ? small : ESTIMATED_METRICS.smallText };
+  if (!(char > 0) || !(h1 > 0) || !(h2 > h1)) return ESTIMATED_METRICS;
+  const small = smallText(host);
+  return { char, chrome: w10 - 10 * char, line: h1, lineStep: h2 - h1, smallText: Number.isFinite(small) ? small : ESTIMATED_METRICS.smallText };
 }
 
 /** nodeRect is a node's box on the canvas: measured once drawn, estimated before. */
@@ -120,40 +129,72 @@ function nodeRect(n: CanvasNode): Rect {
   };
 }
 
-/** The room Fit and the first view leave clear: the toolbar above and the legend below. */
-function viewPadding(root: HTMLElement | null): Pane["pad"] {
-  const canvas = root?.querySelector(".ac-canvas")?.getBoundingClientRect();
-  const bar = root?.querySelector(".ac-toolbar")?.getBoundingClientRect();
-  const legend = root?.querySelector(".ac-legend")?.getBoundingClientRect();
-  // at most a third of the height each, whatever the panels measure (a hidden one measures 0)
-  const most = canvas ? canvas.height / 3 : 56;
-  const top = Math.min(most, canvas && bar?.height ? bar.bottom - canvas.top + 16 : 56);
-  const bottom = Math.min(most, canvas && legend?.height ? canvas.bottom - legend.top + 16 : 32);
-  return { top: Math.round(top), bottom: Math.round(bottom), left: 40, right: 40 };
-}
-
-function fitPadding(root: HTMLElement | null): FitViewOptions["padding"] {
-  const p = viewPadding(root);
-  return { top: `${p.top}px`, bottom: `${p.bottom}px`, left: `${p.left}px`, right: `${p.right}px` };
+/** labelRects are the drawn labels' and markers' boxes on the canvas. */
+function labelRects(drawn: ReadonlyMap<string, DrawnEdge>): Rect[] {
+  const out: Rect[] = [];
+  for (const d of drawn.values())
+    for (const p of [d.label?.place, d.marker]) if (p) out.push({ x: p.x - p.width / 2, y: p.y - p.height / 2, width: p.width, height: p.height });
+  return out;
 }
 
 /**
- * aroundNodes is the edge's curve, or, when the curve would pass under a node other than its
- * ends, a route around the nodes (routing.ts). Routes take turns at a few offsets, so two routes
- * that would share a channel run side by side rather than on top of each other.
+ * storyRects are the boxes of the interaction a run starts with (graph.ts: entryInteraction): its
+ * nodes, its labels and its problem markers. The opening view shows them whole.
  */
-function aroundNodes(g: EdgeGeometry, index: NodeIndex, ends: string[], routed: number, deadline: number): EdgeGeometry {
-  if (routed >= MAX_ROUTES || performance.now() > deadline || blockers(g, index, ends).length === 0) return g;
-  const r = route(g, index, ROUTE_OFFSETS[routed % ROUTE_OFFSETS.length]);
-  return r ? { ...g, route: r } : g;
+function storyRects(flow: FlowModel | null, nodes: CanvasNode[], edges: CanvasEdge[], drawn: ReadonlyMap<string, DrawnEdge>): Rect[] {
+  const entry = entryInteraction(flow);
+  const mine = edges.filter((e) => e.data?.interactionId === entry);
+  const ends = new Set(mine.flatMap((e) => [e.source, e.target]));
+  const labels = new Map<string, DrawnEdge>();
+  for (const e of mine) {
+    const d = drawn.get(e.id);
+    if (d) labels.set(e.id, d);
+  }
+  return [...nodes.filter((n) => ends.has(n.id)).map(nodeRect), ...labelRects(labels)];
 }
-const ROUTE_OFFSETS = [0, 5, -5];
+
+/** Why routing left edges as curves, for the person: what the limit is and what helps. */
+const ROUTING_WHY: Record<NonNullable<RoutingReport["why"]>, string> = {
+  routes: `routing stops after ${MAX_ROUTES} routed edges in one drawing, to keep drawing fast`,
+  time: `routing stops after ${ROUTING_MS} ms in one drawing, to keep drawing fast`,
+  crowded: "routing found no way around the cards near them (too many cards close together)",
+};
+
 /**
- * A tangle past this many routed edges, or past this much routing time in one drawing, keeps the
- * rest as curves: drawing (after a drag, after Tidy) must stay fast.
+ * RoutingNote tells the person when edges pass under cards because routing gave up (at its limits,
+ * or finding no way), rather than leaving them to wonder why a line runs under a card.
  */
-const MAX_ROUTES = 300;
-const ROUTING_MS = 60;
+function RoutingNote({ routing }: { routing: RoutingReport }) {
+  if (routing.curved === 0 || !routing.why) return null;
+  const n = routing.curved;
+  return (
+    <span
+      className="ac-badge ac-routing-note"
+      role="status"
+      data-testid="routing-limit"
+      title={`${n} edge${n > 1 ? "s are" : " is"} drawn as ${n > 1 ? "curves" : "a curve"} that may pass under cards: ${ROUTING_WHY[routing.why]}. Tidy, or moving cards apart, gives ${n > 1 ? "them" : "it"} room.`}
+    >
+      <Codicon name="warning" />
+      {n} edge{n > 1 ? "s" : ""} not routed
+    </span>
+  );
+}
+
+/** pane is the canvas on screen and the controls that float over it, in its own coordinates. */
+function pane(root: HTMLElement | null): Pane | undefined {
+  const flow = root?.querySelector(".react-flow")?.getBoundingClientRect();
+  if (!flow) return undefined;
+  const covers: Rect[] = [];
+  for (const sel of [".ac-toolbar", ".ac-legend", ".react-flow__minimap", ".ac-offscreen"])
+    for (const el of root!.querySelectorAll(sel)) {
+      // the part of it over the flow (the toolbar and the side column stand beside it)
+      const r = el.getBoundingClientRect();
+      const [x0, y0] = [Math.max(r.left, flow.left), Math.max(r.top, flow.top)];
+      const [x1, y1] = [Math.min(r.right, flow.right), Math.min(r.bottom, flow.bottom)];
+      if (x1 > x0 && y1 > y0) covers.push({ x: x0 - flow.left, y: y0 - flow.top, width: x1 - x0, height: y1 - y0 });
+    }
+  return { width: flow.width, height: flow.height, covers };
+}
 
 /** nodeAtPointer: the id of the node under a mouse or touch event's point, if any. */
 function nodeAtPointer(e: MouseEvent | TouchEvent): string | undefined {
@@ -256,6 +297,10 @@ function Canvas() {
   flowRef.current = flow;
   const nodesRef = useRef(nodes);
   nodesRef.current = nodes;
+  const overlayRef = useRef(overlay);
+  overlayRef.current = overlay;
+  // Every edge's drawing (drawing.ts), kept outside React's props: each edge reads its own entry.
+  const drawnEdges = useMemo(() => new DrawnEdges(), []);
   const edgesRef = useRef(edges);
   edgesRef.current = edges;
   const snapRef = useRef(snap);
@@ -312,6 +357,8 @@ function Canvas() {
     [],
   );
   useEffect(() => post({ type: "ready" }), []);
+  // The interaction colours, chosen from the theme's (palette.ts), again when the theme changes.
+  useEffect(() => applyPalette(document.documentElement), []);
 
   // The clock for the overlay's "time left", only while a run is on.
   useEffect(() => {
@@ -326,20 +373,26 @@ function Canvas() {
   const graphRef = useRef(graph);
   graphRef.current = graph;
 
-  // The first view, Fit and the view after Tidy: the whole flow when it is readable so, else the
-  // flow's entry at the readable zoom (view.ts). Fit shows the whole flow, however small, once the
-  // person has zoomed out below that zoom themselves.
-  const fit = useCallback(
-    async (maxZoom = 1, nodes: CanvasNode[] = nodesRef.current) => {
-      const floor = readableZoom(metricsRef.current);
-      if (rf.getViewport().zoom < floor - 1e-3 && viewSetRef.current) return rf.fitView({ padding: fitPadding(wrapper.current), maxZoom, duration: 0 });
-      const r = wrapper.current?.querySelector(".react-flow")?.getBoundingClientRect();
-      if (!r) return false;
-      const v = openingView(nodes.map(nodeRect), { width: r.width, height: r.height, pad: viewPadding(wrapper.current) }, floor, Math.max(maxZoom, floor));
-      return rf.setViewport(v, { duration: 0 });
-    },
-    [rf],
-  );
+  // The first view and the view after Tidy: the whole flow when it is readable so, else its story
+  // (the interaction that runs first) at the readable zoom, clear of the toolbar, legend and
+  // minimap (view.ts). Fit shows everything, however small.
+  const [openTick, setOpenTick] = useState(0);
+  const openPending = useRef(false);
+  const openSoon = useCallback(() => {
+    openPending.current = true;
+    setOpenTick((t) => t + 1);
+  }, []);
+  const content = useCallback((): Rect[] => [...nodesRef.current.map(nodeRect), ...labelRects(drawnEdges.all())], []); // eslint-disable-line react-hooks/exhaustive-deps
+  const showStory = useCallback(() => {
+    const p = pane(wrapper.current);
+    if (!p) return;
+    const story = storyRects(flowRef.current, nodesRef.current, edgesRef.current, drawnEdges.all());
+    void rf.setViewport(openingView(content(), story, p, readableZoom(metricsRef.current)), { duration: 0 }).then(() => setViewSet(true));
+  }, [rf, content]); // eslint-disable-line react-hooks/exhaustive-deps
+  const fit = useCallback(() => {
+    const p = pane(wrapper.current);
+    if (p) void rf.setViewport(fitAll(content(), p), { duration: 0 });
+  }, [rf, content]);
   // The label font, measured again with each new model (the theme's font may have changed).
   useEffect(() => {
     const m = measureLabels(wrapper.current?.querySelector(".ac-canvas") ?? null);
@@ -368,7 +421,8 @@ function Canvas() {
       if (saved.viewport) {
         rf.setViewport(saved.viewport);
         setViewSet(true);
-      } else requestAnimationFrame(() => void fit(1, next).finally(() => setViewSet(true)));
+      } else if (next.length === 0) setViewSet(true);
+      else openSoon();
     }
   }, [graph]); // eslint-disable-line react-hooks/exhaustive-deps
 
@@ -507,18 +561,19 @@ function Canvas() {
     try {
       const sizes = new Map(ns.map((n) => [n.id, nodeRect(n)]));
       const positions = await tidyLayout(layoutInput(f, g.diagnostics, (id) => sizes.get(id)), progress);
+      const saved = Object.fromEntries(Object.entries(positions).filter(([id]) => !isPlaceholder(id)));
       performance.mark("ac:tidy:reply");
       setNodes((cur) => cur.map((n) => (positions[n.id] ? { ...n, position: positions[n.id] } : n)));
-      send([layoutOp(positions)], "Tidy");
+      send([layoutOp(saved)], "Tidy");
       performance.mark("ac:tidy:sent");
-      requestAnimationFrame(() => void fit(1, nodesRef.current.map((n) => (positions[n.id] ? { ...n, position: positions[n.id] } : n))));
+      openSoon();
     } catch (e) {
       setNotice(`Tidy failed: ${(e as Error).message}`);
       post({ type: "error", message: `tidy: ${(e as Error).message}` });
     } finally {
       busy.set(undefined);
     }
-  }, [busy, fit, send]);
+  }, [busy, openSoon, send]);
 
   /**
    * withAutoPlaced adds to moved positions those of the nodes the layout placed (no saved
@@ -526,7 +581,7 @@ function Canvas() {
    */
   const withAutoPlaced = useCallback((moved: Record<string, Point>): Record<string, Point> => {
     const all: Record<string, Point> = {};
-    for (const n of nodesRef.current) if (n.data.auto) all[n.id] = n.position;
+    for (const n of nodesRef.current) if (n.data.auto && !isPlaceholder(n.id)) all[n.id] = n.position;
     return { ...all, ...moved };
   }, []);
 
@@ -693,51 +748,33 @@ function Canvas() {
   // the run counters on a second, the selected edge's first problem on a third.
   // Recomputed when what it depends on changes, not with every new nodes array (a selection,
   // a measurement that came out the same).
-  const extras = edges.map((e) => `${edgeCounters(overlay.edges[e.id], now)?.length ?? 0}${e.selected ? "s" : ""}`).join(",");
+  // The room each label keeps for its interaction's run line: its size holds still for the run.
+  const runChars = Object.keys(overlay.interactions).map((id) => `${id}:${runLineChars(overlay, id)}`).join(",");
   const shapes =
     nodes.map((n) => `${n.id}:${n.position.x},${n.position.y},${n.measured?.width ?? "-"},${n.measured?.height ?? "-"}`).join("|") +
     "#" +
-    edges.map((e) => `${e.id}:${e.source}>${e.target}:${e.data?.label}:${e.data?.parallel}/${e.data?.parallelCount}:${e.data?.diagnostics.length}`).join("|");
-  const drawnEdges = useMemo(() => new DrawnEdges(), []);
-  const drawn = useMemo(() => {
-    const rects = new Map(nodes.map((n) => [n.id, nodeRect(n)]));
-    const out = new Map<string, DrawnEdge>();
-    const requests: LabelRequest[] = [];
-    const forms = new Map<string, string[]>();
-    const index = new NodeIndex(nodes.map((n) => ({ id: n.id, ...rects.get(n.id)! })));
-    let routed = 0;
-    const deadline = performance.now() + ROUTING_MS;
-    // the edges each label names: its own, and those that share it (graph.ts: labelledBy)
-    const named = new Map<string, string[]>();
-    for (const e of edges) if (e.data) named.set(e.data.labelledBy, [...(named.get(e.data.labelledBy) ?? []), e.id]);
-    for (const e of edges) {
-      const s = rects.get(e.source);
-      const t = rects.get(e.target);
-      if (!s || !t || !e.data) continue;
-      const geometry = aroundNodes(edgeGeometry(s, t, e.data.parallel, e.data.parallelCount, e.source > e.target), index, [e.source, e.target], routed, deadline);
-      if (geometry.route) routed++;
-      out.set(e.id, { geometry });
-      if (!labelsDrawn || e.data.labelledBy !== e.id) continue;
-      // the label, then shorter forms for when a tight layout leaves no room for it
-      const texts = [...new Set([MAX_LABEL_CHARS, 20, 14, 10].map((n) => shortLabel(e.data!.label, n)))];
-      forms.set(e.id, texts);
-      const problems = e.data.diagnostics.length;
-      const counters = edgeCounters(overlay.edges[e.id], now)?.length ?? 0;
-      // the interaction's name before the text (bold: a character more), and the problem badge
-      const badge = (problems ? String(problems).length + 3 : 0) + [...interactionName(e.data.interactionId)].length + 2;
-      const lines = 1 + (counters ? 1 : 0) + (problems && e.selected ? 1 : 0);
-      const width = (chars: number) => Math.ceil(Math.max(chars + badge, counters, problems && e.selected ? 40 : 0) * metrics.char + metrics.chrome) + 2;
-      requests.push({ id: e.id, widths: texts.map((x) => width([...x].length)), height: Math.ceil(metrics.line * lines) + 2, geometry, edges: named.get(e.id) });
-    }
-    const lines = labelsDrawn ? [...out].map(([id, d]) => ({ id, points: polyline(d.geometry, 16) })) : undefined;
-    const places = placeLabels(requests, [...rects.values()], lines);
-    for (const r of requests) {
-      const label = places.get(r.id)!;
-      out.set(r.id, { geometry: r.geometry, label, text: forms.get(r.id)![label.form] });
-    }
-    return out;
-  }, [shapes, metrics, extras, labelsDrawn]); // eslint-disable-line react-hooks/exhaustive-deps
+    edges.map((e) => `${e.id}:${e.source}>${e.target}:${e.data?.label}:${e.data?.parallel}/${e.data?.parallelCount}:${e.data?.labelledBy}:${e.data?.diagnostics.length}`).join("|");
+  const [drawn, routing] = useMemo(() => {
+    const o = overlayRef.current;
+    const d = drawEdges({
+      rects: new Map(nodes.map((n) => [n.id, nodeRect(n)])),
+      edges,
+      metrics,
+      labels: labelsDrawn,
+      runChars: (id) => (o.interactions[id] ? runLineChars(o, id) : 0),
+      clock: () => performance.now(),
+    });
+    return [d.edges, d.routing] as const;
+  }, [shapes, metrics, runChars, labelsDrawn]); // eslint-disable-line react-hooks/exhaustive-deps
   useLayoutEffect(() => drawnEdges.set(drawn), [drawn, drawnEdges]);
+  // The first view (and the view after Tidy), once the nodes are measured and the labels placed
+  // with their real sizes: a big flow's nodes out of view are never measured, so it goes at once.
+  useEffect(() => {
+    if (!openPending.current) return;
+    if (!big && nodes.some((n) => !n.measured?.width)) return;
+    openPending.current = false;
+    showStory();
+  }, [drawn, openTick]); // eslint-disable-line react-hooks/exhaustive-deps
   // The interaction whose edges are all the selection (the legend marks it).
   const selectedIx = selNodes.length === 0 && selEdges.length > 0 && selEdges.every((e) => e.data?.interactionId === selEdges[0].data?.interactionId) ? selEdges[0].data?.interactionId : undefined;
   const selectInteraction = useCallback((interactionId: string) => {
@@ -819,12 +856,13 @@ function Canvas() {
             minimap={minimap}
             legend={legend}
             onTidy={tidy}
-            onFit={() => fit()}
+            onFit={fit}
             onSnap={toggleSnap}
             onMinimap={toggleMinimap}
             onLegend={toggleLegend}
             run={
               <>
+                <RoutingNote routing={routing} />
                 {overlay.running ? <span className="ac-badge ac-run-badge active">run {overlay.runId ?? ""}</span> : null}
                 {spendLabel(overlay.spend) ? (
                   <span className="ac-badge ac-spend-badge" title="What the run's agents reported spending so far (docs/runs.md, Spend limits)">
@@ -834,7 +872,8 @@ function Canvas() {
               </>
             }
           />
-          {legend && flow ? <Legend interactions={flow.interactions ?? []} selected={selectedIx} onSelect={selectInteraction} onHover={setHovered} /> : null}
+          <div className="ac-stage">
+          <div className="ac-flow">
           <RunContext.Provider value={ctx}>
            <HighlightContext.Provider value={hovered}>
            <DrawnEdgesContext.Provider value={drawnEdges}>
@@ -878,16 +917,6 @@ function Canvas() {
             >
               <Background variant={snap ? BackgroundVariant.Lines : BackgroundVariant.Dots} gap={GRID} />
               <LabelLayer onLayer={setLabelLayer} />
-              {minimap ? (
-                <MiniMap<CanvasNode>
-                  pannable
-                  zoomable
-                  ariaLabel="Minimap of the flow"
-                  // Colours come from canvas.css (--xy-minimap-* pointed at --vscode-*); classes say what to colour.
-                  nodeClassName={(n) => ["ac-mini", `ac-mini-${n.type}`, n.data.severity ? `has-${n.data.severity}` : ""].join(" ")}
-                  nodeBorderRadius={6}
-                />
-              ) : null}
             </ReactFlow>
            </LabelLayerContext.Provider>
            </DrawnEdgesContext.Provider>
@@ -895,6 +924,24 @@ function Canvas() {
           </RunContext.Provider>
           {flow && nodes.length === 0 ? <div className="ac-empty">This flow has no nodes yet. Insert a pattern from the palette.</div> : null}
           {!flow && !syntax ? <div className="ac-empty">Loading the flow…</div> : null}
+          </div>
+          {/* The legend and the minimap beside the flow, never over it: no card or label is ever under them. */}
+          {(legend && flow && (flow.interactions?.length ?? 0) > 0) || minimap ? (
+            <aside className="ac-side" data-testid="side">
+              {legend && flow ? <Legend interactions={flow.interactions ?? []} selected={selectedIx} onSelect={selectInteraction} onHover={setHovered} /> : null}
+              {minimap ? (
+                  <MiniMap<CanvasNode>
+                    pannable
+                    zoomable
+                    ariaLabel="Minimap of the flow"
+                    // Colours come from canvas.css (--xy-minimap-* pointed at --vscode-*); classes say what to colour.
+                    nodeClassName={(n) => ["ac-mini", `ac-mini-${n.type}`, n.data.severity ? `has-${n.data.severity}` : ""].join(" ")}
+                    nodeBorderRadius={6}
+                  />
+              ) : null}
+            </aside>
+          ) : null}
+          </div>
         </div>
         {inspectorOpen ? (
           <Inspector

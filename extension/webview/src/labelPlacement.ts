@@ -1,18 +1,24 @@
-// Where each edge label goes: on its own curve, at the first of a few spots (the middle first,
-// then out toward the ends, then to either side of the line) where its box overlaps no node and
-// no label placed before it. A label with no room at its full width tries its shorter forms
+// Where each edge label goes: on the edges it names, at the first of a few spots where its box
+// overlaps no node and no label placed before it: a fan's label near the node its edges share
+// (out along them, then beside them), a lone edge's about its middle (then out toward the ends,
+// then to either side of the line). A label with no room at its full width tries its shorter forms
 // (the canvas shortens the text with an ellipsis); one that finds no free spot at all takes the
 // one that overlaps least, and says so (free: false). Pure; a grid index keeps it near-linear.
 import { pointAt, type EdgeGeometry, type Pt, type Rect } from "./edgeGeometry";
 
 export interface LabelRequest {
   id: string;
-  /** the widths of the label's forms, full first, then ever shorter */
+  /** the widths of the label's forms, full first, then ever narrower */
   widths: number[];
-  height: number;
+  /** the forms' heights (one for all, or one per form) */
+  height: number | number[];
   geometry: EdgeGeometry;
   /** the edges the label names (its own, and those that share it); none: only its geometry's */
   edges?: string[];
+  /** the shapes of the edges it names, when more than its own: a fan's */
+  geometries?: EdgeGeometry[];
+  /** which end of its edges it sits near (graph.ts: LabelEnd); the middle when unset */
+  at?: "source" | "target" | "middle";
 }
 
 /** An edge's line, for keeping each label nearer its own edge than any other. */
@@ -28,6 +34,9 @@ export interface PlacedLabel {
   /** which of its widths it got (0: the full label) */
   form: number;
   free: boolean;
+  /** its box's size */
+  width: number;
+  height: number;
 }
 
 /** Space kept between a label and a node, and between two labels. */
@@ -94,12 +103,61 @@ const boxAt = (p: Pt, w: number, h: number): Rect => ({ x: p.x - w / 2, y: p.y -
 /** How much of an edge a label on it must leave in sight, in px. */
 const EDGE_IN_SIGHT = 48;
 
+/** How far out along a fan's edges its label may go, in px from the shared node's side, beyond its own half size. */
+const NEAR = [14, 30, 48, 70, 96, 130];
+
 /**
- * candidates are the spots a label may take on its curve, best first: on the line, then beside
- * it. An edge too short to show past its label on the line gets the spots beside it first, so the
- * label never hides its own edge.
+ * candidates are the spots a label may take, best first: on its edges, then beside them. A lone
+ * edge's label starts at the middle; an edge too short to show past its label on the line gets
+ * the spots beside it first, so the label never hides its own edge. A fan's label starts next to
+ * the node its edges share and moves out along each of them.
  */
-function candidates(g: EdgeGeometry, width: number, height: number): Pt[] {
+function candidates(l: LabelRequest, width: number, height: number): Pt[] {
+  if (l.at === "source" || l.at === "target") return nearEnd(l.geometries ?? [l.geometry], l.at, width, height);
+  return alongMiddle(l.geometry, width, height);
+}
+
+/** nearEnd: the spots near the shared end of a fan's edges, the nearest first, on each edge in turn, then beside. */
+function nearEnd(all: EdgeGeometry[], at: "source" | "target", width: number, height: number): Pt[] {
+  const on: Pt[] = [];
+  const beside: Pt[] = [];
+  // the longest edges first: they have room for a label near the node without sitting on the short hop beside it
+  const byLength = all.map((g) => ({ g, line: polylineOf(g) })).sort((a, b) => lengthOf(b.line) - lengthOf(a.line));
+  const gs = byLength.map((x) => x.g);
+  const lines = byLength.map((x) => x.line);
+  for (const d of NEAR)
+    for (let i = 0; i < gs.length; i++) {
+      const g = gs[i];
+      const side = at === "source" ? g.sourceSide : g.targetSide;
+      const horizontal = side === "left" || side === "right";
+      const p = atDistance(lines[i], at, d + (horizontal ? width / 2 : height / 2));
+      if (!p) continue;
+      on.push(p);
+      for (const s of [1, -1]) beside.push(horizontal ? { x: p.x, y: p.y + s * (height / 2 + 6) } : { x: p.x + s * (width / 2 + 6), y: p.y });
+    }
+  return [...on, ...beside, ...alongMiddle(gs[0], width, height)];
+}
+
+/** polylineOf is an edge's line as points: its route, or its curve sampled. */
+function polylineOf(g: EdgeGeometry): Pt[] {
+  return g.route ?? Array.from({ length: 33 }, (_, i) => pointAt(g, i / 32));
+}
+
+const lengthOf = (line: Pt[]) => line.slice(1).reduce((s, p, i) => s + Math.hypot(p.x - line[i].x, p.y - line[i].y), 0);
+
+/** atDistance is the point d px along a line from its start (or from its end); none past its middle. */
+function atDistance(line: Pt[], from: "source" | "target", d: number): Pt | undefined {
+  const pts = from === "source" ? line : [...line].reverse();
+  if (d > lengthOf(pts) * 0.6) return undefined;
+  for (let i = 1; i < pts.length; i++) {
+    const len = Math.hypot(pts[i].x - pts[i - 1].x, pts[i].y - pts[i - 1].y);
+    if (d <= len) return { x: pts[i - 1].x + ((pts[i].x - pts[i - 1].x) * d) / len, y: pts[i - 1].y + ((pts[i].y - pts[i - 1].y) * d) / len };
+    d -= len;
+  }
+  return undefined;
+}
+
+function alongMiddle(g: EdgeGeometry, width: number, height: number): Pt[] {
   const on: Pt[] = ALONG.map((t) => pointAt(g, t));
   // beside the line, at the middle spots: across the way the edge runs, further each time
   const horizontal = g.sourceSide === "left" || g.sourceSide === "right";
@@ -182,30 +240,33 @@ export function placeLabels(labels: LabelRequest[], nodes: Rect[], lines?: EdgeL
   const thorough = labels.length <= THOROUGH;
   for (const l of labels) {
     let found: PlacedLabel | undefined;
-    // the first free spot: the full label first, then its shorter forms
+    const height = (form: number) => (Array.isArray(l.height) ? l.height[form] : l.height);
+    // the first free spot: the full label first, then its other forms
     const own = new Set(l.edges ?? [l.id]);
     search: for (let form = 0; form < l.widths.length; form++) {
       if (!thorough && form > 0 && form < l.widths.length - 1) continue;
-      for (const p of candidates(l.geometry, l.widths[form], l.height))
-        if (obstacles.overlap(boxAt(p, l.widths[form], l.height), true) === 0 && !nearest?.nearerOther(p, own)) {
-          found = { x: p.x, y: p.y, form, free: true };
+      const [w, h] = [l.widths[form], height(form)];
+      for (const p of candidates(l, w, h))
+        if (obstacles.overlap(boxAt(p, w, h), true) === 0 && !nearest?.nearerOther(p, own)) {
+          found = { x: p.x, y: p.y, form, free: true, width: w, height: h };
           break search;
         }
     }
     if (!found) {
-      // no free spot anywhere: the least crowded one, at the shortest form
+      // no free spot anywhere: the least crowded one, at the last form
       const form = l.widths.length - 1;
+      const [w, h] = [l.widths[form], height(form)];
       let cost = Infinity;
-      for (const p of candidates(l.geometry, l.widths[form], l.height)) {
-        const c = obstacles.overlap(boxAt(p, l.widths[form], l.height));
+      for (const p of candidates(l, w, h)) {
+        const c = obstacles.overlap(boxAt(p, w, h));
         if (c < cost) {
           cost = c;
-          found = { x: p.x, y: p.y, form, free: false };
+          found = { x: p.x, y: p.y, form, free: false, width: w, height: h };
         }
       }
     }
     out.set(l.id, found!);
-    obstacles.add(inflate(boxAt(found!, l.widths[found!.form], l.height), LABEL_CLEARANCE));
+    obstacles.add(inflate(boxAt(found!, found!.width, found!.height), LABEL_CLEARANCE));
   }
   return out;
 }

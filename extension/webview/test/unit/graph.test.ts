@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { indexDiagnostics, isPathPrefix, syntaxError, worstSeverity } from "../../src/diagnostics";
-import { backendBadge, findElement, NODE_HEIGHT, NODE_WIDTH, toGraph } from "../../src/graph";
+import { backendBadge, entryInteraction, findElement, NODE_HEIGHT, NODE_WIDTH, toGraph } from "../../src/graph";
 import { edgeLabel, formatDuration, keyParameter } from "../../src/labels";
 import type { Diagnostic, FlowModel } from "../../../src/canvas/protocol";
-import { allPatterns, broken, firstSight, PATTERN_IDS, problems, team20 } from "./fixtures";
+import { allPatterns, broken, firstSight, PATTERN_IDS, problems, team13, team20, unknownAgent } from "./fixtures";
 
 test("labels show the pattern and its key parameter", () => {
   assert.equal(edgeLabel("debate_judge", { termination: { any: [{ type: "max_rounds", rounds: 3 }, { type: "judge_decision" }] } }), "debate_judge (3r)");
@@ -89,7 +89,7 @@ test("edges carry their interaction's colour index and their place among paralle
   assert.equal((toGraph(firstSight.flow!, []).nodes.find((n) => n.id === "coder")!.data as { files: number }).files, coder.files!.length);
 });
 
-test("edges naming a missing node, and duplicate ids, are not drawn", () => {
+test("an edge naming a node the flow does not define is drawn to a placeholder, with its problem; duplicate ids are drawn once", () => {
   const flow: FlowModel = {
     file: "f.yaml",
     name: "f",
@@ -103,9 +103,52 @@ test("edges naming a missing node, and duplicate ids, are not drawn", () => {
     spans: null,
   };
   const g = toGraph(flow, []);
-  assert.equal(g.nodes.length, 1);
-  assert.equal(g.edges.length, 0);
+  assert.deepEqual(g.nodes.map((n) => [n.id, n.type]), [["a", "agent"], ["missing:ghost", "missing"]]);
+  assert.deepEqual(g.edges.map((e) => [e.id, e.source, e.target]), [["i1-e1", "a", "missing:ghost"]]);
   assert.equal(backendBadge({ id: "x", path: "" }), "auto");
+  // the real loader's reading of a misspelt worker: the edge, its error, and a placeholder named as the edge names it
+  const u = toGraph(unknownAgent.flow!, unknownAgent.diagnostics);
+  const ghost = u.nodes.find((n) => n.id === "missing:tester2")!;
+  assert.equal(ghost.data.kind, "missing");
+  assert.equal(ghost.data.kind === "missing" && ghost.data.name, "tester2");
+  assert.equal(ghost.draggable, false);
+  assert.match(ghost.data.diagnostics[0].message, /did you mean "tester"/);
+  const e2 = u.edges.find((e) => e.id === "build-e2")!;
+  assert.equal(e2.target, "missing:tester2");
+  assert.equal(e2.data!.severity, "error");
+  assert.match(e2.ariaLabel!, /1 problem/);
+  // laid out with its part, not on top of another card
+  const pos = (id: string) => u.nodes.find((n) => n.id === id)!.position;
+  assert.notDeepEqual(pos("missing:tester2"), pos("coder"));
+});
+
+test("one label per fan: an interaction's edges out of one node share a label near it; a fan in near the node it enters; a pair both ways one between", () => {
+  const g = toGraph(team13.flow!, []);
+  const groups = new Map<string, string[]>();
+  for (const e of g.edges) groups.set(e.data!.labelledBy, [...(groups.get(e.data!.labelledBy) ?? []), e.id]);
+  const at = (id: string) => g.edges.find((e) => e.id === id)!.data!;
+  // the auction: three bidders, one label at the auctioneer
+  assert.deepEqual(groups.get("auction-e1"), ["auction-e1", "auction-e2", "auction-e3"]);
+  assert.equal(at("auction-e1").labelAt, "source");
+  assert.deepEqual(at("auction-e1").labelEdges, ["auction-e1", "auction-e2", "auction-e3"]);
+  // the lead's three workers: one, at the lead
+  assert.deepEqual(groups.get("build-e1"), ["build-e1", "build-e2", "build-e3"]);
+  // four writers to the board, each its only edge: one label, at the board
+  assert.deepEqual(groups.get("notes-e1"), ["notes-e1", "notes-e2", "notes-e3", "notes-e4"]);
+  assert.equal(at("notes-e1").labelAt, "target");
+  // the debate: each debater's two edges (to the other and to the judge) share one, at the debater
+  assert.deepEqual(groups.get("design-e1"), ["design-e1", "design-e3"]);
+  assert.deepEqual(groups.get("design-e2"), ["design-e2", "design-e4"]);
+  assert.equal(groups.size, 5);
+  // a role-play pair both ways (its own edges only): one label between them
+  const pair = toGraph(team20.flow!, []);
+  const c1 = pair.edges.find((e) => e.id === "contract-e1")!.data!;
+  assert.equal(c1.labelAt, "middle");
+  assert.deepEqual(c1.labelEdges, ["contract-e1", "contract-e2"]);
+  assert.equal(entryInteraction(team13.flow), "design", "the run starts with the first interaction that waits for none");
+  const [, auction, , notes] = team13.flow!.interactions!;
+  assert.equal(entryInteraction({ ...team13.flow!, interactions: [auction, { ...notes, dependsOn: [] }] }), "notes");
+  assert.equal(entryInteraction({ ...team13.flow!, interactions: [auction, notes] }), "auction", "none free (a cycle, or a missing one): the first");
 });
 
 test("diagnostics go to the node or edge their path names", () => {
