@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import type { FlowOp, LoadFlowResult, PatternInfo } from "../../../src/canvas/protocol";
-import { edgeLabel, LABEL_MIN_ZOOM, shortLabel } from "../../src/labels";
+import { edgeLabel, LABEL_MIN_ZOOM } from "../../src/labels";
 import { bigFlow } from "../shared/bigFlow";
 import { readability, settled as settledInPage, type Readability } from "../shared/readability.mjs";
 import { clearSent, docsImage, edits, fixture, hostPost, launch, openCanvas, pageProblems, showFlow, THEMES, viewport, waitForOps } from "./harness";
@@ -117,13 +117,14 @@ describe("the canvas at first sight", { concurrency: false }, () => {
     });
   }
 
-  test("the 20-pattern flow (saved and new positions mixed): readable at first sight and at 100%; long labels shortened, whole on hover", async () => {
+  test("the 20-pattern flow (saved and new positions mixed): readable at first sight and at 100%; a long label wraps between its words, never cut", async () => {
     const page = await open(all, { width: 1400, height: 900 });
     assert.deepEqual(inView(await read(page)), []);
     const label = page.getByTestId("edge-label-i17-e1");
-    assert.equal(await label.locator(".ac-edge-text").textContent(), shortLabel("fact_check_verifier (citations_count>=3)"));
-    assert.match((await label.locator(".ac-edge-text").textContent())!, /…/);
-    assert.equal((await label.getAttribute("title"))!.split("\n")[0], "fact_check_verifier (citations_count>=3)");
+    const words = (await label.locator(".ac-edge-ix, .ac-edge-text").allTextContents()).join("").split(/\s+/);
+    assert.deepEqual(words.filter((w) => !["i17", "fact_check_verifier", "(citations_count>=3)"].includes(w)), [], `no word cut: ${words}`);
+    assert.doesNotMatch((await label.textContent())!, /…/);
+    assert.equal((await label.getAttribute("title"))!.split("\n")[0], "i17: fact_check_verifier (citations_count>=3)");
     // at 100% (the view around the first nodes): the labels in view are readable too
     await page.keyboard.press("1");
     await settled(page);
