@@ -31,11 +31,11 @@ export const PALETTE_SIZE = 12;
 /** A line's least contrast with the background: WCAG 2's 3:1 for graphical objects. */
 export const MIN_CONTRAST = 3;
 /** How far (CIEDE2000) a line's colour keeps from the background, the error and the focus colours. */
-const FROM_BACKGROUND = 30;
+const FROM_BACKGROUND = 25;
 const FROM_ERROR = 20;
-const FROM_FOCUS = 12;
+const FROM_FOCUS = 10;
 /** Below this chroma (CIE LCh) a colour reads as grey: not an interaction's. */
-const MIN_CHROMA = 30;
+const MIN_CHROMA = 25;
 
 const de = differenceCiede2000();
 

@@ -96,7 +96,7 @@ export function drawEdges(input: DrawingInput): { edges: Map<string, DrawnEdge>;
     const named = (d.labelEdges ?? [e.id]).filter((id) => out.has(id));
     const shared = sharedProblems(named.map((id) => byId.get(id)!));
     const all = labelForms(d.interactionId, d.label);
-    const run = input.runChars?.(d.interactionId) ?? 0;
+    const run = d.runLine ? (input.runChars?.(d.interactionId) ?? 0) : 0;
     const badge = shared ? String(shared.count).length + 3 : 0;
     const width = (f: LabelForm) => Math.ceil(Math.max(lineChars(f.lines) + badge + 1, run) * metrics.char + metrics.chrome) + 2;
     const height = (f: LabelForm) => Math.ceil(metrics.line + (f.lines.length - 1 + (run ? 1 : 0)) * metrics.lineStep) + 2;
@@ -108,7 +108,7 @@ export function drawEdges(input: DrawingInput): { edges: Map<string, DrawnEdge>;
       geometry: out.get(e.id)!.geometry,
       edges: named,
       geometries: named.map((id) => out.get(id)!.geometry),
-      at: d.labelAt,
+      by: d.labelNode ? fanEnds(named.map((id) => byId.get(id)!), d.labelNode, rects) : undefined,
     });
   }
   // the problem markers of edges whose label does not carry their problems, after the labels
@@ -129,6 +129,15 @@ export function drawEdges(input: DrawingInput): { edges: Map<string, DrawnEdge>;
     if (m) out.set(e.id, { ...out.get(e.id)!, marker: m });
   }
   return { edges: out, routing };
+}
+
+/** fanEnds are the box of the node a fan's label stands by, which end of each edge it is, and the fan's other nodes' boxes. */
+function fanEnds(fan: CanvasEdge[], node: string, rects: Map<string, Rect>): LabelRequest["by"] {
+  const box = rects.get(node);
+  if (!box) return undefined;
+  const ends = fan.map((e) => (e.source === node ? ("source" as const) : e.target === node ? ("target" as const) : undefined));
+  const others = [...new Set(fan.flatMap((e) => [e.source, e.target]))].filter((id) => id !== node).map((id) => rects.get(id)).filter((r): r is Rect => !!r);
+  return { node: box, ends, others };
 }
 
 /** Padding and border across a problem marker (canvas.css: .ac-marker). */

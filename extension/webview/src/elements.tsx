@@ -292,7 +292,7 @@ export const InteractionEdge = memo(function InteractionEdge(props: EdgeProps<Ca
   return (
     <>
       {run?.state ? <path className={`ac-edge-halo run-${run.state}${run.active ? " run-active" : ""}`} d={d} /> : null}
-      <BaseEdge id={id} path={d} className={cls} interactionWidth={16} />
+      <BaseEdge id={id} path={d} className={`${cls}${drawn.geometry.route ? " ac-routed" : ""}`} interactionWidth={16} {...{ "data-interaction": data?.interactionId }} />
       <path className={`ac-arrow ${cls}`} d={arrowPath(drawn.geometry)} />
       {layer && drawn.label ? createPortal(<EdgeLabel id={id} data={data} label={drawn.label} selected={!!selected} />, layer) : null}
       {layer && drawn.marker && data ? createPortal(<ProblemMarker id={id} data={data} place={drawn.marker} />, layer) : null}
@@ -305,7 +305,7 @@ function labelTitle(data: CanvasEdge["data"], label: DrawnLabel): string {
   const it = data?.interactionId ?? "";
   const out = [`${it}: ${data?.label ?? ""}`];
   const n = data?.labelEdges?.length ?? 1;
-  if (n > 1) out.push(`${n} edges ${data?.labelAt === "target" ? "into" : data?.labelAt === "source" ? "out of" : "between"} the node${data?.labelAt === "middle" ? "s" : ""} it stands by`);
+  if (n > 1) out.push(data?.labelNode ? `its ${n} edges at ${data.labelNode.replace(/^missing:/, "")}` : `its ${n} edges between these two nodes`);
   if (label.problems) out.push(...(data?.diagnostics ?? []).map((d) => `${d.severity}: ${d.message}`));
   return out.join("\n");
 }
@@ -314,7 +314,8 @@ const EdgeLabel = memo(function EdgeLabel({ id, data, label, selected }: { id: s
   const { overlay, now, selectEdge } = useContext(RunContext);
   const highlighted = useContext(HighlightContext);
   const run = overlay.edges[id];
-  const line = runLine(overlay, data?.interactionId ?? "", data?.labelEdges ?? [id], now);
+  // the interaction's run, on its first label: the round, the time left, messages a minute on all its edges
+  const line = data?.runLine ? runLine(overlay, data.interactionId, now) : undefined;
   const cls = edgeClass(data, run, selected, highlighted);
   const { place, form } = label;
   // Centred on its place by a zero-size anchor (left/top, flex centring), not by a transform:

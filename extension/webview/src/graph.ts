@@ -71,16 +71,13 @@ export interface InteractionEdgeData extends Record<string, unknown> {
   keyParam: string;
   /** the edge that draws the label this edge shares (labelGroups), itself when it draws one */
   labelledBy: string;
-  /** on the edge that draws a label: the edges it names, and which end of them it sits near */
+  /** on the edge that draws a label: the edges it names, and the node it stands by (none: about their middle) */
   labelEdges?: string[];
-  labelAt?: LabelEnd;
+  labelNode?: string;
+  /** on the edge that draws its interaction's first label: that label carries the run's line */
+  runLine?: boolean;
 }
 
-/**
- * Where a label sits on the edges it names: near their shared source (a fan out of one node),
- * near their shared target (a fan in), or about the middle (one edge, or a pair both ways).
- */
-export type LabelEnd = "source" | "target" | "middle";
 export type CanvasEdge = Edge<InteractionEdgeData, "interaction">;
 
 export interface Graph {
@@ -335,39 +332,83 @@ function edgeEnds(flow: FlowModel, edgeId: string): string[] {
 
 /**
  * labelGroups gives each interaction one label per fan: its edges that leave one node (with the
- * same label) share one label near that node; the edges of a fan in, each the only one leaving
- * its node, share one near the node they enter; a pair of edges both ways shares one between the
- * two nodes; a lone edge has its own, about its middle. The first edge of each group draws it.
+ * same label) share one label by that node; the edges of a fan in, each the only one leaving its
+ * node, share one by the node they enter; a pair of edges both ways shares one between the two
+ * nodes; a lone edge has its own, about its middle. An interaction's edges among three nodes or
+ * fewer (a debate and its judge, a chain of three) are one fan: one label, by the node most of
+ * them touch. The first edge of each group draws it.
  */
 export function labelGroups(edges: CanvasEdge[]): void {
   const order = new Map(edges.map((e, i) => [e, i]));
   for (const mine of groupBy(edges, (e) => e.data!.interactionId).values()) {
-    const groups: Array<{ edges: CanvasEdge[]; at: LabelEnd }> = [];
-    const bySource = groupBy(mine, (e) => `${e.source}\u0000${e.data!.label}`);
-    const lone: CanvasEdge[] = [];
-    for (const g of bySource.values()) (g.length > 1 ? groups.push({ edges: g, at: "source" }) : lone.push(g[0]));
-    // a pair both ways, then fans in, then lone edges
-    const taken = new Set<CanvasEdge>();
-    for (const e of lone) {
-      if (taken.has(e)) continue;
-      const back = lone.find((x) => !taken.has(x) && x !== e && x.source === e.target && x.target === e.source && x.data!.label === e.data!.label);
-      if (back) {
-        taken.add(e).add(back);
-        groups.push({ edges: [e, back], at: "middle" });
-      }
-    }
-    const byTarget = groupBy(
-      lone.filter((e) => !taken.has(e)),
-      (e) => `${e.target}\u0000${e.data!.label}`,
-    );
-    for (const g of byTarget.values()) groups.push({ edges: g, at: g.length > 1 ? "target" : "middle" });
+    const groups: Array<{ edges: CanvasEdge[]; node?: string }> = [];
+    for (const part of parts(mine)) groups.push(...(nodesOf(part).length <= 3 ? [small(part)] : fansOf(part)));
     for (const g of groups) {
       const first = g.edges.reduce((a, b) => (order.get(b)! < order.get(a)! ? b : a));
       for (const e of g.edges) e.data!.labelledBy = first.id;
       first.data!.labelEdges = g.edges.map((e) => e.id);
-      first.data!.labelAt = g.at;
+      first.data!.labelNode = g.node;
+    }
+    // the label of the interaction's first edge (its group's first, so it draws it) says how its
+    // run goes, once for all its fans
+    mine[0].data!.runLine = true;
+  }
+}
+
+type Group = { edges: CanvasEdge[]; node?: string };
+
+const nodesOf = (es: CanvasEdge[]) => [...new Set(es.flatMap((e) => [e.source, e.target]))];
+
+/** parts splits an interaction's edges into the groups of edges that share nodes, in file order. */
+function parts(es: CanvasEdge[]): CanvasEdge[][] {
+  const part = new Map<string, number>();
+  const out: CanvasEdge[][] = [];
+  for (const e of es) {
+    const a = part.get(e.source);
+    const b = part.get(e.target);
+    let k = a ?? b ?? out.push([]) - 1;
+    if (a !== undefined && b !== undefined && a !== b) {
+      // two parts joined by this edge: the later one moves into the earlier
+      const [keep, drop] = [Math.min(a, b), Math.max(a, b)];
+      out[keep].push(...out[drop]);
+      for (const x of out[drop]) part.set(x.source, keep).set(x.target, keep);
+      out[drop] = [];
+      k = keep;
+    }
+    out[k].push(e);
+    part.set(e.source, k).set(e.target, k);
+  }
+  return out.filter((p) => p.length > 0);
+}
+
+/** small is the one group of a few nodes' edges: by the node most of them touch, unless one edge or a pair. */
+function small(es: CanvasEdge[]): Group {
+  const ns = nodesOf(es);
+  if (es.length === 1 || ns.length < 3) return { edges: es };
+  const touching = (n: string) => es.filter((e) => e.source === n || e.target === n).length;
+  return { edges: es, node: ns.reduce((a, b) => (touching(b) > touching(a) ? b : a)) };
+}
+
+/** fansOf groups a larger part's edges: fans out of a node, pairs both ways, fans into a node, lone edges. */
+function fansOf(es: CanvasEdge[]): Group[] {
+  const groups: Group[] = [];
+  const lone: CanvasEdge[] = [];
+  for (const g of groupBy(es, (e) => `${e.source}\u0000${e.data!.label}`).values()) (g.length > 1 ? groups.push({ edges: g, node: g[0].source }) : lone.push(g[0]));
+  const taken = new Set<CanvasEdge>();
+  for (const e of lone) {
+    if (taken.has(e)) continue;
+    const back = lone.find((x) => !taken.has(x) && x !== e && x.source === e.target && x.target === e.source && x.data!.label === e.data!.label);
+    if (back) {
+      taken.add(e).add(back);
+      groups.push({ edges: [e, back] });
     }
   }
+  const into = groupBy(
+    lone.filter((e) => !taken.has(e)),
+    (e) => `${e.target}\u0000${e.data!.label}`,
+  );
+  for (const g of into.values()) groups.push({ edges: g, node: g.length > 1 ? g[0].target : undefined });
+  return groups;
 }
 
 /**

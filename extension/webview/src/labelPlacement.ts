@@ -17,8 +17,12 @@ export interface LabelRequest {
   edges?: string[];
   /** the shapes of the edges it names, when more than its own: a fan's */
   geometries?: EdgeGeometry[];
-  /** which end of its edges it sits near (graph.ts: LabelEnd); the middle when unset */
-  at?: "source" | "target" | "middle";
+  /**
+   * a fan's label: the box of the node it stands by, which end of each of its edges that node is
+   * (none for an edge that does not touch it), and the boxes of the fan's other nodes; it stays
+   * nearer the first than any of those
+   */
+  by?: { node: Rect; ends: Array<"source" | "target" | undefined>; others: Rect[] };
 }
 
 /** An edge's line, for keeping each label nearer its own edge than any other. */
@@ -112,30 +116,36 @@ const NEAR = [14, 30, 48, 70, 96, 130];
  * the spots beside it first, so the label never hides its own edge. A fan's label starts next to
  * the node its edges share and moves out along each of them.
  */
-function candidates(l: LabelRequest, width: number, height: number): Pt[] {
-  if (l.at === "source" || l.at === "target") return nearEnd(l.geometries ?? [l.geometry], l.at, width, height);
-  return alongMiddle(l.geometry, width, height);
+function candidates(l: LabelRequest, width: number, height: number, tier: number): Pt[] {
+  if (l.by) return tier === 0 ? nearNode(l.geometries ?? [l.geometry], l.by.ends, width, height) : alongMiddle(l.geometry, width, height);
+  return tier === 0 ? alongMiddle(l.geometry, width, height) : [];
 }
 
-/** nearEnd: the spots near the shared end of a fan's edges, the nearest first, on each edge in turn, then beside. */
-function nearEnd(all: EdgeGeometry[], at: "source" | "target", width: number, height: number): Pt[] {
+/** nearNode: the spots near a fan's node along each of its edges that touch it, the nearest first, then beside them. */
+function nearNode(all: EdgeGeometry[], ends: Array<"source" | "target" | undefined>, width: number, height: number): Pt[] {
   const on: Pt[] = [];
   const beside: Pt[] = [];
   // the longest edges first: they have room for a label near the node without sitting on the short hop beside it
-  const byLength = all.map((g) => ({ g, line: polylineOf(g) })).sort((a, b) => lengthOf(b.line) - lengthOf(a.line));
-  const gs = byLength.map((x) => x.g);
-  const lines = byLength.map((x) => x.line);
+  const byLength = all
+    .map((g, i) => ({ g, at: ends[i], line: polylineOf(g) }))
+    .filter((x): x is { g: EdgeGeometry; at: "source" | "target"; line: Pt[] } => !!x.at)
+    .sort((a, b) => lengthOf(b.line) - lengthOf(a.line));
+  // a label's text runs across: on edges that leave the node across when it has any (a label on a
+  // hop down to the next card would hang past the cards' sides), beside the others
+  const across = (x: { g: EdgeGeometry; at: "source" | "target" }) => ["left", "right"].includes(x.at === "source" ? x.g.sourceSide : x.g.targetSide);
+  const anyAcross = byLength.some(across);
   for (const d of NEAR)
-    for (let i = 0; i < gs.length; i++) {
-      const g = gs[i];
-      const side = at === "source" ? g.sourceSide : g.targetSide;
-      const horizontal = side === "left" || side === "right";
-      const p = atDistance(lines[i], at, d + (horizontal ? width / 2 : height / 2));
+    for (const x of byLength) {
+      const { g, at, line } = x;
+      const horizontal = across(x);
+      const p = atDistance(line, at, d + (horizontal ? width / 2 : height / 2));
       if (!p) continue;
-      on.push(p);
+      // on a hop too short to show past the label, beside it only: a label never hides its own edge
+      const run = horizontal ? Math.abs(g.p3.x - g.p0.x) : Math.abs(g.p3.y - g.p0.y);
+      if ((horizontal || !anyAcross) && (g.route || run - (horizontal ? width : height) >= EDGE_IN_SIGHT)) on.push(p);
       for (const s of [1, -1]) beside.push(horizontal ? { x: p.x, y: p.y + s * (height / 2 + 6) } : { x: p.x + s * (width / 2 + 6), y: p.y });
     }
-  return [...on, ...beside, ...alongMiddle(gs[0], width, height)];
+  return [...on, ...beside];
 }
 
 /** polylineOf is an edge's line as points: its route, or its curve sampled. */
@@ -215,6 +225,19 @@ class LineIndex {
   }
 }
 
+/** byItsNode says whether a fan's label at p is nearer the node its edges share than any of their other ends. */
+function byItsNode(p: Pt, by: LabelRequest["by"]): boolean {
+  if (!by) return true;
+  const mine = boxDistance(p, by.node);
+  return by.others.every((o) => boxDistance(p, o) > mine);
+}
+
+function boxDistance(p: Pt, r: Rect): number {
+  const dx = Math.max(r.x - p.x, 0, p.x - (r.x + r.width));
+  const dy = Math.max(r.y - p.y, 0, p.y - (r.y + r.height));
+  return Math.hypot(dx, dy);
+}
+
 function segmentDistance(p: Pt, a: Pt, b: Pt): number {
   const dx = b.x - a.x;
   const dy = b.y - a.y;
@@ -243,21 +266,23 @@ export function placeLabels(labels: LabelRequest[], nodes: Rect[], lines?: EdgeL
     const height = (form: number) => (Array.isArray(l.height) ? l.height[form] : l.height);
     // the first free spot: the full label first, then its other forms
     const own = new Set(l.edges ?? [l.id]);
-    search: for (let form = 0; form < l.widths.length; form++) {
-      if (!thorough && form > 0 && form < l.widths.length - 1) continue;
-      const [w, h] = [l.widths[form], height(form)];
-      for (const p of candidates(l, w, h))
-        if (obstacles.overlap(boxAt(p, w, h), true) === 0 && !nearest?.nearerOther(p, own)) {
-          found = { x: p.x, y: p.y, form, free: true, width: w, height: h };
-          break search;
-        }
-    }
+    // by the shared node in any of its forms before anywhere else on its edges (a fan's label)
+    search: for (const tier of [0, 1])
+      for (let form = 0; form < l.widths.length; form++) {
+        if (!thorough && form > 0 && form < l.widths.length - 1) continue;
+        const [w, h] = [l.widths[form], height(form)];
+        for (const p of candidates(l, w, h, tier))
+          if (obstacles.overlap(boxAt(p, w, h), true) === 0 && !nearest?.nearerOther(p, own) && (tier > 0 || byItsNode(p, l.by))) {
+            found = { x: p.x, y: p.y, form, free: true, width: w, height: h };
+            break search;
+          }
+      }
     if (!found) {
       // no free spot anywhere: the least crowded one, at the last form
       const form = l.widths.length - 1;
       const [w, h] = [l.widths[form], height(form)];
       let cost = Infinity;
-      for (const p of candidates(l, w, h)) {
+      for (const p of [...candidates(l, w, h, 0), ...candidates(l, w, h, 1)]) {
         const c = obstacles.overlap(boxAt(p, w, h));
         if (c < cost) {
           cost = c;

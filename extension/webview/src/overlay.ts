@@ -28,6 +28,8 @@ export interface InteractionRun {
   deadline?: number;
   /** when it ended (or the run did): its clock stops */
   ended?: number;
+  /** timestamps of its messages, on all its edges */
+  messages: number[];
 }
 
 export interface NodeRun {
@@ -187,8 +189,10 @@ export function applyRunEvent(o: RunOverlay, e: RunEvent, flow: FlowModel | null
  */
 function interactionEvent(o: RunOverlay, e: RunEvent, flow: FlowModel | null, t: number): void {
   const id = e.interactionId!;
-  const ir: InteractionRun = { ...(o.interactions[id] ?? {}) };
+  const cur = o.interactions[id];
+  const ir: InteractionRun = { ...cur, messages: cur?.messages ?? [] };
   o.interactions[id] = ir;
+  if (e.event === "step" || e.event === "message") ir.messages = [...ir.messages.filter((m) => m > t - 60_000), t];
   if (e.event === "configured" || e.event === "interaction_started") {
     const b = bounds(flow, id);
     ir.state = "running";
@@ -241,19 +245,18 @@ export function clock(ms: number): string {
 }
 
 /**
- * runLine is an interaction's line in the overlay, on the label of its edges edgeIds: the round
- * it is in, the time left and the messages in the last minute while it runs ("round 1/3 · 9:58
- * left · 2/min"); the round it ended in and how, once it has ended ("round 3/3 · done").
+ * runLine is an interaction's line in the overlay, on its first label: the round it is in, the
+ * time left and its messages in the last minute while it runs ("round 1/3 · 9:58 left · 2/min");
+ * the round it ended in and how, once it has ended ("round 3/3 · done").
  */
-export function runLine(o: RunOverlay, interactionId: string, edgeIds: string[], now: number): string | undefined {
+export function runLine(o: RunOverlay, interactionId: string, now: number): string | undefined {
   const ir = o.interactions[interactionId];
   if (!ir) return undefined;
-  const runs = edgeIds.map((id) => o.edges[id]).filter((x): x is EdgeRun => !!x);
   const round = `round ${ir.round ?? 0}${ir.maxRounds !== undefined ? `/${ir.maxRounds}` : ""}`;
   if (ir.ended !== undefined || (ir.state && ir.state !== "running")) return `${round} · ${ir.state === "failed" ? "failed" : "done"}`;
   const parts = [round];
   if (ir.deadline !== undefined) parts.push(`${clock(ir.deadline - now)} left`);
-  parts.push(`${runs.reduce((n, r) => n + messagesPerMinute(r, now), 0)}/min`);
+  parts.push(`${ir.messages.filter((t) => t > now - 60_000).length}/min`);
   return parts.join(" · ");
 }
 

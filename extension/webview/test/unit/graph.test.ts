@@ -4,7 +4,7 @@ import { indexDiagnostics, isPathPrefix, syntaxError, worstSeverity } from "../.
 import { backendBadge, entryInteraction, findElement, NODE_HEIGHT, NODE_WIDTH, toGraph } from "../../src/graph";
 import { edgeLabel, formatDuration, keyParameter } from "../../src/labels";
 import type { Diagnostic, FlowModel } from "../../../src/canvas/protocol";
-import { allPatterns, broken, firstSight, PATTERN_IDS, problems, team13, team20, unknownAgent } from "./fixtures";
+import { allPatterns, broken, firstSight, PATTERN_IDS, problems, team13, team20, twentyPatterns, unknownAgent } from "./fixtures";
 
 test("labels show the pattern and its key parameter", () => {
   assert.equal(edgeLabel("debate_judge", { termination: { any: [{ type: "max_rounds", rounds: 3 }, { type: "judge_decision" }] } }), "debate_judge (3r)");
@@ -122,29 +122,38 @@ test("an edge naming a node the flow does not define is drawn to a placeholder, 
   assert.notDeepEqual(pos("missing:tester2"), pos("coder"));
 });
 
-test("one label per fan: an interaction's edges out of one node share a label near it; a fan in near the node it enters; a pair both ways one between", () => {
+test("one label per fan: an interaction's edges out of one node share a label by it; a fan in by the node it enters; a few nodes' edges one", () => {
   const g = toGraph(team13.flow!, []);
   const groups = new Map<string, string[]>();
   for (const e of g.edges) groups.set(e.data!.labelledBy, [...(groups.get(e.data!.labelledBy) ?? []), e.id]);
   const at = (id: string) => g.edges.find((e) => e.id === id)!.data!;
-  // the auction: three bidders, one label at the auctioneer
+  // the auction: three bidders, one label by the auctioneer
   assert.deepEqual(groups.get("auction-e1"), ["auction-e1", "auction-e2", "auction-e3"]);
-  assert.equal(at("auction-e1").labelAt, "source");
+  assert.equal(at("auction-e1").labelNode, "auctioneer");
   assert.deepEqual(at("auction-e1").labelEdges, ["auction-e1", "auction-e2", "auction-e3"]);
-  // the lead's three workers: one, at the lead
+  // the lead's three workers: one, by the lead
   assert.deepEqual(groups.get("build-e1"), ["build-e1", "build-e2", "build-e3"]);
-  // four writers to the board, each its only edge: one label, at the board
+  assert.equal(at("build-e1").labelNode, "lead");
+  // four writers to the board, each its only edge: one label, by the board
   assert.deepEqual(groups.get("notes-e1"), ["notes-e1", "notes-e2", "notes-e3", "notes-e4"]);
-  assert.equal(at("notes-e1").labelAt, "target");
-  // the debate: each debater's two edges (to the other and to the judge) share one, at the debater
-  assert.deepEqual(groups.get("design-e1"), ["design-e1", "design-e3"]);
-  assert.deepEqual(groups.get("design-e2"), ["design-e2", "design-e4"]);
-  assert.equal(groups.size, 5);
-  // a role-play pair both ways (its own edges only): one label between them
+  assert.equal(at("notes-e1").labelNode, "board");
+  // the debate, three nodes: one label for its four edges, by a debater (each touches three)
+  assert.deepEqual(groups.get("design-e1"), ["design-e1", "design-e2", "design-e3", "design-e4"]);
+  assert.equal(at("design-e1").labelNode, "pro");
+  assert.equal(groups.size, 4);
+  // a run's line (round, time left) on the interaction's first label only, not on each fan
+  assert.deepEqual(g.edges.filter((e) => e.data!.runLine).map((e) => e.id), ["design-e1", "auction-e1", "build-e1", "notes-e1"]);
+  // a pair both ways: one label between them
   const pair = toGraph(team20.flow!, []);
   const c1 = pair.edges.find((e) => e.id === "contract-e1")!.data!;
-  assert.equal(c1.labelAt, "middle");
+  assert.equal(c1.labelNode, undefined);
   assert.deepEqual(c1.labelEdges, ["contract-e1", "contract-e2"]);
+  // a larger interaction: a fan out of each node, lone edges alone (a chain of four, two fans)
+  const big = toGraph(twentyPatterns.flow!, []);
+  const news = big.edges.filter((e) => e.data!.interactionId === "release_news");
+  assert.deepEqual(news.map((e) => e.data!.labelledBy), ["release_news-e1", "release_news-e2", "release_news-e2", "release_news-e2"]);
+  assert.equal(news[1].data!.labelNode, "news_hub");
+  assert.equal(news[0].data!.labelNode, undefined);
   assert.equal(entryInteraction(team13.flow), "design", "the run starts with the first interaction that waits for none");
   const [, auction, , notes] = team13.flow!.interactions!;
   assert.equal(entryInteraction({ ...team13.flow!, interactions: [auction, { ...notes, dependsOn: [] }] }), "notes");
