@@ -849,6 +849,8 @@ function Canvas() {
             const p = rf.screenToFlowPosition({ x: e.clientX, y: e.clientY });
             send([{ op: "insertPattern", patternId, position: { x: Math.round(p.x), y: Math.round(p.y) } }], `Insert ${patternId}`);
           }}
+          // set once the first view is (restored, or the flow opened on its story): what the tests wait for
+          data-opened={viewSet ? "true" : undefined}
           aria-label={`Flow ${flow?.name ?? ""} canvas`} role="application" aria-roledescription="flow canvas">
           <Toolbar
             busy={busy}

@@ -1,7 +1,7 @@
 // The canvas's node and edge components. The run overlay comes through a context so a run
 // event re-renders only the elements, never rebuilds the graph; so do the edges' drawn shapes
 // and their labels' places (App.tsx computes them for all edges at once, to keep labels apart).
-import { createContext, memo, useContext, useSyncExternalStore, type ReactNode } from "react";
+import { createContext, Fragment, memo, useContext, useSyncExternalStore, type ReactNode } from "react";
 import { createPortal } from "react-dom";
 import { BaseEdge, EdgeLabelRenderer, Handle, Position, type EdgeProps, type NodeProps } from "@xyflow/react";
 import type { Diagnostic, Severity } from "../../src/canvas/protocol";
@@ -338,10 +338,10 @@ const EdgeLabel = memo(function EdgeLabel({ id, data, label, selected }: { id: s
         {form.lines.map((words, i) => (
           <div className="ac-edge-line" key={i}>
             {words.map((w, j) => (
-              <span key={j} className={w.ix ? "ac-edge-ix" : "ac-edge-text"}>
+              <Fragment key={j}>
                 {j > 0 ? " " : ""}
-                {w.text}
-              </span>
+                <span className={w.ix ? "ac-edge-ix" : "ac-edge-text"}>{w.text}</span>
+              </Fragment>
             ))}
             {i === 0 && label.problems ? <ProblemCount count={label.problems} severity={label.severity} /> : null}
           </div>

@@ -335,14 +335,14 @@ function edgeEnds(flow: FlowModel, edgeId: string): string[] {
  * same label) share one label by that node; the edges of a fan in, each the only one leaving its
  * node, share one by the node they enter; a pair of edges both ways shares one between the two
  * nodes; a lone edge has its own, about its middle. An interaction's edges among three nodes or
- * fewer (a debate and its judge, a chain of three) are one fan: one label, by the node most of
- * them touch. The first edge of each group draws it.
+ * fewer (a debate and its judge, a chain of three) with one label text are one fan: one label,
+ * by the node most of them touch. The first edge of each group draws it.
  */
 export function labelGroups(edges: CanvasEdge[]): void {
   const order = new Map(edges.map((e, i) => [e, i]));
   for (const mine of groupBy(edges, (e) => e.data!.interactionId).values()) {
     const groups: Array<{ edges: CanvasEdge[]; node?: string }> = [];
-    for (const part of parts(mine)) groups.push(...(nodesOf(part).length <= 3 ? [small(part)] : fansOf(part)));
+    for (const part of parts(mine)) groups.push(...(nodesOf(part).length <= 3 && part.every((e) => e.data!.label === part[0].data!.label) ? [small(part)] : fansOf(part)));
     for (const g of groups) {
       const first = g.edges.reduce((a, b) => (order.get(b)! < order.get(a)! ? b : a));
       for (const e of g.edges) e.data!.labelledBy = first.id;

@@ -21,8 +21,12 @@ export interface View {
   zoom: number;
 }
 
-/** Room kept between the content and the canvas's edges or a control. */
-export const MARGIN = 16;
+/**
+ * Room kept between the content and the canvas's edges or a control: React Flow pans the view
+ * when a drag (a connection, a node) comes within 40 px of the canvas's edge, so a card nearer
+ * than that would slide away from the pointer aiming at it.
+ */
+export const MARGIN = 40;
 
 /**
  * freeRects are the largest rectangles of the pane that meet no control (each kept MARGIN away

@@ -7,9 +7,10 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import type { FlowOp, LoadFlowResult, PatternInfo } from "../../../src/canvas/protocol";
-import { edgeLabel, LABEL_MIN_ZOOM } from "../../src/labels";
+import { LABEL_MIN_ZOOM } from "../../src/labels";
 import { bigFlow } from "../shared/bigFlow";
 import { readability, settled as settledInPage, type Readability } from "../shared/readability.mjs";
+import { fans } from "./measure";
 import { clearSent, docsImage, edits, fixture, hostPost, launch, openCanvas, pageProblems, showFlow, THEMES, viewport, waitForOps } from "./harness";
 
 const firstSight = fixture("first-sight.json");
@@ -43,11 +44,9 @@ async function zoomOutPast(page: Page, zoom: number): Promise<void> {
   while ((await viewport(page)).zoom >= zoom) await page.keyboard.press("-");
 }
 
-/** labelCount is how many labels a flow's edges have: one per interaction, pair of nodes and label. */
+/** labelCount is how many labels a flow's edges have: one per fan (measure.ts). */
 function labelCount(r: LoadFlowResult): number {
-  const groups = new Set<string>();
-  for (const it of r.flow!.interactions ?? []) for (const e of it.edges ?? []) groups.add([it.id, [e.source, e.target].sort().join(" "), edgeLabel(it.patternId, e.data)].join("|"));
-  return groups.size;
+  return fans(r).size;
 }
 
 async function read(page: Page): Promise<Readability> {
@@ -121,7 +120,7 @@ describe("the canvas at first sight", { concurrency: false }, () => {
     const page = await open(all, { width: 1400, height: 900 });
     assert.deepEqual(inView(await read(page)), []);
     const label = page.getByTestId("edge-label-i17-e1");
-    const words = (await label.locator(".ac-edge-ix, .ac-edge-text").allTextContents()).join("").split(/\s+/);
+    const words = (await label.locator(".ac-edge-ix, .ac-edge-text").allTextContents()).join(" ").split(/\s+/);
     assert.deepEqual(words.filter((w) => !["i17", "fact_check_verifier", "(citations_count>=3)"].includes(w)), [], `no word cut: ${words}`);
     assert.doesNotMatch((await label.textContent())!, /…/);
     assert.equal((await label.getAttribute("title"))!.split("\n")[0], "i17: fact_check_verifier (citations_count>=3)");

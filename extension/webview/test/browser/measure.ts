@@ -4,6 +4,7 @@
 // teams.test.ts).
 import type { Page } from "playwright-core";
 import type { LoadFlowResult } from "../../../src/canvas/protocol";
+import { edgeLabel } from "../../src/labels";
 
 export interface Box {
   x: number;
@@ -45,7 +46,7 @@ export async function drawn(page: Page): Promise<Drawn> {
     });
     const labels = [...document.querySelectorAll<HTMLElement>(".ac-edge-label:not(.ac-probe)")].map((l) => ({
       id: l.dataset.testid!.replace(/^edge-label-/, ""),
-      text: [...l.querySelectorAll(".ac-edge-line")].map((x) => [...x.querySelectorAll(".ac-edge-ix, .ac-edge-text")].map((w) => w.textContent).join("")).join("\n"),
+      text: [...l.querySelectorAll(".ac-edge-line")].map((x) => [...x.querySelectorAll(".ac-edge-ix, .ac-edge-text")].map((w) => w.textContent).join(" ")).join("\n"),
       title: l.title,
       ...box(l),
     }));
@@ -134,29 +135,30 @@ export function fans(r: LoadFlowResult): Map<string, { edges: string[]; node?: s
       parts[k].push(e);
       for (const x of parts[k]) partOf.set(x.source, k).set(x.target, k);
     }
+    const label = new Map((it.edges ?? []).map((e) => [e.id, edgeLabel(it.patternId, e.data)]));
     for (const mine of parts.filter((p) => p.length)) {
       const nodes = [...new Set(mine.flatMap((e) => [e.source, e.target]))];
-      if (nodes.length <= 3) {
+      if (nodes.length <= 3 && mine.every((e) => label.get(e.id) === label.get(mine[0].id))) {
         const touching = (n: string) => mine.filter((e) => e.source === n || e.target === n).length;
         const node = mine.length > 1 && nodes.length === 3 ? nodes.reduce((a, b) => (touching(b) > touching(a) ? b : a)) : undefined;
         out.set(mine[0].id, { edges: mine.map((e) => e.id), node });
         continue;
       }
       const bySource = new Map<string, string[]>();
-      for (const e of mine) bySource.set(e.source, [...(bySource.get(e.source) ?? []), e.id]);
+      for (const e of mine) bySource.set(`${e.source} ${label.get(e.id)}`, [...(bySource.get(`${e.source} ${label.get(e.id)}`) ?? []), e.id]);
       const lone: typeof mine = [];
-      for (const [s, ids] of bySource) (ids.length > 1 ? out.set(ids[0], { edges: ids, node: s }) : lone.push(mine.find((e) => e.id === ids[0])!));
+      for (const ids of bySource.values()) (ids.length > 1 ? out.set(ids[0], { edges: ids, node: ends.get(ids[0])!.source }) : lone.push(mine.find((e) => e.id === ids[0])!));
       const taken = new Set<string>();
       for (const e of lone) {
-        const back = lone.find((x) => !taken.has(x.id) && !taken.has(e.id) && x.source === e.target && x.target === e.source);
+        const back = lone.find((x) => !taken.has(x.id) && !taken.has(e.id) && x.source === e.target && x.target === e.source && label.get(x.id) === label.get(e.id));
         if (back) {
           taken.add(e.id).add(back.id);
           out.set(e.id, { edges: [e.id, back.id] });
         }
       }
       const byTarget = new Map<string, string[]>();
-      for (const e of lone) if (!taken.has(e.id)) byTarget.set(e.target, [...(byTarget.get(e.target) ?? []), e.id]);
-      for (const [t, ids] of byTarget) out.set(ids[0], { edges: ids, node: ids.length > 1 ? t : undefined });
+      for (const e of lone) if (!taken.has(e.id)) byTarget.set(`${e.target} ${label.get(e.id)}`, [...(byTarget.get(`${e.target} ${label.get(e.id)}`) ?? []), e.id]);
+      for (const ids of byTarget.values()) out.set(ids[0], { edges: ids, node: ids.length > 1 ? ends.get(ids[0])!.target : undefined });
     }
   }
   // a label is drawn by its group's first edge in file order

@@ -65,6 +65,8 @@ export function readability() {
  */
 export async function settled() {
   const frame = () => new Promise((r) => requestAnimationFrame(() => r(undefined)));
+  // the first view comes once the nodes are measured: a canvas with a flow waits for it
+  for (let i = 0; i < 500 && document.querySelector(".react-flow__node") && !document.querySelector('.ac-canvas[data-opened="true"]'); i++) await frame();
   const shot = () =>
     JSON.stringify([...document.querySelectorAll(".ac-edge-label, .react-flow__node, .react-flow__viewport")].map((e) => [e.getBoundingClientRect().toJSON(), getComputedStyle(e).transform]));
   let last = "";
