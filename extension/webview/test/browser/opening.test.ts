@@ -95,7 +95,7 @@ describe("the canvas opens on the whole story", { concurrency: false }, () => {
         const t = await textSizes(page);
         assert.ok(t.texts.filter((x) => x.where === "flow").length > 20, "texts on the flow");
         assert.deepEqual(t.texts.filter((x) => x.px < READABLE), [], `text under ${READABLE} px at zoom ${t.zoom.toFixed(2)}`);
-        if (flow === team && size.width === 1280) await docsImage(page, "canvas-team");
+        if (flow === team && size.width === 1280) await docsImage(page, "canvas-release-team");
         else await screenshot(page, `opening-${flow === team ? "team" : "twenty"}-${size.width}`);
         // Fit shows everything, still clear of the controls
         await page.getByRole("button", { name: "Fit" }).click();
