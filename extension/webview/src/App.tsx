@@ -36,6 +36,7 @@ import { Legend } from "./Legend";
 import { deleteOps, layoutOp, moveOps, nudge } from "./ops";
 import { applyRunEvent, emptyOverlay, restoreAgentSpend, runLineChars } from "./overlay";
 import { spendLabel } from "../../src/canvas/spend";
+import { OffscreenMarkers } from "./Offscreen";
 import { Palette, PATTERN_MIME } from "./Palette";
 import { applyPalette } from "./colours";
 import { Rail } from "./Rail";
@@ -185,7 +186,7 @@ function pane(root: HTMLElement | null): Pane | undefined {
   const flow = root?.querySelector(".react-flow")?.getBoundingClientRect();
   if (!flow) return undefined;
   const covers: Rect[] = [];
-  for (const sel of [".ac-toolbar", ".ac-legend", ".react-flow__minimap", ".ac-offscreen"])
+  for (const sel of [".ac-toolbar", ".ac-legend", ".react-flow__minimap"])
     for (const el of root!.querySelectorAll(sel)) {
       // the part of it over the flow (the toolbar and the side column stand beside it)
       const r = el.getBoundingClientRect();
@@ -924,6 +925,8 @@ function Canvas() {
            </DrawnEdgesContext.Provider>
            </HighlightContext.Provider>
           </RunContext.Provider>
+          {/* without the minimap, what is off-screen is counted at the flow's edges */}
+          {!minimap && viewSet ? <OffscreenMarkers boxes={nodes.map(nodeRect)} /> : null}
           {flow && nodes.length === 0 ? <div className="ac-empty">This flow has no nodes yet. Insert a pattern from the palette.</div> : null}
           {!flow && !syntax ? <div className="ac-empty">Loading the flow…</div> : null}
           </div>

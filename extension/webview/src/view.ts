@@ -142,6 +142,20 @@ export function entryColumn(nodes: Rect[]): Rect[] {
   return nodes.filter((n) => n.x < first.x + first.width / 2);
 }
 
+export type Side = "top" | "right" | "bottom" | "left";
+
+/** beyond counts the boxes wholly beyond each side of the view (the pane, in flow coordinates). */
+export function beyond(boxes: Rect[], view: Rect): Record<Side, number> {
+  const out: Record<Side, number> = { top: 0, right: 0, bottom: 0, left: 0 };
+  for (const b of boxes) {
+    if (b.y + b.height <= view.y) out.top++;
+    else if (b.y >= view.y + view.height) out.bottom++;
+    if (b.x + b.width <= view.x) out.left++;
+    else if (b.x >= view.x + view.width) out.right++;
+  }
+  return out;
+}
+
 export function bounds(rs: Rect[]): Rect {
   const x0 = Math.min(...rs.map((n) => n.x));
   const y0 = Math.min(...rs.map((n) => n.y));

@@ -107,6 +107,30 @@ describe("the canvas opens on the whole story", { concurrency: false }, () => {
         await page.close();
       });
 
+  test("without the minimap, what is off-screen is counted at the flow's edges, clear of the cards; a click shows it", async () => {
+    const page = await open(twenty);
+    await page.keyboard.press("m");
+    const markers = page.getByTestId("offscreen");
+    await markers.waitFor();
+    const d = await drawn(page);
+    const beyond = { right: d.nodes.filter((n) => n.x >= d.pane.x + d.pane.width).length, below: d.nodes.filter((n) => n.y >= d.pane.y + d.pane.height).length };
+    assert.ok(beyond.right > 0 && beyond.below > 0, JSON.stringify(beyond));
+    const right = markers.getByRole("button", { name: /cards? to the right$/ });
+    assert.equal(await right.getAttribute("aria-label"), `${beyond.right} card${beyond.right > 1 ? "s" : ""} to the right`);
+    assert.equal(await markers.getByRole("button", { name: /cards? below$/ }).getAttribute("aria-label"), `${beyond.below} card${beyond.below > 1 ? "s" : ""} below`);
+    // in the margin the view keeps: no card under a marker
+    const boxes = await markers.locator("button").evaluateAll((bs) => bs.map((b) => b.getBoundingClientRect().toJSON()));
+    for (const b of boxes) for (const n of d.nodes) assert.ok(!overlaps({ x: b.x, y: b.y, width: b.width, height: b.height }, n), `a marker over ${n.id}`);
+    assert.deepEqual((await textSizes(page)).texts.filter((x) => x.px < READABLE), []);
+    await screenshot(page, "opening-offscreen-markers");
+    await right.click();
+    await page.evaluate(settled);
+    const after = await drawn(page);
+    assert.ok(after.nodes.filter((n) => n.x >= after.pane.x + after.pane.width).length < beyond.right, "fewer cards to the right");
+    await noProblems(page);
+    await page.close();
+  });
+
   for (const theme of Object.keys(THEMES) as Array<keyof typeof THEMES>)
     test(`${theme}: the twelve colours are told apart as drawn: CIEDE2000 between the edges' pixels, and 3:1 against the background`, async () => {
       const board = swatches();

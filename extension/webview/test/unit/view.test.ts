@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Rect } from "../../src/edgeGeometry";
-import { entryColumn, fitAll, freeRects, MARGIN, openingView, type Pane, type View } from "../../src/view";
+import { beyond, entryColumn, fitAll, freeRects, MARGIN, openingView, type Pane, type View } from "../../src/view";
 
 // A 1000×600 canvas with the toolbar at the top left, the legend at the bottom left, the minimap at the bottom right.
 const toolbar = { x: 8, y: 8, width: 220, height: 32 };
@@ -71,4 +71,10 @@ test("Fit shows everything, however small, in the room the controls leave", () =
 test("without an interaction to start from, the story is the entry: the leftmost column, not the topmost node", () => {
   const col = entryColumn([box(500, 0), box(0, 50), box(0, 250), box(60, 2000), box(250, 0)]);
   assert.deepEqual(col.map((r) => r.y).sort((a, b) => a - b), [50, 250, 2000]);
+});
+
+test("the cards beyond each side of the view, for the markers at the flow's edges when the minimap is hidden", () => {
+  const view = { x: 0, y: 0, width: 1000, height: 600 };
+  const counts = beyond([box(-300, 0), box(1100, 100), box(1100, 900), box(400, 700), box(400, -200), box(10, 10)], view);
+  assert.deepEqual(counts, { top: 1, right: 2, bottom: 2, left: 1 });
 });
