@@ -85,7 +85,7 @@ const STEPS = [
     async run({ page, shot }) {
       await quickOpen(page, 'broken.yaml');
       // a flow in flows/ opens as the canvas, as docs/first-run.md says (the validator reads its text all the same)
-      if (pkg.contributes?.customEditors) await webviewFrame(page, '[aria-label="Flow Broken flow canvas"]');
+      if (pkg.contributes?.customEditors) await webviewFrame(page, '[aria-roledescription="flow canvas"]');
       else await page.locator('.monaco-editor .view-lines', { hasText: 'not-a-list' }).first().waitFor({ timeout: TIMEOUT });
       await runCommand(page, 'AgentCanvas: Validate Flow');
       // the command's own summary, so the diagnostics are not merely the ones published on open

@@ -23,11 +23,11 @@ import type { Diagnostic, FlowModel, FlowOp, PatternInfo, Point } from "../../sr
 import { nearestSpan } from "../../src/canvas/positions";
 import { planConnect, planPick, planReconnect, type ConnectPlan } from "./connect";
 import { syntaxError } from "./diagnostics";
-import { drawEdges, ESTIMATED_METRICS, MAX_ROUTES, ROUTING_MS, type LabelMetrics, type RoutingReport } from "./drawing";
+import { drawEdges, ESTIMATED_METRICS, type LabelMetrics } from "./drawing";
 import type { Rect } from "./edgeGeometry";
-import { DrawnEdges, type DrawnEdge } from "./drawnEdges";
-import { Codicon, DrawnEdgesContext, edgeTypes, HighlightContext, LabelLayer, LabelLayerContext, nodeTypes, RunContext } from "./elements";
-import { entryInteraction, estimatedHeight, findElement, isPlaceholder, layoutInput, NODE_HEIGHT, NODE_WIDTH, toGraph, type CanvasEdge, type CanvasNode } from "./graph";
+import { DrawnEdges } from "./drawnEdges";
+import { DrawnEdgesContext, edgeTypes, HighlightContext, LabelLayer, LabelLayerContext, nodeTypes, RunContext } from "./elements";
+import { findElement, isPlaceholder, layoutInput, NODE_HEIGHT, NODE_WIDTH, toGraph, type CanvasEdge, type CanvasNode } from "./graph";
 import { loadState, onHostMessage, post, saveState } from "./host";
 import { Inspector } from "./Inspector";
 import { LABEL_MIN_ZOOM } from "./labels";
@@ -41,8 +41,10 @@ import { Palette, PATTERN_MIME } from "./Palette";
 import { applyPalette } from "./colours";
 import { Rail } from "./Rail";
 import { PatternPicker, type PickerRequest } from "./PatternPicker";
-import { BusyState, Toolbar } from "./Toolbar";
-import { fitAll, openingView, type Pane } from "./view";
+import { BusyState, RoutingNote, Toolbar } from "./Toolbar";
+import { measureLabels, readableZoom } from "./metrics";
+import { labelRects, nodeRect, pane, storyRects } from "./opening";
+import { fitAll, openingView } from "./view";
 
 export const GRID = 16;
 const NUDGE_SETTLE_MS = 400;
@@ -55,147 +57,6 @@ export const LEGEND_MAX = 24;
 /** Flows with more nodes than this draw only what is in view (React Flow's onlyRenderVisibleElements). */
 export const BIG_FLOW = 150;
 
-/**
- * The smallest text a person should have to read, in px on screen: VS Code's own smallest UI
- * text (the status bar's, the tabs' descriptions) is 11 to 12 px. The first view never zooms out
- * further than this lets the canvas's smallest text be.
- */
-export const READABLE_PX = 11;
-
-/** readableZoom is the zoom at which the canvas's smallest text is READABLE_PX on screen. */
-export function readableZoom(m: LabelMetrics): number {
-  return Math.min(1.5, READABLE_PX / m.smallText);
-}
-
-/**
- * The smallest text the canvas draws, in px at 100%: every kind of small text a card, a label or
- * a problem marker has, measured in a hidden probe (their sizes are the stylesheet's, relative to
- * the theme's font size).
- */
-const SMALL_TEXT_PROBE =
-  '<div class="ac-node-meta"><span class="ac-role">r</span><span class="ac-badge">b</span></div>' +
-  '<div class="ac-node-head"><span class="ac-badge ac-problems">1</span></div>' +
-  '<div class="ac-run-line"><span class="ac-run-state">s</span><span class="ac-badge">m</span></div><div class="ac-run-spend">s</div>' +
-  '<div class="ac-node-diags"><div class="ac-diag">d</div></div>';
-const LABEL_PROBE = '<div class="ac-edge-line"><span class="ac-edge-ix">i</span><span class="ac-edge-text">t</span><span class="ac-badge ac-problems">1</span></div><div class="ac-edge-counters">c</div>';
-
-/** smallText is the smallest font size, in px, of the canvas's text (cards, labels, markers). */
-function smallText(host: HTMLElement): number {
-  const card = document.createElement("div");
-  card.className = "ac-node ac-probe";
-  card.innerHTML = SMALL_TEXT_PROBE;
-  const label = document.createElement("div");
-  label.className = "ac-edge-label ac-probe";
-  label.innerHTML = LABEL_PROBE;
-  const marker = document.createElement("button");
-  marker.className = "ac-marker ac-probe";
-  marker.textContent = "1";
-  host.append(card, label, marker);
-  const sizes = [...card.querySelectorAll("span, div"), ...label.querySelectorAll("span, div"), marker]
-    .filter((e) => e.childElementCount === 0)
-    .map((e) => parseFloat(getComputedStyle(e).fontSize));
-  card.remove();
-  label.remove();
-  marker.remove();
-  return Math.min(...sizes.filter((x) => x > 0), Infinity);
-}
-
-/** measureLabels measures a hidden label in the page: the font is the theme's, whatever it is. */
-function measureLabels(host: HTMLElement | null): LabelMetrics {
-  if (!host) return ESTIMATED_METRICS;
-  const probe = document.createElement("div");
-  probe.className = "ac-edge-label ac-probe";
-  const line = (n: number) => `<div class="ac-edge-line"><span class="ac-edge-text">${"0".repeat(n)}</span></div>`;
-  host.append(probe);
-  probe.innerHTML = line(10);
-  const w10 = probe.getBoundingClientRect().width;
-  const h1 = probe.getBoundingClientRect().height;
-  probe.innerHTML = line(30) + line(1);
-  const w30 = probe.getBoundingClientRect().width;
-  const h2 = probe.getBoundingClientRect().height;
-  probe.remove();
-  const char = (w30 - w10) / 20;
-  if (!(char > 0) || !(h1 > 0) || !(h2 > h1)) return ESTIMATED_METRICS;
-  const small = smallText(host);
-  return { char, chrome: w10 - 10 * char, line: h1, lineStep: h2 - h1, smallText: Number.isFinite(small) ? small : ESTIMATED_METRICS.smallText };
-}
-
-/** nodeRect is a node's box on the canvas: measured once drawn, estimated before. */
-function nodeRect(n: CanvasNode): Rect {
-  return {
-    x: n.position.x,
-    y: n.position.y,
-    width: n.measured?.width ?? NODE_WIDTH,
-    height: n.measured?.height ?? estimatedHeight(n.data.diagnostics.length),
-  };
-}
-
-/** labelRects are the drawn labels' and markers' boxes on the canvas. */
-function labelRects(drawn: ReadonlyMap<string, DrawnEdge>): Rect[] {
-  const out: Rect[] = [];
-  for (const d of drawn.values())
-    for (const p of [d.label?.place, d.marker]) if (p) out.push({ x: p.x - p.width / 2, y: p.y - p.height / 2, width: p.width, height: p.height });
-  return out;
-}
-
-/**
- * storyRects are the boxes of the interaction a run starts with (graph.ts: entryInteraction): its
- * nodes, its labels and its problem markers. The opening view shows them whole.
- */
-function storyRects(flow: FlowModel | null, nodes: CanvasNode[], edges: CanvasEdge[], drawn: ReadonlyMap<string, DrawnEdge>): Rect[] {
-  const entry = entryInteraction(flow);
-  const mine = edges.filter((e) => e.data?.interactionId === entry);
-  const ends = new Set(mine.flatMap((e) => [e.source, e.target]));
-  const labels = new Map<string, DrawnEdge>();
-  for (const e of mine) {
-    const d = drawn.get(e.id);
-    if (d) labels.set(e.id, d);
-  }
-  return [...nodes.filter((n) => ends.has(n.id)).map(nodeRect), ...labelRects(labels)];
-}
-
-/** Why routing left edges as curves, for the person: what the limit is and what helps. */
-const ROUTING_WHY: Record<NonNullable<RoutingReport["why"]>, string> = {
-  routes: `routing stops after ${MAX_ROUTES} routed edges in one drawing, to keep drawing fast`,
-  time: `routing stops after ${ROUTING_MS} ms in one drawing, to keep drawing fast`,
-  crowded: "routing found no way around the cards near them (too many cards close together)",
-};
-
-/**
- * RoutingNote tells the person when edges pass under cards because routing gave up (at its limits,
- * or finding no way), rather than leaving them to wonder why a line runs under a card.
- */
-function RoutingNote({ routing }: { routing: RoutingReport }) {
-  if (routing.curved === 0 || !routing.why) return null;
-  const n = routing.curved;
-  return (
-    <span
-      className="ac-badge ac-routing-note"
-      role="status"
-      data-testid="routing-limit"
-      title={`${n} edge${n > 1 ? "s are" : " is"} drawn as ${n > 1 ? "curves" : "a curve"} that may pass under cards: ${ROUTING_WHY[routing.why]}. Tidy, or moving cards apart, gives ${n > 1 ? "them" : "it"} room.`}
-    >
-      <Codicon name="warning" />
-      {n} edge{n > 1 ? "s" : ""} not routed
-    </span>
-  );
-}
-
-/** pane is the canvas on screen and the controls that float over it, in its own coordinates. */
-function pane(root: HTMLElement | null): Pane | undefined {
-  const flow = root?.querySelector(".react-flow")?.getBoundingClientRect();
-  if (!flow) return undefined;
-  const covers: Rect[] = [];
-  for (const sel of [".ac-toolbar", ".ac-legend", ".react-flow__minimap"])
-    for (const el of root!.querySelectorAll(sel)) {
-      // the part of it over the flow (the toolbar and the side column stand beside it)
-      const r = el.getBoundingClientRect();
-      const [x0, y0] = [Math.max(r.left, flow.left), Math.max(r.top, flow.top)];
-      const [x1, y1] = [Math.min(r.right, flow.right), Math.min(r.bottom, flow.bottom)];
-      if (x1 > x0 && y1 > y0) covers.push({ x: x0 - flow.left, y: y0 - flow.top, width: x1 - x0, height: y1 - y0 });
-    }
-  return { width: flow.width, height: flow.height, covers };
-}
 
 /** nodeAtPointer: the id of the node under a mouse or touch event's point, if any. */
 function nodeAtPointer(e: MouseEvent | TouchEvent): string | undefined {
@@ -270,9 +131,10 @@ function Canvas() {
   const setPaletteOpen = (open: boolean) => (setPaletteChoice(open), saveState({ palette: open }));
   const setInspectorOpen = (open: boolean) => (setInspectorChoice(open), saveState({ inspector: open }));
   const [minimap, setMinimap] = useState(saved.minimap ?? window.innerWidth >= MINIMAP_MIN_WIDTH);
-  // The legend starts shown unless the flow has more interactions than it can list in a glance.
+  // The legend starts shown unless the flow has more interactions than it can list in a glance,
+  // or the editor is as narrow as the minimap starts hidden in: the labels name the interactions.
   const [legendChoice, setLegend] = useState<boolean | undefined>(saved.legend);
-  const legend = legendChoice ?? (flow?.interactions?.length ?? 0) <= LEGEND_MAX;
+  const legend = legendChoice ?? ((flow?.interactions?.length ?? 0) <= LEGEND_MAX && width >= MINIMAP_MIN_WIDTH);
   const [picker, setPicker] = useState<PickerRequest>();
   // The interaction hovered in the legend: its edges stand out.
   const [hovered, setHovered] = useState<string>();

@@ -10,7 +10,7 @@ import { placeLabels, type LabelRequest, type PlacedLabel } from "./labelPlaceme
 import { labelForms, lineChars, type LabelForm } from "./labels";
 import { blockers, NodeIndex, polyline, route } from "./routing";
 
-/** The size of an edge label's parts, measured from the page's own font (App.tsx: measureLabels). */
+/** The size of an edge label's parts, measured from the page's own font (metrics.ts: measureLabels). */
 export interface LabelMetrics {
   /** one character of the label font */
   char: number;

@@ -241,7 +241,7 @@ export async function textSizes(page: Page): Promise<TextSizes> {
   });
 }
 
-/** The smallest text a person must read (App.tsx, READABLE_PX); a hair of rounding allowed. */
+/** The smallest text a person must read (metrics.ts, READABLE_PX); a hair of rounding allowed. */
 export const READABLE = 10.95;
 
 export interface Look {

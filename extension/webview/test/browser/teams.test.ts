@@ -47,7 +47,7 @@ async function badges(page: Page): Promise<Record<string, string[]>> {
   });
 }
 
-/** The smallest text a person must read (App.tsx, READABLE_PX); a hair of rounding allowed. */
+/** The smallest text a person must read (metrics.ts, READABLE_PX); a hair of rounding allowed. */
 const READABLE = 10.95;
 
 interface TextSizes {
