@@ -704,20 +704,13 @@ async function resumeAfterReload({ page, shot }) {
 // ---- the canvas: flows/ files, one tab per flow, an edge with an error ---------------------------
 
 /**
- * Writes flows/misspelt.yaml (a lead whose second worker's id is misspelt) and opens it from quick
- * open: the canvas shows (flows/ as .agentcanvas/flows/), with the edge to the misspelt id drawn to
- * a placeholder card and its problem marker. Reopened as text, Open Canvas puts the canvas in that
+ * Opens flows/misspelt.yaml (a lead whose second worker's id is misspelt) from quick open: the
+ * canvas shows (flows/ as .agentcanvas/flows/), with the edge to the misspelt id drawn to a
+ * placeholder card and its problem marker. Reopened as text, Open Canvas puts the canvas in that
  * tab's place: one tab for the flow, before and after; asked again, still one.
  */
-async function flowsFolderCanvas({ page, shot, workspace }) {
+async function flowsFolderCanvas({ page, shot }) {
   const name = 'misspelt.yaml';
-  writeFileSync(
-    path.join(workspace, 'flows', name),
-    'version: 0.2\nname: misspelt\nagents:\n  - {id: lead, role: orchestrator}\n  - {id: coder, role: worker}\n  - {id: tester, role: worker}\n' +
-      'interactions:\n  - id: build\n    patternId: manager_worker\n    edges:\n' +
-      '      - {source: lead, target: coder, data: {termination: {type: max_rounds, rounds: 2}}}\n' +
-      '      - {source: lead, target: tester2, data: {termination: {type: max_rounds, rounds: 2}}}\n',
-  );
   const tabs = () => page.locator('.tabs-container .tab', { hasText: name }).count();
   await quickOpen(page, name);
   let frame = await webviewFrame(page, '[aria-label="Flow misspelt canvas"]');
@@ -761,6 +754,9 @@ async function firstSight({ page, shot, workspace }) {
   await frame.evaluate(settled);
   const seen = await frame.evaluate(readability);
   await shot('first-sight');
+  // one default editor for a flow in .agentcanvas/flows/ (it matches flows/*.yaml too): VS Code asks nothing
+  const asked = await page.locator('.notifications-toasts .notification-toast', { hasText: 'multiple default editors' }).count();
+  if (asked > 0) throw new Error('VS Code asks which of several default editors opens first-sight.yaml');
   if (seen.problems.length > 0) throw new Error(`labels are not readable:\n${seen.problems.join('\n')}`);
   if (seen.labels.length !== 2) throw new Error(`expected 2 edge labels, found ${JSON.stringify(seen.labels)}`);
   const whole = seen.labels.map((l) => l.text).sort();
