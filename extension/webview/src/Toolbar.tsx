@@ -88,19 +88,19 @@ const ROUTING_WHY: Record<NonNullable<RoutingReport["why"]>, string> = {
 };
 
 /**
- * RoutingNote tells the person when edges pass under cards because routing gave up (at its limits,
- * or finding no way), rather than leaving them to wonder why a line runs under a card.
+ * RoutingNote tells the person when edges are left as curves that may pass under cards (routing
+ * stopped at a limit, or found no way), rather than leaving them to wonder why a line runs under
+ * a card.
  */
 export function RoutingNote({ routing }: { routing: RoutingReport }) {
-  if (routing.curved === 0 || !routing.why) return null;
-  const n = routing.curved;
+  const n = routing.curved + (routing.unchecked ?? 0);
+  if (n === 0 || !routing.why) return null;
+  const them = n > 1 ? "them" : "it";
+  const what = routing.unchecked
+    ? `${routing.curved ? `${routing.curved} edge${routing.curved > 1 ? "s" : ""} pass${routing.curved > 1 ? "" : "es"} under cards and ` : ""}${routing.unchecked} edge${routing.unchecked > 1 ? "s were" : " was"} not checked`
+    : `${n} edge${n > 1 ? "s are" : " is"} drawn as ${n > 1 ? "curves" : "a curve"} that may pass under cards`;
   return (
-    <span
-      className="ac-badge ac-routing-note"
-      role="status"
-      data-testid="routing-limit"
-      title={`${n} edge${n > 1 ? "s are" : " is"} drawn as ${n > 1 ? "curves" : "a curve"} that may pass under cards: ${ROUTING_WHY[routing.why]}. Tidy, or moving cards apart, gives ${n > 1 ? "them" : "it"} room.`}
-    >
+    <span className="ac-badge ac-routing-note" role="status" data-testid="routing-limit" title={`${what}: ${ROUTING_WHY[routing.why]}. Tidy, or moving cards apart, gives ${them} room.`}>
       <Codicon name="warning" />
       {n} edge{n > 1 ? "s" : ""} not routed
     </span>

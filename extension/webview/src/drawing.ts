@@ -43,11 +43,14 @@ export interface DrawnEdge {
   marker?: PlacedLabel;
 }
 
-/** What routing did in one drawing, and why it left edges as curves under nodes, if it did. */
+/** What routing did in one drawing, and why it left edges as curves, if it did. */
 export interface RoutingReport {
   routed: number;
-  /** edges drawn as curves under a node because routing stopped or found no way */
+  /** edges drawn as curves under a node: routing found no way around the cards near them */
   curved: number;
+  /** edges left as curves, not even checked, once routing stopped at a limit */
+  unchecked?: number;
+  /** the first reason edges were left as curves */
   why?: "routes" | "time" | "crowded";
 }
 
@@ -58,8 +61,12 @@ export interface RoutingReport {
  */
 export const MAX_ROUTES = 300;
 export const ROUTING_MS = 60;
-/** The routes always made before the time limit counts: a small flow is drawn the same on a busy machine. */
-const ROUTES_BEFORE_TIME = 24;
+/**
+ * In a flow of at most SMALL_FLOW cards, the routes always tried before the time limit counts: a
+ * small flow is drawn the same on a busy machine (a big tangle's tries cost more than the limit).
+ */
+const TRIES_BEFORE_TIME = 24;
+const SMALL_FLOW = 150;
 const ROUTE_OFFSETS = [0, 5, -5];
 
 export interface DrawingInput {
@@ -80,13 +87,13 @@ export function drawEdges(input: DrawingInput): { edges: Map<string, DrawnEdge>;
   const out = new Map<string, DrawnEdge>();
   const index = new NodeIndex([...rects].map(([id, r]) => ({ id, ...r })));
   const routing: RoutingReport = { routed: 0, curved: 0 };
-  const deadline = clock() + ROUTING_MS;
+  const budget = { tries: 0, forced: rects.size <= SMALL_FLOW ? TRIES_BEFORE_TIME : 0, deadline: clock() + ROUTING_MS, clock };
   for (const e of edges) {
     const s = rects.get(e.source);
     const t = rects.get(e.target);
     if (!s || !t || !e.data) continue;
     const curve = edgeGeometry(s, t, e.data.parallel, e.data.parallelCount, e.source > e.target);
-    out.set(e.id, { geometry: aroundNodes(curve, index, [e.source, e.target], routing, clock, deadline) });
+    out.set(e.id, { geometry: aroundNodes(curve, index, [e.source, e.target], routing, budget) });
   }
   if (!input.labels) return { edges: out, routing };
   const byId = new Map(edges.map((e) => [e.id, e]));
@@ -159,17 +166,25 @@ function sharedProblems(edges: CanvasEdge[]): { count: number; severity?: Severi
 
 /**
  * aroundNodes is the edge's curve, or, when the curve would pass under a node other than its
- * ends, a route around the nodes (routing.ts). A curve left under a node is counted, with why.
+ * ends, a route around the nodes (routing.ts). Past a limit (routes made, or time, in a small
+ * flow once its first tries are made) the rest keep their curves unchecked: looking for the nodes under every edge of
+ * a tangle costs more than the routing the limit saves. What was left, and why, is counted.
  */
-function aroundNodes(g: EdgeGeometry, index: NodeIndex, ends: string[], report: RoutingReport, clock: () => number, deadline: number): EdgeGeometry {
+function aroundNodes(g: EdgeGeometry, index: NodeIndex, ends: string[], report: RoutingReport, budget: { tries: number; forced: number; deadline: number; clock: () => number }): EdgeGeometry {
+  const limit = report.routed >= MAX_ROUTES ? "routes" : budget.tries >= budget.forced && budget.clock() > budget.deadline ? "time" : undefined;
+  if (limit) {
+    report.unchecked = (report.unchecked ?? 0) + 1;
+    report.why ??= limit;
+    return g;
+  }
   if (blockers(g, index, ends).length === 0) return g;
-  const why = report.routed >= MAX_ROUTES ? "routes" : report.routed >= ROUTES_BEFORE_TIME && clock() > deadline ? "time" : undefined;
-  const r = why ? undefined : route(g, index, ROUTE_OFFSETS[report.routed % ROUTE_OFFSETS.length]);
+  budget.tries++;
+  const r = route(g, index, ROUTE_OFFSETS[report.routed % ROUTE_OFFSETS.length]);
   if (r) {
     report.routed++;
     return { ...g, route: r };
   }
   report.curved++;
-  report.why ??= why ?? "crowded";
+  report.why ??= "crowded";
   return g;
 }

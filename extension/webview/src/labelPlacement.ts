@@ -267,7 +267,7 @@ export function placeLabels(labels: LabelRequest[], nodes: Rect[], lines?: EdgeL
     // the first free spot: the full label first, then its other forms
     const own = new Set(l.edges ?? [l.id]);
     // by the shared node in any of its forms before anywhere else on its edges (a fan's label)
-    search: for (const tier of [0, 1])
+    search: for (const tier of l.by ? [0, 1] : [0])
       for (let form = 0; form < l.widths.length; form++) {
         if (!thorough && form > 0 && form < l.widths.length - 1) continue;
         const [w, h] = [l.widths[form], height(form)];

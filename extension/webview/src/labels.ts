@@ -102,6 +102,19 @@ export interface LabelForm {
  * takes a form with more lines, never an ellipsis in the middle of an id.
  */
 export function labelForms(interactionId: string, label: string): LabelForm[] {
+  // every drawing asks again for every label: the forms are kept (a label's forms never change)
+  const key = `${interactionId}\u0000${label}`;
+  const known = FORMS.get(key);
+  if (known) return known;
+  if (FORMS.size >= FORMS_KEPT) FORMS.clear();
+  const forms = makeForms(interactionId, label);
+  FORMS.set(key, forms);
+  return forms;
+}
+const FORMS = new Map<string, LabelForm[]>();
+const FORMS_KEPT = 10_000;
+
+function makeForms(interactionId: string, label: string): LabelForm[] {
   const m = /^(\S+) (\(.*\))$/u.exec(label);
   const pattern = m ? m[1] : label;
   const param = m ? m[2] : "";
