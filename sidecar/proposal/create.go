@@ -112,6 +112,9 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 		}
 	}
 	sort.Strings(names)
+	if err := refuseNewNames(names, in); err != nil {
+		return nil, err
+	}
 
 	// Paths are grouped by folder so each folder of input/ and work/ is opened once.
 	results := make([]diffResult, len(names))
@@ -189,6 +192,9 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 		return &Created{Proposal: pr, AgentDir: paths.AgentDir, Stats: stats, Skipped: skipped}, nil
 	}
 	if err := writeFileAtomic(root, PatchFile, patch.Bytes(), 0o644); err != nil {
+		return nil, err
+	}
+	if err := writePatchRecord(root, DigestFile, patch.Bytes()); err != nil {
 		return nil, err
 	}
 	if err := writeFileAtomic(root, SummaryFile, []byte(summaryMarkdown(pr, stats, skipped)), 0o644); err != nil {

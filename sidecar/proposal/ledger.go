@@ -37,7 +37,10 @@ const (
 // into every ledger entry that applies the proposal. Tokens and cost are the agent's in its run
 // up to the proposal (zero and CostKnown false when its backend does not report them).
 type Origin struct {
-	Flow          string  `json:"flow,omitempty"`
+	Flow string `json:"flow,omitempty"`
+	// FlowFile is the run's flow file (workspace-relative when it is in the workspace): a
+	// proposal that changes it is held (control.go).
+	FlowFile      string  `json:"flowFile,omitempty"`
 	InteractionID string  `json:"interactionId,omitempty"`
 	Round         int     `json:"round,omitempty"` // 1-based, as the agent's prompt says it
 	Backend       string  `json:"backend,omitempty"`

@@ -125,8 +125,15 @@ func FinishRevision(workspace, ref, runID string, sent []Comment, answers map[st
 				ids = append(ids, c.ID)
 			}
 			s.Revisions = append(s.Revisions, Revision{Number: s.Revision, CreatedAt: l.Proposal.CreatedAt, RunID: runID, Comments: ids})
-		} else if err := root.RemoveAll(kept); err != nil {
-			return err
+		} else {
+			if !ok { // a failed run's edits are not a revision: work/ and the patch go back
+				if err := restoreRevision(workspace, root, l, s, kept); err != nil {
+					return fmt.Errorf("the failed revision run's edits could not be taken back (revision %d is kept in %s): %w", s.Revision, kept, err)
+				}
+			}
+			if err := root.RemoveAll(kept); err != nil {
+				return err
+			}
 		}
 		for i := range s.Comments {
 			c := &s.Comments[i]
@@ -219,6 +226,19 @@ type Interdiff struct {
 	Patch string `json:"patch"`
 	// Files are the paths the two revisions leave differently.
 	Files []string `json:"files"`
+	// Sides are each such file as the two revisions leave it, for a side-by-side diff.
+	Sides []InterdiffSide `json:"sides"`
+}
+
+// InterdiffSide is one file of an interdiff, as revision From and revision To leave it ("" and
+// Exists false where a revision has no such file; a symbolic link's target as its text).
+type InterdiffSide struct {
+	Path      string `json:"path"`
+	Old       string `json:"old"`
+	New       string `json:"new"`
+	OldExists bool   `json:"oldExists"`
+	NewExists bool   `json:"newExists"`
+	Binary    bool   `json:"binary,omitempty"`
 }
 
 // GetInterdiff computes the interdiff of ref between revisions from and to (to 0 or the
@@ -269,7 +289,7 @@ func GetInterdiff(workspace, ref string, from, to int) (*Interdiff, error) {
 		sorted = append(sorted, n)
 	}
 	sort.Strings(sorted)
-	out := &Interdiff{From: from, To: to, Files: []string{}}
+	out := &Interdiff{From: from, To: to, Files: []string{}, Sides: []InterdiffSide{}}
 	var patch bytes.Buffer
 	for _, n := range sorted {
 		a, err := oldSide.read(root, n)
@@ -291,6 +311,7 @@ func GetInterdiff(workspace, ref string, from, to int) (*Interdiff, error) {
 			patch.Write(sec)
 		}
 		out.Files = append(out.Files, n)
+		out.Sides = append(out.Sides, interdiffSide(n, a, b))
 	}
 	out.Patch = patch.String()
 	return out, nil
@@ -352,4 +373,13 @@ func (rs *revSide) read(root *os.Root, name string) (side, error) {
 		m = modeExec
 	}
 	return side{exists: true, mode: m, data: data}, nil
+}
+
+// interdiffSide is one file's two versions; a binary file's content is left out.
+func interdiffSide(name string, a, b side) InterdiffSide {
+	s := InterdiffSide{Path: name, OldExists: a.exists, NewExists: b.exists, Binary: isBinary(a.data) || isBinary(b.data)}
+	if !s.Binary {
+		s.Old, s.New = string(a.data), string(b.data)
+	}
+	return s
 }
