@@ -318,6 +318,20 @@ describe("the canvas at first sight", { concurrency: false }, () => {
       }
       // the four states look different from each other
       assert.equal(new Set(Object.values(measured).map((m) => m.icon)).size, 4);
+      // the picture: the four cards brought to the middle of the view, as a person pans to them (Space+drag)
+      const move = await page.evaluate((ids) => {
+        const rs = ids.map((id) => document.querySelector(`.react-flow__node[data-id="${id}"]`)!.getBoundingClientRect());
+        const p = document.querySelector(".react-flow")!.getBoundingClientRect();
+        const mid = { x: (Math.min(...rs.map((r) => r.left)) + Math.max(...rs.map((r) => r.right))) / 2, y: (Math.min(...rs.map((r) => r.top)) + Math.max(...rs.map((r) => r.bottom))) / 2 };
+        return { x: p.left + p.width / 2, y: p.top + p.height / 2, dx: p.left + p.width / 2 - mid.x, dy: p.top + p.height / 2 - mid.y };
+      }, Object.keys(states));
+      await page.mouse.move(move.x, move.y);
+      await page.keyboard.down("Space");
+      await page.mouse.down();
+      for (let i = 1; i <= 10; i++) await page.mouse.move(move.x + (move.dx * i) / 10, move.y + (move.dy * i) / 10);
+      await page.mouse.up();
+      await page.keyboard.up("Space");
+      await settled(page);
       await docsImage(page, `canvas-run-states-${theme}`);
       await noProblems(page);
       await page.close();
