@@ -45,6 +45,7 @@ import { BusyState, RoutingNote, Toolbar } from "./Toolbar";
 import { measureLabels, readableZoom } from "./metrics";
 import { labelRects, nodeRect, pane, storyRects } from "./opening";
 import { fitAll, openingView } from "./view";
+import { idRecord } from "./records";
 
 export const GRID = 16;
 const NUDGE_SETTLE_MS = 400;
@@ -424,7 +425,7 @@ function Canvas() {
     try {
       const sizes = new Map(ns.map((n) => [n.id, nodeRect(n)]));
       const positions = await tidyLayout(layoutInput(f, g.diagnostics, (id) => sizes.get(id)), progress);
-      const saved = Object.fromEntries(Object.entries(positions).filter(([id]) => !isPlaceholder(id)));
+      const saved = idRecord(Object.fromEntries(Object.entries(positions).filter(([id]) => !isPlaceholder(id))));
       performance.mark("ac:tidy:reply");
       setNodes((cur) => cur.map((n) => (positions[n.id] ? { ...n, position: positions[n.id] } : n)));
       send([layoutOp(saved)], "Tidy");
@@ -443,9 +444,9 @@ function Canvas() {
    * position yet): the first move writes them all, so nothing else shifts when the flow reloads.
    */
   const withAutoPlaced = useCallback((moved: Record<string, Point>): Record<string, Point> => {
-    const all: Record<string, Point> = {};
+    const all = idRecord<Point>();
     for (const n of nodesRef.current) if (n.data.auto && !isPlaceholder(n.id)) all[n.id] = n.position;
-    return { ...all, ...moved };
+    return Object.assign(all, moved);
   }, []);
 
   const toggleLegend = useCallback(() => {
@@ -578,7 +579,7 @@ function Canvas() {
           const step = e.shiftKey ? 10 : 1;
           const dx = key === "ArrowLeft" ? -step : key === "ArrowRight" ? step : 0;
           const dy = key === "ArrowUp" ? -step : key === "ArrowDown" ? step : 0;
-          const from: Record<string, Point> = {};
+          const from = idRecord<Point>();
           for (const n of sel) from[n.id] = n.position;
           const moved = nudge(from, dx, dy, snapRef.current ? GRID : undefined);
           setNodes((ns) => ns.map((n) => (moved[n.id] ? { ...n, position: moved[n.id] } : n)));
@@ -751,7 +752,7 @@ function Canvas() {
               onNodesChange={onNodesChange}
               onEdgesChange={onEdgesChange}
               onNodeDragStop={(_, __, dragged) => {
-                const pos: Record<string, Point> = {};
+                const pos = idRecord<Point>();
                 for (const n of dragged) pos[n.id] = n.position;
                 send(moveOps(withAutoPlaced(pos)), "Move");
               }}

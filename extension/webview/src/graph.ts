@@ -5,6 +5,7 @@ import type { Agent, Diagnostic, FlowModel, Point, Severity, SystemNode } from "
 import { indexDiagnostics, worstSeverity, type DiagnosticIndex } from "./diagnostics";
 import { edgeLabel } from "./labels";
 import { placeUnplaced, type FlowLayoutInput } from "./layoutGraph";
+import { idRecord } from "./records";
 
 export interface AgentNodeData extends Record<string, unknown> {
   kind: "agent";
@@ -196,7 +197,7 @@ export const isPlaceholder = (id: string) => id.startsWith("missing:");
 
 export function toGraph(flow: FlowModel, diags: Diagnostic[] | null): Graph {
   const di = indexDiagnostics(flow, diags);
-  const saved: Record<string, Point> = {};
+  const saved = idRecord<Point>();
   for (const [id, p] of Object.entries(flow.layout?.nodes ?? {})) if (p && Number.isFinite(p.x) && Number.isFinite(p.y)) saved[id] = { x: p.x, y: p.y };
   const nodes: CanvasNode[] = [];
   const ids = new Set<string>();

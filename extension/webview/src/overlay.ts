@@ -7,6 +7,7 @@ import type { FlowModel, RunEvent } from "../../src/canvas/protocol";
 import { engineRound } from "../../src/canvas/rounds";
 import { addAgentSpend, newerAgentSpend, readSpend, type AgentSpend, type Spend } from "../../src/canvas/spend";
 import { conditions } from "./labels";
+import { idRecord } from "./records";
 
 /** What an agent (or an edge's interaction) is doing in the run the overlay shows. */
 export type RunState = "running" | "waiting" | "failed" | "done";
@@ -54,7 +55,7 @@ export interface RunOverlay {
   spend?: Spend;
 }
 
-export const emptyOverlay: RunOverlay = { running: false, nodes: {}, edges: {}, interactions: {} };
+export const emptyOverlay: RunOverlay = { running: false, nodes: idRecord(), edges: idRecord(), interactions: idRecord() };
 
 export function eventTime(e: RunEvent): number {
   if (typeof e.ts === "number") return e.ts;
@@ -108,7 +109,7 @@ function agentOf(e: RunEvent): string | undefined {
  */
 export function restoreAgentSpend(o: RunOverlay, runId: string, agents: Record<string, AgentSpend>): RunOverlay {
   if (o.runId !== undefined && o.runId !== runId) return o;
-  const nodes = { ...o.nodes };
+  const nodes = idRecord(o.nodes);
   for (const [id, spend] of Object.entries(agents)) {
     const cur = nodes[id] ?? { active: false, messages: 0 };
     nodes[id] = { ...cur, spend: newerAgentSpend(spend, cur.spend) };
@@ -120,8 +121,8 @@ export function restoreAgentSpend(o: RunOverlay, runId: string, agents: Record<s
 export function applyRunEvent(o: RunOverlay, e: RunEvent, flow: FlowModel | null): RunOverlay {
   const t = eventTime(e);
   let next: RunOverlay = o;
-  if (e.runId && e.runId !== o.runId) next = { runId: e.runId, running: true, nodes: {}, edges: {}, interactions: {} };
-  else next = { ...o, running: true, nodes: { ...o.nodes }, edges: { ...o.edges }, interactions: { ...o.interactions } };
+  if (e.runId && e.runId !== o.runId) next = { runId: e.runId, running: true, nodes: idRecord(), edges: idRecord(), interactions: idRecord() };
+  else next = { ...o, running: true, nodes: idRecord(o.nodes), edges: idRecord(o.edges), interactions: idRecord(o.interactions) };
 
   const edge = (id: string): EdgeRun => {
     const cur = next.edges[id] ?? { active: false, messages: [] };

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { indexDiagnostics, isPathPrefix, syntaxError, worstSeverity } from "../../src/diagnostics";
 import { backendBadge, entryInteraction, findElement, NODE_HEIGHT, NODE_WIDTH, toGraph } from "../../src/graph";
+import { moveOps } from "../../src/ops";
 import { edgeLabel, formatDuration, keyParameter } from "../../src/labels";
 import type { Diagnostic, FlowModel } from "../../../src/canvas/protocol";
 import { allPatterns, broken, firstSight, PATTERN_IDS, problems, team13, team20, twentyPatterns, unknownAgent } from "./fixtures";
@@ -211,4 +212,28 @@ test("a node's badge is its backend as resolved: a command judge is command, an 
   assert.equal(backendBadge({ id: "a", path: "/agents/0" }), "auto");
   const g = toGraph(allPatterns.flow!, []);
   for (const n of g.nodes) if (n.data.kind === "system") assert.equal(n.data.backend, n.data.node.runtime ? n.data.node.runtime.backendId || "auto" : undefined, n.id);
+});
+
+test("ids are ids: agents named constructor, toString and __proto__ are laid out, placed and written like any other", () => {
+  const ids = ["constructor", "toString", "__proto__"];
+  const flow: FlowModel = {
+    file: "f.yaml",
+    name: "f",
+    agents: ids.map((id, i) => ({ id, role: i === 0 ? "manager" : "worker", path: `/agents/${i}` })),
+    systemNodes: null,
+    interactions: [{ id: "hasOwnProperty", patternId: "manager_worker", path: "/interactions/0", edges: ["toString", "__proto__"].map((t, i) => ({ id: `e${i}`, source: "constructor", target: t, data: { termination: { type: "max_rounds", rounds: 1 } }, path: `/interactions/0/edges/${i}` })) }],
+    layout: { nodes: null, edges: null },
+    spans: null,
+  };
+  const g = toGraph(flow, []);
+  for (const n of g.nodes) {
+    assert.equal(typeof n.position.x, "number", `${n.id} has a position`);
+    assert.equal(n.data.auto, true, `${n.id} is laid out, not "saved"`);
+  }
+  assert.notDeepEqual(g.nodes[1].position, g.nodes[2].position, "two workers in two places");
+  assert.equal(g.edges.length, 2);
+  // the first move writes every one of them (setLayout), "__proto__" a key like the others
+  const op = moveOps(Object.fromEntries(g.nodes.map((n) => [n.id, n.position])))[0];
+  assert.equal(op.op, "setLayout");
+  assert.deepEqual(Object.keys(op.op === "setLayout" ? op.positions : {}).sort(), [...ids].sort());
 });

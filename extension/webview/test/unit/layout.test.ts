@@ -136,7 +136,7 @@ test("isotonic placement: as near as allowed, in order, spaced", () => {
   assert.deepEqual(isotonic([0, 0], [0, 10]), [-5, 5]); // pushed apart evenly
   assert.deepEqual(isotonic([10, 0], [0, 4]), [3, 7]); // out of order: met in the middle
   const one = layered([{ id: "x", width: 10, height: 10, rank: 1 }], []);
-  assert.deepEqual(one, { positions: { x: { x: 0, y: 0 } }, width: 10, height: 10 });
+  assert.deepEqual({ ...one, positions: { ...one.positions } }, { positions: { x: { x: 0, y: 0 } }, width: 10, height: 10 });
 });
 
 test("a label wraps between its words, never cutting one: its id, its pattern, its key parameter", () => {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { applyRunEvent, clock, emptyOverlay, messagesPerMinute, restoreAgentSpend, runLine, runLineChars } from "../../src/overlay";
 import { engineRound } from "../../../src/canvas/rounds";
-import type { RunEvent } from "../../../src/canvas/protocol";
+import type { FlowModel, RunEvent } from "../../../src/canvas/protocol";
 import { agentSpendLabel, readSpend, spendLabel } from "../../../src/canvas/spend";
 import { allPatterns } from "./fixtures";
 
@@ -215,4 +215,22 @@ test("after a reload the cards show each agent's spend from the run's checkpoint
   assert.equal(restoreAgentSpend(o, "r1", restored).nodes.debater_a.spend?.tokens, 2500);
   const r2 = applyRunEvent(o, { ts: T0 + 2, runId: "r2", event: "run_started" }, flow);
   assert.equal(restoreAgentSpend(r2, "r1", restored), r2);
+});
+
+test("ids are ids: an agent or interaction named constructor or __proto__ is looked up as itself, never as Object's own", () => {
+  const ids: FlowModel = {
+    ...flow,
+    interactions: [{ id: "constructor", patternId: "role_play_pair", path: "/interactions/0", edges: [{ id: "constructor-e1", source: "__proto__", target: "toString", data: { termination: { type: "max_rounds", rounds: 2 } }, path: "/interactions/0/edges/0" }] }],
+  };
+  let o = emptyOverlay;
+  assert.equal(runLine(o, "constructor", T0), undefined, "no run, no line");
+  assert.equal(o.nodes.toString, undefined);
+  o = applyRunEvent(o, { ts: T0, runId: "r1", interactionId: "constructor", event: "configured" }, ids);
+  o = applyRunEvent(o, { ts: T0, runId: "r1", interactionId: "constructor", edgeId: "constructor-e1", event: "agent_started", agent: "__proto__", round: 0 }, ids);
+  o = applyRunEvent(o, { ts: T0, runId: "r1", interactionId: "constructor", edgeId: "constructor-e1", event: "step", round: 0, from: "__proto__", to: "toString" }, ids);
+  assert.equal(runLine(o, "constructor", T0), "round 1/2 · 1/min");
+  assert.deepEqual(Object.keys(o.nodes).sort(), ["__proto__", "toString"]);
+  assert.equal(o.nodes.__proto__.state, "running");
+  assert.equal(runLine(o, "hasOwnProperty", T0), undefined);
+  assert.equal(({} as Record<string, unknown>).state, undefined, "Object.prototype untouched");
 });
