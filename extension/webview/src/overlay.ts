@@ -256,7 +256,8 @@ export function runLine(o: RunOverlay, interactionId: string, now: number): stri
   const round = `round ${ir.round ?? 0}${ir.maxRounds !== undefined ? `/${ir.maxRounds}` : ""}`;
   if (ir.ended !== undefined || (ir.state && ir.state !== "running")) return `${round} · ${ir.state === "failed" ? "failed" : "done"}`;
   const parts = [round];
-  if (ir.deadline !== undefined) parts.push(`${clock(ir.deadline - now)} left`);
+  // never more than the timeout: an event stamped in the future does not stretch the clock
+  if (ir.deadline !== undefined) parts.push(`${clock(Math.min(ir.deadline - now, ir.timeout ?? Infinity))} left`);
   parts.push(`${ir.messages.filter((t) => t > now - 60_000).length}/min`);
   return parts.join(" · ");
 }
@@ -267,7 +268,8 @@ export function runLine(o: RunOverlay, interactionId: string, now: number): stri
  */
 export function runLineChars(o: RunOverlay, interactionId: string): number {
   const ir = o.interactions[interactionId];
-  const max = String(ir?.maxRounds ?? 99);
+  // a round past the bound (the engine says so when it happens) is room kept too
+  const max = String(Math.max(ir?.maxRounds ?? 99, ir?.round ?? 0));
   const round = `round ${max}${ir?.maxRounds !== undefined ? `/${max}` : ""}`.length;
   const time = ir?.timeout !== undefined ? ` · ${clock(ir.timeout)} left`.length : 0;
   return Math.max(round + time + " · 999/min".length, `round ${max}/${max} · failed`.length);

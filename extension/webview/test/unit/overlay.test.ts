@@ -234,3 +234,13 @@ test("ids are ids: an agent or interaction named constructor or __proto__ is loo
   assert.equal(runLine(o, "hasOwnProperty", T0), undefined);
   assert.equal(({} as Record<string, unknown>).state, undefined, "Object.prototype untouched");
 });
+
+test("the run line keeps to the room its label has: a clock never past the timeout, a round past the bound given room", () => {
+  // an event stamped an hour ahead (a clock skew, a bad event): the time left is at most the timeout
+  let o = applyRunEvent(emptyOverlay, { ts: T0 + 3_600_000, runId: "r1", interactionId: "i10", event: "configured" }, flow);
+  assert.equal(runLine(o, "i10", T0), "round 0/5 · 10:00 left · 0/min");
+  assert.ok(runLine(o, "i10", T0)!.length <= runLineChars(o, "i10"));
+  o = applyRunEvent(o, { ts: T0, runId: "r1", interactionId: "i10", edgeId: "i10-e1", event: "agent_started", agent: "proposer", round: 12345 }, flow);
+  assert.equal(runLine(o, "i10", T0), "round 12346/5 · 10:00 left · 0/min", "the engine's number, as it says it");
+  assert.ok(runLine(o, "i10", T0)!.length <= runLineChars(o, "i10"), "and room for it");
+});
