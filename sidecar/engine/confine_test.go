@@ -104,7 +104,12 @@ EOH
 		}
 		denied = append(denied, str(fld(e, "path")))
 	}
-	for _, p := range []string{filepath.Join(ws, "root.txt"), filepath.Join(other, "planted.txt"), filepath.Join(home, ".ssh", "x"), etc, filepath.Join(home, ".ssh", "id_test")} {
+	named := []string{filepath.Join(ws, "root.txt"), filepath.Join(other, "planted.txt"), filepath.Join(home, ".ssh", "x"), etc, filepath.Join(home, ".ssh", "id_test")}
+	if strings.HasPrefix(runtime.WorldStatus(), "a world") {
+		named = named[:1:1] // in a world, the others are not there (ENOENT) or read-only without a name
+		named = append(named, etc)
+	}
+	for _, p := range named {
 		if !slices.Contains(denied, p) {
 			t.Errorf("the log names no refused access to %s; it names %q", p, denied)
 		}

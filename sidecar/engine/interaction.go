@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -843,10 +842,11 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 const maxReworks = 3
 
 // verifyPhase runs the interaction's verifier (params.verify_command) on a completed phase,
-// in the agent's working folder. A failure sends the phase back for rework with the
-// verifier's output, at most maxReworks times; then the agent is stopped. It reports whether
-// it resolved the pause itself (true), or the phase passed (or there is no verifier) and
-// the user's approval is still to be asked (false).
+// in the agent's working folder, as that agent (runtime.RunCommand: its rules and
+// environment, since it runs on the agent's files). A failure sends the phase back for
+// rework with the verifier's output, at most maxReworks times; then the agent is stopped. It
+// reports whether it resolved the pause itself (true), or the phase passed (or there is no
+// verifier) and the user's approval is still to be asked (false).
 func (c *ictx) verifyPhase(p *runtime.Process, node string, pend *runtime.Pending) bool {
 	argv := commandParam(c.params["verify_command"])
 	if len(argv) == 0 {
@@ -856,20 +856,19 @@ func (c *ictx) verifyPhase(p *runtime.Process, node string, pend *runtime.Pendin
 	if err != nil {
 		return false
 	}
-	dir := c.r.o.Workspace
-	if spec.CwdMode == runtime.CwdAgentHome && spec.SandboxWork != "" {
-		dir = spec.SandboxWork
-	}
-	ctx, cancel := context.WithTimeout(c.ctx, 10*time.Minute)
-	defer cancel()
 	c.r.flushLog()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = dir
-	out, runErr := cmd.CombinedOutput()
-	passed := runErr == nil
-	if dir == spec.SandboxWork { // kept with the proposal, for its review (tests_record.go)
-		c.recordTest(node, proposal.TestKindVerify, argv, out, runErr)
+	res, runErr := runtime.RunCommand(c.ctx, runtime.Command{Agent: spec, Argv: argv, Timeout: 10 * time.Minute, MaxOutput: 64 << 10})
+	for _, msg := range res.Warnings {
+		c.r.emit(c.in.ID, "", "warning", map[string]any{"agent": node, "message": "verify_command: " + msg})
 	}
+	if spec.CwdMode == runtime.CwdAgentHome && spec.SandboxWork != "" { // kept with the proposal, for its review (tests_record.go)
+		c.recordTest(node, proposal.TestKindVerify, argv, commandRun{res: res, err: runErr})
+	}
+	out := res.Output
+	if runErr == nil && !res.Passed() {
+		runErr = verifierExit(res)
+	}
+	passed := runErr == nil
 	c.mu.Lock()
 	if passed {
 		c.reworks[node] = 0
@@ -891,6 +890,17 @@ func (c *ictx) verifyPhase(p *runtime.Process, node string, pend *runtime.Pendin
 		c.r.emit(c.in.ID, "", "error", map[string]any{"agent": node, "message": "rework: " + err.Error()})
 	}
 	return true
+}
+
+// verifierExit says how a verifier that ran failed.
+func verifierExit(res runtime.CommandResult) error {
+	switch {
+	case res.TimedOut:
+		return errors.New("timed out")
+	case res.Stopped:
+		return errors.New("stopped")
+	}
+	return fmt.Errorf("exit status %d", res.ExitCode)
 }
 
 // commandParam reads a command parameter: an argv list, or a string run by sh -c.

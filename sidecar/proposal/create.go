@@ -359,6 +359,11 @@ func readSide(d *dirFiles, p string, n node, ok bool) (side, error) {
 func diffPath(inDir, workDir *dirFiles, p string, in, work map[string]node) (r diffResult, err error) {
 	a, aok := in[p]
 	b, bok := work[p]
+	// The agent's file is not read whole when no patch could carry it (a sparse terabyte
+	// would be read into memory): a size of its own it can only have had from the agent.
+	if bok && b.mode != modeSymlink && b.size > MaxPatchBytes && (!aok || a.size != b.size) {
+		return r, fmt.Errorf("work/%s: cannot be proposed: %d bytes, more than a patch may hold (%d)", p, b.size, MaxPatchBytes)
+	}
 	old, err := readSide(inDir, p, a, aok)
 	if err != nil {
 		return r, err

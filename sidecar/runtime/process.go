@@ -333,6 +333,9 @@ func (p *Process) startTurn(in turnInput) (child, error) {
 		if oc.unconfined != "" {
 			p.emit(Event{Kind: EventWarning, Turn: in.turn, Reason: "this turn runs unconfined: " + oc.unconfined})
 		}
+		if oc.noWorld != "" {
+			p.emit(Event{Kind: EventWarning, Turn: in.turn, Reason: noWorldWarning + oc.noWorld})
+		}
 		c = oc
 	}
 	p.mu.Lock()
