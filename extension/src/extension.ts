@@ -16,7 +16,7 @@ import { ProposalsTree } from './views/proposalsTree';
 import { LineOriginsHover } from './views/lineOrigins';
 import { PendingQueue } from './hitl/pending';
 import { askUser } from './hitl/prompts';
-import { promptKind, secretKey } from './hitl/requests';
+import { promptKind, secretKey, sidecarValueCheck } from './hitl/requests';
 import { isFlowPath } from './flows';
 import { registerSkills } from './skills/skillsView';
 import { createCanvasBackend, type CanvasBackendImpl } from './canvasBackend';
@@ -41,8 +41,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<AgentC
 
   // Human in the loop
   const root = () => vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  // The value is sent to the sidecar to be checked: registered first, so no trace shows it.
+  const valueCheck = sidecarValueCheck((method, params) => {
+    const value = (params as { value?: unknown }).value;
+    if (typeof value === 'string' && value !== '') log.addSecret(value);
+    return client.request(method, params);
+  });
   const pending = new PendingQueue({
-    ask: (p) => askUser(p, { secrets: context.secrets, workspaceRoot: root() }),
+    ask: (p) => askUser(p, { secrets: context.secrets, workspaceRoot: root(), check: valueCheck }),
     send: (method, params) => {
       // registered before sending: a trace of the request must not show the value either
       const value = (params as { value?: unknown }).value;

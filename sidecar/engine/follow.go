@@ -81,6 +81,7 @@ func (c *ictx) follow(proc *runtime.Process, node, edge, backend string, resume 
 	out.stderr, out.stderrAll, out.redact = stderr.lines, stderrAll.lines, proc.Redact
 	c.spendResult(node, ts, out.res)
 	c.r.metrics.addTurn(node, out.res, c.r.now().Sub(started))
+	c.r.metrics.addRetries(node, RetryRecoverableError, out.res.Retries)
 	return out
 }
 

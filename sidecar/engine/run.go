@@ -189,6 +189,13 @@ type run struct {
 	gw       runGateway // the model gateway (gateway.go)
 	// turns is the run's transcript (transcript.go).
 	turns *transcript.Writer
+	// logPolicy is what the flow's observability asks the log to hold (observability.go).
+	logPolicy logPolicy
+	// secrets are the run's secret values, redacted wherever text leaves the engine (secrets.go).
+	secrets secretSet
+	// hidden are the folders of skills no agent may read (skill.go, hiddenSkills).
+	hidden     []string
+	hiddenOnce sync.Once
 }
 
 func newRun(f *flow.Flow, o Options) (*run, error) {
@@ -237,6 +244,10 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	}
 	r := &run{f: f, o: o, id: id, log: log, now: o.Now, key: bus.NewKey(), outcomes: map[string]*InteractionOutcome{}, metrics: newMetricSet(), files: promptFiles{ws: o.Workspace}, confined: confined}
 	r.state = newState(r)
+	r.logPolicy = newLogPolicy(f)
+	for n, v := range o.Env { // the editor's values come from its secret storage: secrets all
+		r.secrets.add(n, v)
+	}
 	r.turns = transcript.NewWriter(o.Workspace, id)
 	r.budget = budgetLimits(f.Policy.Budget)
 	if o.Resume != nil {
@@ -309,9 +320,11 @@ func (r *run) firstTime(key string) bool {
 
 // emit logs an event and passes it to the sink.
 func (r *run) emit(interactionID, edgeID, event string, fields map[string]any) {
-	ev := eventlog.Event{TS: r.now().UnixMilli(), Flow: r.f.Name, RunID: r.id, InteractionID: interactionID, EdgeID: edgeID, Event: event, Fields: fields}
-	if err := r.log.Append(ev); err != nil {
-		fmt.Fprintf(os.Stderr, "agentcanvas: event log: %v\n", err)
+	ev := eventlog.Event{TS: r.now().UnixMilli(), Flow: r.f.Name, RunID: r.id, InteractionID: interactionID, EdgeID: edgeID, Event: event, Fields: r.secrets.fields(fields)}
+	if r.logPolicy.logs(interactionID) {
+		if err := r.log.Append(ev); err != nil {
+			fmt.Fprintf(os.Stderr, "agentcanvas: event log: %v\n", err)
+		}
 	}
 	if r.o.Sink != nil {
 		r.o.Sink(ev)
@@ -336,6 +349,7 @@ func (r *run) execute(ctx context.Context) *Outcome {
 	if unconfined != "" {
 		r.emit("", "", "warning", map[string]any{"message": unconfined})
 	}
+	r.pruneLog()
 	if _, err := transcript.Prune(r.o.Workspace, r.now()); err != nil {
 		r.emit("", "", "warning", map[string]any{"message": "pruning old transcripts: " + err.Error()})
 	}
@@ -443,7 +457,8 @@ func (r *run) execute(ctx context.Context) *Outcome {
 func (r *run) setOutcome(oc *InteractionOutcome, res InteractionOutcome) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	oc.Status, oc.Reason, oc.Rounds, oc.Result, oc.Error, oc.Spend = res.Status, res.Reason, res.Rounds, res.Result, res.Error, res.Spend
+	oc.Status, oc.Rounds, oc.Spend = res.Status, res.Rounds, res.Spend
+	oc.Reason, oc.Result, oc.Error = r.secrets.str(res.Reason), r.secrets.str(res.Result), r.secrets.str(res.Error)
 }
 
 // sessionEnded: the run was cancelled because its session ended (ErrSessionEnded), not

@@ -462,6 +462,7 @@ func (d *decoder) runtime(n *yaml.Node, path string) *Runtime {
 		"backendId": func(_, v *yaml.Node, p string) { r.BackendID = d.str(v, p, "runtime.backendId") },
 		"cwdMode":   func(_, v *yaml.Node, p string) { r.CwdMode = d.str(v, p, "runtime.cwdMode") },
 		"env":       func(_, v *yaml.Node, p string) { r.Env = d.strList(v, p, "runtime.env") },
+		"secrets":   func(_, v *yaml.Node, p string) { r.Secrets = d.strList(v, p, "runtime.secrets") },
 		"command":   func(_, v *yaml.Node, p string) { r.Command = d.strList(v, p, "runtime.command") },
 		"model":     func(_, v *yaml.Node, p string) { r.Model = d.str(v, p, "runtime.model") },
 		"maxTurns": func(_, v *yaml.Node, p string) {
@@ -557,7 +558,10 @@ func (d *decoder) edgeData(n *yaml.Node, path string, ed *EdgeData) {
 					b, ok := d.boolean(v, p, "observability.traces")
 					o.Traces = ptrIf(b, ok)
 				},
-				"retain_days": func(_, v *yaml.Node, p string) { x, _ := d.integer(v, p, "retain_days"); o.RetainDays = int(x) },
+				"retain_days": func(_, v *yaml.Node, p string) {
+					x, ok := d.integer(v, p, "retain_days")
+					o.RetainDays = ptrIf(int(x), ok)
+				},
 			}) {
 				ed.Observability = o
 			}

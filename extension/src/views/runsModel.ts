@@ -2,7 +2,7 @@
 // events. Pure (no vscode), so its updates are unit-tested.
 import { engineRound } from '../canvas/rounds';
 import { addAgentSpend, newerAgentSpend, readSpend } from '../canvas/spend';
-import { REQUEST_EVENTS, type AgentState, type InteractionState, type PendingRequest, type RunEvent, type RunState } from '../protocol';
+import { REQUEST_EVENTS, RESOLVED_EVENTS, type AgentState, type InteractionState, type PendingRequest, type RunEvent, type RunState } from '../protocol';
 
 const RUN_STATUS: Record<string, string> = {
   run_started: 'running',
@@ -20,7 +20,7 @@ function live(status: string): boolean {
 }
 
 const ASKED = REQUEST_EVENTS;
-const RESOLVED = ['question_answered', 'dependency_provided', 'dependency_resolved', 'phase_resolved'];
+const RESOLVED = RESOLVED_EVENTS;
 
 /**
  * The status an agent event gives an agent now at cur, or undefined for none. A request's
