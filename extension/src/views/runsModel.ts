@@ -1,5 +1,6 @@
 // The Runs view's model: runs → interactions → agents, from listRuns and kept current by run
 // events. Pure (no vscode), so its updates are unit-tested.
+import { engineRound } from '../canvas/rounds';
 import { addAgentSpend, newerAgentSpend, readSpend } from '../canvas/spend';
 import { REQUEST_EVENTS, RESOLVED_EVENTS, type AgentState, type InteractionState, type PendingRequest, type RunEvent, type RunState } from '../protocol';
 
@@ -119,13 +120,15 @@ export class RunsModel {
     }
     if (ev.event === 'run_finished') run.spend = readSpend(ev.spend) ?? run.spend;
     if (inter) {
+      // the round as the engine counts it, the same number the canvas's overlay shows
+      const round = engineRound(ev);
+      if (round !== undefined) inter.round = ev.event === 'terminated' ? round : Math.max(inter.round ?? 0, round);
       if (ev.event === 'terminated') {
         inter.status = 'terminated';
         if (typeof ev.reason === 'string') inter.terminationReason = ev.reason;
         inter.spend = readSpend(ev.spend) ?? inter.spend;
       } else if (ev.event === 'step' || ev.event === 'configured' || ev.event === 'interaction_started') {
         if (live(run.status) && (inter.status === 'unknown' || inter.status === 'pending' || inter.status === 'interrupted')) inter.status = 'running';
-        if (typeof ev.step === 'number') inter.round = ev.step;
       }
     }
     // an empty agent names no agent (events about the whole run or interaction)
