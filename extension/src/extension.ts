@@ -10,7 +10,7 @@ import { RunController } from './commands/runCommands';
 import { ForkController, readTurns } from './commands/forkCommands';
 import { ProposalController } from './commands/proposalCommands';
 import { ReviewController } from './commands/reviewCommands';
-import { actionable, needsOf, NeedsYouTree } from './views/needsYouTree';
+import { actionable, needsMenu, needsOf, NeedsYouTree } from './views/needsYouTree';
 import { RunsModel } from './views/runsModel';
 import { RunsTree } from './views/runsTree';
 import { ProposalsTree } from './views/proposalsTree';
@@ -174,7 +174,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<AgentC
     vscode.commands.registerCommand('agentcanvas.statusMenu', async () => {
       type Item = vscode.QuickPickItem & { run: () => unknown };
       const items: Item[] = [];
-      if (pending.size > 0) items.push({ label: `$(bell) Answer ${pending.size} waiting request(s)`, run: () => pending.promptNext() });
+      // What the bell counts, kind by kind (the counts add up to the bell's number).
+      for (const m of needsMenu(needsTree.needs)) {
+        const cmd = m.first.command;
+        const isRequest = m.first.kind === 'question' || m.first.kind === 'dependency';
+        items.push({
+          label: `$(bell) ${m.label}`,
+          run: () => (isRequest ? pending.promptNext() : cmd ? vscode.commands.executeCommand(cmd.id, ...(cmd.arg === undefined ? [] : [cmd.arg])) : undefined),
+        });
+      }
+      if (needsTree.needs.length > 0) items.push({ label: '$(checklist) Show Needs You', run: () => vscode.commands.executeCommand('agentcanvas.needsYou.focus') });
       items.push({ label: '$(output) Show Log', run: () => log.show() });
       items.push({ label: '$(debug-restart) Restart Sidecar', run: () => client.restart() });
       if (status.runningFlows.length > 0 || runsTree.model.all().some((r) => r.status === 'running' || r.status === 'waiting')) {

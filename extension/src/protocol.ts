@@ -272,6 +272,8 @@ export interface RunState {
   pending: PendingRequest[];
   /** a fork: the run and turn it left from (docs/runs.md, "Forks") */
   forkOf?: ForkOrigin;
+  /** Resume Run can go on with it: interrupted, or stopped by the person (listRuns). */
+  resumable?: boolean;
 }
 
 /** Where a fork left its parent run: the end of turn `turn` (the transcript's numbering). */
@@ -466,6 +468,7 @@ export function readRuns(raw: unknown): RunState[] {
         endedAt: typeof r.endedAt === 'string' ? r.endedAt : undefined,
         terminationReason: typeof r.terminationReason === 'string' ? r.terminationReason : typeof r.reason === 'string' && r.reason !== '' ? r.reason : undefined,
         spend: readSpend(r.spend),
+        resumable: r.resumable === true ? true : undefined,
         interactions: withAgentSpend(asArray(r.interactions).map(readInteraction), r.agentSpend, typeof r.status === 'string' ? r.status : 'unknown'),
         pending: asArray(r.pending)
           .map((p) => readPending(p, runId))

@@ -68,6 +68,9 @@ type ForkPlan struct {
 	at           *forkPoint
 }
 
+// Flow is the flow the fork runs (with the changes --set made).
+func (p *ForkPlan) Flow() *flow.Flow { return p.flow }
+
 // ForkAgent is what one agent of the flow gets back in the fork.
 type ForkAgent struct {
 	ID string `json:"id"`
@@ -186,22 +189,17 @@ func Fork(ctx context.Context, plan *ForkPlan, o Options) (*Outcome, error) {
 // to replay.
 func (p *ForkPlan) newRun(o Options) (*run, error) {
 	st := &State{RunID: p.RunID, Flow: p.flow.Name, FlowFile: p.flow.File, Status: StatusRunning, DryRun: p.parent.DryRun,
-		Backend: p.parent.Backend, Task: firstNonEmpty(p.task, p.parent.Task), Started: time.Now().UTC(), PID: os.Getpid(),
+		Backend: p.parent.Backend, Task: firstNonEmpty(p.task, p.parent.Task), Started: time.Now().UTC(),
 		Interactions: p.kept, Spend: p.at.Spend, Agents: p.at.AgentSpend, ForkOf: &p.Origin}
+	st.PID, st.PIDStart = thisEngine()
 	if st.Spend.Tokens == 0 && st.Spend.CostUSD == 0 && len(st.Spend.Unreported) == 0 {
 		st.Spend = newSpend()
 	}
 	if p.clearBackend {
 		st.Backend = ""
 	}
-	o.Workspace, o.RunID, o.Resume = p.workspace, p.RunID, st
-	r, err := newRun(p.flow, o)
-	if err != nil {
-		return nil, err
-	}
-	r.fork = p.replay
-	r.state.ForkOf = &p.Origin
-	return r, nil
+	o.Workspace, o.RunID, o.Resume, o.fork = p.workspace, p.RunID, st, p.replay
+	return newRun(p.flow, o)
 }
 
 // StartFork makes the fork of plan and runs it in the background, as Start does a run; its

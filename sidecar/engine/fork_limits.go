@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
-	"github.com/agentcanvas/agentcanvas/sidecar/procalive"
 	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
 	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
@@ -36,7 +35,7 @@ func (p *ForkPlan) sayLimits() {
 	p.Limits = append(p.Limits, fmt.Sprintf("nothing outside the sandboxes is undone: what turns 1 to %d did elsewhere (network calls, messages sent, files written outside a sandbox) stays done.", n))
 	p.sayApplied()
 	p.sayUnreplayable()
-	if st := p.parent; (st.Status == StatusRunning || st.Status == StatusWaiting) && procalive.Alive(st.PID) {
+	if st := p.parent; st.engineRunning() {
 		p.Limits = append(p.Limits, fmt.Sprintf("run %s is still running: the fork starts from turn %d as it was kept, and what %s does next does not reach it.", st.RunID, n, st.RunID))
 	}
 	for _, in := range p.flow.Interactions {

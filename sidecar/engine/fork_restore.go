@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/procalive"
 	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
@@ -27,13 +26,15 @@ import (
 // is not listed, and the next fork plan removes it (cleanAbandonedForks). Every file is written
 // anew: nothing is linked to the parent's, the store, or another fork's.
 
-// forkingFile marks a fork being made; it holds the pid of the process making it.
+// forkingFile marks a fork being made; it holds the id and start time of the process making
+// it (thisEngine), so a process given the same id later is not taken for it.
 const forkingFile = "forking"
 
 // materialize makes the fork's folders, transcript and state.
 func (r *run) materialize(p *ForkPlan) (err error) {
 	ws := r.o.Workspace
-	if err := writeRunFile(ws, r.id, forkingFile, []byte(strconv.Itoa(os.Getpid())+"\n"), false); err != nil {
+	pid, start := thisEngine()
+	if err := writeRunFile(ws, r.id, forkingFile, fmt.Appendf(nil, "%d %d\n", pid, start), false); err != nil {
 		return err
 	}
 	defer func() {
@@ -203,8 +204,10 @@ func cleanAbandonedForks(workspace string) []string {
 		if err != nil || checkRunID(e.Name()) != nil {
 			continue
 		}
-		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-		if pid == os.Getpid() || pid > 0 && procalive.Alive(pid) {
+		var pid int
+		var start uint64
+		fmt.Sscan(string(b), &pid, &start) // an older marker holds the id alone
+		if pid == os.Getpid() || pid > 0 && procalive.Same(pid, start) {
 			continue // being made
 		}
 		if _, err := os.Stat(filepath.Join(workspace, RunsDir, e.Name(), "state.json")); err == nil {

@@ -145,6 +145,7 @@ func (c *ictx) execute(parent context.Context) InteractionOutcome {
 	} else {
 		result, err = c.safely(exec)
 	}
+	c.closeRoutes() // gateway.go
 	c.bus.DropHeld("the interaction ended before the rate limit let it through")
 	r.metrics.addBus(c.bus.Metrics())
 	r.fp.busEnded(in.ID, c.bus.Metrics()) // kept with the fork points (forkpoints.go)
@@ -422,6 +423,7 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 	}
 	rec.prompt = out.scrub(prompt) // the run's secrets are out of it already
 	rec.stderr = out.stderrAll
+	rec.tools, rec.said = out.scrubTools(), out.scrub(out.said)
 	c.keepTurn(rec, out, spec, nth, replay)
 	res, handoffErr, stderr := out.res, out.handoffErr, out.stderr
 	c.noteTurn(node, prompt, res)
@@ -574,6 +576,7 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 	if err != nil {
 		return s, fmt.Errorf("agent %s: %w", node, err)
 	}
+	c.warnUnsetEnv(node, rt.Env, env) // envcheck.go
 	s.Env, s.SecretEnv = env, secretNames(env, c.r.o.Env, rt.Secrets, mcpEnvNames(s.MCPServers))
 	c.r.learnSecrets(s.Env, s.SecretEnv)
 	if err := c.routeThroughGateway(node, &s, rt); err != nil { // gateway.go

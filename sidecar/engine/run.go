@@ -27,7 +27,6 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/gateway"
-	"github.com/agentcanvas/agentcanvas/sidecar/procalive"
 	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 	"github.com/agentcanvas/agentcanvas/sidecar/transcript"
 	"github.com/agentcanvas/agentcanvas/sidecar/validate"
@@ -68,6 +67,9 @@ type Options struct {
 	// interactions it completed kept, not run again, and DryRun, Backend and Task as the run
 	// was started with where these options leave them unset. Set by Resume.
 	Resume *State
+	// fork is what a fork replays, its Resume then the state made from its parent's fork point
+	// (fork.go): a new run, not one to take over from another process.
+	fork *forkReplay
 	// DependencyTimeout bounds how long a dependency request waits for its value; zero keeps
 	// the flow's policy.dependencyTimeoutMs, else one hour.
 	DependencyTimeout time.Duration
@@ -193,6 +195,11 @@ type run struct {
 	// any other run; fork_replay.go).
 	fp   *forkPoints
 	fork *forkReplay
+	// flowWarnings are what validating the flow found (warnings and notes only: errors
+	// refuse the run), said at its start as `validate` says them.
+	flowWarnings []diag.Diagnostic
+	// resumeLock is held while a resumed run runs (runlock.go).
+	resumeLock *os.File
 	// logPolicy is what the flow's observability asks the log to hold (observability.go).
 	logPolicy logPolicy
 	// secrets are the run's secret values, redacted wherever text leaves the engine (secrets.go).
@@ -209,7 +216,8 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	if o.Workspace == "" {
 		return nil, errors.New("engine: no workspace")
 	}
-	if ds := validate.Flow(f, validate.Workspace{Root: o.Workspace, Rules: o.limits().Rules}); diag.HasErrors(ds) {
+	ds := validate.Flow(f, validate.Workspace{Root: o.Workspace, Rules: o.limits().Rules})
+	if diag.HasErrors(ds) {
 		return nil, &InvalidFlowError{Diagnostics: ds}
 	}
 	if err := checkCommands(f, o); err != nil {
@@ -242,12 +250,31 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	if err := checkRunID(id); err != nil {
 		return nil, err
 	}
+	var resumeLock *os.File
+	if o.Resume != nil && o.fork == nil {
+		if resumeLock, err = lockResume(o.Workspace, id); err != nil {
+			return nil, err
+		}
+		// Read again under the lock: another process may have resumed or closed it since the
+		// caller read it (its checkpoint then moved on).
+		if st, err := ReadState(o.Workspace, id); err != nil || !st.Updated.Equal(o.Resume.Updated) {
+			resumeLock.Close()
+			if err == nil {
+				err = fmt.Errorf("run %s changed while it was being resumed (another process resumed or closed it); it is %s now", id, st.Status)
+			}
+			return nil, err
+		}
+	}
 	log, err := eventlog.OpenBuffered(o.Workspace, f.Name)
 	if err != nil {
+		if resumeLock != nil {
+			resumeLock.Close()
+		}
 		return nil, fmt.Errorf("engine: event log: %w", err)
 	}
 	r := &run{f: f, o: o, id: id, log: log, now: o.Now, key: bus.NewKey(), outcomes: map[string]*InteractionOutcome{}, metrics: newMetricSet(), files: promptFiles{ws: o.Workspace}, confined: confined}
 	r.state = newState(r)
+	r.flowWarnings, r.resumeLock, r.fork = ds, resumeLock, o.fork
 	r.logPolicy = newLogPolicy(f)
 	for n, v := range o.Env { // the editor's values come from its secret storage: secrets all
 		r.secrets.add(n, v)
@@ -267,15 +294,16 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	return r, nil
 }
 
-// Resume continues an interrupted run (status interrupted in ListStates) of the flow f:
-// the interactions it completed are kept, the others run again, under the same run id.
+// Resume goes on with a run of the flow f that a person stopped or whose engine died
+// (Resumable): the interactions it completed are kept, the others run again, under the same
+// run id.
 func Resume(ctx context.Context, f *flow.Flow, runID string, o Options) (*Outcome, error) {
 	st, err := ReadState(o.Workspace, runID)
 	if err != nil {
 		return nil, err
 	}
-	if (st.Status != StatusRunning && st.Status != StatusWaiting) || procalive.Alive(st.PID) && st.PID != os.Getpid() {
-		return nil, fmt.Errorf("run %s is %s, not interrupted; only an interrupted run can be resumed", runID, st.Status)
+	if err := Resumable(st); err != nil {
+		return nil, err
 	}
 	if st.Flow != f.Name {
 		return nil, fmt.Errorf("run %s ran the flow %q, not %q", runID, st.Flow, f.Name)
@@ -354,6 +382,11 @@ func (r *run) execute(ctx context.Context) *Outcome {
 		r.emit("", "", "run_resumed", started)
 	default:
 		r.emit("", "", "run_started", started)
+	}
+	for _, d := range r.flowWarnings {
+		if d.Severity == diag.Warning {
+			r.emit("", "", "warning", map[string]any{"message": d.String(), "code": d.Code})
+		}
 	}
 	if unconfined != "" {
 		r.emit("", "", "warning", map[string]any{"message": unconfined})
@@ -508,6 +541,9 @@ func (r *run) close() {
 	r.closeGateway()
 	if err := r.fp.close(); err != nil {
 		fmt.Fprintf(os.Stderr, "agentcanvas: snapshot store: %v\n", err)
+	}
+	if r.resumeLock != nil {
+		r.resumeLock.Close()
 	}
 }
 

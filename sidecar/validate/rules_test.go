@@ -156,7 +156,7 @@ func TestSchemaRule(t *testing.T) {
         data: {termination: {type: max_rounds, rounds: 2}, observability: {retain_days: 7}}
 `, nil},
 		{"traces are not recorded apart", mw("{termination: {type: max_rounds, rounds: 2}, observability: {logs: true, traces: true}}"), []string{CodeSchema}},
-		{"unknown field is a warning", head + "agents: [{id: a, colour: red}]\ninteractions: []\n", []string{CodeSchema}},
+		{"unknown field is an error", head + "agents: [{id: a, colour: red}]\ninteractions: []\n", []string{CodeSchema}},
 	})
 }
 

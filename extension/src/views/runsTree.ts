@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import type { AgentState, InteractionState, PendingRequest, RunState } from '../protocol';
 import { agentSpendLabel, spendLabel } from '../canvas/spend';
-import { RunsModel, interruptedTooltip, isInterrupted, pendingLabel, statusIcon } from './runsModel';
+import { RunsModel, canResume, interruptedTooltip, isInterrupted, pendingLabel, statusIcon } from './runsModel';
 import { forksOf, topLevelRuns, turnLabel } from './forks';
 import type { Turn } from './transcript';
 
@@ -94,6 +94,7 @@ export function runTreeItem(node: RunNode): vscode.TreeItem {
         it.description = [r.flow, it.description].filter(Boolean).join(' · ');
       }
       it.tooltip = `${r.flow}\nrun ${r.runId}\nstatus: ${r.status}${r.terminationReason ? `\nreason: ${r.terminationReason}` : ''}${r.startedAt ? `\nstarted: ${r.startedAt}` : ''}${spent ? `\nspent: ${spent}` : ''}${r.spend?.unreported.length ? `\nno usage reported by: ${r.spend.unreported.join(', ')}` : ''}`;
+      if (!isInterrupted(r) && canResume(r)) it.contextValue = 'run.resumable'; // stopped by the person: Resume Run
       if (isInterrupted(r)) {
         // its engine died (a window reload): Resume Run / Close Run act on it
         it.contextValue = 'run.interrupted';

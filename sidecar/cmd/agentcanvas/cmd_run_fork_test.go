@@ -62,6 +62,23 @@ func TestRunForkKilledAtEveryStep(t *testing.T) {
 			t.Errorf("step 5: the marker of a fork with a state was not removed")
 		}
 	}
+	// The fork killed once its state was written is resumed as any run is: the same run goes on
+	// to its end, still a fork of its parent, and the parent is not touched.
+	listed, _ := engine.ListStates(ws)
+	killedFork := listed[0]
+	if !killedFork.Resumable {
+		t.Fatalf("the fork killed after its state was written is not resumable: %+v", killedFork)
+	}
+	if code, _, errs := runCLI(t, "run", "--json", "--non-interactive", "--workspace", ws, "--resume", killedFork.RunID, file); code != exitOK {
+		t.Fatalf("resuming the killed fork: %d %s", code, errs)
+	}
+	st, err := engine.ReadState(ws, killedFork.RunID)
+	if err != nil || st.Status != engine.StatusCompleted || st.ForkOf == nil || st.ForkOf.RunID != parent || st.ForkOf.Turn != 2 {
+		t.Errorf("the resumed fork: %+v %v", st, err)
+	}
+	if p, _ := engine.ReadState(ws, parent); p.Status != engine.StatusCompleted {
+		t.Errorf("the parent after its fork was resumed: %+v", p)
+	}
 	code, out, errs := runCLI(t, "run", "fork", "--workspace", ws, "--at", "3", "--non-interactive", "--json", parent)
 	if code != exitOK || !strings.Contains(errs, "proposal interdiff") {
 		t.Fatalf("fork: %d\n%s", code, errs)
