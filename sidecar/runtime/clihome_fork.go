@@ -5,13 +5,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode/utf16"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/confine"
+	"github.com/agentcanvas/agentcanvas/sidecar/safefile"
 )
 
 // What a fork of a run (docs/runs.md, Forks) keeps of an agent's private CLI home: only where
@@ -35,29 +35,34 @@ func CLIHome(workspace, runID, agentID, backend string) (string, bool) {
 
 // RekeySessions moves the sessions a CLI keyed by the working folder from (the original
 // run's) to the working folder to (the fork's), in home: Claude Code and the Gemini CLI look a
-// session up under the folder they run in. Codex finds a thread by its id alone.
+// session up under the folder they run in. Codex finds a thread by its id alone. The home is
+// what the agent left in it: every name is read and renamed inside it (safefile), so a link it
+// made there (to the workspace, to another home) is not followed out, nor a FIFO read.
 func RekeySessions(backend, home, from, to string) error {
-	if from == to {
+	if from == to || backend != BackendClaude && backend != BackendGemini {
 		return nil
 	}
-	switch backend {
-	case BackendClaude:
-		return rekeyClaude(home, from, to)
-	case BackendGemini:
-		return rekeyGemini(home, from, to)
+	d, err := safefile.Open(home)
+	if err != nil {
+		return err
 	}
-	return nil
+	defer d.Close()
+	if backend == BackendClaude {
+		return rekeyClaude(d, from, to)
+	}
+	return rekeyGemini(d, from, to)
 }
 
 // rekeyClaude renames projects/<from, encoded> to projects/<to, encoded>.
-func rekeyClaude(home, from, to string) error {
-	projects := filepath.Join(home, "projects")
+func rekeyClaude(home *safefile.Dir, from, to string) error {
 	for _, f := range realAndAsGiven(from) {
-		old := filepath.Join(projects, claudeProjectDir(f))
-		if _, err := os.Lstat(old); err != nil {
+		old := filepath.Join("projects", claudeProjectDir(f))
+		if _, err := home.Lstat(old); errors.Is(err, fs.ErrNotExist) {
 			continue
+		} else if err != nil {
+			return err
 		}
-		return os.Rename(old, filepath.Join(projects, claudeProjectDir(realOf(to))))
+		return home.Rename(old, filepath.Join("projects", claudeProjectDir(realOf(to))))
 	}
 	return nil
 }
@@ -94,9 +99,9 @@ func abs64(v int64) int64 {
 // rekeyGemini gives the project folder whose .project_root names from the name the Gemini
 // CLI migrates from (the SHA-256 of the new working folder): on its next start there it moves
 // the sessions into the project folder it makes for to.
-func rekeyGemini(home, from, to string) error {
-	tmp := filepath.Join(home, ".gemini", "tmp")
-	entries, err := os.ReadDir(tmp)
+func rekeyGemini(home *safefile.Dir, from, to string) error {
+	tmp := filepath.Join(".gemini", "tmp")
+	entries, err := home.ReadDir(tmp)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -106,19 +111,28 @@ func rekeyGemini(home, from, to string) error {
 	sum := sha256.Sum256([]byte(realOf(to)))
 	target := filepath.Join(tmp, hex.EncodeToString(sum[:]))
 	for _, e := range entries {
-		root, err := os.ReadFile(filepath.Join(tmp, e.Name(), ".project_root"))
-		if err != nil || !e.IsDir() {
+		if !e.IsDir() {
 			continue
+		}
+		rootFile := filepath.Join(tmp, e.Name(), ".project_root")
+		root, err := home.ReadFile(rootFile, maxProjectRoot)
+		if err != nil {
+			continue // none, or not a regular file of a path's size
 		}
 		for _, f := range realAndAsGiven(from) {
 			if strings.TrimSpace(string(root)) == f {
-				os.Remove(filepath.Join(tmp, e.Name(), ".project_root"))
-				return os.Rename(filepath.Join(tmp, e.Name()), target)
+				if err := home.Remove(rootFile); err != nil {
+					return err
+				}
+				return home.Rename(filepath.Join(tmp, e.Name()), target)
 			}
 		}
 	}
 	return nil
 }
+
+// maxProjectRoot bounds a .project_root read: it holds one folder's path.
+const maxProjectRoot = 64 << 10
 
 // realAndAsGiven are a folder's path with its links resolved, and as given.
 func realAndAsGiven(p string) []string {
