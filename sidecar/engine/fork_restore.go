@@ -168,7 +168,7 @@ func (r *run) restoreHome(s *snapshot.Store, p *ForkPlan, agent string) error {
 // turns go on from the parent's numbering (and a fork of the fork can replay them).
 func (r *run) copyTurns(p *ForkPlan) error {
 	for _, name := range []string{transcript.FileName, ForkPointsFile} {
-		b, err := os.ReadFile(filepath.Join(r.o.Workspace, RunsDir, p.parent.RunID, name))
+		b, err := readRunFile(r.o.Workspace, p.parent.RunID, name)
 		if err != nil {
 			return fmt.Errorf("fork: %w", err)
 		}

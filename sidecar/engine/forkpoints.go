@@ -203,15 +203,7 @@ func appendForkPoint(workspace, runID string, p *forkPoint) error {
 // readForkPoints reads a run's fork points by turn number; a torn last line (a kill) is
 // skipped, and so is a line for a turn already read (the first one counts).
 func readForkPoints(workspace, runID string) (map[int]*forkPoint, error) {
-	if err := checkRunID(runID); err != nil {
-		return nil, err
-	}
-	root, err := os.OpenRoot(workspace)
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	b, err := root.ReadFile(filepath.Join(RunsDir, runID, ForkPointsFile))
+	b, err := readRunFile(workspace, runID, ForkPointsFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[int]*forkPoint{}, nil
 	}

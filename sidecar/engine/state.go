@@ -171,8 +171,9 @@ func writeRunFile(workspace, runID, name string, data []byte, durable bool) erro
 	return root.Rename(tmp, filepath.Join(dir, name))
 }
 
-// ReadState reads one run's checkpoint.
-func ReadState(workspace, runID string) (*State, error) {
+// readRunFile reads .agentcanvas/runs/<runID>/<name> (a checkpoint, a transcript, fork
+// points), inside the workspace through os.Root.
+func readRunFile(workspace, runID, name string) ([]byte, error) {
 	if err := checkRunID(runID); err != nil {
 		return nil, err
 	}
@@ -181,7 +182,12 @@ func ReadState(workspace, runID string) (*State, error) {
 		return nil, err
 	}
 	defer root.Close()
-	b, err := root.ReadFile(filepath.Join(RunsDir, runID, "state.json"))
+	return root.ReadFile(filepath.Join(RunsDir, runID, name))
+}
+
+// ReadState reads one run's checkpoint.
+func ReadState(workspace, runID string) (*State, error) {
+	b, err := readRunFile(workspace, runID, "state.json")
 	if err != nil {
 		return nil, err
 	}
