@@ -22,7 +22,7 @@ func (p *ForkPlan) analyse() {
 		}
 	}
 	rp := &forkReplay{origin: p.Origin, turns: map[[2]string]map[int]*forkPoint{}, target: map[int]snapshot.ID{}, spend: map[string]Spend{},
-		resumable: map[string]bool{}, used: map[int]bool{}, trees: map[string]snapshot.ID{}}
+		since: p.latestRuns(kept), resumable: map[string]bool{}, used: map[int]bool{}, trees: map[string]snapshot.ID{}}
 	p.restore, p.homes = map[string]*forkPoint{}, map[string]*forkPoint{}
 	replays := map[string]bool{}
 	for seq := 1; seq <= n; seq++ {
@@ -36,6 +36,9 @@ func (p *ForkPlan) analyse() {
 		if kept[pt.Interaction] {
 			rp.keptTurns = append(rp.keptTurns, pt)
 			continue
+		}
+		if pt.Since < rp.since[pt.Interaction] {
+			continue // a run of the interaction a stop cut short, run again by a resume
 		}
 		k := [2]string{pt.Interaction, pt.Agent}
 		if rp.turns[k] == nil {
@@ -64,6 +67,18 @@ func (p *ForkPlan) analyse() {
 	p.replay = rp
 }
 
+// latestRuns is, for each interaction the fork replays (not kept), the Since of its latest run
+// up to the fork's turn.
+func (p *ForkPlan) latestRuns(kept map[string]bool) map[string]int {
+	out := map[string]int{}
+	for seq := 1; seq <= p.Origin.Turn; seq++ {
+		if pt := p.points[seq]; !kept[pt.Interaction] && pt.Since >= out[pt.Interaction] {
+			out[pt.Interaction] = pt.Since
+		}
+	}
+	return out
+}
+
 // targets sets, for each replayed turn with a sandbox, the tree work/ is moved to after it:
 // what the turn left, unless a later turn of the agent in a kept interaction (one the fork does
 // not replay) changed it again before the fork's turn: then what that one left.
@@ -71,7 +86,7 @@ func (p *ForkPlan) targets(rp *forkReplay, kept map[string]bool) {
 	n := p.Origin.Turn
 	for seq := 1; seq <= n; seq++ {
 		pt := p.points[seq]
-		if pt.Sandbox == nil || kept[pt.Interaction] {
+		if pt.Sandbox == nil || kept[pt.Interaction] || pt.Since < rp.since[pt.Interaction] {
 			continue
 		}
 		rp.target[seq] = pt.Sandbox.Work

@@ -33,8 +33,10 @@ type forkReplay struct {
 	turns map[[2]string]map[int]*forkPoint
 	// target: a replayed turn's seq → the tree the agent's work/ is moved to after it.
 	target map[int]snapshot.ID
-	// spend: an interaction replayed → its spend at the fork's turn.
+	// spend: an interaction replayed → its spend at the fork's turn; since: the Since of the
+	// run of it the fork goes on with.
 	spend map[string]Spend
+	since map[string]int
 	// resumable: agents whose CLI session may be resumed (their backend is the one that made it).
 	resumable map[string]bool
 	// carried: agents whose sandbox comes back but who are not replayed: the fork makes their
@@ -48,6 +50,17 @@ type forkReplay struct {
 	mu    sync.Mutex
 	used  map[int]bool
 	trees map[string]snapshot.ID // agent → what its work/ holds now
+}
+
+// interactionSince is the Since of interaction's fork points (forkpoints.go): the transcript's
+// length as it begins, or in a fork that replays it, the Since of the run of it replayed.
+func (r *run) interactionSince(interaction string) int {
+	if r.fork != nil {
+		if since, ok := r.fork.since[interaction]; ok {
+			return since
+		}
+	}
+	return r.turns.Len()
 }
 
 // replayed is the fork point of the turn the fork replays for agent's nth turn in

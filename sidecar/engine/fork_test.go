@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -511,5 +512,87 @@ func TestForkSaysWhatTheChangedFlowCannotReplay(t *testing.T) {
 	limits := strings.Join(plan.Limits, "\n")
 	if !strings.Contains(limits, "(coder2 in build) cannot be replayed: the flow no longer has coder2 there") {
 		t.Errorf("limits:\n%s", limits)
+	}
+}
+
+// A fork of a resumed run, from a turn after the resume: the resume ran the unfinished
+// interaction again from its start, so the fork replays that second run of it, never the turns
+// the stop cut short. Here b's first turn was stopped, and the resume's a and b turns ran anew;
+// forked after the resume's first turn of a, the fork runs b's turn live (it was not finished
+// by then), and the fork ends as the resumed run did.
+func TestForkOfAResumedRunReplaysTheResumesTurns(t *testing.T) {
+	dir := t.TempDir()
+	gate := filepath.Join(dir, "gate")
+	agent := script(t, dir, "agent.sh", `cat > /dev/null
+n=$(( $(cat "`+dir+`/count.$AGENTCANVAS_AGENT_ID" 2>/dev/null || echo 0) + 1 ))
+echo $n > "`+dir+`/count.$AGENTCANVAS_AGENT_ID"
+if [ "$AGENTCANVAS_AGENT_ID" = b ]; then while [ ! -e "`+gate+`" ]; do sleep 0.05; done; fi
+echo "reply of $AGENTCANVAS_AGENT_ID"
+`)
+	rt := "runtime: {backendId: command, command: [bash, " + agent + "]}"
+	ws, f := workspace(t, pairFlow("", rt, rt, 2))
+	m := &Manager{Workspace: ws, Limits: recording}
+	defer m.Close()
+	info, err := m.Start(f, StartParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for { // a's first turn is kept and b's first is under way, blocked on the gate
+		if pts, _ := readForkPoints(ws, info.RunID); len(pts) >= 1 {
+			if b, _ := os.ReadFile(filepath.Join(dir, "count.b")); len(b) > 0 {
+				break
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	m.Stop(info.RunID)
+	if out, _ := m.Wait(info.RunID); out.Status != StatusStopped {
+		t.Fatalf("the stopped run: %+v", out)
+	}
+	stopped, _ := transcript.Read(ws, info.RunID)
+	os.WriteFile(gate, nil, 0o600)
+	if _, err := m.Start(f, StartParams{ResumeRunID: info.RunID}); err != nil {
+		t.Fatal(err)
+	}
+	resumed, _ := m.Wait(info.RunID)
+	if resumed.Status != StatusCompleted {
+		t.Fatalf("the resumed run: %+v", resumed)
+	}
+	turns, _ := transcript.Read(ws, info.RunID)
+	at := len(stopped) + 1 // the resume's first turn, a's
+	if len(turns) < at+1 || turns[at-1].Agent != "a" || turns[at].Agent != "b" {
+		t.Fatalf("the resumed run's turns: %+v (the stopped run had %d)", turns, len(stopped))
+	}
+	bCalls := func() string { b, _ := os.ReadFile(filepath.Join(dir, "count.b")); return strings.TrimSpace(string(b)) }
+	before := bCalls()
+	plan, err := PlanFork(ws, ForkRequest{RunID: info.RunID, At: at})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Fork(context.Background(), plan, Options{Limits: recording})
+	if err != nil || outcomeOf(out) != outcomeOf(resumed) {
+		t.Fatalf("the fork: %v\n%s\nthe resumed run:\n%s", err, outcomeOf(out), outcomeOf(resumed))
+	}
+	if bCalls() == before {
+		t.Errorf("b's turn after the fork's was replayed, not run (b ran %s times before and after)", before)
+	}
+	// The fork forked after its own first turn (b's, live): it goes on with the same run of the
+	// interaction, so a's turn and b's are both replayed and a runs once more, for its second.
+	calls := func(agent string) int {
+		b, _ := os.ReadFile(filepath.Join(dir, "count."+agent))
+		n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		return n
+	}
+	aBefore, bBefore := calls("a"), calls("b")
+	plan2, err := PlanFork(ws, ForkRequest{RunID: out.RunID, At: at + 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out2, err := Fork(context.Background(), plan2, Options{Limits: recording})
+	if err != nil || outcomeOf(out2) != outcomeOf(resumed) {
+		t.Fatalf("the fork of the fork: %v\n%s", err, outcomeOf(out2))
+	}
+	if a, b := calls("a")-aBefore, calls("b")-bBefore; a != 1 || b != 1 {
+		t.Errorf("the fork of the fork ran a %d and b %d times, want once each (their second turns)", a, b)
 	}
 }

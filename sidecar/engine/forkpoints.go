@@ -36,7 +36,12 @@ type forkPoint struct {
 	Agent       string `json:"agent"`
 	// Nth is the agent's turn count in the interaction, from 1: a fork replays the turn when
 	// the interaction asks the agent for its Nth turn.
-	Nth          int            `json:"nth"`
+	Nth int `json:"nth"`
+	// Since is how many turns the run had when this run of the interaction began: a resumed run
+	// runs an unfinished interaction again from its start, so a fork replays only the turns of
+	// its latest run (the highest Since), never those a stop cut short. A fork keeps the Since
+	// of the interaction it replays: it goes on with that run of it.
+	Since        int            `json:"since,omitempty"`
 	DurationMs   int64          `json:"durationMs"`
 	Result       runtime.Result `json:"result"`
 	HandoffError string         `json:"handoffError,omitempty"`

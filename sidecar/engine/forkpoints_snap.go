@@ -145,7 +145,7 @@ func (c *ictx) keepForkPoint(seq, nth int, node string, spec runtime.Spec, out p
 		return
 	}
 	r := c.r
-	p := &forkPoint{Seq: seq, Interaction: c.in.ID, Agent: node, Nth: nth, DurationMs: took, Result: out.res, HandoffError: out.handoffErr,
+	p := &forkPoint{Seq: seq, Interaction: c.in.ID, Agent: node, Nth: nth, Since: c.since, DurationMs: took, Result: out.res, HandoffError: out.handoffErr,
 		StartFailed: out.redact == nil && out.res.Status == runtime.StatusFailed}
 	// As the transcript: the process's secrets and the run's (secrets.go) masked.
 	p.Result.Reply, p.Result.Reason = r.secrets.str(p.Result.Reply), r.secrets.str(p.Result.Reason)

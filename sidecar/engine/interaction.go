@@ -26,10 +26,13 @@ import (
 // ictx is one interaction being executed: its nodes and roles, its bus, its termination
 // and the helpers every executor uses to ask agents and record what happened.
 type ictx struct {
-	ctx    context.Context
-	r      *run
-	in     *flow.Interaction
-	pat    string // canonical pattern id
+	ctx context.Context
+	r   *run
+	in  *flow.Interaction
+	pat string // canonical pattern id
+	// since is the transcript's length when this run of the interaction began (its fork
+	// points' Since, forkpoints.go).
+	since  int
 	term   *flow.Termination
 	params map[string]any
 	nodes  []string          // in order of first appearance on the edges
@@ -103,6 +106,7 @@ func (r *run) castInteraction(in *flow.Interaction) (c *ictx, topology string) {
 	p, _ := pattern.Lookup(in.PatternID)
 	c = &ictx{r: r, in: in, pat: p.PatternID, roles: map[string]string{}, params: map[string]any{}, sessions: map[string]string{}, prepared: map[string]bool{}, questions: map[string]int{}, reworks: map[string]int{}, edgeOf: map[[2]string]string{}, lastTo: map[string][2]string{}}
 	c.st.Metrics = map[string]float64{}
+	c.since = r.interactionSince(in.ID) // fork_replay.go
 	c.term, c.params = in.Settings()
 	c.roundCap, c.ownCap = flow.RoundCap(c.term, c.params, r.o.RoundCap)
 	c.spend, c.limits = newSpend(), spendLimits(c.term).withParams(c.params)
