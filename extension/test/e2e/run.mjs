@@ -722,6 +722,10 @@ async function forkFromHere({ page, shot, workspace }) {
   writeFileSync(path.join(workspace, 'flows', 'fork-team.yaml'), FORK_TEAM);
   writeFileSync(path.join(workspace, 'notes.md'), '# Release notes\n');
   await quickOpen(page, 'fork-team.yaml');
+  // flows/ opens as the canvas: once it has drawn, its focus no longer closes the palette
+  const canvas = await webviewFrame(page, '[aria-label="Flow fork-team canvas"]');
+  await canvas.locator('.react-flow__node[data-id="writer"]').waitFor({ timeout: TIMEOUT });
+  await canvas.evaluate(settled);
   await runCommand(page, 'AgentCanvas: Run Flow…');
   await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'no agent CLI' }).first().click(); // the dry-run backend
   await runCommand(page, 'AgentCanvas: Focus on Runs View');
@@ -763,6 +767,7 @@ async function forkFromHere({ page, shot, workspace }) {
 
 /** A dry-run team for the fork step: the lead plans and reviews, two workers edit in sandboxes. */
 const FORK_TEAM = `version: "1.0"
+name: fork-team
 description: Write the release notes.
 agents:
   - {id: lead, role: manager}
