@@ -60,6 +60,9 @@ func (r *run) interactionSince(interaction string) int {
 			return since
 		}
 	}
+	if r.turns == nil {
+		return 0 // a run without a transcript (tests that cast an interaction alone)
+	}
 	return r.turns.Len()
 }
 
