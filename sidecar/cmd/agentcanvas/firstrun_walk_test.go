@@ -129,6 +129,10 @@ func TestFirstRunWalkWithAnAPIKey(t *testing.T) {
 			t.Errorf("%s (ran: %v) lacks %q:\n%s", cmd, ran, want, got)
 		}
 	}
+	// The pinned Claude Code's default model is in the price table: reserved as it is billed.
+	if run := outputs["agentcanvas run flows/fix-with-claude.yaml"]; strings.Contains(run, "not in the gateway's price table") {
+		t.Errorf("the run priced Claude Code's default model at the dearest:\n%s", run)
+	}
 	if show := outputs["agentcanvas run show last fixer"]; !strings.Contains(show, "Write") || !strings.Contains(show, "Read") {
 		t.Errorf("the fixer's transcript does not show its tool calls:\n%s", show)
 	}
@@ -142,6 +146,31 @@ func TestFirstRunWalkWithAnAPIKey(t *testing.T) {
 		t.Errorf("model calls answered: %d, want the fixer's 3", n)
 	}
 	noKeyOnDisk(t, home, walkKey)
+}
+
+// A budget below what one call of the real Claude Code sets aside stops the run at its first
+// call, saying so: the field, the model, what one call needs. No call reaches the model.
+func TestFirstRunBudgetBelowOneCall(t *testing.T) {
+	cli := modelserver.Claude
+	srv := cli.Start(t, fixScript(cli))
+	env, home := walkEnv(t, cli, "ANTHROPIC_API_KEY="+walkKey, "ANTHROPIC_BASE_URL="+srv.URL)
+	ws := filepath.Join(home, "first-run")
+	script := fmt.Sprintf(`cp -r %s %s && cd %s && git init -q && git add -A && git commit -qm sample && sed -i 's/budget: {usd: 5, tokens: 2000000}/budget: {usd: 0.1}/' flows/fix-with-claude.yaml && agentcanvas run flows/fix-with-claude.yaml`,
+		shellQuote(filepath.Join("..", "..", "..", "examples", "first-run")), shellQuote(ws), shellQuote(ws))
+	sh := exec.Command("sh", "-c", script)
+	sh.Env = env
+	out, err := sh.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Errorf("exit: %v, want 1", err)
+	}
+	for _, want := range []string{"spend limit below one model call: the run's budget, policy.budget.usd, is $0.10, and one call of claude-opus-5-5 sets aside $0.", "raise policy.budget.usd well above $0.", "run stopped"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the run's output lacks %q:\n%s", want, out)
+		}
+	}
+	if n := srv.Answered(); n != 0 {
+		t.Errorf("%d model calls answered", n)
+	}
 }
 
 // newestRun is the newest run of the workspace dir with a proposal of the fixer.
