@@ -368,7 +368,7 @@ func TestLimitBelowOneCallSaysSo(t *testing.T) {
 		set  func(l *Ledger)
 		want []string
 	}{
-		{func(l *Ledger) { l.SetRunLimit(Limit{USD: 0.1}) }, []string{"spend limit below one model call: the run's budget, policy.budget.usd, is $0.10", "claude-opus-5-5 sets aside $0.29", "52", "raise policy.budget.usd well above $0.29"}},
+		{func(l *Ledger) { l.SetRunLimit(Limit{USD: 0.1}) }, []string{"spend limit below one model call: the run's budget, policy.budget.usd, is $0.10", `"claude-opus-5-5" sets aside $0.29`, "52", "raise policy.budget.usd well above $0.29"}},
 		{func(l *Ledger) { l.SetRunLimit(Limit{Tokens: 10_000}) }, []string{"policy.budget.tokens, is 10000 tokens", "sets aside 53"}},
 		{func(l *Ledger) { l.SetAgentLimit("coder", Limit{USD: 0.2}) }, []string{"agent coder's limit, runtime.maxCostUsd, is $0.20"}},
 		{func(l *Ledger) { l.SetInteractionLimit("i", Limit{Tokens: 500}) }, []string{"interaction i's limit, max_tokens, is 500 tokens"}},
@@ -386,5 +386,17 @@ func TestLimitBelowOneCallSaysSo(t *testing.T) {
 				t.Errorf("%q lacks %q", hit.Message, s)
 			}
 		}
+	}
+}
+
+// A model name is the agent's: in the refusal it is quoted (no control character reaches a
+// log or a terminal raw) and cut to a name's length.
+func TestLimitBelowOneCallQuotesTheModel(t *testing.T) {
+	w := worst{fixedTokens: 1000, fixedUSD: 1, minOut: 10, outUSD: 0.001, capped: true, model: "\x1b[2Jclaude" + strings.Repeat("é", 5000)}
+	l := newLedger()
+	l.SetRunLimit(Limit{USD: 0.5})
+	_, hit, _ := l.Reserve(context.Background(), "coder", "i", w)
+	if hit == nil || strings.Contains(hit.Message, "\x1b") || !strings.Contains(hit.Message, `"\x1b[2Jclaude`) || len(hit.Message) > 600 {
+		t.Errorf("refusal %q", hit)
 	}
 }

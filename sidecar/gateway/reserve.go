@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
+	"unicode/utf8"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/internal/tally"
 )
@@ -182,6 +184,18 @@ func (b bound) hit(what, numbers string) *Hit {
 	return &Hit{Scope: b.sc.kind, What: what, Message: b.message(what, numbers)}
 }
 
+// cutName is a model name cut to at most 64 bytes, at a rune's start, "…" where it was cut.
+func cutName(s string) string {
+	if len(s) <= 64 {
+		return s
+	}
+	i := 64
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}
+
 // belowOneCall is the refusal of a call that b's limit could not hold even with nothing
 // spent: it names the limit's field, what one call of the model sets aside and why, and what
 // to raise (the least a run needs is one call; a run makes many).
@@ -193,9 +207,9 @@ func (b bound) belowOneCall(what string, w worst) *Hit {
 	} else {
 		limit, need = fmt.Sprintf("%d tokens", b.limit.Tokens), fmt.Sprintf("%d tokens", w.tokens(w.minOut))
 	}
-	model := w.model
-	if model == "" {
-		model = "its model"
+	model := "its model"
+	if w.model != "" { // the agent's words: quoted, and cut to a name's length
+		model = strconv.Quote(cutName(w.model))
 	}
 	m := fmt.Sprintf("spend limit below one model call: %s, %s, is %s, and one call of %s sets aside %s before it is sent "+
 		"(%d input tokens, its request counted a token a byte, at $%.2f per million, and at least %d output tokens at $%.2f per million); "+
