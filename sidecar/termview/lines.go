@@ -313,6 +313,8 @@ func (v *View) stopReason(err string) string {
 	switch {
 	case v.r.byYou:
 		return "stopped by you"
+	case v.r.belowOneCall:
+		return "stopped: its " + v.r.limit + " limit is below what one model call needs"
 	case v.r.limit != "":
 		return "stopped: the run reached its " + v.r.limit + " limit"
 	case strings.Contains(err, "deadline exceeded"):

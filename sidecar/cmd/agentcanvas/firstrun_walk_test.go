@@ -163,7 +163,7 @@ func TestFirstRunBudgetBelowOneCall(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
 		t.Errorf("exit: %v, want 1", err)
 	}
-	for _, want := range []string{"spend limit below one model call: the run's budget, policy.budget.usd, is $0.10, and one call of \"claude-opus-5-5\" sets aside $0.", "raise policy.budget.usd well above $0.", "run stopped"} {
+	for _, want := range []string{"spend limit below one model call: the run's budget, policy.budget.usd, is $0.10, and one call of \"claude-opus-5-5\" sets aside $0.", "raise policy.budget.usd well above $0.", "fixer: turn stopped: its usd limit is below what one model call needs", "run stopped"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the run's output lacks %q:\n%s", want, out)
 		}
