@@ -173,6 +173,22 @@ func TestFirstRunBudgetBelowOneCall(t *testing.T) {
 	}
 }
 
+// With a local model (the base URL names it) a newcomer sets a placeholder key: the run works
+// (the gateway masked the key's letter in every answer, and Claude Code could not parse them).
+func TestFirstRunWithAPlaceholderKey(t *testing.T) {
+	cli := modelserver.Claude
+	srv := cli.Start(t, fixScript(cli))
+	env, home := walkEnv(t, cli, "ANTHROPIC_API_KEY=x", "ANTHROPIC_BASE_URL="+srv.URL)
+	ws := filepath.Join(home, "first-run")
+	script := fmt.Sprintf(`cp -r %s %s && cd %s && git init -q && git add -A && git commit -qm sample && agentcanvas run flows/fix-with-claude.yaml`,
+		shellQuote(filepath.Join("..", "..", "..", "examples", "first-run")), shellQuote(ws), shellQuote(ws))
+	sh := exec.Command("sh", "-c", script)
+	sh.Env = env
+	if out, err := sh.CombinedOutput(); err != nil || !strings.Contains(string(out), "completed (quality_gate) after 1 round") {
+		t.Errorf("%v\n%s", err, out)
+	}
+}
+
 // newestRun is the newest run of the workspace dir with a proposal of the fixer.
 func newestRun(t *testing.T, dir string) string {
 	ps, _ := filepath.Glob(filepath.Join(dir, ".agentcanvas", "sandboxes", "*", "fixer", "proposal", "proposal.json"))
