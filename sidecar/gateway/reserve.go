@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strconv"
-	"unicode/utf8"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/internal/tally"
 )
@@ -184,18 +182,6 @@ func (b bound) hit(what, numbers string) *Hit {
 	return &Hit{Scope: b.sc.kind, What: what, Message: b.message(what, numbers)}
 }
 
-// cutName is a model name cut to at most 64 bytes, at a rune's start, "…" where it was cut.
-func cutName(s string) string {
-	if len(s) <= 64 {
-		return s
-	}
-	i := 64
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
-}
-
 // belowOneCall is the refusal of a call that b's limit could not hold even with nothing
 // spent: it names the limit's field, what one call of the model sets aside and why, and what
 // to raise (the least a run needs is one call; a run makes many).
@@ -209,7 +195,7 @@ func (b bound) belowOneCall(what string, w worst) *Hit {
 	}
 	model := "its model"
 	if w.model != "" { // the agent's words: quoted, and cut to a name's length
-		model = strconv.Quote(cutName(w.model))
+		model = quoteShort(w.model)
 	}
 	m := fmt.Sprintf("spend limit below one model call: %s, %s, is %s, and one call of %s sets aside %s before it is sent "+
 		"(%d input tokens, its request counted a token a byte, at $%.2f per million, and at least %d output tokens at $%.2f per million); "+
