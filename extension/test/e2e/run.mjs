@@ -826,11 +826,12 @@ async function insertPatternFromPaletteAndSave({ page, shot, workspace }) {
   // with the focus in the canvas, as a user's: the webview passes the key on to the workbench
   await frame.getByRole('button', { name: `Insert ${PATTERN}` }).focus();
   await page.keyboard.press('Control+s');
-  let saved = original;
-  await until(() => (saved = readFileSync(file, 'utf8')) !== original);
-  if (saved === original) throw new Error('Ctrl+S did not write the file');
+  // The tab is clean once the write has finished: read the file then, not while it is written
+  // (the workbench truncates it first; a read in between saw it empty).
   await until(async () => !/\bdirty\b/.test((await tab.first().getAttribute('class')) ?? ''));
   if (/\bdirty\b/.test((await tab.first().getAttribute('class')) ?? '')) throw new Error('the tab is still dirty after the save');
+  const saved = readFileSync(file, 'utf8');
+  if (saved === original) throw new Error('Ctrl+S did not write the file');
 
   // As text: the original lines are a subsequence of the saved ones.
   const savedLines = saved.split('\n');
