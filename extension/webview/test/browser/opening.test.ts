@@ -14,7 +14,7 @@ import { differenceCiede2000, parse, wcagContrast } from "culori";
 import type { FlowModel, LoadFlowResult, PatternInfo, RunEvent } from "../../../src/canvas/protocol";
 import { entryInteraction } from "../../src/graph";
 import { settled } from "../shared/readability.mjs";
-import { docsImage, fixture, hostPost, launch, openCanvas, pageProblems, screenshot, showFlow, THEMES } from "./harness";
+import { clearSent, docsImage, fixture, hostPost, launch, openCanvas, pageProblems, screenshot, showFlow, THEMES, waitForOps } from "./harness";
 import { drawn, edgeEnds, fans, labelProblems, looks, overlaps, READABLE, textSizes, underControls, underNodes, within, type Drawn } from "./measure";
 
 const team = fixture("team-13.json");
@@ -106,6 +106,30 @@ describe("the canvas opens on the whole story", { concurrency: false }, () => {
         await noProblems(page);
         await page.close();
       });
+
+  test("after Fit, Tidy shows the story again: the first interaction whole, nothing under the controls", async () => {
+    const page = await open(team);
+    const opened = (await textSizes(page)).zoom;
+    await page.getByRole("button", { name: "Fit" }).click();
+    await page.evaluate(settled);
+    const fitted = await page.locator(".react-flow__viewport").evaluate((v) => getComputedStyle(v).transform);
+    assert.ok((await textSizes(page)).zoom < opened, "Fit drew the whole team smaller than it opened");
+    await clearSent(page);
+    await page.getByRole("button", { name: "Tidy" }).click();
+    assert.equal((await waitForOps(page, 1))[0].op, "setLayout");
+    await page.waitForFunction((t) => getComputedStyle(document.querySelector(".react-flow__viewport")!).transform !== t, fitted);
+    await page.evaluate(settled);
+    const d = await drawn(page);
+    const s = story(team);
+    for (const id of s.nodes) assert.ok(within(d.nodes.find((n) => n.id === id)!, d.pane), `${id} is wholly in view after Tidy`);
+    const storyLabels = d.labels.filter((l) => s.edges.includes(l.id));
+    assert.ok(storyLabels.length > 0);
+    for (const l of storyLabels) assert.ok(within(l, d.pane), `its label ${l.id} is wholly in view after Tidy`);
+    assert.deepEqual(underControls(d), []);
+    assert.deepEqual((await textSizes(page)).texts.filter((x) => x.px < READABLE), []);
+    await noProblems(page);
+    await page.close();
+  });
 
   test("without the minimap, what is off-screen is counted at the flow's edges, clear of the cards; a click shows it", async () => {
     const page = await open(twenty);
