@@ -210,6 +210,32 @@ describe("the canvas opens on the whole story", { concurrency: false }, () => {
     await page.close();
   });
 
+  test("a 127-character id and a 300-character custom metric: the label broken across lines, the story's cards in view, the legend's pattern and count in sight", async () => {
+    const r = longWords();
+    const page = await open(r);
+    const d = await drawn(page);
+    const ix = r.flow!.interactions![0];
+    const label = d.labels.find((l) => l.id === `${ix.id}-e1`)!;
+    assert.ok(label.width < d.pane.width / 2, `the label is ${Math.round(label.width)} px wide in a pane of ${Math.round(d.pane.width)}`);
+    for (const id of ["a", "b"]) assert.ok(within(d.nodes.find((n) => n.id === id)!, d.pane), `${id} is wholly in view`);
+    assert.ok(within(label, d.pane), "the label is wholly in view");
+    for (const l of d.labels) for (const n of d.nodes) assert.ok(!overlaps(l, n), `${l.id.slice(0, 12)}… over ${n.id}`);
+    // every character of it is drawn: the label's pieces, read back, are the whole label
+    const drawnChars = label.text.replace(/\s/g, "");
+    assert.equal(drawnChars, `${ix.id}sop_assembly_line(${METRIC}>=3)`);
+    // the legend: the id ends in an ellipsis (whole in its tooltip); its pattern and count stay in its box
+    const legend = d.controls.find((c) => c.what === "legend")!;
+    const entry = page.locator(`.ac-legend li[data-id="${ix.id}"]`);
+    for (const part of [".ac-legend-pattern", ".ac-legend-count"]) {
+      const b = (await entry.locator(part).boundingBox())!;
+      assert.ok(b.width > 0 && within(b, legend), `${part} in the legend's box`);
+    }
+    assert.match((await entry.locator("button").getAttribute("title"))!, new RegExp(ix.id));
+    assert.deepEqual((await textSizes(page)).texts.filter((x) => x.px < READABLE), []);
+    await noProblems(page);
+    await page.close();
+  });
+
   test("routing on a real flow: an edge whose curve would run under a card is routed around it, orthogonally", async () => {
     const page = await open(routed);
     const d = await drawn(page);
@@ -357,5 +383,36 @@ function crowded(): LoadFlowResult {
     layout: { nodes, edges: {} },
     spans: {},
   };
+  return { flow, diagnostics: [] };
+}
+
+const METRIC = `custom:${"m".repeat(300)}`;
+
+/**
+ * longWords is a flow with the longest words a label can hold: an interaction id of 127
+ * characters (ids may have 128) and a custom quality-gate metric of 307, beside a short one.
+ */
+function longWords(): LoadFlowResult {
+  const agents = ["a", "b", "c", "d"].map((id, i) => ({ id, name: id.toUpperCase(), role: "worker", path: `/agents/${i}` }));
+  const long = `i${"x".repeat(126)}`;
+  const edge = (ix: string, k: number, source: string, target: string, termination: Record<string, unknown>) => ({
+    id: `${ix}-e1`,
+    source,
+    target,
+    data: { termination },
+    path: `/interactions/${k}/edges/0`,
+  });
+  const flow = {
+    file: "long-words.yaml",
+    name: "long-words",
+    agents,
+    systemNodes: [],
+    interactions: [
+      { id: long, patternId: "sop_assembly_line", path: "/interactions/0", edges: [edge(long, 0, "a", "b", { type: "quality_gate", metric: METRIC, op: ">=", value: 3 })] },
+      { id: "short", patternId: "role_play_pair", path: "/interactions/1", edges: [edge("short", 1, "c", "d", { type: "max_rounds", rounds: 2 })] },
+    ],
+    layout: { nodes: {}, edges: {} },
+    spans: {},
+  } as FlowModel;
   return { flow, diagnostics: [] };
 }
