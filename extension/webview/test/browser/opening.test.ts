@@ -8,13 +8,13 @@
 // run overlay that counts the engine's rounds and stops its clocks.
 // DOCS_IMAGES=1 also writes the README's picture of the team (canvas-team.png).
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import type { Browser, Page } from "playwright-core";
+import { describe, test } from "node:test";
+import type { Page } from "playwright-core";
 import { differenceCiede2000, parse, wcagContrast } from "culori";
 import type { FlowModel, LoadFlowResult, PatternInfo, RunEvent } from "../../../src/canvas/protocol";
 import { entryInteraction } from "../../src/graph";
 import { settled } from "../shared/readability.mjs";
-import { clearSent, docsImage, fixture, hostPost, launch, openCanvas, pageProblems, screenshot, showFlow, THEMES, waitForOps } from "./harness";
+import { clearSent, docsImage, fixture, hostPost, noProblems, openCanvas, screenshot, showFlow, THEMES, useBrowser, waitForOps } from "./harness";
 import { drawn, edgeEnds, fans, labelProblems, looks, overlaps, READABLE, textSizes, underControls, underNodes, within, type Drawn } from "./measure";
 
 const team = fixture("team-13.json");
@@ -23,24 +23,14 @@ const unknown = fixture("unknown-agent.json");
 const routed = fixture("routed.json");
 const patterns = fixture<PatternInfo[]>("patterns.json");
 
-let browser: Browser;
-before(async () => {
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 async function open(r: LoadFlowResult, o: { theme?: keyof typeof THEMES; width?: number; height?: number } = {}): Promise<Page> {
-  const page = await openCanvas(browser, { width: 1280, height: 800, ...o });
+  const page = await openCanvas(browser(), { width: 1280, height: 800, ...o });
   await showFlow(page, r, patterns);
   await page.locator(".ac-edge-label").first().waitFor();
   await page.evaluate(settled);
   return page;
-}
-
-async function noProblems(page: Page) {
-  assert.deepEqual(await pageProblems(page), { csp: [], remote: [], errors: [] });
 }
 
 /** story is the interaction a run starts with: its nodes' and labels' ids. */
