@@ -122,7 +122,9 @@ func TestFirstRunWalkWithAnAPIKey(t *testing.T) {
 		"agentcanvas run flows/fix-with-claude.yaml":                      "limit: the run stops at $5.00 or 2M tokens spent (policy.budget)",
 		"agentcanvas run --dry-run --pace 1s flows/fix-with-dry-run.yaml": "▶ run run_",
 		"agentcanvas run show last fixer":                                 "src/slug.js",
-		"git diff":                                                        "+  return title.toLowerCase()",
+		"agentcanvas proposal reject --workspace . .agentcanvas/sandboxes/<run>/fixer/proposal/proposal.json": "rejected: nothing in the workspace changed",
+		"agentcanvas proposal list --workspace .":                                                             "rejected  run_",
+		"git diff": "+  return title.toLowerCase()",
 	} {
 		got, ran := outputs[cmd]
 		if !ran || !strings.Contains(got, want) {
