@@ -16,16 +16,12 @@ import (
 // upgrade that brings a model the table lacks fails here.
 func TestPricingHasClaudeCodesCatalog(t *testing.T) {
 	exe := modelserver.Claude.Binary(t)
-	bin, err := os.ReadFile(exe)
-	if err != nil {
-		t.Fatal(err)
+	catalog := bakedCatalog(t, exe)
+	end := bytes.Index(catalog, []byte("},models:["))
+	if end < 0 {
+		t.Fatalf("%s: no models after the catalog's pricing tiers", exe)
 	}
-	start := bytes.Index(bin, []byte("pricing_tiers:{"))
-	end := bytes.Index(bin[max(start, 0):], []byte("},models:["))
-	if start < 0 || end < 0 {
-		t.Fatalf("%s: no baked model catalog (pricing_tiers, models) found", exe)
-	}
-	tiersText, models := bin[start:start+end], bin[start+end:]
+	tiersText, models := catalog[:end], catalog[end:]
 	if e := bytes.Index(models, []byte("}]")); e > 0 {
 		models = models[:e]
 	}
@@ -48,6 +44,31 @@ func TestPricingHasClaudeCodesCatalog(t *testing.T) {
 	}
 	if n < 10 {
 		t.Fatalf("read %d models of the catalog", n)
+	}
+}
+
+// bakedCatalog is the text of the model catalog baked into the binary exe, from its
+// "pricing_tiers:{" on (64 KB), found a piece at a time (the binary is some 400 MB); the
+// pieces overlap by the mark's length, so a mark across two is found.
+func bakedCatalog(t *testing.T, exe string) []byte {
+	f, err := os.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	const piece, keep = 8 << 20, 64 << 10
+	mark := []byte("pricing_tiers:{")
+	buf := make([]byte, piece+len(mark))
+	for off := int64(0); ; off += piece {
+		n, err := f.ReadAt(buf, off)
+		if i := bytes.Index(buf[:n], mark); i >= 0 {
+			catalog := make([]byte, keep)
+			m, _ := f.ReadAt(catalog, off+int64(i))
+			return catalog[:m]
+		}
+		if err != nil {
+			t.Fatalf("%s: no baked model catalog (pricing_tiers) found: %v", exe, err)
+		}
 	}
 }
 
