@@ -375,6 +375,9 @@ func (r *run) execute(ctx context.Context) *Outcome {
 	if d := r.defaultLimitStarted(); d != nil { // agentlimit.go
 		started["defaultLimit"] = d
 	}
+	if b := r.budget.words(); b != nil && !r.o.DryRun {
+		started["budget"] = b // said at the start: what stops the run
+	}
 	switch {
 	case r.fork != nil:
 		r.forkBegins(started) // fork_replay.go
