@@ -155,7 +155,7 @@ func writeTests(b *bytes.Buffer, f *folded) {
 		}
 		how := "exited " + t.exit
 		if t.err != "" {
-			how = "could not run: " + oneLine(t.err)
+			how = "could not run: " + mdText(t.err)
 		}
 		fmt.Fprintf(b, "- ❌ %s: %s **failed** (%s)\n", code(who), code(t.command), how)
 		if len(t.failing) > 0 {
@@ -210,7 +210,7 @@ func writeProblems(b *bytes.Buffer, f *folded) {
 		if p.agent != "" {
 			where += code(p.agent) + ": "
 		}
-		fmt.Fprintf(b, "- %s %s%s\n", icon, where, oneLine(p.message))
+		fmt.Fprintf(b, "- %s %s%s\n", icon, where, mdText(p.message))
 		if len(p.detail) > 0 {
 			b.WriteString(block(strings.Join(p.detail, "\n"), "  "))
 		}
@@ -353,11 +353,17 @@ func statusIcon(s string) string {
 	return "⏳"
 }
 
-// cell makes text safe in a table cell: one line, pipes escaped.
-func cell(s string) string {
-	s = oneLine(s)
-	return strings.ReplaceAll(s, "|", `\|`)
-}
+// cell makes text safe in a table cell: mdText, which escapes its pipes too.
+func cell(s string) string { return mdText(s) }
+
+// mdText is text from an agent (a reply, a warning quoting one) as Markdown that says only
+// what it says: on one line, terminal controls made visible (oneLine), and the characters
+// that would make markup escaped — a link or an image whose text lies about its target
+// ([✅ tests pass](…), ![](…)), raw HTML (<img>, <details>, a comment that hides the rest of
+// the summary), an entity (&#x202e; is a bidi override once rendered), a table's pipe.
+func mdText(s string) string { return mdEscaper.Replace(oneLine(s)) }
+
+var mdEscaper = strings.NewReplacer(`\`, `\\`, "<", `\<`, ">", `\>`, "[", `\[`, "]", `\]`, "&", `\&`, "|", `\|`)
 
 // code is an inline code span that survives backticks and pipes in s.
 func code(s string) string {
