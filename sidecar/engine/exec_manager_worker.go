@@ -4,7 +4,6 @@ package engine
 
 import (
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -183,7 +182,8 @@ func (c *ictx) children(node string) []string {
 	return out
 }
 
-// testCommand runs params.test_command (argv) in every worker's sandbox work folder; ok is
+// testCommand runs params.test_command (argv) in every worker's sandbox work folder, confined
+// like that worker (tests_run.go); ok is
 // false when there is no command. passed is 1 when it exits 0 everywhere. Each result is kept
 // with the sandbox's proposal (its output as proposal/test.log) for the review, and a
 // failure goes into the worker's next prompt.
@@ -202,10 +202,13 @@ func (c *ictx) testCommand(workers []string) (passed float64, ok bool) {
 			continue // a member that worked in the workspace has nothing of its own to test
 		}
 		c.r.flushLog()
-		cmd := exec.CommandContext(c.ctx, argv[0], argv[1:]...)
-		cmd.Dir = paths.WorkDir
-		out, err := cmd.CombinedOutput()
-		res := c.recordTest(w, proposal.TestKindTest, argv, out, err)
+		var out []byte
+		code := -1
+		spec, err := c.spec(w)
+		if err == nil {
+			out, code, err = runCheck(c.ctx, spec, argv) // tests_run.go: confined like w
+		}
+		res := c.recordTest(w, proposal.TestKindTest, argv, out, code, err)
 		if !res.Passed {
 			passed = 0
 		}

@@ -46,13 +46,13 @@ type ictx struct {
 	questions map[string]int    // node → questions asked in its current phase
 	reworks   map[string]int    // node → failed verifications of its current phase
 	edgeOf    map[[2]string]string
-	made      [][2]string       // (node, proposal.json) of every proposal made in this interaction
-	rejected  map[string]string // node → the reviewer's latest REJECT of its handoff ("lead: why")
-	turns     sync.Map          // node → turnNote of its last turn (provenance.go)
-	unhanded  map[string]string // node → why its latest proposal came without a valid HANDOFF block
-	failed    map[string]string // node → its last failed test or verification, for its next prompt
-	diffs     map[string]string // node → its proposal's fingerprint after its last step (handoff.go)
-	talking   map[string]bool   // nodes asked for words only now (a bid): no edit expected (handoff.go)
+	made      [][2]string                    // (node, proposal.json) of every proposal made in this interaction
+	rejected  map[string]string              // node → the reviewer's latest REJECT of its handoff ("lead: why")
+	turns     sync.Map                       // node → turnNote of its last turn (provenance.go)
+	unhanded  map[string]string              // node → why its latest proposal came without a valid HANDOFF block
+	failed    map[string]proposal.TestResult // node → its last failed test or verification: its next prompt quotes it, auto-apply holds its proposal
+	diffs     map[string]string              // node → its proposal's fingerprint after its last step (handoff.go)
+	talking   map[string]bool                // nodes asked for words only now (a bid): no edit expected (handoff.go)
 	// roundCap ends the interaction after that many rounds (0: no cap): the flow's
 	// params.round_cap (ownCap), else the engine's where the flow bounds neither rounds nor time.
 	roundCap int
@@ -690,7 +690,15 @@ func (c *ictx) autoApply(out InteractionOutcome) {
 		case out.Status == StatusCompleted:
 			held = ""
 		}
-		o.Accept = func(res *proposal.Result) string { return lim.autoApplyHeld(c.gatePassed(), res, nil) }
+		o.Accept = func(res *proposal.Result) string {
+			if why := lim.autoApplyHeld(c.gatePassed(), res, nil); why != "" {
+				return why
+			}
+			if failed, ok := c.failedCheck(node); ok { // whatever the gate reads
+				return "its " + failed.What() + " failed: " + failed.Outcome()
+			}
+			return ""
+		}
 		var applied *proposal.Result
 		var err error
 		if held == "" {
@@ -863,12 +871,24 @@ func (c *ictx) verifyPhase(p *runtime.Process, node string, pend *runtime.Pendin
 	ctx, cancel := context.WithTimeout(c.ctx, 10*time.Minute)
 	defer cancel()
 	c.r.flushLog()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = dir
-	out, runErr := cmd.CombinedOutput()
-	passed := runErr == nil
-	if dir == spec.SandboxWork { // kept with the proposal, for its review (tests_record.go)
-		c.recordTest(node, proposal.TestKindVerify, argv, out, runErr)
+	var out []byte
+	var runErr error
+	passed := false
+	if dir == spec.SandboxWork {
+		// The agent's sandbox holds the agent's code: the verifier runs confined like the
+		// agent (tests_run.go), and its result is kept with the proposal (tests_record.go).
+		var code int
+		out, code, runErr = runCheck(ctx, spec, argv)
+		res := c.recordTest(node, proposal.TestKindVerify, argv, out, code, runErr)
+		passed = res.Passed
+		if !passed && runErr == nil {
+			runErr = fmt.Errorf("exit status %d", code)
+		}
+	} else {
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.Dir = dir
+		out, runErr = cmd.CombinedOutput()
+		passed = runErr == nil && len(proposal.ReportedFailures(out)) == 0
 	}
 	c.mu.Lock()
 	if passed {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -58,41 +59,24 @@ const maxSetupLines = 400
 // agent's work/ with the agent's environment, confinement and network rule, whose stdout and
 // stderr lines go to the run's log (setup_output). A setup that fails fails the agent.
 func (c *ictx) setup(node string, agent runtime.Spec, argv []string) error {
-	s := agent
-	s.BackendID, s.Interactive, s.ResumeSession, s.MCPServers = runtime.BackendCommand, false, "", nil
-	s.PauseOnPhaseComplete, s.Checkpoint = false, nil
 	cmd, err := runtime.ResolveCommand(c.r.o.Workspace, argv)
 	if err != nil {
 		return fmt.Errorf("agent %s: runtime.setup: %w", node, err)
 	}
-	s.Command = cmd
 	c.r.emit(c.in.ID, "", "setup_started", map[string]any{"agent": node, "command": argv})
-	p, err := runtime.Start(c.ctx, s, "")
-	if err != nil {
-		return fmt.Errorf("agent %s: runtime.setup: %w", node, err)
-	}
 	lines := 0
 	var tail []string
-	for ev := range p.Events() {
-		stream, text := "", ev.Text
-		switch ev.Kind {
-		case runtime.EventText:
-			stream = "stdout"
-		case runtime.EventStderr:
-			stream = "stderr"
-		case runtime.EventDenied, runtime.EventWarning:
-			stream, text = string(ev.Kind), ev.Reason
-		default:
-			continue
-		}
+	res, err := runLikeAgent(c.ctx, agent, cmd, func(stream, text string) {
 		if tail = append(tail, text); len(tail) > 5 {
 			tail = tail[1:]
 		}
 		if lines++; lines <= maxSetupLines {
 			c.r.emit(c.in.ID, "", "setup_output", map[string]any{"agent": node, "stream": stream, "line": text})
 		}
+	})
+	if err != nil {
+		return fmt.Errorf("agent %s: runtime.setup: %w", node, err)
 	}
-	res := p.Wait()
 	if lines > maxSetupLines {
 		c.r.emit(c.in.ID, "", "setup_output", map[string]any{"agent": node, "stream": "note", "line": fmt.Sprintf("%d more lines not logged", lines-maxSetupLines)})
 	}
@@ -101,4 +85,30 @@ func (c *ictx) setup(node string, agent runtime.Spec, argv []string) error {
 		return fmt.Errorf("agent %s: runtime.setup %s %s (exit %d): %s", node, strings.Join(argv, " "), res.Status, res.ExitCode, strings.Join(tail, " | "))
 	}
 	return nil
+}
+
+// runLikeAgent runs argv as the agent of spec would run: in its working folder, with its
+// environment, confinement and network rule, its output read as plain text (no protocol
+// block in it is acted on). Each line of stdout and stderr (and each refusal the
+// confinement made) goes to line, in order.
+func runLikeAgent(ctx context.Context, agent runtime.Spec, argv []string, line func(stream, text string)) (runtime.Result, error) {
+	s := agent
+	s.BackendID, s.Interactive, s.ResumeSession, s.MCPServers = runtime.BackendCommand, false, "", nil
+	s.PauseOnPhaseComplete, s.Checkpoint, s.Plain = false, nil, true
+	s.Command = argv
+	p, err := runtime.Start(ctx, s, "")
+	if err != nil {
+		return runtime.Result{}, err
+	}
+	for ev := range p.Events() {
+		switch ev.Kind {
+		case runtime.EventText:
+			line("stdout", ev.Text)
+		case runtime.EventStderr:
+			line("stderr", ev.Text)
+		case runtime.EventDenied, runtime.EventWarning:
+			line(string(ev.Kind), ev.Reason)
+		}
+	}
+	return p.Wait(), nil
 }

@@ -714,6 +714,9 @@ exited:
 // handleBlocks acts on the blocks one write produced in the spec's priority order: ERROR,
 // PHASE_COMPLETE, DEPENDENCY_REQUEST, USER_QUESTION.
 func (p *Process) handleBlocks(t *turn, blocks []agentproto.Block, st *agentState) {
+	if p.spec.Plain {
+		return // a setup's or a check's output, printed by the worker's code: text only
+	}
 	agentproto.SortByPriority(blocks)
 	for i := range blocks {
 		p.handleBlock(t, blocks[i], st)

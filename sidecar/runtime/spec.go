@@ -38,6 +38,10 @@ type Spec struct {
 	// Interactive keeps a command agent's stdin open after the prompt so answers can be
 	// written to it (see docs/agents.md); otherwise stdin is closed after the prompt.
 	Interactive bool
+	// Plain marks a command that is not an agent but runs as one, with its rules: a setup
+	// or a check (the engine's test and verify commands). Its output is text only: no block
+	// in it (a question, a dependency request, an error) is acted on.
+	Plain bool
 	// Executable overrides the CLI binary of claude/codex/gemini (default: found on PATH).
 	Executable string
 
