@@ -169,3 +169,52 @@ func TestAttackWorkspaceRootMadeARepository(t *testing.T) {
 		t.Fatal("a check wrote to the workspace")
 	}
 }
+
+// A git folder's pointer file (.git holding "gitdir: …", at the root or below) never becomes
+// part of a proposal, and a hand-made patch that carries one is refused; so are symbolic
+// links that lead out, and a file written through a link in the workspace that leads out.
+func TestAttackGitPointersAndLinksOut(t *testing.T) {
+	outside := t.TempDir()
+	ws, paths := prepared(t, map[string]string{"a.txt": "F:a\n"})
+	if err := os.Symlink(outside, filepath.Join(ws, "out")); err != nil { // made after the sandbox
+		t.Fatal(err)
+	}
+	ref := makeProposal(t, ws, paths.WorkDir, map[string]string{
+		".git": "gitdir: /tmp/evil\n", "sub/.git": "gitdir: ../../evil\n", "etc": "L:/etc", "up": "L:../../../../../..", "a.txt": "b\n",
+	})
+	l, err := Load(ws, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(l.Patch), ".git") {
+		t.Errorf("a .git pointer is in the patch:\n%s", l.Patch)
+	}
+	_, err = Check(context.Background(), ws, ref, Selection{}, ApplyOptions{})
+	var re *RefusedError
+	if !errors.As(err, &re) || !strings.Contains(err.Error(), "etc") || !strings.Contains(err.Error(), "up") {
+		t.Fatalf("links that lead out: %v", err)
+	}
+	for name, patch := range map[string]string{
+		"a .git file below": "diff --git a/sub/.git b/sub/.git\nnew file mode 100644\nindex 0000000000000000000000000000000000000000..2e65efe2a145dda7ee51d1741299f848e5bf752e\n--- /dev/null\n+++ b/sub/.git\n@@ -0,0 +1 @@\n+gitdir: /tmp\n",
+		"through a link":    "diff --git a/out/x b/out/x\nnew file mode 100644\nindex 0000000000000000000000000000000000000000..2e65efe2a145dda7ee51d1741299f848e5bf752e\n--- /dev/null\n+++ b/out/x\n@@ -0,0 +1 @@\n+a\n",
+	} {
+		if _, err := ApplyPatch(context.Background(), ws, []byte(patch), Selection{}, ApplyOptions{}); !errors.As(err, &re) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Errorf("something was written outside the workspace: %v", entries)
+	}
+}
+
+// A proposal that makes the held link itself (.github -> ci) and writes where it leads holds
+// both: the link by its name, the file for where it is read from.
+func TestAttackHeldLinkMadeByTheProposal(t *testing.T) {
+	ws, paths := prepared(t, map[string]string{"README.md": "F:hi\n"})
+	ref := makeProposal(t, ws, paths.WorkDir, map[string]string{".github": "L:ci", "ci/workflows/x.yml": "on: push\n", "README.md": "ho\n"})
+	_, err := Check(context.Background(), ws, ref, Selection{}, ApplyOptions{})
+	var he *HeldError
+	if !errors.As(err, &he) || !slices.Equal(heldPaths(he.Held), []string{".github", "ci/workflows/x.yml"}) {
+		t.Fatalf("want .github and ci/workflows/x.yml held: %v", err)
+	}
+}

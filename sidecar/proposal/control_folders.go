@@ -60,7 +60,7 @@ func folderHolds(d *dirs, pl *plan, cr controlRules, touched []string) []Hold {
 		marked[dir] = why
 		return why
 	}
-	aliases := rootAliases(d, cr)
+	aliases := rootAliases(d, pl, cr)
 	var out []Hold
 	for _, p := range touched {
 		for dir := path.Dir(p); ; dir = path.Dir(dir) {
@@ -83,29 +83,34 @@ func folderHolds(d *dirs, pl *plan, cr controlRules, touched []string) []Hold {
 
 // rootAliases are the folders and files that symbolic links at the workspace root, named
 // like held ones, lead to (inside the workspace), with why a change there is held: VS Code
-// reads .vscode/tasks.json through a link .vscode -> config/editor.
-func rootAliases(d *dirs, cr controlRules) map[string]string {
-	f, err := d.root.Open(".")
-	if err != nil {
-		return nil
-	}
-	entries, _ := f.ReadDir(-1)
-	f.Close()
-	out := map[string]string{}
-	for _, e := range entries {
-		if e.Type()&fs.ModeSymlink == 0 {
-			continue
+// reads .vscode/tasks.json through a link .vscode -> config/editor. The links are the
+// workspace's and the ones the plan makes.
+func rootAliases(d *dirs, pl *plan, cr controlRules) map[string]string {
+	links := map[string]string{} // name → target
+	if f, err := d.root.Open("."); err == nil {
+		entries, _ := f.ReadDir(-1)
+		f.Close()
+		for _, e := range entries {
+			if e.Type()&fs.ModeSymlink != 0 {
+				if target, err := d.root.Readlink(e.Name()); err == nil {
+					links[e.Name()] = target
+				}
+			}
 		}
-		why := cr.byName(e.Name())
+	}
+	for _, w := range pl.writes {
+		if w.kind == kindSymlink && !strings.Contains(w.path, "/") {
+			links[w.path] = string(w.data)
+		}
+	}
+	out := map[string]string{}
+	for name, target := range links {
+		why := cr.byName(name)
 		if why == "" {
 			continue
 		}
-		target, err := d.root.Readlink(e.Name())
-		if err != nil {
-			continue
-		}
-		if t := linkTargetPath(e.Name(), target); t != "" {
-			out[t] = fmt.Sprintf("reached through the symbolic link %s, which is held: %s", e.Name(), why)
+		if t := linkTargetPath(name, target); t != "" {
+			out[t] = fmt.Sprintf("reached through the symbolic link %s, which is held: %s", name, why)
 		}
 	}
 	return out

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/confine"
+	"github.com/agentcanvas/agentcanvas/sidecar/internal/reviewfixture"
 	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
 )
 
@@ -74,6 +75,9 @@ echo 'on: push' > .gıthub/workflows/ci.yml
 echo '{}' > VSCODE~1/settings.json
 printf 'version: "0.2"\nagents:\n  - {id: x, role: worker}\ninteractions: []\n' > flows/nightly.txt
 mkdir -p src && echo 'print("ok")' > src/ok.py
+for f in tests.json test.log digest.json reviewed.json changes.patch proposal.json origin.json; do
+  echo FORGED 2>/dev/null > "../proposal/$f"
+done
 cat <<EOH
 done
 HANDOFF
@@ -104,7 +108,6 @@ var hostileHeld = []string{
 // ran outside its confinement.
 func hostileWorkspace(t *testing.T, override map[string]string) (ws, file, mark string) {
 	t.Helper()
-	ws = t.TempDir()
 	mark = filepath.Join(t.TempDir(), "tests-ran-unconfined")
 	files := map[string]string{
 		"flows/f.yaml": hostileFlow, "agents/lead.sh": hostileLead, "agents/coder.sh": hostileCoder,
@@ -112,20 +115,9 @@ func hostileWorkspace(t *testing.T, override map[string]string) (ws, file, mark 
 		".venv/pyvenv.cfg": "home = /usr/bin\n", "README.md": "hi\n", ".mark": mark,
 	}
 	maps.Copy(files, override)
-	for name, body := range files {
-		p := filepath.Join(ws, filepath.FromSlash(name))
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	ws = reviewfixture.Workspace(t, files)
 	if err := os.Symlink("editor", filepath.Join(ws, ".vscode")); err != nil {
 		t.Fatal(err)
-	}
-	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "fixture"}} {
-		if out, err := exec.Command("git", append([]string{"-C", ws}, args...)...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
 	}
 	return ws, filepath.Join(ws, "flows", "f.yaml"), mark
 }
@@ -161,6 +153,14 @@ func TestAttackHostileWorkerInARealRun(t *testing.T) {
 			refs, _ := filepath.Glob(filepath.Join(ws, ".agentcanvas", "sandboxes", "*", "coder", "proposal", "proposal.json"))
 			if len(refs) != 1 {
 				t.Fatalf("proposals: %v", refs)
+			}
+			if confine.Probe().Available() { // the records of the review are the sidecar's alone
+				records, _ := os.ReadDir(filepath.Dir(refs[0]))
+				for _, e := range records {
+					if b, _ := os.ReadFile(filepath.Join(filepath.Dir(refs[0]), e.Name())); strings.Contains(string(b), "FORGED") {
+						t.Errorf("the worker wrote its proposal's %s", e.Name())
+					}
+				}
 			}
 			_, js, _ := runCLI(t, "proposal", "review", "--json", "--workspace", ws, refs[0])
 			var rv proposal.Review
@@ -267,13 +267,7 @@ func TestAttackMarkupInTheSummary(t *testing.T) {
 // proposal of it with notes; it returns the workspace and the proposal.json.
 func preparedProposal(t *testing.T, content, notes string) (ws, pj string) {
 	t.Helper()
-	ws = t.TempDir()
-	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("one\n"), 0o644)
-	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "base"}} {
-		if out, err := exec.Command("git", append([]string{"-C", ws}, args...)...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	ws = reviewfixture.Workspace(t, map[string]string{"a.txt": "one\n"})
 	code, out, errs := runCLI(t, "sandbox", "prepare", "--workspace", ws, "--run", "r1", "--agent", "coder", "a.txt")
 	if code != exitOK {
 		t.Fatalf("prepare: %s", errs)
@@ -392,4 +386,17 @@ func TestAttackEscapesOnATerminal(t *testing.T) {
 	check("proposal export", "proposal", "export", "--workspace", ws, runID)
 	check("proposal interdiff", "proposal", "interdiff", "--workspace", ws, refs[0])
 	check("apply's refusal", "proposal", "apply", "--workspace", ws, refs[0])
+	check("apply of the file that is not held", "proposal", "apply", "--workspace", ws, "--files", "ok.py", refs[0])
+	check("proposal ledger", "proposal", "ledger", "--workspace", ws)
+	check("proposal ledger --json", "proposal", "ledger", "--json", "--workspace", ws)
+	hostileFlow := filepath.Join(ws, "flows", "hostile.yaml")
+	os.WriteFile(hostileFlow, []byte(`version: "0.2"
+description: "\e]52;c;eA==\a"
+"unknown\e]0;t\akey": 1
+agents:
+  - {id: "a\e]0;t\a", role: worker}
+interactions: []
+`), 0o644)
+	check("validate", "validate", hostileFlow)
+	check("doctor", "doctor", "--workspace", ws)
 }
