@@ -2,6 +2,7 @@ package engine
 
 import (
 	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
+	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 )
 
 // Tests a run ran in a worker's sandbox (params.test_command, params.verify_command) are part
@@ -9,13 +10,21 @@ import (
 // told in a tests_run event with the failing lines, and a failure is quoted in the worker's
 // next prompt, so it knows what to fix.
 
-// recordTest records the result of a check run for node (out its output, code its exit
-// status, err why it could not run) and returns it. A check that exited 0 but whose output
-// reports a failure in a test runner's own words has failed (proposal.Judge).
-func (c *ictx) recordTest(node, kind string, argv []string, out []byte, code int, err error) proposal.TestResult {
-	res := proposal.TestResult{Kind: kind, Command: argv, ExitCode: code, Passed: err == nil && code == 0}
-	if err != nil {
-		res.ExitCode, res.Error = -1, err.Error()
+// recordTest records the result of a check run as node (runAs) and returns it. A check that
+// exited 0 but whose output reports a failure in a test runner's own words has failed
+// (proposal.Judge).
+func (c *ictx) recordTest(node, kind string, argv []string, run commandRun) proposal.TestResult {
+	out := run.res.Output
+	res := proposal.TestResult{Kind: kind, Command: argv, Passed: run.err == nil && run.res.Passed()}
+	switch {
+	case run.err != nil: // it could not be run
+		res.ExitCode, res.Error = -1, run.err.Error()
+	case run.res.TimedOut:
+		res.ExitCode, res.Error = run.res.ExitCode, "timed out"
+	case run.res.Stopped:
+		res.ExitCode, res.Error = run.res.ExitCode, "stopped"
+	default:
+		res.ExitCode = run.res.ExitCode
 	}
 	res = proposal.Judge(res, out)
 	if rerr := proposal.RecordTest(c.r.o.Workspace, c.r.sandboxRun(node), node, res, out); rerr != nil {
@@ -42,6 +51,13 @@ func (c *ictx) recordTest(node, kind string, argv []string, out []byte, code int
 	}
 	c.mu.Unlock()
 	return res
+}
+
+// commandRun is how a check run as an agent went (runtime.RunCommand): its result, or why it
+// could not run.
+type commandRun struct {
+	res runtime.CommandResult
+	err error
 }
 
 // lastFailure is what node's next prompt quotes of its last failed check, or "".
