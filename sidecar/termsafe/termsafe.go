@@ -164,6 +164,25 @@ func (t *writer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// JSONWriter wraps w so that every write is passed through JSON: for a stream of JSON values
+// on the command line's stdout (an encoder writes each value in one write), so that the text
+// of an agent or a file in them reaches the terminal as \u escapes, meaning the same.
+func JSONWriter(w io.Writer) io.Writer {
+	if _, ok := w.(*jsonWriter); ok {
+		return w
+	}
+	return &jsonWriter{w: w}
+}
+
+type jsonWriter struct{ w io.Writer }
+
+func (j *jsonWriter) Write(p []byte) (int, error) {
+	if _, err := j.w.Write(JSON(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
 // JSON makes JSON text safe to print: encoding/json leaves C1 controls and format characters
 // (U+009B, U+202E) in strings as they are; they become \u escapes, so the JSON means the same.
 // Bytes that are not UTF-8 do not occur in encoding/json's output (it writes U+FFFD).

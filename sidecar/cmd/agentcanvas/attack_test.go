@@ -389,14 +389,33 @@ func TestAttackEscapesOnATerminal(t *testing.T) {
 	check("apply of the file that is not held", "proposal", "apply", "--workspace", ws, "--files", "ok.py", refs[0])
 	check("proposal ledger", "proposal", "ledger", "--workspace", ws)
 	check("proposal ledger --json", "proposal", "ledger", "--json", "--workspace", ws)
+	// A flow's own text: most diagnostics quote it, one (params.priority) did not.
 	hostileFlow := filepath.Join(ws, "flows", "hostile.yaml")
 	os.WriteFile(hostileFlow, []byte(`version: "0.2"
 description: "\e]52;c;eA==\a"
 "unknown\e]0;t\akey": 1
 agents:
   - {id: "a\e]0;t\a", role: worker}
-interactions: []
+  - {id: b, role: worker}
+interactions:
+  - id: i
+    patternId: p2p
+    edges:
+      - {source: b, target: b, data: {topology: p2p, params: {priority: "\e]0;t\a\u009b31m\e[8mhidden"}}}
 `), 0o644)
 	check("validate", "validate", hostileFlow)
-	check("doctor", "doctor", "--workspace", ws)
+	check("validate --json", "validate", "--json", hostileFlow)
+	// An agent's reply read by the protocol checker: its parser drops ESC sequences, not C1.
+	reply := filepath.Join(t.TempDir(), "reply.txt")
+	os.WriteFile(reply, []byte("[ERROR]\ntype: fatal\nmessage: m \u009b31m\u3164\nrecovery: x\n[/ERROR]\n"), 0o644)
+	check("protocol scan", "protocol", "scan", reply)
+	check("protocol scan --json", "protocol", "scan", "--json", reply)
+	// doctor prints where it found a CLI: on a PATH whose folder is named with escapes.
+	bin := filepath.Join(t.TempDir(), "bin\x1b]0;t\a\u009b31m")
+	os.MkdirAll(bin, 0o755)
+	os.WriteFile(filepath.Join(bin, "claude"), []byte("#!/bin/sh\necho 0.0.1\n"), 0o755)
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	check("doctor", "doctor", "--backend", "claude")
+	check("doctor --json", "doctor", "--json", "--backend", "claude")
+	check("run --json", "run", "--json", "--workspace", ws, file) // last: a run of its own
 }
