@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 )
 
 // Attacks on the review by a hostile worker, written from what docs/proposals.md promises
@@ -216,5 +218,46 @@ func TestAttackHeldLinkMadeByTheProposal(t *testing.T) {
 	var he *HeldError
 	if !errors.As(err, &he) || !slices.Equal(heldPaths(he.Held), []string{".github", "ci/workflows/x.yml"}) {
 		t.Fatalf("want .github and ci/workflows/x.yml held: %v", err)
+	}
+}
+
+// The side-by-side review shows the patch, not work/: a worker that puts its files back
+// after the proposal was made (a later turn runs while the person reviews) shows the person
+// nothing, while the apply writes what the patch holds; a file it turned into a link shows
+// the file the link points at, while the apply writes the link.
+func TestAttackSideBySideShowsThePatchNotWork(t *testing.T) {
+	ws, paths := prepared(t, map[string]string{"a.py": "F:safe()\n", "b.py": "F:b()\n", "README.md": "F:read me\n"})
+	ref := makeProposal(t, ws, paths.WorkDir, map[string]string{"a.py": "safe()\nbackdoor()\n", "b.py": "", "c.py": "L:README.md", "d.py": "new()\n"})
+	for name, data := range map[string]string{"a.py": "safe()\n", "b.py": "b()\n", "d.py": "new()\n"} {
+		os.WriteFile(filepath.Join(paths.WorkDir, name), []byte(data), 0o644) // the worker's work/ looks harmless again
+	}
+	os.Remove(filepath.Join(paths.WorkDir, "c.py"))
+	os.WriteFile(filepath.Join(paths.WorkDir, "c.py"), []byte("read me\n"), 0o644)
+
+	ps, err := GetPatchSides(ws, ref, safepath.Rules{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]InterdiffSide{}
+	for _, s := range ps.Sides {
+		got[s.Path] = s
+	}
+	want := map[string]InterdiffSide{
+		"a.py": {Path: "a.py", Old: "safe()\n", New: "safe()\nbackdoor()\n", OldExists: true, NewExists: true},
+		"b.py": {Path: "b.py", Old: "b()\n", OldExists: true},
+		"c.py": {Path: "c.py", New: "README.md", NewExists: true},
+		"d.py": {Path: "d.py", New: "new()\n", NewExists: true},
+	}
+	if len(got) != len(want) {
+		t.Errorf("sides of %v, want %v", got, want)
+	}
+	for name, w := range want {
+		if got[name] != w {
+			t.Errorf("%s: side by side %+v, want %+v (the patch's)", name, got[name], w)
+		}
+	}
+	l, _ := Load(ws, ref)
+	if ps.Patch != PatchDigest(l.Patch) {
+		t.Errorf("the sides name patch %s, the proposal's is %s", ps.Patch, PatchDigest(l.Patch))
 	}
 }

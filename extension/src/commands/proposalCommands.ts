@@ -2,7 +2,7 @@
 import * as vscode from 'vscode';
 import * as path from 'node:path';
 import { execFile } from 'node:child_process';
-import { CodeRequestFailed, Method, readApplyResult, readReview, type ApplyResult, type MergeHunk, type Take } from '../protocol';
+import { CodeRequestFailed, Method, readApplyResult, readProposalSides, readReview, type ApplyResult, type MergeHunk, type Take } from '../protocol';
 import { describeError, withSidecar, type SidecarClient } from '../sidecar';
 import type { Log } from '../log';
 import {
@@ -20,16 +20,15 @@ import {
   type Resolution,
 } from '../views/proposalsModel';
 import type { ProposalNode, ProposalsTree } from '../views/proposalsTree';
-import { confirmHeld, failedTest, heldFromError, selectedHeld, testSummary } from '../views/reviewTruth';
-
-/** Serves the left side of a diff for a file the agent added (there is no input/ file). */
-export const EMPTY_SCHEME = 'agentcanvas-empty';
+import { confirmHeld, failedTest, heldFromError, PROPOSAL_SCHEME, ProposalDocuments, selectedHeld, testSummary } from '../views/reviewTruth';
 
 export class ProposalController {
   private view: vscode.TreeView<ProposalNode> | undefined;
   private readonly refreshed = new vscode.EventEmitter<void>();
   /** Fires after each refresh of the proposals (the review comments follow it). */
   readonly onDidRefresh = this.refreshed.event;
+  /** The two sides of each proposal's diff, as its patch makes them: read-only documents. */
+  readonly sides = new ProposalDocuments(async (runId, agentId) => readProposalSides(await this.sidecar.request(Method.getProposalSides, { runId, agentId })));
 
   constructor(
     private readonly sidecar: SidecarClient,
@@ -88,7 +87,8 @@ export class ProposalController {
       this.tree.refresh();
     };
     return [
-      vscode.workspace.registerTextDocumentContentProvider(EMPTY_SCHEME, { provideTextDocumentContent: () => '' }),
+      vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, this.sides),
+      this.sides,
       vscode.commands.registerCommand('agentcanvas.refreshProposals', () => this.refresh()),
       vscode.commands.registerCommand('agentcanvas.reviewProposal', (node?: ProposalNode) => this.review(node)),
       vscode.commands.registerCommand('agentcanvas.applyProposal', (node?: ProposalNode) => withSidecar(this.sidecar, this.log, () => this.apply(node))),
@@ -266,12 +266,20 @@ export class ProposalController {
   private async openDiff(node?: ProposalNode & { line?: number }): Promise<void> {
     if (!node || (node.kind !== 'file' && node.kind !== 'hunk')) return;
     const { proposal: p, file: f } = node;
-    const left = f.status === 'added' ? vscode.Uri.from({ scheme: EMPTY_SCHEME, path: '/' + f.path }) : vscode.Uri.file(path.join(p.inputDir, f.oldPath));
-    const right = f.status === 'deleted' ? vscode.Uri.from({ scheme: EMPTY_SCHEME, path: '/' + f.path }) : vscode.Uri.file(path.join(p.workDir, f.path));
+    // The two sides as the patch makes them (what Apply writes), never work/ as it is now.
+    const ps = await withSidecar(this.sidecar, this.log, async () => readProposalSides(await this.sidecar.request(Method.getProposalSides, { runId: p.runId, agentId: p.agentId })));
+    if (!ps) return;
+    if (p.review && ps.patch !== p.review.patchDigest) {
+      void vscode.window.showWarningMessage(`AgentCanvas: ${p.agentId}'s proposal changed since the Proposals view read it; it is read again.`);
+      await this.refresh();
+    }
+    const side = this.sides.put(p, ps).find((s) => s.path === f.path);
+    if (!side) return;
+    const { left, right } = side;
     const opts: vscode.TextDocumentShowOptions = { preview: true };
     if (node.kind === 'hunk') opts.selection = new vscode.Range(Math.max(0, node.hunk.newStart - 1), 0, Math.max(0, node.hunk.newStart - 1), 0);
     else if (node.line) opts.selection = new vscode.Range(node.line - 1, 0, node.line - 1, 0); // a comment's line
-    await vscode.commands.executeCommand('vscode.diff', left, right, `${f.path} (${p.agentId}: input ↔ work)`, opts);
+    await vscode.commands.executeCommand('vscode.diff', left, right, `${f.path} (${p.agentId}'s proposal)`, opts);
   }
 
   private async apply(node?: ProposalNode): Promise<void> {
