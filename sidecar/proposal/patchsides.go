@@ -35,6 +35,30 @@ func GetPatchSides(workspace, ref string, rules safepath.Rules) (*PatchSides, er
 		return nil, err
 	}
 	defer root.Close()
+	files, err := patchedFiles(root, l.Patch, rules)
+	if err != nil {
+		return nil, err
+	}
+	out := &PatchSides{Patch: PatchDigest(l.Patch), Sides: []InterdiffSide{}}
+	for _, f := range files {
+		if f.shown {
+			out.Sides = append(out.Sides, interdiffSide(f.path, f.old, f.new))
+		}
+	}
+	return out, nil
+}
+
+// patchedFile is one path a patch touches: as the agent folder's input/ has it and as the
+// patch makes it. shown is false for the old name of a rename (its side is the new name's).
+type patchedFile struct {
+	path     string
+	old, new side
+	shown    bool
+}
+
+// patchedFiles applies patch to the input/ of the agent folder at root, as an apply plans it,
+// and returns every path it touches.
+func patchedFiles(root *os.Root, patch []byte, rules safepath.Rules) ([]patchedFile, error) {
 	input, err := root.OpenRoot("input")
 	if err != nil {
 		return nil, fmt.Errorf("the proposal's input/ cannot be read: %w", err)
@@ -42,15 +66,15 @@ func GetPatchSides(workspace, ref string, rules safepath.Rules) (*PatchSides, er
 	defer input.Close()
 	d := newDirs(input)
 	defer d.close()
-	pl, probs := buildPlan(d, l.Patch, Selection{}, rules, 0)
+	pl, probs := buildPlan(d, patch, Selection{}, rules, 0)
 	if len(probs) > 0 {
 		return nil, fmt.Errorf("the patch does not apply to the version it was made from (input/): %s", describeProblems(probs))
 	}
-	out := &PatchSides{Patch: PatchDigest(l.Patch), Sides: []InterdiffSide{}}
 	written := map[string]write{}
 	for _, w := range pl.writes {
 		written[w.path] = w
 	}
+	var out []patchedFile
 	for _, f := range pl.files {
 		from := f.Path
 		if f.OldPath != "" {
@@ -65,11 +89,17 @@ func GetPatchSides(workspace, ref string, rules safepath.Rules) (*PatchSides, er
 		var now side
 		if w, ok := written[f.Path]; ok {
 			now = side{exists: true, mode: modeFile, data: w.data}
-			if w.kind == kindSymlink {
+			switch {
+			case w.kind == kindSymlink:
 				now.mode = modeSymlink
+			case w.exec:
+				now.mode = modeExec
 			}
 		}
-		out.Sides = append(out.Sides, interdiffSide(f.Path, old, now))
+		out = append(out, patchedFile{path: f.Path, old: old, new: now, shown: true})
+		if from != f.Path && f.Status == "renamed" {
+			out = append(out, patchedFile{path: from, old: old}) // gone under its old name
+		}
 	}
 	return out, nil
 }
