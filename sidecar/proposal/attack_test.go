@@ -5,10 +5,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/mdsafe"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 )
 
@@ -259,5 +261,32 @@ func TestAttackSideBySideShowsThePatchNotWork(t *testing.T) {
 	l, _ := Load(ws, ref)
 	if ps.Patch != PatchDigest(l.Patch) {
 		t.Errorf("the sides name patch %s, the proposal's is %s", ps.Patch, PatchDigest(l.Patch))
+	}
+}
+
+// summary.md, which the editor opens in a Markdown preview with the review, shows the
+// worker's notes and names as text: no image that calls home, no link whose words lie, no
+// comment that hides the table of files below it (mdsafe).
+func TestAttackMarkupInTheProposalSummary(t *testing.T) {
+	ws, paths := prepared(t, map[string]string{"a.py": "F:a\n"})
+	name := "x`<img src=https:⁄⁄evil.example⁄n.png>`|.py"
+	writeTree(t, paths.WorkDir, map[string]string{name: "F:x\n"})
+	notes := "All good.\n<img src=https://evil.example/t.png>\n[✅ tests pass](https://evil.example)\n<!--\n"
+	c, err := Create(context.Background(), CreateOptions{Workspace: ws, RunID: "run1", AgentID: "custom:coder-1", Notes: notes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(c.AgentDir, SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Block and Code are what mdsafe's tests check no renderer reads as markup.
+	for _, want := range []string{mdsafe.Block(notes, ""), "| " + mdsafe.Code(name) + " | added |"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("summary.md does not show %q as text:\n%s", want, md)
+		}
+	}
+	if strings.Contains(strings.NewReplacer(mdsafe.Block(notes, ""), "", mdsafe.Code(name), "").Replace(string(md)), "<img") {
+		t.Errorf("summary.md shows the worker's markup outside its text block:\n%s", md)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
+	"github.com/agentcanvas/agentcanvas/sidecar/mdsafe"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
 )
@@ -440,8 +441,8 @@ func summaryMarkdown(pr *Proposal, stats map[string]Stat, skipped []string) stri
 		fmt.Fprintf(&b, " from commit `%s`", pr.Base.GitHead)
 	}
 	b.WriteString(".\n\n")
-	if pr.Notes != "" {
-		b.WriteString(pr.Notes + "\n\n")
+	if pr.Notes != "" { // the worker's words, shown as text: no markup of theirs renders
+		b.WriteString(mdsafe.Block(pr.Notes, "") + "\n")
 	}
 	add, del := 0, 0
 	for _, s := range stats {
@@ -457,13 +458,13 @@ func summaryMarkdown(pr *Proposal, stats map[string]Stat, skipped []string) stri
 			if s.Binary {
 				plus, minus = "bin", "bin"
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", strings.ReplaceAll(c.Path, "|", `\|`), c.Status, plus, minus)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdsafe.Code(c.Path), mdsafe.Text(c.Status), plus, minus)
 		}
 	}
 	if len(skipped) > 0 {
 		b.WriteString("\nLeft out (blocked folders are never proposed):\n\n")
 		for _, s := range skipped {
-			fmt.Fprintf(&b, "- `%s`\n", path.Clean(s))
+			fmt.Fprintf(&b, "- %s\n", mdsafe.Code(path.Clean(s)))
 		}
 	}
 	return b.String()

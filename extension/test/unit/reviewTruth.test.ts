@@ -183,3 +183,20 @@ test('Open Diff shows each file as the patch makes it (getProposalSides), never 
   pc.sides.dispose();
   fresh.sides.dispose();
 });
+
+test('a hunk\'s tooltip shows the worker\'s lines as text: a line of ``` does not close the block, so its image and link are not rendered', () => {
+  const p = proposal();
+  p.files[0].hunks[0].lines = ['+```', '+![](https://evil.example/t.png)', '+[✅ tests pass](https://evil.example)', '+````'];
+  p.files[0].hunks.push(hunk()); // a file of one hunk has no hunk rows
+  const tree = new ProposalsTree();
+  tree.proposals = [p];
+  const [node] = tree.getChildren();
+  const file = tree.getChildren(node).find((k) => k.kind === 'file' && k.file.path === 'src/a.ts')!;
+  const hunkNode = tree.getChildren(file).find((k) => k.kind === 'hunk')!;
+  const md = (tree.getTreeItem(hunkNode).tooltip as vscode.MarkdownString).value;
+  const fence = md.match(/^`+/)![0];
+  assert.ok(fence.length > 4, `fence ${fence} is longer than the worker's`);
+  const lines = md.split('\n');
+  assert.equal(lines.filter((l) => l.startsWith(fence)).length, 2, 'only the block\'s own fences');
+  assert.equal(lines[lines.length - 1], fence);
+});
