@@ -236,7 +236,7 @@ func TestAttackSideBySideShowsThePatchNotWork(t *testing.T) {
 	os.Remove(filepath.Join(paths.WorkDir, "c.py"))
 	os.WriteFile(filepath.Join(paths.WorkDir, "c.py"), []byte("read me\n"), 0o644)
 
-	ps, err := GetPatchSides(ws, ref, safepath.Rules{})
+	ps, err := GetPatchSides(ws, ref, safepath.Rules{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,6 +257,9 @@ func TestAttackSideBySideShowsThePatchNotWork(t *testing.T) {
 		if got[name] != w {
 			t.Errorf("%s: side by side %+v, want %+v (the patch's)", name, got[name], w)
 		}
+	}
+	if one, err := GetPatchSides(ws, ref, safepath.Rules{}, "c.py"); err != nil || len(one.Sides) != 1 || one.Sides[0] != want["c.py"] {
+		t.Errorf("the sides of c.py alone: %+v %v", one, err)
 	}
 	l, _ := Load(ws, ref)
 	if ps.Patch != PatchDigest(l.Patch) {

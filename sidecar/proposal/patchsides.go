@@ -21,8 +21,9 @@ type PatchSides struct {
 }
 
 // GetPatchSides makes the sides of ref's patch (each file's "old" from input/, its "new" the
-// patch applied to that; a link's target as its text, a binary file's content left out).
-func GetPatchSides(workspace, ref string, rules safepath.Rules) (*PatchSides, error) {
+// patch applied to that; a link's target as its text, a binary file's content left out): of
+// the file at only, or of every file when only is "".
+func GetPatchSides(workspace, ref string, rules safepath.Rules, only string) (*PatchSides, error) {
 	l, err := Load(workspace, ref)
 	if err != nil {
 		return nil, err
@@ -41,7 +42,7 @@ func GetPatchSides(workspace, ref string, rules safepath.Rules) (*PatchSides, er
 	}
 	out := &PatchSides{Patch: PatchDigest(l.Patch), Sides: []InterdiffSide{}}
 	for _, f := range files {
-		if f.shown {
+		if f.shown && (only == "" || f.path == only) {
 			out.Sides = append(out.Sides, interdiffSide(f.path, f.old, f.new))
 		}
 	}

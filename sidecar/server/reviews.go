@@ -161,15 +161,18 @@ func (s *Server) getInterdiff(ctx context.Context, params json.RawMessage) (any,
 // getProposalSides: each file of a proposal as its patch makes it, for the editor's
 // side-by-side diff (never the worker's work/ as it is now).
 func (s *Server) getProposalSides(ctx context.Context, params json.RawMessage) (any, error) {
-	var p ProposalRef
+	var p struct {
+		ProposalRef
+		Path string `json:"path,omitempty"` // one file's sides; all when empty
+	}
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
-	ref, err := s.reviewRef(&p)
+	ref, err := s.reviewRef(&p.ProposalRef)
 	if err != nil {
 		return nil, err
 	}
-	sides, err := proposal.GetPatchSides(p.Workspace, ref, p.Rules)
+	sides, err := proposal.GetPatchSides(p.Workspace, ref, p.Rules, p.Path)
 	if err != nil {
 		return nil, badParams("%v", err)
 	}

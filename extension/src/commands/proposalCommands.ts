@@ -28,7 +28,7 @@ export class ProposalController {
   /** Fires after each refresh of the proposals (the review comments follow it). */
   readonly onDidRefresh = this.refreshed.event;
   /** The two sides of each proposal's diff, as its patch makes them: read-only documents. */
-  readonly sides = new ProposalDocuments(async (runId, agentId) => readProposalSides(await this.sidecar.request(Method.getProposalSides, { runId, agentId })));
+  readonly sides = new ProposalDocuments(async (runId, agentId, file) => readProposalSides(await this.sidecar.request(Method.getProposalSides, { runId, agentId, path: file })));
 
   constructor(
     private readonly sidecar: SidecarClient,
@@ -267,7 +267,7 @@ export class ProposalController {
     if (!node || (node.kind !== 'file' && node.kind !== 'hunk')) return;
     const { proposal: p, file: f } = node;
     // The two sides as the patch makes them (what Apply writes), never work/ as it is now.
-    const ps = await withSidecar(this.sidecar, this.log, async () => readProposalSides(await this.sidecar.request(Method.getProposalSides, { runId: p.runId, agentId: p.agentId })));
+    const ps = await withSidecar(this.sidecar, this.log, async () => readProposalSides(await this.sidecar.request(Method.getProposalSides, { runId: p.runId, agentId: p.agentId, path: f.path })));
     if (!ps) return;
     if (p.review && ps.patch !== p.review.patchDigest) {
       void vscode.window.showWarningMessage(`AgentCanvas: ${p.agentId}'s proposal changed since the Proposals view read it; it is read again.`);

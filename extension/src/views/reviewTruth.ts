@@ -144,7 +144,7 @@ export function proposedFile(p: Proposal, uri: vscode.Uri): string | undefined {
  * fetched then, so it never shows as empty.
  */
 export class ProposalDocuments extends SideDocuments {
-  constructor(private readonly fetch?: (runId: string, agentId: string) => Promise<ProposalSides>) {
+  constructor(private readonly fetch?: (runId: string, agentId: string, path: string) => Promise<ProposalSides>) {
     super();
   }
 
@@ -154,8 +154,8 @@ export class ProposalDocuments extends SideDocuments {
   }
 
   override async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
-    const [, runId, agentId] = uri.path.split('/');
-    if (!this.has(uri) && this.fetch && runId && agentId) this.put({ runId, agentId }, await this.fetch(runId, agentId));
+    const [, runId, agentId, , ...file] = uri.path.split('/');
+    if (!this.has(uri) && this.fetch && runId && agentId && file.length > 0) this.put({ runId, agentId }, await this.fetch(runId, agentId, file.join('/')));
     return super.provideTextDocumentContent(uri);
   }
 }

@@ -166,7 +166,7 @@ test('Open Diff shows each file as the patch makes it (getProposalSides), never 
   pc.register();
   const open = (pc as unknown as { openDiff(n: unknown): Promise<void> }).openDiff.bind(pc);
   await open({ kind: 'file', proposal: p, file: p.files[0] });
-  assert.deepEqual(sc.requests.map((r) => [r.method, r.params]), [['agentcanvas/getProposalSides', { runId: 'r1', agentId: 'coder' }]]);
+  assert.deepEqual(sc.requests.map((r) => [r.method, r.params]), [['agentcanvas/getProposalSides', { runId: 'r1', agentId: 'coder', path: 'src/a.ts' }]]);
   const [diff] = mock.commands.filter((c) => c.command === 'vscode.diff');
   const [left, right, title] = diff.args as [vscode.Uri, vscode.Uri, string];
   assert.equal(left.scheme, PROPOSAL_SCHEME, 'not input/ on disk');
@@ -179,7 +179,7 @@ test('Open Diff shows each file as the patch makes it (getProposalSides), never 
   const fresh = new ProposalController(sc.client as never, log, tree);
   sc.requests.length = 0;
   assert.equal(await fresh.sides.provideTextDocumentContent(right), 'safe()\nbackdoor()\n');
-  assert.equal(sc.requests.length, 1);
+  assert.deepEqual(sc.requests.map((r) => r.params.path), ['src/a.ts']);
   pc.sides.dispose();
   fresh.sides.dispose();
 });
@@ -187,7 +187,7 @@ test('Open Diff shows each file as the patch makes it (getProposalSides), never 
 test('a hunk\'s tooltip shows the worker\'s lines as text: a line of ``` does not close the block, so its image and link are not rendered', () => {
   const p = proposal();
   p.files[0].hunks[0].lines = ['+```', '+![](https://evil.example/t.png)', '+[✅ tests pass](https://evil.example)', '+````'];
-  p.files[0].hunks.push(hunk()); // a file of one hunk has no hunk rows
+  p.files[0].hunks.push({ ...hunk(), section: '' }); // a file of one hunk has no hunk rows
   const tree = new ProposalsTree();
   tree.proposals = [p];
   const [node] = tree.getChildren();
