@@ -293,3 +293,18 @@ func TestAttackMarkupInTheProposalSummary(t *testing.T) {
 		t.Errorf("summary.md shows the worker's markup outside its text block:\n%s", md)
 	}
 }
+
+// A refusal names the file whose part of the patch changed, even one whose folder's name
+// holds " b/" (a name made to be read as another in the "diff --git" line).
+func TestAttackPatchPartNamedAsItIs(t *testing.T) {
+	for line, want := range map[string]string{
+		"diff --git a/x b/y b/x b/y\n":                      "x b/y",
+		"diff --git a/my file b/my file\n":                  "my file",
+		"diff --git a/a.go b/b.go\n":                        "b.go",
+		`diff --git "a/caf\303\251" "b/caf\303\251"` + "\n": "café",
+	} {
+		if got := partName([]byte(line)); got != want {
+			t.Errorf("partName(%q) = %q, want %q", line, got, want)
+		}
+	}
+}
