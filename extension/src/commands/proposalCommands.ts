@@ -21,6 +21,7 @@ import {
 } from '../views/proposalsModel';
 import type { ProposalNode, ProposalsTree } from '../views/proposalsTree';
 import { confirmHeld, failedTest, heldFromError, PROPOSAL_SCHEME, ProposalDocuments, selectedHeld, testSummary } from '../views/reviewTruth';
+import { noLinks } from '../views/markdownText';
 
 export class ProposalController {
   private view: vscode.TreeView<ProposalNode> | undefined;
@@ -214,9 +215,9 @@ export class ProposalController {
       } catch (e) {
         if ((e as { code?: unknown })?.code !== CodeRequestFailed) throw e;
         const message = e instanceof Error ? e.message : String(e);
-        const problems = problemsOf(e).map((c) => (c.path ? `${c.path}: ${c.reason}` : c.reason));
+        const problems = problemsOf(e).map((c) => noLinks(c.path ? `${c.path}: ${c.reason}` : c.reason));
         this.log.warn(`reverting ${p.proposalJson} was refused: ${message}`);
-        void vscode.window.showErrorMessage(`AgentCanvas: the proposal from ${p.agentId} cannot be reverted; the workspace is unchanged. ${problems[0] ?? message}`, {
+        void vscode.window.showErrorMessage(`AgentCanvas: the proposal from ${p.agentId} cannot be reverted; the workspace is unchanged. ${problems[0] ?? noLinks(message)}`, {
           detail: problems.join('\n'),
         });
         return;
@@ -372,7 +373,7 @@ export class ProposalController {
     this.log.warn(`applying ${p.proposalJson} was refused: ${r.message ?? ''} ${r.conflicts.map((c) => `${c.path}: ${c.reason}`).join('; ')}`);
     // A notification shows no detail: the first problem goes in the message itself, so a
     // refusal by a folder setting says which file and which setting without a click.
-    const problems = r.conflicts.map((c) => (c.path ? `${c.path}: ${c.reason}` : c.reason));
+    const problems = r.conflicts.map((c) => noLinks(c.path ? `${c.path}: ${c.reason}` : c.reason)); // a worker's file names
     const first = problems.length > 0 ? ` ${problems[0]}${problems.length > 1 ? ` (and ${problems.length - 1} more)` : ''}` : '';
     const pick = await vscode.window.showErrorMessage(
       `AgentCanvas: the proposal from ${p.agentId} does not apply; the workspace is unchanged.${first}`,

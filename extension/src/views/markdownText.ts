@@ -14,3 +14,13 @@ export function fenced(text: string, lang = 'text'): string {
 export function escapeMarkdown(s: string): string {
   return s.replace(/[\\`*_{}[\]()#+!|<>&~]/g, (c) => '\\' + c);
 }
+
+/**
+ * Text for a notification: VS Code makes [words](https:…, command:…, file:…) in a
+ * notification's message a link that opens the address or runs the command — a file name or
+ * an error that quotes an agent's words could offer the person a click that types into their
+ * terminal. A space between the brackets and the parenthesis keeps it text.
+ */
+export function noLinks(s: string): string {
+  return s.replace(/\]\(/g, '] (');
+}

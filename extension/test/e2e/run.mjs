@@ -230,7 +230,7 @@ const STEPS = [
     },
   },
   {
-    name: 'the Proposals view lists a worker\'s proposal with +/- counts; a file opens the native diff of input against work; a hunk can be unticked',
+    name: 'the Proposals view lists a worker\'s proposal with +/- counts; a file opens the native diff, read-only, of the two sides its patch makes; a hunk can be unticked',
     async run({ page, shot }) {
       await runCommand(page, 'AgentCanvas: Focus on Proposals View');
       const view = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Proposals' }) });

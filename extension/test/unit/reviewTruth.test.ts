@@ -200,3 +200,19 @@ test('a hunk\'s tooltip shows the worker\'s lines as text: a line of ``` does no
   assert.equal(lines.filter((l) => l.startsWith(fence)).length, 2, 'only the block\'s own fences');
   assert.equal(lines[lines.length - 1], fence);
 });
+
+test('a refusal that names a worker\'s file offers no link: a name written as [words](command:…) stays text in the notification', async () => {
+  mock.reset();
+  const p = proposal();
+  const tree = new ProposalsTree();
+  tree.proposals = [p];
+  const name = '[Open the review](command:workbench.action.terminal.sendSequence?%7B%22text%22%3A%22id%5Cn%22%7D)';
+  const sc = fakeSidecar(() => ({ applied: false, dryRun: true, files: [], problems: [{ path: name, reason: 'conflicts with the workspace' }] }));
+  const pc = new ProposalController(sc.client as never, log, tree);
+  const explain = (pc as unknown as { explainConflicts(p: Proposal, r: unknown): Promise<void> }).explainConflicts.bind(pc);
+  await explain(p, { applied: false, files: [], conflicts: [{ path: name, reason: 'conflicts with the workspace' }] });
+  const shown = mock.messages.map((m) => m.message).join('\n');
+  assert.match(shown, /Open the review/);
+  // VS Code's own reading of links in a notification's message.
+  assert.doesNotMatch(shown, /(^|[^\]])\[([^\]]+)\]\(((?:https?:\/\/|command:|file:)[^)\s]+)\)/i);
+});
