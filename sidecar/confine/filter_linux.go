@@ -19,6 +19,16 @@ import (
 //     bits, the type without its flags): TCP and UDP over IPv4 and IPv6, routing netlink
 //     (getifaddrs, getaddrinfo's address checks), and Unix sockets only where the agent has
 //     a world of its own or a grant (FilterOptions). Every other family is EAFNOSUPPORT.
+//     Where Landlock's TCP rules decide the agent's network (FilterOptions.TCPOnly), IPv4
+//     and IPv6 sockets are TCP only, by type and protocol: the rules see nothing else, and
+//     UDP, ICMP or MPTCP (which reaches a plain TCP server too) would pass them.
+//   - the calls that change another process by its id without tracing or signalling it,
+//     which Landlock does not see: resource limits (prlimit64: a CPU-time limit of a second
+//     kills the sidecar), priority (setpriority, ioprio_set, sched_setscheduler,
+//     sched_setparam, sched_setattr) and CPUs (sched_setaffinity). Each may name the calling
+//     process or thread (0) only, and its group for the two that take one; prlimit64 may
+//     still read another process's limits. EPERM, the kernel's own answer for a process
+//     one may not change.
 //   - socketpair(): stream and seqpacket pairs; datagram pairs only where Unix sockets are
 //     allowed (a datagram socket may sendto() any socket file). The kernel turns an unknown
 //     AF_UNIX type (SOCK_RAW) into a datagram one: types are allowed by list, so it is refused.
@@ -63,6 +73,10 @@ type sysNumbers struct {
 	socket, socketpair, ioctl, clone, clone3, unshare uint32
 	ioUring                                           []uint32
 	keyring, byHandle, ipc, other                     []uint32
+	// prlimit64, setpriority and ioprio_set; schedSet: sched_setparam, sched_setscheduler,
+	// sched_setaffinity, sched_setattr (calls whose first argument is the process they change)
+	prlimit, setpriority, ioprioSet uint32
+	schedSet                        []uint32
 }
 
 // filterABIs are the ABIs the filter knows, per GOARCH.
@@ -73,8 +87,10 @@ var filterABIs = map[string]sysABI{
 		keyring:  []uint32{248, 249, 250},
 		byHandle: []uint32{303, 304},
 		// shmget shmat shmctl semget semop semctl shmdt msgget msgsnd msgrcv msgctl semtimedop mq_open mq_unlink
-		ipc:   []uint32{29, 30, 31, 64, 65, 66, 67, 68, 69, 70, 71, 220, 240, 241},
-		other: []uint32{321, 323}, // bpf, userfaultfd
+		ipc:     []uint32{29, 30, 31, 64, 65, 66, 67, 68, 69, 70, 71, 220, 240, 241},
+		other:   []uint32{321, 323}, // bpf, userfaultfd
+		prlimit: 302, setpriority: 141, ioprioSet: 251,
+		schedSet: []uint32{142, 144, 203, 314},
 	}},
 	"arm64": {audit: unix.AUDIT_ARCH_AARCH64, compat: unix.AUDIT_ARCH_ARM, nr: sysNumbers{
 		socket: 198, socketpair: 199, ioctl: 29, clone: 220, clone3: 435, unshare: 97,
@@ -82,8 +98,10 @@ var filterABIs = map[string]sysABI{
 		keyring:  []uint32{217, 218, 219},
 		byHandle: []uint32{264, 265},
 		// mq_open mq_unlink msgget msgctl msgrcv msgsnd semget semctl semtimedop semop shmget shmctl shmat shmdt
-		ipc:   []uint32{180, 181, 186, 187, 188, 189, 190, 191, 192, 193, 194, 195, 196, 197},
-		other: []uint32{280, 282},
+		ipc:     []uint32{180, 181, 186, 187, 188, 189, 190, 191, 192, 193, 194, 195, 196, 197},
+		other:   []uint32{280, 282},
+		prlimit: 261, setpriority: 140, ioprioSet: 30,
+		schedSet: []uint32{118, 119, 122, 274},
 	}},
 }
 
@@ -121,6 +139,10 @@ const (
 	figetbsz                                       = 2
 )
 
+// ioprio_set's which (linux/ioprio.h): a process (thread) or a process group; IOPRIO_WHO_USER
+// (3) is every process of a user.
+const ioprioWhoProcess, ioprioWhoPgrp = 1, 2
+
 // filterProgram assembles the filter for abi with opts.
 func filterProgram(abi sysABI, opts FilterOptions) []unix.SockFilter {
 	var a asm
@@ -140,6 +162,10 @@ func filterProgram(abi sysABI, opts FilterOptions) []unix.SockFilter {
 	a.jeq(n.clone, "newuser", "")
 	a.jeq(n.unshare, "newuser", "")
 	a.jeq(n.clone3, "enosys", "")
+	a.jeq(n.prlimit, "prlimit", "")
+	a.jeq(n.setpriority, "setpriority", "")
+	a.jeq(n.ioprioSet, "ioprio_set", "")
+	a.jeqAny(n.schedSet, "self")
 	a.jeqAny(n.ioUring, "enosys")
 	a.jeqAny(n.keyring, "eperm")
 	a.jeqAny(n.byHandle, "eperm")
@@ -157,7 +183,16 @@ func filterProgram(abi sysABI, opts FilterOptions) []unix.SockFilter {
 	a.jeq(unix.AF_UNIX, "unix", "")
 	a.ret(errno(unix.EAFNOSUPPORT))
 	a.label("inet")
-	a.socketType(unix.SOCK_STREAM, unix.SOCK_DGRAM)
+	if opts.TCPOnly {
+		a.ld(offArg1)
+		a.and(0xf) // SOCK_TYPE_MASK
+		a.jeq(unix.SOCK_STREAM, "", "eacces")
+		a.ld(offArg2) // protocol: 0 is TCP for a stream socket
+		a.jeq(0, "allow", "")
+		a.jeq(unix.IPPROTO_TCP, "allow", "eacces")
+	} else {
+		a.socketType(unix.SOCK_STREAM, unix.SOCK_DGRAM)
+	}
 	a.label("netlink")
 	a.ld(offArg2) // protocol
 	a.jeq(unix.NETLINK_ROUTE, "allow", "eacces")
@@ -179,6 +214,29 @@ func filterProgram(abi sysABI, opts FilterOptions) []unix.SockFilter {
 	a.ld(offArg1) // the request's low 32 bits, as the kernel reads it
 	a.jeqAny(allowedIoctls, "allow")
 	a.ret(errno(unix.ENOTTY))
+
+	a.label("prlimit") // prlimit64(pid, resource, new, old): set its own, read any
+	a.ld(offArg0)
+	a.jeq(0, "allow", "")
+	a.ld(offArg2) // new: a 64-bit pointer, NULL to only read
+	a.jeq(0, "", "eperm")
+	a.ld(offArg2 + 4)
+	a.jeq(0, "allow", "eperm")
+	a.label("setpriority") // setpriority(which, who, prio): its own thread or group, never a user's
+	a.ld(offArg1)
+	a.jeq(0, "", "eperm")
+	a.ld(offArg0)
+	a.jeq(unix.PRIO_PROCESS, "allow", "")
+	a.jeq(unix.PRIO_PGRP, "allow", "eperm")
+	a.label("ioprio_set") // ioprio_set(which, who, prio): the same, IOPRIO_WHO_PROCESS or _PGRP
+	a.ld(offArg1)
+	a.jeq(0, "", "eperm")
+	a.ld(offArg0)
+	a.jeq(ioprioWhoProcess, "allow", "")
+	a.jeq(ioprioWhoPgrp, "allow", "eperm")
+	a.label("self") // the sched_set* calls: its own thread only
+	a.ld(offArg0)
+	a.jeq(0, "allow", "eperm")
 
 	a.label("newuser")
 	a.ld(offArg0) // flags

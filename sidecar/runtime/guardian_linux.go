@@ -68,6 +68,7 @@ const guardianControl = 3
 
 func guardianMain() int {
 	syscall.CloseOnExec(guardianControl)
+	closeOnExecInherited() // an agent gets its stdin, stdout and stderr, nothing else
 	guardianWorld.wanted = os.Getenv(guardianWorldEnv) == "1"
 	reply := func(format string, args ...any) {
 		_, _ = syscall.Write(guardianControl, []byte(fmt.Sprintf(format+"\n", args...)))
