@@ -125,7 +125,8 @@ func (w mountWorld) fill(p Policy, dirs []string) error {
 }
 
 // bind binds the system's r.Path at the same path in the world, read-only unless r allows
-// writing. A path that is gone is left out (the rule allows nothing either).
+// writing; a List rule's folder is made empty, for the rules beneath it. A path that is gone
+// is left out (the rule allows nothing either).
 func (w mountWorld) bind(r Rule) error {
 	src, dst := w.host+r.Path, w.root+r.Path
 	st, err := os.Lstat(src)
@@ -134,6 +135,12 @@ func (w mountWorld) bind(r Rule) error {
 	}
 	if err := makeMountPoint(dst, st.IsDir()); err != nil {
 		return fmt.Errorf("mount point %s: %w", r.Path, err)
+	}
+	if r.Access == List {
+		// The names it may list, not what the folder holds: each entry it may read has a
+		// rule of its own, bound below. Bound whole, the workspace would bring its
+		// .agentcanvas (other agents' sandboxes and CLI homes) into the world.
+		return nil
 	}
 	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("binding %s: %w", r.Path, err)
