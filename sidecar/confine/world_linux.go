@@ -169,9 +169,14 @@ func makeMountPoint(dst string, dir bool) error {
 	return f.Close()
 }
 
-// remountReadOnly makes the bind at dst read-only, keeping the flags the kernel locks on a
-// mount from a more privileged namespace (nosuid, nodev, noexec, the atime ones).
+// remountReadOnly makes the bind at dst read-only, with every mount beneath it (/sys's cgroup
+// hierarchies, a tmpfs inside a bound workspace): mount_setattr (Linux 5.12) recursively; else
+// the bind alone, keeping the flags the kernel locks on a mount from a more privileged
+// namespace (nosuid, nodev, noexec, the atime ones).
 func remountReadOnly(dst string) error {
+	if unix.MountSetattr(unix.AT_FDCWD, dst, unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}) == nil {
+		return nil
+	}
 	var st unix.Statfs_t
 	if err := unix.Statfs(dst, &st); err != nil {
 		return err

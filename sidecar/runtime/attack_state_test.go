@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -83,5 +84,39 @@ if flock -x .agentcanvas/lock -c 'echo LOCKED; exec sleep 1000'; then :; else ec
 				}
 			}
 		})
+	})
+}
+
+// A world's first wall is its read-only binds; under its private /tmp (a workspace in /tmp)
+// it is the only one, as Landlock lets the agent write there. A folder bound read-only keeps
+// every mount beneath it read-only too: before, the mounts under /sys (the cgroup
+// hierarchies) and under any bound folder stayed writable. Each writable mount in the world is
+// one the agent may write: its work/, TMPDIR, private /tmp, /dev/shm, /dev/mqueue, devpts and
+// the device files. As root and as nobody.
+func TestAttackWorldReadOnlyAllTheWayDown(t *testing.T) {
+	confinetest.Landlock(t)
+	confinetest.AsRootAndNobody(t, func(t *testing.T) {
+		if worldsOff() != "" {
+			t.Skipf("no worlds here: %s", worldsOff())
+		}
+		w := newConfinedWorld(t)
+		_, res := drain(t, start(t, w.spec("a", `echo "TMPDIR $TMPDIR"; cat /proc/self/mountinfo`), ""), nil)
+		tmp := ""
+		for _, l := range strings.Split(res.Reply, "\n") {
+			if s, ok := strings.CutPrefix(l, "TMPDIR "); ok {
+				tmp = s
+			}
+		}
+		writable := []string{filepath.Join(w.sandbox["a"], "work"), tmp, "/tmp", "/dev/shm", "/dev/mqueue", "/dev/pts", "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
+		for _, l := range strings.Split(res.Reply, "\n") {
+			f := strings.Fields(l)
+			if len(f) < 6 || strings.HasPrefix(l, "TMPDIR") {
+				continue
+			}
+			point, opts := f[4], strings.Split(f[5], ",")
+			if slices.Contains(opts, "rw") && !slices.Contains(writable, point) {
+				t.Errorf("writable in the world: %s", l)
+			}
+		}
 	})
 }
