@@ -124,3 +124,53 @@ func TestAttackInheritedDescriptors(t *testing.T) {
 		})
 	})
 }
+
+// Processes outside the agent's own tree, reached by every call that names one: a process
+// of the person's, the sidecar, and a sibling agent running beside it (its environment holds
+// its key). ptrace, process_vm_readv, kcmp, pidfd_getfd, process_madvise, pidfd_send_signal,
+// perf_event_open, its /proc environ, and a SIGKILL delivered as the SIGIO of a pipe whose
+// owner the agent set to it (F_SETOWN, F_SETSIG): each is refused or never lands, and all
+// three live on. As root and as nobody, in a world and without.
+func TestAttackReachOtherProcesses(t *testing.T) {
+	if confinetest.Landlock(t) < 6 {
+		t.Skip("signals are scoped from Landlock ABI 6")
+	}
+	needAttacker(t)
+	confinetest.AsRootAndNobody(t, func(t *testing.T) {
+		inWorlds(t, func(t *testing.T, world bool) {
+			canary := exec.Command("sleep", "1000")
+			if err := canary.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = canary.Process.Kill(); _ = canary.Wait() })
+			w := newConfinedWorld(t)
+			sb := w.spec("b", "echo READY; exec sleep 1000")
+			sb.Env["SIBLING_KEY"] = "SIBLING-KEY-SECRET"
+			sibling := start(t, sb, "")
+			for ev := range sibling.Events() {
+				if ev.Kind == EventText && strings.Contains(ev.Text, "READY") {
+					break
+				}
+			}
+			var args []string
+			for _, pid := range []int{canary.Process.Pid, os.Getpid(), sibling.PID()} {
+				args = append(args, "reach="+strconv.Itoa(pid), "read=/proc/"+strconv.Itoa(pid)+"/environ")
+			}
+			out := attacked(t, w, args...)
+			for _, l := range strings.Split(out, "\n") {
+				if strings.HasPrefix(l, "ALLOWED ") && l != "ALLOWED reach-sigio-armed" {
+					t.Errorf("got through: %s", l)
+				}
+			}
+			if strings.Count(out, "REFUSED read") != 3 || strings.Contains(out, "SECRET") {
+				t.Errorf("an environment was read:\n%s", out)
+			}
+			if err := canary.Process.Signal(syscall.Signal(0)); err != nil {
+				t.Errorf("the person's process is gone: %v", err)
+			}
+			if st, ok := procState(sibling.PID()); !ok || st == 'Z' {
+				t.Error("the sibling agent is gone")
+			}
+		})
+	})
+}

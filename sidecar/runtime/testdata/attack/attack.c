@@ -135,7 +135,7 @@ static void reach(const char *what, int pid) {
 		char rest[96];
 	} attr = {.type = 1 /* SOFTWARE */, .size = 128, .config = 0 /* CPU_CLOCK */, .flags = 1 /* disabled */};
 	result(name, syscall(__NR_perf_event_open, &attr, pid, -1, -1, 0));
-	snprintf(name, sizeof name, "%s-sigio", what);
+	snprintf(name, sizeof name, "%s-sigio-armed", what); /* armed; whether it lands is the test's */
 	int p[2];
 	if (pipe(p) == 0) {
 		/* the owner gets SIGIO (which ends a process without a handler) when the pipe has data */
