@@ -77,6 +77,12 @@ func guardianMain() int {
 		reply("error guardian: PR_SET_CHILD_SUBREAPER: %v", e)
 		return 2
 	}
+	// Every agent it forks inherits this: the OOM killer's first choice (oom_linux.go).
+	// Before PR_SET_DUMPABLE 0, which gives its /proc files to root.
+	if err := raiseOOMScore("self"); err != nil {
+		reply("error guardian: %v", err)
+		return 2
+	}
 	// Not dumpable: no process of the user's but a privileged one may read the guardian's
 	// memory or environment through /proc, or trace it (its agents' execs are dumpable
 	// again: exec resets the flag).

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -194,6 +195,9 @@ func spawnDirect(path string, argv []string, dir string, env []string, pol *conf
 		s.closeOurEnds()
 		return nil, err
 	}
+	// Set after the start, unlike the guardian's: what the agent forks before this keeps the
+	// sidecar's score. A fallback's weaker guarantee (docs/security.md).
+	_ = raiseOOMScore(strconv.Itoa(cmd.Process.Pid))
 	c := s.started(cmd.Process.Pid)
 	c.cmd = cmd
 	c.unconfined = unconfined
