@@ -40,6 +40,10 @@ type Agent struct {
 	// ReadOnly: the agent's role or CLI mode makes it read-only, so it writes nothing but
 	// its TMPDIR and Home, whatever the CLI's own flags become when confined.
 	ReadOnly bool
+	// Hidden are absolute paths the agent may not read even where its other grants would
+	// cover them (a skill marked disable-model-invocation): kept out as other agents'
+	// sandboxes are.
+	Hidden []string
 }
 
 // SystemRead are the system's folders every agent may read: programs, libraries, settings,
@@ -149,6 +153,7 @@ type builder struct {
 	home, ws, own, sandboxes string
 	runs, ownHome, state     string
 	secrets                  []string
+	hidden                   []string
 	rules                    []Rule
 	names                    []string // paths added that links lead elsewhere
 }
@@ -159,6 +164,11 @@ func newBuilder(a Agent) *builder {
 		b.sandboxes = filepath.Join(b.ws, ".agentcanvas", "sandboxes")
 		b.runs = filepath.Join(b.ws, filepath.FromSlash(RunsDir))
 		b.state = filepath.Join(b.ws, StateDir)
+	}
+	for _, h := range a.Hidden {
+		if c := canonical(h); c != "" {
+			b.hidden = append(b.hidden, c)
+		}
 	}
 	if b.home != "" {
 		for _, s := range SecretStores {
@@ -248,6 +258,9 @@ func (b *builder) add(a Access, p string) {
 	if b.runs != "" && within(p, b.runs) && !within(p, b.ownHome) {
 		return
 	}
+	if slices.ContainsFunc(b.hidden, func(h string) bool { return within(p, h) }) {
+		return
+	}
 	if a == Write {
 		if b.ws != "" && (within(b.ws, p) || within(p, b.ws) && !within(p, b.own) && !within(p, b.ownHome)) {
 			return
@@ -286,6 +299,9 @@ func (b *builder) covers(p string) bool {
 		return true
 	}
 	if b.sandboxes != "" && within(b.sandboxes, p) || b.runs != "" && within(b.runs, p) {
+		return true
+	}
+	if slices.ContainsFunc(b.hidden, func(h string) bool { return within(h, p) }) {
 		return true
 	}
 	return slices.ContainsFunc(b.secrets, func(s string) bool { return within(s, p) })

@@ -102,6 +102,7 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 	if err != nil {
 		return nil, err
 	}
+	skipped = slices.DeleteFunc(skipped, func(rel string) bool { return sameTree(root, "input/"+rel, "work/"+rel) })
 	names := make([]string, 0, len(in)+len(work))
 	for p := range in {
 		names = append(names, p)
@@ -299,6 +300,48 @@ func scanTree(root *os.Root, dir string, rules safepath.Rules, skipped *[]string
 		return nil, fmt.Errorf("%s/ is missing from the sandbox", dir)
 	}
 	return out, err
+}
+
+// sameTree: the sandbox copied the blocked folder (or file) a from the workspace (the files
+// git tracks in a build folder) and b is unchanged from it: there is nothing to say was left
+// out.
+func sameTree(root *os.Root, a, b string) bool {
+	same := true
+	err := fs.WalkDir(root.FS(), b, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !same {
+			return err
+		}
+		q := a + strings.TrimPrefix(p, b)
+		da, err := root.Lstat(q)
+		if err != nil || da.IsDir() != d.IsDir() || da.Mode().Type() != d.Type() {
+			same = false
+			return fs.SkipAll
+		}
+		switch {
+		case d.Type().IsRegular():
+			x, errx := root.ReadFile(p)
+			y, erry := root.ReadFile(q)
+			same = errx == nil && erry == nil && bytes.Equal(x, y)
+		case d.Type()&fs.ModeSymlink != 0:
+			x, errx := root.Readlink(p)
+			y, erry := root.Readlink(q)
+			same = errx == nil && erry == nil && x == y
+		}
+		return nil
+	})
+	if err != nil || !same {
+		return false
+	}
+	n := 0 // and nothing of a was removed from b
+	fs.WalkDir(root.FS(), a, func(p string, d fs.DirEntry, err error) error {
+		if err == nil {
+			if _, err := root.Lstat(b + strings.TrimPrefix(p, a)); err != nil {
+				n++
+			}
+		}
+		return nil
+	})
+	return n == 0
 }
 
 type diffResult struct {

@@ -152,9 +152,17 @@ func seedGeminiHome(home *safefile.Dir, runID string, env []string) error {
 	if err := home.MkdirAll(own, 0o700); err != nil {
 		return err
 	}
-	if err := seedJSON(home, filepath.Join(own, "settings.json"), filepath.Join(user, "settings.json"),
+	settings := filepath.Join(own, "settings.json")
+	_, err := home.Lstat(settings)
+	fresh := err != nil
+	if err := seedJSON(home, settings, filepath.Join(user, "settings.json"),
 		map[string][]string{"model": nil, "security": {"auth"}, "privacy": nil, "general": {"defaultApprovalMode"}}); err != nil {
 		return err
+	}
+	if fresh && hasAny(env, "GEMINI_API_KEY") {
+		if err := selectKeyAuth(home, settings); err != nil {
+			return err
+		}
 	}
 	// The folders the user trusts: a list of paths, which a gemini agent running in the
 	// workspace needs (headless gemini refuses an untrusted folder).
@@ -170,4 +178,37 @@ func seedGeminiHome(home *safefile.Dir, runID string, env []string) error {
 		}
 	}
 	return nil
+}
+
+// selectKeyAuth makes a fresh private Gemini settings file select API-key authentication
+// when the user's settings chose no method: an agent given GEMINI_API_KEY alone would else
+// be refused ("Invalid auth method selected"), since the model gateway's base URL makes the
+// CLI's own guess a method it does not accept headless.
+func selectKeyAuth(home *safefile.Dir, rel string) error {
+	b, err := home.ReadFile(rel, maxHomeFile)
+	if err != nil {
+		return err
+	}
+	settings := map[string]any{}
+	if err := json.Unmarshal(b, &settings); err != nil {
+		return err
+	}
+	security, _ := settings["security"].(map[string]any)
+	if security == nil {
+		security = map[string]any{}
+	}
+	auth, _ := security["auth"].(map[string]any)
+	if auth == nil {
+		auth = map[string]any{}
+	}
+	if _, chosen := auth["selectedType"]; chosen {
+		return nil
+	}
+	auth["selectedType"] = "gemini-api-key"
+	security["auth"], settings["security"] = auth, security
+	nb, err := json.MarshalIndent(settings, "", "  ")
+	if err != nil {
+		return err
+	}
+	return home.WriteFile(rel, append(nb, '\n'), 0o600)
 }

@@ -85,7 +85,9 @@ func RunCommand(ctx context.Context, c Command) (CommandResult, error) {
 	}
 	var red redactor
 	for n, v := range s.Env {
-		red.add(n, v)
+		if s.secret(n) { // only secrets, as for the agent's own turns
+			red.add(n, v)
+		}
 	}
 	oc, err := spawnOS(c.Argv, dir, env, "", false, conf)
 	if err != nil {

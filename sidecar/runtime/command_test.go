@@ -15,14 +15,14 @@ import (
 func TestRunCommand(t *testing.T) {
 	t.Setenv("SIDECAR_ONLY", "sidecar-secret-value")
 	ws := t.TempDir()
-	agent := Spec{RunID: "cmd-run", AgentID: "a", Workspace: ws, Env: map[string]string{"FLOW_TOKEN": "flow-token-value-123"}}
+	agent := Spec{RunID: "cmd-run", AgentID: "a", Workspace: ws, Env: map[string]string{"FLOW_TOKEN": "flow-token-value-123", "DB_CHOICE": "postgres"}, SecretEnv: []string{"FLOW_TOKEN"}}
 	t.Cleanup(func() { RemoveTemp("cmd-run") })
-	res, err := RunCommand(context.Background(), Command{Agent: agent, Argv: []string{"sh", "-c", `echo "only=${SIDECAR_ONLY:-unset} token=$FLOW_TOKEN"; tty || true; exit 3`}})
+	res, err := RunCommand(context.Background(), Command{Agent: agent, Argv: []string{"sh", "-c", `echo "only=${SIDECAR_ONLY:-unset} token=$FLOW_TOKEN db=$DB_CHOICE"; tty || true; exit 3`}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := string(res.Output)
-	if res.ExitCode != 3 || res.Passed() || !strings.Contains(out, "only=unset token=[redacted:FLOW_TOKEN]") || !strings.Contains(out, "not a tty") {
+	if res.ExitCode != 3 || res.Passed() || !strings.Contains(out, "only=unset token=[redacted:FLOW_TOKEN] db=postgres") || !strings.Contains(out, "not a tty") {
 		t.Errorf("exit %d, output %q", res.ExitCode, out)
 	}
 

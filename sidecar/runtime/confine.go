@@ -80,6 +80,7 @@ func newConfinement(s *Spec, backend, dir string, env []string) (c *confinement,
 		DenyNetwork: s.Network == NetworkNone,
 		ReadOnly:    readOnlyAgent(s, backend),
 		UnixSockets: UnixSocketGrants(s.Workspace, s.UnixSockets),
+		Hidden:      s.Hidden,
 	}, connect: s.gatewayPorts(), shared: sharedReads(s.SharedFolders)}
 	warnings = append(warnings, unixSocketWarnings(c.agent.UnixSockets)...)
 	if _, ok := cliHomeVars[backend]; ok {

@@ -64,6 +64,9 @@ type Options struct {
 	// Shared are workspace-relative dependency folders linked into work/ rather than copied
 	// (see shared.go); each must exist.
 	Shared []string
+	// Waiting, if set, is told (once, with the holder) when another writer of the workspace
+	// holds its lock and Prepare waits for it.
+	Waiting func(holder string)
 }
 
 // Paths are the absolute folders of one agent's sandbox (JSON keys as DESIGN.md prints them).
@@ -218,11 +221,11 @@ func Prepare(ctx context.Context, o Options) (Paths, error) {
 	}
 	defer root.Close()
 
-	entries, requested, err := collect(root, excludePatterns(o.Workspace), o.Files, o.Rules)
-	if err != nil {
+	// Refusals first, before anything is made (the lock's file included).
+	tracked := &trackedFiles{workspace: o.Workspace}
+	if entries, _, err := collect(root, excludePatterns(o.Workspace), o.Files, o.Rules, tracked); err != nil {
 		return Paths{}, err
-	}
-	if len(entries) == 0 && !o.AllowEmpty {
+	} else if len(entries) == 0 && !o.AllowEmpty {
 		return Paths{}, refuse(".", "the workspace holds no file the folder rules let through")
 	}
 	if _, err := root.Lstat(rel); err == nil {
@@ -235,13 +238,22 @@ func Prepare(ctx context.Context, o Options) (Paths, error) {
 	}
 	// One writer of the workspace at a time: the copy is never of a half-applied workspace,
 	// and two runs never create the same folders at once.
-	lk, err := wslock.Acquire(ctx, o.Workspace, fmt.Sprintf("preparing the sandbox of %s (run %s)", o.AgentID, o.RunID), wslock.Options{})
+	lk, err := wslock.Acquire(ctx, o.Workspace, fmt.Sprintf("preparing the sandbox of %s (run %s)", o.AgentID, o.RunID), wslock.Options{Waiting: o.Waiting})
 	if err != nil {
 		return Paths{}, err
 	}
 	defer lk.Release()
 	if _, err := root.Lstat(rel); err == nil { // again, with the lock: another run may have made it
 		return Paths{}, refuse(rel, "the sandbox already exists")
+	}
+	// Listed again under the lock: an apply that was under way had temporary files beside
+	// its targets, gone by now, and may have added files.
+	entries, requested, err := collect(root, excludePatterns(o.Workspace), o.Files, o.Rules, tracked)
+	if err != nil {
+		return Paths{}, err
+	}
+	if len(entries) == 0 && !o.AllowEmpty {
+		return Paths{}, refuse(".", "the workspace holds no file the folder rules let through")
 	}
 
 	// Create the run folder (remembering what we made), stage, rename into place.
@@ -384,7 +396,7 @@ func mkdirsRecording(root *os.Root, dir string) ([]string, error) {
 
 // collect checks every requested path and expands folders, leaving out what the excludes and
 // the .gitignore files ignore. It touches nothing.
-func collect(root *os.Root, excludes []gitignore.Pattern, files []string, rules safepath.Rules) ([]entry, []string, error) {
+func collect(root *os.Root, excludes []gitignore.Pattern, files []string, rules safepath.Rules, tracked *trackedFiles) ([]entry, []string, error) {
 	seen := map[string]bool{}
 	var out []entry
 	add := func(e entry) {
@@ -397,7 +409,7 @@ func collect(root *os.Root, excludes []gitignore.Pattern, files []string, rules 
 	for _, f := range files {
 		if f == WholeWorkspace {
 			requested = append(requested, f)
-			if err := walkDir(root, ".", excludes, rules, true, add); err != nil {
+			if err := walkDir(root, ".", excludes, rules, true, tracked, add); err != nil {
 				return nil, nil, err
 			}
 			continue
@@ -421,7 +433,7 @@ func collect(root *os.Root, excludes []gitignore.Pattern, files []string, rules 
 			if err != nil {
 				return nil, nil, err
 			}
-			if err := walkDir(root, p, ps, rules, false, add); err != nil {
+			if err := walkDir(root, p, ps, rules, false, tracked, add); err != nil {
 				return nil, nil, err
 			}
 			continue
