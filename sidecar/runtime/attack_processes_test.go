@@ -229,3 +229,36 @@ cat /proc/self/oom_score_adj; echo READY; wait`
 		})
 	})
 }
+
+// Core dumps: an agent's process that crashes (or that the agent crashes on purpose, as it
+// may signal its own) would have the kernel write its whole memory (the CLI's environment and
+// key, its conversation) as a file in its working folder: a core in work/ is in the proposal
+// the person applies, and a few of them fill the disk. Every process of an agent has a core
+// size limit of zero, soft and hard, which it cannot raise. As root and as nobody, in a world
+// and without.
+func TestAttackNoCoreDump(t *testing.T) {
+	confinetest.Landlock(t)
+	confinetest.AsRootAndNobody(t, func(t *testing.T) {
+		inWorlds(t, func(t *testing.T, world bool) {
+			w := newConfinedWorld(t)
+			work := w.sandbox["a"] + "/work"
+			script := `cd ` + work + `; ulimit -S -c unlimited 2>/dev/null || ulimit -S -c "$(ulimit -H -c)"
+ulimit -H -c unlimited 2>/dev/null && echo RAISED
+echo "HARD $(ulimit -H -c) SOFT $(ulimit -S -c)"
+bash -c 'kill -SEGV $$'; echo "CRASHED $?"`
+			_, res := drain(t, start(t, w.spec("a", script), ""), nil)
+			t.Logf("uid %d: %s", os.Getuid(), res.Reply)
+			if !strings.Contains(res.Reply, "HARD 0 SOFT 0") || strings.Contains(res.Reply, "RAISED") ||
+				!strings.Contains(res.Reply, "CRASHED 139") {
+				t.Errorf("want a core size limit of 0 it cannot raise, and a crash:\n%s", res.Reply)
+			}
+			entries, err := os.ReadDir(work)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				t.Errorf("the crash left %s in work/", e.Name())
+			}
+		})
+	})
+}

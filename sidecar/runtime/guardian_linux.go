@@ -77,9 +77,9 @@ func guardianMain() int {
 		reply("error guardian: PR_SET_CHILD_SUBREAPER: %v", e)
 		return 2
 	}
-	// Every agent it forks inherits this: the OOM killer's first choice (oom_linux.go).
-	// Before PR_SET_DUMPABLE 0, which gives its /proc files to root.
-	if err := raiseOOMScore("self"); err != nil {
+	// Every agent it forks inherits them: the OOM killer's first choice, no core dumps
+	// (agentlimits_linux.go). Before PR_SET_DUMPABLE 0, which gives its /proc files to root.
+	if err := setAgentLimits(0); err != nil {
 		reply("error guardian: %v", err)
 		return 2
 	}

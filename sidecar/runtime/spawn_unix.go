@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -196,8 +195,8 @@ func spawnDirect(path string, argv []string, dir string, env []string, pol *conf
 		return nil, err
 	}
 	// Set after the start, unlike the guardian's: what the agent forks before this keeps the
-	// sidecar's score. A fallback's weaker guarantee (docs/security.md).
-	_ = raiseOOMScore(strconv.Itoa(cmd.Process.Pid))
+	// sidecar's score and core limit. A fallback's weaker guarantee (docs/security.md).
+	_ = setAgentLimits(cmd.Process.Pid)
 	c := s.started(cmd.Process.Pid)
 	c.cmd = cmd
 	c.unconfined = unconfined
