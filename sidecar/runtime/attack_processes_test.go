@@ -175,61 +175,6 @@ func TestAttackReachOtherProcesses(t *testing.T) {
 	})
 }
 
-// oomScore is the OOM killer's score of pid (the higher, the sooner it is ended).
-func oomScore(t *testing.T, pid string) int {
-	t.Helper()
-	b, err := os.ReadFile("/proc/" + pid + "/oom_score")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
-// Memory: an agent that takes the machine's memory (many processes each smaller than the
-// sidecar, so that none is the biggest) must not have the sidecar ended in its place. Every
-// process of an agent is the OOM killer's first choice (oom_score_adj 1000, inherited by what
-// it starts), above the sidecar however small it is, and it cannot lower that (its /proc is
-// read-only to it, and lowering needs CAP_SYS_RESOURCE). As root and as nobody, in a world
-// and without.
-func TestAttackMemoryGoesFirst(t *testing.T) {
-	confinetest.Landlock(t)
-	confinetest.AsRootAndNobody(t, func(t *testing.T) {
-		inWorlds(t, func(t *testing.T, world bool) {
-			w := newConfinedWorld(t)
-			script := `sleep 1000 & echo "CHILD $!"; cat /proc/self/oom_score_adj
-echo 0 > /proc/self/oom_score_adj 2>/dev/null && echo LOWERED; echo -1000 > /proc/$!/oom_score_adj 2>/dev/null && echo LOWERED
-echo -17 > /proc/self/oom_adj 2>/dev/null && echo LOWERED; echo 0 > /proc/$!/oom_adj 2>/dev/null && echo LOWERED
-cat /proc/self/oom_score_adj; echo READY; wait`
-			p := start(t, w.spec("a", script), "")
-			var out strings.Builder
-			child := ""
-			_, res := drain(t, p, func(ev Event) {
-				out.WriteString(ev.Text)
-				for _, l := range strings.Split(ev.Text, "\n") {
-					if s, ok := strings.CutPrefix(l, "CHILD "); ok {
-						child = s
-					}
-				}
-				if strings.Contains(out.String(), "READY") && child != "" {
-					if a, s := oomScore(t, child), oomScore(t, strconv.Itoa(os.Getpid())); a <= s {
-						t.Errorf("the agent's process scores %d, the sidecar %d: the sidecar would be ended first", a, s)
-					}
-					child = ""
-					p.Stop("done")
-				}
-			})
-			t.Logf("uid %d: %s", os.Getuid(), res.Reply)
-			if strings.Count(res.Reply, "1000\n") != 2 || strings.Contains(res.Reply, "LOWERED") {
-				t.Errorf("want oom_score_adj 1000, not lowered:\n%s", res.Reply)
-			}
-		})
-	})
-}
-
 // Core dumps: an agent's process that crashes (or that the agent crashes on purpose, as it
 // may signal its own) would have the kernel write its whole memory (the CLI's environment and
 // key, its conversation) as a file in its working folder: a core in work/ is in the proposal
