@@ -182,6 +182,7 @@ func TestFilterProgram(t *testing.T) {
 		kill    = unix.SECCOMP_RET_KILL_PROCESS
 	)
 	eacces, enosys, eperm, enotty, eafno := errno(unix.EACCES), errno(unix.ENOSYS), errno(unix.EPERM), errno(unix.ENOTTY), errno(unix.EAFNOSUPPORT)
+	einval := errno(unix.EINVAL)
 	type call struct {
 		arch, nr uint32
 		args     []uint32
@@ -255,7 +256,12 @@ func TestFilterProgram(t *testing.T) {
 			{amd, 41, []uint32{unix.AF_UNIX, stream}, allowed},
 			{amd, 41, []uint32{unix.AF_UNIX, raw}, eacces},
 			{amd, 53, []uint32{unix.AF_UNIX, dgram}, allowed},
-			{amd, 29, nil, allowed},
+			{amd, 64, []uint32{0, maxSemSet}, allowed}, // semget
+			{amd, 64, []uint32{0, maxSemSet + 1}, einval},
+			{amd, 64, []uint32{0, 0xffffffff}, einval}, // -1
+			{amd, 68, nil, eacces},                     // msgget
+			{amd, 69, nil, allowed},                    // msgsnd: to no queue
+			{amd, 30, nil, allowed},                    // shmat
 			{amd, 240, nil, allowed},
 			{amd, 250, nil, eperm},
 		}},
@@ -288,6 +294,7 @@ func TestFilterProgram(t *testing.T) {
 			{arm, 122, []uint32{4242}, eperm},                  // sched_setaffinity
 			{arm, 274, []uint32{0}, allowed},                   // sched_setattr
 			{arm, 194, nil, eacces},
+			{arm, 186, nil, eacces},
 			{arm, 41 | x32Bit, nil, allowed}, // no x32 here
 			{unix.AUDIT_ARCH_ARM, 281, []uint32{unix.AF_UNIX, stream}, enosys},
 			{amd, 41, []uint32{unix.AF_UNIX, stream}, kill},
@@ -304,6 +311,20 @@ func TestFilterProgram(t *testing.T) {
 		vm := filterVM(t, pc.arch, FilterOptions{})
 		if got, err := vm.Run(seccompData64(pc.audit, pc.nr, 4242, unix.RLIMIT_CPU, pc.newLim, 0x1000)); err != nil || uint32(got) != pc.want {
 			t.Errorf("%s prlimit64(4242, RLIMIT_CPU, %#x, old) = %#x %v, want %#x", pc.arch, pc.newLim, uint32(got), err, pc.want)
+		}
+	}
+	// shmget's size is 64 bits: all of it is checked.
+	for _, sc := range []struct {
+		arch  string
+		nr    uint32
+		audit uint32
+		size  uint64
+		want  uint32
+	}{{"amd64", 29, amd, maxShmSegment, allowed}, {"amd64", 29, amd, maxShmSegment + 1, einval}, {"amd64", 29, amd, 1 << 30, einval},
+		{"amd64", 29, amd, 1<<32 | 4096, einval}, {"arm64", 194, arm, 4096, allowed}, {"arm64", 194, arm, 1 << 30, einval}} {
+		vm := filterVM(t, sc.arch, FilterOptions{PrivateIPC: true})
+		if got, err := vm.Run(seccompData64(sc.audit, sc.nr, 0, sc.size, 0o600)); err != nil || uint32(got) != sc.want {
+			t.Errorf("%s shmget(0, %#x, 0600) = %#x %v, want %#x", sc.arch, sc.size, uint32(got), err, sc.want)
 		}
 	}
 	for _, pc := range cases {
@@ -348,7 +369,8 @@ func TestFilterNumbersAreTheKernels(t *testing.T) {
 		"prlimit64": {n.prlimit, unix.SYS_PRLIMIT64}, "setpriority": {n.setpriority, unix.SYS_SETPRIORITY},
 		"ioprio_set": {n.ioprioSet, unix.SYS_IOPRIO_SET}, "sched_setparam": {n.schedSet[0], unix.SYS_SCHED_SETPARAM},
 		"sched_setscheduler": {n.schedSet[1], unix.SYS_SCHED_SETSCHEDULER}, "sched_setaffinity": {n.schedSet[2], unix.SYS_SCHED_SETAFFINITY},
-		"sched_setattr": {n.schedSet[3], unix.SYS_SCHED_SETATTR},
+		"sched_setattr":  {n.schedSet[3], unix.SYS_SCHED_SETATTR},
+		"shmget (alone)": {n.shmget, unix.SYS_SHMGET}, "semget": {n.semget, unix.SYS_SEMGET}, "msgget": {n.msgget, unix.SYS_MSGGET},
 	} {
 		if pair[0] != pair[1] {
 			t.Errorf("%s: the filter has %d, the kernel %d", name, pair[0], pair[1])

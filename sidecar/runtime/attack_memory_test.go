@@ -4,6 +4,7 @@ package runtime
 
 import (
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -102,6 +103,33 @@ print("/dev/shm FILES", n)'`
 			}
 			if n < 0 || n > c.max {
 				t.Errorf("%s: %d, want at most %d:\n%s", c.what, n, c.max, res.Reply)
+			}
+		}
+	})
+}
+
+// The same through System V IPC, which a world's IPC namespace of its own allows: a segment
+// or a semaphore set is kernel memory kept until the namespace's last process ends, and the
+// namespace's limits are as large as the machine. Small ones work (a test's database); a
+// segment of a gigabyte, a set of a thousand semaphores and message queues are refused. As
+// root and as nobody.
+func TestAttackWorldSystemVIPCBounded(t *testing.T) {
+	confinetest.Landlock(t)
+	if _, err := exec.LookPath("ipcmk"); err != nil {
+		t.Skip("no ipcmk here")
+	}
+	confinetest.AsRootAndNobody(t, func(t *testing.T) {
+		if worldsOff() != "" {
+			t.Skipf("no worlds here: %s", worldsOff())
+		}
+		w := newConfinedWorld(t)
+		script := `try() { ipcmk $2 >/dev/null 2>&1 && echo "MADE $1" || echo "REFUSED $1"; }
+try small-segment "-M 4096"; try big-segment "-M 1073741824"; try small-set "-S 8"; try big-set "-S 1000"; try queue -Q`
+		_, res := drain(t, start(t, w.spec("a", script), ""), nil)
+		t.Logf("uid %d: %s", os.Getuid(), res.Reply)
+		for _, want := range []string{"MADE small-segment", "REFUSED big-segment", "MADE small-set", "REFUSED big-set", "REFUSED queue"} {
+			if !strings.Contains(res.Reply, want+"\n") {
+				t.Errorf("want %s:\n%s", want, res.Reply)
 			}
 		}
 	})
