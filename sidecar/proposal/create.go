@@ -2,6 +2,7 @@ package proposal
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -72,6 +73,44 @@ type node struct {
 // Create diffs input/ against work/ of a prepared sandbox and writes proposal/changes.patch,
 // proposal/proposal.json and proposal/summary.md (and test.log). It appends proposal_created.
 func Create(ctx context.Context, o CreateOptions) (*Created, error) {
+	sb, err := openSandbox(o)
+	if err != nil {
+		return nil, err
+	}
+	defer sb.root.Close()
+	names, err := sb.scan(o.Rules)
+	if err != nil {
+		return nil, err
+	}
+	results, err := diffAll(ctx, sb.root, names, sb.in, sb.work)
+	if err != nil {
+		return nil, err
+	}
+	pr, patch, stats := assemble(o, sb.meta, names, results)
+	created := &Created{Proposal: pr, AgentDir: sb.paths.AgentDir, Stats: stats, Skipped: sb.skipped, PatchSize: len(patch), Collisions: []Collision{}}
+	if o.SkipUnchanged && len(pr.ChangedFiles) == 0 {
+		return created, nil
+	}
+	if err := writeProposal(sb.root, o, pr, patch, stats, sb.skipped); err != nil {
+		return nil, err
+	}
+	if err := announce(o, created); err != nil {
+		return nil, err
+	}
+	return created, nil
+}
+
+// createSandbox is a prepared sandbox Create reads: its metadata, input/ and work/ listed.
+type createSandbox struct {
+	paths    sandbox.Paths
+	meta     *sandbox.Meta
+	root     *os.Root // the agent folder
+	in, work map[string]node
+	skipped  []string // blocked folders in work/, left out
+}
+
+// openSandbox checks the options and opens the sandbox of o's run and agent.
+func openSandbox(o CreateOptions) (*createSandbox, error) {
 	paths, err := sandbox.PathsFor(o.Workspace, o.RunID, o.AgentID)
 	if err != nil {
 		return nil, err
@@ -89,31 +128,36 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer root.Close()
+	return &createSandbox{paths: paths, meta: meta, root: root}, nil
+}
 
-	var skipped []string
-	rules := o.Rules
+// scan lists input/ and work/ and returns every path either holds, sorted. The allow-list is
+// not applied: a change outside the allowed folders is still proposed, so the reviewer sees it.
+func (sb *createSandbox) scan(rules safepath.Rules) ([]string, error) {
 	rules.Allowed = nil
-	in, err := scanTree(root, "input", rules, nil, nil)
-	if err != nil {
+	var err error
+	if sb.in, err = scanTree(sb.root, "input", rules, nil, nil); err != nil {
 		return nil, err
 	}
-	work, err := scanTree(root, "work", rules, &skipped, meta.Shared)
-	if err != nil {
+	if sb.work, err = scanTree(sb.root, "work", rules, &sb.skipped, sb.meta.Shared); err != nil {
 		return nil, err
 	}
-	names := make([]string, 0, len(in)+len(work))
-	for p := range in {
+	names := make([]string, 0, len(sb.in)+len(sb.work))
+	for p := range sb.in {
 		names = append(names, p)
 	}
-	for p := range work {
-		if _, ok := in[p]; !ok {
+	for p := range sb.work {
+		if _, ok := sb.in[p]; !ok {
 			names = append(names, p)
 		}
 	}
 	sort.Strings(names)
+	return names, nil
+}
 
-	// Paths are grouped by folder so each folder of input/ and work/ is opened once.
+// diffAll diffs every path, in parallel, one job per folder (so each folder of input/ and
+// work/ is opened once).
+func diffAll(ctx context.Context, root *os.Root, names []string, in, work map[string]node) ([]diffResult, error) {
 	results := make([]diffResult, len(names))
 	type group struct{ start, end int }
 	var groups []group
@@ -131,11 +175,8 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 		firstErr error
 		next     int
 	)
-	workers := max(2, runtime.NumCPU()*2)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for range max(2, runtime.NumCPU()*2) {
+		wg.Go(func() {
 			for {
 				mu.Lock()
 				gi := next
@@ -148,23 +189,22 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 				g := groups[gi]
 				if err := diffGroup(root, names[g.start:g.end], in, work, results[g.start:g.end]); err != nil {
 					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
+					firstErr = cmp.Or(firstErr, err)
 					mu.Unlock()
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+	return results, ctx.Err()
+}
 
+// assemble makes proposal.json, the patch and the per-file stats from the diffs.
+func assemble(o CreateOptions, meta *sandbox.Meta, names []string, results []diffResult) (*Proposal, []byte, map[string]Stat) {
 	var patch bytes.Buffer
 	pr := &Proposal{
 		Version: jsonVersion, RunID: o.RunID, AgentID: o.AgentID,
@@ -184,40 +224,47 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 		pr.ChangedFiles = append(pr.ChangedFiles, ChangedFile{Path: names[i], Status: r.status})
 		stats[names[i]] = r.stat
 	}
+	return pr, patch.Bytes(), stats
+}
 
-	if o.SkipUnchanged && len(pr.ChangedFiles) == 0 {
-		return &Created{Proposal: pr, AgentDir: paths.AgentDir, Stats: stats, Skipped: skipped}, nil
-	}
-	if err := writeFileAtomic(root, PatchFile, patch.Bytes(), 0o644); err != nil {
-		return nil, err
+// writeProposal writes the proposal's files, proposal.json last.
+func writeProposal(root *os.Root, o CreateOptions, pr *Proposal, patch []byte, stats map[string]Stat, skipped []string) error {
+	if err := writeFileAtomic(root, PatchFile, patch, 0o644); err != nil {
+		return err
 	}
 	if err := writeFileAtomic(root, SummaryFile, []byte(summaryMarkdown(pr, stats, skipped)), 0o644); err != nil {
-		return nil, err
+		return err
 	}
 	if len(o.TestLog) > 0 {
 		if err := writeFileAtomic(root, TestLogFile, o.TestLog, 0o644); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if o.Origin != nil {
 		ob, _ := json.MarshalIndent(o.Origin, "", "  ")
 		if err := writeFileAtomic(root, originFile, append(ob, '\n'), 0o644); err != nil {
-			return nil, err
+			return err
 		}
 	} else {
 		root.Remove(originFile) // a proposal made again by hand has no run behind it
 	}
 	jb, _ := json.MarshalIndent(pr, "", "  ")
 	if err := writeFileAtomic(root, JSONFile, append(jb, '\n'), 0o644); err != nil {
-		return nil, err
+		return err
 	}
 	root.Remove(StatusFile) // a fresh proposal is pending again
-	l := &Loaded{Proposal: pr, AgentDir: paths.AgentDir}
+	return nil
+}
+
+// announce compares the new proposal with the other open ones and logs proposal_created and
+// a proposal_conflict per collision.
+func announce(o CreateOptions, created *Created) error {
+	pr := created.Proposal
+	l := &Loaded{Proposal: pr, AgentDir: created.AgentDir}
 	files := make([]string, 0, len(pr.ChangedFiles))
 	for _, c := range pr.ChangedFiles {
 		files = append(files, c.Path)
 	}
-	created := &Created{Proposal: pr, AgentDir: paths.AgentDir, Stats: stats, Skipped: skipped, PatchSize: patch.Len(), Collisions: []Collision{}}
 	if self, ok := summaryOf(o.Workspace, l); ok && len(pr.ChangedFiles) > 0 {
 		if cs, err := findCollisions(o.Workspace, self); err != nil {
 			created.Warnings = append(created.Warnings, "could not compare the proposal with the other open proposals: "+err.Error())
@@ -226,14 +273,14 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 		}
 	}
 	if err := logEvent(o.Workspace, o.Flow, l, "proposal_created", map[string]any{"files": files, "conflicts": len(created.Collisions)}); err != nil {
-		return nil, err
+		return err
 	}
 	for _, ev := range CollisionEvents(created.Collisions) {
 		if err := logEvent(o.Workspace, o.Flow, l, "proposal_conflict", ev); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return created, nil
+	return nil
 }
 
 // scanTree lists files and symlinks under dir (folders are implicit, as in git). Blocked
