@@ -237,6 +237,10 @@ func (p *planner) postimage(f *gitdiff.File, name string, old []byte, frags []*g
 		p.add(name, "the binary file has changed since the patch was made (its hash does not match the index line)")
 		return nil, false
 	}
+	if why := anchorProblem(f, frags, old); why != "" && !f.IsBinary {
+		p.add(name, "does not apply: %s", why)
+		return nil, false
+	}
 	// A buffer sized for the result: growing it was a third of a check's memory.
 	var out bytes.Buffer
 	out.Grow(len(old) + addedBytes(frags))
