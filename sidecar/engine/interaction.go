@@ -696,6 +696,11 @@ func (c *ictx) autoApply(out InteractionOutcome) {
 			switch {
 			case errors.As(err, &he):
 				held = he.Reason
+			case errors.As(err, &refused) && refused.Applied != "":
+				// Applied before (a resumed run whose apply came just before its kill): the
+				// ledger says so, and it is not applied twice.
+				c.r.emit(c.in.ID, "", "warning", map[string]any{"agent": node, "proposal": ref, "message": fmt.Sprintf("%s's proposal was applied already (ledger entry %s); it is not applied again", node, refused.Applied)})
+				continue
 			case errors.As(err, &refused):
 				held = lim.autoApplyHeld(true, nil, err)
 			}

@@ -96,7 +96,11 @@ func Apply(ctx context.Context, workspace, ref string, sel Selection, o ApplyOpt
 		return nil, err
 	}
 	e := entryFor(workspace, l)
-	rec := &record{entry: e, loaded: l, what: "apply of " + describeProposal(e, ref), finish: func(res *Result) *journalFinish {
+	e.Patch, e.Part = patchDigest(l.Patch), !sel.all() || sel.merging()
+	if !sel.merging() {
+		e.Picked = sel.Hunks
+	}
+	rec := &record{entry: e, loaded: l, once: true, what: "apply of " + describeProposal(e, ref), finish: func(res *Result) *journalFinish {
 		f := &journalFinish{Proposal: e.Proposal, Flow: o.Flow, Event: "proposal_applied",
 			Fields: map[string]any{"files": res.Files, "ledger": res.Ledger}}
 		if len(res.Merged) > 0 {
@@ -135,6 +139,10 @@ type record struct {
 	entry  *LedgerEntry                 // nil: no ledger entry
 	loaded *Loaded                      // the proposal, for the status and the event; nil: load it
 	finish func(*Result) *journalFinish // nil: nothing after the entry
+	// once: the apply is of a proposal, applied at most once (once.go); prior is what the
+	// ledger says of its earlier applies, read with the lock held before the plan is made.
+	once  bool
+	prior *priorApplies
 }
 
 // applyLoaded checks and applies l.
@@ -149,7 +157,7 @@ func applyLoaded(ctx context.Context, workspace string, l *Loaded, sel Selection
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the workspace HEAD (%s) differs from the proposal's base.gitHead (%s); the files may have changed since the sandbox was prepared", cur, l.Proposal.Base.GitHead))
 		}
 	}
-	return applyPlanned(ctx, workspace, res, o, func(d *dirs) (*plan, []Problem) { return planApply(d, l, sel, o, res) }, rec)
+	return applyPlanned(ctx, workspace, res, o, func(d *dirs) (*plan, []Problem) { return planApply(d, l, sel, o, res, rec.prior) }, rec)
 }
 
 // applyPlanned checks (planner makes the plan, reading the workspace through d) and applies,
@@ -170,6 +178,13 @@ func applyPlanned(ctx context.Context, workspace string, res *Result, o ApplyOpt
 		return nil, err
 	} else if notice != "" {
 		res.Warnings = append(res.Warnings, notice)
+	}
+	if err := rec.readPrior(workspace); err != nil {
+		var refused *RefusedError
+		if errors.As(err, &refused) {
+			res.Problems = refused.Problems
+		}
+		return res, err
 	}
 	d := newDirs(root)
 	defer d.close()
@@ -217,6 +232,7 @@ func (t *txn) commit(workspace string, pl *plan, rec *record, res *Result) error
 	}
 	cs := planVersions(pl)
 	if rec.entry != nil {
+		rec.entry.Merged = len(res.Merged) > 0
 		buildEntry(rec.entry, cs)
 		res.Ledger = rec.entry.ID
 	}
@@ -308,9 +324,13 @@ func finishRecord(workspace string, f *journalFinish, l *Loaded) []string {
 // merges or whole files are asked for and the patch no longer applies because the workspace has
 // changed since, re-based on the workspace with a three-way merge per changed file. Either way
 // the plan comes from buildPlan: every rule, every name, every preimage.
-func planApply(d *dirs, l *Loaded, sel Selection, o ApplyOptions, res *Result) (*plan, []Problem) {
+func planApply(d *dirs, l *Loaded, sel Selection, o ApplyOptions, res *Result, prior *priorApplies) (*plan, []Problem) {
+	again, probs := appliedAgain(l, sel, o, prior)
+	if len(probs) > 0 {
+		return nil, probs
+	}
 	var direct []Problem
-	if !sel.merging() {
+	if !sel.merging() && len(again) == 0 {
 		pl, probs := buildPlan(d, l.Patch, sel, o.Rules, o.MaxPatchBytes)
 		// Picked hunks are the patch's own; a whole file picked (or everything) is merged
 		// when the workspace has changed since.
@@ -323,8 +343,11 @@ func planApply(d *dirs, l *Loaded, sel Selection, o ApplyOptions, res *Result) (
 	if len(probs) > 0 {
 		return nil, probs
 	}
-	pm, probs := mergeProposal(d, l, files)
+	bases := prior.mergeBases()
+	pm, probs := mergeProposal(d, l, files, bases)
 	switch {
+	case pm == nil && len(probs) == 0 && len(again) > 0:
+		return nil, againProblems(again)
 	case pm == nil && len(probs) == 0 && sel.merging():
 		return nil, []Problem{{Reason: "this patch has no sandbox (input/ and work/) to merge from, or it renames or copies files"}}
 	case direct != nil && (pm == nil || len(probs) == 0 && !pm.moved()):
@@ -339,9 +362,29 @@ func planApply(d *dirs, l *Loaded, sel Selection, o ApplyOptions, res *Result) (
 	pl, probs := buildPlan(d, patch, msel, o.Rules, o.MaxPatchBytes)
 	if len(probs) == 0 && len(merged) > 0 {
 		res.Merged = merged
-		res.Warnings = append(res.Warnings, fmt.Sprintf("merged with the workspace (three-way, base: the sandbox's input/): %s changed since the proposal was made", strings.Join(merged, ", ")))
+		res.Warnings = append(res.Warnings, mergedWarnings(merged, bases)...)
 	}
 	return pl, probs
+}
+
+// mergedWarnings say which files were merged, and from which base.
+func mergedWarnings(merged []string, bases map[string]*LedgerBlob) []string {
+	var fromInput, fromApply []string
+	for _, p := range merged {
+		if bases[p] != nil {
+			fromApply = append(fromApply, p)
+		} else {
+			fromInput = append(fromInput, p)
+		}
+	}
+	var out []string
+	if len(fromInput) > 0 {
+		out = append(out, fmt.Sprintf("merged with the workspace (three-way, base: the sandbox's input/): %s changed since the proposal was made", strings.Join(fromInput, ", ")))
+	}
+	if len(fromApply) > 0 {
+		out = append(out, fmt.Sprintf("merged with the workspace (three-way, base: the file as an earlier apply of this proposal wrote it): %s; only what the worker changed since is applied", strings.Join(fromApply, ", ")))
+	}
+	return out
 }
 
 // mergeLabelsFor names the sides in conflict markers a person asks for.

@@ -59,6 +59,9 @@ func (p Problem) String() string {
 // RefusedError is returned when Check or Apply refuses a patch. The workspace is unchanged.
 type RefusedError struct {
 	Problems []Problem
+	// Applied, when set, is the ledger entry of an earlier apply of the very same proposal
+	// revision: it is refused because it was applied already (once.go).
+	Applied string
 }
 
 func (e *RefusedError) Error() string {

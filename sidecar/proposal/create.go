@@ -20,6 +20,7 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
+	"github.com/agentcanvas/agentcanvas/sidecar/wslock"
 )
 
 // CreateOptions for Create.
@@ -227,8 +228,22 @@ func assemble(o CreateOptions, meta *sandbox.Meta, names []string, results []dif
 	return pr, patch.Bytes(), stats
 }
 
-// writeProposal writes the proposal's files, proposal.json last.
+// writeProposal writes the proposal's files, proposal.json last. A patch that is what the
+// proposal already holds keeps its status (applied, rejected or reverted): the state of the
+// proposal is the state of that patch. Another patch makes it pending again. It runs with the
+// workspace lock held, after recovery, so that an apply of the proposal is either done, with
+// its status written, or not begun.
 func writeProposal(root *os.Root, o CreateOptions, pr *Proposal, patch []byte, stats map[string]Stat, skipped []string) error {
+	lk, err := wslock.Acquire(context.Background(), o.Workspace, fmt.Sprintf("writing %s's proposal (run %s)", o.AgentID, o.RunID), wslock.Options{})
+	if err != nil {
+		return err
+	}
+	defer lk.Release()
+	if err := recoverWorkspace(o.Workspace); err != nil {
+		return err
+	}
+	held, herr := readRootCapped(root, PatchFile, MaxPatchBytes)
+	samePatch := herr == nil && bytes.Equal(held, patch)
 	if err := writeFileAtomic(root, PatchFile, patch, 0o644); err != nil {
 		return err
 	}
@@ -252,7 +267,9 @@ func writeProposal(root *os.Root, o CreateOptions, pr *Proposal, patch []byte, s
 	if err := writeFileAtomic(root, JSONFile, append(jb, '\n'), 0o644); err != nil {
 		return err
 	}
-	root.Remove(StatusFile) // a fresh proposal is pending again
+	if !samePatch {
+		root.Remove(StatusFile) // a new patch is pending
+	}
 	return nil
 }
 

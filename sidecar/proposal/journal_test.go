@@ -53,10 +53,17 @@ func TestApplyChecksEachFileJustBeforeReplacingIt(t *testing.T) {
 func TestApplyWithoutItsLedgerEntryDoesNotHappen(t *testing.T) {
 	ws, ref := richProposal(t)
 	before := snapshot(t, ws, true)
-	// The entries folder is a file: the entry cannot be written, after the workspace was.
-	os.MkdirAll(filepath.Join(ws, LedgerDir), 0o755)
-	os.WriteFile(filepath.Join(ws, ledgerEntries), []byte("in the way\n"), 0o644)
-	_, err := Apply(context.Background(), ws, ref, Selection{}, ApplyOptions{})
+	// The entries folder becomes a file once the workspace is written: the entry cannot be
+	// written. (Before the apply it would be refused: a ledger that cannot be read cannot say
+	// whether the proposal was applied already.)
+	hook := func(op Op, _ string) error {
+		if op == OpLedger {
+			os.RemoveAll(filepath.Join(ws, ledgerEntries))
+			os.WriteFile(filepath.Join(ws, ledgerEntries), []byte("in the way\n"), 0o644)
+		}
+		return nil
+	}
+	_, err := Apply(context.Background(), ws, ref, Selection{}, ApplyOptions{Hook: hook})
 	if err == nil || !strings.Contains(err.Error(), "its ledger entry could not be written") {
 		t.Fatalf("got %v", err)
 	}

@@ -66,6 +66,13 @@ type LedgerEntry struct {
 	// never revised), and Comments the review comments that led to it, with the worker's answers.
 	Revision int             `json:"revision,omitempty"`
 	Comments []LedgerComment `json:"comments,omitempty"`
+	// Patch is the digest (SHA-256) of the proposal's patch applied, and Part says the apply
+	// was of a selection (some files or hunks): with the proposal and the revision, they are
+	// what makes an apply happen once (once.go).
+	Patch string `json:"patch,omitempty"`
+	Part  bool   `json:"part,omitempty"`
+	// Picked are the hunks of the patch a selection of hunks applied, by file.
+	Picked map[string][]int `json:"picked,omitempty"`
 	// Reverts is the entry a revert takes back out.
 	Reverts string       `json:"reverts,omitempty"`
 	Files   []LedgerFile `json:"files"`

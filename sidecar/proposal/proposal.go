@@ -9,6 +9,7 @@
 package proposal
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,6 +24,7 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
+	"github.com/agentcanvas/agentcanvas/sidecar/wslock"
 )
 
 // File names inside an agent folder.
@@ -259,7 +261,9 @@ func list(workspace string) ([]Summary, error) {
 	return out, nil
 }
 
-// Reject records a rejection (status.json and a proposal_rejected event).
+// Reject records a rejection (status.json and a proposal_rejected event). A proposal applied
+// and not reverted is refused (the workspace holds its changes, and a status "rejected" would
+// say otherwise): revert it first. It runs with the workspace lock held, after recovery.
 func Reject(workspace, ref, reason, flow string) error {
 	l, err := Load(workspace, ref)
 	if err != nil {
@@ -267,6 +271,18 @@ func Reject(workspace, ref, reason, flow string) error {
 	}
 	if l.AgentDir == "" {
 		return errors.New("a bare patch file has no proposal to reject")
+	}
+	e := entryFor(workspace, l)
+	lk, err := wslock.Acquire(context.Background(), workspace, "rejecting "+describeProposal(e, ref), wslock.Options{})
+	if err != nil {
+		return err
+	}
+	defer lk.Release()
+	if err := recoverWorkspace(workspace); err != nil {
+		return err
+	}
+	if err := refuseIfApplied(workspace, e, "reject it"); err != nil {
+		return err
 	}
 	if err := writeStatus(l, Status{State: "rejected", Reason: reason}); err != nil {
 		return err

@@ -233,7 +233,13 @@ func reviewMerges(workspace string, l *Loaded, files []*gitdiff.File, rv *Review
 	defer root.Close()
 	d := newDirs(root)
 	defer d.close()
-	pm, probs := mergeProposal(d, l, files)
+	var bases map[string]*LedgerBlob
+	if l.AgentDir != "" {
+		if prior, err := readPrior(workspace, entryFor(workspace, l)); err == nil {
+			bases = prior.mergeBases()
+		}
+	}
+	pm, probs := mergeProposal(d, l, files, bases)
 	if pm == nil {
 		return nil
 	}

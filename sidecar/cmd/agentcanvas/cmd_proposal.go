@@ -299,6 +299,9 @@ func proposalReject(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "proposal reject: exactly one PROPOSAL is required")
 		return exitUsage
 	}
+	if !recoverFirst(*ws, stderr) {
+		return exitFail
+	}
 	if err := proposal.Reject(*ws, fs.Arg(0), *reason, *flow); err != nil {
 		fmt.Fprintf(stderr, "agentcanvas: %v\n", err)
 		return exitFail

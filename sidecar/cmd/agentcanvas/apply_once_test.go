@@ -1,0 +1,259 @@
+//go:build unix
+
+package main
+
+// Exactly once, through real processes: an applied proposal is not applied again, by a second
+// command, by two at once, by a run resumed after a kill just past its auto-apply; a rejection
+// of an applied proposal is refused; a proposal made again from an unchanged sandbox keeps its
+// state.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// tailProposal is coder's proposal adding two lines at the end of each of n files (the hunks
+// have no context after their changes, the case a second apply used to double).
+func tailProposal(t *testing.T, n int) (ws, prop string, applied map[string]string) {
+	t.Helper()
+	ws = t.TempDir()
+	var names []string
+	for i := range n {
+		name := fmt.Sprintf("src/f%02d.txt", i)
+		os.MkdirAll(filepath.Join(ws, "src"), 0o755)
+		os.WriteFile(filepath.Join(ws, name), []byte("one\ntwo\nthree\nfour\n"), 0o644)
+		names = append(names, name)
+	}
+	code, out, errs := runCLI(t, append([]string{"sandbox", "prepare", "--workspace", ws, "--run", "r1", "--agent", "coder"}, names...)...)
+	if code != exitOK {
+		t.Fatalf("prepare: %s", errs)
+	}
+	var paths map[string]string
+	json.Unmarshal([]byte(out), &paths)
+	for _, name := range names {
+		f, _ := os.OpenFile(filepath.Join(paths["workDir"], name), os.O_APPEND|os.O_WRONLY, 0)
+		f.WriteString("added 1\nadded 2\n")
+		f.Close()
+	}
+	if code, _, errs := runCLI(t, "proposal", "create", "--workspace", ws, "--run", "r1", "--agent", "coder"); code != exitOK {
+		t.Fatalf("create: %s", errs)
+	}
+	applied = tree(t, ws)
+	for _, name := range names {
+		applied[name] = "644:one\ntwo\nthree\nfour\nadded 1\nadded 2\n"
+	}
+	return ws, filepath.Join(ws, ".agentcanvas/sandboxes/r1/coder"), applied
+}
+
+// proposalState is the proposal's state as list says it.
+func proposalState(t *testing.T, ws string) string {
+	t.Helper()
+	code, _, out, errs := runProc(t, nil, "proposal", "list", "--workspace", ws, "--json")
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	var list []struct {
+		State string `json:"state"`
+	}
+	json.Unmarshal([]byte(out), &list)
+	if len(list) != 1 {
+		t.Fatalf("list: %s", out)
+	}
+	return list[0].State
+}
+
+func TestApplyTwiceAppliesOnce(t *testing.T) {
+	ws, prop, applied := tailProposal(t, 30)
+	if code, _, _, errs := runProc(t, nil, "proposal", "apply", "--workspace", ws, prop); code != 0 {
+		t.Fatal(errs)
+	}
+	code, _, _, errs := runProc(t, nil, "proposal", "apply", "--workspace", ws, prop)
+	if code != exitFail || !strings.Contains(errs, "was applied already (ledger entry ") || !strings.Contains(errs, "Revert it first (agentcanvas proposal revert ") {
+		t.Fatalf("a second apply: exit %d\n%s", code, errs)
+	}
+	if d := treeDiff(applied, tree(t, ws)); d != "" {
+		t.Fatalf("the second apply changed the workspace:\n%s", d)
+	}
+	if n := ledgerApplies(t, ws); n != 1 {
+		t.Fatalf("%d applies in the ledger", n)
+	}
+	// Reverted, it applies again.
+	runProc(t, nil, "proposal", "revert", "--workspace", ws, prop)
+	if code, _, _, errs := runProc(t, nil, "proposal", "apply", "--workspace", ws, prop); code != 0 {
+		t.Fatalf("an apply after the revert: %s", errs)
+	}
+}
+
+func TestParallelAppliesOfOneProposalApplyOnce(t *testing.T) {
+	const trials = 5
+	for i := range trials {
+		ws, prop, applied := tailProposal(t, 20)
+		args := []string{"proposal", "apply", "--workspace", ws, prop}
+		codes, errs := together(t, args, args)
+		if codes[0]+codes[1] != exitFail {
+			t.Fatalf("trial %d: exit codes %v\n%s", i, codes, strings.Join(errs, "\n"))
+		}
+		loser := errs[0]
+		if codes[1] != 0 {
+			loser = errs[1]
+		}
+		if !strings.Contains(loser, "was applied already") {
+			t.Fatalf("trial %d: the second apply was not told: %s", i, loser)
+		}
+		if d := treeDiff(applied, tree(t, ws)); d != "" {
+			t.Fatalf("trial %d: two applies at once wrote the changes twice:\n%s", i, d)
+		}
+		if n := ledgerApplies(t, ws); n != 1 {
+			t.Fatalf("trial %d: %d applies in the ledger", i, n)
+		}
+	}
+}
+
+func TestRejectOfAnAppliedProposalIsRefused(t *testing.T) {
+	ws, prop, applied := tailProposal(t, 3)
+	if code, _, _, errs := runProc(t, nil, "proposal", "apply", "--workspace", ws, prop); code != 0 {
+		t.Fatal(errs)
+	}
+	code, _, _, errs := runProc(t, nil, "proposal", "reject", "--workspace", ws, "--reason", "no", prop)
+	if code != exitFail || !strings.Contains(errs, "is applied (ledger entry ") || !strings.Contains(errs, "revert it first (agentcanvas proposal revert ") {
+		t.Fatalf("reject of an applied proposal: exit %d\n%s", code, errs)
+	}
+	if st := proposalState(t, ws); st != "applied" {
+		t.Fatalf("after the refused reject the proposal is %s", st)
+	}
+	if d := treeDiff(applied, tree(t, ws)); d != "" {
+		t.Fatal(d)
+	}
+	runProc(t, nil, "proposal", "revert", "--workspace", ws, prop)
+	if code, _, _, errs := runProc(t, nil, "proposal", "reject", "--workspace", ws, prop); code != 0 {
+		t.Fatalf("reject after the revert: %s", errs)
+	}
+	if st := proposalState(t, ws); st != "rejected" {
+		t.Fatalf("after revert and reject the proposal is %s", st)
+	}
+}
+
+// A proposal made again from its sandbox, unchanged, keeps its state; changed, it is pending,
+// and its apply writes only what is new.
+func TestCreateAgainKeepsTheStateOfAnUnchangedPatch(t *testing.T) {
+	ws, prop, applied := tailProposal(t, 3)
+	if code, _, _, errs := runProc(t, nil, "proposal", "apply", "--workspace", ws, prop); code != 0 {
+		t.Fatal(errs)
+	}
+	create := []string{"proposal", "create", "--workspace", ws, "--run", "r1", "--agent", "coder"}
+	if code, _, _, errs := runProc(t, nil, create...); code != 0 {
+		t.Fatal(errs)
+	}
+	if st := proposalState(t, ws); st != "applied" {
+		t.Fatalf("made again from an unchanged sandbox, the applied proposal is %s", st)
+	}
+	if code, _, _, errs := runProc(t, nil, "proposal", "apply", "--workspace", ws, prop); code != exitFail || !strings.Contains(errs, "was applied already") {
+		t.Fatalf("apply after the unchanged create: exit %d %s", code, errs)
+	}
+	// The worker goes on: one more line in one file.
+	f, _ := os.OpenFile(filepath.Join(prop, "work/src/f01.txt"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("added 3\n")
+	f.Close()
+	runProc(t, nil, create...)
+	if st := proposalState(t, ws); st != "pending" {
+		t.Fatalf("made again from a changed sandbox, the proposal is %s", st)
+	}
+	if code, _, _, errs := runProc(t, nil, "proposal", "apply", "--workspace", ws, prop); code != 0 {
+		t.Fatalf("apply of the changed proposal: %s", errs)
+	}
+	applied["src/f01.txt"] += "added 3\n"
+	if d := treeDiff(applied, tree(t, ws)); d != "" {
+		t.Fatalf("the changed proposal was not applied as the worker left it (once each line):\n%s", d)
+	}
+}
+
+// onceAgent is both nodes of a manager_worker run: the manager assigns and accepts; the worker
+// adds two lines at the end of a.txt in its sandbox (once: a resumed worker leaves them).
+const onceAgent = `set -u
+prompt=$(cat)
+case "$AGENTCANVAS_ROLE" in
+orchestrator)
+	if grep -q "Review your team" <<<"$prompt"; then echo "ACCEPT all"; echo "METRIC: tests_passed=1"
+	else echo "ASSIGN coder: add two lines"; fi ;;
+*)
+	grep -q 'added 1' a.txt || printf 'added 1\nadded 2\n' >> a.txt
+	cat <<EOH
+HANDOFF
+Context:        once test
+Goal:           two lines added
+DoD:            a.txt has them
+SandboxWorkDir: .agentcanvas/sandboxes/$AGENTCANVAS_RUN_ID/$AGENTCANVAS_AGENT_ID/work
+ProposalJson:   .agentcanvas/sandboxes/$AGENTCANVAS_RUN_ID/$AGENTCANVAS_AGENT_ID/proposal/proposal.json
+ChangedFiles:
+  - a.txt
+Tests:
+  - (none)
+Next:
+  - review
+EOH
+	;;
+esac
+`
+
+// A run killed at each step of its auto-apply, then resumed: the proposal is applied once
+// (rolled back and applied again, or finished and not applied again), its lines once in the
+// workspace, one apply in the ledger, and the proposal applied.
+func TestResumeAfterAKillAtAutoApplyAppliesOnce(t *testing.T) {
+	const orig = "one\ntwo\nthree\n"
+	dir := t.TempDir()
+	agent := filepath.Join(dir, "agent.sh")
+	os.WriteFile(agent, []byte(onceAgent), 0o755)
+	flowSrc := `version: 0.2
+name: once
+policy: {autoApply: true}
+agents:
+  - {id: lead, role: orchestrator, runtime: {kind: cli, backendId: command, command: [bash, ` + agent + `], cwdMode: workspace}}
+  - {id: coder, role: worker, files: [a.txt], runtime: {kind: cli, backendId: command, command: [bash, ` + agent + `], cwdMode: agentHome}}
+interactions:
+  - id: build
+    patternId: manager_worker
+    edges:
+      - {source: lead, target: coder, data: {topology: manager_worker, termination: {type: max_rounds, rounds: 1}}}
+`
+	kills := 0
+	for k := 1; ; k++ {
+		ws := t.TempDir()
+		os.WriteFile(filepath.Join(ws, "a.txt"), []byte(orig), 0o644)
+		os.MkdirAll(filepath.Join(ws, "flows"), 0o755)
+		flow := filepath.Join(ws, "flows", "once.yaml")
+		os.WriteFile(flow, []byte(flowSrc), 0o644)
+		run := []string{"run", "--json", "--non-interactive", "--workspace", ws}
+		code, killed, _, errs := runProc(t, []string{"AGENTCANVAS_TEST_KILL_AT_STEP=" + fmt.Sprint(k)}, append(run, flow)...)
+		if !killed {
+			if code != 0 {
+				t.Fatalf("step %d: the run failed: %s", k, errs)
+			}
+			break
+		}
+		kills++
+		runs, _ := os.ReadDir(filepath.Join(ws, ".agentcanvas/runs"))
+		if len(runs) != 1 {
+			t.Fatalf("step %d: %d runs", k, len(runs))
+		}
+		code, _, out, errs := runProc(t, nil, append(run, "--resume", runs[0].Name(), flow)...)
+		if code != 0 {
+			t.Fatalf("step %d: the resumed run failed: %s", k, errs)
+		}
+		if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != orig+"added 1\nadded 2\n" {
+			t.Fatalf("step %d: after the resume a.txt is\n%s\nevents:\n%s", k, b, out)
+		}
+		if n := ledgerApplies(t, ws); n != 1 {
+			t.Fatalf("step %d: %d applies in the ledger", k, n)
+		}
+		if st := proposalState(t, ws); st != "applied" {
+			t.Fatalf("step %d: after the resume the proposal is %s\n%s", k, st, out)
+		}
+	}
+	if kills < 5 {
+		t.Fatalf("only %d kills: the kill switch did not reach the auto-apply's steps", kills)
+	}
+}
