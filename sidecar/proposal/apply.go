@@ -197,6 +197,10 @@ func applyPlanned(ctx context.Context, workspace string, res *Result, o ApplyOpt
 	if len(pl.files) == 0 {
 		res.Warnings = append(res.Warnings, "nothing to apply: the patch (or the selection) holds no changes")
 	}
+	if probs := recordsFit(root, d, pl, rec, res); len(probs) > 0 {
+		res.Problems = probs
+		return res, &RefusedError{Problems: probs}
+	}
 	if o.Accept != nil {
 		if why := o.Accept(res); why != "" {
 			return res, &HeldError{Reason: why}
@@ -225,58 +229,68 @@ func applyPlanned(ctx context.Context, workspace string, res *Result, o ApplyOpt
 }
 
 // commit is the apply proper: ledger copies, journal, workspace, ledger entry. After an error
-// the workspace is as it was and no journal is left.
+// the workspace is as it was and no journal is left, or, when the rollback itself failed,
+// the journal and every kept old version stay for the next command's recovery.
 func (t *txn) commit(workspace string, pl *plan, rec *record, res *Result) error {
 	if err := checkSpace(t.root, workspace, pl); err != nil {
 		return err
 	}
-	cs := planVersions(pl)
-	if rec.entry != nil {
-		rec.entry.Merged = len(res.Merged) > 0
-		buildEntry(rec.entry, cs)
-		res.Ledger = rec.entry.ID
-	}
-	for i := range pl.writes {
-		pl.writes[i].tmp = tempName(pl.writes[i].path)
-	}
-	j := newJournal(t.dirs, pl, cs, rec.what, rec.entry)
-	if rec.finish != nil {
-		j.Finish = rec.finish(res)
+	rc, err := makeRecords(t.dirs, pl, rec, res)
+	if err != nil {
+		res.Ledger = ""
+		return fmt.Errorf("apply refused, nothing was changed: %w", err)
 	}
 	if err := t.step(OpObjects, ""); err != nil {
 		return t.failed(err, workspace)
 	}
-	if err := storeObjects(t.root, cs); err != nil {
+	if err := storeObjects(t.root, rc.versions); err != nil {
 		return t.failed(err, workspace)
 	}
 	if err := t.step(OpJournal, ""); err != nil {
 		return t.failed(err, workspace)
 	}
-	if err := j.write(t.root); err != nil {
+	if err := writeDurable(t.root, journalFile, rc.journal); err != nil {
 		return t.failed(fmt.Errorf("the journal %s: %w", journalFile, err), workspace)
 	}
-	err := t.run(pl)
+	err = t.run(pl)
 	if err == nil && rec.entry != nil {
-		if err = t.step(OpLedger, ""); err == nil {
-			if err = writeEntry(t.root, rec.entry); err != nil {
-				err = fmt.Errorf("its ledger entry could not be written (an apply that could not be reverted does not happen): %w", err)
-			}
-		}
+		err = t.writeEntry(rec.entry.ID, rc.entry)
 	}
-	defer t.dropAside()
 	if err != nil {
 		res.Ledger = ""
-		rerr := t.rollback()
-		t.root.Remove(entryPath(entryID(j)))
-		if rerr == nil {
-			rerr = removeJournal(t.root)
-		}
-		if rerr != nil {
-			return fmt.Errorf("apply failed: %v; ROLLBACK INCOMPLETE (the next agentcanvas command finishes it from the journal): %v", t.explain(err, workspace), rerr)
-		}
-		return fmt.Errorf("apply failed, workspace restored: %w", t.explain(err, workspace))
+		return t.undoAll(err, workspace, rec)
+	}
+	t.dropAside()
+	return nil
+}
+
+// writeEntry writes the ledger entry: the commit point.
+func (t *txn) writeEntry(id string, entry []byte) error {
+	if err := t.step(OpLedger, ""); err != nil {
+		return err
+	}
+	if err := writeLedgerEntry(t.root, id, entry); err != nil {
+		return fmt.Errorf("its ledger entry could not be written (an apply that could not be reverted does not happen): %w", err)
 	}
 	return nil
+}
+
+// undoAll rolls back after err. Only a rollback that succeeded removes the old versions kept
+// aside and the journal: after one that failed they may be the only whole copies, and the next
+// command's recovery needs them.
+func (t *txn) undoAll(err error, workspace string, rec *record) error {
+	if rec.entry != nil {
+		t.root.Remove(entryPath(rec.entry.ID)) // first: with it, recovery would finish the apply
+	}
+	rerr := t.rollback()
+	if rerr == nil {
+		t.dropAside()
+		rerr = removeJournal(t.root)
+	}
+	if rerr != nil {
+		return fmt.Errorf("apply failed: %v; ROLLBACK INCOMPLETE (the next agentcanvas command finishes it from the journal): %v", t.explain(err, workspace), rerr)
+	}
+	return fmt.Errorf("apply failed, workspace restored: %w", t.explain(err, workspace))
 }
 
 // failed is an error before any workspace file changed.
@@ -359,7 +373,7 @@ func planApply(d *dirs, l *Loaded, sel Selection, o ApplyOptions, res *Result, p
 	if len(probs) > 0 {
 		return nil, probs
 	}
-	pl, probs := buildPlan(d, patch, msel, o.Rules, o.MaxPatchBytes)
+	pl, probs := buildPlan(d, patch, msel, o.Rules, noPatchLimit)
 	if len(probs) == 0 && len(merged) > 0 {
 		res.Merged = merged
 		res.Warnings = append(res.Warnings, mergedWarnings(merged, bases)...)
@@ -442,8 +456,8 @@ func (t *txn) unchanged(p string, old *backup) error {
 			return nil // one lstat instead of a read (stamp.go says when that is enough)
 		}
 	}
-	cur, err := readSideAt(t.dirs, p)
-	if err == nil && !cur.equal(sideOfBackup(old)) {
+	same, err := diskIs(t.dirs, p, sideOfBackup(old)) // a block at a time: no second copy of a big file
+	if err == nil && !same {
 		err = errors.New("it changed while the apply ran (it is no longer what the check read)")
 	}
 	if err != nil {
@@ -488,7 +502,7 @@ func (t *txn) run(pl *plan) error {
 		if err := t.unchanged(p, b); err != nil {
 			return err
 		}
-		if err := t.removeKeeping(p, b); err != nil {
+		if err := t.removeKeeping(p, del.aside, b); err != nil {
 			return err
 		}
 		// git removes the folders a deletion leaves empty.

@@ -109,12 +109,16 @@ type write struct {
 	// perm, when not zero, are the permission bits of a file made where there was none (a
 	// revert putting back a file that had other bits than 0644/0755).
 	perm fs.FileMode
+	// aside is where the file's old version is kept (under .agentcanvas/tmp) until the apply
+	// stands, when it is not swapped out to tmp; set by the apply, named by the journal.
+	aside string
 }
 
 // deletion is one path the plan removes.
 type deletion struct {
-	path string
-	old  *backup
+	path  string
+	old   *backup
+	aside string // where the file is moved until the apply stands (under .agentcanvas/tmp)
 }
 
 // plan is a checked patch: deletions first, then writes (git's two phases). The backups are

@@ -3,6 +3,7 @@
 package proposal
 
 import (
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -164,6 +165,19 @@ func (d *dirs) readFile(p string) ([]byte, error) {
 		}
 		buf = buf[:len(buf)+m]
 	}
+}
+
+// open opens the regular file p for reading, without following a symlink.
+func (d *dirs) open(p string) (io.ReadCloser, error) {
+	dfd, n, err := d.split(p)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.Openat(dfd, n, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, pathErr("open", p, err)
+	}
+	return os.NewFile(uintptr(fd), p), nil
 }
 
 func (d *dirs) readlink(p string) (string, error) {

@@ -204,7 +204,7 @@ func ledgerFileOf(p string, before, after side, blobs [2]*LedgerBlob) LedgerFile
 		f.Status = "deleted"
 	}
 	if before.text() && after.text() {
-		for _, c := range lineChanges(diffLines(splitLines(before.data), splitLines(after.data))) {
+		for _, c := range lineChangesOf(before.data, after.data) {
 			f.Hunks = append(f.Hunks, LedgerHunk{OldStart: c.a + 1, OldLines: c.na, NewStart: c.b + 1, NewLines: c.nb})
 		}
 	}
@@ -260,10 +260,15 @@ func writeEntry(root *os.Root, e *LedgerEntry) error {
 	if err != nil {
 		return err
 	}
+	return writeLedgerEntry(root, e.ID, append(b, '\n'))
+}
+
+// writeLedgerEntry writes an entry's bytes, durably.
+func writeLedgerEntry(root *os.Root, id string, b []byte) error {
 	if err := root.MkdirAll(ledgerEntries, 0o755); err != nil {
 		return err
 	}
-	return writeDurable(root, entryPath(e.ID), append(b, '\n'))
+	return writeDurable(root, entryPath(id), b)
 }
 
 func entryPath(id string) string { return ledgerEntries + "/" + id + ".json" }
@@ -296,7 +301,7 @@ func ReadLedger(workspace string) (*Ledger, error) {
 		if n.IsDir() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
 			continue
 		}
-		b, err := readRootCapped(root, ledgerEntries+"/"+name, maxJSONBytes)
+		b, err := readRootCapped(root, ledgerEntries+"/"+name, maxRecordBytes)
 		var e LedgerEntry
 		if err == nil {
 			err = json.Unmarshal(b, &e)

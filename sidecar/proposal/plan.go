@@ -205,6 +205,10 @@ func (p *planner) readPreimage(f *gitdiff.File) (*backup, fileKind, bool) {
 		}
 		return nil, kindNone, false
 	}
+	if fi.Size() > maxVersionBytes {
+		p.add(f.OldName, "is %s, over the %s of a file the apply keeps a copy of (the copy could not be read back to revert it)", byteSize(fi.Size()), byteSize(maxVersionBytes))
+		return nil, kindNone, false
+	}
 	oldKind := kindOfMode(fi.Mode())
 	want := kindFile
 	if int(f.OldMode) == modeSymlink || f.OldMode == 0 && oldKind == kindSymlink {
@@ -246,8 +250,12 @@ func (p *planner) postimage(f *gitdiff.File, name string, old []byte, frags []*g
 	out.Grow(len(old) + addedBytes(frags))
 	g := *f
 	g.TextFragments = frags
-	if err := gitdiff.Apply(&out, bytes.NewReader(old), &g); err != nil {
+	if err := gitdiff.Apply(&out, &byteLines{data: old}, &g); err != nil {
 		p.add(name, "does not apply: %v", describeApplyErr(err))
+		return nil, false
+	}
+	if out.Len() > maxVersionBytes {
+		p.add(name, "the patch makes it %s, over the %s of a file the apply keeps a copy of (the copy could not be read back to revert it)", byteSize(int64(out.Len())), byteSize(maxVersionBytes))
 		return nil, false
 	}
 	if f.IsBinary && !f.IsDelete && blobOID(out.Bytes()) != f.NewOIDPrefix {
@@ -262,7 +270,7 @@ func (p *planner) postimage(f *gitdiff.File, name string, old []byte, frags []*g
 }
 
 func (p *planner) addDeletion(name string, pre *backup) {
-	p.pl.deletes = append(p.pl.deletes, deletion{name, pre})
+	p.pl.deletes = append(p.pl.deletes, deletion{path: name, old: pre})
 	p.final[name] = kindNone
 	p.touched[name] = true
 }

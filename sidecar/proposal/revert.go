@@ -74,39 +74,9 @@ func planRevert(d *dirs, e *LedgerEntry, o ApplyOptions) (*plan, []Problem) {
 	objs := openObjects(d.root)
 	defer objs.close()
 	for _, f := range e.Files {
-		// The ledger is a file in the workspace: its names get every rule a patch's do before
-		// anything is read.
-		if c, err := safepath.Clean(f.Path, o.Rules); err != nil || c != f.Path {
-			reason := "the name is not in canonical form"
-			if err != nil {
-				reason = err.(*safepath.Error).Reason
-			}
-			probs = append(probs, Problem{Path: f.Path, Reason: "the ledger names this path: " + reason})
-			continue
-		}
-		before, err := objs.read(f.Before)
-		var after, cur side
-		if err == nil {
-			after, err = objs.read(f.After)
-		}
-		if err == nil {
-			cur, err = readSideAt(d, f.Path)
-		}
-		if err != nil {
-			probs = append(probs, Problem{Path: f.Path, Reason: err.Error()})
-			continue
-		}
-		target, why := revertTarget(before, after, cur)
+		secs, why := revertSections(d, objs, f, o.Rules)
 		if why != "" {
-			probs = append(probs, Problem{Path: f.Path, Reason: "the revert does not apply: " + why})
-			continue
-		}
-		if target.equal(cur) {
-			continue // already as it was before (reverted by hand)
-		}
-		secs, _, _, err := changeSections(f.Path, cur, target)
-		if err != nil {
-			probs = append(probs, Problem{Path: f.Path, Reason: err.Error()})
+			probs = append(probs, Problem{Path: f.Path, Reason: why})
 			continue
 		}
 		for _, s := range secs {
@@ -116,11 +86,61 @@ func planRevert(d *dirs, e *LedgerEntry, o ApplyOptions) (*plan, []Problem) {
 	if len(probs) > 0 {
 		return nil, probs
 	}
-	pl, probs := buildPlan(d, patch, Selection{}, o.Rules, o.MaxPatchBytes)
+	pl, probs := buildPlan(d, patch, Selection{}, o.Rules, noPatchLimit)
 	if pl != nil {
 		keepPerms(pl, e)
 	}
 	return pl, probs
+}
+
+// revertSections is the patch that takes f's change out of the file as it is now, or why it
+// cannot be made. The file is compared with the versions by blob id first, so that a file the
+// apply left as it was (the usual case) costs its own bytes and its old version's, not the
+// apply's version besides.
+func revertSections(d *dirs, objs *objects, f LedgerFile, rules safepath.Rules) ([][]byte, string) {
+	// The ledger is a file in the workspace: its names get every rule a patch's do before
+	// anything is read.
+	if c, err := safepath.Clean(f.Path, rules); err != nil || c != f.Path {
+		reason := "the name is not in canonical form"
+		if err != nil {
+			reason = err.(*safepath.Error).Reason
+		}
+		return nil, "the ledger names this path: " + reason
+	}
+	cur, err := readSideAt(d, f.Path)
+	if err != nil {
+		return nil, err.Error()
+	}
+	var target side
+	switch now := blobOf(cur); {
+	case sameBlob(now, f.Before):
+		return nil, "" // already as it was before (reverted by hand)
+	case sameBlob(now, f.After):
+		if target, err = objs.read(f.Before); err != nil {
+			return nil, err.Error()
+		}
+	default:
+		before, err := objs.read(f.Before)
+		var after side
+		if err == nil {
+			after, err = objs.read(f.After)
+		}
+		if err != nil {
+			return nil, err.Error()
+		}
+		var why string
+		if target, why = revertTarget(before, after, cur); why != "" {
+			return nil, "the revert does not apply: " + why
+		}
+		if target.equal(cur) {
+			return nil, ""
+		}
+	}
+	secs, _, _, err := changeSections(f.Path, cur, target)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return secs, ""
 }
 
 // keepPerms gives a file the revert makes again (the apply had deleted it) the permission bits
