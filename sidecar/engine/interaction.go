@@ -599,7 +599,8 @@ func (c *ictx) sandbox(node string, files, shared []string) (work string, fresh 
 	}
 	shared = c.presentShared(node, shared)
 	c.r.emit(c.in.ID, "", "sandbox_prepared", map[string]any{"agent": node, "files": present, "shared": shared})
-	if _, err := sandbox.Prepare(c.ctx, sandbox.Options{Workspace: c.r.o.Workspace, RunID: c.r.id, AgentID: node, Files: present, AllowEmpty: true, Rules: rules, Shared: shared}); err != nil {
+	notice := func(n string) { c.r.emit(c.in.ID, "", "warning", map[string]any{"agent": node, "message": n}) }
+	if _, err := sandbox.Prepare(c.ctx, sandbox.Options{Workspace: c.r.o.Workspace, RunID: c.r.id, AgentID: node, Files: present, AllowEmpty: true, Rules: rules, Shared: shared, Notice: notice}); err != nil {
 		return "", false, fmt.Errorf("agent %s: sandbox: %w", node, err)
 	}
 	return paths.WorkDir, true, nil

@@ -2,8 +2,6 @@ package proposal
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -17,6 +15,7 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
+	"github.com/agentcanvas/agentcanvas/sidecar/statedir"
 	"github.com/agentcanvas/agentcanvas/sidecar/wslock"
 )
 
@@ -246,6 +245,7 @@ func (t *txn) commit(workspace string, pl *plan, rec *record, res *Result) error
 	if err := storeObjects(t.root, rc.versions); err != nil {
 		return t.failed(err, workspace)
 	}
+	syncObjects(t.root, true) // started now, waited for at the commit point
 	if err := t.step(OpJournal, ""); err != nil {
 		return t.failed(err, workspace)
 	}
@@ -268,6 +268,9 @@ func (t *txn) commit(workspace string, pl *plan, rec *record, res *Result) error
 func (t *txn) writeEntry(id string, entry []byte) error {
 	if err := t.step(OpLedger, ""); err != nil {
 		return err
+	}
+	if err := syncObjects(t.root, false); err != nil {
+		return fmt.Errorf("the ledger's copies of the versions could not be made durable (an apply that could not be reverted does not happen): %w", err)
 	}
 	if err := writeLedgerEntry(t.root, id, entry); err != nil {
 		return fmt.Errorf("its ledger entry could not be written (an apply that could not be reverted does not happen): %w", err)
@@ -479,19 +482,10 @@ func (t *txn) restore(p string, b *backup) error {
 }
 
 // tempName is a fresh temporary name in p's folder: .agentcanvas-<16 hex>.tmp.
-func tempName(p string) string {
-	var r [8]byte
-	rand.Read(r[:])
-	return path.Join(path.Dir(p), ".agentcanvas-"+hex.EncodeToString(r[:])+".tmp")
-}
+func tempName(p string) string { return statedir.TempName(path.Dir(p)) }
 
 // isTempName says whether p's last element is a name tempName makes.
-func isTempName(p string) bool {
-	b := path.Base(p)
-	h, ok := strings.CutPrefix(b, ".agentcanvas-")
-	h, ok2 := strings.CutSuffix(h, ".tmp")
-	return ok && ok2 && len(h) == 16 && isHex(h)
-}
+func isTempName(p string) bool { return statedir.IsTempName(p) }
 
 func (t *txn) run(pl *plan) error {
 	for _, del := range pl.deletes {

@@ -304,6 +304,33 @@ func (o *objects) appendIndex(vs []object, start int64) error {
 	return nil
 }
 
+// syncObjects makes the pack and its index durable, or, with start, starts their writeback
+// without waiting. An apply syncs them before its commit point: past it, the copies of the old
+// versions the apply kept aside are removed, and the ledger's are then the only ones a revert
+// has (a power loss would otherwise take the pack's last bytes with it).
+func syncObjects(root *os.Root, start bool) error {
+	for _, name := range []string{packFile, packIndex} {
+		f, err := root.OpenFile(name, os.O_RDWR, 0)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		if start {
+			startFileWriteback(f)
+		} else {
+			err = datasync(f)
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
 // ReadLedgerObject returns the bytes of a version a ledger entry names, checked against its
 // blob id.
 func ReadLedgerObject(workspace string, b *LedgerBlob) ([]byte, error) {

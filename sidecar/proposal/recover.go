@@ -19,8 +19,12 @@ import (
 	"strings"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
+	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
 	"github.com/agentcanvas/agentcanvas/sidecar/wslock"
 )
+
+// A sandbox is copied from the workspace only after this recovery (sandbox.RecoverLocked).
+func init() { sandbox.RecoverLocked = recoverLocked }
 
 // Recover finishes or rolls back an interrupted apply of workspace, and removes the temporary
 // files it left; the notice says what was done in one line ("" when there was nothing).
@@ -187,7 +191,8 @@ func restoreLedgerCopies(root *os.Root, j *journal) ([]string, error) {
 			}
 		}
 	}
-	return lost, nil
+	// Durable before the kept copies go.
+	return lost, syncObjects(root, false)
 }
 
 // keptCopy reads the first of names that holds exactly version b.

@@ -71,8 +71,8 @@ func walkDir(root *os.Root, dir string, ps []gitignore.Pattern, rules safepath.R
 	}
 	for _, d := range ents {
 		p := path.Join(dir, d.Name())
-		if _, blocked := rules.Blocks(p); blocked {
-			continue
+		if _, blocked := rules.Blocks(p); blocked || isOwnTemp(p) {
+			continue // a blocked folder, or a temporary file of an apply
 		}
 		isDir := d.IsDir()
 		if whole && !allowedOrAbove(rules, p, isDir) {

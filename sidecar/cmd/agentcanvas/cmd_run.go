@@ -166,6 +166,11 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			}
 		}()
 	}
+	// A run reads the workspace (and copies it into sandboxes): an apply cut short is
+	// recovered first, and said so.
+	if !recoverFirst(ws, stderr) {
+		return exitFail
+	}
 	var f *flow.Flow
 	var out *engine.Outcome
 	switch {

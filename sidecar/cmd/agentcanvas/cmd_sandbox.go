@@ -80,7 +80,8 @@ func runSandbox(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := signalContext()
 	defer cancel()
-	p, err := sandbox.Prepare(ctx, sandbox.Options{Workspace: *ws, RunID: *runID, AgentID: *agent, Files: fs.Args(), Rules: rules})
+	p, err := sandbox.Prepare(ctx, sandbox.Options{Workspace: *ws, RunID: *runID, AgentID: *agent, Files: fs.Args(), Rules: rules,
+		Notice: func(n string) { fmt.Fprintf(stderr, "agentcanvas: %s\n", n) }})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentcanvas: %v\n", err)
 		return exitFail
