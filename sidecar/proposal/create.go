@@ -247,6 +247,7 @@ func writeProposal(root *os.Root, o CreateOptions, pr *Proposal, patch []byte, s
 	if err := writeFileAtomic(root, PatchFile, patch, 0o644); err != nil {
 		return err
 	}
+	testKillAt("create-patch")
 	if err := writeFileAtomic(root, SummaryFile, []byte(summaryMarkdown(pr, stats, skipped)), 0o644); err != nil {
 		return err
 	}
