@@ -126,3 +126,39 @@ func TestHunksMatchWhereGitMatchesThem(t *testing.T) {
 	}
 	t.Logf("%d refused by git and by us, %d applied alike", refused, agreed)
 }
+
+// A person's chmod +x between the review and the apply stays (the patch does not change the
+// mode), with git apply's warning, as real git apply does it on the same patch.
+func TestApplyKeepsAModeThePatchDoesNotChange(t *testing.T) {
+	needGit(t)
+	ws, paths := prepared(t, map[string]string{"bin/run.sh": "F:echo one\n", "bin/other.sh": "X:echo two\n"})
+	os.WriteFile(filepath.Join(paths.WorkDir, "bin/run.sh"), []byte("echo ONE\n"), 0o644)
+	os.WriteFile(filepath.Join(paths.WorkDir, "bin/other.sh"), []byte("echo TWO\n"), 0o755)
+	if _, err := Create(context.Background(), CreateOptions{Workspace: ws, RunID: "run1", AgentID: "custom:coder-1"}); err != nil {
+		t.Fatal(err)
+	}
+	gitWS := copyTree(t, ws)
+	for _, dir := range []string{ws, gitWS} {
+		os.Chmod(filepath.Join(dir, "bin/run.sh"), 0o755)
+		os.Chmod(filepath.Join(dir, "bin/other.sh"), 0o644)
+	}
+	res, err := Apply(context.Background(), ws, paths.AgentDir, Selection{}, ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, gitWS, "git", "apply", filepath.Join(paths.AgentDir, PatchFile))
+	if err != nil {
+		t.Fatalf("git apply: %v %s", err, out)
+	}
+	for _, w := range []string{"bin/run.sh has type 100755, expected 100644", "bin/other.sh has type 100644, expected 100755"} {
+		if !strings.Contains(strings.Join(res.Warnings, "\n"), w) || !strings.Contains(out, "warning: "+w) {
+			t.Errorf("warning %q: ours %q, git's %q", w, res.Warnings, out)
+		}
+	}
+	if d := diffSnapshots(snapshot(t, gitWS, true), snapshot(t, ws, true)); d != "" {
+		t.Fatalf("the apply's tree differs from git apply's:\n%s", d)
+	}
+	if fi, _ := os.Stat(filepath.Join(ws, "bin/run.sh")); fi.Mode().Perm() != 0o755 {
+		t.Fatalf("the person's chmod +x was undone: %o", fi.Mode().Perm())
+	}
+}

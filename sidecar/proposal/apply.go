@@ -193,6 +193,7 @@ func applyPlanned(ctx context.Context, workspace string, res *Result, o ApplyOpt
 		return res, &RefusedError{Problems: probs}
 	}
 	res.Files = pl.files
+	res.Warnings = append(res.Warnings, pl.warnings...)
 	if len(pl.files) == 0 {
 		res.Warnings = append(res.Warnings, "nothing to apply: the patch (or the selection) holds no changes")
 	}

@@ -124,9 +124,10 @@ type deletion struct {
 // plan is a checked patch: deletions first, then writes (git's two phases). The backups are
 // the bytes the check read and verified, so the apply restores exactly what was checked.
 type plan struct {
-	deletes []deletion
-	writes  []write
-	files   []FileResult
+	deletes  []deletion
+	writes   []write
+	files    []FileResult
+	warnings []string // git apply's warnings (a mode other than the patch's)
 }
 
 // FileResult is one file of a checked or applied patch.

@@ -279,6 +279,9 @@ func (p *planner) addDeletion(name string, pre *backup) {
 // a created path checked to be free.
 func (p *planner) addWrite(f *gitdiff.File, name string, pre *backup, oldKind fileKind, data []byte) {
 	newKind, exec := newKindOf(f, pre, oldKind)
+	if w := modeWarning(f, pre); w != "" {
+		p.pl.warnings = append(p.pl.warnings, w)
+	}
 	if newKind == kindSymlink {
 		t := string(data)
 		if t == "" || strings.ContainsAny(t, "\x00\n") {
@@ -302,8 +305,10 @@ func (p *planner) addWrite(f *gitdiff.File, name string, pre *backup, oldKind fi
 	p.touched[f.NewName] = true
 }
 
-// newKindOf is what the patch leaves at the file's path: a file or a symlink, and the exec bit
-// (a mode the patch does not give follows the file on disk).
+// newKindOf is what the patch leaves at the file's path: a file or a symlink, and the exec bit.
+// A patch that does not change a file's mode (no "new mode" line: its index line only says
+// what the mode was) leaves the exec bit as the file has it on disk, as git apply does: a
+// chmod +x the person made since the proposal was made stays.
 func newKindOf(f *gitdiff.File, pre *backup, oldKind fileKind) (fileKind, bool) {
 	mode := int(f.NewMode)
 	if mode == 0 {
@@ -313,10 +318,31 @@ func newKindOf(f *gitdiff.File, pre *backup, oldKind fileKind) (fileKind, bool) 
 	if mode == modeSymlink || mode == 0 && oldKind == kindSymlink {
 		newKind = kindSymlink
 	}
-	if mode == 0 && oldKind == kindFile && pre != nil && pre.perm&0o100 != 0 {
-		mode = modeExec
+	if !changesMode(f) && oldKind == kindFile && pre != nil {
+		return newKind, pre.perm&0o100 != 0
 	}
 	return newKind, mode == modeExec
+}
+
+// changesMode: the patch gives the file a mode of its own (a new file, or "new mode").
+func changesMode(f *gitdiff.File) bool {
+	return f.IsNew || f.NewMode != 0 && f.NewMode != f.OldMode
+}
+
+// modeWarning is git apply's warning when the file on disk has another mode than the patch
+// says it had: "a.sh has type 100755, expected 100644".
+func modeWarning(f *gitdiff.File, pre *backup) string {
+	if pre == nil || pre.kind != kindFile || f.OldMode == 0 || int(f.OldMode) == modeSymlink {
+		return ""
+	}
+	disk := modeFile
+	if pre.perm&0o100 != 0 {
+		disk = modeExec
+	}
+	if disk == int(f.OldMode) {
+		return ""
+	}
+	return fmt.Sprintf("%s has type %o, expected %o", f.OldName, disk, f.OldMode)
 }
 
 // createsFree: a path the patch creates must not exist yet, unless deleted just before or a
