@@ -11,10 +11,11 @@ const (
 	// maxVersionBytes bounds one version of a file the apply reads or keeps: the workspace's
 	// file, the ledger's copy. A file over it is refused by the check (readPreimage, postimage).
 	maxVersionBytes = 1 << 30
-	// maxRecordBytes bounds a ledger entry and the journal. An apply is refused by the check
-	// when either would be larger (recordsFit).
-	maxRecordBytes = 256 << 20
 	// noPatchLimit is the limit of a patch the apply makes itself (a revert, a merge): its
 	// size follows from the versions, which are capped.
 	noPatchLimit = math.MaxInt64
 )
+
+// maxRecordBytes bounds a ledger entry and the journal. An apply is refused by the check when
+// either would be larger (recordsFit). A variable for tests.
+var maxRecordBytes int64 = 256 << 20

@@ -45,10 +45,10 @@ func makeRecords(d *dirs, pl *plan, rec *record, res *Result) (*records, error) 
 		return nil, err
 	}
 	rc.journal = append(b, '\n')
-	if len(rc.entry) > maxRecordBytes {
+	if int64(len(rc.entry)) > maxRecordBytes {
 		return nil, fmt.Errorf("its ledger entry would be %s, over the %s the ledger reads back: it could not be reverted; apply it in parts (a selection of files)", byteSize(int64(len(rc.entry))), byteSize(maxRecordBytes))
 	}
-	if len(rc.journal) > maxRecordBytes {
+	if int64(len(rc.journal)) > maxRecordBytes {
 		return nil, fmt.Errorf("its journal would be %s, over the %s recovery reads back: it could not be recovered after a crash; apply it in parts (a selection of files)", byteSize(int64(len(rc.journal))), byteSize(maxRecordBytes))
 	}
 	return rc, nil

@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"runtime"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -67,14 +68,19 @@ func Revert(ctx context.Context, workspace, ref string, o ApplyOptions) (*Result
 	}, rec)
 }
 
+// bigRead is how much a revert reads to make its patch before it collects that garbage.
+const bigRead = 64 << 20
+
 // planRevert makes the patch that takes e's changes out of the workspace as it is, and checks it.
 func planRevert(d *dirs, e *LedgerEntry, o ApplyOptions) (*plan, []Problem) {
 	var probs []Problem
 	var patch []byte
 	objs := openObjects(d.root)
 	defer objs.close()
+	read := 0
 	for _, f := range e.Files {
-		secs, why := revertSections(d, objs, f, o.Rules)
+		secs, n, why := revertSections(d, objs, f, o.Rules)
+		read += n
 		if why != "" {
 			probs = append(probs, Problem{Path: f.Path, Reason: why})
 			continue
@@ -85,6 +91,11 @@ func planRevert(d *dirs, e *LedgerEntry, o ApplyOptions) (*plan, []Problem) {
 	}
 	if len(probs) > 0 {
 		return nil, probs
+	}
+	if read > bigRead {
+		// The versions read to make the patch are garbage now, and the check reads the
+		// files again: collect them first, or a big file is in memory four times at once.
+		runtime.GC()
 	}
 	pl, probs := buildPlan(d, patch, Selection{}, o.Rules, noPatchLimit)
 	if pl != nil {
@@ -97,7 +108,7 @@ func planRevert(d *dirs, e *LedgerEntry, o ApplyOptions) (*plan, []Problem) {
 // cannot be made. The file is compared with the versions by blob id first, so that a file the
 // apply left as it was (the usual case) costs its own bytes and its old version's, not the
 // apply's version besides.
-func revertSections(d *dirs, objs *objects, f LedgerFile, rules safepath.Rules) ([][]byte, string) {
+func revertSections(d *dirs, objs *objects, f LedgerFile, rules safepath.Rules) (secs [][]byte, read int, why string) {
 	// The ledger is a file in the workspace: its names get every rule a patch's do before
 	// anything is read.
 	if c, err := safepath.Clean(f.Path, rules); err != nil || c != f.Path {
@@ -105,19 +116,20 @@ func revertSections(d *dirs, objs *objects, f LedgerFile, rules safepath.Rules) 
 		if err != nil {
 			reason = err.(*safepath.Error).Reason
 		}
-		return nil, "the ledger names this path: " + reason
+		return nil, 0, "the ledger names this path: " + reason
 	}
 	cur, err := readSideAt(d, f.Path)
 	if err != nil {
-		return nil, err.Error()
+		return nil, 0, err.Error()
 	}
+	read = len(cur.data)
 	var target side
 	switch now := blobOf(cur); {
 	case sameBlob(now, f.Before):
-		return nil, "" // already as it was before (reverted by hand)
+		return nil, read, "" // already as it was before (reverted by hand)
 	case sameBlob(now, f.After):
 		if target, err = objs.read(f.Before); err != nil {
-			return nil, err.Error()
+			return nil, read, err.Error()
 		}
 	default:
 		before, err := objs.read(f.Before)
@@ -126,21 +138,22 @@ func revertSections(d *dirs, objs *objects, f LedgerFile, rules safepath.Rules) 
 			after, err = objs.read(f.After)
 		}
 		if err != nil {
-			return nil, err.Error()
+			return nil, read, err.Error()
 		}
-		var why string
+		read += len(before.data) + len(after.data)
 		if target, why = revertTarget(before, after, cur); why != "" {
-			return nil, "the revert does not apply: " + why
+			return nil, read, "the revert does not apply: " + why
 		}
 		if target.equal(cur) {
-			return nil, ""
+			return nil, read, ""
 		}
 	}
-	secs, _, _, err := changeSections(f.Path, cur, target)
+	read += len(target.data)
+	secs, _, _, err = changeSections(f.Path, cur, target)
 	if err != nil {
-		return nil, err.Error()
+		return nil, read, err.Error()
 	}
-	return secs, ""
+	return secs, read, ""
 }
 
 // keepPerms gives a file the revert makes again (the apply had deleted it) the permission bits

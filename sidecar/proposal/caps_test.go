@@ -1,0 +1,100 @@
+package proposal
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// An apply of 20,000 files: its ledger entry and journal are over the 4 MiB the ledger used to
+// read back, and it is reverted byte for byte.
+func TestTwentyThousandFilesApplyAndRevert(t *testing.T) {
+	n := 20000
+	if testing.Short() {
+		n = 2000
+	}
+	// The proposal is written as Create writes it (without the sandbox's two copies, which
+	// this test does not need: the apply and the revert read the patch and the ledger).
+	ws := t.TempDir()
+	agentDir := filepath.Join(ws, ".agentcanvas/sandboxes/run1/coder")
+	var patch []byte
+	for i := range n {
+		p := fmt.Sprintf("src/d%03d/f%05d.txt", i%200, i)
+		old := fmt.Appendf(nil, "line one of file %d\nline two\nline three\nline four\n", i)
+		writeTree(t, ws, map[string]string{p: "F:" + string(old)})
+		secs, _, _, err := changeSections(p, side{exists: true, mode: modeFile, data: old}, side{exists: true, mode: modeFile, data: fmt.Appendf(nil, "LINE ONE of file %s\nline two\nline three\nline four\nadded\n", p)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		patch = append(patch, secs[0]...)
+	}
+	pj, _ := json.Marshal(Proposal{Version: jsonVersion, RunID: "run1", AgentID: "coder", Paths: Paths{PatchFile: PatchFile}})
+	writeTree(t, agentDir, map[string]string{JSONFile: "F:" + string(pj), PatchFile: "F:" + string(patch)})
+	before := snapshot(t, ws, true)
+	res, err := Apply(context.Background(), ws, agentDir, Selection{}, ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(ws, entryPath(res.Ledger)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !testing.Short() && fi.Size() <= 4<<20 {
+		t.Fatalf("the entry is %d bytes: not over the old cap", fi.Size())
+	}
+	lg, err := ReadLedger(ws)
+	if err != nil || len(lg.Entries) != 1 || len(lg.Entries[0].Files) != n {
+		t.Fatalf("the ledger read back: %v", err)
+	}
+	if _, err := Revert(context.Background(), ws, res.Ledger, ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if d := diffSnapshots(before, snapshot(t, ws, true)); d != "" {
+		t.Fatalf("the revert did not restore the workspace:\n%.2000s", d)
+	}
+	t.Logf("%d files: a ledger entry of %s, read back and reverted", n, byteSize(fi.Size()))
+}
+
+// An apply whose ledger entry or journal would be over what its reader takes is refused by
+// the check, saying why, and nothing is written.
+func TestCheckRefusesAnApplyWhoseRecordsAreOverTheirCaps(t *testing.T) {
+	old := maxRecordBytes
+	defer func() { maxRecordBytes = old }()
+	maxRecordBytes = 32 << 10
+	tree := map[string]string{}
+	for i := range 200 {
+		tree[fmt.Sprintf("src/f%03d.txt", i)] = "F:one\ntwo\n"
+	}
+	ws, paths := prepared(t, tree)
+	for p := range tree {
+		os.WriteFile(filepath.Join(paths.WorkDir, p), []byte("ONE\ntwo\n"), 0o644)
+	}
+	if _, err := Create(context.Background(), CreateOptions{Workspace: ws, RunID: "run1", AgentID: "custom:coder-1"}); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, ws, false)
+	for _, dry := range []bool{true, false} {
+		_, err := Apply(context.Background(), ws, paths.AgentDir, Selection{}, ApplyOptions{DryRun: dry})
+		if err == nil || !strings.Contains(err.Error(), "refused at check time: its ledger entry would be") || !strings.Contains(err.Error(), "it could not be reverted") {
+			t.Fatalf("dry run %v: %v", dry, err)
+		}
+	}
+	after := snapshot(t, ws, false)
+	for p := range after {
+		if strings.HasPrefix(p, ".agentcanvas/logs") || lockArtifact(p) {
+			delete(after, p)
+		}
+	}
+	for p := range before {
+		if strings.HasPrefix(p, ".agentcanvas/logs") {
+			delete(before, p)
+		}
+	}
+	if d := diffSnapshots(before, after); d != "" {
+		t.Fatalf("a refused apply wrote:\n%s", d)
+	}
+}
