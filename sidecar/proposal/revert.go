@@ -11,8 +11,8 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"runtime"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 

@@ -39,7 +39,9 @@ func TestTwoHundredMegabyteApplyAndRevertInBoundedMemory(t *testing.T) {
 		t.Skip("git is not installed")
 	}
 	const lines, changed = 3_100_000, 1_550_000
-	line := func(i int) string { return fmt.Sprintf("line %08d of a big file, with some padding text to make it long\n", i) }
+	line := func(i int) string {
+		return fmt.Sprintf("line %08d of a big file, with some padding text to make it long\n", i)
+	}
 	ws := t.TempDir()
 	big := filepath.Join(ws, "big.txt")
 	f, _ := os.Create(big)
