@@ -16,6 +16,12 @@ const (
 	noPatchLimit = math.MaxInt64
 )
 
+// What a review reads of a proposal's summary.md and test.log; Create writes no more.
+const (
+	maxSummaryBytes = 1 << 20
+	maxTestLogBytes = 4 << 20
+)
+
 // maxRecordBytes bounds a ledger entry and the journal. An apply is refused by the check when
 // either would be larger (recordsFit). A variable for tests.
 var maxRecordBytes int64 = 256 << 20

@@ -98,3 +98,32 @@ func TestCheckRefusesAnApplyWhoseRecordsAreOverTheirCaps(t *testing.T) {
 		t.Fatalf("a refused apply wrote:\n%s", d)
 	}
 }
+
+// What Create writes, its readers read back whole: a summary of very many files and a long
+// test log are cut to what a review reads (and still read), a patch or proposal.json over
+// their caps is refused before anything is written.
+func TestCreateWritesWhatItsReadersTake(t *testing.T) {
+	pr := &Proposal{RunID: "r", AgentID: "a", Notes: strings.Repeat("n", maxNotes+10)}
+	stats := map[string]Stat{}
+	for i := range 40000 {
+		p := fmt.Sprintf("src/some/longer/folder/name/file%05d.txt", i)
+		pr.ChangedFiles = append(pr.ChangedFiles, ChangedFile{Path: p, Status: "modified"})
+		stats[p] = Stat{Added: 1}
+	}
+	pr.Notes = cutNotes(pr.Notes)
+	if s := summaryMarkdown(pr, stats, nil); len(s) > maxSummaryBytes || !strings.Contains(s, "more files") {
+		t.Fatalf("the summary is %d bytes", len(s))
+	}
+	if log := testLogTail([]byte(strings.Repeat("x", maxTestLogBytes+5000) + "FAILED\n")); len(log) > maxTestLogBytes || !strings.HasSuffix(string(log), "FAILED\n") {
+		t.Fatalf("the test log is %d bytes", len(log))
+	}
+	if err := fitsItsReaders(pr, make([]byte, MaxPatchBytes+1)); err == nil || !strings.Contains(err.Error(), "the patch would be") {
+		t.Fatalf("a patch over the cap: %v", err)
+	}
+	for i := range 60000 {
+		pr.ChangedFiles = append(pr.ChangedFiles, ChangedFile{Path: fmt.Sprintf("more/file%06d.txt", i), Status: "added"})
+	}
+	if err := fitsItsReaders(pr, nil); err == nil || !strings.Contains(err.Error(), "proposal.json would be") {
+		t.Fatalf("a proposal.json over the cap: %v", err)
+	}
+}

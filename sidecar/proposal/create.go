@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
@@ -88,6 +89,9 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 		return nil, err
 	}
 	pr, patch, stats := assemble(o, sb.meta, names, results)
+	if err := fitsItsReaders(pr, patch); err != nil {
+		return nil, err
+	}
 	created := &Created{Proposal: pr, AgentDir: sb.paths.AgentDir, Stats: stats, Skipped: sb.skipped, PatchSize: len(patch), Collisions: []Collision{}}
 	if o.SkipUnchanged && len(pr.ChangedFiles) == 0 {
 		return created, nil
@@ -212,7 +216,7 @@ func assemble(o CreateOptions, meta *sandbox.Meta, names []string, results []dif
 		CreatedAt: time.Now().UTC().Format(timeLayout),
 		Base:      Base{GitHead: meta.Base.GitHead},
 		Paths:     Paths{InputDir: "input", WorkDir: "work", PatchFile: PatchFile, SummaryFile: SummaryFile},
-		Notes:     o.Notes, ChangedFiles: []ChangedFile{},
+		Notes:     cutNotes(o.Notes), ChangedFiles: []ChangedFile{},
 	}
 	stats := map[string]Stat{}
 	for i, r := range results {
@@ -252,7 +256,7 @@ func writeProposal(root *os.Root, o CreateOptions, pr *Proposal, patch []byte, s
 		return err
 	}
 	if len(o.TestLog) > 0 {
-		if err := writeFileAtomic(root, TestLogFile, o.TestLog, 0o644); err != nil {
+		if err := writeFileAtomic(root, TestLogFile, testLogTail(o.TestLog), 0o644); err != nil {
 			return err
 		}
 	}
@@ -443,6 +447,43 @@ func diffPath(inDir, workDir *dirFiles, p string, in, work map[string]node) (r d
 	return r, err
 }
 
+// fitsItsReaders refuses a proposal its readers could not read back: a patch over the size
+// apply and review read, a proposal.json over theirs.
+func fitsItsReaders(pr *Proposal, patch []byte) error {
+	if len(patch) > MaxPatchBytes {
+		return fmt.Errorf("proposal of %s (run %s): the patch would be %s, over the %s a proposal's patch can be (apply and review could not read it); propose fewer or smaller files", pr.AgentID, pr.RunID, byteSize(int64(len(patch))), byteSize(MaxPatchBytes))
+	}
+	if jb, _ := json.MarshalIndent(pr, "", "  "); len(jb) >= maxJSONBytes {
+		return fmt.Errorf("proposal of %s (run %s): proposal.json would be %s, over the %s it can be (%d changed files); propose fewer files", pr.AgentID, pr.RunID, byteSize(int64(len(jb))), byteSize(maxJSONBytes), len(pr.ChangedFiles))
+	}
+	return nil
+}
+
+// maxNotes bounds the notes kept in proposal.json (and its summary), whose readers cap them.
+const maxNotes = 256 << 10
+
+// cutNotes is notes cut to maxNotes at a rune boundary, saying so.
+func cutNotes(notes string) string {
+	if len(notes) <= maxNotes {
+		return notes
+	}
+	n := maxNotes
+	for n > 0 && !utf8.RuneStart(notes[n]) {
+		n--
+	}
+	return notes[:n] + "\n… (the notes were cut here)"
+}
+
+// testLogTail is the end of a test log, as much as a review reads (a test's failures are at
+// its end).
+func testLogTail(b []byte) []byte {
+	if len(b) <= maxTestLogBytes {
+		return b
+	}
+	note := fmt.Sprintf("(the first %s of the test log were cut)\n", byteSize(int64(len(b)-maxTestLogBytes+256)))
+	return append([]byte(note), b[len(b)-maxTestLogBytes+256:]...)
+}
+
 func summaryMarkdown(pr *Proposal, stats map[string]Stat, skipped []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Proposal: %s / %s\n\n", pr.RunID, pr.AgentID)
@@ -462,7 +503,11 @@ func summaryMarkdown(pr *Proposal, stats map[string]Stat, skipped []string) stri
 	fmt.Fprintf(&b, "%d file(s) changed, %d insertion(s)(+), %d deletion(s)(-)\n\n", len(pr.ChangedFiles), add, del)
 	if len(pr.ChangedFiles) > 0 {
 		b.WriteString("| file | status | + | - |\n|---|---|---|---|\n")
-		for _, c := range pr.ChangedFiles {
+		for i, c := range pr.ChangedFiles {
+			if b.Len() > maxSummaryBytes-64<<10 { // what a review reads, with room for the rest
+				fmt.Fprintf(&b, "| … and %d more files | | | |\n", len(pr.ChangedFiles)-i)
+				break
+			}
 			s := stats[c.Path]
 			plus, minus := fmt.Sprint(s.Added), fmt.Sprint(s.Deleted)
 			if s.Binary {
@@ -473,7 +518,11 @@ func summaryMarkdown(pr *Proposal, stats map[string]Stat, skipped []string) stri
 	}
 	if len(skipped) > 0 {
 		b.WriteString("\nLeft out (blocked folders are never proposed):\n\n")
-		for _, s := range skipped {
+		for i, s := range skipped {
+			if b.Len() > maxSummaryBytes-1<<10 {
+				fmt.Fprintf(&b, "- … and %d more\n", len(skipped)-i)
+				break
+			}
 			fmt.Fprintf(&b, "- `%s`\n", path.Clean(s))
 		}
 	}

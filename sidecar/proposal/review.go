@@ -131,10 +131,10 @@ func GetReview(ctx context.Context, workspace, ref string, o ReviewOptions) (*Re
 	markHunks(rv)
 	if l.AgentDir != "" {
 		if root, err := os.OpenRoot(l.AgentDir); err == nil {
-			if b, err := readRootCapped(root, SummaryFile, 1<<20); err == nil {
+			if b, err := readRootCapped(root, SummaryFile, maxSummaryBytes); err == nil {
 				rv.Summary = string(b)
 			}
-			if b, err := readRootCapped(root, TestLogFile, 4<<20); err == nil {
+			if b, err := readRootCapped(root, TestLogFile, maxTestLogBytes); err == nil {
 				rv.TestLog = string(b)
 			}
 			root.Close()
