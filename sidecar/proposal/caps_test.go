@@ -127,3 +127,41 @@ func TestCreateWritesWhatItsReadersTake(t *testing.T) {
 		t.Fatalf("a proposal.json over the cap: %v", err)
 	}
 }
+
+// A version already in the ledger whose stored copy is damaged is stored again by the next
+// apply that names it, rather than reused: that apply can be reverted.
+func TestADamagedStoredCopyIsStoredAgain(t *testing.T) {
+	ws := t.TempDir()
+	putFile(t, filepath.Join(ws, "a.txt"), "the original\n")
+	worker(t, ws, "r1", "w1", []string{"a.txt"}, func(work string) { putFile(t, filepath.Join(work, "a.txt"), "the change\n") })
+	ref := agentRef(ws, "r1", "w1")
+	ctx := context.Background()
+	for _, step := range []func() error{
+		func() error { _, err := Apply(ctx, ws, ref, Selection{}, ApplyOptions{}); return err },
+		func() error { _, err := Revert(ctx, ws, ref, ApplyOptions{}); return err },
+	} {
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Damage the original's copy in the pack.
+	root, _ := os.OpenRoot(ws)
+	objs := openObjects(root)
+	oid := blobOID([]byte("the original\n"))
+	objs.load()
+	e := objs.index[oid]
+	objs.close()
+	root.Close()
+	pack, _ := os.OpenFile(filepath.Join(ws, packFile), os.O_WRONLY, 0)
+	pack.WriteAt([]byte("X"), e.off)
+	pack.Close()
+	if _, err := Apply(ctx, ws, ref, Selection{}, ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Revert(ctx, ws, ref, ApplyOptions{}); err != nil {
+		t.Fatalf("the apply reused the damaged copy: %v", err)
+	}
+	if got := readFile(t, filepath.Join(ws, "a.txt")); got != "the original\n" {
+		t.Fatalf("reverted to %q", got)
+	}
+}
