@@ -257,3 +257,86 @@ interactions:
 		t.Fatalf("only %d kills: the kill switch did not reach the auto-apply's steps", kills)
 	}
 }
+
+// Reverts of one apply, twice in turn and twice at once, and a revert racing an apply of the
+// same proposal: each apply and revert happens once, and the workspace is what the ledger says.
+func TestRevertsAndAppliesOfOneProposalRacing(t *testing.T) {
+	ws, prop, applied := tailProposal(t, 5)
+	before := tree(t, ws)
+	apply := []string{"proposal", "apply", "--workspace", ws, prop}
+	revert := []string{"proposal", "revert", "--workspace", ws, prop}
+	if code, _, _, errs := runProc(t, nil, apply...); code != 0 {
+		t.Fatal(errs)
+	}
+	runProc(t, nil, revert...)
+	if code, _, _, errs := runProc(t, nil, revert...); code == 0 || !strings.Contains(errs, "no applied entry") {
+		t.Fatalf("a second revert: %d %s", code, errs)
+	}
+	for i := range 4 {
+		runProc(t, nil, apply...)
+		codes, errs := together(t, revert, revert)
+		if codes[0]+codes[1] != exitFail {
+			t.Fatalf("trial %d: two reverts at once: %v\n%s", i, codes, strings.Join(errs, "\n"))
+		}
+		if d := treeDiff(before, tree(t, ws)); d != "" {
+			t.Fatalf("trial %d: after two reverts at once:\n%s", i, d)
+		}
+		runProc(t, nil, apply...)
+		codes, _ = together(t, revert, apply)
+		want := before // the apply came first (refused: applied), then the revert
+		if codes[0] == 0 && codes[1] == 0 {
+			want = applied // the revert first, then the apply again
+		}
+		if d := treeDiff(want, tree(t, ws)); d != "" || (codes[0] != 0) {
+			t.Fatalf("trial %d: a revert racing an apply (exit %v):\n%s", i, codes, d)
+		}
+		if n := ledgerApplies(t, ws); (n == 1) != (codes[1] == 0) {
+			t.Fatalf("trial %d: %d applies in the ledger after %v", i, n, codes)
+		}
+		if codes[1] == 0 {
+			runProc(t, nil, revert...)
+		}
+	}
+}
+
+// A revert killed at each of its steps: the next command finishes or rolls it back, and the
+// workspace is all-applied or all-reverted with the ledger to match.
+func TestRevertKilledAtEveryStepRecovers(t *testing.T) {
+	counts := map[string]int{}
+	for k := 1; ; k++ {
+		ws, prop, applied := tailProposal(t, 4)
+		before := tree(t, ws)
+		for p := range applied {
+			if _, ok := before[p]; ok && strings.HasSuffix(p, ".txt") {
+				before[p] = "644:one\ntwo\nthree\nfour\n"
+			}
+		}
+		if code, _, _, errs := runProc(t, nil, "proposal", "apply", "--workspace", ws, prop); code != 0 {
+			t.Fatal(errs)
+		}
+		code, killed, _, errs := runProc(t, []string{"AGENTCANVAS_TEST_KILL_AT_STEP=" + fmt.Sprint(k)}, "proposal", "revert", "--workspace", ws, prop)
+		if !killed {
+			if code != 0 {
+				t.Fatalf("step %d: the revert failed: %s", k, errs)
+			}
+			break
+		}
+		_, _, _, notice := runProc(t, nil, "proposal", "ledger", "--workspace", ws)
+		if l := leftovers(t, ws); len(l) > 0 {
+			t.Fatalf("step %d: left behind %v", k, l)
+		}
+		now := tree(t, ws)
+		switch n := ledgerApplies(t, ws); {
+		case treeDiff(applied, now) == "" && n == 1:
+			counts["rolled back (applied)"]++
+		case treeDiff(before, now) == "" && n == 0:
+			counts["finished (reverted)"]++
+		default:
+			t.Fatalf("step %d: after recovery (%q) the workspace is neither applied nor reverted with the ledger to match (%d live applies)", k, notice, n)
+		}
+	}
+	if counts["rolled back (applied)"] == 0 || counts["finished (reverted)"] == 0 {
+		t.Fatalf("want both: %v", counts)
+	}
+	t.Logf("a revert killed at each step: %v", counts)
+}
