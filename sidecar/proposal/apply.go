@@ -178,28 +178,11 @@ func applyPlanned(ctx context.Context, workspace string, res *Result, o ApplyOpt
 	} else if notice != "" {
 		res.Warnings = append(res.Warnings, notice)
 	}
-	if err := rec.readPrior(workspace); err != nil {
-		var refused *RefusedError
-		if errors.As(err, &refused) {
-			res.Problems = refused.Problems
-		}
-		return res, err
-	}
 	d := newDirs(root)
 	defer d.close()
-	pl, probs := planner(d)
-	if len(probs) > 0 {
-		res.Problems = probs
-		return res, &RefusedError{Problems: probs}
-	}
-	res.Files = pl.files
-	res.Warnings = append(res.Warnings, pl.warnings...)
-	if len(pl.files) == 0 {
-		res.Warnings = append(res.Warnings, "nothing to apply: the patch (or the selection) holds no changes")
-	}
-	if probs := recordsFit(root, d, pl, rec, res); len(probs) > 0 {
-		res.Problems = probs
-		return res, &RefusedError{Problems: probs}
+	pl, err := checkPlanned(workspace, root, d, planner, rec, res)
+	if err != nil {
+		return res, err
 	}
 	if o.Accept != nil {
 		if why := o.Accept(res); why != "" {
@@ -216,16 +199,51 @@ func applyPlanned(ctx context.Context, workspace string, res *Result, o ApplyOpt
 	if err := t.commit(workspace, pl, rec, res); err != nil {
 		return res, err
 	}
+	t.finish(workspace, rec, res)
+	return res, nil
+}
+
+// checkPlanned is the check, with the lock held: the ledger's word on earlier applies of the
+// proposal (once.go), the plan, and whether its records fit their readers (records.go).
+func checkPlanned(workspace string, root *os.Root, d *dirs, planner func(d *dirs) (*plan, []Problem), rec *record, res *Result) (*plan, error) {
+	refuse := func(probs []Problem) (*plan, error) {
+		res.Problems = probs
+		return nil, &RefusedError{Problems: probs}
+	}
+	if err := rec.readPrior(workspace); err != nil {
+		var refused *RefusedError
+		if errors.As(err, &refused) {
+			res.Problems = refused.Problems
+		}
+		return nil, err
+	}
+	pl, probs := planner(d)
+	if len(probs) > 0 {
+		return refuse(probs)
+	}
+	res.Files = pl.files
+	res.Warnings = append(res.Warnings, pl.warnings...)
+	if len(pl.files) == 0 {
+		res.Warnings = append(res.Warnings, "nothing to apply: the patch (or the selection) holds no changes")
+	}
+	if probs := recordsFit(root, d, pl, rec, res); len(probs) > 0 {
+		return refuse(probs)
+	}
+	return pl, nil
+}
+
+// finish is what an apply does past its commit point: the status and the event, then the
+// journal's removal.
+func (t *txn) finish(workspace string, rec *record, res *Result) {
 	res.Applied = true
 	if rec.finish != nil {
 		t.step(OpFinish, "")
 		res.Warnings = append(res.Warnings, finishRecord(workspace, rec.finish(res), rec.loaded)...)
 	}
 	t.step(OpDone, "")
-	if err := removeJournal(root); err != nil {
+	if err := removeJournal(t.root); err != nil {
 		res.Warnings = append(res.Warnings, "could not remove the finished apply's journal (the next command finishes it): "+err.Error())
 	}
-	return res, nil
 }
 
 // commit is the apply proper: ledger copies, journal, workspace, ledger entry. After an error

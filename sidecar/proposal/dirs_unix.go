@@ -167,7 +167,8 @@ func (d *dirs) readFile(p string) ([]byte, error) {
 	}
 }
 
-// open opens the regular file p for reading, without following a symlink.
+// open opens the regular file p for reading, without following a symlink (nor blocking on a
+// fifo put in its place).
 func (d *dirs) open(p string) (io.ReadCloser, error) {
 	dfd, n, err := d.split(p)
 	if err != nil {
@@ -177,8 +178,31 @@ func (d *dirs) open(p string) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, pathErr("open", p, err)
 	}
-	return os.NewFile(uintptr(fd), p), nil
+	return &rawReader{fd: fd, name: p}, nil
 }
+
+// rawReader reads a file through its raw descriptor (no os.File bookkeeping per file).
+type rawReader struct {
+	fd   int
+	name string
+}
+
+func (r *rawReader) Read(b []byte) (int, error) {
+	for {
+		n, err := unix.Read(r.fd, b)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return 0, pathErr("read", r.name, err)
+		case n == 0 && len(b) > 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+func (r *rawReader) Close() error { return pathErr("close", r.name, unix.Close(r.fd)) }
 
 func (d *dirs) readlink(p string) (string, error) {
 	fd, n, err := d.split(p)
