@@ -165,3 +165,30 @@ func TestADamagedStoredCopyIsStoredAgain(t *testing.T) {
 		t.Fatalf("reverted to %q", got)
 	}
 }
+
+// A journal is a file in the workspace: one naming a path no apply writes (.git/hooks/…) is
+// refused by the recovery, which touches nothing; an index line naming more bytes than the
+// pack holds is refused by the read, which allocates nothing for it.
+func TestForgedRecordsAreRefused(t *testing.T) {
+	ws := t.TempDir()
+	hook := filepath.Join(ws, ".git/hooks/pre-commit")
+	putFile(t, hook, "#!/bin/sh\necho mine\n")
+	j := &journal{Version: journalVersion, What: "apply of a patch", Files: []journalChange{
+		{Path: ".git/hooks/pre-commit", Before: &LedgerBlob{OID: blobOID([]byte("#!/bin/sh\ncurl evil\n")), Mode: "100755"}, After: &LedgerBlob{OID: blobOID([]byte("#!/bin/sh\necho mine\n")), Mode: "100644"}},
+	}}
+	leaveJournal(t, ws, j)
+	if _, err := Recover(context.Background(), ws); err == nil || !strings.Contains(err.Error(), `it names the path ".git/hooks/pre-commit", which no apply writes`) {
+		t.Fatalf("a forged journal: %v", err)
+	}
+	if got := readFile(t, hook); got != "#!/bin/sh\necho mine\n" {
+		t.Fatalf("the hook was changed: %q", got)
+	}
+
+	os.MkdirAll(filepath.Join(ws, ledgerObjects), 0o755)
+	os.WriteFile(filepath.Join(ws, packFile), []byte("tiny"), 0o644)
+	oid := blobOID([]byte("x"))
+	os.WriteFile(filepath.Join(ws, packIndex), fmt.Appendf(nil, "%s 0 %d\n", oid, 1<<29), 0o644)
+	if _, err := ReadLedgerObject(ws, &LedgerBlob{OID: oid, Mode: "100644"}); err == nil || !strings.Contains(err.Error(), "the pack ends before it") {
+		t.Fatalf("an index line past the pack: %v", err)
+	}
+}
