@@ -282,7 +282,11 @@ type Ledger struct {
 }
 
 // ReadLedger reads every entry.
-func ReadLedger(workspace string) (*Ledger, error) {
+func ReadLedger(workspace string) (*Ledger, error) { return readLedger(workspace, nil) }
+
+// readLedger reads the entries whose bytes keep accepts (nil: every one), a cheap look at each
+// file before it is decoded.
+func readLedger(workspace string, keep func([]byte) bool) (*Ledger, error) {
 	lg := &Ledger{Entries: []LedgerEntry{}, Reverted: map[string]string{}}
 	root, err := os.OpenRoot(workspace)
 	if err != nil {
@@ -302,6 +306,9 @@ func ReadLedger(workspace string) (*Ledger, error) {
 			continue
 		}
 		b, err := readRootCapped(root, ledgerEntries+"/"+name, maxRecordBytes)
+		if err == nil && keep != nil && !keep(b) {
+			continue
+		}
 		var e LedgerEntry
 		if err == nil {
 			err = json.Unmarshal(b, &e)

@@ -10,7 +10,9 @@ package proposal
 // already has as it is, so nothing is written twice.
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -64,7 +66,7 @@ func readPrior(workspace string, e *LedgerEntry) (*priorApplies, error) {
 	if e == nil || e.Proposal == "" {
 		return pr, nil
 	}
-	lg, err := ReadLedger(workspace)
+	lg, err := readProposalLedger(workspace, e.Proposal)
 	if lg == nil {
 		return nil, err
 	}
@@ -103,6 +105,13 @@ func (pr *priorApplies) refusal(what string) *RefusedError {
 	return &RefusedError{Applied: e.ID, Problems: []Problem{{Reason: fmt.Sprintf(
 		"%s%s was applied already (ledger entry %s, %s) and not reverted; applying it again would write its changes twice. Revert it first (agentcanvas proposal revert %s) to apply it again",
 		what, rev, e.ID, e.At, e.ID)}}}
+}
+
+// readProposalLedger reads the entries of one proposal (its applies and their reverts): only
+// an entry file that holds the proposal's name, as the entry writes it, is decoded.
+func readProposalLedger(workspace, proposal string) (*Ledger, error) {
+	name, _ := json.Marshal(proposal)
+	return readLedger(workspace, func(b []byte) bool { return bytes.Contains(b, name) })
 }
 
 // readPrior reads the ledger for a proposal's apply (rec.once), refusing one that is applied
@@ -182,7 +191,7 @@ func boolSet(m map[string]string) map[string]bool {
 // refuseIfApplied refuses to do "what" to e's proposal while an apply of it stands (the
 // caller holds the workspace lock).
 func refuseIfApplied(workspace string, e *LedgerEntry, what string) error {
-	lg, err := ReadLedger(workspace)
+	lg, err := readProposalLedger(workspace, e.Proposal)
 	if lg == nil {
 		return err
 	}
