@@ -494,6 +494,52 @@ export interface ApplyProposalParams extends ProposalRef {
   against?: Record<string, string>;
   /** Only check (git apply --check semantics); nothing is written. */
   check?: boolean;
+  /** Held files (getProposal's held) the person confirmed by name; any other held file is refused. */
+  confirm?: string[];
+  /** getProposal's patchDigest of the review applied from: a patch changed since is refused. */
+  reviewed?: string;
+}
+
+/** A file the person confirms by name before it is applied: it changes how things run, or its name looks like another. */
+export interface Hold {
+  path: string;
+  kind: 'control' | 'name';
+  reason: string;
+  /** The name as it must be shown: look-alike letters and invisible characters as \u escapes. */
+  shown: string;
+}
+
+/** One run of a worker's tests (test) or verifier (verify) in its sandbox. */
+export interface TestResult {
+  kind: string;
+  command: string[];
+  exitCode: number;
+  passed: boolean;
+  failing: string[];
+  error?: string;
+  /** The proposal's patch is the one it ran against. */
+  current: boolean;
+}
+
+export function readHolds(raw: unknown): Hold[] {
+  return asArray(raw)
+    .map(asObject)
+    .filter((h) => typeof h.path === 'string' && h.path !== '')
+    .map((h) => ({ path: String(h.path), kind: h.kind === 'name' ? ('name' as const) : ('control' as const), reason: String(h.reason ?? ''), shown: String(h.shown ?? h.path) }));
+}
+
+export function readTestResults(raw: unknown): TestResult[] {
+  return asArray(asObject(raw).results)
+    .map(asObject)
+    .map((r) => ({
+      kind: String(r.kind ?? 'test'),
+      command: asArray(r.command).map(String),
+      exitCode: typeof r.exitCode === 'number' ? r.exitCode : 0,
+      passed: r.passed === true,
+      failing: asArray(r.failing).map(String),
+      error: typeof r.error === 'string' && r.error !== '' ? r.error : undefined,
+      current: r.current === true,
+    }));
 }
 
 /** How a conflict of a merge is settled; markers writes both sides between git's conflict markers. */
@@ -548,6 +594,12 @@ export interface ReviewInfo {
   hunkMarks: Map<string, HunkMark[]>;
   /** The review conversation: comments, the worker's answers, revisions. */
   conversation?: ReviewConversation;
+  /** Files the person confirms by name before they are applied. */
+  held: Hold[];
+  /** The last test and verify results in the worker's sandbox. */
+  tests: TestResult[];
+  /** The digest of the patch this review shows (applyProposal's reviewed). */
+  patchDigest: string;
 }
 
 /** A hunk's identity across revisions (its file and lines) and the person's reviewed mark. */
@@ -615,11 +667,31 @@ export interface Interdiff {
   to: number;
   files: string[];
   patch: string;
+  /** Each file as the two revisions leave it, for a side-by-side diff. */
+  sides: InterdiffSide[];
+}
+
+export interface InterdiffSide {
+  path: string;
+  old: string;
+  new: string;
+  oldExists: boolean;
+  newExists: boolean;
+  binary: boolean;
 }
 
 export function readInterdiff(raw: unknown): Interdiff {
   const o = asObject(raw);
-  return { from: num(o.from), to: num(o.to), files: asArray(o.files).filter((f): f is string => typeof f === 'string'), patch: String(o.patch ?? '') };
+  return {
+    from: num(o.from),
+    to: num(o.to),
+    files: asArray(o.files).filter((f): f is string => typeof f === 'string'),
+    patch: String(o.patch ?? ''),
+    sides: asArray(o.sides)
+      .map(asObject)
+      .filter((x) => typeof x.path === 'string')
+      .map((x) => ({ path: String(x.path), old: String(x.old ?? ''), new: String(x.new ?? ''), oldExists: x.oldExists === true, newExists: x.newExists === true, binary: x.binary === true })),
+  };
 }
 
 function readRange(v: unknown): { start: number; count: number } {
@@ -652,6 +724,9 @@ export function readReview(raw: unknown): ReviewInfo {
     merges: new Map(),
     hunkMarks: new Map(),
     conversation: o.review ? readReviewConversation(o.review) : undefined,
+    held: readHolds(o.held),
+    tests: readTestResults(o.tests),
+    patchDigest: String(o.patchDigest ?? ''),
   };
   for (const f of asArray(o.files).map(asObject)) {
     const file = String(f.path ?? '');

@@ -5,11 +5,11 @@ package engine
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
 	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
 )
 
@@ -184,25 +184,17 @@ func (c *ictx) children(node string) []string {
 }
 
 // testCommand runs params.test_command (argv) in every worker's sandbox work folder; ok is
-// false when there is no command. passed is 1 when it exits 0 everywhere. Each output is kept
-// as the sandbox's proposal/test.log.
+// false when there is no command. passed is 1 when it exits 0 everywhere. Each result is kept
+// with the sandbox's proposal (its output as proposal/test.log) for the review, and a
+// failure goes into the worker's next prompt.
 func (c *ictx) testCommand(workers []string) (passed float64, ok bool) {
 	argv := stringList(c.params["test_command"])
 	if len(argv) == 0 || len(workers) == 0 {
 		return 0, false
 	}
-	root, err := os.OpenRoot(c.r.o.Workspace)
-	if err != nil {
-		return 0, true
-	}
-	defer root.Close()
 	passed = 1
 	for _, w := range workers {
 		paths, err := sandbox.PathsFor(c.r.o.Workspace, c.r.sandboxRun(w), w)
-		if err != nil {
-			return 0, true
-		}
-		rel, err := sandbox.RelDir(c.r.sandboxRun(w), w)
 		if err != nil {
 			return 0, true
 		}
@@ -213,11 +205,8 @@ func (c *ictx) testCommand(workers []string) (passed float64, ok bool) {
 		cmd := exec.CommandContext(c.ctx, argv[0], argv[1:]...)
 		cmd.Dir = paths.WorkDir
 		out, err := cmd.CombinedOutput()
-		if root.MkdirAll(filepath.Join(rel, "proposal"), 0o755) == nil {
-			_ = root.WriteFile(filepath.Join(rel, "proposal", "test.log"), out, 0o644)
-		}
-		c.note("tests_run", map[string]any{"agent": w, "command": argv, "passed": err == nil})
-		if err != nil {
+		res := c.recordTest(w, proposal.TestKindTest, argv, out, err)
+		if !res.Passed {
 			passed = 0
 		}
 	}

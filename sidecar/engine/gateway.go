@@ -38,13 +38,14 @@ var GatewayModes = []string{GatewayAuto, GatewayLogins, GatewayOff}
 
 // runGateway is the run's gateway, started at the first agent routed through it.
 type runGateway struct {
-	once   sync.Once
-	g      *gateway.Gateway
-	err    error
-	mu     sync.Mutex
-	ictxs  map[string]*ictx            // interaction id → its context, for charges
-	routes map[[2]string]string        // {interaction, node} → token
-	before map[[2]string]gateway.Spend // {interaction, node} → the agent's spend when its turn started
+	once    sync.Once
+	g       *gateway.Gateway
+	err     error
+	mu      sync.Mutex
+	ictxs   map[string]*ictx            // interaction id → its context, for charges
+	routes  map[[2]string]string        // {interaction, node} → token
+	before  map[[2]string]gateway.Spend // {interaction, node} → the agent's spend when its turn started
+	refused map[string]int              // agent → requests refused so far
 }
 
 func (r *run) gateway() (*gateway.Gateway, error) {
@@ -53,7 +54,7 @@ func (r *run) gateway() (*gateway.Gateway, error) {
 		// The person's prices (the editor's, the command line's) over the flow's over the project's.
 		flowPrices, _ := validate.FlowPricing(r.f) // validated before the run started
 		pricing := gateway.DefaultPricing().With(flowPrices).With(r.limits().Pricing).With(r.o.Pricing)
-		gw.g, gw.err = gateway.Start(gateway.Options{Pricing: pricing, OnCharge: r.gatewayCharge, OnRefuse: r.gatewayRefused})
+		gw.g, gw.err = gateway.Start(gateway.Options{Pricing: pricing, OnCall: r.gatewayCall, OnCharge: r.gatewayCharge, OnRefuse: r.gatewayRefused})
 		if gw.err != nil {
 			return
 		}
@@ -99,6 +100,7 @@ func (c *ictx) routeThroughGateway(node string, s *runtime.Spec, rt *flow.Runtim
 	keys, upstream := gateway.FromEnv(s.Env)
 	login := len(keys) == 0 && mode == GatewayLogins && s.BackendID == runtime.BackendClaude
 	if mode == GatewayOff || (len(keys) == 0 && !login) {
+		c.r.limitUnrouted(s, rt) // agentlimit.go
 		return nil
 	}
 	g, err := c.r.gateway()
@@ -113,12 +115,10 @@ func (c *ictx) routeThroughGateway(node string, s *runtime.Spec, rt *flow.Runtim
 	}
 	token := gw.routes[k]
 	if token == "" {
-		token, _ = g.Register(gateway.Caller{Agent: node, Interaction: c.in.ID, Keys: keys, Upstream: upstream})
+		token, _ = g.Register(gateway.Caller{Agent: node, Interaction: c.in.ID, Keys: keys, Upstream: upstream, NetworkOpen: rt.Network == runtime.NetworkOpen})
 		gw.routes[k], gw.ictxs[c.in.ID] = token, c
 		g.Ledger.SetInteractionLimit(c.in.ID, gateway.Limit{USD: c.limits.usd, Tokens: c.limits.tokens})
-		if rt.MaxCostUSD > 0 {
-			g.Ledger.SetAgentLimit(node, gateway.Limit{USD: rt.MaxCostUSD})
-		}
+		g.Ledger.SetAgentLimit(node, c.r.agentLimit(rt))
 		gw.before[k] = g.Ledger.Agent(node)
 	}
 	gw.mu.Unlock()
@@ -133,6 +133,21 @@ func (c *ictx) routed(node string) bool {
 	return c.r.gw.routes[[2]string{c.in.ID, node}] != ""
 }
 
+// gatewayCall logs a model call the gateway sends on: what it reserved, and what it changed.
+func (r *run) gatewayCall(cl gateway.Call) {
+	fields := map[string]any{"agent": cl.Caller.Agent, "method": cl.Method, "path": cl.Path, "provider": string(cl.Provider), "modelCall": cl.ModelCall}
+	if cl.ModelCall {
+		fields["model"], fields["reservedUsd"], fields["reservedTokens"] = cl.Model, cl.ReservedUSD, cl.ReservedTokens
+	}
+	if cl.OutputCap > 0 {
+		fields["outputCap"] = cl.OutputCap
+	}
+	if len(cl.Removed) > 0 {
+		fields["removed"] = cl.Removed
+	}
+	r.emit(cl.Caller.Interaction, "", "gateway_call", fields)
+}
+
 // gatewayCharge counts a metered call as it ends, mid-turn: the interaction's and the run's
 // spend and limits (as reported usage is), the agent's own limit, and a spend event.
 func (r *run) gatewayCharge(ch gateway.Charge) {
@@ -143,19 +158,79 @@ func (r *run) gatewayCharge(ch gateway.Charge) {
 		return
 	}
 	total := c.charge(ch.Agent, charge{tokens: ch.Usage.Tokens(), usd: ch.USD, costless: !ch.CostKnown})
-	if ch.UsageSeen {
-		r.emit(c.in.ID, "", "spend", map[string]any{"agent": ch.Agent, "midTurn": true, "model": ch.Model,
-			"callTokens": ch.Usage.Tokens(), "callCostUsd": ch.USD, "agentSpend": ch.AgentSpend, "agentTotal": total, "run": r.spent(), "interaction": c.spent()})
+	if ch.UsageSeen || ch.Estimated != "" {
+		fields := map[string]any{"agent": ch.Agent, "midTurn": true, "model": ch.Model, "callTokens": ch.Usage.Tokens(), "callCostUsd": ch.USD,
+			"reservedUsd": ch.Reserved, "agentSpend": ch.AgentSpend, "agentTotal": total, "run": r.spent(), "interaction": c.spent()}
+		if ch.Estimated != "" {
+			fields["estimated"] = ch.Estimated
+		}
+		r.emit(c.in.ID, "", "spend", fields)
 	}
-	if strings.HasPrefix(ch.Over, "spend limit reached: agent ") && c.stop != nil && c.ctx.Err() == nil {
-		c.note("spend_limit_reached", map[string]any{"condition": "runtime.maxCostUsd", "agent": ch.Agent, "message": ch.Over, "spend": c.spent()})
-		c.stop(&spendLimitError{condition: "runtime.maxCostUsd of " + ch.Agent})
+	if strings.HasPrefix(ch.Over, "spend limit reached: agent ") {
+		c.agentLimitReached(ch.Agent, ch.Over)
 	}
 }
 
-// gatewayRefused tells the person which call the gateway refused, and why.
-func (r *run) gatewayRefused(cl gateway.Caller, msg string) {
-	r.emit(cl.Interaction, "", "warning", map[string]any{"agent": cl.Agent, "message": "model call refused by the gateway: " + msg})
+// agentLimitReached ends the interaction of an agent that reached its own limit.
+func (c *ictx) agentLimitReached(agent, message string) {
+	if c.stop == nil || c.ctx.Err() != nil {
+		return
+	}
+	cond := "runtime.maxCostUsd"
+	if strings.Contains(message, "runtime.maxModelCalls") {
+		cond = "runtime.maxModelCalls"
+	}
+	c.note("spend_limit_reached", map[string]any{"condition": cond, "agent": agent, "message": message, "spend": c.spent()})
+	c.stop(&spendLimitError{condition: cond + " of " + agent})
+}
+
+// maxRefusalEvents is how many refusals of one agent the log tells of, one by one.
+const maxRefusalEvents = 20
+
+// gatewayRefused tells the person which request the gateway refused, and why; a call refused
+// for a limit ends what the limit bounds: the interaction, or the run.
+func (r *run) gatewayRefused(ref gateway.Refusal) {
+	who := ref.Caller.Agent
+	if n := r.refusals(who); n <= maxRefusalEvents {
+		fields := map[string]any{"message": "model call refused by the gateway: " + ref.Message, "gateway": map[string]any{"method": ref.Method, "path": ref.Path, "status": ref.Status}}
+		if who != "" {
+			fields["agent"] = who
+		}
+		if n == maxRefusalEvents {
+			fields["message"] = fields["message"].(string) + fmt.Sprintf(" (the %dth refusal; further ones are not logged)", n)
+		}
+		r.emit(ref.Caller.Interaction, "", "warning", fields)
+	}
+	hit := ref.Limit
+	if hit == nil {
+		return
+	}
+	r.gw.mu.Lock()
+	c := r.gw.ictxs[ref.Caller.Interaction]
+	r.gw.mu.Unlock()
+	switch {
+	case hit.Scope == "run" && r.stop != nil && r.ctx.Err() == nil:
+		r.emit("", "", "budget_reached", map[string]any{"limit": hit.What, "spend": r.spent(), "budget": r.f.Policy.Budget, "message": hit.Message})
+		r.stop(ErrBudget)
+	case c == nil:
+	case hit.Scope == "agent":
+		c.agentLimitReached(who, hit.Message)
+	case c.stop != nil && c.ctx.Err() == nil:
+		cond := map[string]string{"usd": "max_cost_usd", "tokens": "max_tokens"}[hit.What]
+		c.note("spend_limit_reached", map[string]any{"condition": cond, "agent": who, "message": hit.Message, "spend": c.spent()})
+		c.stop(&spendLimitError{condition: cond})
+	}
+}
+
+// refusals counts one more refusal of agent's requests and returns the count.
+func (r *run) refusals(agent string) int {
+	r.gw.mu.Lock()
+	defer r.gw.mu.Unlock()
+	if r.gw.refused == nil {
+		r.gw.refused = map[string]int{}
+	}
+	r.gw.refused[agent]++
+	return r.gw.refused[agent]
 }
 
 // meteredTurn is what the gateway metered of node's process that just ended: its calls since

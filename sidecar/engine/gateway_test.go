@@ -22,11 +22,11 @@ const engineRealKey = "sk-REAL-engine-test-key-never-in-an-agent-0042"
 
 // A worker of each real CLI whose flow names its API key variable runs through the run's
 // model gateway: a scripted model that keeps calling tools is cut off mid-turn by the
-// worker's runtime.maxCostUsd (at most one call past the limit reaches the model), the
-// person sees why, spend events arrive during the turn, and the key is in no file the run
-// wrote.
+// worker's runtime.maxCostUsd (no call that could pass it reaches the model: the provider's
+// bill stays within it), the person sees why, spend events arrive during the turn, and the
+// key is in no file the run wrote.
 func TestRealCLIGatewayAgentLimit(t *testing.T) {
-	// $10 per million tokens of every kind: each scripted call (1,050 tokens) costs $0.0105.
+	// $10 per million tokens of every kind: each coder call (30,100 tokens) bills $0.301.
 	// Options.Pricing overrides every entry of the project's table.
 	flat := gateway.Price{Input: 10, CachedInput: 10, CacheWrite: 10, Output: 10}
 	pricing := gateway.DefaultPricing()
@@ -35,13 +35,15 @@ func TestRealCLIGatewayAgentLimit(t *testing.T) {
 			models[m] = flat
 		}
 	}
+	perCall := modelserver.Usage{InputTokens: 30_000, OutputTokens: 100}
+	const limit = 1.2
 	for _, cli := range modelserver.CLIs {
 		t.Run(cli.Name, func(t *testing.T) {
 			exe := cli.Binary(t)
 			t.Setenv("PATH", filepath.Dir(exe)+string(os.PathListSeparator)+os.Getenv("PATH"))
 			var loop []modelserver.Reply
 			for i := range 12 {
-				loop = append(loop, modelserver.Reply{Calls: []modelserver.Call{cli.WriteCall(fmt.Sprintf("f%d.txt", i), "x\n")}})
+				loop = append(loop, modelserver.Reply{Calls: []modelserver.Call{cli.WriteCall(fmt.Sprintf("f%d.txt", i), "x\n")}, Usage: &perCall})
 			}
 			srv := cli.Start(t, modelserver.Script{
 				{Match: "Decompose the task", Replies: []modelserver.Reply{{Text: "ASSIGN coder: Put the greeting in hello.txt."}}},
@@ -52,7 +54,7 @@ func TestRealCLIGatewayAgentLimit(t *testing.T) {
 			if cli.Name == "gemini" {
 				env["GEMINI_CLI_TRUST_WORKSPACE"] = "true"
 			}
-			f := realFlow(t, ws, cli, env, ", maxCostUsd: 0.03")
+			f := realFlow(t, ws, cli, env, fmt.Sprintf(", maxCostUsd: %v", limit))
 			rec := &recorder{}
 			out, err := Run(context.Background(), f, Options{Workspace: ws, Env: env, Sink: rec.sink, Pricing: pricing})
 			if err != nil {
@@ -67,8 +69,9 @@ func TestRealCLIGatewayAgentLimit(t *testing.T) {
 					coderCalls++
 				}
 			}
-			if coderCalls < 3 || coderCalls > 4 {
-				t.Errorf("the coder's calls that reached the model: %d; its limit is reached by the 3rd, so at most 4 may", coderCalls)
+			bill := float64(coderCalls) * float64(perCall.InputTokens+perCall.OutputTokens) * 10 / 1e6
+			if coderCalls < 2 || bill > limit {
+				t.Errorf("the coder's calls that reached the model: %d, billing $%.3f against its limit of $%.2f", coderCalls, bill, limit)
 			}
 			hit := rec.events("spend_limit_reached")
 			if len(hit) == 0 || hit[0].Fields["condition"] != "runtime.maxCostUsd" || hit[0].Fields["agent"] != "coder" {
@@ -77,29 +80,40 @@ func TestRealCLIGatewayAgentLimit(t *testing.T) {
 			}
 			refused := false
 			for _, w := range rec.events("warning") {
-				if m, _ := w.Fields["message"].(string); strings.HasPrefix(m, "model call refused by the gateway: spend limit reached: agent coder runtime.maxCostUsd $0.03, spent $0.03") {
+				if m, _ := w.Fields["message"].(string); strings.HasPrefix(m, "model call refused by the gateway: spend limit reached: agent coder runtime.maxCostUsd $1.20, spent $") {
 					refused = true
 				}
 			}
+			if !refused {
+				t.Errorf("no refusal was logged")
+			}
 			mid := 0
-			for _, e := range rec.events("spend") {
-				if e.Fields["midTurn"] == true && e.Fields["agent"] == "coder" {
-					mid++
-				}
-			}
-			if mid < 3 {
-				t.Errorf("%d mid-turn spend events of the coder, want one per metered call (≥ 3)", mid)
-			}
-			// The run's state keeps the coder's total: what its metered calls added up to.
 			var callTokens int64
 			var callUSD float64
 			for _, e := range rec.events("spend") {
 				if e.Fields["midTurn"] == true && e.Fields["agent"] == "coder" {
+					mid++
 					n, _ := e.Fields["callTokens"].(int64)
 					usd, _ := e.Fields["callCostUsd"].(float64)
 					callTokens, callUSD = callTokens+n, callUSD+usd
 				}
 			}
+			if mid != coderCalls {
+				t.Errorf("%d mid-turn spend events of the coder, want one per metered call (%d)", mid, coderCalls)
+			}
+			calls := 0
+			for _, e := range rec.events("gateway_call") {
+				if e.Fields["agent"] == "coder" && e.Fields["modelCall"] == true {
+					calls++
+					if r, _ := e.Fields["reservedUsd"].(float64); r <= 0 || r > limit {
+						t.Errorf("gateway_call reserved $%v", e.Fields["reservedUsd"])
+					}
+				}
+			}
+			if calls != coderCalls {
+				t.Errorf("%d gateway_call events of the coder, %d calls reached the model", calls, coderCalls)
+			}
+			// The run's state keeps the coder's total: what its metered calls added up to.
 			st, err := ReadState(ws, out.RunID)
 			if c := st.Agents["coder"]; err != nil || !c.Metered || c.Tokens != callTokens || math.Abs(c.CostUSD-callUSD) > 1e-9 || callTokens == 0 {
 				t.Errorf("the coder in state.json: %+v (%v); its metered calls: %d tokens, $%v", c, err, callTokens, callUSD)
@@ -107,10 +121,7 @@ func TestRealCLIGatewayAgentLimit(t *testing.T) {
 			if len(rec.events("gateway_started")) != 1 {
 				t.Errorf("gateway_started events: %d", len(rec.events("gateway_started")))
 			}
-			if !refused && coderCalls > 3 {
-				t.Errorf("a 4th call reached the model and no refusal was logged")
-			}
-			if out.Spend.CostUSD < 0.03 || !out.Spend.CostKnown {
+			if out.Spend.CostUSD < bill || !out.Spend.CostKnown {
 				t.Errorf("run spend %+v: want the gateway's priced calls", out.Spend)
 			}
 			// One place for the numbers: the metrics (from the turns' results) say what the
@@ -127,6 +138,55 @@ func TestRealCLIGatewayAgentLimit(t *testing.T) {
 				return nil
 			})
 		})
+	}
+}
+
+// A flow that sets no limit at all still stops a model that keeps calling tools: each agent
+// may make the default number of model calls (lowered here to 4), the run says so when it
+// starts, the gateway refuses the call past it (with how to raise it), and the interaction
+// ends with runtime.maxModelCalls. Real Claude Code, routed by its key.
+func TestRealCLIDefaultModelCalls(t *testing.T) {
+	cli := modelserver.Claude
+	exe := cli.Binary(t)
+	t.Setenv("PATH", filepath.Dir(exe)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	var loop []modelserver.Reply
+	for i := range 12 {
+		loop = append(loop, modelserver.Reply{Calls: []modelserver.Call{cli.WriteCall(fmt.Sprintf("f%d.txt", i), "x\n")}})
+	}
+	srv := cli.Start(t, modelserver.Script{
+		{Match: "Decompose the task", Replies: []modelserver.Reply{{Text: "ASSIGN coder: Put the greeting in hello.txt."}}},
+		{Match: "Put the greeting in hello.txt", Replies: loop},
+	})
+	ws := gitWorkspace(t)
+	env := cli.KeyEnv(t, srv, engineRealKey)
+	f := realFlow(t, ws, cli, env, "")
+	rec := &recorder{}
+	out, err := Run(context.Background(), f, Options{Workspace: ws, Env: env, Sink: rec.sink, modelCalls: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	coderCalls := 0
+	for _, r := range srv.Requests() {
+		if r.Conversation == 1 && r.Error == "" {
+			coderCalls++
+		}
+	}
+	if coderCalls != 4 {
+		logRealRun(t, rec, srv, out)
+		t.Errorf("the coder's calls that reached the model: %d, want the default limit (4)", coderCalls)
+	}
+	started := rec.events("run_started")
+	d, _ := started[0].Fields["defaultLimit"].(map[string]any)
+	if d == nil || d["maxModelCalls"] != int64(4) || fmt.Sprint(d["agents"]) != "[lead coder]" || !strings.Contains(fmt.Sprint(d["message"]), "runtime.maxModelCalls raises it") {
+		t.Errorf("run_started defaultLimit %v", started[0].Fields["defaultLimit"])
+	}
+	hit := rec.events("spend_limit_reached")
+	if len(hit) == 0 || hit[0].Fields["condition"] != "runtime.maxModelCalls" || hit[0].Fields["agent"] != "coder" {
+		logRealRun(t, rec, srv, out)
+		t.Fatalf("spend_limit_reached %+v", hit)
+	}
+	if m := fmt.Sprint(hit[0].Fields["message"]); !strings.Contains(m, "agent coder runtime.maxModelCalls 4 model calls, made 4") || !strings.Contains(m, "0 removes it") {
+		t.Errorf("the limit's message %q", m)
 	}
 }
 

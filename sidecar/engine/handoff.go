@@ -27,7 +27,7 @@ func (c *ictx) collect(rep *Reply) {
 	node := rep.Node
 	notes := handoffNotes(rep.Handoff)
 	if rep.Handoff == nil {
-		notes = noHandoffNotes + node + ": made from the changes in its sandbox."
+		notes = firstNonEmpty(c.r.carriedNotes(node), noHandoffNotes+node+": made from the changes in its sandbox.")
 	}
 	cr, err := c.proposal(ctx, node, notes)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/agentproto"
+	"github.com/agentcanvas/agentcanvas/sidecar/termsafe"
 )
 
 // Request is something only a person can answer: a USER_QUESTION, a DEPENDENCY_REQUEST or a
@@ -165,7 +166,7 @@ func (t *Terminal) Ask(ctx context.Context, r Request, ready func()) (Response, 
 	if t.br == nil {
 		t.br = bufio.NewReader(t.R)
 	}
-	w := t.W
+	w := termsafe.Writer(t.W) // the question, its options and context are an agent's text
 	switch r.Kind {
 	case "question":
 		fmt.Fprintf(w, "\n[%s] %s asks: %s\n", r.InteractionID, r.AgentID, r.Field("question"))

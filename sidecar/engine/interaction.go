@@ -50,6 +50,7 @@ type ictx struct {
 	rejected  map[string]string // node → the reviewer's latest REJECT of its handoff ("lead: why")
 	turns     sync.Map          // node → turnNote of its last turn (provenance.go)
 	unhanded  map[string]string // node → why its latest proposal came without a valid HANDOFF block
+	failed    map[string]string // node → its last failed test or verification, for its next prompt
 	diffs     map[string]string // node → its proposal's fingerprint after its last step (handoff.go)
 	talking   map[string]bool   // nodes asked for words only now (a bid): no edit expected (handoff.go)
 	// roundCap ends the interaction after that many rounds (0: no cap): the flow's
@@ -641,11 +642,14 @@ func (c *ictx) proposal(ctx context.Context, node, notes string) (*proposal.Crea
 			Fields: map[string]any{"agent": node, "proposal": ref, "changedFiles": cr.Proposal.ChangedFiles, "conflicts": len(cr.Collisions)}})
 	}
 	c.forwardConflicts(node, ref, cr)
-	res, err := proposal.Check(ctx, c.r.o.Workspace, ref, proposal.Selection{}, proposal.ApplyOptions{Flow: c.r.f.Name, Rules: c.r.limits().Rules})
+	res, err := proposal.Check(ctx, c.r.o.Workspace, ref, proposal.Selection{}, proposal.ApplyOptions{Flow: c.r.f.Name, Rules: c.r.limits().Rules, Reviewing: true})
 	ok := err == nil && res != nil && len(res.Problems) == 0
 	fields := map[string]any{"agent": node, "proposal": ref, "applicable": ok, "reviewer": "engine", "conflicts": len(cr.Collisions)}
 	if res != nil && len(res.Problems) > 0 {
 		fields["problems"] = res.Problems
+	}
+	if res != nil && len(res.Held) > 0 {
+		fields["held"] = res.Held // files a person confirms by name: auto-apply never applies them
 	}
 	c.r.emit(c.in.ID, "", "proposal_reviewed", fields)
 	return cr, nil
@@ -707,7 +711,12 @@ func (c *ictx) autoApply(out InteractionOutcome) {
 			}
 		}
 		if held != "" {
-			c.r.emit(c.in.ID, "", "proposal_held", map[string]any{"agent": node, "proposal": ref, "reason": held})
+			fields := map[string]any{"agent": node, "proposal": ref, "reason": held}
+			var he *proposal.HeldError
+			if errors.As(err, &he) && len(he.Held) > 0 {
+				fields["held"] = he.Held
+			}
+			c.r.emit(c.in.ID, "", "proposal_held", fields)
 			continue
 		}
 		if err != nil {
@@ -864,6 +873,9 @@ func (c *ictx) verifyPhase(p *runtime.Process, node string, pend *runtime.Pendin
 	cmd.Dir = dir
 	out, runErr := cmd.CombinedOutput()
 	passed := runErr == nil
+	if dir == spec.SandboxWork { // kept with the proposal, for its review (tests_record.go)
+		c.recordTest(node, proposal.TestKindVerify, argv, out, runErr)
+	}
 	c.mu.Lock()
 	if passed {
 		c.reworks[node] = 0

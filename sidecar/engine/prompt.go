@@ -49,6 +49,9 @@ func (c *ictx) prompt(node string, m message) string {
 	b.WriteString("\n## Message\n")
 	fmt.Fprintf(&b, "1. Intent\n%s\n", m.Intent)
 	b.WriteString("2. Inputs\n")
+	if f := c.lastFailure(node); f != "" { // its tests failed: it is told what failed, bounded
+		m.Inputs = append(m.Inputs, f)
+	}
 	for _, in := range m.Inputs {
 		b.WriteString(indentBullet(in))
 	}

@@ -6,6 +6,7 @@ package engine
 // other open proposals, passed on to the run's sink (the canvas overlay, the terminal view).
 
 import (
+	"path/filepath"
 	"strings"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
@@ -27,7 +28,11 @@ func (c *ictx) noteTurn(node, prompt string, res runtime.Result) {
 
 // originOf is the origin of the proposal node is making now.
 func (c *ictx) originOf(node string) *proposal.Origin {
-	o := &proposal.Origin{Flow: c.r.f.Name, InteractionID: c.in.ID, Round: c.st.Round + 1} // 1-based, as the prompt says it
+	flowFile := c.r.f.File // a change to it is held (proposal/control.go)
+	if abs, err := filepath.Abs(flowFile); err == nil && flowFile != "" {
+		flowFile = abs
+	}
+	o := &proposal.Origin{Flow: c.r.f.Name, FlowFile: flowFile, InteractionID: c.in.ID, Round: c.st.Round + 1} // 1-based, as the prompt says it
 	if v, ok := c.turns.Load(node); ok {
 		t := v.(turnNote)
 		o.Backend, o.Prompt, o.CostKnown = t.backend, promptSummary(t.prompt), t.costKnown

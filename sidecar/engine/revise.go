@@ -15,6 +15,7 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
+	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
 )
 
 // RevisionRequest asks the worker behind a pending proposal for changes: the person's
@@ -288,7 +289,8 @@ func revisionBounds(f *flow.Flow, agentID string) (any, map[string]any) {
 func revisionTask(s *proposal.RevisionStart) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "A reviewer read revision %d of the changes you proposed and asks for changes. Your working folder is as you left it. ", s.State.Revision)
-	b.WriteString("Change your files there to answer each comment below (or leave them and say why), then end your reply with one line per comment: ANSWER <id>: what you did.\n\nComments:\n")
+	b.WriteString("Change your files there to answer each comment below (or leave them and say why). In your reply, write one line per comment: ANSWER <id>: what you did. " +
+		"Then end with a HANDOFF block, as in your first turn: Goal, DoD, SandboxWorkDir, ProposalJson, ChangedFiles (every file your changes touch, not only this turn's) and Tests.\n\nComments:\n")
 	for _, c := range s.Comments {
 		where := c.Path
 		if c.Line > 0 {
@@ -302,6 +304,11 @@ func revisionTask(s *proposal.RevisionStart) string {
 	}
 	if n := s.Loaded.Proposal.Notes; strings.TrimSpace(n) != "" && !strings.HasPrefix(n, noHandoffNotes) {
 		fmt.Fprintf(&b, "\nYour notes with revision %d:\n%s\n", s.State.Revision, truncate(n, 4000))
+	}
+	if t := proposal.ReadTests(s.Loaded.AgentDir, s.Patch); t != nil {
+		if f := t.FirstFailure(); f != nil {
+			b.WriteString("\n" + proposal.FailurePrompt(f))
+		}
 	}
 	patch := string(s.Patch)
 	if len(patch) > maxPatchInPrompt {
@@ -326,4 +333,21 @@ func parseAnswers(reply string, sent []proposal.Comment) map[string]string {
 		}
 	}
 	return out
+}
+
+// carriedNotes are the notes a revision run's proposal keeps when the worker wrote no valid
+// HANDOFF block this time: the revision before it's, unless those say no block came either.
+func (r *run) carriedNotes(node string) string {
+	if _, revising := r.o.SandboxOf[node]; !revising {
+		return ""
+	}
+	dir, err := sandbox.RelDir(r.sandboxRun(node), node)
+	if err != nil {
+		return ""
+	}
+	l, err := proposal.Load(r.o.Workspace, filepath.Join(dir, proposal.JSONFile))
+	if err != nil || l.Proposal == nil || strings.HasPrefix(l.Proposal.Notes, noHandoffNotes) {
+		return ""
+	}
+	return l.Proposal.Notes
 }

@@ -73,6 +73,8 @@ type Options struct {
 	DependencyTimeout time.Duration
 	// rateWindow is the rate limits' period (tests shorten it; 0: a minute).
 	rateWindow time.Duration
+	// modelCalls is the default limit of model calls (tests lower it; 0: DefaultMaxModelCalls).
+	modelCalls int
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
 	// SandboxOf gives nodes the sandbox an earlier run prepared for them instead of a new
@@ -323,6 +325,9 @@ func (r *run) execute(ctx context.Context) *Outcome {
 	r.ctx, r.stop = ctx, cancel
 	confinement, unconfined := r.confinementStatus()
 	started := map[string]any{"workspace": r.o.Workspace, "dryRun": r.o.DryRun, "interactions": len(r.f.Interactions), "task": r.task(), "confinement": confinement}
+	if d := r.defaultLimitStarted(); d != nil { // agentlimit.go
+		started["defaultLimit"] = d
+	}
 	if r.o.Resume != nil {
 		r.emit("", "", "run_resumed", started)
 	} else {

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/internal/tally"
 	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 )
 
@@ -55,16 +56,16 @@ func (a *AgentSpend) add(ch charge, interaction string, metered bool) {
 		a.CostKnown, a.Interaction = true, interaction
 	}
 	a.Reports++
-	a.Tokens += ch.tokens
-	a.CostUSD += ch.usd
+	a.Tokens = tally.Add(a.Tokens, ch.tokens)
+	a.CostUSD = tally.AddUSD(a.CostUSD, ch.usd)
 	a.CostKnown = a.CostKnown && !ch.costless
 	a.Unreported = a.Unreported || ch.unreported != ""
 	a.Metered = a.Metered || metered
 }
 
 func (s *Spend) add(o charge) {
-	s.Tokens += o.tokens
-	s.CostUSD += o.usd
+	s.Tokens = tally.Add(s.Tokens, o.tokens)
+	s.CostUSD = tally.AddUSD(s.CostUSD, o.usd)
 	if o.costless {
 		s.CostKnown = false
 	}
@@ -146,17 +147,31 @@ func (c *ictx) spendEvent(node string, ts *turnSpend, ev runtime.Event) {
 	if (ev.Usage == nil && ev.CostUSD == nil) || c.routed(node) {
 		return // a routed agent's spend is what the gateway meters
 	}
-	ts.events++
-	ch := charge{}
+	var u runtime.Usage
 	if ev.Usage != nil {
-		ch.tokens = ev.Usage.Tokens(ts.backend)
+		u = *ev.Usage
 	}
+	if c.refusedReport(node, u, ev.CostUSD) {
+		return
+	}
+	ts.events++
+	ch := charge{tokens: u.Tokens(ts.backend)}
 	if ev.CostUSD != nil {
 		ch.usd = *ev.CostUSD
 	}
-	ts.tokens += ch.tokens
-	ts.usd += ch.usd
+	ts.tokens = tally.Add(ts.tokens, ch.tokens)
+	ts.usd = tally.AddUSD(ts.usd, ch.usd)
 	c.charge(node, ch)
+}
+
+// refusedReport warns of a usage report that cannot be counted (a negative count, or one no
+// turn could reach) and says so: it is then not counted at all.
+func (c *ictx) refusedReport(node string, u runtime.Usage, cost *float64) bool {
+	why := u.Check(cost)
+	if why != "" {
+		c.note("warning", map[string]any{"agent": node, "message": fmt.Sprintf("%s's usage report was ignored: %s", node, why)})
+	}
+	return why != ""
 }
 
 // spendResult counts what the turn's result adds to its events (a CLI that reports usage
@@ -168,6 +183,13 @@ func (c *ictx) spendResult(node string, ts *turnSpend, res runtime.Result) {
 	if c.routed(node) {
 		c.gatewayTurnEnd(node, res)
 		return
+	}
+	var cost *float64
+	if res.CostKnown {
+		cost = &res.CostUSD
+	}
+	if c.refusedReport(node, res.Usage, cost) {
+		res.Usage, res.CostKnown, res.CostUSD = runtime.Usage{}, false, 0
 	}
 	ch := charge{}
 	if total := res.Usage.Tokens(res.Backend); total > ts.tokens {
@@ -185,9 +207,9 @@ func (c *ictx) spendResult(node string, ts *turnSpend, res runtime.Result) {
 	}
 	total := c.charge(node, ch)
 	run, in := c.r.spent(), c.spent()
-	fields := map[string]any{"agent": node, "tokens": ts.tokens + ch.tokens, "run": run, "interaction": in, "agentTotal": total}
+	fields := map[string]any{"agent": node, "tokens": tally.Add(ts.tokens, ch.tokens), "run": run, "interaction": in, "agentTotal": total}
 	if res.CostKnown {
-		fields["costUsd"] = ts.usd + ch.usd
+		fields["costUsd"] = tally.AddUSD(ts.usd, ch.usd)
 	}
 	if !reported {
 		fields["unreported"] = true

@@ -478,8 +478,13 @@ func (d *decoder) runtime(n *yaml.Node, path string) *Runtime {
 		"network":     func(_, v *yaml.Node, p string) { r.Network = d.str(v, p, "runtime.network") },
 		"unixSockets": func(_, v *yaml.Node, p string) { r.UnixSockets = d.strList(v, p, "runtime.unixSockets") },
 		"maxCostUsd":  func(_, v *yaml.Node, p string) { r.MaxCostUSD, _ = d.number(v, p, "runtime.maxCostUsd") },
-		"shared":      func(_, v *yaml.Node, p string) { r.Shared = d.strList(v, p, "runtime.shared") },
-		"setup":       func(_, v *yaml.Node, p string) { r.Setup = d.strList(v, p, "runtime.setup") },
+		"maxModelCalls": func(_, v *yaml.Node, p string) {
+			if x, ok := d.integer(v, p, "runtime.maxModelCalls"); ok {
+				r.MaxModelCalls = &x
+			}
+		},
+		"shared": func(_, v *yaml.Node, p string) { r.Shared = d.strList(v, p, "runtime.shared") },
+		"setup":  func(_, v *yaml.Node, p string) { r.Setup = d.strList(v, p, "runtime.setup") },
 		"sessionLoop": func(_, v *yaml.Node, p string) {
 			sl := &SessionLoop{}
 			if d.fields(v, p, "runtime.sessionLoop", map[string]fieldFn{

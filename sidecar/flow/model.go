@@ -106,6 +106,10 @@ type Runtime struct {
 	// MaxCostUSD is the agent's spend limit over the run, enforced by the model gateway before
 	// each model call (docs/agents.md, Gateway); 0: none.
 	MaxCostUSD float64 `json:"maxCostUsd,omitempty"`
+	// MaxModelCalls is the most model calls the agent may make over the run, counted by the
+	// model gateway; nil: the default when the flow sets no spend limit for the agent
+	// (docs/agents.md, Gateway), 0: none.
+	MaxModelCalls *int64 `json:"maxModelCalls,omitempty"`
 	// Shared are workspace-relative dependency folders (node_modules, .venv…) linked into the
 	// agent's sandbox read-only instead of copied; Setup is a command run once in the sandbox
 	// after it is prepared, confined like the agent.

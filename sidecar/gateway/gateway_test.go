@@ -2,14 +2,18 @@ package gateway
 
 import (
 	"bufio"
+	"context"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -36,18 +40,23 @@ var apiCalls = []apiCall{
 		`{"contents":[{"role":"user","parts":[{"text":"say hi"}]}]}`, "X-Goog-Api-Key"},
 }
 
-// charges collects a gateway's charges.
-type charges struct {
+// collected gathers what a gateway's hooks report, from any goroutine.
+type collected[T any] struct {
 	mu sync.Mutex
-	cs []Charge
+	xs []T
 }
 
-func (c *charges) add(ch Charge) { c.mu.Lock(); c.cs = append(c.cs, ch); c.mu.Unlock() }
-func (c *charges) all() []Charge {
+func (c *collected[T]) add(x T) { c.mu.Lock(); c.xs = append(c.xs, x); c.mu.Unlock() }
+func (c *collected[T]) all() []T {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]Charge(nil), c.cs...)
+	return append([]T(nil), c.xs...)
 }
+
+type (
+	charges  = collected[Charge]
+	refusals = collected[Refusal]
+)
 
 func startGateway(t *testing.T, o Options) *Gateway {
 	t.Helper()
@@ -124,9 +133,11 @@ func TestMetersEachAPIsStream(t *testing.T) {
 func TestRefusesACallOverALimit(t *testing.T) {
 	for _, a := range apiCalls {
 		t.Run(string(a.provider), func(t *testing.T) {
-			s := modelserver.Start(t, a.api, modelserver.Script{{Replies: []modelserver.Reply{{Text: "hi"}}}})
+			// The first call costs more than the whole limit (the scripted model ignores the cap).
+			u := modelserver.Usage{InputTokens: 1000, OutputTokens: 500_000}
+			s := modelserver.Start(t, a.api, modelserver.Script{{Replies: []modelserver.Reply{{Text: "hi", Usage: &u}}}})
 			g := startGateway(t, Options{Upstream: map[Provider]string{a.provider: s.URL}})
-			g.Ledger.SetAgentLimit("coder", Limit{USD: 0.0001})
+			g.Ledger.SetAgentLimit("coder", Limit{USD: 1})
 			token, base := g.Register(Caller{Agent: "coder", Interaction: "build", Keys: map[Provider]string{a.provider: realKey}})
 			if resp, body := post(t, base+a.path, a.authHeader, token, a.body); resp.StatusCode != 200 {
 				t.Fatalf("first call: %d %s", resp.StatusCode, body)
@@ -138,7 +149,7 @@ func TestRefusesACallOverALimit(t *testing.T) {
 			var e struct {
 				Error struct{ Message string } `json:"error"`
 			}
-			if err := json.Unmarshal([]byte(body), &e); err != nil || !strings.HasPrefix(e.Error.Message, "spend limit reached: agent coder runtime.maxCostUsd $0.00, spent $0.") {
+			if err := json.Unmarshal([]byte(body), &e); err != nil || !strings.HasPrefix(e.Error.Message, "spend limit reached: agent coder runtime.maxCostUsd $1.00, spent $") {
 				t.Errorf("refusal %s (%v)", body, err)
 			}
 			if n := s.Answered(); n != 1 {
@@ -343,8 +354,9 @@ func TestCloseClosesProviderConnections(t *testing.T) {
 	}
 }
 
-// A provider that cannot be reached is a 502 in its own error shape, saying so (the CLIs
-// retry it); the call is not charged.
+// A provider that cannot be reached is answered in its own error shape, saying so, with a
+// status its CLI does not retry when the fault will not mend (nothing listens there); the
+// call is not charged.
 func TestUnreachableProvider(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -352,19 +364,52 @@ func TestUnreachableProvider(t *testing.T) {
 	}
 	dead := "http://" + ln.Addr().String()
 	ln.Close() // nothing listens there now
-	var got charges
-	g := startGateway(t, Options{Upstream: map[Provider]string{Gemini: dead}, OnCharge: got.add})
-	a := apiCalls[2]
-	token, base := g.Register(Caller{Agent: "a", Interaction: "i", Keys: map[Provider]string{Gemini: realKey}})
-	resp, body := post(t, base+a.path, a.authHeader, token, a.body)
-	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "the gemini API could not be reached") || !strings.Contains(body, `"status":"FAILED_PRECONDITION"`) {
-		t.Errorf("%d %s", resp.StatusCode, body)
+	for _, c := range []struct {
+		a      apiCall
+		status int
+		shape  string
+	}{{apiCalls[2], http.StatusBadRequest, `"status":"FAILED_PRECONDITION"`}, {apiCalls[0], http.StatusBadGateway, `"type":"invalid_request_error"`}} {
+		var got charges
+		var ref refusals
+		g := startGateway(t, Options{Upstream: map[Provider]string{c.a.provider: dead}, OnCharge: got.add, OnRefuse: ref.add})
+		token, base := g.Register(Caller{Agent: "a", Interaction: "i", Keys: map[Provider]string{c.a.provider: realKey}})
+		resp, body := post(t, base+c.a.path, c.a.authHeader, token, c.a.body)
+		if resp.StatusCode != c.status || !strings.Contains(body, "API at "+dead+" cannot be reached: the connection was refused") || !strings.Contains(body, c.shape) {
+			t.Errorf("%d %s", resp.StatusCode, body)
+		}
+		if c.a.provider == Anthropic && resp.Header.Get("X-Should-Retry") != "false" {
+			t.Errorf("x-should-retry %q", resp.Header.Get("X-Should-Retry"))
+		}
+		if strings.Contains(body, realKey) {
+			t.Errorf("the error shows the key: %s", body)
+		}
+		if len(got.all()) != 0 || g.Ledger.Run().Calls != 0 || g.Ledger.Run().USD != 0 {
+			t.Errorf("charged %+v", got.all())
+		}
+		if r := ref.all(); len(r) != 1 || !r[0].Unreachable {
+			t.Errorf("refusals %+v", r)
+		}
 	}
-	if strings.Contains(body, realKey) {
-		t.Errorf("the error shows the key: %s", body)
-	}
-	if len(got.all()) != 0 || g.Ledger.Run().Calls != 0 {
-		t.Errorf("charged %+v", got.all())
+}
+
+// A fault that may pass (the provider's name resolves for a while, then times out) is a
+// 502 the CLIs retry; permanent() tells them apart.
+func TestPermanentFaults(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{&net.DNSError{Name: "x.invalid", Err: "no such host", IsNotFound: true}, true},
+		{&net.DNSError{Name: "api.example", Err: "server misbehaving", IsTemporary: true}, false},
+		{&net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, true},
+		{&net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.EHOSTUNREACH)}, true},
+		{&net.OpError{Op: "read", Err: os.NewSyscallError("read", syscall.ECONNRESET)}, false},
+		{context.DeadlineExceeded, false},
+		{x509.UnknownAuthorityError{}, true},
+	} {
+		if got := permanent(c.err) != ""; got != c.want {
+			t.Errorf("%v: permanent %v, want %v", c.err, got, c.want)
+		}
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/internal/tally"
 )
 
 // Price is what a model costs, in US dollars per million tokens.
@@ -13,6 +15,32 @@ type Price struct {
 	CachedInput float64 `json:"cachedInput"` // cache reads
 	CacheWrite  float64 `json:"cacheWrite"`  // cache writes (Anthropic)
 	Output      float64 `json:"output"`      // output tokens, reasoning included
+	// LongContext prices a call whose input is over its Above tokens (Gemini 2.5 Pro's
+	// prices double past 200,000).
+	LongContext *LongPrice `json:"longContext,omitempty"`
+}
+
+// LongPrice is a model's price past a number of input tokens.
+type LongPrice struct {
+	Above       int64   `json:"above"`
+	Input       float64 `json:"input"`
+	CachedInput float64 `json:"cachedInput"`
+	CacheWrite  float64 `json:"cacheWrite"`
+	Output      float64 `json:"output"`
+}
+
+// at is the price of a call with in input tokens.
+func (p Price) at(in int64) Price {
+	if l := p.LongContext; l != nil && in > l.Above {
+		return Price{Input: l.Input, CachedInput: l.CachedInput, CacheWrite: l.CacheWrite, Output: l.Output}
+	}
+	return p
+}
+
+func (p Price) negative() bool {
+	l := p.LongContext
+	return p.Input < 0 || p.CachedInput < 0 || p.CacheWrite < 0 || p.Output < 0 ||
+		(l != nil && (l.Above < 0 || l.Input < 0 || l.CachedInput < 0 || l.CacheWrite < 0 || l.Output < 0))
 }
 
 // Pricing is a price per model-name prefix, per provider. The longest prefix of a model's
@@ -52,7 +80,7 @@ func ParsePricing(b []byte) (Pricing, error) {
 			return nil, fmt.Errorf("%s: %v", k, err)
 		}
 		for m, pr := range models {
-			if pr.Input < 0 || pr.CachedInput < 0 || pr.CacheWrite < 0 || pr.Output < 0 {
+			if pr.negative() {
 				return nil, fmt.Errorf("%s.%q: a price is negative", k, m)
 			}
 		}
@@ -95,9 +123,22 @@ func (p Pricing) Cost(prov Provider, model string, u Usage) (float64, bool) {
 	if !ok {
 		return 0, false
 	}
+	pr = pr.at(tally.Sum(u.Input, u.CachedInput, u.CacheWrite))
 	usd := float64(u.Input)*pr.Input + float64(u.CachedInput)*pr.CachedInput +
 		float64(u.CacheWrite)*pr.CacheWrite + float64(u.Output)*pr.Output
-	return usd / 1e6, true
+	return tally.USD(usd / 1e6), true
+}
+
+// perToken is what one input token (billed the dearest way it can be: written to a cache,
+// read, or not) and one output token of a call with in input tokens cost, at most. A model
+// the table does not price at all (no entry for its provider) costs nothing here: ok is false.
+func (p Pricing) perToken(prov Provider, model string, in int64) (inUSD, outUSD float64, ok bool) {
+	pr, ok := p.price(prov, model)
+	if !ok {
+		return 0, 0, false
+	}
+	pr = pr.at(in)
+	return max(pr.Input, pr.CachedInput, pr.CacheWrite) / 1e6, pr.Output / 1e6, true
 }
 
 // Price is what the gateway charges for a model (its table, overrides included).

@@ -1,8 +1,8 @@
 package gateway
 
 import (
+	"encoding/json"
 	"net/http"
-	"strings"
 )
 
 // Provider is a model API the gateway forwards.
@@ -24,19 +24,6 @@ var DefaultUpstream = map[Provider]string{
 	Gemini:    "https://generativelanguage.googleapis.com",
 }
 
-// providerOf tells the provider from a request path (the part after the agent's token).
-func providerOf(path string) (Provider, bool) {
-	switch {
-	case strings.HasPrefix(path, "/v1/messages"), strings.HasPrefix(path, "/v1/complete"):
-		return Anthropic, true
-	case strings.HasPrefix(path, "/v1/responses"), strings.HasPrefix(path, "/v1/chat/completions"), path == "/v1/models" || strings.HasPrefix(path, "/v1/models/"):
-		return OpenAI, true
-	case strings.HasPrefix(path, "/v1beta/"), strings.HasPrefix(path, "/v1alpha/"), strings.HasPrefix(path, "/v1/models/gemini"):
-		return Gemini, true
-	}
-	return "", false
-}
-
 // authHeaders are the headers (and, for Gemini, the ?key= parameter) a client authenticates
 // with: the agent's token arrives there, and the real key leaves there.
 var authHeaders = map[Provider][]string{
@@ -45,46 +32,39 @@ var authHeaders = map[Provider][]string{
 	Gemini:    {"X-Goog-Api-Key", "Authorization"},
 }
 
-// setKey replaces whatever credentials the agent sent with the real key.
-func setKey(p Provider, r *http.Request, key string) {
-	for _, h := range authHeaders[p] {
-		r.Header.Del(h)
+// writeError answers with an error in the provider's own JSON shape, so the CLI shows its
+// message (Anthropic's shape when the request named no provider). final: the CLI is not to
+// retry it (Claude Code reads x-should-retry).
+func writeError(w http.ResponseWriter, p Provider, status int, msg string, final bool) {
+	w.Header().Set("Content-Type", "application/json")
+	if final {
+		w.Header().Set("X-Should-Retry", "false")
 	}
-	switch p {
-	case Anthropic:
-		r.Header.Set("X-Api-Key", key)
-	case OpenAI:
-		r.Header.Set("Authorization", "Bearer "+key)
-	case Gemini:
-		r.Header.Set("X-Goog-Api-Key", key)
-	}
-	if q := r.URL.Query(); q.Has("key") {
-		q.Del("key")
-		r.URL.RawQuery = q.Encode()
-	}
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(errorBody(p, status, msg))
 }
 
-// errorBody is an error in the provider's own JSON shape, so the CLI shows its message.
+// errorBody is an error in the provider's own JSON shape.
 func errorBody(p Provider, status int, msg string) any {
 	switch p {
-	case Anthropic:
-		typ := "invalid_request_error"
-		if status == http.StatusUnauthorized {
-			typ = "authentication_error"
+	case OpenAI:
+		code := map[int]string{401: "invalid_api_key", 413: "request_too_large"}[status]
+		if code == "" {
+			code = "invalid_request_error"
 		}
-		return map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}}
+		return map[string]any{"error": map[string]any{"type": "invalid_request_error", "code": code, "message": msg}}
 	case Gemini:
-		st := "FAILED_PRECONDITION"
-		if status == http.StatusUnauthorized {
-			st = "UNAUTHENTICATED"
+		st := map[int]string{401: "UNAUTHENTICATED", 404: "NOT_FOUND", 413: "INVALID_ARGUMENT"}[status]
+		if st == "" {
+			st = "FAILED_PRECONDITION"
 		}
 		return map[string]any{"error": map[string]any{"code": status, "status": st, "message": msg}}
 	}
-	code := "insufficient_quota"
-	if status == http.StatusUnauthorized {
-		code = "invalid_api_key"
+	typ := map[int]string{401: "authentication_error", 404: "not_found_error", 413: "request_too_large"}[status]
+	if typ == "" {
+		typ = "invalid_request_error"
 	}
-	return map[string]any{"error": map[string]any{"type": "invalid_request_error", "code": code, "message": msg}}
+	return map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}}
 }
 
 // KeyVars are the environment variables each provider's CLI reads its key from: a flow that

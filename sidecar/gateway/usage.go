@@ -1,10 +1,9 @@
 package gateway
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
-	"sync"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/internal/tally"
 )
 
 // Usage is one response's tokens, split the way prices are.
@@ -16,7 +15,18 @@ type Usage struct {
 }
 
 // Tokens is every token of the response, as the run's token limits count them.
-func (u Usage) Tokens() int64 { return u.Input + u.CachedInput + u.CacheWrite + u.Output }
+func (u Usage) Tokens() int64 { return tally.Sum(u.Input, u.CachedInput, u.CacheWrite, u.Output) }
+
+// plus adds o to u, each count saturating.
+func (u Usage) plus(o Usage) Usage {
+	return Usage{Input: tally.Add(u.Input, o.Input), CachedInput: tally.Add(u.CachedInput, o.CachedInput),
+		CacheWrite: tally.Add(u.CacheWrite, o.CacheWrite), Output: tally.Add(u.Output, o.Output)}
+}
+
+// check says why a provider's report cannot be counted ("" when it can).
+func (u Usage) check() string {
+	return tally.Report([]int64{u.Input, u.CachedInput, u.CacheWrite, u.Output}, nil)
+}
 
 // wireUsage holds the usage fields of all three APIs.
 type wireUsage struct {
@@ -25,15 +35,22 @@ type wireUsage struct {
 	CacheRead     *int64 `json:"cache_read_input_tokens"`
 	CacheCreation *int64 `json:"cache_creation_input_tokens"`
 	OutputTokens  *int64 `json:"output_tokens"`
-	// OpenAI (input_tokens counts the cached ones too)
+	// OpenAI Responses (input_tokens counts the cached ones too)
 	InputDetails *struct {
 		CachedTokens int64 `json:"cached_tokens"`
 	} `json:"input_tokens_details"`
+	// OpenAI chat completions (prompt_tokens counts the cached ones too)
+	PromptTokens     *int64 `json:"prompt_tokens"`
+	CompletionTokens *int64 `json:"completion_tokens"`
+	PromptDetails    *struct {
+		CachedTokens int64 `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
 	// Gemini (promptTokenCount counts the cached ones too)
 	Prompt     *int64 `json:"promptTokenCount"`
 	Cached     *int64 `json:"cachedContentTokenCount"`
 	Candidates *int64 `json:"candidatesTokenCount"`
 	Thoughts   *int64 `json:"thoughtsTokenCount"`
+	ToolPrompt *int64 `json:"toolUsePromptTokenCount"`
 }
 
 func n(p *int64) int64 {
@@ -45,33 +62,40 @@ func n(p *int64) int64 {
 
 // merge reads w into u for provider p. Anthropic's message_delta repeats only the counts
 // that changed, so a field present replaces the one before and a field absent keeps it.
+// Counts are taken as the provider wrote them (a negative one included): check refuses
+// them before anything is charged.
 func (u *Usage) merge(p Provider, w wireUsage) {
 	switch p {
 	case Anthropic:
-		if w.InputTokens != nil {
-			u.Input = *w.InputTokens
-		}
-		if w.CacheRead != nil {
-			u.CachedInput = *w.CacheRead
-		}
-		if w.CacheCreation != nil {
-			u.CacheWrite = *w.CacheCreation
-		}
-		if w.OutputTokens != nil {
-			u.Output = *w.OutputTokens
+		for _, f := range []struct {
+			from *int64
+			to   *int64
+		}{{w.InputTokens, &u.Input}, {w.CacheRead, &u.CachedInput}, {w.CacheCreation, &u.CacheWrite}, {w.OutputTokens, &u.Output}} {
+			if f.from != nil {
+				*f.to = *f.from
+			}
 		}
 	case OpenAI:
+		if w.PromptTokens != nil || w.CompletionTokens != nil { // chat completions
+			cached := int64(0)
+			if w.PromptDetails != nil {
+				cached = w.PromptDetails.CachedTokens
+			}
+			*u = Usage{Input: n(w.PromptTokens) - cached, CachedInput: cached, Output: n(w.CompletionTokens)}
+			return
+		}
 		cached := int64(0)
 		if w.InputDetails != nil {
 			cached = w.InputDetails.CachedTokens
 		}
-		*u = Usage{Input: max(n(w.InputTokens)-cached, 0), CachedInput: cached, Output: n(w.OutputTokens)}
+		*u = Usage{Input: n(w.InputTokens) - cached, CachedInput: cached, Output: n(w.OutputTokens)}
 	case Gemini: // each chunk's usageMetadata is the total so far
-		*u = Usage{Input: max(n(w.Prompt)-n(w.Cached), 0), CachedInput: n(w.Cached), Output: n(w.Candidates) + n(w.Thoughts)}
+		*u = Usage{Input: n(w.Prompt) - n(w.Cached) + n(w.ToolPrompt), CachedInput: n(w.Cached), Output: n(w.Candidates) + n(w.Thoughts)}
 	}
 }
 
-// event is the part of a response (or of one streamed event) that carries usage.
+// event is the part of a response (or of one streamed event) that carries usage, the model,
+// whether the response is complete, and the text it streams.
 type event struct {
 	Type    string     `json:"type"`
 	Model   string     `json:"model"`
@@ -86,118 +110,75 @@ type event struct {
 	} `json:"response"` // OpenAI response.completed
 	UsageMetadata *wireUsage `json:"usageMetadata"` // Gemini
 	ModelVersion  string     `json:"modelVersion"`
+	// Text: Anthropic's content_block_delta (an object), OpenAI's *.delta events (a string).
+	Delta   json.RawMessage `json:"delta"`
+	Choices []struct {
+		Delta struct {
+			Content   string `json:"content"`
+			Reasoning string `json:"reasoning_content"`
+			ToolCalls []struct {
+				Function struct {
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"` // OpenAI chat completions
+	Candidates []struct {
+		Content struct {
+			Parts []json.RawMessage `json:"parts"`
+		} `json:"content"`
+		FinishReason string `json:"finishReason"`
+	} `json:"candidates"` // Gemini
 }
 
-// read takes what one JSON value says about usage and the model.
-func (m *meter) read(b []byte) {
-	b = bytes.TrimSpace(b)
-	if len(b) > 0 && b[0] == '[' { // Gemini's streamGenerateContent without alt=sse
-		var all []json.RawMessage
-		if json.Unmarshal(b, &all) == nil {
-			for _, x := range all {
-				m.read(x)
-			}
+// final says whether e carries a response's last word on its usage.
+func (e *event) final(p Provider) bool {
+	switch p {
+	case Anthropic: // message_delta (streamed), or a whole message
+		return (e.Type == "message_delta" || e.Type == "message") && e.Usage != nil
+	case OpenAI: // response.completed (or .incomplete, .failed), a chat stream's last chunk, a whole response
+		return (e.Response != nil && e.Response.Usage != nil) || e.Usage != nil
+	}
+	if e.UsageMetadata == nil {
+		return false
+	}
+	for _, c := range e.Candidates {
+		if c.FinishReason != "" {
+			return true
 		}
-		return
 	}
-	var e event
-	if json.Unmarshal(b, &e) != nil {
-		return
-	}
-	for _, w := range []struct {
-		model string
-		u     *wireUsage
-	}{{e.Model, e.Usage}, {e.ModelVersion, e.UsageMetadata}} {
-		m.found(w.model, w.u)
-	}
-	if e.Message != nil {
-		m.found(e.Message.Model, e.Message.Usage)
-	}
-	if e.Response != nil {
-		m.found(e.Response.Model, e.Response.Usage)
-	}
+	return len(e.Candidates) == 0 // a count with no answer (an error, a blocked prompt)
 }
 
-func (m *meter) found(model string, u *wireUsage) {
-	if model != "" && m.model == "" {
-		m.model = model
-	}
-	if u != nil {
-		m.usage.merge(m.p, *u)
-		m.seen = true
-	}
-}
-
-// meter reads a response's body as it passes to the agent, unchanged and unbuffered, and
-// calls done once with the usage it found when the body ends or is closed.
-type meter struct {
-	body   io.ReadCloser
-	p      Provider
-	sse    bool
-	line   []byte // SSE: the line read so far
-	whole  []byte // JSON: the body so far (up to maxJSON)
-	model  string
-	usage  Usage
-	seen   bool
-	once   sync.Once
-	done   func(model string, u Usage, seen bool)
-	closed bool
-}
-
-const maxJSON = 16 << 20
-
-func (m *meter) Read(b []byte) (int, error) {
-	k, err := m.body.Read(b)
-	m.scan(b[:k])
-	if err != nil {
-		m.finish()
-	}
-	return k, err
-}
-
-func (m *meter) Close() error {
-	err := m.body.Close()
-	m.finish()
-	return err
-}
-
-func (m *meter) finish() {
-	m.once.Do(func() {
-		if m.sse {
-			m.sseLine(m.line)
+// text is the bytes of model text e streams: at least one byte a token.
+func (e *event) text() int64 {
+	var t int64
+	if len(e.Delta) > 0 {
+		if e.Delta[0] == '"' {
+			var s string
+			_ = json.Unmarshal(e.Delta, &s)
+			t += int64(len(s))
 		} else {
-			m.read(m.whole)
-		}
-		m.done(m.model, m.usage, m.seen)
-	})
-}
-
-func (m *meter) scan(b []byte) {
-	if !m.sse {
-		if len(m.whole)+len(b) <= maxJSON {
-			m.whole = append(m.whole, b...)
-		}
-		return
-	}
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			if len(m.line)+len(b) <= maxJSON {
-				m.line = append(m.line, b...)
+			var d struct {
+				Text        string `json:"text"`
+				PartialJSON string `json:"partial_json"`
+				Thinking    string `json:"thinking"`
 			}
-			return
+			_ = json.Unmarshal(e.Delta, &d)
+			t += int64(len(d.Text) + len(d.PartialJSON) + len(d.Thinking))
 		}
-		m.line = append(m.line, b[:i]...)
-		m.sseLine(m.line)
-		m.line, b = m.line[:0], b[i+1:]
 	}
-}
-
-func (m *meter) sseLine(l []byte) {
-	l = bytes.TrimRight(l, "\r")
-	// Only events that carry usage (or the model) are decoded: text deltas, most of a
-	// stream, pass by without it.
-	if d, ok := bytes.CutPrefix(l, []byte("data:")); ok && (bytes.Contains(d, []byte(`sage`)) || bytes.Contains(d, []byte(`"model`))) {
-		m.read(d)
+	for _, c := range e.Choices {
+		t += int64(len(c.Delta.Content) + len(c.Delta.Reasoning))
+		for _, tc := range c.Delta.ToolCalls {
+			t += int64(len(tc.Function.Arguments))
+		}
 	}
+	for _, c := range e.Candidates {
+		for _, p := range c.Content.Parts {
+			t += int64(len(p))
+		}
+	}
+	return t
 }

@@ -53,10 +53,25 @@ type ApplyOptions struct {
 	// So a decision on the check, such as auto-apply's "only when the check warns of nothing",
 	// is made on the very workspace the apply then changes.
 	Accept func(*Result) string
+	// Confirm names the held files (holds.go: a control file, a name that looks like another)
+	// the person confirmed, each by its path or by its name as shown (Hold.Shown). An apply
+	// that touches a held file not named here is held back (*HeldError), a check too.
+	Confirm []string
+	// Reviewing: a review, not an apply. Holds are listed in Result.Held without holding
+	// anything back, and a patch changed since it was made is a warning, not a refusal.
+	Reviewing bool
+	// Reviewed is the digest of the patch the person reviewed (Review.PatchDigest): when set,
+	// an apply of any other patch is refused. Without it the patch must be the one the
+	// proposal was made with or the one a review last recorded (integrity.go).
+	Reviewed string
 }
 
-// HeldError is an apply that ApplyOptions.Accept held back; nothing was written.
-type HeldError struct{ Reason string }
+// HeldError is an apply held back, by ApplyOptions.Accept or because it touches held files
+// the person has not confirmed (Held); nothing was written.
+type HeldError struct {
+	Reason string
+	Held   []Hold // the unconfirmed holds, when they are the reason
+}
 
 func (e *HeldError) Error() string { return "not applied: " + e.Reason }
 
@@ -72,6 +87,8 @@ type Result struct {
 	Merged []string `json:"merged,omitempty"`
 	// Ledger is the apply ledger entry that records this apply (ledger.go).
 	Ledger string `json:"ledger,omitempty"`
+	// Held are the files a person must confirm by name (holds.go), whether or not they were.
+	Held []Hold `json:"held,omitempty"`
 }
 
 // Check is Apply with DryRun set.
@@ -95,7 +112,7 @@ func Apply(ctx context.Context, workspace, ref string, sel Selection, o ApplyOpt
 		return nil, err
 	}
 	e := entryFor(workspace, l)
-	e.Patch, e.Part = patchDigest(l.Patch), !sel.all() || sel.merging()
+	e.Patch, e.Part = PatchDigest(l.Patch), !sel.all() || sel.merging()
 	if !sel.merging() {
 		e.Picked = sel.Hunks
 	}
@@ -156,7 +173,8 @@ func applyLoaded(ctx context.Context, workspace string, l *Loaded, sel Selection
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the workspace HEAD (%s) differs from the proposal's base.gitHead (%s); the files may have changed since the sandbox was prepared", cur, l.Proposal.Base.GitHead))
 		}
 	}
-	return applyPlanned(ctx, workspace, res, o, func(d *dirs) (*plan, []Problem) { return planApply(d, l, sel, o, res, rec.prior) }, rec)
+	planner := func(d *dirs) (*plan, []Problem) { return planApply(d, l, sel, o, res, rec.prior) }
+	return applyPlanned(ctx, workspace, res, o, withProposalChecks(workspace, l, res, o, planner), rec)
 }
 
 // applyPlanned checks (planner makes the plan, reading the workspace through d) and applies,
@@ -182,6 +200,9 @@ func applyPlanned(ctx context.Context, workspace string, res *Result, o ApplyOpt
 	defer d.close()
 	pl, err := checkPlanned(workspace, root, d, planner, rec, res)
 	if err != nil {
+		return res, err
+	}
+	if err := holdBack(res, o); err != nil {
 		return res, err
 	}
 	if o.Accept != nil {

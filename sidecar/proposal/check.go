@@ -332,6 +332,11 @@ func parsePatch(patch []byte, rules safepath.Rules, limit int64) ([]*gitdiff.Fil
 				add(n, "the name is not in canonical form")
 			}
 		}
+		if f.IsNew || f.IsRename || f.IsCopy {
+			if why := nameRefusal(f.NewName); why != "" {
+				add(f.NewName, "%s", why)
+			}
+		}
 		if len(probs) > before {
 			continue
 		}

@@ -308,7 +308,7 @@ func updateReview(workspace, ref string, change func(*Loaded, *ReviewState) erro
 	}
 	// A revision whose run's process died is settled first, and recorded even when change
 	// refuses.
-	notice, err := settleInterrupted(root, l, s)
+	notice, err := settleInterrupted(workspace, root, l, s)
 	if err != nil {
 		return nil, err
 	}

@@ -157,6 +157,9 @@ func (sb *createSandbox) scan(rules safepath.Rules) ([]string, error) {
 		}
 	}
 	sort.Strings(names)
+	if err := refuseNewNames(names, sb.in); err != nil {
+		return nil, err
+	}
 	return names, nil
 }
 
@@ -249,6 +252,9 @@ func writeProposal(root *os.Root, o CreateOptions, pr *Proposal, patch []byte, s
 	held, herr := readRootCapped(root, PatchFile, MaxPatchBytes)
 	samePatch := herr == nil && bytes.Equal(held, patch)
 	if err := writeFileAtomic(root, PatchFile, patch, 0o644); err != nil {
+		return err
+	}
+	if err := writePatchRecord(root, DigestFile, patch); err != nil {
 		return err
 	}
 	testKillAt("create-patch")

@@ -49,6 +49,9 @@ type ExportedProposal struct {
 	Agent    string     `json:"agent"`
 	Proposal string     `json:"proposal"` // workspace-relative proposal.json
 	Files    []FileStat `json:"files"`
+	// Held are its files that change how things run (holds.go): exported, and named in its
+	// commit message, for the person who merges it to confirm.
+	Held []Hold `json:"held,omitempty"`
 }
 
 var authorRE = regexp.MustCompile(`^[^<>\n]+ <[^<>\s@]+@[^<>\s@]+>$`)
@@ -143,8 +146,8 @@ func Export(ctx context.Context, workspace, runID string, o ExportOptions) (*Exp
 	}
 	var mbox bytes.Buffer
 	for n, m := range msgs {
-		writeMessage(&mbox, m.x.l.Proposal, m.x.s, o.Author, n+1, len(msgs), m.stats, m.diff)
-		out.Proposals = append(out.Proposals, ExportedProposal{Agent: m.x.s.AgentID, Proposal: m.x.s.ProposalFile, Files: m.stats})
+		writeMessage(&mbox, m.x.l.Proposal, m.x.s, o.Author, n+1, len(msgs), m.stats, m.diff, m.x.held)
+		out.Proposals = append(out.Proposals, ExportedProposal{Agent: m.x.s.AgentID, Proposal: m.x.s.ProposalFile, Files: m.stats, Held: m.x.held})
 	}
 	out.Patch = mbox.Bytes()
 	return out, nil
@@ -158,6 +161,7 @@ type exportLoaded struct {
 	files   []*gitdiff.File
 	changes *planChanges
 	merged  []string // files whose plan is a merge with the workspace (rebase.go)
+	held    []Hold   // files that change how things run
 }
 
 // loadForExport checks that each proposal applies to the workspace on its own, with every
@@ -173,7 +177,8 @@ func loadForExport(ctx context.Context, workspace string, picked []Summary, rule
 	var ls []exportLoaded
 	var refused []Problem
 	for _, s := range picked {
-		res, err := Check(ctx, workspace, s.ProposalFile, Selection{}, ApplyOptions{Rules: rules})
+		// Reviewing: held files are exported and named, for whoever merges the patch to confirm.
+		res, err := Check(ctx, workspace, s.ProposalFile, Selection{}, ApplyOptions{Rules: rules, Reviewing: true})
 		if err != nil {
 			var ref *RefusedError
 			if errors.As(err, &ref) && res != nil {
@@ -188,6 +193,10 @@ func loadForExport(ctx context.Context, workspace string, picked []Summary, rule
 		if err != nil {
 			return nil, err
 		}
+		if why, _ := patchChanged(l, ""); why != "" {
+			refused = append(refused, Problem{Reason: fmt.Sprintf("%s's proposal: %s", s.AgentID, why)})
+			continue
+		}
 		files, probs := parsePatch(l.Patch, rules, 0)
 		if len(probs) > 0 {
 			return nil, &RefusedError{Problems: probs}
@@ -199,7 +208,7 @@ func loadForExport(ctx context.Context, workspace string, picked []Summary, rule
 			refused = append(refused, Problem{Path: p.Path, Reason: fmt.Sprintf("%s's proposal does not apply to the workspace (it changed during the export): %s", s.AgentID, p.Reason)})
 		}
 		if len(probs) == 0 {
-			ls = append(ls, exportLoaded{s: s, l: l, files: files, changes: changesOf(pl), merged: planned.Merged})
+			ls = append(ls, exportLoaded{s: s, l: l, files: files, changes: changesOf(pl), merged: planned.Merged, held: res.Held})
 		}
 	}
 	if len(refused) > 0 {
@@ -234,7 +243,7 @@ func splitSections(patch []byte) [][]byte {
 
 // writeMessage writes one mbox message as `git format-patch` does: the "From " separator
 // line, the headers, the commit message, "---", a diffstat, the diff.
-func writeMessage(b *bytes.Buffer, pr *Proposal, s Summary, author string, n, total int, stats []FileStat, diff []byte) {
+func writeMessage(b *bytes.Buffer, pr *Proposal, s Summary, author string, n, total int, stats []FileStat, diff []byte, held []Hold) {
 	if author == "" {
 		author = fmt.Sprintf("%s (AgentCanvas) <%s@agentcanvas.invalid>", s.AgentID, mailLocal(s.AgentID))
 	}
@@ -270,6 +279,12 @@ func writeMessage(b *bytes.Buffer, pr *Proposal, s Summary, author string, n, to
 	fmt.Fprintf(b, "Proposal: %s\nRun: %s, agent %s", s.ProposalFile, s.RunID, s.AgentID)
 	if s.GitHead != "" {
 		fmt.Fprintf(b, ", from commit %s", s.GitHead)
+	}
+	if len(held) > 0 { // said where the person who merges it reads
+		b.WriteString("\n\nChanges how things run (confirm each before merging):")
+		for _, h := range held {
+			fmt.Fprintf(b, "\n  %s: %s", h.Shown, h.Reason)
+		}
 	}
 	b.WriteString("\n---\n")
 	writeDiffstat(b, stats)

@@ -37,7 +37,10 @@ const (
 // into every ledger entry that applies the proposal. Tokens and cost are the agent's in its run
 // up to the proposal (zero and CostKnown false when its backend does not report them).
 type Origin struct {
-	Flow          string  `json:"flow,omitempty"`
+	Flow string `json:"flow,omitempty"`
+	// FlowFile is the run's flow file (workspace-relative when it is in the workspace): a
+	// proposal that changes it is held (control.go).
+	FlowFile      string  `json:"flowFile,omitempty"`
 	InteractionID string  `json:"interactionId,omitempty"`
 	Round         int     `json:"round,omitempty"` // 1-based, as the agent's prompt says it
 	Backend       string  `json:"backend,omitempty"`
@@ -66,7 +69,7 @@ type LedgerEntry struct {
 	// never revised), and Comments the review comments that led to it, with the worker's answers.
 	Revision int             `json:"revision,omitempty"`
 	Comments []LedgerComment `json:"comments,omitempty"`
-	// Patch is the digest (SHA-256) of the proposal's patch applied, and Part says the apply
+	// Patch is the digest of the proposal's patch applied (PatchDigest), and Part says the apply
 	// was of a selection (some files or hunks): with the proposal and the revision, they are
 	// what makes an apply happen once (once.go).
 	Patch string `json:"patch,omitempty"`

@@ -11,19 +11,11 @@ package proposal
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
 )
-
-// patchDigest names a patch's exact bytes in the ledger.
-func patchDigest(patch []byte) string {
-	sum := sha256.Sum256(patch)
-	return hex.EncodeToString(sum[:])
-}
 
 // priorApplies is what the ledger says of earlier applies of a proposal that still stand.
 type priorApplies struct {

@@ -30,6 +30,14 @@ type Review struct {
 	Merged []string `json:"merged,omitempty"`
 	// Review is the review conversation (comments, answers, revisions); nil for a bare patch.
 	Review *ReviewState `json:"review,omitempty"`
+	// Held are the files a person must confirm by name before the proposal is applied
+	// (holds.go): control files and names that look like others. Empty: none.
+	Held []Hold `json:"held"`
+	// Tests are the last test and verify results in the proposal's sandbox (tests.go).
+	Tests *Tests `json:"tests,omitempty"`
+	// PatchDigest is the digest of the patch this review shows; an apply given it
+	// (ApplyOptions.Reviewed) applies exactly that patch or nothing.
+	PatchDigest string `json:"patchDigest"`
 }
 
 // ReviewFile is one file of a patch.
@@ -81,6 +89,9 @@ type ReviewOptions struct {
 	ApplyOptions
 	// Record appends a proposal_reviewed event (the orchestrator or the user reviewed it).
 	Record bool
+	// Shown: the review is shown to a person, so proposal/reviewed.json records the patch
+	// it showed (integrity.go); an apply may then apply that patch.
+	Shown bool
 }
 
 // GetReview loads ref and returns its review data (named so as not to clash with the type).
@@ -103,7 +114,7 @@ func GetReview(ctx context.Context, workspace, ref string, o ReviewOptions) (*Re
 			rv.Files = append(rv.Files, reviewFile(f))
 		}
 	}
-	res, err := ApplyLoaded(ctx, workspace, l, Selection{}, ApplyOptions{DryRun: true, Rules: o.Rules, MaxPatchBytes: o.MaxPatchBytes})
+	res, err := ApplyLoaded(ctx, workspace, l, Selection{}, ApplyOptions{DryRun: true, Reviewing: true, Rules: o.Rules, MaxPatchBytes: o.MaxPatchBytes})
 	if res != nil {
 		rv.Warnings = append(rv.Warnings, res.Warnings...)
 		rv.Problems = res.Problems
@@ -129,6 +140,11 @@ func GetReview(ctx context.Context, workspace, ref string, o ReviewOptions) (*Re
 		}
 	}
 	markHunks(rv)
+	var parsed []*gitdiff.File
+	if len(probs) == 0 {
+		parsed = files
+	}
+	reviewFacts(workspace, l, parsed, res, rv, o)
 	if l.AgentDir != "" {
 		if root, err := os.OpenRoot(l.AgentDir); err == nil {
 			if b, err := readRootCapped(root, SummaryFile, maxSummaryBytes); err == nil {
@@ -144,6 +160,12 @@ func GetReview(ctx context.Context, workspace, ref string, o ReviewOptions) (*Re
 		fields := map[string]any{"applicable": rv.Applicable, "files": len(rv.Files)}
 		if len(rv.Problems) > 0 {
 			fields["problems"] = rv.Problems
+		}
+		if len(rv.Held) > 0 {
+			fields["held"] = rv.Held
+		}
+		if rv.Tests.Failed() {
+			fields["testsFailed"] = true
 		}
 		if err := logEvent(workspace, o.Flow, l, "proposal_reviewed", fields); err != nil {
 			rv.Warnings = append(rv.Warnings, "could not write the event log: "+err.Error())

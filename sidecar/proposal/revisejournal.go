@@ -6,15 +6,8 @@ package proposal
 // comments it was sent): that record is the revision's journal. review.json says n+1 exists
 // only after n is kept. When the run ends (FinishRevision), or when its process died before
 // (every change of review.json settles an interrupted revision first), the proposal is looked
-// at as it is:
-//
-//   - its patch is revision n's: nothing was made; the kept copy, which the proposal's own
-//     files duplicate, goes;
-//   - its patch is another, and its proposal.json too (the proposal was made again to the
-//     end): that is revision n+1, recorded with the comments it was sent;
-//   - its patch is another but its proposal.json is still revision n's (the write was cut
-//     short): the patch and summary are put back from the kept copy, so the proposal is
-//     revision n again, whole (the worker's files stay in work/ for the next revision).
+// at as it is (settleRevision says how): made again to its end, it is revision n+1; otherwise
+// it goes back to revision n, whole, from the kept copy.
 //
 // A kept revision is never written over: a revisions/<n>/ that holds another patch than the
 // proposal's revision n is refused, naming it.
@@ -48,7 +41,7 @@ func interrupted(l *Loaded, s *ReviewState) bool {
 
 // settleInterrupted finishes or rolls back a revision whose run's process died; the notice
 // says which ("" when there was none).
-func settleInterrupted(root *os.Root, l *Loaded, s *ReviewState) (string, error) {
+func settleInterrupted(workspace string, root *os.Root, l *Loaded, s *ReviewState) (string, error) {
 	if !interrupted(l, s) {
 		return "", nil
 	}
@@ -59,7 +52,7 @@ func settleInterrupted(root *os.Root, l *Loaded, s *ReviewState) (string, error)
 			sent = append(sent, c)
 		}
 	}
-	made, err := settleRevision(root, l, s, r.RunID, sent, nil, false)
+	made, err := settleRevision(workspace, root, l, s, r.RunID, sent, nil, false, true)
 	if err != nil {
 		return "", fmt.Errorf("an interrupted revision (run %s) of %s's proposal could not be settled: %w", r.RunID, l.Proposal.AgentID, err)
 	}
@@ -69,29 +62,32 @@ func settleInterrupted(root *os.Root, l *Loaded, s *ReviewState) (string, error)
 	return fmt.Sprintf("an interrupted revision (run %s) of %s's proposal was rolled back: the proposal stays at revision %d", r.RunID, l.Proposal.AgentID, s.Revision), nil
 }
 
-// settleRevision records the end of revision run runID, from the proposal as it is (see the
-// package comment above): made says a revision n+1 was recorded. Comments sent are marked
-// with the worker's answers (ok: the run completed, and a comment it did not answer by name
+// settleRevision records the end of revision run runID, from the proposal as it is: made
+// says a revision n+1 was recorded.
+//
+//   - A run that completed (ok) and made the proposal again to its end (proposal.json, written
+//     last, is not the kept one) made revision n+1; so did an interrupted run that got that far
+//     (only its record was cut).
+//   - A run that failed, or was interrupted before that, is not a revision: work/ and the
+//     proposal's files go back to revision n, from the kept copy (restoreRevision).
+//   - A run that completed without changing the patch leaves the revision as it was; one
+//     whose patch was written without its proposal.json gets revision n's files back (its
+//     edits stay in work/, for the next proposal).
+//
+// Comments sent are marked with the worker's answers (ok: a comment it did not answer by name
 // counts as answered by the revision it made).
-func settleRevision(root *os.Root, l *Loaded, s *ReviewState, runID string, sent []Comment, answers map[string]string, ok bool) (bool, error) {
+func settleRevision(workspace string, root *os.Root, l *Loaded, s *ReviewState, runID string, sent []Comment, answers map[string]string, ok, interrupted bool) (bool, error) {
 	kept := keptDir(s.Revision)
 	old, kerr := root.ReadFile(path.Join(kept, "changes.patch"))
 	now, err := root.ReadFile(PatchFile)
 	if err != nil {
 		return false, err
 	}
-	made := false
+	changed := kerr == nil && !bytes.Equal(old, now)
+	made := changed && (ok || interrupted) && madeToTheEnd(root, kept)
 	switch {
-	case kerr != nil || bytes.Equal(old, now):
-		// Nothing kept (the run never began), or nothing made: the kept copy duplicates the
-		// proposal's own files.
-		if kerr == nil {
-			if err := root.RemoveAll(kept); err != nil {
-				return false, err
-			}
-		}
-	case madeToTheEnd(root, kept):
-		made = true
+	case kerr != nil: // nothing kept: the run never began
+	case made:
 		s.Revision++
 		ids := make([]string, 0, len(sent))
 		for _, c := range sent {
@@ -99,8 +95,15 @@ func settleRevision(root *os.Root, l *Loaded, s *ReviewState, runID string, sent
 		}
 		s.Revisions = append(s.Revisions, Revision{Number: s.Revision, CreatedAt: l.Proposal.CreatedAt, RunID: runID, Comments: ids})
 	default:
-		if err := restoreRevisionFiles(root, kept); err != nil {
-			return false, err
+		var err error
+		switch {
+		case !ok:
+			err = restoreRevision(workspace, root, l, s, kept)
+		case changed:
+			err = restoreRevisionFiles(root, kept)
+		}
+		if err != nil {
+			return false, fmt.Errorf("the revision run's edits could not be taken back (revision %d is kept in %s): %w", s.Revision, kept, err)
 		}
 		if err := root.RemoveAll(kept); err != nil {
 			return false, err
@@ -122,7 +125,7 @@ func madeToTheEnd(root *os.Root, kept string) bool {
 	return err1 == nil && err2 == nil && !bytes.Equal(keptJSON, nowJSON)
 }
 
-// restoreRevisionFiles puts the kept revision's patch and summary back.
+// restoreRevisionFiles puts the kept revision's patch (and its digest record) and summary back.
 func restoreRevisionFiles(root *os.Root, kept string) error {
 	for _, f := range []string{PatchFile, SummaryFile} {
 		b, err := root.ReadFile(path.Join(kept, path.Base(f)))
@@ -131,6 +134,11 @@ func restoreRevisionFiles(root *os.Root, kept string) error {
 		}
 		if err := writeFileAtomic(root, f, b, 0o644); err != nil {
 			return err
+		}
+		if f == PatchFile {
+			if err := writePatchRecord(root, DigestFile, b); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

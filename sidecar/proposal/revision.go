@@ -119,7 +119,7 @@ func FinishRevision(workspace, ref, runID string, sent []Comment, answers map[st
 		}
 		defer root.Close()
 		testKillAt("revision-finish")
-		if res.Changed, err = settleRevision(root, l, s, runID, sent, answers, ok); err != nil {
+		if res.Changed, err = settleRevision(workspace, root, l, s, runID, sent, answers, ok, false); err != nil {
 			return err
 		}
 		for _, c := range s.Comments {
@@ -164,6 +164,19 @@ type Interdiff struct {
 	Patch string `json:"patch"`
 	// Files are the paths the two revisions leave differently.
 	Files []string `json:"files"`
+	// Sides are each such file as the two revisions leave it, for a side-by-side diff.
+	Sides []InterdiffSide `json:"sides"`
+}
+
+// InterdiffSide is one file of an interdiff, as revision From and revision To leave it ("" and
+// Exists false where a revision has no such file; a symbolic link's target as its text).
+type InterdiffSide struct {
+	Path      string `json:"path"`
+	Old       string `json:"old"`
+	New       string `json:"new"`
+	OldExists bool   `json:"oldExists"`
+	NewExists bool   `json:"newExists"`
+	Binary    bool   `json:"binary,omitempty"`
 }
 
 // GetInterdiff computes the interdiff of ref between revisions from and to (to 0 or the
@@ -214,7 +227,7 @@ func GetInterdiff(workspace, ref string, from, to int) (*Interdiff, error) {
 		sorted = append(sorted, n)
 	}
 	sort.Strings(sorted)
-	out := &Interdiff{From: from, To: to, Files: []string{}}
+	out := &Interdiff{From: from, To: to, Files: []string{}, Sides: []InterdiffSide{}}
 	var patch bytes.Buffer
 	for _, n := range sorted {
 		a, err := oldSide.read(root, n)
@@ -236,6 +249,7 @@ func GetInterdiff(workspace, ref string, from, to int) (*Interdiff, error) {
 			patch.Write(sec)
 		}
 		out.Files = append(out.Files, n)
+		out.Sides = append(out.Sides, interdiffSide(n, a, b))
 	}
 	out.Patch = patch.String()
 	return out, nil
@@ -297,4 +311,13 @@ func (rs *revSide) read(root *os.Root, name string) (side, error) {
 		m = modeExec
 	}
 	return side{exists: true, mode: m, data: data}, nil
+}
+
+// interdiffSide is one file's two versions; a binary file's content is left out.
+func interdiffSide(name string, a, b side) InterdiffSide {
+	s := InterdiffSide{Path: name, OldExists: a.exists, NewExists: b.exists, Binary: isBinary(a.data) || isBinary(b.data)}
+	if !s.Binary {
+		s.Old, s.New = string(a.data), string(b.data)
+	}
+	return s
 }

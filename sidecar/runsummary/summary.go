@@ -15,6 +15,7 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/engine"
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
+	"github.com/agentcanvas/agentcanvas/sidecar/termsafe"
 	"github.com/agentcanvas/agentcanvas/sidecar/termview"
 )
 
@@ -52,7 +53,7 @@ func Markdown(in Input) []byte {
 	}
 	b.WriteString("\n")
 	if f.task != "" {
-		fmt.Fprintf(&b, "\n> %s\n", strings.ReplaceAll(strings.TrimSpace(f.task), "\n", "\n> "))
+		fmt.Fprintf(&b, "\n> %s\n", strings.ReplaceAll(termsafe.Text(strings.TrimSpace(f.task)), "\n", "\n> "))
 	}
 
 	b.WriteString("\n### Interactions\n\n| interaction | pattern | outcome | ended by | rounds | result |\n|---|---|---|---|--:|---|\n")
@@ -68,6 +69,7 @@ func Markdown(in Input) []byte {
 	}
 
 	writeProposals(&b, in, f)
+	writeTests(&b, f)
 	writeAgents(&b, f)
 	writeProblems(&b, f)
 
@@ -102,6 +104,12 @@ func writeProposals(b *bytes.Buffer, in Input, f *folded) {
 		if state == "" {
 			state = "pending review"
 		}
+		if h := f.held[ref]; h != "" {
+			state = "⚠️ changes how things run (" + h + "); " + state
+		}
+		if t := f.tests[agent]; t != nil && !t.passed {
+			state = "❌ tests failed; " + state
+		}
 		if err != nil {
 			fmt.Fprintf(b, "| %s | %s | unreadable: %s | | | %s |\n", code(agent), code(ref), cell(err.Error()), cell(state))
 			continue
@@ -123,6 +131,37 @@ func writeProposals(b *bytes.Buffer, in Input, f *folded) {
 	}
 	fmt.Fprintf(b, "\n%s, %s, +%d −%d. ", plural(len(in.Outcome.Proposals), "proposal", "proposals"), plural(files, "file", "files"), added, deleted)
 	fmt.Fprintf(b, "One patch of them for `git am` or `git apply`: `agentcanvas proposal export --workspace . %s > %s.patch`.\n", in.Outcome.RunID, in.Outcome.RunID)
+}
+
+// testRun is a worker's last tests_run.
+type testRun struct {
+	passed             bool
+	command, exit, err string
+	failing            []string
+}
+
+// writeTests lists each worker's last test result: the command, how it ended, and for a
+// failure the lines that say what failed.
+func writeTests(b *bytes.Buffer, f *folded) {
+	if len(f.testOrder) == 0 {
+		return
+	}
+	b.WriteString("\n### Tests\n\n")
+	for _, who := range f.testOrder {
+		t := f.tests[who]
+		if t.passed {
+			fmt.Fprintf(b, "- ✅ %s: %s passed\n", code(who), code(t.command))
+			continue
+		}
+		how := "exited " + t.exit
+		if t.err != "" {
+			how = "could not run: " + oneLine(t.err)
+		}
+		fmt.Fprintf(b, "- ❌ %s: %s **failed** (%s)\n", code(who), code(t.command), how)
+		if len(t.failing) > 0 {
+			b.WriteString(block(strings.Join(t.failing, "\n"), "  "))
+		}
+	}
 }
 
 func writeAgents(b *bytes.Buffer, f *folded) {
@@ -205,12 +244,16 @@ type folded struct {
 	byAgent           map[string]*agentSpend
 	proposalAgent     map[string]string // proposal ref → agent
 	proposalState     map[string]string // proposal ref → applied / left for review: why / does not apply: why
+	held              map[string]string // proposal ref → the held files, shown escaped
+	tests             map[string]*testRun
+	testOrder         []string // agents in the order their tests first ran
 	skipNote          map[string]string
 	problems          []problem
 }
 
 func fold(evs []eventlog.Event) *folded {
-	f := &folded{byAgent: map[string]*agentSpend{}, proposalAgent: map[string]string{}, proposalState: map[string]string{}, skipNote: map[string]string{}}
+	f := &folded{byAgent: map[string]*agentSpend{}, proposalAgent: map[string]string{}, proposalState: map[string]string{}, skipNote: map[string]string{},
+		held: map[string]string{}, tests: map[string]*testRun{}}
 	agent := func(id string) *agentSpend {
 		a := f.byAgent[id]
 		if a == nil {
@@ -266,7 +309,18 @@ func fold(evs []eventlog.Event) *folded {
 			f.problems = append(f.problems, problem{err: true, interaction: ev.InteractionID, agent: who, message: msg})
 		case "proposal_created":
 			f.proposalAgent[eventlog.Str(fl["proposal"])] = who
+		case "tests_run":
+			if f.tests[who] == nil {
+				f.testOrder = append(f.testOrder, who)
+			}
+			f.tests[who] = &testRun{passed: eventlog.Str(fl["passed"]) == "true", command: strings.Join(eventlog.Strs(fl["command"]), " "),
+				exit: eventlog.Str(fl["exitCode"]), err: eventlog.Str(fl["error"]), failing: eventlog.Strs(fl["failing"])}
 		case "proposal_reviewed":
+			var held []string
+			for _, h := range eventlog.List(fl["held"]) {
+				held = append(held, eventlog.Str(h["shown"]))
+			}
+			f.held[eventlog.Str(fl["proposal"])] = strings.Join(held, ", ")
 			if eventlog.Str(fl["applicable"]) == "false" {
 				f.proposalState[eventlog.Str(fl["proposal"])] = "does not apply to the workspace"
 			}
@@ -330,12 +384,15 @@ func block(text, indent string) string {
 		}
 	}
 	fence := strings.Repeat("`", max(3, longest+1))
+	text = termsafe.Text(text)
 	text = strings.ReplaceAll(strings.TrimRight(text, "\n"), "\n", "\n"+indent)
 	return indent + fence + "text\n" + indent + text + "\n" + indent + fence + "\n"
 }
 
+// oneLine is s on one line, with whatever a terminal would act on made visible (a summary
+// file is read with cat too).
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\r", "")), " ")
+	return termsafe.Line(strings.Join(strings.Fields(strings.ReplaceAll(s, "\r", "")), " "))
 }
 
 func cut(s string, n int) string {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/mcpconfig"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/internal/tally"
 )
 
 // claudeBackend runs Claude Code headless: claude -p PROMPT --output-format stream-json
@@ -209,13 +211,17 @@ func (d *claudeDecoder) line(l []byte) []Event {
 			d.session = m.SessionID
 		}
 		d.out.reply = m.Result
+		var evs []Event
 		d.out.usage = Usage{
-			InputTokens:         m.Usage.InputTokens + m.Usage.CacheReadInputTokens + m.Usage.CacheCreationInputTokens,
+			InputTokens:         tally.Sum(m.Usage.InputTokens, m.Usage.CacheReadInputTokens, m.Usage.CacheCreationInputTokens),
 			CachedInputTokens:   m.Usage.CacheReadInputTokens,
 			CacheCreationTokens: m.Usage.CacheCreationInputTokens,
 			OutputTokens:        m.Usage.OutputTokens,
 		}
-		var evs []Event
+		if why := tally.Report([]int64{m.Usage.InputTokens, m.Usage.CacheReadInputTokens, m.Usage.CacheCreationInputTokens, m.Usage.OutputTokens}, nil); why != "" {
+			d.out.usage = Usage{} // not counted: the engine sees a turn that reported nothing
+			evs = append(evs, Event{Kind: EventWarning, Reason: "Claude Code's usage report was ignored: " + why})
+		}
 		for _, pd := range m.PermissionDenials { // any the system lines did not report
 			evs = append(evs, d.deny(pd.ToolUseID, pd.ToolName, pd.ToolInput, "", "")...)
 		}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/internal/tally"
 )
 
 // commandBackend runs any argv (runtime.command) in the agent's working folder. The prompt is
@@ -84,7 +86,7 @@ func (d *textDecoder) usageLines(batch []byte) (text []byte, evs []Event) {
 		case isUsage && err == nil:
 			d.usage.add(u)
 			if cost != nil {
-				d.cost, d.costKnown = d.cost+*cost, true
+				d.cost, d.costKnown = tally.AddUSD(d.cost, *cost), true
 			}
 			evs = append(evs, Event{Kind: EventUsage, Usage: &u, CostUSD: cost})
 			continue

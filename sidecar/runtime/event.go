@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/agentproto"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/internal/tally"
 )
 
 // EventKind names what an Event reports.
@@ -76,11 +78,18 @@ type Usage struct {
 	OutputTokens        int64 `json:"outputTokens"`
 }
 
+// add adds o to u, each count saturating (tally).
 func (u *Usage) add(o Usage) {
-	u.InputTokens += o.InputTokens
-	u.CachedInputTokens += o.CachedInputTokens
-	u.CacheCreationTokens += o.CacheCreationTokens
-	u.OutputTokens += o.OutputTokens
+	u.InputTokens = tally.Add(u.InputTokens, o.InputTokens)
+	u.CachedInputTokens = tally.Add(u.CachedInputTokens, o.CachedInputTokens)
+	u.CacheCreationTokens = tally.Add(u.CacheCreationTokens, o.CacheCreationTokens)
+	u.OutputTokens = tally.Add(u.OutputTokens, o.OutputTokens)
+}
+
+// Check says why a reported usage (and cost, nil when none) cannot be counted: a negative
+// count, or one larger than any turn could be ("" when it can).
+func (u Usage) Check(cost *float64) string {
+	return tally.Report([]int64{u.InputTokens, u.CachedInputTokens, u.CacheCreationTokens, u.OutputTokens}, cost)
 }
 
 // Status is how an agent ended.

@@ -39,7 +39,7 @@ func routeThroughGateway(t *testing.T, s *Spec, pricing gateway.Pricing, agentLi
 	keys, upstream := gateway.FromEnv(s.Env)
 	g, err := gateway.Start(gateway.Options{Upstream: upstream, Pricing: pricing,
 		OnCharge: func(c gateway.Charge) { r.mu.Lock(); r.charges = append(r.charges, c); r.mu.Unlock() },
-		OnRefuse: func(_ gateway.Caller, msg string) { r.mu.Lock(); r.refused = append(r.refused, msg); r.mu.Unlock() }})
+		OnRefuse: func(ref gateway.Refusal) { r.mu.Lock(); r.refused = append(r.refused, ref.Message); r.mu.Unlock() }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,14 +144,18 @@ func agentTmpFor(s Spec) string {
 	return agentTemps.m[[2]string{s.RunID, s.AgentID}]
 }
 
-// A scripted model that keeps calling tools is cut off mid-turn by the agent's limit: the
-// call after the one that reached it is refused with the limit's message, which the CLI
-// reports, and no more than one call past the limit reached the model.
+// perCall is what each scripted call of the limit tests bills: 30,000 input tokens (fewer
+// than its request's bytes, as a real tokenizer gives) and 100 output.
+var perCall = modelserver.Usage{InputTokens: 30_000, OutputTokens: 100}
+
+// A scripted model that keeps calling tools is cut off mid-turn by the agent's limit: each
+// call reserves its worst case first, the call that would not fit is refused with the
+// limit's message, which the CLI reports, and the provider's bill stays within the limit.
 func TestRealCLIsCutOffByAgentLimit(t *testing.T) {
-	// $10 per million tokens of every kind: a call of DefaultUsage (1,050 tokens) is $0.0105.
+	// $10 per million tokens of every kind: a call bills $0.301.
 	flat := gateway.Price{Input: 10, CachedInput: 10, CacheWrite: 10, Output: 10}
 	pricing := gateway.Pricing{gateway.Anthropic: {"": flat}, gateway.OpenAI: {"": flat}, gateway.Gemini: {"": flat}}
-	const limit = 0.03 // reached by the third call
+	const limit = 1.2 // room for 3 calls: each reserves about $0.5 (its request's size, and its output)
 	for _, cli := range modelserver.CLIs {
 		t.Run(cli.Name, func(t *testing.T) {
 			exe := cli.Binary(t)
@@ -160,7 +164,7 @@ func TestRealCLIsCutOffByAgentLimit(t *testing.T) {
 			defer func() { <-realSlots }()
 			var replies []modelserver.Reply
 			for i := range 12 {
-				replies = append(replies, modelserver.Reply{Calls: []modelserver.Call{cli.WriteCall(fmt.Sprintf("f%d.txt", i), "x\n")}})
+				replies = append(replies, modelserver.Reply{Calls: []modelserver.Call{cli.WriteCall(fmt.Sprintf("f%d.txt", i), "x\n")}, Usage: &perCall})
 			}
 			srv := cli.Start(t, script(replies...))
 			s := gwSpec(t, "r-gw-limit-"+cli.Name, "looper", cli, exe, srv)
@@ -172,13 +176,15 @@ func TestRealCLIsCutOffByAgentLimit(t *testing.T) {
 			}
 			evs, res := drainWithin(t, p, nil, realDeadline)
 			through := srv.Answered()
-			if through < 3 || through > 4 {
-				t.Errorf("%d calls reached the model; the limit is reached by the 3rd, so at most 4 may", through)
+			bill := float64(through) * float64(perCall.InputTokens+perCall.OutputTokens) * 10 / 1e6
+			t.Logf("%d calls reached the model, billing $%.3f; refusals follow", through, bill)
+			if through < 2 || bill > limit {
+				t.Errorf("%d calls reached the model, billing $%.3f against a limit of $%.2f", through, bill, limit)
 			}
 			gw.mu.Lock()
 			refused := append([]string(nil), gw.refused...)
 			gw.mu.Unlock()
-			if len(refused) == 0 || !strings.HasPrefix(refused[0], "spend limit reached: agent looper runtime.maxCostUsd $0.03, spent $0.03") {
+			if len(refused) == 0 || !strings.HasPrefix(refused[0], "spend limit reached: agent looper runtime.maxCostUsd $1.20, spent $") {
 				t.Errorf("refusals %q", refused)
 			}
 			shown := res.Reason + res.Reply
@@ -315,4 +321,74 @@ func TestRealCLIHostileAgentFindsNoKey(t *testing.T) {
 	if got := read("net.txt"); got != "refused" {
 		t.Errorf("connect to port %s: %s, want refused", port, got)
 	}
+}
+
+// A provider that will not come back within the CLI's retries (nothing listens at its
+// address) fails the turn at once, naming the endpoint: the gateway answers each CLI in a way
+// it does not retry, so one call reaches the gateway. A fault that passes (the provider
+// answers 503 once) is still retried, through the gateway, and the turn completes.
+func TestRealCLIsFailFastWhenUnreachable(t *testing.T) {
+	for _, cli := range modelserver.CLIs {
+		t.Run(cli.Name, func(t *testing.T) {
+			exe := cli.Binary(t)
+			t.Parallel()
+			realSlots <- struct{}{}
+			defer func() { <-realSlots }()
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			dead := "http://" + ln.Addr().String()
+			ln.Close() // nothing listens there now
+			srv := cli.Start(t, script(modelserver.Reply{Text: handoff, Error: &modelserver.APIError{Status: 503, Message: "scripted: try again", RetryAfter: "0"}, FailTimes: 1}))
+			for _, c := range []struct {
+				name, upstream string
+			}{{"unreachable", dead}, {"transient", srv.URL}} {
+				s := gwSpec(t, "r-gw-dead-"+cli.Name+"-"+c.name, "coder", cli, exe, srv)
+				worker(&s)
+				var refusals []gateway.Refusal
+				var mu sync.Mutex
+				g, err := gateway.Start(gateway.Options{Upstream: map[gateway.Provider]string{cliProvider(cli): c.upstream},
+					OnRefuse: func(r gateway.Refusal) { mu.Lock(); refusals = append(refusals, r); mu.Unlock() }})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer g.Close()
+				keys, _ := gateway.FromEnv(s.Env)
+				token, base := g.Register(gateway.Caller{Agent: "coder", Interaction: "i", Keys: keys})
+				s.UseGateway(base, token, g.Port())
+				p, err := Start(context.Background(), s, "Say hi.")
+				if err != nil {
+					t.Fatal(err)
+				}
+				evs, res := drainWithin(t, p, nil, realDeadline)
+				mu.Lock()
+				n := len(refusals)
+				mu.Unlock()
+				switch c.name {
+				case "unreachable":
+					if res.Status != StatusFailed || !strings.Contains(res.Reason+res.Reply, "API at "+dead+" cannot be reached") || n != 1 || !refusals[0].Unreachable {
+						logRun(t, run{evs: evs, res: res, live: true, srv: srv})
+						t.Errorf("unreachable: status %s, %d calls refused (want 1: not retried), reason %q", res.Status, n, res.Reason)
+					}
+				case "transient":
+					if res.Status != StatusCompleted || n != 0 {
+						logRun(t, run{evs: evs, res: res, live: true, srv: srv})
+						t.Errorf("transient: status %s (%s), %d refusals: want the 503 retried", res.Status, res.Reason, n)
+					}
+				}
+			}
+		})
+	}
+}
+
+// cliProvider is the provider whose API cli speaks.
+func cliProvider(cli modelserver.CLI) gateway.Provider {
+	switch cli.API {
+	case modelserver.MessagesAPI:
+		return gateway.Anthropic
+	case modelserver.ResponsesAPI:
+		return gateway.OpenAI
+	}
+	return gateway.Gemini
 }

@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/internal/tally"
 )
 
 // A command agent reports what it spent (the model calls it made) with a line on stdout:
@@ -14,7 +15,9 @@ import (
 // Each line adds to the turn's usage, so an agent that calls a model several times prints one
 // line per call. inputTokens (every input token, cache reads and writes included) and
 // outputTokens are whole numbers ≥ 0; costUsd (≥ 0) is optional: a turn whose lines carry
-// none has an unknown cost. At least one of the three must be there. The line is not part of
+// none has an unknown cost. At least one of the three must be there. A count above what any
+// model call could use (tally.AbsurdTokens, tally.AbsurdUSD) is refused like a negative one,
+// and the turn's totals stop short of overflowing. The line is not part of
 // the reply. A USAGE: line that does not parse is kept as text, with a warning.
 const usagePrefix = "USAGE:"
 
@@ -45,16 +48,21 @@ func parseUsageLine(l []byte) (u Usage, cost *float64, ok bool, err error) {
 	if r.InputTokens == nil && r.OutputTokens == nil && r.CostUSD == nil {
 		return Usage{}, nil, true, fmt.Errorf("USAGE line ignored: it names none of inputTokens, outputTokens, costUsd")
 	}
+	var counts []int64
 	for _, v := range []struct {
 		name string
 		n    *int64
 	}{{"inputTokens", r.InputTokens}, {"outputTokens", r.OutputTokens}} {
-		if v.n != nil && *v.n < 0 {
-			return Usage{}, nil, true, fmt.Errorf("USAGE line ignored: %s is %d; token counts are whole numbers ≥ 0", v.name, *v.n)
+		if v.n == nil {
+			continue
 		}
+		if *v.n < 0 || *v.n > tally.AbsurdTokens {
+			return Usage{}, nil, true, fmt.Errorf("USAGE line ignored: %s is %d; token counts are whole numbers ≥ 0, at most %d a line", v.name, *v.n, tally.AbsurdTokens)
+		}
+		counts = append(counts, *v.n)
 	}
-	if r.CostUSD != nil && (*r.CostUSD < 0 || math.IsInf(*r.CostUSD, 0) || math.IsNaN(*r.CostUSD)) {
-		return Usage{}, nil, true, fmt.Errorf("USAGE line ignored: costUsd is %v; a cost is a number of US dollars ≥ 0", *r.CostUSD)
+	if why := tally.Report(counts, r.CostUSD); why != "" {
+		return Usage{}, nil, true, fmt.Errorf("USAGE line ignored: %s; costUsd is a number of US dollars ≥ 0", why)
 	}
 	get := func(p *int64) int64 {
 		if p == nil {
@@ -73,7 +81,7 @@ func parseUsageLine(l []byte) (u Usage, cost *float64, ok bool, err error) {
 // does a USAGE: line.
 func (u Usage) Tokens(backend string) int64 {
 	if backend == BackendClaude {
-		return u.InputTokens + u.OutputTokens
+		return tally.Add(u.InputTokens, u.OutputTokens)
 	}
-	return u.InputTokens + u.OutputTokens + u.CacheCreationTokens
+	return tally.Sum(u.InputTokens, u.OutputTokens, u.CacheCreationTokens)
 }

@@ -49,6 +49,8 @@ var runtimeField = &field{doc: "How the node is run: an agent CLI and its settin
 	"command":            {doc: "argv for `backendId: command`, e.g. `[bash, agents/judge.sh]`."},
 	"model":              {doc: "The model name passed to the CLI."},
 	"maxTurns":           {doc: "The most turns one session may take."},
+	"maxCostUsd":         {doc: "The agent's spend limit over the run in US dollars, enforced by the model gateway before each model call."},
+	"maxModelCalls":      {doc: "The most model calls the agent may make over the run, counted by the model gateway. Unset: 200 when the flow sets no other spend limit for the agent; `0`: no limit."},
 	"allowedTools":       {doc: "Tools the CLI may use without asking."},
 	"permissionMode":     {doc: "Claude Code's `--permission-mode`. Unset: `acceptEdits` for a worker in its sandbox, `dontAsk` (read only) for every other role.", enum: []string{"default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto", "manual"}},
 	"codexSandbox":       {doc: "Codex CLI's `--sandbox`. Unset: `workspace-write` for a worker in its sandbox, `read-only` for every other role.", enum: []string{"read-only", "workspace-write", "danger-full-access"}},

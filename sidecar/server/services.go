@@ -188,6 +188,13 @@ type ApplyProposalParams struct {
 	Against map[string]string `json:"against,omitempty"`
 	// Check only reports whether the selection would apply.
 	Check bool `json:"check,omitempty"`
+	// Confirm names the held files (getProposal's held: control files, names that look like
+	// others) the person confirmed by name; an apply touching any other held file is refused
+	// with the held files in the error's data.
+	Confirm []string `json:"confirm,omitempty"`
+	// Reviewed is getProposal's patchDigest of the review the person applies from: a patch
+	// changed since is refused.
+	Reviewed string `json:"reviewed,omitempty"`
 }
 
 // HunkRef names one hunk of one file.

@@ -74,16 +74,21 @@ func (proposalService) Apply(ctx context.Context, p ApplyProposalParams) (any, e
 	for _, r := range p.Resolve {
 		sel.Resolve = append(sel.Resolve, proposal.Resolution{Path: r.File, Hunk: r.Index, Take: r.Take, Text: r.Text})
 	}
-	o := proposal.ApplyOptions{DryRun: p.Check, Flow: p.Flow, Rules: p.Rules}
+	o := proposal.ApplyOptions{DryRun: p.Check, Flow: p.Flow, Rules: p.Rules, Confirm: p.Confirm, Reviewed: p.Reviewed}
 	return refusal(proposal.Apply(ctx, p.Workspace, ref, sel, o))
 }
 
 // refusal turns a refused apply or revert into a request-failed error whose data carries the
-// problems: the workspace is unchanged, and the review UI lists them.
+// problems (or the held files a person must confirm): the workspace is unchanged, and the
+// review UI lists them.
 func refusal(res *proposal.Result, err error) (any, error) {
 	var refused *proposal.RefusedError
 	if errors.As(err, &refused) {
 		return nil, &dataError{fmt.Errorf("%w (the workspace is unchanged)", err), map[string]any{"problems": refused.Problems}}
+	}
+	var held *proposal.HeldError
+	if errors.As(err, &held) && len(held.Held) > 0 {
+		return nil, &dataError{fmt.Errorf("%w (the workspace is unchanged)", err), map[string]any{"held": held.Held}}
 	}
 	return res, err
 }

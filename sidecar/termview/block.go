@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/termsafe"
 )
 
 var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
@@ -77,7 +79,7 @@ func (v *View) agentLines(agents []*agent, width int, live bool) []string {
 				mark = spinner[v.spin%len(spinner)]
 			}
 		}
-		cols := []string{pad(a.id, idW), pad(a.interaction, inW), pad(fmt.Sprintf("round %d", a.round+1), 8), pad(a.state, 7), fmt.Sprintf("%5s", Clock(a.elapsed(now)))}
+		cols := []string{pad(termsafe.Line(a.id), idW), pad(termsafe.Line(a.interaction), inW), pad(fmt.Sprintf("round %d", a.round+1), 8), pad(a.state, 7), fmt.Sprintf("%5s", Clock(a.elapsed(now)))}
 		if a.turns > 0 || a.metered { // a metered agent's spend shows during its first turn
 			cols = append(cols, spend(a, true)...)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentcanvas/agentcanvas/sidecar/engine"
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
+	"github.com/agentcanvas/agentcanvas/sidecar/termsafe"
 )
 
 // lines are what an event is worth printing: the events that matter to a person (questions,
@@ -24,7 +25,7 @@ func (v *View) lines(ev eventlog.Event) []string {
 		if mark != "" {
 			mark = v.paint(s, mark) + " "
 		}
-		return []string{head + mark + multiline(text)}
+		return []string{head + mark + multiline(termsafe.Text(text))} // agents' and files' text made visible
 	}
 	switch ev.Event {
 	case "run_started", "run_resumed":
@@ -39,7 +40,10 @@ func (v *View) lines(ev eventlog.Event) []string {
 		}
 		out := []string{head + v.paint(bold, "▶ "+what)}
 		if t := firstLine(eventlog.Str(f["task"])); t != "" {
-			out = append(out, Indent+"task: "+t)
+			out = append(out, Indent+"task: "+termsafe.Line(t))
+		}
+		if m := eventlog.Str(eventlog.Object(f["defaultLimit"])["message"]); m != "" {
+			out = append(out, Indent+"limit: "+m)
 		}
 		return out
 	case "interaction_started":
@@ -61,7 +65,7 @@ func (v *View) lines(ev eventlog.Event) []string {
 			}
 			out := one(red, "✗", msg)
 			for _, l := range eventlog.Strs(f["stderr"]) {
-				out = append(out, Indent+"  "+v.paint(dim, "│ ")+l)
+				out = append(out, Indent+"  "+v.paint(dim, "│ ")+termsafe.Line(l))
 			}
 			if len(eventlog.Strs(f["stderr"])) == 0 && st == "failed" {
 				out = append(out, Indent+"  "+v.paint(dim, "(the agent printed nothing on stderr)"))
@@ -152,7 +156,7 @@ func (v *View) lines(ev eventlog.Event) []string {
 		}
 		out := one(yellow, "!", fmt.Sprintf("%s: phase %s failed its check (rework %s): %s", who, eventlog.Str(f["id"]), eventlog.Str(f["reworks"]), strings.Join(eventlog.Strs(f["command"]), " ")))
 		if o := strings.TrimSpace(eventlog.Str(f["output"])); o != "" {
-			out = append(out, Indent+"  "+v.paint(dim, "│ ")+cut(firstLine(o), 160))
+			out = append(out, Indent+"  "+v.paint(dim, "│ ")+cut(termsafe.Line(firstLine(o)), 160))
 		}
 		return out
 	case "proposal_created":
@@ -167,18 +171,28 @@ func (v *View) lines(ev eventlog.Event) []string {
 		}
 		return one(cyan, "+", fmt.Sprintf("%s proposes %s: %s", who, plural(len(files), "file", "files"), strings.Join(names, ", ")))
 	case "proposal_reviewed":
+		var out []string
+		if held := eventlog.List(f["held"]); len(held) > 0 {
+			var names []string
+			for _, h := range held {
+				names = append(names, eventlog.Str(h["shown"]))
+			}
+			out = one(yellow, "⚠", fmt.Sprintf("%s's proposal changes how things run (%s): it waits for a person to confirm each by name", who, strings.Join(names, ", ")))
+		}
 		if eventlog.Str(f["applicable"]) != "false" {
-			return nil
+			return out
 		}
 		var probs []string
 		for _, p := range eventlog.List(f["problems"]) {
 			probs = append(probs, strings.TrimPrefix(eventlog.Str(p["path"])+": "+eventlog.Str(p["reason"]), ": "))
 		}
-		return one(yellow, "!", fmt.Sprintf("%s's proposal does not apply to the workspace: %s", who, firstNonEmpty(strings.Join(probs, "; "), "see proposal review")))
+		return append(out, one(yellow, "!", fmt.Sprintf("%s's proposal does not apply to the workspace: %s", who, firstNonEmpty(strings.Join(probs, "; "), "see proposal review")))...)
 	case "proposal_applied":
 		return one(green, "✓", fmt.Sprintf("%s's proposal applied to the workspace", who))
 	case "proposal_held":
 		return one(plain, "·", fmt.Sprintf("%s's proposal left for review: %s", who, eventlog.Str(f["reason"])))
+	case "tests_run":
+		return v.testsRun(ev, one)
 	case "vote_counted":
 		share, _ := eventlog.Num(f["share"])
 		return one(plain, "·", fmt.Sprintf("vote: %q with %.0f%%", eventlog.Str(f["winner"]), share*100))
@@ -187,11 +201,34 @@ func (v *View) lines(ev eventlog.Event) []string {
 	case "terminated":
 		return v.terminated(ev, one)
 	case "run_interrupted":
-		return []string{head + v.paint(yellow, "■ run interrupted: "+eventlog.Str(f["reason"]))}
+		return []string{head + v.paint(yellow, "■ run interrupted: "+termsafe.Line(eventlog.Str(f["reason"])))}
 	case "run_finished":
 		return []string{head + v.finished(ev)}
 	}
 	return nil
+}
+
+// testsRun is a check run in a worker's sandbox: passed, or failed with its command, exit
+// status and failing lines (the review shows the same).
+func (v *View) testsRun(ev eventlog.Event, one func(style, string, string) []string) []string {
+	f := ev.Fields
+	who, cmd := eventlog.Str(f["agent"]), strings.Join(eventlog.Strs(f["command"]), " ")
+	if eventlog.Str(f["passed"]) == "true" {
+		return one(green, "✓", fmt.Sprintf("%s's tests passed: %s", who, cmd))
+	}
+	how := "exited " + eventlog.Str(f["exitCode"])
+	if e := eventlog.Str(f["error"]); e != "" {
+		how = "could not run: " + e
+	}
+	out := one(red, "✗", fmt.Sprintf("%s's tests FAILED: %s %s", who, cmd, how))
+	for i, l := range eventlog.Strs(f["failing"]) {
+		if i == 5 {
+			out = append(out, Indent+"  "+v.paint(dim, "│ … (proposal review shows them all)"))
+			break
+		}
+		out = append(out, Indent+"  "+v.paint(dim, "│ ")+cut(termsafe.Line(l), 160))
+	}
+	return out
 }
 
 func (v *View) terminated(ev eventlog.Event, one func(style, string, string) []string) []string {
@@ -223,7 +260,7 @@ func (v *View) finished(ev eventlog.Event) string {
 	}
 	msg := fmt.Sprintf("■ run %s in %s", status, Duration(took))
 	if r := eventlog.Str(f["reason"]); r != "" {
-		msg += " (" + r + ")"
+		msg += " (" + termsafe.Line(r) + ")"
 	}
 	parts := []string{plural(v.r.turns, "agent turn", "agent turns")}
 	if v.r.tokens > 0 {

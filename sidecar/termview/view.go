@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
+	"github.com/agentcanvas/agentcanvas/sidecar/termsafe"
 )
 
 // Options of a view beyond its Mode.
@@ -101,7 +102,7 @@ func (v *View) Event(ev eventlog.Event) {
 	defer v.mu.Unlock()
 	if ev.Event == "step" {
 		if n := firstLine(eventlog.Str(ev.Fields["note"])); n != "" {
-			v.notes[eventlog.Str(ev.Fields["to"])] = n
+			v.notes[eventlog.Str(ev.Fields["to"])] = termsafe.Line(n)
 		}
 	}
 	v.r.apply(ev)

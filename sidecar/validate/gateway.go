@@ -63,6 +63,10 @@ func (c *checker) gatewayOnly(path string, r *flow.Runtime) {
 		c.report(path+"/maxCostUsd", c.at(path+"/maxCostUsd"), diag.Warning, CodeSchema,
 			"runtime.maxCostUsd counts the model calls the gateway meters, and this agent is not routed through it: "+why, nil)
 	}
+	if r.MaxModelCalls != nil && *r.MaxModelCalls > 0 {
+		c.report(path+"/maxModelCalls", c.at(path+"/maxModelCalls"), diag.Warning, CodeSchema,
+			"runtime.maxModelCalls counts the model calls the gateway sees, and this agent is not routed through it: "+why, nil)
+	}
 	if r.Network == "open" {
 		c.report(path+"/network", c.at(path+"/network"), diag.Warning, CodeSchema,
 			"runtime.network open widens the network of an agent routed through the model gateway, and this agent is not: "+why+"; it keeps its network anyway", nil)

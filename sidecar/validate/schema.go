@@ -144,6 +144,9 @@ func (c *checker) runtime(path string, r *flow.Runtime) {
 	if r.MaxCostUSD <= 0 && c.has(path+"/maxCostUsd") && !c.hasErrorsUnder(path+"/maxCostUsd") {
 		c.report(path+"/maxCostUsd", c.at(path+"/maxCostUsd"), diag.Error, CodeSchema, "runtime.maxCostUsd must be a number of US dollars above 0, e.g. 0.5; remove it for no limit of the agent's own", nil)
 	}
+	if r.MaxModelCalls != nil && *r.MaxModelCalls < 0 {
+		c.report(path+"/maxModelCalls", c.at(path+"/maxModelCalls"), diag.Error, CodeSchema, "runtime.maxModelCalls must be a whole number ≥ 0 (0: no limit), e.g. 500", nil)
+	}
 	if r.MaxTurns < 1 && c.has(path+"/maxTurns") {
 		c.report(path+"/maxTurns", c.at(path+"/maxTurns"), diag.Error, CodeSchema, "runtime.maxTurns must be at least 1; remove it for the backend's default", nil)
 	}

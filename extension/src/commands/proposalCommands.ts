@@ -20,6 +20,7 @@ import {
   type Resolution,
 } from '../views/proposalsModel';
 import type { ProposalNode, ProposalsTree } from '../views/proposalsTree';
+import { confirmHeld, failedTest, heldFromError, selectedHeld, testSummary } from '../views/reviewTruth';
 
 /** Serves the left side of a diff for a file the agent added (there is no input/ file). */
 export const EMPTY_SCHEME = 'agentcanvas-empty';
@@ -290,14 +291,27 @@ export class ProposalController {
       );
       if (go !== 'Apply the Rest') return;
     }
+    const failed = failedTest(p);
+    if (failed) {
+      const go = await vscode.window.showWarningMessage(
+        `${p.agentId}'s last ${failed.kind === 'verify' ? 'verification' : 'tests'} failed: ${testSummary(failed)}.`,
+        { modal: true, detail: `${failed.failing.slice(0, 12).join('\n')}\n\nApply it all the same?` },
+        'Apply Anyway',
+      );
+      if (go !== 'Apply Anyway') return;
+    }
+    const confirm = await this.confirmHeldFiles(p);
+    if (confirm === undefined) return;
+    const s2 = selectionSummary(p);
     const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     const warn = headWarning(p, root ? await gitHead(root) : undefined);
-    const what = s.hunks === s.totalHunks ? `all ${p.files.length} file(s)` : `${s.hunks} of ${s.totalHunks} hunk(s) in ${s.files} file(s)`;
+    const what = s2.hunks === s2.totalHunks ? `all ${p.files.length} file(s)` : `${s2.hunks} of ${s2.totalHunks} hunk(s) in ${s2.files} file(s)`;
     if (warn) {
       const go = await vscode.window.showWarningMessage(`Apply ${what} from ${p.agentId}?`, { modal: true, detail: warn }, 'Apply Anyway');
       if (go !== 'Apply Anyway') return;
     }
-    const base = { runId: p.runId, agentId: p.agentId, ...selectionParams(p) };
+    // What the person reviewed is what is applied: the sidecar refuses a patch changed since.
+    const base = { runId: p.runId, agentId: p.agentId, ...selectionParams(p), confirm, reviewed: p.review?.patchDigest || undefined };
     // Check first (git apply --check semantics): a conflict is explained before anything is written.
     const check = await this.applyRequest({ ...base, check: true });
     if (!check.applied) {
@@ -314,6 +328,25 @@ export class ProposalController {
     await this.refresh();
   }
 
+  /**
+   * The held files the selection applies, each confirmed by name: the person ticks the ones to
+   * apply, and the others are left out of the selection. [] when none is held; undefined when
+   * the person cancelled or left nothing to apply.
+   */
+  private async confirmHeldFiles(p: Proposal): Promise<string[] | undefined> {
+    const held = selectedHeld(p);
+    if (held.length === 0) return [];
+    const ok = await confirmHeld(p, held);
+    if (ok === undefined) return undefined;
+    for (const h of held) if (!ok.includes(h.path)) setAccepted(p, h.path, false);
+    this.tree.refresh();
+    if (selectionSummary(p).hunks === 0) {
+      void vscode.window.showInformationMessage('AgentCanvas: nothing is left to apply: no held file was confirmed.');
+      return undefined;
+    }
+    return ok;
+  }
+
   /** applyProposal; a refusal (-32803, the message lists the problems) becomes applied: false. */
   private async applyRequest(params: Record<string, unknown>): Promise<ApplyResult> {
     try {
@@ -321,7 +354,8 @@ export class ProposalController {
     } catch (e) {
       if ((e as { code?: unknown })?.code !== CodeRequestFailed) throw e;
       const message = e instanceof Error ? e.message : String(e);
-      return { applied: false, files: [], conflicts: problemsOf(e), message };
+      const held = heldFromError(e).map((h) => ({ path: h.path, reason: `held: ${h.reason}; review the proposal again and confirm it by name` }));
+      return { applied: false, files: [], conflicts: held.length > 0 ? held : problemsOf(e), message };
     }
   }
 

@@ -8,9 +8,12 @@ import type { Log } from '../log';
 import { fileReviewed, hunkMark, openComments, type Proposal } from '../views/proposalsModel';
 import type { ProposalNode, ProposalsTree } from '../views/proposalsTree';
 import { ReviewComments, ReviewNote } from '../views/reviewComments';
+import { interdiffTitle, REVISION_SCHEME, RevisionDocuments } from '../views/reviewTruth';
 
 export class ReviewController implements vscode.Disposable {
   readonly comments = new ReviewComments();
+  /** The two sides of each interdiff shown: read-only documents, one URI per revision and file. */
+  readonly revisions = new RevisionDocuments();
 
   constructor(
     private readonly sidecar: SidecarClient,
@@ -23,6 +26,7 @@ export class ReviewController implements vscode.Disposable {
     const guarded = <A extends unknown[]>(f: (...a: A) => Promise<void>) => (...a: A) => withSidecar(this.sidecar, this.log, () => f(...a));
     return [
       this,
+      vscode.workspace.registerTextDocumentContentProvider(REVISION_SCHEME, this.revisions),
       vscode.commands.registerCommand('agentcanvas.review.addComment', guarded((r: vscode.CommentReply) => this.add(r, 'comment'))),
       vscode.commands.registerCommand('agentcanvas.review.rejectHunk', guarded((r: vscode.CommentReply) => this.add(r, 'reject'))),
       vscode.commands.registerCommand('agentcanvas.review.commentLine', () => {
@@ -127,9 +131,21 @@ export class ReviewController implements vscode.Disposable {
       return;
     }
     const id = readInterdiff(await this.sidecar.request(Method.getInterdiff, { runId: p.runId, agentId: p.agentId }));
-    const header = `# ${p.agentId}'s proposal (run ${p.runId}): revision ${id.from} → ${id.to}, ${id.files.length} file(s)\n`;
-    const doc = await vscode.workspace.openTextDocument({ language: 'diff', content: header + (id.patch || '# no file differs\n') });
-    await vscode.window.showTextDocument(doc, { preview: true });
+    const files = this.revisions.put(p, id);
+    if (files.length === 0) {
+      void vscode.window.showInformationMessage(`AgentCanvas: revision ${id.to} of ${p.agentId}'s proposal leaves every file as revision ${id.from} did.`);
+      return;
+    }
+    // VS Code's diff editor on two read-only documents: nothing to save, the same tab each time.
+    if (files.length === 1) {
+      await vscode.commands.executeCommand('vscode.diff', files[0].left, files[0].right, interdiffTitle(p, id, files[0].path), { preview: true });
+      return;
+    }
+    await vscode.commands.executeCommand(
+      'vscode.changes',
+      interdiffTitle(p, id),
+      files.map((f) => [vscode.Uri.from({ scheme: REVISION_SCHEME, path: `/${p.runId}/${p.agentId}/${f.path}` }), f.left, f.right]),
+    );
   }
 
   private async toggleReviewed(node?: ProposalNode): Promise<void> {
@@ -145,5 +161,6 @@ export class ReviewController implements vscode.Disposable {
 
   dispose(): void {
     this.comments.dispose();
+    this.revisions.dispose();
   }
 }

@@ -7,13 +7,14 @@ import * as vscode from 'vscode';
 import { hunkLabel, type FilePatch, type Hunk } from '../patch';
 import type { Collision, MergeHunk, ReviewComment } from '../protocol';
 import { commentPlace, commentState, conversationOf, fileReviewed, headWarning, hunkMark, mergeOf, reviewSummary, selectionSummary, unresolvedConflicts, type Proposal } from './proposalsModel';
+import { heldFile, truthLines, truthMarks } from './reviewTruth';
 
 export type ProposalNode =
   | { kind: 'proposal'; proposal: Proposal }
   | { kind: 'file'; proposal: Proposal; file: FilePatch }
   | { kind: 'hunk'; proposal: Proposal; file: FilePatch; hunk: Hunk; index: number }
   | { kind: 'mergeHunk'; proposal: Proposal; file: FilePatch; hunk: MergeHunk }
-  | { kind: 'warning'; proposal: Proposal; text: string; conflict?: boolean }
+  | { kind: 'warning'; proposal: Proposal; text: string; conflict?: boolean; alarm?: boolean }
   | { kind: 'comment'; proposal: Proposal; comment: ReviewComment }
   | { kind: 'message'; text: string };
 
@@ -36,6 +37,7 @@ export class ProposalsTree implements vscode.TreeDataProvider<ProposalNode> {
       const p = node.proposal;
       const out: ProposalNode[] = [];
       if (p.error) out.push({ kind: 'warning', proposal: p, text: p.error });
+      for (const text of truthLines(p)) out.push({ kind: 'warning', proposal: p, text, alarm: true });
       const w = headWarning(p, this.currentHead);
       if (w) out.push({ kind: 'warning', proposal: p, text: w });
       if (p.status === 'pending') for (const text of conflictLines(p)) out.push({ kind: 'warning', proposal: p, text, conflict: true });
@@ -102,7 +104,7 @@ export function proposalTreeItem(node: ProposalNode): vscode.TreeItem {
       return new vscode.TreeItem(node.text, C.None);
     case 'warning': {
       const it = new vscode.TreeItem(node.text, C.None);
-      it.iconPath = new vscode.ThemeIcon(node.conflict ? 'git-compare' : 'warning');
+      it.iconPath = new vscode.ThemeIcon(node.conflict ? 'git-compare' : node.alarm ? 'error' : 'warning');
       it.tooltip = node.text;
       it.contextValue = node.conflict ? 'proposal.collision' : undefined;
       return it;
@@ -128,10 +130,23 @@ export function proposalTreeItem(node: ProposalNode): vscode.TreeItem {
       if (s.hunks < s.totalHunks) parts.push(`${s.hunks}/${s.totalHunks} hunks accepted`);
       const talk = reviewSummary(p);
       if (talk) parts.unshift(talk);
+      parts.unshift(...truthMarks(p)); // first of all: what must be seen before applying
       it.description = parts.join(' · ');
       const warn = names.length > 0 || unresolved > 0;
       it.iconPath = new vscode.ThemeIcon(
-        p.status === 'applied' ? 'pass' : p.status === 'rejected' ? 'close' : p.status === 'reverted' ? 'discard' : p.error ? 'warning' : warn ? 'git-compare' : 'git-pull-request',
+        p.status === 'applied'
+          ? 'pass'
+          : p.status === 'rejected'
+            ? 'close'
+            : p.status === 'reverted'
+              ? 'discard'
+              : p.error
+                ? 'warning'
+                : truthMarks(p).length > 0
+                  ? 'shield'
+                  : warn
+                    ? 'git-compare'
+                    : 'git-pull-request',
       );
       it.contextValue = p.status === 'pending' && !p.error ? 'proposal.pending' : p.status === 'applied' ? 'proposal.applied' : 'proposal.closed';
       it.tooltip = [
@@ -140,6 +155,7 @@ export function proposalTreeItem(node: ProposalNode): vscode.TreeItem {
         p.createdAt && `created ${p.createdAt}`,
         p.gitHead && `base ${p.gitHead}`,
         p.notes,
+        ...truthLines(p),
         names.length > 0 && `conflicts with ${names.join(', ')}`,
         p.order !== undefined && `suggested order: apply ${ordinal(p.order)} (the proposal that conflicts least first)`,
       ]
@@ -172,7 +188,13 @@ export function proposalTreeItem(node: ProposalNode): vscode.TreeItem {
       const it = new vscode.TreeItem(f.path, f.hunks.length > 1 ? C.Collapsed : C.None);
       it.id = `proposal:${p.agentDir}/f:${f.path}`;
       const single = f.hunks.length <= 1 ? collisionNote(p.review?.hunkCollisions.get(f.path)?.flat()) : '';
-      it.description = `${f.status}${f.binary ? ' (binary)' : ''} +${f.added} −${f.removed}${flags.some(Boolean) && !flags.every(Boolean) ? ` · ${flags.filter(Boolean).length}/${flags.length} hunks` : ''}${p.status === 'pending' ? single : ''}${fileReviewed(p, f.path) ? ' · reviewed ✓' : ''}`;
+      const held = p.status === 'pending' ? heldFile(p, f.path) : undefined;
+      it.description = `${held ? `⚠ ${held.kind === 'name' ? 'name looks like another' : 'changes how things run'} · ` : ''}${f.status}${f.binary ? ' (binary)' : ''} +${f.added} −${f.removed}${flags.some(Boolean) && !flags.every(Boolean) ? ` · ${flags.filter(Boolean).length}/${flags.length} hunks` : ''}${p.status === 'pending' ? single : ''}${fileReviewed(p, f.path) ? ' · reviewed ✓' : ''}`;
+      if (held) {
+        it.label = held.shown; // a look-alike or invisible character is shown as its escape
+        it.iconPath = new vscode.ThemeIcon('shield');
+        it.tooltip = `${held.shown}: ${held.reason}. Applied only when you confirm it by name.`;
+      }
       it.resourceUri = vscode.Uri.file(f.path);
       it.checkboxState = p.status === 'pending' ? checkbox(flags.some(Boolean)) : undefined;
       it.contextValue = 'proposal.file';

@@ -557,8 +557,13 @@ interactions:
   await rowAction(view, /^reviser/, 'Request Changes');
   await page.locator('.monaco-dialog-box', { hasText: 'Send 1 comment(s) to reviser?' }).waitFor({ timeout: TIMEOUT });
   await page.locator('.monaco-dialog-box .monaco-button', { hasText: 'Request Changes' }).first().click();
+  const untitled = await page.locator('.tab', { hasText: 'Untitled' }).count(); // earlier steps' buffers
   await (await notificationCenter(page, 'reviser revised its proposal: revision 2, 1 comment(s) answered')).getByRole('button', { name: 'Show Changes' }).click();
-  await page.locator('.monaco-editor', { hasText: "+export const greet = 'hello, world';" }).first().waitFor({ timeout: TIMEOUT });
+  // A read-only diff of the two revisions (VS Code's diff editor on two virtual documents), not
+  // an Untitled buffer to save.
+  await page.locator('.tab', { hasText: "greet.ts: reviser's proposal, revision 1 ↔ 2" }).first().waitFor({ timeout: TIMEOUT });
+  await page.locator('.monaco-diff-editor .editor.modified .view-line', { hasText: "export const greet = 'hello, world';" }).first().waitFor({ timeout: TIMEOUT });
+  if ((await page.locator('.tab', { hasText: 'Untitled' }).count()) > untitled) throw new Error('the interdiff opened an Untitled buffer');
   await runCommand(page, 'Notifications: Hide Notifications');
   await expandRow(view.locator('.monaco-list-row', { hasText: /^reviser/ }).first());
   await view.locator('.monaco-list-row', { hasText: /say hello, world[\s\S]*answered in revision 2 · reviser: it says hello, world now/ }).first().waitFor({ timeout: TIMEOUT });

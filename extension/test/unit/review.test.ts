@@ -49,7 +49,7 @@ test('the review conversation is read from getProposal, with each hunk\'s key an
   assert.equal(readReview({ files: [] }).conversation, undefined, 'a bare patch has no conversation');
   // Bad shapes read as empty, never throw.
   assert.deepEqual(readReviewConversation({ comments: 'x', revisions: [null] }).comments, []);
-  assert.deepEqual(readInterdiff({ from: 1, to: 2, files: ['a', 3], patch: 'p' }), { from: 1, to: 2, files: ['a'], patch: 'p' });
+  assert.deepEqual(readInterdiff({ from: 1, to: 2, files: ['a', 3], patch: 'p' }), { from: 1, to: 2, files: ['a'], patch: 'p', sides: [] });
 });
 
 test('the proposal says its revision and its comments; the tree lists each comment with its answer', () => {

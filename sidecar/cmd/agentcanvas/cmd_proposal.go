@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -140,7 +141,23 @@ func proposalCreate(args []string, stdout, stderr io.Writer) int {
 	if len(c.Collisions) == 0 && len(c.Proposal.ChangedFiles) > 0 {
 		fmt.Fprintln(stderr, "no conflict with the other open proposals")
 	}
+	if len(c.Proposal.ChangedFiles) > 0 {
+		ref := filepath.Join(c.AgentDir, proposal.JSONFile)
+		if res, _ := proposal.Check(ctx, *ws, ref, proposal.Selection{}, proposal.ApplyOptions{Flow: *flow, Reviewing: true}); res != nil {
+			for _, h := range res.Held {
+				fmt.Fprintf(stderr, "held: %s: %s (applied only when a person confirms it by name)\n", h.Shown, h.Reason)
+			}
+		}
+	}
 	return exitOK
+}
+
+// printHeldResult says which held files an apply did not touch and how to confirm them.
+func printHeldResult(w io.Writer, held []proposal.Hold) {
+	for _, h := range held {
+		fmt.Fprintf(w, "held: %s: %s\n", h.Shown, h.Reason)
+	}
+	fmt.Fprintf(w, "nothing was applied. Review these files (proposal review), then confirm each by name: %s\n", strings.TrimSpace(confirmFlags(held)))
 }
 
 // parseSelection reads --files a,b and --hunks path:1,path:3 (a path may itself hold ':'; the
@@ -190,6 +207,8 @@ func proposalApply(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&resolve, "resolve", "settle a conflict of a merge, as PATH:N=mine|theirs|both|markers|@FILE")
 	fs.Var(&against, "against", "the workspace blob a file's merge was reviewed against, as PATH=BLOB (review's merge.workspace)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	var confirm argvFlag // verbatim: a name may hold commas
+	fs.Var(&confirm, "confirm-control", "apply this held `PATH` (a control file, or a name that looks like another), as the review names it; repeatable")
 	rf := addRuleFlags(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -213,7 +232,7 @@ func proposalApply(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := signalContext()
 	defer cancel()
-	res, err := proposal.Apply(ctx, *ws, fs.Arg(0), sel, proposal.ApplyOptions{DryRun: *check, Flow: *flow, Rules: rules, Waiting: waitingNote(stderr)})
+	res, err := proposal.Apply(ctx, *ws, fs.Arg(0), sel, proposal.ApplyOptions{DryRun: *check, Flow: *flow, Rules: rules, Waiting: waitingNote(stderr), Confirm: confirm})
 	return printResult(stdout, stderr, res, err, *asJSON, map[bool]string{false: "applied", true: "would apply"}[*check])
 }
 
@@ -230,6 +249,11 @@ func printResult(stdout, stderr io.Writer, res *proposal.Result, err error, asJS
 	}
 	if err != nil {
 		var ref *proposal.RefusedError
+		var held *proposal.HeldError
+		if errors.As(err, &held) && len(held.Held) > 0 {
+			printHeldResult(stderr, held.Held)
+			return exitFail
+		}
 		if errors.As(err, &ref) {
 			conflict := false
 			for _, p := range ref.Problems {
@@ -276,7 +300,7 @@ func proposalReview(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := signalContext()
 	defer cancel()
-	rv, err := proposal.GetReview(ctx, *ws, fs.Arg(0), proposal.ReviewOptions{ApplyOptions: proposal.ApplyOptions{Flow: *flow, Rules: rules}, Record: *record})
+	rv, err := proposal.GetReview(ctx, *ws, fs.Arg(0), proposal.ReviewOptions{ApplyOptions: proposal.ApplyOptions{Flow: *flow, Rules: rules}, Record: *record, Shown: true})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentcanvas: %v\n", err)
 		return exitFail

@@ -59,6 +59,9 @@ func proposalExport(args []string, stdout, stderr io.Writer) int {
 			add, del = add+f.Added, del+f.Deleted
 		}
 		fmt.Fprintf(stderr, "exported: %s (%d file(s), +%d -%d) %s\n", p.Agent, len(p.Files), add, del, p.Proposal)
+		for _, h := range p.Held {
+			fmt.Fprintf(stderr, "  held: %s: %s (named in its commit message: confirm it before merging)\n", h.Shown, h.Reason)
+		}
 	}
 	if *out != "" {
 		if err := writeFileAtomic(*out, ex.Patch); err != nil {
@@ -67,7 +70,7 @@ func proposalExport(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
-	if _, err := stdout.Write(ex.Patch); err != nil {
+	if _, err := io.WriteString(stdout, terminalText(stdout, string(ex.Patch))); err != nil {
 		fmt.Fprintf(stderr, "proposal export: %v\n", err)
 		return exitUsage
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
+	"github.com/agentcanvas/agentcanvas/sidecar/termsafe"
 )
 
 // parseMergeSelection reads --merge PATH:N, --resolve PATH:N=TAKE (TAKE @FILE: the text of
@@ -120,7 +121,7 @@ func proposalLedger(args []string, stdout, stderr io.Writer) int {
 		case lg.Reverted[e.ID] != "":
 			note = " (reverted by " + lg.Reverted[e.ID] + ")"
 		}
-		fmt.Fprintf(w, "%s %s %s: %s%s\n", e.ID, e.Kind, who, strings.Join(files, ", "), note)
+		fmt.Fprintln(w, termsafe.Line(fmt.Sprintf("%s %s %s: %s%s", e.ID, e.Kind, who, strings.Join(files, ", "), note)))
 	}
 	w.Flush()
 	return exitOK
@@ -156,14 +157,14 @@ func proposalOrigins(args []string, stdout, stderr io.Writer) int {
 	}
 	w := bufio.NewWriter(stdout)
 	for _, o := range origins {
-		fmt.Fprintf(w, "%s: %s (run %s)", proposal.LineRange{Start: o.Start, Count: o.Count}, o.AgentID, o.RunID)
+		line := fmt.Sprintf("%s: %s (run %s)", proposal.LineRange{Start: o.Start, Count: o.Count}, o.AgentID, o.RunID)
 		if o.Origin != nil {
-			fmt.Fprintf(w, ", interaction %s round %d, %s", o.Origin.InteractionID, o.Origin.Round, o.Origin.Backend)
+			line += fmt.Sprintf(", interaction %s round %d, %s", o.Origin.InteractionID, o.Origin.Round, o.Origin.Backend)
 			if o.Origin.Prompt != "" {
-				fmt.Fprintf(w, ": %s", o.Origin.Prompt)
+				line += ": " + o.Origin.Prompt // the agent's prompt: made visible below
 			}
 		}
-		fmt.Fprintf(w, " [%s]\n", o.Entry)
+		fmt.Fprintln(w, termsafe.Line(line+" ["+o.Entry+"]"))
 	}
 	w.Flush()
 	return exitOK

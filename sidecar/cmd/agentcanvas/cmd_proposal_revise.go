@@ -19,8 +19,17 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/engine"
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
+	"github.com/agentcanvas/agentcanvas/sidecar/termsafe"
 	"github.com/agentcanvas/agentcanvas/sidecar/termview"
 )
+
+// terminalText is s made safe when w is a terminal (a patch piped to git stays byte for byte).
+func terminalText(w io.Writer, s string) string {
+	if termview.IsTerminal(w) {
+		return termsafe.Text(s)
+	}
+	return s
+}
 
 // proposalComment adds review comments to a proposal, deletes one not yet sent, or lists
 // them with the worker's answers and the proposal's revisions.
@@ -93,9 +102,9 @@ func printReviewState(w io.Writer, st *proposal.ReviewState) {
 		if c.Kind == proposal.CommentReject {
 			kind = " reject:"
 		}
-		fmt.Fprintf(w, "  %s %s%s %s  [%s]\n", c.ID, where, kind, oneLine(c.Text, 200), state)
+		fmt.Fprintf(w, "  %s %s%s %s  [%s]\n", termsafe.Line(c.ID), termsafe.Line(where), kind, termsafe.Line(oneLine(c.Text, 200)), state)
 		if c.Answer != "" {
-			fmt.Fprintf(w, "      worker: %s\n", oneLine(c.Answer, 200))
+			fmt.Fprintf(w, "      worker: %s\n", termsafe.Line(oneLine(c.Answer, 200)))
 		}
 	}
 	if len(st.Comments) == 0 {
@@ -253,6 +262,6 @@ func proposalInterdiff(args []string, stdout, stderr io.Writer) int {
 		printJSON(stdout, id)
 		return exitOK
 	}
-	io.WriteString(stdout, id.Patch)
+	io.WriteString(stdout, terminalText(stdout, id.Patch))
 	return exitOK
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/engine"
+	"github.com/agentcanvas/agentcanvas/sidecar/termsafe"
 	"github.com/agentcanvas/agentcanvas/sidecar/termview"
 	"github.com/agentcanvas/agentcanvas/sidecar/transcript"
 )
@@ -71,14 +72,14 @@ func runShow(args []string, stdout, stderr io.Writer) int {
 	}
 	switch {
 	case *asJSON:
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
 		if turns == nil {
 			turns = []transcript.Turn{}
 		}
-		if err := enc.Encode(turns); err != nil {
+		b, err := json.MarshalIndent(turns, "", "  ")
+		if err != nil {
 			return exitUsage
 		}
+		fmt.Fprintf(stdout, "%s\n", termsafe.JSON(b))
 	case agent != "":
 		for _, t := range turns {
 			printTurn(stdout, t)
@@ -115,7 +116,7 @@ func turnHeader(t transcript.Turn, start time.Time) string {
 	if t.CostUSD != nil {
 		parts = append(parts, termview.USD(*t.CostUSD))
 	}
-	return strings.Join(parts, "  ")
+	return termsafe.Line(strings.Join(parts, "  "))
 }
 
 func printTimeline(w io.Writer, runID string, turns []transcript.Turn) {
@@ -132,9 +133,9 @@ func printTimeline(w io.Writer, runID string, turns []transcript.Turn) {
 	for _, t := range turns {
 		fmt.Fprintln(w, turnHeader(t, start))
 		if t.Reason != "" {
-			fmt.Fprintf(w, "    reason: %s\n", firstTextLine(t.Reason))
+			fmt.Fprintf(w, "    reason: %s\n", termsafe.Line(firstTextLine(t.Reason)))
 		}
-		fmt.Fprintf(w, "    reply:  %s\n", firstTextLine(t.Reply))
+		fmt.Fprintf(w, "    reply:  %s\n", termsafe.Line(firstTextLine(t.Reply)))
 	}
 	fmt.Fprintf(w, "one agent's turns whole: %s run show %s AGENT\n", invokedAs(), runID)
 }
@@ -142,13 +143,13 @@ func printTimeline(w io.Writer, runID string, turns []transcript.Turn) {
 func printTurn(w io.Writer, t transcript.Turn) {
 	fmt.Fprintf(w, "── %s\n", turnHeader(t, t.Started))
 	if t.Reason != "" {
-		fmt.Fprintf(w, "reason: %s\n", t.Reason)
+		fmt.Fprintf(w, "reason: %s\n", termsafe.Text(t.Reason))
 	}
 	section(w, "prompt", t.Prompt)
 	section(w, "reply", t.Reply)
 	section(w, "stderr", strings.Join(t.Stderr, "\n"))
 	if len(t.Truncated) > 0 {
-		fmt.Fprintf(w, "(cut to fit the transcript's bounds: %s)\n", strings.Join(t.Truncated, ", "))
+		fmt.Fprintf(w, "(cut to fit the transcript's bounds: %s)\n", termsafe.Line(strings.Join(t.Truncated, ", ")))
 	}
 	fmt.Fprintln(w)
 }
@@ -160,7 +161,7 @@ func section(w io.Writer, title, text string) {
 	}
 	fmt.Fprintf(w, "%s:\n", title)
 	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
-		fmt.Fprintf(w, "  %s\n", l)
+		fmt.Fprintf(w, "  %s\n", termsafe.Text(l))
 	}
 }
 

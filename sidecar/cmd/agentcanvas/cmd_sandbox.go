@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
+	"github.com/agentcanvas/agentcanvas/sidecar/termsafe"
 )
 
 func init() {
@@ -35,9 +36,12 @@ func signalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt)
 }
 
+// printJSON prints v as indented JSON; C1 controls and format characters in its strings are
+// written as \u escapes (termsafe.JSON), so that the JSON of an agent's text is safe on a
+// terminal and means the same to a tool.
 func printJSON(w io.Writer, v any) {
 	b, _ := json.MarshalIndent(v, "", "  ")
-	fmt.Fprintf(w, "%s\n", b)
+	fmt.Fprintf(w, "%s\n", termsafe.JSON(b))
 }
 
 func runSandbox(args []string, _ io.Reader, stdout, stderr io.Writer) int {

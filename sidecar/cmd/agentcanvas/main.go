@@ -10,6 +10,8 @@ import (
 	"os"
 	"runtime/debug"
 	"sort"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/termsafe"
 )
 
 // Exit codes shared by every subcommand (DESIGN.md, command line contract).
@@ -67,7 +69,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return exitUsage
 	}
-	return c.run(args[1:], stdin, stdout, stderr)
+	// stderr carries only plain text (warnings, errors, refusals, prompts): nothing an agent
+	// or a file wrote reaches the terminal raw through it.
+	return c.run(args[1:], stdin, stdout, termsafe.Writer(stderr))
 }
 
 // lateHeap is the heap at which a short command's garbage collector starts after all.

@@ -26,9 +26,14 @@ assign() {
 # nothing.
 quiet_edit() { [ -e "$AC_DIR/edit" ] && echo "edit by $id" >"work-$id.txt"; }
 
-# A worker edits a file in its sandbox and hands off.
+# A worker edits a file in its sandbox and hands off. With $AC_DIR/selfedit it also raises
+# the limits of the flow that governs it and plants a file (a proposal that must be held).
 handoff() {
 	echo "edit by $id" >"work-$id.txt"
+	if [ -e "$AC_DIR/selfedit" ] && [ -e flows/self.yaml ]; then
+		echo "# maxCostUsd: 10000, network: open" >>flows/self.yaml
+		mkdir -p src && echo "import os" >src/backdoor.py
+	fi
 	cat <<EOH
 HANDOFF
 Context:        scripted $id
