@@ -22,8 +22,10 @@ func TestTwentyThousandFilesApplyAndRevert(t *testing.T) {
 	ws := t.TempDir()
 	agentDir := filepath.Join(ws, ".agentcanvas/sandboxes/run1/coder")
 	var patch []byte
+	var changed []ChangedFile
 	for i := range n {
 		p := fmt.Sprintf("src/d%03d/f%05d.txt", i%200, i)
+		changed = append(changed, ChangedFile{Path: p, Status: "modified"})
 		old := fmt.Appendf(nil, "line one of file %d\nline two\nline three\nline four\n", i)
 		writeTree(t, ws, map[string]string{p: "F:" + string(old)})
 		secs, _, _, err := changeSections(p, side{exists: true, mode: modeFile, data: old}, side{exists: true, mode: modeFile, data: fmt.Appendf(nil, "LINE ONE of file %s\nline two\nline three\nline four\nadded\n", p)})
@@ -32,7 +34,7 @@ func TestTwentyThousandFilesApplyAndRevert(t *testing.T) {
 		}
 		patch = append(patch, secs[0]...)
 	}
-	pj, _ := json.Marshal(Proposal{Version: jsonVersion, RunID: "run1", AgentID: "coder", Paths: Paths{PatchFile: PatchFile}})
+	pj, _ := json.Marshal(Proposal{Version: jsonVersion, RunID: "run1", AgentID: "coder", Paths: Paths{PatchFile: PatchFile}, ChangedFiles: changed})
 	writeTree(t, agentDir, map[string]string{JSONFile: "F:" + string(pj), PatchFile: "F:" + string(patch)})
 	before := snapshot(t, ws, true)
 	res, err := Apply(context.Background(), ws, agentDir, Selection{}, ApplyOptions{})

@@ -77,7 +77,8 @@ func TestTwoHundredMegabyteApplyAndRevertInBoundedMemory(t *testing.T) {
 	agent := filepath.Join(ws, ".agentcanvas/sandboxes/r1/coder/proposal")
 	os.MkdirAll(agent, 0o755)
 	os.WriteFile(filepath.Join(agent, "changes.patch"), patch.Bytes(), 0o644)
-	pj, _ := json.Marshal(map[string]any{"version": "1", "runId": "r1", "agentId": "coder", "paths": map[string]string{"patchFile": "proposal/changes.patch"}})
+	pj, _ := json.Marshal(map[string]any{"version": "1", "runId": "r1", "agentId": "coder", "paths": map[string]string{"patchFile": "proposal/changes.patch"},
+		"changedFiles": []map[string]string{{"path": "big.txt", "status": "modified"}}})
 	os.WriteFile(filepath.Join(agent, "proposal.json"), pj, 0o644)
 
 	gitWS := t.TempDir()
