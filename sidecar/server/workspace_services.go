@@ -19,7 +19,7 @@ type sandboxService struct{}
 
 func (sandboxService) Prepare(ctx context.Context, p PrepareSandboxParams) (any, error) {
 	return sandbox.Prepare(ctx, sandbox.Options{Workspace: p.Workspace, RunID: p.RunID, AgentID: p.AgentID,
-		Files: p.Files, Progress: p.Progress, Rules: p.Rules})
+		Files: p.Files, Progress: p.Progress, Rules: p.Rules, Notice: p.Notice})
 }
 
 type proposalService struct{}
