@@ -4,7 +4,7 @@ BIN     := bin/agentcanvas
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build test test-go lint-workflows test-extension test-deps agent-clis example example-state bench fuzz package vsix clean
+.PHONY: build test test-go lint-workflows test-extension test-deps node24 agent-clis example example-state bench fuzz package vsix clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./sidecar/cmd/agentcanvas
@@ -13,8 +13,9 @@ build:
 # extension's (type check, unit, the canvas in Chromium, end to end in a real VS Code).
 test: build test-go test-extension
 
-# The real-CLI tests fail (not skip) under make when the CLIs are missing.
-test-go: lint-workflows agent-clis
+# The real-CLI tests fail (not skip) under make when the CLIs are missing. Node 24 (.cache/) is
+# what the first run's sample is tested on, besides the machine's Node.
+test-go: lint-workflows agent-clis node24
 	$(GO) vet ./...
 	AGENTCANVAS_REAL_CLIS=required $(GO) test -count=1 -timeout 30m ./...
 
@@ -30,6 +31,9 @@ lint-workflows:
 
 node_modules/.package-lock.json: package-lock.json
 	npm ci --no-audit --no-fund
+
+node24:
+	@bash scripts/setup-e2e.sh node24
 
 # What the browser and end-to-end tests need (Debian's chromium, Node 24, code-server under
 # .cache/), installed on first use: about 5 minutes once, then a no-op.

@@ -14,8 +14,10 @@ for part in $PARTS; do
       # the three-way merge of a 10,000-line file in process, against `git merge-file -p` on the same files
       go test -run '^$' -bench 'MergeFile$' -benchmem ./sidecar/proposal || failed+=("$part") ;;
     confine)
-      # a confined no-op turn against the same turn unconfined (alternately; reports the ratio)
-      go test -run '^$' -bench 'ConfinementOverhead' -benchtime 20x ./sidecar/runtime || failed+=("$part") ;;
+      # a confined no-op turn against the same turn unconfined: wall time (alternately), then
+      # CPU time of runs of 100 turns each (their guardians and worlds included); reports ratios
+      { go test -run '^$' -bench 'ConfinementOverhead' -benchtime 20x ./sidecar/runtime &&
+        go test -run '^$' -bench 'ConfinementCPU' -benchtime 3x ./sidecar/runtime; } || failed+=("$part") ;;
     bus)
       go test -run '^$' -bench 'FiftyAgents' -benchtime 10x -benchmem ./sidecar/bus || failed+=("$part") ;;
     webview)

@@ -37,8 +37,10 @@ took() { echo "   done in $((SECONDS - $1)) s"; }
 # chromium drives the workbench and the canvas's browser tests; libkrb5-dev, build-essential and
 # python3 build code-server's native modules; procps (pgrep) watches the sidecar process; zip and
 # unzip are the unit tests' oracle.
+# `setup-e2e.sh node24` installs Node 24 only (make test-go: the first run's sample is tested on it).
+only_node24=${1:-}
 missing=()
-for pkg in chromium libkrb5-dev build-essential python3 procps zip unzip git; do
+[ "$only_node24" = node24 ] || for pkg in chromium libkrb5-dev build-essential python3 procps zip unzip git; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -60,6 +62,7 @@ if [ ! -f "$ROOT/.cache/node24/.ready-$NODE24_VERSION" ]; then
   touch "$ROOT/.cache/node24/.ready-$NODE24_VERSION"
   took "$t"
 fi
+[ "$only_node24" = node24 ] && exit 0
 
 # From here on every node and npm is Node 24's: the machine's npm CLI run by Node 24, through a
 # shim that code-server's postinstall also finds on PATH for its own nested installs.

@@ -9,14 +9,14 @@ import { registerFlowCommands } from './commands/flowCommands';
 import { RunController } from './commands/runCommands';
 import { ProposalController } from './commands/proposalCommands';
 import { ReviewController } from './commands/reviewCommands';
-import { actionable, needsOf, NeedsYouTree } from './views/needsYouTree';
+import { actionable, needsMenu, needsOf, NeedsYouTree } from './views/needsYouTree';
 import { RunsModel } from './views/runsModel';
 import { RunsTree } from './views/runsTree';
 import { ProposalsTree } from './views/proposalsTree';
 import { LineOriginsHover } from './views/lineOrigins';
 import { PendingQueue } from './hitl/pending';
 import { askUser } from './hitl/prompts';
-import { promptKind, secretKey } from './hitl/requests';
+import { promptKind, secretKey, sidecarValueCheck } from './hitl/requests';
 import { isFlowPath } from './flows';
 import { registerSkills } from './skills/skillsView';
 import { createCanvasBackend, type CanvasBackendImpl } from './canvasBackend';
@@ -41,8 +41,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<AgentC
 
   // Human in the loop
   const root = () => vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  // The value is sent to the sidecar to be checked: registered first, so no trace shows it.
+  const valueCheck = sidecarValueCheck((method, params) => {
+    const value = (params as { value?: unknown }).value;
+    if (typeof value === 'string' && value !== '') log.addSecret(value);
+    return client.request(method, params);
+  });
   const pending = new PendingQueue({
-    ask: (p) => askUser(p, { secrets: context.secrets, workspaceRoot: root() }),
+    ask: (p) => askUser(p, { secrets: context.secrets, workspaceRoot: root(), check: valueCheck }),
     send: (method, params) => {
       // registered before sending: a trace of the request must not show the value either
       const value = (params as { value?: unknown }).value;
@@ -165,7 +171,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<AgentC
     vscode.commands.registerCommand('agentcanvas.statusMenu', async () => {
       type Item = vscode.QuickPickItem & { run: () => unknown };
       const items: Item[] = [];
-      if (pending.size > 0) items.push({ label: `$(bell) Answer ${pending.size} waiting request(s)`, run: () => pending.promptNext() });
+      // What the bell counts, kind by kind (the counts add up to the bell's number).
+      for (const m of needsMenu(needsTree.needs)) {
+        const cmd = m.first.command;
+        const isRequest = m.first.kind === 'question' || m.first.kind === 'dependency';
+        items.push({
+          label: `$(bell) ${m.label}`,
+          run: () => (isRequest ? pending.promptNext() : cmd ? vscode.commands.executeCommand(cmd.id, ...(cmd.arg === undefined ? [] : [cmd.arg])) : undefined),
+        });
+      }
+      if (needsTree.needs.length > 0) items.push({ label: '$(checklist) Show Needs You', run: () => vscode.commands.executeCommand('agentcanvas.needsYou.focus') });
       items.push({ label: '$(output) Show Log', run: () => log.show() });
       items.push({ label: '$(debug-restart) Restart Sidecar', run: () => client.restart() });
       if (status.runningFlows.length > 0 || runsTree.model.all().some((r) => r.status === 'running' || r.status === 'waiting')) {

@@ -28,6 +28,7 @@ export const Method = {
   listRuns: 'agentcanvas/listRuns',
   answerQuestion: 'agentcanvas/answerQuestion',
   provideDependency: 'agentcanvas/provideDependency',
+  checkDependencyValue: 'agentcanvas/checkDependencyValue',
   rejectDependency: 'agentcanvas/rejectDependency',
   queryLogs: 'agentcanvas/queryLogs',
   getReviewComments: 'agentcanvas/getReviewComments',
@@ -268,6 +269,8 @@ export interface RunState {
   spend?: Spend;
   interactions: InteractionState[];
   pending: PendingRequest[];
+  /** Resume Run can go on with it: interrupted, or stopped by the person (listRuns). */
+  resumable?: boolean;
 }
 
 function readAgent(raw: unknown): AgentState {
@@ -297,7 +300,10 @@ function readInteraction(raw: unknown): InteractionState {
  * The run events that ask a person something and wait: the engine sends each once the request
  * can take its answer (data: {agent, id, fields, deadline?}).
  */
-export const REQUEST_EVENTS: readonly string[] = ['question_asked', 'dependency_requested', 'phase_completed'];
+export const REQUEST_EVENTS: readonly string[] = ['question_asked', 'dependency_requested', 'phase_completed', 'recovery_asked'];
+
+/** The events after which a request is answered, whoever answered it. */
+export const RESOLVED_EVENTS: readonly string[] = ['question_answered', 'dependency_provided', 'dependency_resolved', 'phase_resolved', 'recovery_resolved'];
 
 /**
  * Reads a pending request from listRuns or from a runEvent (one of REQUEST_EVENTS). Returns
@@ -325,15 +331,32 @@ export function readPending(raw: unknown, runIdFallback?: string): PendingReques
   if (kind === 'phase_complete' || kind === 'phase_completed') {
     // The agent finished a phase and waits for approval to go on (stdout protocol §3).
     const f = fields ?? o;
-    const phase = f.phase ?? f.number ?? f.name;
+    const phase = f.phase ?? f.number ?? f.name ?? f.N;
     return {
       ...base,
       kind: 'question',
       question: {
         category: 'confirmation',
-        question: `Phase ${phase === undefined ? '' : `${String(phase)} `}complete${typeof f.summary === 'string' ? `: ${f.summary}` : ''}. Continue?`,
+        question: `Phase ${phase === undefined ? '' : `${String(phase)} `}complete${typeof f.summary === 'string' ? `: ${f.summary}` : ''}.${verificationNote(f.verification)} Continue?`,
         options: ['Continue', 'Stop'],
         default: 'Continue',
+        required: true,
+      },
+    };
+  }
+  if (kind === 'error' || kind === 'recovery_asked') {
+    // An agent's [ERROR] with recovery notify_user: the person chooses retry, skip or stop,
+    // answered through answerQuestion like any question.
+    const f = fields ?? o;
+    const message = typeof f.message === 'string' && f.message.trim() !== '' ? f.message : 'an error';
+    const details = typeof f.details === 'string' && f.details.trim() !== '' ? ` (${f.details})` : '';
+    return {
+      ...base,
+      kind: 'question',
+      question: {
+        category: 'error',
+        question: `${base.agentId ?? 'An agent'} reported an error: ${message}${details}. Retry, skip it, or stop the agent?`,
+        options: ['retry', 'skip', 'stop'],
         required: true,
       },
     };
@@ -369,6 +392,15 @@ export function readPending(raw: unknown, runIdFallback?: string): PendingReques
     };
   }
   return undefined;
+}
+
+/** What a phase's verification found, as the approval shows it (the engine's `verification` field). */
+function verificationNote(v: unknown): string {
+  if (typeof v === 'string' && v !== '') return ` Not verified (${v.replace(/^none: /, '')}).`;
+  const o = asObject(v);
+  if (typeof o.verifier !== 'string') return '';
+  const report = typeof o.report === 'string' && o.report !== '' ? `; report: ${o.report}` : '';
+  return ` Verified by ${o.verifier}${o.passed === true ? '' : ' (not passed)'}${report}.`;
 }
 
 function readDeadline(o: Record<string, unknown>): number | undefined {
@@ -421,6 +453,7 @@ export function readRuns(raw: unknown): RunState[] {
         endedAt: typeof r.endedAt === 'string' ? r.endedAt : undefined,
         terminationReason: typeof r.terminationReason === 'string' ? r.terminationReason : typeof r.reason === 'string' && r.reason !== '' ? r.reason : undefined,
         spend: readSpend(r.spend),
+        resumable: r.resumable === true ? true : undefined,
         interactions: withAgentSpend(asArray(r.interactions).map(readInteraction), r.agentSpend, typeof r.status === 'string' ? r.status : 'unknown'),
         pending: asArray(r.pending)
           .map((p) => readPending(p, runId))

@@ -167,16 +167,35 @@ func (b *Bus) Send(e *Envelope) ([]string, error) {
 		e.Sign(b.cfg.Key)
 	}
 	b.m.sent(e)
-	if b.cfg.RateLimitPerMin > 0 {
+	if b.cfg.RateLimitPerMin > 0 && !b.toHubOnly(to) {
 		b.refill(now)
 		if b.tokens < 1 || len(b.held) > 0 {
 			b.held = append(b.held, e)
-			b.observe(Event{Kind: Held, Envelope: e, ReleaseAt: b.nextRelease()})
+			b.observe(Event{Kind: Held, Envelope: e, ReleaseAt: b.releaseAt(len(b.held) - 1)})
 			return to, nil
 		}
 		b.tokens--
 	}
 	return to, b.deliver(e)
+}
+
+// toHubOnly: a message to the broker or router itself is not one it passes on, so the rate
+// limit, which bounds what the hub passes, does not hold it (a publish is counted once, as the
+// notification the broker sends for it).
+func (b *Bus) toHubOnly(to []string) bool {
+	return b.cfg.Hub != "" && len(to) == 1 && to[0] == b.cfg.Hub
+}
+
+// Held reports whether the message with this id is still held by the rate limit.
+func (b *Bus) Held(id string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, e := range b.held {
+		if e.ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 func (b *Bus) refill(now time.Time) {
@@ -354,28 +373,92 @@ func (b *Bus) Receive(agent string) (msgs []*Envelope, rejected []error) {
 	box := b.boxes[agent]
 	delete(b.boxes, agent)
 	for _, e := range box {
-		if e.Expired(now) {
-			b.m.expired(e)
-			b.observe(Event{Kind: Expired, Envelope: e, Recipient: agent})
-			continue
-		}
-		if b.cfg.Key != nil {
-			if err := e.Verify(b.cfg.Key); err != nil {
-				b.m.failed(e)
-				rejected = append(rejected, fmt.Errorf("message %s from %s: %w", e.ID, e.From, err))
-				continue
-			}
-		}
-		c := *e
-		if err := c.Decompress(); err != nil {
+		c, err := b.take(agent, e, now)
+		if err != nil {
 			rejected = append(rejected, err)
-			continue
+		} else if c != nil {
+			msgs = append(msgs, c)
 		}
-		b.m.received(agent, &c, now)
-		msgs = append(msgs, &c)
 	}
 	sort.SliceStable(msgs, func(i, j int) bool { return prio(msgs[i].Priority) < prio(msgs[j].Priority) })
 	return msgs, rejected
+}
+
+// ReceiveNext takes agent's next deliverable message, the most urgent first, then in send
+// order: for a reader that acts on one message at a time, so that each message's age is
+// checked when its reader gets to it, not when an earlier one was read. Messages found
+// expired on the way are dropped (and counted); ok is false when nothing is deliverable now
+// (HeldFor says whether more is coming).
+func (b *Bus) ReceiveNext(agent string) (msg *Envelope, rejected []error, ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.cfg.Now()
+	b.release(now)
+	for {
+		box := b.boxes[agent]
+		if len(box) == 0 {
+			delete(b.boxes, agent)
+			return nil, rejected, false
+		}
+		i := 0
+		for j, e := range box {
+			if prio(e.Priority) < prio(box[i].Priority) {
+				i = j
+			}
+		}
+		e := box[i]
+		b.boxes[agent] = append(box[:i:i], box[i+1:]...)
+		c, err := b.take(agent, e, now)
+		if err != nil {
+			rejected = append(rejected, err)
+			continue
+		}
+		if c != nil {
+			return c, rejected, true
+		}
+	}
+}
+
+// take checks one message of agent's mailbox as agent reads it: nil when it expired (observed
+// and counted), an error when its signature or payload fails, else the delivered copy.
+func (b *Bus) take(agent string, e *Envelope, now time.Time) (*Envelope, error) {
+	if e.Expired(now) {
+		b.m.expired(e)
+		b.observe(Event{Kind: Expired, Envelope: e, Recipient: agent})
+		return nil, nil
+	}
+	if b.cfg.Key != nil {
+		if err := e.Verify(b.cfg.Key); err != nil {
+			b.m.failed(e)
+			return nil, fmt.Errorf("message %s from %s: %w", e.ID, e.From, err)
+		}
+	}
+	c := *e
+	if err := c.Decompress(); err != nil {
+		return nil, err
+	}
+	b.m.received(agent, &c, now)
+	return &c, nil
+}
+
+// Mailbox counts the messages delivered to agent and not yet read.
+func (b *Bus) Mailbox(agent string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.boxes[agent])
+}
+
+// HeldFor counts the messages the rate limit still holds that will reach agent.
+func (b *Bus) HeldFor(agent string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, e := range b.held {
+		if contains(e.To, agent) {
+			n++
+		}
+	}
+	return n
 }
 
 // Pending counts messages not yet received, held by the rate limit included.
@@ -396,11 +479,14 @@ func (b *Bus) NextRelease() time.Time {
 	if len(b.held) == 0 {
 		return time.Time{}
 	}
-	return b.nextRelease()
+	return b.releaseAt(0)
 }
 
-func (b *Bus) nextRelease() time.Time {
-	need := 1 - b.tokens
+// releaseAt is when the held message at position k (0: the next) can be delivered at the
+// earliest: it needs a token of its own after the k messages before it have taken theirs,
+// and tokens come back one every Window/RateLimitPerMin.
+func (b *Bus) releaseAt(k int) time.Time {
+	need := float64(k+1) - b.tokens
 	if need <= 0 {
 		return b.last
 	}

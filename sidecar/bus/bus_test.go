@@ -21,22 +21,32 @@ func msg(from string, to ...string) *Envelope {
 func TestRateLimitHoldsUnderBurst(t *testing.T) {
 	c := newClock()
 	b := New(Config{Topology: "broker", Members: []string{"pub", "sub"}, Hub: "broker", Now: c.now})
+	// What reaches the broker itself is not held (it passes on nothing): the limit counts
+	// what it sends on.
 	for i := 0; i < 25; i++ {
 		if _, err := b.Send(&Envelope{From: "pub", To: Recipients{"broker"}, Type: "publish", Payload: i}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, _ := b.Receive("broker")
+	if got, _ := b.Receive("broker"); len(got) != 25 {
+		t.Fatalf("the broker got %d of 25 publishes at once", len(got))
+	}
+	for i := 0; i < 25; i++ {
+		if _, err := b.Send(&Envelope{From: "broker", To: Recipients{"sub"}, Type: "notification", Payload: i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _ := b.Receive("sub")
 	if len(got) != DefaultRateLimitPerMin {
 		t.Fatalf("first minute delivered %d, want %d", len(got), DefaultRateLimitPerMin)
 	}
 	c.advance(30 * time.Second)
-	got, _ = b.Receive("broker")
+	got, _ = b.Receive("sub")
 	if len(got) != 5 {
 		t.Fatalf("after 30s delivered %d, want 5", len(got))
 	}
 	c.advance(time.Minute)
-	got, _ = b.Receive("broker")
+	got, _ = b.Receive("sub")
 	if len(got) != 10 || b.Pending() != 0 {
 		t.Fatalf("after 90s delivered %d (pending %d), want the last 10", len(got), b.Pending())
 	}
@@ -287,5 +297,67 @@ func TestRateLimitEventsHeldReleasedDropped(t *testing.T) {
 	b.Receive("b")
 	if last := evs[len(evs)-1]; last.Kind != Expired || last.Recipient != "b" {
 		t.Fatalf("last event %+v, want expired for b", last)
+	}
+}
+
+// Every held message is told when it can go: the k-th behind the limit needs k tokens to
+// come back after the one the first is waiting for (2 a second: +500 ms, +1 s, +1.5 s), and a
+// message sent once some time has passed counts what came back meanwhile.
+func TestReleaseAtOfEveryHeldMessage(t *testing.T) {
+	c := newClock()
+	var at []time.Duration
+	b := New(Config{Topology: "router_targeted", Members: []string{"a", "b"}, Hub: "router", RateLimitPerMin: 2, Window: time.Second, Now: c.now,
+		Observe: func(e Event) {
+			if e.Kind == Held {
+				at = append(at, e.ReleaseAt.Sub(newClock().t))
+			}
+		}})
+	for i := 0; i < 5; i++ {
+		b.Send(&Envelope{From: "a", To: Recipients{"b"}, Type: "information", Payload: i})
+	}
+	c.advance(250 * time.Millisecond)
+	b.Send(&Envelope{From: "a", To: Recipients{"b"}, Type: "information", Payload: 5})
+	want := []time.Duration{500 * time.Millisecond, time.Second, 1500 * time.Millisecond, 2 * time.Second}
+	if fmt.Sprint(at) != fmt.Sprint(want) {
+		t.Fatalf("releaseAt %v, want %v", at, want)
+	}
+	// Each is released at the time it was told, not before.
+	for i, d := range want {
+		c.t = newClock().t.Add(d - time.Millisecond)
+		if held := b.Release(); held != len(want)-i {
+			t.Fatalf("at %v: %d held, want %d", d-time.Millisecond, held, len(want)-i)
+		}
+		c.t = newClock().t.Add(d)
+		if held := b.Release(); held != len(want)-i-1 {
+			t.Fatalf("at %v: %d held, want %d", d, held, len(want)-i-1)
+		}
+	}
+}
+
+// ReceiveNext gives a reader one message at a time, the most urgent first, and checks each
+// one's ttl when the reader gets to it: a reader busy with the first past the second's ttl
+// finds the second expired.
+func TestReceiveNextChecksAgeWhenRead(t *testing.T) {
+	c := newClock()
+	var expired []string
+	b := New(Config{Topology: "p2p", Members: []string{"a", "b"}, Now: c.now, Observe: func(e Event) {
+		if e.Kind == Expired {
+			expired = append(expired, fmt.Sprint(e.Envelope.Payload))
+		}
+	}})
+	low := &Envelope{From: "a", To: Recipients{"b"}, Type: "information", Payload: "low", Priority: "low", Options: &Options{TTL: 10}}
+	crit := &Envelope{From: "a", To: Recipients{"b"}, Type: "information", Payload: "critical", Priority: "critical", Options: &Options{TTL: 10}}
+	b.Send(low)
+	b.Send(crit)
+	m, _, ok := b.ReceiveNext("b")
+	if !ok || m.Payload != "critical" {
+		t.Fatalf("first %v %v, want the critical one", m, ok)
+	}
+	c.advance(11 * time.Second) // b works on it past the other's ttl
+	if m, _, ok := b.ReceiveNext("b"); ok {
+		t.Fatalf("got %v, want it expired", m.Payload)
+	}
+	if fmt.Sprint(expired) != "[low]" || b.Metrics().Expired != 1 {
+		t.Fatalf("expired %v, metrics %+v", expired, b.Metrics())
 	}
 }

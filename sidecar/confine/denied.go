@@ -14,8 +14,9 @@ import (
 //	PermissionError: [Errno 13] Permission denied: '/etc/x'   (Python)
 //	open /etc/x: permission denied                      (Go)
 //	… Operation not permitted                           (EPERM: links, renames across folders)
+//	… Read-only file system                             (EROFS: a read-only folder of a world)
 var (
-	deniedRE = regexp.MustCompile(`(?i)permission denied|\bEACCES\b|operation not permitted|\bEPERM\b`)
+	deniedRE = regexp.MustCompile(`(?i)permission denied|\bEACCES\b|operation not permitted|\bEPERM\b|read-only file system|\bEROFS\b`)
 	quotedRE = regexp.MustCompile("['\"‘`]((?:/|~/|\\./|\\.\\./)[^'\"’`\\\\]*)\\\\?['\"’`]")
 	pathRE   = regexp.MustCompile(`(?:^|[\s:(\[])((?:/|~/|\./|\.\./)[^\s:'"()\[\],]*)`)
 )

@@ -55,8 +55,9 @@ func handled(abi int, p Policy) ll.RulesetAttr {
 // applies to files.
 func rights(a Access) uint64 {
 	const read = ll.AccessFSExecute | ll.AccessFSReadFile | ll.AccessFSReadDir
-	const write = ll.AccessFSWriteFile | ll.AccessFSRemoveDir | ll.AccessFSRemoveFile | ll.AccessFSMakeChar |
-		ll.AccessFSMakeDir | ll.AccessFSMakeReg | ll.AccessFSMakeSock | ll.AccessFSMakeFifo | ll.AccessFSMakeBlock |
+	// No MakeChar or MakeBlock: a device node made in work/ would open a disk or a terminal.
+	const write = ll.AccessFSWriteFile | ll.AccessFSRemoveDir | ll.AccessFSRemoveFile |
+		ll.AccessFSMakeDir | ll.AccessFSMakeReg | ll.AccessFSMakeSock | ll.AccessFSMakeFifo |
 		ll.AccessFSMakeSym | ll.AccessFSTruncate | ll.AccessFSRefer
 	switch a {
 	case Read:
@@ -85,56 +86,128 @@ var ErrUnavailable = errors.New("this kernel has no Landlock")
 //
 // Rules whose path is missing or cannot be opened are left out: they allow nothing then.
 func (p Policy) RestrictThread() (int, error) {
+	r, err := p.Prepare()
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	return r.RestrictThread()
+}
+
+// Ruleset is a policy's Landlock ruleset, made once and applied to each thread that forks
+// one of its agents: a guardian whose turns all have the same rules (a world's) makes it at
+// its first turn and applies it at every one, sparing the rules' opening (their paths were
+// resolved then, as the world's mounts were).
+type Ruleset struct {
+	fd, abi int
+	policy  Policy
+}
+
+// Prepare makes p's ruleset; ErrUnavailable without Landlock.
+func (p Policy) Prepare() (*Ruleset, error) {
 	st := Probe()
 	if !st.Available() {
-		return 0, fmt.Errorf("%w (%s)", ErrUnavailable, st.Reason)
+		return nil, fmt.Errorf("%w (%s)", ErrUnavailable, st.Reason)
 	}
 	attr := handled(st.ABI, p)
 	fd, err := ll.LandlockCreateRuleset(&attr, 0)
 	if err != nil {
-		return 0, fmt.Errorf("landlock_create_ruleset: %w", err)
+		return nil, fmt.Errorf("landlock_create_ruleset: %w", err)
 	}
-	defer unix.Close(fd)
-	for _, r := range p.Rules {
-		if err := addRule(fd, attr.HandledAccessFS, r); err != nil {
-			return 0, err
+	r := &Ruleset{fd: fd, abi: st.ABI, policy: p}
+	for _, rule := range p.Rules {
+		if err := addRule(fd, attr.HandledAccessFS, rule); err != nil {
+			r.Close()
+			return nil, err
 		}
 	}
 	if err := addPortRules(fd, attr, p); err != nil {
-		return 0, err
+		r.Close()
+		return nil, err
 	}
-	dropReachingCaps()
+	return r, nil
+}
+
+// Close releases the ruleset (the domains made from it stay).
+func (r *Ruleset) Close() { unix.Close(r.fd) }
+
+// RestrictThread confines the calling thread with the ruleset (see Policy.RestrictThread).
+func (r *Ruleset) RestrictThread() (int, error) {
+	p := r.policy
+	dropCaps()
 	// no_new_privs is per thread, like the ruleset: Landlock needs it from an unprivileged
 	// process, and the agent inherits it (setuid programs do not raise its rights).
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return 0, fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 	}
 	// No TSYNC flag: this thread only.
-	if err := ll.LandlockRestrictSelf(fd, 0); err != nil {
+	if err := ll.LandlockRestrictSelf(r.fd, 0); err != nil {
 		return 0, fmt.Errorf("landlock_restrict_self: %w", err)
 	}
-	if !p.AllowUnixSockets {
-		if err := installUnixSocketFilter(); err != nil {
-			return 0, fmt.Errorf("the Unix-socket filter: %w", err)
+	if want := p.FilterOptions(r.abi); p.ProcessFilter == nil || *p.ProcessFilter != want {
+		if err := installFilter(want, 0); err != nil {
+			return 0, fmt.Errorf("the system-call filter: %w", err)
 		}
 	}
-	return st.ABI, nil
+	return r.abi, nil
 }
 
-// reachingCaps are the capabilities that let a process reach into others outside its
-// Landlock domain: on Linux 6.18, a root process in a domain still reads an unconfined
-// process's /proc/PID/environ with CAP_SYS_ADMIN or CAP_PERFMON; CAP_SYS_PTRACE, CAP_BPF,
-// CAP_SYS_RAWIO, CAP_SYS_MODULE and CAP_CHECKPOINT_RESTORE reach other processes' memory by
-// other ways. No agent needs them.
-var reachingCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_PERFMON, unix.CAP_SYS_PTRACE, unix.CAP_BPF,
-	unix.CAP_SYS_RAWIO, unix.CAP_SYS_MODULE, unix.CAP_CHECKPOINT_RESTORE}
+// keptCaps are the only capabilities an agent keeps: those of a root user over files (a root
+// sidecar's agents read a workspace another user owns, and unpack archives as root does) and
+// binding a low port. Every other is out of reach: CAP_MKNOD (device nodes), CAP_NET_RAW and
+// CAP_NET_ADMIN (the host's network), CAP_SYS_ADMIN and CAP_PERFMON (on Linux 6.18 a root
+// process in a Landlock domain still reads another process's /proc/PID/environ with either),
+// CAP_SYS_PTRACE, CAP_KILL, CAP_SETUID and CAP_SETGID, CAP_IPC_OWNER, CAP_LINUX_IMMUTABLE,
+// CAP_SYS_RAWIO, CAP_BPF, …
+var keptCaps = []uintptr{unix.CAP_CHOWN, unix.CAP_DAC_OVERRIDE, unix.CAP_DAC_READ_SEARCH, unix.CAP_FOWNER,
+	unix.CAP_FSETID, unix.CAP_NET_BIND_SERVICE}
 
-// dropReachingCaps takes reachingCaps out of the calling thread's bounding set, which a
-// root agent's exec makes its capabilities. Without CAP_SETPCAP (any other user) there is
-// nothing to drop: such a process gets none of them at exec.
-func dropReachingCaps() {
-	for _, c := range reachingCaps {
-		_ = unix.Prctl(unix.PR_CAPBSET_DROP, c, 0, 0, 0)
+// dropCaps makes the process the calling thread forks get keptCaps at most. A root agent's
+// exec would make every capability of the bounding set its own; instead the thread sets
+// SECBIT_NOROOT (locked: exec grants root nothing) and makes keptCaps ambient, which exec
+// keeps. That is a few credential changes where dropping the other thirty-odd from the
+// bounding set one by one was as many (a tenth of a millisecond a turn). Any other user has
+// nothing to lose but ambient capabilities (a world's guardian has CAP_SYS_ADMIN in its own
+// user namespace, to mount): they are cleared. no_new_privs keeps file capabilities and setuid
+// programs from giving any back.
+func dropCaps() {
+	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+	if unix.Geteuid() != 0 {
+		return
+	}
+	bits, _ := unix.PrctlRetInt(unix.PR_GET_SECUREBITS, 0, 0, 0, 0)
+	_ = unix.Prctl(unix.PR_SET_SECUREBITS, uintptr(bits)|secbitNoRoot|secbitNoRootLocked, 0, 0, 0)
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if unix.Capget(&hdr, &data[0]) != nil {
+		return
+	}
+	data[0].Inheritable, data[1].Inheritable = 0, 0
+	for _, c := range keptCaps {
+		data[c/32].Inheritable |= (data[c/32].Permitted & (1 << (c % 32)))
+	}
+	if unix.Capset(&hdr, &data[0]) != nil {
+		return
+	}
+	for _, c := range keptCaps {
+		_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_RAISE, c, 0, 0)
+	}
+}
+
+// Securebits (linux/securebits.h).
+const (
+	secbitNoRoot       = 1 << 0
+	secbitNoRootLocked = 1 << 1
+)
+
+// FilterOptions is what the policy's filter allows beyond its list: Unix sockets with a
+// grant, or in a world of the agent's own where the kernel scopes abstract sockets (Landlock
+// ABI 6: abstract sockets belong to the network namespace, which the world shares); System V
+// IPC and message queues in a world, whose IPC namespace is its own.
+func (p Policy) FilterOptions(abi int) FilterOptions {
+	return FilterOptions{
+		UnixSockets: p.AllowUnixSockets || p.World && abi >= MinScopeABI,
+		PrivateIPC:  p.World,
 	}
 }
 

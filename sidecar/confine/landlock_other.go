@@ -18,5 +18,5 @@ var ErrUnavailable = errors.New("agents cannot be confined on " + runtime.GOOS)
 // RestrictThread is Linux's only.
 func (p Policy) RestrictThread() (int, error) { return 0, ErrUnavailable }
 
-// UnixSocketFilterSupported is Linux's only.
-func UnixSocketFilterSupported() bool { return false }
+// FilterSupported is Linux's only.
+func FilterSupported() bool { return false }

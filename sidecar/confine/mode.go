@@ -67,6 +67,10 @@ func (s Status) String() string {
 	return "no Landlock: " + s.Reason
 }
 
+// MinScopeABI is the first Landlock ABI that scopes signals and abstract Unix sockets to the
+// agent's own domain.
+const MinScopeABI = 6
+
 // NoLandlockEnv, set to 1, makes Probe report a kernel without Landlock: how tests show what
 // happens on such a kernel (the run refused under required, the warning under auto) on one
 // that has it.

@@ -16,8 +16,11 @@ const (
 	List Access = 'l'
 	// Write: Read, and create, write, truncate, rename within, and remove anything beneath.
 	Write Access = 'w'
-	// Device: read, write and ioctl on device files (/dev/null, terminals).
+	// Device: read, write and ioctl on device files (/dev/null, the agent's pseudo-terminals).
 	Device Access = 'd'
+	// Socket: a socket file runtime.unixSockets grants, made visible in a world; no file
+	// right (connect() needs none before Landlock ABI 9).
+	Socket Access = 's'
 )
 
 func (a Access) String() string {
@@ -30,6 +33,8 @@ func (a Access) String() string {
 		return "write"
 	case Device:
 		return "device"
+	case Socket:
+		return "socket"
 	}
 	return fmt.Sprintf("access(%q)", byte(a))
 }
@@ -55,6 +60,17 @@ type Policy struct {
 	// Required: an agent whose policy the kernel cannot enforce is not started (ModeRequired);
 	// otherwise it runs unconfined and the runtime says so.
 	Required bool
+	// Names are the paths the rules were made from where links lead elsewhere (/bin for
+	// /usr/bin, a PATH folder that is a link): a world makes them lead there again.
+	Names []string
+	// World says the agent runs in a world of its own (world_linux.go): its own mount and IPC
+	// namespaces, where what it sees is what its rules name. Set where the world was made, not
+	// encoded.
+	World bool
+	// ProcessFilter, when set, is the filter already installed on every thread of the process
+	// that forks the agent (InstallProcessFilter): RestrictThread then installs none of its
+	// own when it is the one the policy needs. Not encoded.
+	ProcessFilter *FilterOptions
 }
 
 // Encoding of a Policy as a list of strings (the guardian request carries it): one
@@ -64,6 +80,7 @@ const (
 	flagDenyNetwork = "+network=none"
 	flagUnixSockets = "+unix-sockets"
 	flagRequired    = "+required"
+	flagName        = "+name="
 )
 
 // Encode is the policy as strings for the guardian request; Decode reads them back.
@@ -82,6 +99,9 @@ func (p Policy) Encode() []string {
 	for _, r := range p.Rules {
 		out = append(out, string(r.Access)+r.Path)
 	}
+	for _, n := range p.Names {
+		out = append(out, flagName+n)
+	}
 	return out
 }
 
@@ -96,16 +116,18 @@ func Decode(fields []string) (Policy, error) {
 			p.AllowUnixSockets = true
 		case f == flagRequired:
 			p.Required = true
+		case strings.HasPrefix(f, flagName) && filepath.IsAbs(f[len(flagName):]):
+			p.Names = append(p.Names, filepath.Clean(f[len(flagName):]))
 		case strings.HasPrefix(f, flagConnect):
 			port, err := decodePort(f)
 			if err != nil {
 				return Policy{}, err
 			}
 			p.ConnectPorts = append(p.ConnectPorts, port)
-		case len(f) > 1 && strings.IndexByte("rlwd", f[0]) >= 0 && filepath.IsAbs(f[1:]) && filepath.Clean(f[1:]) == f[1:]:
+		case len(f) > 1 && strings.IndexByte("rlwds", f[0]) >= 0 && filepath.IsAbs(f[1:]) && filepath.Clean(f[1:]) == f[1:]:
 			p.Rules = append(p.Rules, Rule{Access: Access(f[0]), Path: f[1:]})
 		default:
-			return Policy{}, fmt.Errorf("confinement rule %q: want an access letter (r, l, w, d) and an absolute clean path", f)
+			return Policy{}, fmt.Errorf("confinement rule %q: want an access letter (r, l, w, d, s) and an absolute clean path", f)
 		}
 	}
 	return p, nil
@@ -124,4 +146,14 @@ func (p Policy) String() string {
 		b.WriteString("unix sockets\n")
 	}
 	return b.String()
+}
+
+// FilterOptions are what a policy's filter allows beyond its lists (filter_linux.go).
+type FilterOptions struct {
+	// UnixSockets allows socket(AF_UNIX) and datagram pairs: a runtime.unixSockets grant, or
+	// a world of the agent's own where the sockets it sees are its own.
+	UnixSockets bool
+	// PrivateIPC allows System V IPC and message queues: the agent has an IPC namespace of
+	// its own.
+	PrivateIPC bool
 }

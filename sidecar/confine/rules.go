@@ -40,19 +40,24 @@ type Agent struct {
 	// ReadOnly: the agent's role or CLI mode makes it read-only, so it writes nothing but
 	// its TMPDIR and Home, whatever the CLI's own flags become when confined.
 	ReadOnly bool
+	// Hidden are absolute paths the agent may not read even where its other grants would
+	// cover them (a skill marked disable-model-invocation): kept out as other agents'
+	// sandboxes are.
+	Hidden []string
 }
 
 // SystemRead are the system's folders every agent may read: programs, libraries, settings,
-// and the kernel's views of processes and devices. Missing ones are skipped.
+// and the kernel's views of processes and devices. Missing ones are skipped. Not /dev: its
+// disks, terminals and the rest are devices, allowed one by one (SystemDevices).
 var SystemRead = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
-	"/nix/store", "/snap", "/proc", "/sys", "/dev"}
+	"/nix/store", "/snap", "/proc", "/sys"}
 
-// SystemDevices may be written and used as terminals; SystemWrite are the system's shared
-// scratch folders that hold nobody's files (POSIX shared memory).
-var (
-	SystemDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts"}
-	SystemWrite   = []string{"/dev/shm"}
-)
+// SystemDevices are the only device files an agent may open (read, write and ioctl): the
+// harmless ones. Not /dev/tty (an agent has no controlling terminal), /dev/pts (the person's
+// terminals) or /dev/ptmx (the system's pseudo-terminals: in a world an agent has a devpts of
+// its own, WorldRules), not /dev/shm (shared with every process of the user: a world has its
+// own), no disk.
+var SystemDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
 
 // SecretStores are HOME-relative places where credentials live. No agent gets any of them,
 // whatever else its policy allows: a grant inside one is dropped, and a grant that would
@@ -96,11 +101,6 @@ func Build(a Agent) Policy {
 	for _, p := range SystemDevices {
 		b.add(Device, p)
 	}
-	if !a.ReadOnly {
-		for _, p := range SystemWrite {
-			b.add(Write, p)
-		}
-	}
 	b.add(Read, "/etc/resolv.conf") // often a link into /run (systemd-resolved, resolvconf)
 	for _, name := range []string{"SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS"} {
 		for _, p := range filepath.SplitList(Lookup(a.Env, name)) {
@@ -127,7 +127,11 @@ func Build(a Agent) Policy {
 	if a.Home != "" {
 		b.add(Write, a.Home)
 	}
-	return Policy{Rules: minimal(b.rules), DenyNetwork: a.DenyNetwork, AllowUnixSockets: len(a.UnixSockets) > 0}
+	for _, s := range a.UnixSockets {
+		b.socket(s)
+	}
+	rules := minimal(b.rules)
+	return Policy{Rules: rules, Names: granted(b.names, rules), DenyNetwork: a.DenyNetwork, AllowUnixSockets: len(a.UnixSockets) > 0}
 }
 
 type builder struct {
@@ -138,7 +142,9 @@ type builder struct {
 	home, ws, own, sandboxes string
 	runs, ownHome            string
 	secrets                  []string
+	hidden                   []string
 	rules                    []Rule
+	names                    []string // paths added that links lead elsewhere
 }
 
 func newBuilder(a Agent) *builder {
@@ -146,6 +152,11 @@ func newBuilder(a Agent) *builder {
 	if b.ws != "" {
 		b.sandboxes = filepath.Join(b.ws, ".agentcanvas", "sandboxes")
 		b.runs = filepath.Join(b.ws, filepath.FromSlash(RunsDir))
+	}
+	for _, h := range a.Hidden {
+		if c := canonical(h); c != "" {
+			b.hidden = append(b.hidden, c)
+		}
 	}
 	if b.home != "" {
 		for _, s := range SecretStores {
@@ -218,9 +229,13 @@ func (b *builder) program() {
 // the entries beside it; a write anywhere near them is dropped. A path that does not exist
 // is left out: a rule can only name what exists.
 func (b *builder) add(a Access, p string) {
+	name := filepath.Clean(p)
 	p = resolved(p)
 	if p == "" || p == "/" {
 		return
+	}
+	if name != p && !slices.Contains(b.names, name) {
+		b.names = append(b.names, name) // kept only if a rule is: see Build
 	}
 	if slices.ContainsFunc(b.secrets, func(s string) bool { return within(p, s) }) {
 		return
@@ -229,6 +244,9 @@ func (b *builder) add(a Access, p string) {
 		return
 	}
 	if b.runs != "" && within(p, b.runs) && !within(p, b.ownHome) {
+		return
+	}
+	if slices.ContainsFunc(b.hidden, func(h string) bool { return within(p, h) }) {
 		return
 	}
 	if a == Write {
@@ -248,6 +266,19 @@ func (b *builder) add(a Access, p string) {
 	b.rules = append(b.rules, Rule{a, p})
 }
 
+// socket allows the socket file at p, granted by the flow, to be seen in a world: only a
+// socket, and only one that exists when the turn starts (rules name what exists).
+func (b *builder) socket(p string) {
+	r := resolved(p)
+	if st, err := os.Stat(r); r == "" || err != nil || st.Mode().Type() != os.ModeSocket {
+		return
+	}
+	if n := filepath.Clean(p); n != r {
+		b.names = append(b.names, n)
+	}
+	b.rules = append(b.rules, Rule{Socket, r})
+}
+
 // covers reports whether p holds something no read may reach: HOME (and so its hidden
 // files), a secret store, or the sandboxes and CLI homes of other agents.
 func (b *builder) covers(p string) bool {
@@ -255,6 +286,9 @@ func (b *builder) covers(p string) bool {
 		return true
 	}
 	if b.sandboxes != "" && within(b.sandboxes, p) || b.runs != "" && within(b.runs, p) {
+		return true
+	}
+	if slices.ContainsFunc(b.hidden, func(h string) bool { return within(h, p) }) {
 		return true
 	}
 	return slices.ContainsFunc(b.secrets, func(s string) bool { return within(s, p) })
@@ -301,17 +335,31 @@ func minimal(rules []Rule) []Rule {
 	return out
 }
 
+// granted are the names that lead to a path some rule allows.
+func granted(names []string, rules []Rule) []string {
+	var out []string
+	for _, n := range names {
+		r := resolved(n)
+		if slices.ContainsFunc(rules, func(rule Rule) bool { return within(r, rule.Path) }) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // grants reports whether access a allows at least what b allows.
 func grants(a, b Access) bool {
 	switch a {
 	case Write:
-		return b == Write || b == Read || b == List
+		return b == Write || b == Read || b == List || b == Socket
 	case Device:
 		return b == Device || b == Read || b == List
 	case Read:
-		return b == Read || b == List
+		return b == Read || b == List || b == Socket
 	case List:
 		return b == List
+	case Socket:
+		return b == Socket
 	}
 	return false
 }

@@ -4,7 +4,11 @@
 // problem comes with the one command that fixes it.
 package doctor
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/gateway"
+)
 
 // CLI is what doctor knows of one agent CLI.
 type CLI struct {
@@ -19,6 +23,10 @@ type CLI struct {
 	HomeVar string
 	// LogIn is the one command that logs the CLI in.
 	LogIn string
+	// Provider is the model API its key is for; LoginEndpoint the service a logged-in CLI
+	// calls (a keyed one calls its provider's API, or the base URL its flow gives).
+	Provider      gateway.Provider
+	LoginEndpoint string
 }
 
 // login is a file whose presence says the CLI was logged in: rel under HOME, or varRel under
@@ -31,24 +39,27 @@ type login struct {
 var CLIs = []CLI{
 	{
 		Backend: "claude", Program: "claude", Package: "@anthropic-ai/claude-code", Tested: "2.1.330",
-		KeyVars: []string{"ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN"},
-		Logins:  []login{{rel: ".claude/.credentials.json", varRel: ".credentials.json"}, {rel: ".claude.json", varRel: ".claude.json", key: "oauthAccount"}},
-		HomeVar: "CLAUDE_CONFIG_DIR",
-		LogIn:   "claude   (then type /login, or run: claude setup-token)",
+		KeyVars:  []string{"ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN"},
+		Logins:   []login{{rel: ".claude/.credentials.json", varRel: ".credentials.json"}, {rel: ".claude.json", varRel: ".claude.json", key: "oauthAccount"}},
+		HomeVar:  "CLAUDE_CONFIG_DIR",
+		LogIn:    "claude   (then type /login, or run: claude setup-token)",
+		Provider: gateway.Anthropic, LoginEndpoint: "https://api.anthropic.com",
 	},
 	{
 		Backend: "codex", Program: "codex", Package: "@openai/codex", Tested: "0.169.0",
-		KeyVars: []string{"OPENAI_API_KEY", "CODEX_API_KEY"},
-		Logins:  []login{{rel: ".codex/auth.json", varRel: "auth.json"}},
-		HomeVar: "CODEX_HOME",
-		LogIn:   "codex login",
+		KeyVars:  []string{"OPENAI_API_KEY", "CODEX_API_KEY"},
+		Logins:   []login{{rel: ".codex/auth.json", varRel: "auth.json"}},
+		HomeVar:  "CODEX_HOME",
+		LogIn:    "codex login",
+		Provider: gateway.OpenAI, LoginEndpoint: "https://chatgpt.com",
 	},
 	{
 		Backend: "gemini", Program: "gemini", Package: "@google/gemini-cli", Tested: "0.61.0",
-		KeyVars: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"},
-		Logins:  []login{{rel: ".gemini/oauth_creds.json", varRel: ".gemini/oauth_creds.json"}},
-		HomeVar: "GEMINI_CLI_HOME",
-		LogIn:   "gemini   (then pick \"Login with Google\")",
+		KeyVars:  []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"},
+		Logins:   []login{{rel: ".gemini/oauth_creds.json", varRel: ".gemini/oauth_creds.json"}},
+		HomeVar:  "GEMINI_CLI_HOME",
+		LogIn:    "gemini   (then pick \"Login with Google\")",
+		Provider: gateway.Gemini, LoginEndpoint: "https://cloudcode-pa.googleapis.com",
 	},
 }
 
@@ -76,4 +87,22 @@ func Missing(backend, path string) string {
 		return ""
 	}
 	return fmt.Sprintf("%s is not installed (not found on PATH): %s", c.Program, c.Install())
+}
+
+// KeyCLI is the CLI that reads its key from the variable name, if one does.
+func KeyCLI(name string) (CLI, bool) {
+	for _, c := range CLIs {
+		for _, k := range c.KeyVars {
+			if k == name {
+				return c, true
+			}
+		}
+	}
+	return CLI{}, false
+}
+
+// LoginOf is the file holding c's stored login (under HOME or the CLI's home variable, as
+// getenv gives them), "" when it has none.
+func LoginOf(c CLI, getenv func(string) string) string {
+	return loginFound(Env{Getenv: getenv}.withDefaults(), c)
 }

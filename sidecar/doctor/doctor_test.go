@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"context"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -97,5 +98,61 @@ func TestChecksSayWhatIsMissingAndHowToFixIt(t *testing.T) {
 	vars["PATH"] = t.TempDir()
 	if c := byName(Run(context.Background(), env, nil))["git"]; c.Status != Fail || c.Fix == "" {
 		t.Errorf("no git: %+v", c)
+	}
+}
+
+// How each agent of a flow will authenticate: a key its runtime.env names and the
+// environment sets (through the gateway when the gateway holds such keys), else the CLI's
+// login, else a failure whose fix says what to do — never the key's value.
+func TestAgentAuthSaysHowTheAgentAuthenticates(t *testing.T) {
+	home := t.TempDir()
+	claude, _ := ByBackend("claude")
+	a := Agent{ID: "fixer", Backend: "claude", At: "f.yaml:9"}
+	for _, c := range []struct {
+		name   string
+		env    []string
+		vars   map[string]string
+		login  bool
+		status string
+		want   string
+		api    string
+	}{
+		{"named and set", []string{"ANTHROPIC_API_KEY"}, map[string]string{"ANTHROPIC_API_KEY": "k"}, false, OK, "ANTHROPIC_API_KEY is set and reaches fixer through the run's model gateway", "https://api.anthropic.com"},
+		{"a base URL named", []string{"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"}, map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}, false, OK, "through the run's model gateway", "http://127.0.0.1:9"},
+		{"a token the gateway does not hold", []string{"CLAUDE_CODE_OAUTH_TOKEN"}, map[string]string{"CLAUDE_CODE_OAUTH_TOKEN": "k"}, false, OK, "CLAUDE_CODE_OAUTH_TOKEN is set and reaches fixer (runtime.env)", "https://api.anthropic.com"},
+		{"named, unset, a login", []string{"ANTHROPIC_API_KEY"}, nil, true, OK, "fixer uses your claude login", "https://api.anthropic.com"},
+		{"named, unset, no login", []string{"ANTHROPIC_API_KEY"}, nil, false, Fail, "export ANTHROPIC_API_KEY=<your key>", ""},
+		{"nothing", nil, nil, false, Fail, "log in: claude", ""},
+	} {
+		h := filepath.Join(home, strings.ReplaceAll(c.name, " ", "-"))
+		os.MkdirAll(filepath.Join(h, ".claude"), 0o700)
+		if c.login {
+			os.WriteFile(filepath.Join(h, ".claude", ".credentials.json"), []byte(`{"x":1}`), 0o600)
+		}
+		vars := map[string]string{"HOME": h}
+		for k, v := range c.vars {
+			vars[k] = v
+		}
+		a.Env = c.env
+		ch, api := agentAuth(Env{Getenv: func(k string) string { return vars[k] }}.withDefaults(), a, claude)
+		if ch.Status != c.status || !strings.Contains(ch.Detail+" "+ch.Fix, c.want) || api != c.api || strings.Contains(ch.Detail+ch.Fix, "=k") {
+			t.Errorf("%s: %+v, endpoint %q", c.name, ch, api)
+		}
+	}
+}
+
+// The model API is reached through the proxy the environment names for its scheme, except
+// on loopback.
+func TestEndpointsAreDialledThroughTheProxy(t *testing.T) {
+	env := Env{Getenv: func(k string) string { return map[string]string{"HTTPS_PROXY": "http://proxy.example:3128"}[k] }}
+	for in, want := range map[string]string{
+		"https://api.anthropic.com": "proxy.example:3128",
+		"http://127.0.0.1:8080":     "127.0.0.1:8080",
+		"http://localhost":          "localhost:80",
+	} {
+		u, _ := url.Parse(in)
+		if got, _ := dialAddress(env, u); got != want {
+			t.Errorf("%s: %s, want %s", in, got, want)
+		}
 	}
 }

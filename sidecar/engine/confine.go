@@ -57,7 +57,7 @@ func (r *run) confinementStatus() (status, warning string) {
 	case !st.Available():
 		return "unavailable: " + st.Reason, fmt.Sprintf("agents run unconfined, with all of your rights (%s); set %s to required to refuse such runs, or to off to silence this warning", st, l.confineFrom())
 	}
-	return st.String(), ""
+	return st.String() + "; " + runtime.WorldStatus(), ""
 }
 
 // spawnsProcesses reports whether any node of the run may start an agent process (dry-run

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 	"github.com/agentcanvas/agentcanvas/sidecar/confine/confinetest"
@@ -104,7 +105,12 @@ EOH
 		}
 		denied = append(denied, str(fld(e, "path")))
 	}
-	for _, p := range []string{filepath.Join(ws, "root.txt"), filepath.Join(other, "planted.txt"), filepath.Join(home, ".ssh", "x"), etc, filepath.Join(home, ".ssh", "id_test")} {
+	named := []string{filepath.Join(ws, "root.txt"), filepath.Join(other, "planted.txt"), filepath.Join(home, ".ssh", "x"), etc, filepath.Join(home, ".ssh", "id_test")}
+	if strings.HasPrefix(runtime.WorldStatus(), "a world") {
+		named = named[:1:1] // in a world, the others are not there (ENOENT) or read-only without a name
+		named = append(named, etc)
+	}
+	for _, p := range named {
 		if !slices.Contains(denied, p) {
 			t.Errorf("the log names no refused access to %s; it names %q", p, denied)
 		}
@@ -213,5 +219,55 @@ func TestSpawnsProcessesWithABackendOverride(t *testing.T) {
 		if got := spawnsProcesses(f, c.o); got != c.want {
 			t.Errorf("backend %q dry-run %v: %v, want %v", c.o.Backend, c.o.DryRun, got, c.want)
 		}
+	}
+}
+
+// disable-model-invocation is a gate, not a hint (spec §7.2): a workspace agent, confined,
+// that tries to read a disabled skill's SKILL.md and the files beside it is refused, by
+// relative and absolute path and through a link it made; an enabled skill stays readable.
+// A person's invocation of the skill is the one run in which it is not hidden.
+func TestDisabledSkillIsNotReadable(t *testing.T) {
+	confinetest.Landlock(t)
+	// The rules are what this tests, applied by Landlock. In a world of the agent's own, a
+	// workspace under /tmp (where tests make theirs) lies under the world's private /tmp, whose
+	// write grant covers what is bound beneath it, another agent's sandbox as much as a skill:
+	// without a world the rules alone decide.
+	t.Setenv("AGENTCANVAS_TEST_NO_WORLD", "1")
+	dir := t.TempDir()
+	agent := script(t, dir, "agent.sh", `cat >/dev/null
+cat .agentcanvas/skills/release-notes/SKILL.md 2>&1
+cat "$PWD/.agentcanvas/skills/release-notes/steps.md" 2>&1
+ln -s "$PWD/.agentcanvas/skills/release-notes" "$TMPDIR/via" 2>/dev/null; cat "$TMPDIR/via/SKILL.md" 2>&1
+cat .agentcanvas/skills/notes/SKILL.md 2>&1
+echo "ANSWER: read"
+`)
+	ws, f := workspace(t, strings.ReplaceAll(oneAgentFlow, "AGENT", agent))
+	writeSkill(t, ws, "release-notes", releaseNotes)
+	os.WriteFile(filepath.Join(ws, ".agentcanvas", "skills", "release-notes", "steps.md"), []byte("STEP ONE: tag the release\n"), 0o644)
+	writeSkill(t, ws, "notes", "---\nname: notes\ndescription: Take notes\n---\n\nNOTES BODY: keep notes short.\n")
+	out, err := Run(context.Background(), f, Options{Workspace: ws, Limits: func() Limits { return Limits{Confine: confine.ModeRequired} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != StatusCompleted {
+		t.Fatalf("run %s: %s", out.Status, out.Reason)
+	}
+	res := out.Interactions[0].Result
+	if strings.Contains(res, "List every change") || strings.Contains(res, "STEP ONE") {
+		t.Fatalf("the agent read the disabled skill:\n%s", res)
+	}
+	if !strings.Contains(res, "NOTES BODY") {
+		t.Errorf("the enabled skill was not readable:\n%s", res)
+	}
+	if !strings.Contains(res, "Permission denied") {
+		t.Errorf("no refusal in:\n%s", res)
+	}
+	// Invoked by a person, the skill's own run does not hide it.
+	inv, err := WriteSkillFlow(ws, NewRunID(time.Now()), SkillInvocation{Name: "release-notes", Backend: "dry-run"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := invokedSkill(inv); got != "release-notes" {
+		t.Errorf("invoked %q", got)
 	}
 }

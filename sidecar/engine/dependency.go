@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/agentproto"
@@ -16,11 +17,13 @@ const maxInvalidValues = 3
 
 // askDependency asks for a [DEPENDENCY_REQUEST]'s value until one passes the type's validation
 // (dependency-request-handling.md: an invalid value is reported, never delivered), the person
-// rejects it, or its deadline passes. A refused value is logged as dependency_invalid (the
-// reason, never the value) and the request asked again with req.Invalid saying why; after
-// maxInvalidValues refusals it is rejected. At the deadline the runtime's own timer resolves
-// the agent (a required dependency fails it; an optional one goes on with its default); the
-// outcome is then "timeout".
+// rejects it, or its deadline passes. Every way of answering — the terminal, the editor, an
+// answers file — offers its value to one check (req.offer): a refused value is logged as
+// dependency_invalid (the reason, never the value) and the request asked again with
+// req.Invalid saying why; the maxInvalidValues-th refusal rejects it. The editor's Inbox
+// offers the value in its caller's goroutine, so whoever gave it hears the verdict at once.
+// At the deadline the runtime's own timer resolves the agent (a required dependency fails it;
+// an optional one goes on with its default); the outcome is then "timeout".
 func (c *ictx) askDependency(p *runtime.Process, human Human, req *Request, asked func()) (Response, string, error) {
 	ctx := c.ctx
 	if !req.Deadline.IsZero() {
@@ -28,7 +31,8 @@ func (c *ictx) askDependency(p *runtime.Process, human Human, req *Request, aske
 		ctx, cancel = context.WithDeadline(c.ctx, req.Deadline)
 		defer cancel()
 	}
-	for tries := 1; ; tries++ {
+	req.offer = c.dependencyCheck(req)
+	for {
 		resp, err := human.Ask(ctx, *req, asked)
 		asked()
 		switch {
@@ -37,27 +41,61 @@ func (c *ictx) askDependency(p *runtime.Process, human Human, req *Request, aske
 		case err != nil:
 			p.Stop(err.Error())
 			return resp, "failed: " + err.Error(), err
-		case resp.Reject:
+		case !resp.Reject && !resp.offered:
+			refused, rejected := req.offer(resp.Value)
+			if rejected {
+				resp = Response{Reject: true, Reason: refused.Error()}
+			} else if refused != nil {
+				continue // asked again, req.Invalid saying why
+			}
+		}
+		if resp.Reject {
 			if err := p.RejectDependency(req.ID, resp.Reason); err != nil {
 				return resp, "error: " + err.Error(), nil
 			}
 			return resp, "rejected", nil
 		}
-		invalid := agentproto.ValidateDependencyValue(req.Field("type"), resp.Value)
+		if req.Field("type") == "package" {
+			resp.Value = packageValue(*req, resp.Value)
+		}
+		if err := p.ProvideDependency(req.ID, resp.Value); err != nil {
+			return resp, "error: " + err.Error(), nil
+		}
+		switch t := req.Field("type"); {
+		case runtime.SecretDependencyType(t):
+			c.r.secrets.add(firstNonEmpty(req.Field("name"), req.ID), resp.Value)
+		case t == "package":
+			c.addToManifest(req.AgentID, *req, resp.Value) // manifest.go
+		}
+		return resp, "provided", nil
+	}
+}
+
+// dependencyCheck is the one check of the values offered for req: the type's validation, a
+// dependency_invalid event for each refusal, and the count that rejects the request at
+// maxInvalidValues. Safe to call from the goroutine of whoever offers the value.
+func (c *ictx) dependencyCheck(req *Request) func(string) (error, bool) {
+	var mu sync.Mutex
+	refusals := 0
+	name := firstNonEmpty(req.Field("name"), req.ID)
+	return func(value string) (error, bool) {
+		if req.Field("type") == "package" {
+			value = packageValue(*req, value) // "yes" approves the package the request names
+		}
+		invalid := agentproto.ValidateDependencyValue(req.Field("type"), value)
 		if invalid == nil {
-			if invalid = p.ProvideDependency(req.ID, resp.Value); invalid == nil {
-				return resp, "provided", nil
-			}
+			return nil, false
 		}
-		c.r.emit(c.in.ID, "", "dependency_invalid", map[string]any{"agent": req.AgentID, "id": req.ID, "name": req.Field("name"), "error": invalid.Error(), "attempt": tries})
+		mu.Lock()
+		refusals++
+		n := refusals
 		req.Invalid = invalid.Error()
-		if tries >= maxInvalidValues {
-			resp = Response{Reject: true, Reason: fmt.Sprintf("%d values refused, the last: %s", tries, invalid)}
-			if err := p.RejectDependency(req.ID, resp.Reason); err != nil {
-				return resp, "error: " + err.Error(), nil
-			}
-			return resp, "rejected", nil
+		mu.Unlock()
+		c.r.emit(c.in.ID, "", "dependency_invalid", map[string]any{"agent": req.AgentID, "id": req.ID, "name": req.Field("name"), "error": invalid.Error(), "attempt": n})
+		if n >= maxInvalidValues {
+			return fmt.Errorf("the value for %s was refused: %w; after %d refused values the request is rejected", name, invalid, n), true
 		}
+		return fmt.Errorf("the value for %s was refused: %w; the request is still pending (%d of %d values refused)", name, invalid, n, maxInvalidValues), false
 	}
 }
 

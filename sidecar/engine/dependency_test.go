@@ -199,3 +199,54 @@ func TestEveryInvalidDependencyTypeIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// One dependency engine for the terminal, the editor and an answers file: the same check
+// (the extension's own regex took sk-proj.abc:defgh12, which the sidecar refuses), the same
+// dependency_invalid events, and the third refused value rejects the request — in the editor
+// too, where a refused value used to leave the request pending until its hour was up.
+func TestThreeRefusalsRejectEverywhere(t *testing.T) {
+	bad := []string{"sk-proj.abc:defgh12", "short", "has space in it"}
+	check := func(t *testing.T, out *Outcome, evs []eventlog.Event) {
+		t.Helper()
+		inv := eventsNamed(evs, "dependency_invalid")
+		if len(inv) != 3 || !strings.Contains(str(fld(inv[0], "error")), "Invalid API key format") || fld(inv[2], "attempt") != float64(3) {
+			t.Fatalf("dependency_invalid %v", inv)
+		}
+		res := eventsNamed(evs, "dependency_resolved")
+		if len(res) != 1 || fld(res[0], "outcome") != "rejected" || !strings.Contains(str(fld(res[0], "reason")), "after 3 refused values") {
+			t.Fatalf("dependency_resolved %v", res)
+		}
+		if out.Status != StatusFailed || !strings.Contains(out.Reason, "required dependency rejected: SHORT_KEY") {
+			t.Fatalf("run %s: %s", out.Status, out.Reason)
+		}
+	}
+	t.Run("terminal", func(t *testing.T) {
+		dir := t.TempDir()
+		term := &Terminal{R: strings.NewReader(strings.Join(bad, "\n") + "\nkey-12345678\n"), W: &strings.Builder{}}
+		out, evs := depRun(t, oneAgentFlow, depAgent(t, dir, "SHORT_KEY", shortKeyBlock), Options{Human: term})
+		check(t, out, evs)
+	})
+	t.Run("editor", func(t *testing.T) {
+		dir := t.TempDir()
+		ws, f := workspace(t, strings.ReplaceAll(oneAgentFlow, "AGENT", depAgent(t, dir, "SHORT_KEY", shortKeyBlock)))
+		m := &Manager{Limits: recording, Workspace: ws}
+		var errs []error
+		m.Event = func(ev eventlog.Event) {
+			if ev.Event == "dependency_requested" {
+				id, _ := ev.Fields["id"].(string)
+				for _, v := range bad {
+					errs = append(errs, m.Provide(ev.RunID, id, v))
+				}
+			}
+		}
+		info, err := m.Start(f, StartParams{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := m.Wait(info.RunID)
+		check(t, out, events(t, ws, f.Name))
+		if len(errs) != 3 || errs[0] == nil || !strings.Contains(errs[0].Error(), "still pending (1 of 3") || errs[2] == nil || !strings.Contains(errs[2].Error(), "request is rejected") {
+			t.Errorf("the editor was told %v", errs)
+		}
+	})
+}

@@ -80,7 +80,8 @@ func brokerFacilitator(c *ictx) (string, error) {
 const routeFormat = `{"to": ["<tag>", …], "text": "…"}`
 
 // P14 — router: peers end their replies with JSON lines {"to": [tags], "text": …} (an optional
-// "type", targeted_message by default, must be one the edge allows, or it is refused); the router
+// "type", targeted_message by default, must be one the edge allows, or it is refused; an
+// optional "priority" orders what each peer reads, most urgent first); the router
 // delivers each to every other peer carrying a tag (its id, its role, params.tags), under the
 // rate limit; the next round's prompts carry what was delivered and the acks.
 func routerTargeted(c *ictx) (string, error) {
@@ -151,13 +152,17 @@ func routerTargeted(c *ictx) (string, error) {
 					c.note("undeliverable", map[string]any{"from": r.Node, "to": want})
 					continue
 				}
-				e := &bus.Envelope{From: r.Node, To: bus.Recipients(to), Type: typ, Payload: map[string]any{"text": truncate(text, 2000)}, Context: bus.Context{InteractionID: c.in.ID}}
+				prio := strings.ToLower(str(m["priority"]))
+				if !slices.Contains(bus.Priorities, prio) {
+					prio = c.priority()
+				}
+				e := &bus.Envelope{From: r.Node, To: bus.Recipients(to), Type: typ, Priority: prio, Payload: map[string]any{"text": truncate(text, 2000)}, Context: bus.Context{InteractionID: c.in.ID}}
 				if _, err := c.bus.Send(e); err != nil {
 					c.note("message_refused", map[string]any{"from": r.Node, "to": to, "type": typ, "error": err.Error()})
 					acks[r.Node] = append(acks[r.Node], "ack: refused ("+err.Error()+")")
 					continue
 				}
-				c.note("message", map[string]any{"id": e.ID, "from": r.Node, "to": to, "type": typ, "via": router})
+				c.note("message", map[string]any{"id": e.ID, "from": r.Node, "to": to, "type": typ, "via": router, "priority": e.Priority})
 				sentBy[e.ID] = r.Node
 				sentOrder = append(sentOrder, e.ID)
 			}
@@ -172,6 +177,7 @@ func routerTargeted(c *ictx) (string, error) {
 				pl, _ := m.Payload.(map[string]any)
 				inbox[p] = append(inbox[p], quote("Message from "+m.From, str(pl["text"])))
 				got[m.ID] = append(got[m.ID], p)
+				c.heard(p, m.From)
 				delivered++
 			}
 		}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -31,16 +32,19 @@ func factCheck(c *ictx) (string, error) {
 		}
 		pass := map[int]bool{}
 		var failed []string
+		evidence := map[int]string{} // claim number → the claim and what the verifier found
 		checked := checks(v.Text, len(claims))
 		for n := 1; n <= len(claims); n++ {
 			verdict, ok := checked[n]
 			if !ok {
+				evidence[n] = fmt.Sprintf("%d. %s — not checked", n, claims[n-1].Value)
 				continue
 			}
+			evidence[n] = fmt.Sprintf("%d. %s — %s", n, claims[n-1].Value, verdict)
 			if leadsWith(verdict, "pass") || leadsWith(verdict, "passed") {
 				pass[n] = true
 			} else {
-				failed = append(failed, fmt.Sprintf("%d. %s — %s", n, claims[n-1].Value, verdict))
+				failed = append(failed, evidence[n])
 			}
 		}
 		cited := 0
@@ -66,11 +70,35 @@ func factCheck(c *ictx) (string, error) {
 			c.send(judge, prod, "accept", map[string]any{}, "")
 			c.st.Decided, c.st.Decision, c.st.Done = true, "accept", "accepted"
 		} else {
-			c.send(judge, prod, "revise", map[string]any{"claims": vd.Decision}, "")
-			feedback = strings.Join(failed, "\n") + "\n" + vd.Decision
+			// The producer gets the claims the judge named, with their evidence; the failed
+			// ones when it named none (patterns/P17: revise → the failed claims and evidence).
+			named := claimNumbers(vd.Decision, len(claims))
+			back := failed
+			if len(named) > 0 {
+				back = nil
+				for _, n := range named {
+					back = append(back, evidence[n])
+				}
+			}
+			c.send(judge, prod, "revise", map[string]any{"claims": named}, "")
+			feedback = strings.Join(back, "\n") + "\n" + vd.Decision
 		}
 		if c.endRound() || accepted {
 			return strings.Join(list, "\n"), nil
 		}
 	}
+}
+
+// claimNumbers are the claim numbers a "revise 1, 3" decision names (within 1…n, in order,
+// once each).
+func claimNumbers(decision string, n int) []int {
+	var out []int
+	seen := map[int]bool{}
+	for _, f := range strings.FieldsFunc(decision, func(r rune) bool { return r < '0' || r > '9' }) {
+		if k, err := strconv.Atoi(f); err == nil && k >= 1 && k <= n && !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
 }

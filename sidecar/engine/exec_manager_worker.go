@@ -4,12 +4,12 @@ package engine
 
 import (
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
+	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
 )
 
@@ -183,10 +183,12 @@ func (c *ictx) children(node string) []string {
 	return out
 }
 
-// testCommand runs params.test_command (argv) in every worker's sandbox work folder; ok is
-// false when there is no command. passed is 1 when it exits 0 everywhere. Each result is kept
-// with the sandbox's proposal (its output as proposal/test.log) for the review, and a
-// failure goes into the worker's next prompt.
+// testCommand runs params.test_command (argv) in every worker's sandbox work folder, as that
+// worker: confined by its rules, with its environment (runtime.RunCommand), since it runs the
+// worker's files (a test_x.py it wrote is run by unittest). ok is false when there is no
+// command. passed is 1 when it exits 0 everywhere. Each result is kept with the sandbox's
+// proposal (its output as proposal/test.log) for the review, and a failure goes into the
+// worker's next prompt.
 func (c *ictx) testCommand(workers []string) (passed float64, ok bool) {
 	argv := stringList(c.params["test_command"])
 	if len(argv) == 0 || len(workers) == 0 {
@@ -201,16 +203,25 @@ func (c *ictx) testCommand(workers []string) (passed float64, ok bool) {
 		if st, err := os.Stat(paths.WorkDir); err != nil || !st.IsDir() {
 			continue // a member that worked in the workspace has nothing of its own to test
 		}
-		c.r.flushLog()
-		cmd := exec.CommandContext(c.ctx, argv[0], argv[1:]...)
-		cmd.Dir = paths.WorkDir
-		out, err := cmd.CombinedOutput()
-		res := c.recordTest(w, proposal.TestKindTest, argv, out, err)
-		if !res.Passed {
+		if res := c.recordTest(w, proposal.TestKindTest, argv, c.runAs(w, argv, paths.WorkDir)); !res.Passed {
 			passed = 0
 		}
 	}
 	return passed, true
+}
+
+// runAs runs argv as agent node (its rules, its environment) in dir, for a check of its work.
+func (c *ictx) runAs(node string, argv []string, dir string) commandRun {
+	spec, err := c.spec(node)
+	if err != nil {
+		return commandRun{err: err}
+	}
+	c.r.flushLog()
+	res, err := runtime.RunCommand(c.ctx, runtime.Command{Agent: spec, Argv: argv, Dir: dir})
+	for _, msg := range res.Warnings {
+		c.note("warning", map[string]any{"agent": node, "message": strings.Join(argv, " ") + ": " + msg})
+	}
+	return commandRun{res: res, err: err}
 }
 
 // P15 — a tree of managers: the root assigns to sub-managers, each runs a P01 round with its

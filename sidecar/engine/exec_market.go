@@ -8,9 +8,10 @@ import (
 )
 
 // P09 — Contract Net (FIPA): the manager writes the cfp; every bidder answers PERFORMATIVE:
-// propose or refuse (late bids are refused); the manager awards (DECISION: <bidder id>);
-// accept-proposal to the winner, reject-proposal to the others; the contractor reports
-// inform-done (with its HANDOFF) or failure.
+// propose or refuse (late bids are refused); the manager awards (DECISION: <bidder id>) by the
+// award rule, which the engine holds it to (award.go); accept-proposal to the winner,
+// reject-proposal to the others; the contractor reports inform-done (with its HANDOFF) or
+// failure.
 func contractNet(c *ictx) (string, error) {
 	mgr, bidders := c.cast.one("manager"), c.cast.all("bidder")
 	deadline := intParam(c.params, "bid_deadline_ms", 0)
@@ -40,6 +41,7 @@ func contractNet(c *ictx) (string, error) {
 			arrived[idx[r.Node]] = c.r.now().Sub(started).Milliseconds()
 		}
 		var proposers, bids, none []string
+		costs := map[string]float64{} // proposer → its COST, when it stated one
 		for _, r := range reps {
 			late := deadline > 0 && arrived[idx[r.Node]] > int64(deadline)
 			if len(r.Missing) > 0 {
@@ -60,21 +62,18 @@ func contractNet(c *ictx) (string, error) {
 			}
 			proposers = append(proposers, r.Node)
 			bids = append(bids, quote("Proposal of "+r.Node, r.Text))
+			if cost, ok := bidCost(r.Text); ok {
+				costs[r.Node] = cost
+			}
 			c.send(r.Node, mgr, "propose", map[string]any{"cost": fieldOr(r.Text, "COST")}, "")
 		}
 		if len(proposers) == 0 {
 			return "", &NoWorkError{Msg: "no bids: " + strings.Join(none, "; ")}
 		}
-		awardTo := func(t string) string {
-			vd, _ := readVerdict(t)
-			return pickID(firstNonEmpty(vd.Winner, vd.Decision), proposers, c.names(proposers))
-		}
-		award, err := c.ask("", mgr, c.prompt(mgr, message{Intent: "Award the contract to the best bid (" + firstNonEmpty(str(c.params["award_rule"]), "best_bid") + ")", Inputs: bids, Plan: []string{"Rank the proposals", "Pick one"}, Actions: []string{"DECISION: <bidder id>"}}),
-			need{line: "DECISION: " + oneOf(proposers...), has: func(t string) bool { return awardTo(t) != "" }})
+		winner, err := c.award(mgr, proposers, bids, costs)
 		if err != nil {
 			return "", err
 		}
-		winner := awardTo(award.Text)
 		for _, p := range proposers {
 			typ := "reject-proposal"
 			if p == winner {
@@ -83,7 +82,6 @@ func contractNet(c *ictx) (string, error) {
 			c.send(mgr, p, typ, map[string]any{}, "")
 		}
 		c.st.Decided, c.st.Decision = true, winner
-		c.note("awarded", map[string]any{"winner": winner, "proposals": len(proposers)})
 		done, err := c.ask(mgr, winner, c.prompt(winner, message{Intent: "PERFORMATIVE: accept-proposal — you won the contract; carry out the task: " + c.task(), Inputs: []string{quote("Call for proposals", cfp.Text)}, Plan: []string{"Execute", "Report"}, Actions: []string{"PERFORMATIVE: inform-done with a HANDOFF block, or PERFORMATIVE: failure and why"}}), needPerformative("inform-done", "failure"))
 		if err != nil {
 			return "", err

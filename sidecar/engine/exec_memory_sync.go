@@ -116,7 +116,7 @@ func writeCurated(r *run, mem, notes string, keepDays int) ([]string, error) {
 		return nil, err
 	}
 	if mem != "" {
-		if err := appendCurated(root, mem); err != nil {
+		if err := appendCurated(root, r.secrets.str(mem)); err != nil {
 			return nil, err
 		}
 	}
@@ -197,6 +197,6 @@ func appendNotes(r *run, title, text string) error {
 		return err
 	}
 	defer f.Close()
-	_, err = fmt.Fprintf(f, "\n## %s\n\n%s\n", title, strings.TrimSpace(truncate(text, 4000)))
+	_, err = fmt.Fprintf(f, "\n## %s\n\n%s\n", title, strings.TrimSpace(truncate(r.secrets.str(text), 4000)))
 	return err
 }

@@ -4,6 +4,7 @@ package engine
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
@@ -43,15 +44,22 @@ func majorityVote(c *ictx) (string, error) {
 		c.note("proposals", map[string]any{"options": opts})
 	}
 	format := firstNonEmpty(str(c.params["ballot_format"]), "VOTE: <option>")
-	threshold := 0.0
+	// The threshold is the termination's consensus_threshold, else the pattern's 0.6: a share
+	// that reaches it wins outright, and only a tie or a share below it goes to the tie-break.
+	threshold, own := defaultThreshold, false
 	c.term.Walk(func(t *flow.Termination) {
 		if t.Type == "consensus_threshold" && t.Threshold != nil {
-			threshold = *t.Threshold
+			threshold, own = *t.Threshold, true
 		}
 	})
+	tally := "" // the last ballot's count, shown in the next one (a second ballot without a tie-break)
 	for {
+		in := []string{"Options: " + firstNonEmpty(options, "(free answer)")}
+		if tally != "" {
+			in = append(in, "The last ballot reached no consensus: "+tally)
+		}
 		reps, err := c.askAll("", voters, func(v string) string {
-			return c.prompt(v, message{Intent: "Vote independently on: " + c.task(), Inputs: []string{"Options: " + firstNonEmpty(options, "(free answer)")}, Plan: []string{"Decide alone"}, Actions: []string{format}})
+			return c.prompt(v, message{Intent: "Vote independently on: " + c.task(), Inputs: in, Plan: []string{"Decide alone"}, Actions: []string{format}})
 		}, need{line: format, has: func(t string) bool { return vote(t, nil) != "" }})
 		if err = hard(err); err != nil {
 			return "", err
@@ -75,35 +83,93 @@ func majorityVote(c *ictx) (string, error) {
 			return "", &NoWorkError{Msg: "no voter voted: " + strings.Join(silent, ", ") + " wrote no `" + format + "` line, even when asked again"}
 		}
 		win, _, tie := majority(votes)
-		share := 0.0
-		if win != "" {
-			n := 0
-			for _, v := range votes {
-				if normalise(v) == normalise(win) {
-					n++
-				}
-			}
-			share = float64(n) / float64(len(reps)) // abstentions count in the denominator
-		}
+		leaders, counts := leading(votes, tie)
+		share := float64(counts[normalise(win)]) / float64(len(reps)) // abstentions count in the denominator
 		c.st.Consensus = share
-		c.note("vote_counted", map[string]any{"winner": win, "share": share, "tie": tie, "ballots": ballots})
-		if (threshold == 0 || share < threshold || tie) && tb != "" {
-			v, err := c.ask("", tb, c.prompt(tb, message{Intent: "No option reached the threshold; decide: " + c.task(), Inputs: []string{"Options: " + firstNonEmpty(options, "(free answer)"), "Ballots: " + strings.Join(ballots, " | ")}, Plan: []string{"Pick one option"}, Actions: []string{"DECISION: <option>"}}), needVerdict("DECISION: <option>"))
+		tally = tallyText(votes, counts)
+		c.note("vote_counted", map[string]any{"winner": win, "share": share, "tie": tie, "ballots": ballots, "threshold": threshold, "leading": leaders})
+		reached := share >= threshold && !tie
+		switch {
+		case reached && !own:
+			c.st.Done = "consensus_threshold" // the pattern's threshold, the flow setting none
+		case !reached && tb != "":
+			d, err := c.tiebreak(tb, options, ballots, leaders, proposed)
 			if err != nil {
 				return "", err
 			}
-			if vd, ok := readVerdict(v.Text); ok {
-				c.st.Decided, c.st.Decision, win = true, vd.Decision, vd.Decision
-			}
+			c.st.Decided, c.st.Decision, win = true, d, d
 		}
-		if c.endRound() {
-			if c.reason() == "max_rounds" {
+		if c.endRound() || c.st.Done != "" {
+			if c.reason() == "max_rounds" && !c.st.Decided && !reached {
 				c.note("warning", map[string]any{"message": "no consensus; the plurality option is reported"})
 				return win + " (no consensus)", nil
 			}
 			return win, nil
 		}
 	}
+}
+
+// defaultThreshold is P07's consensus threshold when the flow sets none.
+const defaultThreshold = 0.6
+
+// leading are the options the tie-break may pick (P07: "among the tied or leading options"):
+// on a tie, the options tied for the most votes; else every option that got a vote, most
+// votes first. Each as first written; counts are the votes per normalised option.
+func leading(votes []string, tie bool) (leaders []string, counts map[string]int) {
+	counts = map[string]int{}
+	most := 0
+	for _, v := range votes {
+		counts[normalise(v)]++
+		most = max(most, counts[normalise(v)])
+	}
+	seen := map[string]bool{}
+	for _, v := range votes {
+		if n := normalise(v); !seen[n] && (!tie || counts[n] == most) {
+			seen[n] = true
+			leaders = append(leaders, v)
+		}
+	}
+	sort.SliceStable(leaders, func(i, j int) bool { return counts[normalise(leaders[i])] > counts[normalise(leaders[j])] })
+	return leaders, counts
+}
+
+// tallyText is a ballot's count, "red 2, blue 2".
+func tallyText(votes []string, counts map[string]int) string {
+	var parts []string
+	seen := map[string]bool{}
+	for _, v := range votes {
+		if n := normalise(v); !seen[n] {
+			seen[n] = true
+			parts = append(parts, fmt.Sprintf("%s %d", v, counts[n]))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// tiebreak asks the tie-break judge to decide between the leading options (P07: "the tie-break
+// judge picks among the tied or leading options"); a decision for any other option is asked
+// again, then fails the interaction.
+func (c *ictx) tiebreak(tb, options string, ballots, leaders, proposed []string) (string, error) {
+	pick := func(t string) string {
+		vd, ok := readVerdict(t)
+		if !ok {
+			return ""
+		}
+		d := firstNonEmpty(vote("VOTE: "+vd.Decision, proposed), vd.Decision)
+		for _, l := range leaders {
+			if normalise(l) == normalise(d) {
+				return l
+			}
+		}
+		return ""
+	}
+	line := "DECISION: " + strings.Join(leaders, "|")
+	v, err := c.ask("", tb, c.prompt(tb, message{Intent: "No option reached the threshold; decide between the leading options: " + c.task(), Inputs: []string{"Options: " + firstNonEmpty(options, "(free answer)"), "Leading options: " + strings.Join(leaders, ", "), "Ballots: " + strings.Join(ballots, " | ")}, Plan: []string{"Pick one of the leading options"}, Actions: []string{line}}),
+		need{line: line, has: func(t string) bool { return pick(t) != "" }})
+	if err != nil {
+		return "", err
+	}
+	return pick(v.Text), nil
 }
 
 // P08 — self-consistency: N samples (sampler nodes run again until N replies exist, each a

@@ -3,6 +3,7 @@ package engine
 import (
 	"github.com/agentcanvas/agentcanvas/sidecar/agentproto"
 	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
+	"github.com/agentcanvas/agentcanvas/sidecar/transcript"
 )
 
 // Following a running agent process: its events become the run's (spend, requests for a
@@ -17,6 +18,10 @@ type processOut struct {
 	// process's secrets from a text (the prompt, for the transcript).
 	stderrAll []string
 	redact    func(string) string
+	// tools and said are the turn's tool calls and what the agent said as it went, for the
+	// transcript (said stands for the reply of a turn stopped before it gave one).
+	tools []transcript.ToolCall
+	said  string
 }
 
 // scrub is text with the process's secrets masked; "" when no process ran (nothing to
@@ -28,6 +33,16 @@ func (o processOut) scrub(text string) string {
 	return o.redact(text)
 }
 
+// scrubTools are the turn's tool calls with the process's secrets masked.
+func (o processOut) scrubTools() []transcript.ToolCall {
+	out := make([]transcript.ToolCall, len(o.tools))
+	for i, t := range o.tools {
+		t.Input, t.Output = o.scrub(t.Input), o.scrub(t.Output)
+		out[i] = t
+	}
+	return out
+}
+
 // follow forwards a running agent's events to the log (spend, questions, blocks, warnings…)
 // until it ends, and counts its spend and time. resume: its CLI session is resumed on the
 // node's next turn (not for a session loop, whose sessions start fresh by design).
@@ -37,7 +52,9 @@ func (c *ictx) follow(proc *runtime.Process, node, edge, backend string, resume 
 	ts := &turnSpend{backend: backend}
 	var stderr stderrTail
 	var stderrAll stderrLog
+	var acts turnActions
 	for ev := range proc.Events() {
+		acts.add(ev)
 		switch ev.Kind {
 		case runtime.EventUsage:
 			c.spendEvent(node, ts, ev)
@@ -79,8 +96,10 @@ func (c *ictx) follow(proc *runtime.Process, node, edge, backend string, resume 
 	}
 	out.res = c.meteredResult(node, proc.Wait()) // gateway.go
 	out.stderr, out.stderrAll, out.redact = stderr.lines, stderrAll.lines, proc.Redact
+	out.tools, out.said = acts.tools, acts.said.String()
 	c.spendResult(node, ts, out.res)
 	c.r.metrics.addTurn(node, out.res, c.r.now().Sub(started))
+	c.r.metrics.addRetries(node, RetryRecoverableError, out.res.Retries)
 	return out
 }
 

@@ -46,6 +46,8 @@ type runGateway struct {
 	routes  map[[2]string]string        // {interaction, node} → token
 	before  map[[2]string]gateway.Spend // {interaction, node} → the agent's spend when its turn started
 	refused map[string]int              // agent → requests refused so far
+	// unpriced are the models the price table does not name that the person was told of.
+	unpriced map[string]bool
 }
 
 func (r *run) gateway() (*gateway.Gateway, error) {
@@ -126,6 +128,22 @@ func (c *ictx) routeThroughGateway(node string, s *runtime.Spec, rt *flow.Runtim
 	return nil
 }
 
+// closeRoutes makes the tokens of the interaction's agents mean nothing once it has ended:
+// a process of it that outlived it, or whoever its token reached (a file it wrote, its
+// answer), can spend nothing more through the gateway. Charges of calls still settling are
+// counted as before.
+func (c *ictx) closeRoutes() {
+	gw := &c.r.gw
+	gw.mu.Lock()
+	defer gw.mu.Unlock()
+	for k, token := range gw.routes {
+		if k[0] == c.in.ID {
+			gw.g.Unregister(token)
+			delete(gw.routes, k)
+		}
+	}
+}
+
 // routed reports whether node's model calls in this interaction go through the gateway.
 func (c *ictx) routed(node string) bool {
 	c.r.gw.mu.Lock()
@@ -146,6 +164,29 @@ func (r *run) gatewayCall(cl gateway.Call) {
 		fields["removed"] = cl.Removed
 	}
 	r.emit(cl.Caller.Interaction, "", "gateway_call", fields)
+	if cl.Unpriced {
+		r.warnUnpriced(cl)
+	}
+}
+
+// warnUnpriced tells the person, once per model in a run, that a model the price table does
+// not name is priced at its provider's dearest: a limit then stops its agent early.
+func (r *run) warnUnpriced(cl gateway.Call) {
+	k := string(cl.Provider) + " " + cl.Model
+	r.gw.mu.Lock()
+	if r.gw.unpriced == nil {
+		r.gw.unpriced = map[string]bool{}
+	}
+	seen := r.gw.unpriced[k]
+	r.gw.unpriced[k] = true
+	r.gw.mu.Unlock()
+	if seen {
+		return
+	}
+	p, _ := r.gw.g.Price(cl.Provider, cl.Model)
+	r.emit(cl.Caller.Interaction, "", "warning", map[string]any{"agent": cl.Caller.Agent, "message": fmt.Sprintf(
+		"the model %q (%s) is not in the gateway's price table: its calls are reserved and charged at the dearest %s price it knows ($%g input, $%g output per million tokens); give its price in policy.pricing (docs/agents.md, Gateway)",
+		cl.Model, cl.Provider, cl.Provider, p.Input, p.Output)})
 }
 
 // gatewayCharge counts a metered call as it ends, mid-turn: the interaction's and the run's

@@ -29,7 +29,7 @@ func (c *ictx) collect(rep *Reply) {
 	if rep.Handoff == nil {
 		notes = firstNonEmpty(c.r.carriedNotes(node), noHandoffNotes+node+": made from the changes in its sandbox.")
 	}
-	cr, err := c.proposal(ctx, node, notes)
+	cr, err := c.proposal(ctx, node, c.r.secrets.str(notes))
 	if err != nil {
 		return // logged
 	}

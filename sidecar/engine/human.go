@@ -13,7 +13,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentcanvas/agentcanvas/sidecar/agentproto"
+	"golang.org/x/term"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 	"github.com/agentcanvas/agentcanvas/sidecar/termsafe"
 )
 
@@ -24,13 +26,31 @@ type Request struct {
 	AgentID       string         `json:"agentId"`
 	InteractionID string         `json:"interactionId"`
 	ID            string         `json:"id"`
-	Kind          string         `json:"kind"` // question, dependency, phase_complete
+	Kind          string         `json:"kind"` // question, dependency, phase_complete, error (recovery.go)
 	Fields        map[string]any `json:"fields"`
 	Deadline      time.Time      `json:"deadline,omitzero"`
 	// Invalid says why the value last given for this dependency was refused (it failed the
 	// type's validation): the request is asked again, and an answer from a file is not
 	// given twice.
 	Invalid string `json:"invalid,omitempty"`
+	// offer checks a value given for a dependency request, wherever it comes from
+	// (dependency.go): nil when it is to be delivered, else why it was refused; rejected
+	// when that refusal was the last one allowed, so the request is rejected.
+	offer func(value string) (refused error, rejected bool)
+	// redact, when set, is the run's secrets: a request is written (state.json, listRuns)
+	// with them redacted, though it is matched on what the agent printed.
+	redact *secretSet
+}
+
+// MarshalJSON writes the request with the run's secrets redacted from its fields.
+func (r Request) MarshalJSON() ([]byte, error) {
+	type plain Request
+	p := plain(r)
+	if r.redact != nil {
+		p.Fields = r.redact.fields(r.Fields)
+		p.Invalid = r.redact.str(r.Invalid)
+	}
+	return json.Marshal(p)
 }
 
 // Field returns a field as text.
@@ -65,6 +85,8 @@ type Response struct {
 	Value  string `json:"value"`
 	Reject bool   `json:"reject,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// offered: the value already passed Request.offer (the Inbox checks it as it is given).
+	offered bool
 }
 
 // Human answers requests. Ask blocks until there is an answer or ctx ends. It calls ready
@@ -85,7 +107,8 @@ func call(f func()) {
 var ErrNoAnswer = errors.New("the question has no default and the run is non-interactive")
 
 // NonInteractive answers without a person: a question takes its default (or fails), a
-// dependency is rejected unless Answers has it, a phase is approved.
+// dependency is rejected unless Answers has it, a phase is approved, an error that asks for a
+// person (notify_user) stops the agent unless Answers has it.
 type NonInteractive struct {
 	// Answers by question id or question text (the --answers file).
 	Answers map[string]string
@@ -107,12 +130,14 @@ func (n NonInteractive) Ask(_ context.Context, r Request, ready func()) (Respons
 		return Response{}, fmt.Errorf("question %q from %s: %w (supply it with --answers)", r.Field("question"), r.AgentID, ErrNoAnswer)
 	case "dependency":
 		return Response{Reject: true, Reason: "non-interactive run: no value supplied for " + firstNonEmpty(r.Field("name"), r.ID)}, nil
+	case "error":
+		return Response{Value: runtime.RecoveryStop, Reason: "no one can choose in a non-interactive run"}, nil
 	}
 	return Response{Value: "approved"}, nil
 }
 
 func lookupAnswer(answers map[string]string, r Request) (string, bool) {
-	for _, k := range []string{r.ID, r.Field("question"), r.Field("name")} {
+	for _, k := range []string{r.ID, r.Field("question"), r.Field("name"), r.Field("message")} {
 		if k == "" {
 			continue
 		}
@@ -146,8 +171,9 @@ func LoadAnswers(path string) (map[string]string, error) {
 }
 
 // Terminal asks at a prompt: the question and its options on W, the answer read from R.
-// Answers are consulted first. Secret values are read without echo when R is a terminal
-// (not attempted here: the caller passes a reader); they are never printed back.
+// Answers are consulted first. Values of secret dependency types (api_key, env_variable,
+// service) are read without echo when R is a terminal (readSecret); they are never printed
+// back.
 type Terminal struct {
 	R       io.Reader
 	W       io.Writer
@@ -205,19 +231,74 @@ func (t *Terminal) Ask(ctx context.Context, r Request, ready func()) (Response, 
 		if r.Invalid != "" {
 			fmt.Fprintf(w, "  the value given was refused: %s\n", r.Invalid)
 		}
-		fmt.Fprint(w, "value (empty to reject): ")
+		if runtime.SecretDependencyType(r.Field("type")) {
+			// Echo goes off before the prompt shows: what is typed (or pasted) at once after
+			// it never appears on the screen.
+			if restore := t.echoOff(); restore != nil {
+				defer func() { restore(); fmt.Fprintln(w) }()
+			}
+		}
+		if r.Field("type") == "package" {
+			fmt.Fprintf(w, "add %s to the project's manifest in the agent's sandbox? [y/N] (or another package's name): ", r.Field("name"))
+		} else {
+			fmt.Fprint(w, "value (empty to reject): ")
+		}
 		line, err := t.readLine(ctx)
+		if strings.EqualFold(line, "n") || strings.EqualFold(line, "no") {
+			line = ""
+		}
 		if err != nil || line == "" {
 			return Response{Reject: true, Reason: "rejected at the terminal"}, nil
 		}
 		return Response{Value: line}, nil
+	case "error":
+		return t.askRecovery(ctx, r)
 	default:
-		fmt.Fprintf(w, "\n[%s] %s completed phase %s. Continue? [Y/n]: ", r.InteractionID, r.AgentID, r.Field("N"))
+		fmt.Fprintln(w)
+		switch v := r.Fields["verification"].(type) { // what the phase's verification found
+		case map[string]any:
+			fmt.Fprintf(w, "  verified by %v: passed", v["verifier"])
+			if rep, ok := v["report"]; ok {
+				fmt.Fprintf(w, " — report %v", rep)
+			}
+			fmt.Fprintln(w)
+		case string:
+			fmt.Fprintf(w, "  not verified: %s\n", v)
+		}
+		fmt.Fprintf(w, "[%s] %s completed phase %s. Continue? [Y/n]: ", r.InteractionID, r.AgentID, r.Field("N"))
 		line, _ := t.readLine(ctx)
 		if strings.EqualFold(line, "n") || strings.EqualFold(line, "no") {
 			return Response{Reject: true, Reason: "phase not approved"}, nil
 		}
 		return Response{Value: "approved"}, nil
+	}
+}
+
+// askRecovery asks what to do about an agent's [ERROR] (notify_user) until the answer is
+// retry, skip or stop (a number too); no answer at all (end of input) stops the agent.
+func (t *Terminal) askRecovery(ctx context.Context, r Request) (Response, error) {
+	w := termsafe.Writer(t.W) // the error's message and details are an agent's text
+	fmt.Fprintf(w, "\n[%s] %s\n", r.InteractionID, errorQuestion(r))
+	for i, c := range runtime.RecoveryChoices {
+		fmt.Fprintf(w, "  %d) %s\n", i+1, c)
+	}
+	for {
+		fmt.Fprint(w, "retry, skip or stop: ")
+		line, err := t.readLine(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return Response{}, err
+			}
+			return Response{Value: runtime.RecoveryStop, Reason: "no answer came (end of input)"}, nil
+		}
+		if c, ok := recoveryChoice(line); ok {
+			resp := Response{Value: c}
+			if c == runtime.RecoveryStop {
+				resp.Reason = "you chose to stop"
+			}
+			return resp, nil
+		}
+		fmt.Fprintf(w, "  %q is not one of them\n", line)
 	}
 }
 
@@ -280,8 +361,10 @@ func (b *Inbox) Ask(ctx context.Context, r Request, ready func()) (Response, err
 	}
 }
 
-// Answer resolves a pending request; it fails when there is none with that id.
-func (b *Inbox) Answer(runID, id string, resp Response) error {
+// Answer resolves a pending request; it fails when there is none with that id, and for a
+// dependency's value the engine refuses (the request then stays pending, or is rejected
+// after the last refusal allowed: the error says which).
+func (b *Inbox) Answer(runID, id string, resp Response) (err error) {
 	b.mu.Lock()
 	ch, ok := b.waiting[inboxKey(runID, id)]
 	r := b.reqs[inboxKey(runID, id)]
@@ -289,11 +372,22 @@ func (b *Inbox) Answer(runID, id string, resp Response) error {
 	if !ok {
 		return fmt.Errorf("run %s has no pending request %q", runID, id)
 	}
-	// An invalid value is refused here, to the one who gave it; the request stays pending.
-	if r.Kind == "dependency" && !resp.Reject {
-		if err := agentproto.ValidateDependencyValue(r.Field("type"), resp.Value); err != nil {
-			return fmt.Errorf("the value for %s was refused: %w; the request is still pending", firstNonEmpty(r.Field("name"), id), err)
+	if _, ok := recoveryChoice(resp.Value); r.Kind == "error" && !ok {
+		return fmt.Errorf("%s: answer retry, skip or stop, not %q; the request is still pending", id, resp.Value)
+	}
+	// A dependency's value is checked by the engine's one check (Request.offer) here, in the
+	// caller's goroutine: a refused one is refused to whoever gave it, and the request stays
+	// pending, until the last refusal allowed rejects it.
+	if r.Kind == "dependency" && !resp.Reject && r.offer != nil {
+		refused, rejected := r.offer(resp.Value)
+		if refused != nil && !rejected {
+			return refused
 		}
+		if rejected {
+			resp = Response{Reject: true, Reason: refused.Error()}
+			defer func() { err = refused }()
+		}
+		resp.offered = true
 	}
 	select {
 	case ch <- resp:
@@ -312,4 +406,15 @@ func (b *Inbox) Pending() []Request {
 		out = append(out, r)
 	}
 	return out
+}
+
+// echoOff turns the terminal's echo off when R is a terminal, and returns what turns it back
+// on (nil when R is not a terminal, or echo could not be turned off). A line typed meanwhile
+// is read as usual (line editing works), and never shown.
+func (t *Terminal) echoOff() (restore func()) {
+	f, ok := t.R.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	return noEcho(int(f.Fd()))
 }

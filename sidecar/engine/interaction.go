@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -46,13 +46,14 @@ type ictx struct {
 	questions map[string]int    // node → questions asked in its current phase
 	reworks   map[string]int    // node → failed verifications of its current phase
 	edgeOf    map[[2]string]string
-	made      [][2]string       // (node, proposal.json) of every proposal made in this interaction
-	rejected  map[string]string // node → the reviewer's latest REJECT of its handoff ("lead: why")
-	turns     sync.Map          // node → turnNote of its last turn (provenance.go)
-	unhanded  map[string]string // node → why its latest proposal came without a valid HANDOFF block
-	failed    map[string]string // node → its last failed test or verification, for its next prompt
-	diffs     map[string]string // node → its proposal's fingerprint after its last step (handoff.go)
-	talking   map[string]bool   // nodes asked for words only now (a bid): no edit expected (handoff.go)
+	lastTo    map[string][2]string // node → who last sent it a message, and the edge (sender.go)
+	made      [][2]string          // (node, proposal.json) of every proposal made in this interaction
+	rejected  map[string]string    // node → the reviewer's latest REJECT of its handoff ("lead: why")
+	turns     sync.Map             // node → turnNote of its last turn (provenance.go)
+	unhanded  map[string]string    // node → why its latest proposal came without a valid HANDOFF block
+	failed    map[string]string    // node → its last failed test or verification, for its next prompt
+	diffs     map[string]string    // node → its proposal's fingerprint after its last step (handoff.go)
+	talking   map[string]bool      // nodes asked for words only now (a bid): no edit expected (handoff.go)
 	// roundCap ends the interaction after that many rounds (0: no cap): the flow's
 	// params.round_cap (ownCap), else the engine's where the flow bounds neither rounds nor time.
 	roundCap int
@@ -99,7 +100,7 @@ func (r *run) runInteraction(parent context.Context, in *flow.Interaction) Inter
 // params, its round cap, and who plays which of the pattern's roles.
 func (r *run) castInteraction(in *flow.Interaction) (c *ictx, topology string) {
 	p, _ := pattern.Lookup(in.PatternID)
-	c = &ictx{r: r, in: in, pat: p.PatternID, roles: map[string]string{}, params: map[string]any{}, sessions: map[string]string{}, prepared: map[string]bool{}, questions: map[string]int{}, reworks: map[string]int{}, edgeOf: map[[2]string]string{}}
+	c = &ictx{r: r, in: in, pat: p.PatternID, roles: map[string]string{}, params: map[string]any{}, sessions: map[string]string{}, prepared: map[string]bool{}, questions: map[string]int{}, reworks: map[string]int{}, edgeOf: map[[2]string]string{}, lastTo: map[string][2]string{}}
 	c.st.Metrics = map[string]float64{}
 	c.term, c.params = in.Settings()
 	c.roundCap, c.ownCap = flow.RoundCap(c.term, c.params, r.o.RoundCap)
@@ -118,6 +119,9 @@ func (r *run) castInteraction(in *flow.Interaction) (c *ictx, topology string) {
 		c.edgeOf[[2]string{e.Source, e.Target}] = e.ID
 	}
 	c.cast = c.castRoles()
+	if v := verifierOf(r.f, c.params); v != "" && c.roles[v] == "" {
+		c.roles[v] = roleOf(r.f, v) // a verifier outside the interaction's edges (verifier.go)
+	}
 	return c, topology
 }
 
@@ -140,6 +144,7 @@ func (c *ictx) execute(parent context.Context) InteractionOutcome {
 	} else {
 		result, err = c.safely(exec)
 	}
+	c.closeRoutes() // gateway.go
 	c.bus.DropHeld("the interaction ended before the rate limit let it through")
 	r.metrics.addBus(c.bus.Metrics())
 
@@ -347,6 +352,7 @@ func (c *ictx) ask(from, node, prompt string, needs ...need) (*Reply, error) {
 	if err == nil && len(needs) > 0 {
 		if missing := unmet(rep.Text, needs); len(missing) > 0 {
 			c.note("reply_repair", map[string]any{"agent": node, "missing": lines(missing)})
+			c.r.metrics.addRetries(node, RetryReplyRepair, 1)
 			again, aerr := c.turn(from, node, c.repairPrompt(node, prompt, rep.Text, missing))
 			if again != nil {
 				if again.Handoff == nil && again.HandoffError == "" { // the first turn's block still counts
@@ -381,16 +387,18 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 	if err := c.pace(); err != nil {
 		return nil, err
 	}
-	edge := c.edgeOf[[2]string{from, node}]
+	// What other agents wrote reaches this one without their secrets (secrets.go).
+	prompt = c.r.secrets.str(prompt)
+	who, edge := c.sender(from, node)
 	c.send(from, node, "prompt", map[string]any{"bytes": len(prompt)}, "")
-	started := map[string]any{"agent": node, "from": firstNonEmpty(from, "engine"), "round": c.st.Round, "backend": spec.BackendID}
+	started := map[string]any{"agent": node, "from": who, "round": c.st.Round, "backend": spec.BackendID}
 	if len(spec.UnixSockets) > 0 {
 		// Shown in review: the grant opens every pathname Unix socket to the agent.
 		started["unixSockets"] = runtime.UnixSocketGrants(spec.Workspace, spec.UnixSockets)
 	}
 	c.r.emit(c.in.ID, edge, "agent_started", started)
 	c.r.flushLog()
-	rec := turnRecord{from: from, node: node, backend: spec.BackendID, prompt: prompt, started: c.r.now()}
+	rec := turnRecord{from: who, node: node, backend: spec.BackendID, prompt: prompt, started: c.r.now()}
 	var out processOut
 	if loop := c.sessionLoop(node); loop != nil {
 		out, err = c.runSessions(spec, node, edge, prompt, loop)
@@ -407,12 +415,15 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 		c.record(rec, runtime.Result{Status: runtime.StatusFailed, Reason: err.Error()})
 		return nil, fmt.Errorf("agent %s: %w", node, err)
 	}
-	rec.prompt = runtime.Redact(c.r.o.Env, out.scrub(prompt)) // the run's secrets too: the task may hold one
+	rec.prompt = out.scrub(prompt) // the run's secrets are out of it already
 	rec.stderr = out.stderrAll
+	rec.tools, rec.said = out.scrubTools(), out.scrub(out.said)
 	c.record(rec, out.res)
 	res, handoffErr, stderr := out.res, out.handoffErr, out.stderr
 	c.noteTurn(node, prompt, res)
-	rep := &Reply{Node: node, Text: res.Reply, Handoff: res.Handoff, sandboxed: spec.SandboxWork != ""}
+	// The reply is read as the agent wrote it: redaction never changes what a line says. What
+	// leaves the engine is redacted where it leaves (secrets.go).
+	rep := &Reply{Node: node, Text: res.RawReply(), Handoff: res.Handoff, sandboxed: spec.SandboxWork != ""}
 	if res.Handoff == nil {
 		rep.HandoffError = handoffErr
 	}
@@ -420,7 +431,7 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 	c.step++
 	step := c.step
 	c.mu.Unlock()
-	fields := map[string]any{"step": step, "from": firstNonEmpty(from, "engine"), "to": node, "round": c.st.Round, "backend": res.Backend, "note": truncate(firstLine(res.Reply), 200)}
+	fields := map[string]any{"step": step, "from": who, "to": node, "round": c.st.Round, "backend": res.Backend, "note": truncate(firstLine(res.Reply), 200)}
 	if res.Status != runtime.StatusCompleted {
 		rep.Failed, rep.Reason = true, firstNonEmpty(res.Reason, string(res.Status))
 		fields["failed"] = rep.Reason
@@ -460,15 +471,25 @@ func (c *ictx) send(from, to, typ string, payload any, parent string) {
 		return // the engine itself is not on the bus, and a node playing two parts (P18's
 		// executor when no observer is drawn) does not message itself
 	}
-	e := &bus.Envelope{From: from, To: bus.Recipients{to}, Type: typ, Payload: payload, Context: bus.Context{InteractionID: c.in.ID, ParentMessageID: parent, ThreadID: c.r.id + "/" + c.in.ID}}
-	edge := c.edgeOf[[2]string{from, to}]
+	edge := c.edgeBetween(from, to)
+	e := &bus.Envelope{From: from, To: bus.Recipients{to}, Type: typ, Priority: c.priority(), Payload: payload, Context: bus.Context{InteractionID: c.in.ID, EdgeID: edge, ParentMessageID: parent, ThreadID: c.r.id + "/" + c.in.ID}}
 	if _, err := c.bus.Send(e); err != nil {
 		c.r.emit(c.in.ID, edge, "message_refused", map[string]any{"from": from, "to": to, "type": typ, "error": err.Error()})
 		return
 	}
 	c.r.emit(c.in.ID, edge, "message", map[string]any{"id": e.ID, "from": from, "to": to, "type": typ, "priority": e.Priority})
-	c.awaitRelease()  // held by the rate limit: what it carries waits with it
+	c.heard(to, from)
+	c.awaitOwn(e.ID)  // held by the rate limit: what it carries waits with it
 	c.bus.Receive(to) // delivered: the agent reads it in its prompt
+}
+
+// priority is the envelope priority of the interaction's messages: params.priority
+// (critical, high, medium or low; validate refuses another), else medium.
+func (c *ictx) priority() string {
+	if p := strings.ToLower(str(c.params["priority"])); slices.Contains(bus.Priorities, p) {
+		return p
+	}
+	return "medium"
 }
 
 // spec builds the runtime spec of a node for this turn.
@@ -537,19 +558,22 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 	s.ResumeSession = c.sessions[node]
 	c.mu.Unlock()
 	c.revisionSession(node, &s) // session.go
-	envNames := rt.Env
+	envNames := append(slices.Clone(rt.Env), rt.Secrets...)
 	if n.Agent != nil && len(n.Agent.MCP) > 0 { // spec §7.3: only allowlisted, defined servers
 		s.MCPServers = c.r.mcpServers(c.in.ID, node, n.Agent.MCP)
-		envNames = append(slices.Clone(rt.Env), mcpEnvNames(s.MCPServers)...)
+		envNames = append(envNames, mcpEnvNames(s.MCPServers)...)
 	}
-	env, err := runtime.ResolveEnv(envNames, c.r.o.Env, os.LookupEnv)
+	env, err := runtime.ResolveEnv(dedupe(envNames), c.r.o.Env, os.LookupEnv)
 	if err != nil {
 		return s, fmt.Errorf("agent %s: %w", node, err)
 	}
-	s.Env = env
+	c.warnUnsetEnv(node, rt.Env, env) // envcheck.go
+	s.Env, s.SecretEnv = env, secretNames(env, c.r.o.Env, rt.Secrets, mcpEnvNames(s.MCPServers))
+	c.r.learnSecrets(s.Env, s.SecretEnv)
 	if err := c.routeThroughGateway(node, &s, rt); err != nil { // gateway.go
 		return s, err
 	}
+	s.Hidden = c.r.hiddenSkills() // disable-model-invocation: out of every agent's reach
 	s.Checkpoint = func(p runtime.Pending) error { c.r.checkpoint(); return nil }
 	if setup { // with the agent's environment, now resolved
 		if err := c.setup(node, s, rt.Setup); err != nil {
@@ -757,7 +781,13 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 	if pend == nil {
 		return
 	}
-	req := Request{RunID: c.r.id, AgentID: node, InteractionID: c.in.ID, ID: pend.ID, Kind: string(pend.Kind), Fields: pend.Fields, Deadline: pend.Deadline}
+	// The request is matched (--answers) and answered on its fields as the agent printed them;
+	// it is shown, logged and kept redacted (Request.MarshalJSON, emit).
+	req := Request{RunID: c.r.id, AgentID: node, InteractionID: c.in.ID, ID: pend.ID, Kind: string(pend.Kind), Fields: pend.RawFields(), Deadline: pend.Deadline, redact: &c.r.secrets}
+	if req.Kind == "error" { // put as a question with its three answers, wherever it is asked
+		req.Fields = maps.Clone(req.Fields)
+		req.Fields["question"], req.Fields["options"] = errorQuestion(req), slices.Clone(runtime.RecoveryChoices)
+	}
 	// More than three questions in one phase means the agent is not working on its own
 	// (agent-stdout-protocols.md): said in the log, not refused.
 	c.mu.Lock()
@@ -771,9 +801,16 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 		c.questions[node] = 0
 	}
 	c.mu.Unlock()
-	kindEvent := map[string]string{"question": "question_asked", "dependency": "dependency_requested", "phase_complete": "phase_completed"}[req.Kind]
-	if req.Kind == "phase_complete" && c.verifyPhase(p, node, pend) {
-		return // sent back for rework, or failed: no approval to ask for
+	kindEvent := map[string]string{"question": "question_asked", "dependency": "dependency_requested", "phase_complete": "phase_completed", "error": "recovery_asked"}[req.Kind]
+	if req.Kind == "phase_complete" {
+		resolved, verification := c.verifyPhase(p, node, pend)
+		if resolved {
+			return // sent back for rework, or failed: no approval to ask for
+		}
+		if verification != nil { // shown with the approval, and kept with the checkpoint
+			req.Fields = maps.Clone(req.Fields)
+			req.Fields["verification"] = verification
+		}
 	}
 	c.r.mu.Lock()
 	c.r.state.Pending = append(c.r.state.Pending, req)
@@ -799,9 +836,12 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 	var resp Response
 	var err error
 	outcome := "answered"
-	if req.Kind == "dependency" {
+	switch req.Kind {
+	case "dependency":
 		resp, outcome, err = c.askDependency(p, human, &req, asked)
-	} else {
+	case "error":
+		outcome, err = c.askRecovery(p, human, &req, asked)
+	default:
 		resp, err = human.Ask(c.ctx, req, asked)
 	}
 	asked()
@@ -821,6 +861,8 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 	case req.Kind == "dependency":
 		c.dependencyOutcome(fields, req, resp, outcome)
 		outcome, err = fields["outcome"].(string), nil
+	case req.Kind == "error":
+		err = nil // the choice was carried out (askRecovery); the outcome names it
 	case err != nil:
 		outcome = "failed: " + err.Error()
 		p.Stop(err.Error())
@@ -838,7 +880,7 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 		outcome = "error: " + err.Error()
 	}
 	// The value itself is never logged: secrets reach only the agent.
-	resolved := map[string]string{"question": "question_answered", "dependency": "dependency_resolved", "phase_complete": "phase_resolved"}[req.Kind]
+	resolved := map[string]string{"question": "question_answered", "dependency": "dependency_resolved", "phase_complete": "phase_resolved", "error": "recovery_resolved"}[req.Kind]
 	fields["outcome"] = outcome
 	c.r.emit(c.in.ID, "", resolved, fields)
 	c.r.checkpoint()
@@ -848,55 +890,52 @@ func (c *ictx) handlePending(p *runtime.Process, node string, pend *runtime.Pend
 // fails (agent-stdout-protocols.md §3).
 const maxReworks = 3
 
-// verifyPhase runs the interaction's verifier (params.verify_command) on a completed phase,
-// in the agent's working folder. A failure sends the phase back for rework with the
-// verifier's output, at most maxReworks times; then the agent is stopped. It reports whether
-// it resolved the pause itself (true), or the phase passed (or there is no verifier) and
-// the user's approval is still to be asked (false).
-func (c *ictx) verifyPhase(p *runtime.Process, node string, pend *runtime.Pending) bool {
+// verifyPhase runs the interaction's verifiers on a completed phase: params.verify_command in
+// the agent's working folder, as that agent (runtime.RunCommand: its rules and environment,
+// since it runs on the agent's files), then the verifier agent (params.verifier,
+// verifier.go). A failure sends the phase back for rework with the verifier's output, at most
+// maxReworks times; then the agent is stopped. It reports whether it resolved the pause
+// itself (true), or the phase passed (or there is no verifier) and the user's approval is
+// still to be asked (false), with what the verification found for the approval to show.
+func (c *ictx) verifyPhase(p *runtime.Process, node string, pend *runtime.Pending) (resolved bool, verification any) {
 	argv := commandParam(c.params["verify_command"])
 	if len(argv) == 0 {
-		return false
+		return c.verifyByAgent(p, node, pend, false) // verifier.go
 	}
 	spec, err := c.spec(node)
 	if err != nil {
-		return false
+		return false, nil
 	}
-	dir := c.r.o.Workspace
-	if spec.CwdMode == runtime.CwdAgentHome && spec.SandboxWork != "" {
-		dir = spec.SandboxWork
-	}
-	ctx, cancel := context.WithTimeout(c.ctx, 10*time.Minute)
-	defer cancel()
 	c.r.flushLog()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = dir
-	out, runErr := cmd.CombinedOutput()
+	res, runErr := runtime.RunCommand(c.ctx, runtime.Command{Agent: spec, Argv: argv, Timeout: 10 * time.Minute, MaxOutput: 64 << 10})
+	for _, msg := range res.Warnings {
+		c.r.emit(c.in.ID, "", "warning", map[string]any{"agent": node, "message": "verify_command: " + msg})
+	}
+	if spec.CwdMode == runtime.CwdAgentHome && spec.SandboxWork != "" { // kept with the proposal, for its review (tests_record.go)
+		c.recordTest(node, proposal.TestKindVerify, argv, commandRun{res: res, err: runErr})
+	}
+	out := res.Output
+	if runErr == nil && !res.Passed() {
+		runErr = verifierExit(res)
+	}
 	passed := runErr == nil
-	if dir == spec.SandboxWork { // kept with the proposal, for its review (tests_record.go)
-		c.recordTest(node, proposal.TestKindVerify, argv, out, runErr)
-	}
-	c.mu.Lock()
-	if passed {
-		c.reworks[node] = 0
-	} else {
-		c.reworks[node]++
-	}
-	n := c.reworks[node]
-	c.mu.Unlock()
+	n := c.countRework(node, passed)
 	c.r.emit(c.in.ID, "", "phase_verified", map[string]any{"agent": node, "id": pend.ID, "passed": passed, "command": argv, "output": truncate(string(out), 2000), "reworks": n})
 	if passed {
-		return false
+		return c.verifyByAgent(p, node, pend, true) // and the verifier agent, when there is one
 	}
-	if n > maxReworks {
-		p.Stop(fmt.Sprintf("the phase failed verification %d times", n))
-		return true
+	return c.rework(p, node, pend, n, fmt.Sprintf("The verifier `%s` failed (%v).\n%s", strings.Join(argv, " "), runErr, truncate(string(out), 4000))), nil
+}
+
+// verifierExit says how a verifier that ran failed.
+func verifierExit(res runtime.CommandResult) error {
+	switch {
+	case res.TimedOut:
+		return errors.New("timed out")
+	case res.Stopped:
+		return errors.New("stopped")
 	}
-	feedback := fmt.Sprintf("The verifier `%s` failed (%v).\n%s", strings.Join(argv, " "), runErr, truncate(string(out), 4000))
-	if err := p.Rework(pend.ID, feedback); err != nil {
-		c.r.emit(c.in.ID, "", "error", map[string]any{"agent": node, "message": "rework: " + err.Error()})
-	}
-	return true
+	return fmt.Errorf("exit status %d", res.ExitCode)
 }
 
 // commandParam reads a command parameter: an argv list, or a string run by sh -c.
@@ -1113,5 +1152,18 @@ func sortedKeys[M ~map[string]V, V any](m M) []string {
 		out = append(out, k)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// dedupe is names without repeats, in order.
+func dedupe(names []string) []string {
+	seen := map[string]bool{}
+	out := names[:0:0]
+	for _, n := range names {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
 	return out
 }

@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
-	"github.com/agentcanvas/agentcanvas/sidecar/procalive"
 )
 
 // Manager runs flows for the server: several at once, each stoppable, with questions and
@@ -78,6 +76,9 @@ type RunInfo struct {
 	Spend Spend `json:"spend"`
 	// AgentSpend is each agent's share of Spend, from the run's last checkpoint.
 	AgentSpend map[string]AgentSpend `json:"agentSpend,omitempty"`
+	// Resumable: startRun with resumeRunId can go on with the run (interrupted, or stopped by
+	// a person; Resumable).
+	Resumable bool `json:"resumable,omitempty"`
 }
 
 func (m *Manager) init() {
@@ -133,11 +134,12 @@ func (m *Manager) start(f *flow.Flow, p StartParams, runID string) (RunInfo, err
 		if err != nil {
 			return RunInfo{}, err
 		}
-		if (st.Status != StatusRunning && st.Status != StatusWaiting) || procalive.Alive(st.PID) && st.PID != os.Getpid() {
-			return RunInfo{}, fmt.Errorf("run %s is %s, not interrupted; only an interrupted run can be resumed", st.RunID, st.Status)
+		if err := Resumable(st); err != nil {
+			return RunInfo{}, err
 		}
 		m.mu.Lock()
-		_, live := m.runs[st.RunID]
+		mr, seen := m.runs[st.RunID]
+		live := seen && mr.outcome == nil
 		m.mu.Unlock()
 		if live {
 			return RunInfo{}, fmt.Errorf("run %s is running in this session", st.RunID)
@@ -222,7 +224,9 @@ func (m *Manager) List() ([]RunInfo, error) {
 		if st.Status == StatusInterrupted && st.Pending != nil {
 			info.Pending = st.Pending
 		}
+		info.Resumable = st.Resumable
 		if mr, ok := m.runs[st.RunID]; ok {
+			info.Resumable = mr.outcome != nil && ResumableOutcome(mr.outcome)
 			if mr.outcome != nil {
 				info.Status, info.Reason = mr.outcome.Status, mr.outcome.Reason
 				met := mr.outcome.Metrics

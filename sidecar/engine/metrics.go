@@ -8,22 +8,27 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 )
 
-// Metrics of a run: messages by type and priority, per-agent activity, error rate, and
-// tokens and cost where the backend reports them.
+// Metrics of a run: messages by type and priority, per-agent activity, error rate, retries,
+// and tokens and cost where the backend reports them.
 type Metrics struct {
-	Messages           int                      `json:"messages"`
-	MessagesByType     map[string]int           `json:"messagesByType"`
-	MessagesByPriority map[string]int           `json:"messagesByPriority"`
-	Refused            int                      `json:"refused"`
-	Expired            int                      `json:"expired"`
-	ErrorRate          float64                  `json:"errorRate"`
-	Turns              int                      `json:"turns"`
-	FailedTurns        int                      `json:"failedTurns"`
-	InputTokens        int64                    `json:"inputTokens"`
-	OutputTokens       int64                    `json:"outputTokens"`
-	CostUSD            float64                  `json:"costUsd"`
-	CostKnown          bool                     `json:"costKnown"` // false when any backend reported no cost
-	Agents             map[string]*AgentMetrics `json:"agents"`
+	Messages           int            `json:"messages"`
+	MessagesByType     map[string]int `json:"messagesByType"`
+	MessagesByPriority map[string]int `json:"messagesByPriority"`
+	Refused            int            `json:"refused"`
+	Expired            int            `json:"expired"`
+	ErrorRate          float64        `json:"errorRate"`
+	Turns              int            `json:"turns"`
+	FailedTurns        int            `json:"failedTurns"`
+	// Retries counts what the run did again (the envelope document's retry count): a turn
+	// retried after a recoverable [ERROR], a reply asked for again (reply_repair), a phase
+	// sent back for rework; RetriesByKind splits it by those kinds.
+	Retries       int                      `json:"retries"`
+	RetriesByKind map[string]int           `json:"retriesByKind"`
+	InputTokens   int64                    `json:"inputTokens"`
+	OutputTokens  int64                    `json:"outputTokens"`
+	CostUSD       float64                  `json:"costUsd"`
+	CostKnown     bool                     `json:"costKnown"` // false when any backend reported no cost
+	Agents        map[string]*AgentMetrics `json:"agents"`
 }
 
 // AgentMetrics is one agent's share.
@@ -31,6 +36,7 @@ type AgentMetrics struct {
 	Sent              int     `json:"sent"`
 	Received          int     `json:"received"`
 	Turns             int     `json:"turns"`
+	Retries           int     `json:"retries"`
 	MeanResponseMs    float64 `json:"meanResponseMs"`
 	InputTokens       int64   `json:"inputTokens"`
 	OutputTokens      int64   `json:"outputTokens"`
@@ -46,7 +52,7 @@ type metricSet struct {
 }
 
 func newMetricSet() *metricSet {
-	return &metricSet{m: Metrics{MessagesByType: map[string]int{}, MessagesByPriority: map[string]int{}, Agents: map[string]*AgentMetrics{}, CostKnown: true}}
+	return &metricSet{m: Metrics{MessagesByType: map[string]int{}, MessagesByPriority: map[string]int{}, RetriesByKind: map[string]int{}, Agents: map[string]*AgentMetrics{}, CostKnown: true}}
 }
 
 func (s *metricSet) agent(id string) *AgentMetrics {
@@ -82,6 +88,25 @@ func (s *metricSet) addTurn(node string, res runtime.Result, took time.Duration)
 	}
 }
 
+// Kinds of retries (Metrics.RetriesByKind).
+const (
+	RetryRecoverableError = "recoverable_error"
+	RetryReplyRepair      = "reply_repair"
+	RetryPhaseRework      = "phase_rework"
+)
+
+// addRetries counts n retries of one kind by node.
+func (s *metricSet) addRetries(node, kind string, n int) {
+	if n <= 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.agent(node).Retries += n
+	s.m.Retries += n
+	s.m.RetriesByKind[kind] += n
+}
+
 func (s *metricSet) addBus(b bus.Metrics) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -112,6 +137,7 @@ func (s *metricSet) snapshot() Metrics {
 	}
 	out.MessagesByType = copyInts(s.m.MessagesByType)
 	out.MessagesByPriority = copyInts(s.m.MessagesByPriority)
+	out.RetriesByKind = copyInts(s.m.RetriesByKind)
 	out.Agents = map[string]*AgentMetrics{}
 	for k, v := range s.m.Agents {
 		c := *v

@@ -110,11 +110,20 @@ func quoteLines(lines []string) string {
 	return strings.Join(q, " or ")
 }
 
+// ExpiredError: every message the interaction's agents were to read expired before they
+// read it (its ttl passed), so nothing reached them: the interaction did not do its work.
+type ExpiredError struct{ Msg string }
+
+func (e *ExpiredError) Error() string { return e.Msg }
+
 // failReason is the termination reason of an interaction that failed with err.
 func failReason(err error) string {
 	var ml *MissingLineError
 	var nw *NoWorkError
+	var ex *ExpiredError
 	switch {
+	case errors.As(err, &ex):
+		return "expired"
 	case errors.As(err, &ml):
 		return "missing_line"
 	case errors.As(err, &nw):

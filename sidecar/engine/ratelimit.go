@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -40,16 +41,29 @@ func (c *ictx) nodeParam(key string, types ...string) any {
 
 // awaitRelease waits until the bus holds no message back (or the interaction ends).
 func (c *ictx) awaitRelease() {
-	for c.bus.Release() > 0 {
+	c.awaitWhile(func() bool { return c.bus.Release() > 0 })
+}
+
+// awaitOwn waits until the message id is no longer held (or the interaction ends): a sender
+// waits for its own message, never for the others the limit holds.
+func (c *ictx) awaitOwn(id string) {
+	c.awaitWhile(func() bool { c.bus.Release(); return c.bus.Held(id) })
+}
+
+// awaitWhile waits for the bus's next release for as long as held says a message is still
+// held; false once the interaction has ended.
+func (c *ictx) awaitWhile(held func() bool) bool {
+	for held() {
 		wait := max(c.bus.NextRelease().Sub(c.r.now()), time.Millisecond)
 		t := time.NewTimer(wait)
 		select {
 		case <-c.ctx.Done():
 			t.Stop()
-			return
+			return false
 		case <-t.C:
 		}
 	}
+	return c.ctx.Err() == nil
 }
 
 // busEvent logs what happened to a message on the bus: message_held (with releaseAt),
@@ -60,7 +74,7 @@ func (c *ictx) busEvent(ev bus.Event) {
 	fields := map[string]any{"id": e.ID, "from": e.From, "to": []string(e.To), "type": e.Type}
 	edge := ""
 	if len(e.To) == 1 {
-		edge = c.edgeOf[[2]string{e.From, e.To[0]}]
+		edge = c.edgeBetween(e.From, e.To[0])
 	}
 	switch ev.Kind {
 	case bus.Held:
@@ -70,6 +84,9 @@ func (c *ictx) busEvent(ev bus.Event) {
 		if e.Options != nil {
 			fields["ttlS"] = e.Options.TTL
 		}
+		fields["ageMs"] = c.r.now().Sub(e.Timestamp).Milliseconds()
+		defer c.r.emit(c.in.ID, edge, "warning", map[string]any{"agent": ev.Recipient, "message": fmt.Sprintf("a %s from %s expired before %s read it: its ttl is %ds and it was %s old",
+			e.Type, e.From, ev.Recipient, fields["ttlS"], c.r.now().Sub(e.Timestamp).Round(time.Millisecond))})
 	case bus.Dropped:
 		fields["reason"] = ev.Reason
 	}

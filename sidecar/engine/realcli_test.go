@@ -66,7 +66,13 @@ interactions:
         target: coder
         data: {termination: {type: max_rounds, rounds: 1}}
 `, cli.Name, names, model, coderRuntime)
-	file := filepath.Join(ws, ".agentcanvas", "flows", "real-"+cli.Name+".yaml")
+	return writeFlow(t, ws, "real-"+cli.Name+".yaml", src)
+}
+
+// writeFlow writes src as the workspace's flow name and reads it.
+func writeFlow(t *testing.T, ws, name, src string) *flow.Flow {
+	t.Helper()
+	file := filepath.Join(ws, ".agentcanvas", "flows", name)
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		t.Fatal(err)
 	}

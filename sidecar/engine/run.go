@@ -27,7 +27,6 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/gateway"
-	"github.com/agentcanvas/agentcanvas/sidecar/procalive"
 	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 	"github.com/agentcanvas/agentcanvas/sidecar/transcript"
 	"github.com/agentcanvas/agentcanvas/sidecar/validate"
@@ -189,6 +188,18 @@ type run struct {
 	gw       runGateway // the model gateway (gateway.go)
 	// turns is the run's transcript (transcript.go).
 	turns *transcript.Writer
+	// flowWarnings are what validating the flow found (warnings and notes only: errors
+	// refuse the run), said at its start as `validate` says them.
+	flowWarnings []diag.Diagnostic
+	// resumeLock is held while a resumed run runs (runlock.go).
+	resumeLock *os.File
+	// logPolicy is what the flow's observability asks the log to hold (observability.go).
+	logPolicy logPolicy
+	// secrets are the run's secret values, redacted wherever text leaves the engine (secrets.go).
+	secrets secretSet
+	// hidden are the folders of skills no agent may read (skill.go, hiddenSkills).
+	hidden     []string
+	hiddenOnce sync.Once
 }
 
 func newRun(f *flow.Flow, o Options) (*run, error) {
@@ -198,7 +209,8 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	if o.Workspace == "" {
 		return nil, errors.New("engine: no workspace")
 	}
-	if ds := validate.Flow(f, validate.Workspace{Root: o.Workspace, Rules: o.limits().Rules}); diag.HasErrors(ds) {
+	ds := validate.Flow(f, validate.Workspace{Root: o.Workspace, Rules: o.limits().Rules})
+	if diag.HasErrors(ds) {
 		return nil, &InvalidFlowError{Diagnostics: ds}
 	}
 	if err := checkCommands(f, o); err != nil {
@@ -231,12 +243,35 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	if err := checkRunID(id); err != nil {
 		return nil, err
 	}
+	var resumeLock *os.File
+	if o.Resume != nil {
+		if resumeLock, err = lockResume(o.Workspace, id); err != nil {
+			return nil, err
+		}
+		// Read again under the lock: another process may have resumed or closed it since the
+		// caller read it (its checkpoint then moved on).
+		if st, err := ReadState(o.Workspace, id); err != nil || !st.Updated.Equal(o.Resume.Updated) {
+			resumeLock.Close()
+			if err == nil {
+				err = fmt.Errorf("run %s changed while it was being resumed (another process resumed or closed it); it is %s now", id, st.Status)
+			}
+			return nil, err
+		}
+	}
 	log, err := eventlog.OpenBuffered(o.Workspace, f.Name)
 	if err != nil {
+		if resumeLock != nil {
+			resumeLock.Close()
+		}
 		return nil, fmt.Errorf("engine: event log: %w", err)
 	}
 	r := &run{f: f, o: o, id: id, log: log, now: o.Now, key: bus.NewKey(), outcomes: map[string]*InteractionOutcome{}, metrics: newMetricSet(), files: promptFiles{ws: o.Workspace}, confined: confined}
 	r.state = newState(r)
+	r.flowWarnings, r.resumeLock = ds, resumeLock
+	r.logPolicy = newLogPolicy(f)
+	for n, v := range o.Env { // the editor's values come from its secret storage: secrets all
+		r.secrets.add(n, v)
+	}
 	r.turns = transcript.NewWriter(o.Workspace, id)
 	r.budget = budgetLimits(f.Policy.Budget)
 	if o.Resume != nil {
@@ -250,15 +285,16 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	return r, nil
 }
 
-// Resume continues an interrupted run (status interrupted in ListStates) of the flow f:
-// the interactions it completed are kept, the others run again, under the same run id.
+// Resume goes on with a run of the flow f that a person stopped or whose engine died
+// (Resumable): the interactions it completed are kept, the others run again, under the same
+// run id.
 func Resume(ctx context.Context, f *flow.Flow, runID string, o Options) (*Outcome, error) {
 	st, err := ReadState(o.Workspace, runID)
 	if err != nil {
 		return nil, err
 	}
-	if (st.Status != StatusRunning && st.Status != StatusWaiting) || procalive.Alive(st.PID) && st.PID != os.Getpid() {
-		return nil, fmt.Errorf("run %s is %s, not interrupted; only an interrupted run can be resumed", runID, st.Status)
+	if err := Resumable(st); err != nil {
+		return nil, err
 	}
 	if st.Flow != f.Name {
 		return nil, fmt.Errorf("run %s ran the flow %q, not %q", runID, st.Flow, f.Name)
@@ -309,9 +345,11 @@ func (r *run) firstTime(key string) bool {
 
 // emit logs an event and passes it to the sink.
 func (r *run) emit(interactionID, edgeID, event string, fields map[string]any) {
-	ev := eventlog.Event{TS: r.now().UnixMilli(), Flow: r.f.Name, RunID: r.id, InteractionID: interactionID, EdgeID: edgeID, Event: event, Fields: fields}
-	if err := r.log.Append(ev); err != nil {
-		fmt.Fprintf(os.Stderr, "agentcanvas: event log: %v\n", err)
+	ev := eventlog.Event{TS: r.now().UnixMilli(), Flow: r.f.Name, RunID: r.id, InteractionID: interactionID, EdgeID: edgeID, Event: event, Fields: r.secrets.fields(fields)}
+	if r.logPolicy.logs(interactionID) {
+		if err := r.log.Append(ev); err != nil {
+			fmt.Fprintf(os.Stderr, "agentcanvas: event log: %v\n", err)
+		}
 	}
 	if r.o.Sink != nil {
 		r.o.Sink(ev)
@@ -333,9 +371,15 @@ func (r *run) execute(ctx context.Context) *Outcome {
 	} else {
 		r.emit("", "", "run_started", started)
 	}
+	for _, d := range r.flowWarnings {
+		if d.Severity == diag.Warning {
+			r.emit("", "", "warning", map[string]any{"message": d.String(), "code": d.Code})
+		}
+	}
 	if unconfined != "" {
 		r.emit("", "", "warning", map[string]any{"message": unconfined})
 	}
+	r.pruneLog()
 	if _, err := transcript.Prune(r.o.Workspace, r.now()); err != nil {
 		r.emit("", "", "warning", map[string]any{"message": "pruning old transcripts: " + err.Error()})
 	}
@@ -443,7 +487,8 @@ func (r *run) execute(ctx context.Context) *Outcome {
 func (r *run) setOutcome(oc *InteractionOutcome, res InteractionOutcome) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	oc.Status, oc.Reason, oc.Rounds, oc.Result, oc.Error, oc.Spend = res.Status, res.Reason, res.Rounds, res.Result, res.Error, res.Spend
+	oc.Status, oc.Rounds, oc.Spend = res.Status, res.Rounds, res.Spend
+	oc.Reason, oc.Result, oc.Error = r.secrets.str(res.Reason), r.secrets.str(res.Result), r.secrets.str(res.Error)
 }
 
 // sessionEnded: the run was cancelled because its session ended (ErrSessionEnded), not
@@ -481,6 +526,9 @@ func (r *run) close() {
 	r.files.close()
 	runtime.RemoveTemp(r.id) // the agents' private temporary folders
 	r.closeGateway()
+	if r.resumeLock != nil {
+		r.resumeLock.Close()
+	}
 }
 
 func (r *run) task() string {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
@@ -54,37 +55,22 @@ func sharedFolders(workspace, runID, node string) ([]string, error) {
 // maxSetupLines bounds the lines of a setup's output written to the run's log.
 const maxSetupLines = 400
 
-// setup runs runtime.setup once in a freshly prepared sandbox: a command agent in the
-// agent's work/ with the agent's environment, confinement and network rule, whose stdout and
-// stderr lines go to the run's log (setup_output). A setup that fails fails the agent.
+// setup runs runtime.setup once in a freshly prepared sandbox, as the agent
+// (runtime.RunCommand: in its work/ with its environment, confinement and network rule),
+// whose stdout and stderr lines go to the run's log (setup_output). A setup that fails fails
+// the agent.
 func (c *ictx) setup(node string, agent runtime.Spec, argv []string) error {
-	s := agent
-	s.BackendID, s.Interactive, s.ResumeSession, s.MCPServers = runtime.BackendCommand, false, "", nil
-	s.PauseOnPhaseComplete, s.Checkpoint = false, nil
 	cmd, err := runtime.ResolveCommand(c.r.o.Workspace, argv)
 	if err != nil {
 		return fmt.Errorf("agent %s: runtime.setup: %w", node, err)
 	}
-	s.Command = cmd
 	c.r.emit(c.in.ID, "", "setup_started", map[string]any{"agent": node, "command": argv})
-	p, err := runtime.Start(c.ctx, s, "")
-	if err != nil {
-		return fmt.Errorf("agent %s: runtime.setup: %w", node, err)
-	}
+	var mu sync.Mutex
 	lines := 0
 	var tail []string
-	for ev := range p.Events() {
-		stream, text := "", ev.Text
-		switch ev.Kind {
-		case runtime.EventText:
-			stream = "stdout"
-		case runtime.EventStderr:
-			stream = "stderr"
-		case runtime.EventDenied, runtime.EventWarning:
-			stream, text = string(ev.Kind), ev.Reason
-		default:
-			continue
-		}
+	log := func(stream, text string) {
+		mu.Lock()
+		defer mu.Unlock()
 		if tail = append(tail, text); len(tail) > 5 {
 			tail = tail[1:]
 		}
@@ -92,13 +78,26 @@ func (c *ictx) setup(node string, agent runtime.Spec, argv []string) error {
 			c.r.emit(c.in.ID, "", "setup_output", map[string]any{"agent": node, "stream": stream, "line": text})
 		}
 	}
-	res := p.Wait()
+	res, err := runtime.RunCommand(c.ctx, runtime.Command{Agent: agent, Argv: cmd, MaxOutput: 1, OnLine: log})
+	for _, w := range res.Warnings {
+		log("warning", w)
+	}
+	if err != nil {
+		return fmt.Errorf("agent %s: runtime.setup: %w", node, err)
+	}
 	if lines > maxSetupLines {
 		c.r.emit(c.in.ID, "", "setup_output", map[string]any{"agent": node, "stream": "note", "line": fmt.Sprintf("%d more lines not logged", lines-maxSetupLines)})
 	}
-	c.r.emit(c.in.ID, "", "setup_finished", map[string]any{"agent": node, "status": string(res.Status), "exitCode": res.ExitCode})
-	if res.Status != runtime.StatusCompleted {
-		return fmt.Errorf("agent %s: runtime.setup %s %s (exit %d): %s", node, strings.Join(argv, " "), res.Status, res.ExitCode, strings.Join(tail, " | "))
+	status := runtime.StatusCompleted
+	switch {
+	case res.Stopped:
+		status = runtime.StatusStopped
+	case !res.Passed():
+		status = runtime.StatusFailed
+	}
+	c.r.emit(c.in.ID, "", "setup_finished", map[string]any{"agent": node, "status": string(status), "exitCode": res.ExitCode})
+	if status != runtime.StatusCompleted {
+		return fmt.Errorf("agent %s: runtime.setup %s %s (exit %d): %s", node, strings.Join(argv, " "), status, res.ExitCode, strings.Join(tail, " | "))
 	}
 	return nil
 }

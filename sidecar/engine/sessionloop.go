@@ -90,11 +90,13 @@ func loopOutcome(outs []processOut, lr runtime.LoopResult) processOut {
 		res.Status = runtime.StatusStopped
 	}
 	var all []string // every session's stderr, the newest kept within the transcript's bound
+	var tools []transcript.ToolCall
 	for _, o := range outs {
 		all = append(all, o.stderrAll...)
+		tools = append(tools, o.tools...)
 	}
 	if len(all) > transcript.MaxStderrLines {
 		all = all[len(all)-transcript.MaxStderrLines:]
 	}
-	return processOut{res: res, handoffErr: last.handoffErr, stderr: last.stderr, stderrAll: all, redact: last.redact}
+	return processOut{res: res, handoffErr: last.handoffErr, stderr: last.stderr, stderrAll: all, redact: last.redact, tools: tools, said: last.said}
 }

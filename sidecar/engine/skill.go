@@ -2,12 +2,14 @@ package engine
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/confine"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 	"github.com/agentcanvas/agentcanvas/sidecar/skill"
@@ -115,7 +117,7 @@ func WriteSkillFlow(workspace, runID string, inv SkillInvocation) (*flow.Flow, e
 				"target": "skill",
 				"data": map[string]any{
 					"termination": map[string]any{"type": "timeout_ms", "ms": skillTimeoutMS},
-					"params":      map[string]any{"protocol": protocolPerson, "timeout_ms": skillTimeoutMS, "rate_limit_per_min": 10},
+					"params":      map[string]any{"protocol": protocolPerson, "skill": sk.Name, "timeout_ms": skillTimeoutMS, "rate_limit_per_min": 10},
 				},
 			}},
 		}},
@@ -130,4 +132,48 @@ func WriteSkillFlow(workspace, runID string, inv SkillInvocation) (*flow.Flow, e
 		return nil, err
 	}
 	return flow.Parse(SkillFlowFile(workspace, runID, sk.Name), src), nil
+}
+
+// hiddenSkills are the folders of the workspace's skills marked disable-model-invocation,
+// absolute: no agent of the run may read them (its confinement leaves them out, as other
+// agents' sandboxes), so a model cannot follow such a skill on its own; only the skill a
+// person invoked in this run (params.skill of its flow) stays readable. Read once a run.
+func (r *run) hiddenSkills() []string {
+	r.hiddenOnce.Do(func() {
+		root, err := os.OpenRoot(r.o.Workspace)
+		if err != nil {
+			return
+		}
+		defer root.Close()
+		ents, err := fs.ReadDir(root.FS(), SkillsDir)
+		if err != nil {
+			return
+		}
+		invoked := invokedSkill(r.f)
+		for _, e := range ents {
+			if !e.IsDir() || e.Name() == invoked {
+				continue
+			}
+			if s, err := skill.Load(root, e.Name()); err == nil && s.DisableModelInvocation {
+				r.hidden = append(r.hidden, filepath.Join(r.o.Workspace, filepath.FromSlash(SkillsDir), e.Name()))
+			}
+		}
+		if len(r.hidden) > 0 && (r.limits().confineMode() == confine.ModeOff || !r.confined.Available()) && spawnsProcesses(r.f, r.o) {
+			r.emit("", "", "warning", map[string]any{"message": fmt.Sprintf("%d skill(s) marked disable-model-invocation are in the workspace, and agents run unconfined: nothing keeps an agent that works in the workspace from reading them (%s)", len(r.hidden), SkillsDir)})
+		}
+	})
+	return r.hidden
+}
+
+// SkillsDir is where a workspace keeps its skills.
+const SkillsDir = ".agentcanvas/skills"
+
+// invokedSkill is the skill a person invoked, for a skill run's flow (WriteSkillFlow); "".
+func invokedSkill(f *flow.Flow) string {
+	for _, in := range f.Interactions {
+		if _, params := in.Settings(); str(params["protocol"]) == protocolPerson {
+			return str(params["skill"])
+		}
+	}
+	return ""
 }

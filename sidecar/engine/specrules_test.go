@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,16 +45,18 @@ func TestEdgeWithoutMessagesCarriesThePatternsMessages(t *testing.T) {
 	}
 }
 
-// A broker at 2 messages a window (on the broker node) forwards no faster: every message it
+// A broker at 1 message a window (on the broker node) forwards no faster: every message it
 // holds is released before the next agent turn starts, so no turn runs on a message the
-// limit has not let through, and none is dropped.
+// limit has not let through, and none is dropped. The limit counts what the broker passes on
+// (a forward, a response to the requester), one agent turn apart: a window of a second holds
+// one unless every turn takes longer.
 func TestBrokerWaitsForItsRateLimit(t *testing.T) {
 	ws := gitWorkspace(t)
 	dir := t.TempDir()
 	t.Setenv("AC_DIR", dir)
 	f := patternFlow(t, ws, "broker", flowSpec{pattern: "broker_facilitator", runtime: scripted(t), description: "broker",
-		nodeParams: map[string]map[string]any{"broker": {"rate_limit_per_min": 2}}})
-	out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, rateWindow: 100 * time.Millisecond})
+		nodeParams: map[string]map[string]any{"broker": {"rate_limit_per_min": 1}}})
+	out, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, rateWindow: time.Second})
 	if err != nil || out.Status != StatusCompleted {
 		t.Fatalf("%v %+v", err, out)
 	}
@@ -107,51 +108,6 @@ func TestRetentionOnTheBlackboardNode(t *testing.T) {
 	}
 	if tr, _ := fld(last, "trimmed").(float64); tr < 1 {
 		t.Errorf("trimmed %v, want at least 1", fld(last, "trimmed"))
-	}
-}
-
-// A notification past its ttl_s when its subscriber would read it is not delivered, and says
-// so: here the broker's rate limit (1 a 600 ms window) keeps u1 waiting behind the publishes
-// for at least 1.8 s, past its one-second ttl.
-func TestExpiredMessageIsAnEvent(t *testing.T) {
-	ws := gitWorkspace(t)
-	dir := t.TempDir()
-	t.Setenv("AC_DIR", dir)
-	ttl := func(sg *pattern.Subgraph) {
-		for i := range sg.Interaction.Edges {
-			if sg.Interaction.Edges[i].Data.Params == nil {
-				sg.Interaction.Edges[i].Data.Params = map[string]any{}
-			}
-			sg.Interaction.Edges[i].Data.Params["ttl_s"] = 1
-		}
-	}
-	f := patternFlow(t, ws, "news", flowSpec{pattern: "publish_subscribe", runtime: scripted(t), description: "news", edit: ttl,
-		nodeParams: map[string]map[string]any{"broker": {"rate_limit_per_min": 1}}})
-	if _, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, rateWindow: 600 * time.Millisecond}); err != nil {
-		t.Fatal(err)
-	}
-	evs := events(t, ws, "news")
-	notes := map[string]bool{} // the notification ids
-	for _, e := range eventsNamed(evs, "message") {
-		if fld(e, "type") == "notification" && len(notes) == 0 {
-			notes[str(fld(e, "id"))] = true // u1's
-		}
-	}
-	expired := 0
-	for _, e := range eventsNamed(evs, "message_expired") {
-		if notes[str(fld(e, "id"))] && fld(e, "ttlS") == float64(1) {
-			expired++
-		}
-	}
-	if expired == 0 {
-		t.Fatalf("u1 expired without an event: %v", eventsNamed(evs, "message_expired"))
-	}
-	for _, s := range []string{"subscriber_1", "subscriber_2"} {
-		for turn := 0; turn < 4; turn++ {
-			if p, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("%s.%d.prompt", s, turn))); err == nil && strings.Contains(string(p), "u1") {
-				t.Errorf("%s read the expired u1", s)
-			}
-		}
 	}
 }
 

@@ -297,5 +297,5 @@ func stopReason(ctx context.Context) string {
 	if errors.Is(context.Cause(ctx), ErrBudget) {
 		return "budget"
 	}
-	return "stopped"
+	return ReasonStopped
 }

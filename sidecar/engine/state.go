@@ -23,18 +23,23 @@ const RunsDir = ".agentcanvas/runs"
 // State is a run's checkpoint, .agentcanvas/runs/<runId>/state.json. It is rewritten
 // atomically (temp file + rename) at every step and pause, so a reader never sees half of it.
 type State struct {
-	RunID        string               `json:"runId"`
-	Flow         string               `json:"flow"`
-	FlowFile     string               `json:"flowFile"`
-	Status       string               `json:"status"`
-	Reason       string               `json:"reason,omitempty"`
-	DryRun       bool                 `json:"dryRun,omitempty"`
-	Backend      string               `json:"backend,omitempty"` // the run's Options.Backend and Task: a resumed run
-	Task         string               `json:"task,omitempty"`    // is run the same way (Options.Env, secrets, is never written)
-	Started      time.Time            `json:"started"`
-	Updated      time.Time            `json:"updated"`
-	Finished     time.Time            `json:"finished,omitzero"`
-	PID          int                  `json:"pid"` // the engine's process, to tell a crashed run
+	RunID    string    `json:"runId"`
+	Flow     string    `json:"flow"`
+	FlowFile string    `json:"flowFile"`
+	Status   string    `json:"status"`
+	Reason   string    `json:"reason,omitempty"`
+	DryRun   bool      `json:"dryRun,omitempty"`
+	Backend  string    `json:"backend,omitempty"` // the run's Options.Backend and Task: a resumed run
+	Task     string    `json:"task,omitempty"`    // is run the same way (Options.Env, secrets, is never written)
+	Started  time.Time `json:"started"`
+	Updated  time.Time `json:"updated"`
+	Finished time.Time `json:"finished,omitzero"`
+	PID      int       `json:"pid"` // the engine's process, to tell a crashed run
+	// PIDStart is when that process started (procalive.StartTime; 0 where unknown), so a
+	// process that got the same id later is not taken for the run's.
+	PIDStart uint64 `json:"pidStart,omitempty"`
+	// Resumable is set by ListStates on a run that --resume (Resume Run) can go on with.
+	Resumable    bool                 `json:"resumable,omitempty"`
 	Interactions []InteractionOutcome `json:"interactions"`
 	Pending      []Request            `json:"pending,omitempty"` // questions waiting for a person
 	Proposals    []string             `json:"proposals,omitempty"`
@@ -50,8 +55,9 @@ func checkRunID(id string) error { return sandbox.ValidateRunID(id) }
 
 func newState(r *run) *State {
 	now := r.now().UTC()
+	start, _ := procalive.StartTime(os.Getpid())
 	return &State{RunID: r.id, Flow: r.f.Name, FlowFile: recordedPath(r.o.Workspace, r.f.File), Status: StatusRunning, DryRun: r.o.DryRun, Backend: r.o.Backend, Task: r.o.Task,
-		Started: now, Updated: now, PID: os.Getpid(), Spend: newSpend()}
+		Started: now, Updated: now, PID: os.Getpid(), PIDStart: start, Spend: newSpend()}
 }
 
 // recordedPath is a path a run records for later use (a revision finds the run's flow by it):
@@ -216,9 +222,10 @@ func ListStates(workspace string) ([]State, error) {
 		if err != nil {
 			continue
 		}
-		if (st.Status == StatusRunning || st.Status == StatusWaiting) && !procalive.Alive(st.PID) {
+		if st.engineGone() {
 			st.Status = StatusInterrupted
 		}
+		st.Resumable = Resumable(st) == nil
 		out = append(out, *st)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Started.After(out[j].Started) })
@@ -237,11 +244,49 @@ func CloseRun(workspace, runID string) error {
 	if st.Status != StatusRunning && st.Status != StatusWaiting {
 		return fmt.Errorf("run %s is %s, not interrupted", runID, st.Status)
 	}
-	if procalive.Alive(st.PID) && st.PID != os.Getpid() {
+	if st.engineAlive() {
 		return fmt.Errorf("run %s is still running (process %d)", runID, st.PID)
 	}
 	st.Status, st.Reason, st.Finished = StatusStopped, "closed after an interruption", time.Now().UTC()
 	return writeState(workspace, st, true)
+}
+
+// ReasonStopped is the reason of a run a person stopped (Ctrl-C, Stop Run).
+const ReasonStopped = "stopped"
+
+// engineAlive: the run is recorded as running and the process that runs it is another,
+// still there (the same id and start time).
+func (st *State) engineAlive() bool {
+	return (st.Status == StatusRunning || st.Status == StatusWaiting) && st.PID != os.Getpid() && procalive.Same(st.PID, st.PIDStart)
+}
+
+// engineGone: the run is recorded as running, but the process that ran it is gone (killed,
+// crashed, or its id taken by another process since).
+func (st *State) engineGone() bool {
+	return (st.Status == StatusRunning || st.Status == StatusWaiting) && st.PID != os.Getpid() && !procalive.Same(st.PID, st.PIDStart)
+}
+
+// Resumable says why the run st cannot be resumed, or nil when it can: its engine is gone
+// before the end (killed, crashed, a window reload), or a person stopped it.
+func Resumable(st *State) error {
+	switch {
+	case st.engineAlive():
+		return fmt.Errorf("run %s is still running (process %d); stop it first", st.RunID, st.PID)
+	case st.Status == StatusRunning || st.Status == StatusWaiting || st.Status == StatusInterrupted:
+		return nil
+	case st.Status == StatusStopped && st.Reason == ReasonStopped:
+		return nil
+	case st.Status == StatusStopped && st.Reason == "budget":
+		return fmt.Errorf("run %s was stopped by its spend limit (policy.budget), which counts what it spent before: a resumed run would stop again at once", st.RunID)
+	case st.Status == StatusStopped:
+		return fmt.Errorf("run %s is stopped (%s); only a run stopped by a person or killed before its end can be resumed", st.RunID, st.Reason)
+	}
+	return fmt.Errorf("run %s is %s; only a run stopped by a person or killed before its end can be resumed", st.RunID, st.Status)
+}
+
+// ResumableOutcome: the run just ended can be resumed (a person stopped it).
+func ResumableOutcome(out *Outcome) bool {
+	return out.Status == StatusStopped && out.Reason == ReasonStopped
 }
 
 func syncIf(durable bool, f *os.File) error {

@@ -84,9 +84,9 @@ func TestRoundCap(t *testing.T) {
 			if ic.Reason != "round_cap" || ic.Rounds != c.rounds {
 				t.Fatalf("reason %q after %d rounds (%s), want round_cap after %d", ic.Reason, ic.Rounds, ic.Error, c.rounds)
 			}
-			n := 0
+			n := 0 // the engine's, when the cap ends it (validate's, said at the start, is another)
 			for _, w := range eventsNamed(events(t, ws, "capped"), "warning") {
-				if msg := str(fld(w, "message")); strings.Contains(msg, "round cap") {
+				if msg := str(fld(w, "message")); strings.Contains(msg, "round cap ends the interaction") {
 					n++
 					if !strings.Contains(msg, "params.round_cap") {
 						t.Errorf("the warning does not say how to set a bound: %s", msg)

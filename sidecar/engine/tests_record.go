@@ -1,10 +1,8 @@
 package engine
 
 import (
-	"errors"
-	"os/exec"
-
 	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
+	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 )
 
 // Tests a run ran in a worker's sandbox (params.test_command, params.verify_command) are part
@@ -12,17 +10,19 @@ import (
 // told in a tests_run event with the failing lines, and a failure is quoted in the worker's
 // next prompt, so it knows what to fix.
 
-// recordTest records the result of a check run for node (out its output, err what Run
-// returned) and returns it.
-func (c *ictx) recordTest(node, kind string, argv []string, out []byte, err error) proposal.TestResult {
-	res := proposal.TestResult{Kind: kind, Command: argv, Passed: err == nil}
-	var exit *exec.ExitError
+// recordTest records the result of a check run as node (runAs) and returns it.
+func (c *ictx) recordTest(node, kind string, argv []string, run commandRun) proposal.TestResult {
+	out := run.res.Output
+	res := proposal.TestResult{Kind: kind, Command: argv, Passed: run.err == nil && run.res.Passed()}
 	switch {
-	case err == nil:
-	case errors.As(err, &exit):
-		res.ExitCode = exit.ExitCode()
+	case run.err != nil: // it could not be run
+		res.ExitCode, res.Error = -1, run.err.Error()
+	case run.res.TimedOut:
+		res.ExitCode, res.Error = run.res.ExitCode, "timed out"
+	case run.res.Stopped:
+		res.ExitCode, res.Error = run.res.ExitCode, "stopped"
 	default:
-		res.ExitCode, res.Error = -1, err.Error()
+		res.ExitCode = run.res.ExitCode
 	}
 	if !res.Passed {
 		res.Failing = proposal.FailingLines(out)
@@ -51,6 +51,13 @@ func (c *ictx) recordTest(node, kind string, argv []string, out []byte, err erro
 	}
 	c.mu.Unlock()
 	return res
+}
+
+// commandRun is how a check run as an agent went (runtime.RunCommand): its result, or why it
+// could not run.
+type commandRun struct {
+	res runtime.CommandResult
+	err error
 }
 
 // lastFailure is what node's next prompt quotes of its last failed check, or "".

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 	"github.com/agentcanvas/agentcanvas/sidecar/transcript"
 )
 
@@ -109,5 +110,68 @@ func TestDryRunPace(t *testing.T) {
 	}
 	if waves < 3 {
 		t.Errorf("%d waves of turns", waves)
+	}
+}
+
+// A turn stopped before it gave its reply keeps what the agent had said until then (marked
+// partial), not an empty reply.
+func TestStoppedTurnKeepsWhatItHad(t *testing.T) {
+	dir := t.TempDir()
+	agent := script(t, dir, "agent.sh", `cat >/dev/null
+echo "I read the failing test."
+echo "Now fixing src/a.ts, SECRET-abc-123 stays out."
+touch "`+dir+`/said"
+while :; do sleep 1; done
+`)
+	ws, f := workspace(t, pairFlow("", "runtime: {backendId: command, command: [bash, "+agent+"], env: [MY_TOKEN]}", "runtime: {backendId: dry-run}", 1))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan *Outcome)
+	go func() {
+		out, err := Run(ctx, f, Options{Workspace: ws, Limits: recording, Env: map[string]string{"MY_TOKEN": "SECRET-abc-123"}})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- out
+	}()
+	for { // the agent has said its lines
+		if _, err := os.Stat(filepath.Join(dir, "said")); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	out := <-done
+	turns, err := transcript.Read(ws, out.RunID)
+	if err != nil || len(turns) == 0 {
+		t.Fatalf("turns %v %v", turns, err)
+	}
+	tr := turns[len(turns)-1]
+	if tr.Agent != "a" || tr.Status != "stopped" || !tr.Partial || !strings.Contains(tr.Reply, "I read the failing test.\nNow fixing src/a.ts") || strings.Contains(tr.Reply, "SECRET-abc-123") {
+		t.Errorf("stopped turn: %+v", tr)
+	}
+}
+
+// A turn's tool calls are kept in order with their inputs and results; one whose result never
+// came says so; the text the agent said along the way is kept.
+func TestTurnActionsKeepToolCalls(t *testing.T) {
+	var a turnActions
+	for _, ev := range []runtime.Event{
+		{Kind: runtime.EventText, Text: "Let me look."},
+		{Kind: runtime.EventToolUse, Tool: "Read", ToolID: "t1", Input: map[string]any{"file_path": "/w/src/a.ts"}},
+		{Kind: runtime.EventToolUse, Tool: "Bash", ToolID: "t2", Input: map[string]any{"command": "npm test"}},
+		{Kind: runtime.EventToolResult, ToolID: "t2", Text: "1 failing", IsError: true},
+		{Kind: runtime.EventToolResult, ToolID: "t1", Text: strings.Repeat("x", 3*transcript.MaxToolText)},
+		{Kind: runtime.EventToolUse, Tool: "Write", ToolID: "t3", Input: map[string]any{"file_path": "/w/src/a.ts"}},
+		{Kind: runtime.EventText, Text: "Writing the fix."},
+	} {
+		a.add(ev)
+	}
+	want := []transcript.ToolCall{
+		{Tool: "Read", Input: `{"file_path":"/w/src/a.ts"}`, Output: strings.Repeat("x", transcript.MaxToolText+1)},
+		{Tool: "Bash", Input: `{"command":"npm test"}`, Output: "1 failing", IsError: true},
+		{Tool: "Write", Input: `{"file_path":"/w/src/a.ts"}`, Unanswered: true},
+	}
+	if !slices.Equal(a.tools, want) || a.said.String() != "Let me look.\nWriting the fix." {
+		t.Errorf("tools %+v\nsaid %q", a.tools, a.said.String())
 	}
 }

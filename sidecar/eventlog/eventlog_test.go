@@ -276,3 +276,45 @@ func TestReadPastATornLine(t *testing.T) {
 		t.Fatalf("events: %v", names)
 	}
 }
+
+// retain_days: day files older than the days kept are removed (retain_days 1 keeps today's
+// and yesterday's); a link named like a day and a file of another name are left alone.
+func TestPruneKeepsTheDaysRetained(t *testing.T) {
+	ws := t.TempDir()
+	dir := filepath.Join(ws, LogsDir, "f")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"2020-01-01.jsonl", "2026-03-09.jsonl", "2026-03-10.jsonl", "notes.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("{}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outside := filepath.Join(t.TempDir(), "keep.jsonl")
+	os.WriteFile(outside, []byte("x"), 0o644)
+	if err := os.Symlink(outside, filepath.Join(dir, "2019-05-05.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+	removed, err := Prune(ws, "f", 1, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(removed, ",") != "2020-01-01" {
+		t.Fatalf("removed %v", removed)
+	}
+	ents, _ := os.ReadDir(dir)
+	var left []string
+	for _, e := range ents {
+		left = append(left, e.Name())
+	}
+	if strings.Join(left, ",") != "2019-05-05.jsonl,2026-03-09.jsonl,2026-03-10.jsonl,notes.txt" {
+		t.Errorf("left %v", left)
+	}
+	if _, err := os.Stat(outside); err != nil {
+		t.Error("the link's target was removed")
+	}
+	if removed, _ := Prune(ws, "f", 0, now); strings.Join(removed, ",") != "2026-03-09" {
+		t.Errorf("retain_days 0 removed %v, want yesterday's", removed)
+	}
+}

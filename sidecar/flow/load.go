@@ -194,7 +194,9 @@ func (d *decoder) fields(n *yaml.Node, path, what string, table map[string]field
 		seen[k.Value] = true
 		fn, ok := table[k.Value]
 		if !ok {
-			d.f.problem(p, CodeSchema, diag.Warning, fmt.Sprintf("unknown field %q in %s%s; it is ignored", k.Value, what, suggest(k.Value, table)), d.f.KeySpan(p))
+			// An error, not a warning: a field a run would ignore (backendid for backendId)
+			// silently changes what it does (another backend, no limit).
+			d.unknownField(p, k.Value, what, table)
 			continue
 		}
 		fn(k, v, p)
@@ -202,17 +204,30 @@ func (d *decoder) fields(n *yaml.Node, path, what string, table map[string]field
 	return true
 }
 
-func suggest(key string, table map[string]fieldFn) string {
+// unknownField reports a key of no field, with the field it may have meant and the quick
+// fix that renames it.
+func (d *decoder) unknownField(path, key, what string, table map[string]fieldFn) {
+	r := d.f.KeySpan(path)
+	best := closestKey(key, table)
+	if best == "" {
+		d.f.problem(path, CodeSchema, diag.Error, fmt.Sprintf("unknown field %q in %s; correct or remove it", key, what), r)
+		return
+	}
+	d.f.problem(path, CodeSchema, diag.Error, fmt.Sprintf("unknown field %q in %s (did you mean %q?); correct or remove it", key, what, best), r)
+	if r.End.Line == r.Start.Line && r.End.Col-r.Start.Col == len(key) { // a plain key, not quoted
+		d.f.Problems[len(d.f.Problems)-1].Fix = &diag.Fix{Title: fmt.Sprintf("Rename to %q", best), Edits: []span.TextEdit{{Range: r, NewText: best}}}
+	}
+}
+
+// closestKey is the known key within two edits of key (case aside), or "".
+func closestKey(key string, table map[string]fieldFn) string {
 	best, bestD := "", 3
 	for k := range table {
-		if dd := editDistance(strings.ToLower(key), strings.ToLower(k)); dd < bestD {
+		if dd := editDistance(strings.ToLower(key), strings.ToLower(k)); dd < bestD || dd == bestD && k < best {
 			best, bestD = k, dd
 		}
 	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
+	return best
 }
 
 func editDistance(a, b string) int {
@@ -462,6 +477,7 @@ func (d *decoder) runtime(n *yaml.Node, path string) *Runtime {
 		"backendId": func(_, v *yaml.Node, p string) { r.BackendID = d.str(v, p, "runtime.backendId") },
 		"cwdMode":   func(_, v *yaml.Node, p string) { r.CwdMode = d.str(v, p, "runtime.cwdMode") },
 		"env":       func(_, v *yaml.Node, p string) { r.Env = d.strList(v, p, "runtime.env") },
+		"secrets":   func(_, v *yaml.Node, p string) { r.Secrets = d.strList(v, p, "runtime.secrets") },
 		"command":   func(_, v *yaml.Node, p string) { r.Command = d.strList(v, p, "runtime.command") },
 		"model":     func(_, v *yaml.Node, p string) { r.Model = d.str(v, p, "runtime.model") },
 		"maxTurns": func(_, v *yaml.Node, p string) {
@@ -557,7 +573,10 @@ func (d *decoder) edgeData(n *yaml.Node, path string, ed *EdgeData) {
 					b, ok := d.boolean(v, p, "observability.traces")
 					o.Traces = ptrIf(b, ok)
 				},
-				"retain_days": func(_, v *yaml.Node, p string) { x, _ := d.integer(v, p, "retain_days"); o.RetainDays = int(x) },
+				"retain_days": func(_, v *yaml.Node, p string) {
+					x, ok := d.integer(v, p, "retain_days")
+					o.RetainDays = ptrIf(int(x), ok)
+				},
 			}) {
 				ed.Observability = o
 			}

@@ -4,6 +4,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/diag"
+	"github.com/agentcanvas/agentcanvas/sidecar/span"
 )
 
 func load(t *testing.T, name string) *Flow {
@@ -114,5 +117,27 @@ func TestEmptyAndMultiDoc(t *testing.T) {
 	}
 	if f := Parse("m.yaml", []byte("version: 0.2\n---\nversion: 0.3\n")); len(f.Problems) != 1 || f.Problems[0].Code != CodeYAMLSyntax {
 		t.Errorf("multi: %+v", f.Problems)
+	}
+}
+
+// A field of no known name is an error (a run would otherwise go on without it: backendid for
+// backendId falls back to auto and starts another CLI), naming its line, the field it may
+// have meant, and a quick fix that renames it.
+func TestUnknownFieldIsAnErrorWithTheFieldItMayHaveMeant(t *testing.T) {
+	src := "version: 0.2\nagents:\n  - id: a1\n    runtime: {kind: cli, backendid: command, command: [x]}\ninteractions: []\n"
+	f := Parse("x.yaml", []byte(src))
+	if len(f.Problems) != 1 {
+		t.Fatalf("problems = %+v", f.Problems)
+	}
+	p := f.Problems[0]
+	if p.Severity != diag.Error || p.String() != `x.yaml:4:26: error: schema: unknown field "backendid" in runtime (did you mean "backendId"?); correct or remove it` {
+		t.Fatalf("problem = %s", p)
+	}
+	if p.Fix == nil || p.Fix.Title != `Rename to "backendId"` {
+		t.Fatalf("fix = %+v", p.Fix)
+	}
+	fixed, err := span.Apply([]byte(src), p.Fix.Edits)
+	if err != nil || !strings.Contains(string(fixed), "{kind: cli, backendId: command,") || len(Parse("x.yaml", fixed).Problems) != 0 {
+		t.Fatalf("fixed: %v\n%s", err, fixed)
 	}
 }

@@ -85,11 +85,14 @@ type Agent struct {
 
 // Runtime says how an agent (or an LLM-backed system node) is run.
 type Runtime struct {
-	Kind         string   `json:"kind,omitempty"`      // "cli"
-	BackendID    string   `json:"backendId,omitempty"` // auto, claude, codex, gemini, command, dry-run
-	CwdMode      string   `json:"cwdMode,omitempty"`   // workspace, agentHome
-	Env          []string `json:"env,omitempty"`       // environment-variable NAMES only
-	Command      []string `json:"command,omitempty"`   // argv for backendId command
+	Kind      string   `json:"kind,omitempty"`      // "cli"
+	BackendID string   `json:"backendId,omitempty"` // auto, claude, codex, gemini, command, dry-run
+	CwdMode   string   `json:"cwdMode,omitempty"`   // workspace, agentHome
+	Env       []string `json:"env,omitempty"`       // environment-variable NAMES only
+	// Secrets are more names passed like Env whose values are secrets: redacted wherever the
+	// sidecar reports, logs or keeps text (the provider key variables are secret anyway).
+	Secrets      []string `json:"secrets,omitempty"`
+	Command      []string `json:"command,omitempty"` // argv for backendId command
 	Model        string   `json:"model,omitempty"`
 	MaxTurns     int      `json:"maxTurns,omitempty"`
 	AllowedTools []string `json:"allowedTools,omitempty"`
@@ -207,7 +210,7 @@ func (t *Termination) Walk(fn func(*Termination)) {
 type Observability struct {
 	Logs       *bool `json:"logs,omitempty"`
 	Traces     *bool `json:"traces,omitempty"`
-	RetainDays int   `json:"retain_days,omitempty"`
+	RetainDays *int  `json:"retain_days,omitempty"` // nil: unset, the log is kept
 }
 
 // Source is a paper or spec an interaction follows.

@@ -31,7 +31,11 @@ type biller struct {
 	// call could reach; "cut" closes the connection after the first event.
 	mode string
 	// hold, when set, keeps each stream open after its first event until it is closed.
-	hold chan struct{}
+	hold   chan struct{}
+	holdAt int // the event after which a stream is held (the first: 0)
+	// tariff, when set, decides what a model call bills and reports instead of the default
+	// (every request byte an input token, the output generated, at pricing's prices).
+	tariff func(c *billCall)
 
 	mu       sync.Mutex
 	bill     float64
@@ -42,14 +46,40 @@ type biller struct {
 
 // billed is a request that reached the provider.
 type billed struct {
-	method, path, query string
-	header              http.Header
-	body                map[string]any
+	method, path, query, proto string
+	header, trailer            http.Header
+	body                       map[string]any
+}
+
+// billCall is one model call as the provider bills it: a tariff may change its counts, add
+// members to the usage it reports, and set what it bills.
+type billCall struct {
+	p       Provider
+	body    map[string]any
+	raw     []byte
+	model   string
+	in, out int64
+	usage   map[string]any // more members of the usage it reports
+	usd     float64
+	// status, when set, refuses the call (refusal says why), billing nothing.
+	status  int
+	refusal string
 }
 
 func startBiller(t *testing.T, out int64) *biller {
 	b := &biller{t: t, pricing: DefaultPricing(), out: out}
 	b.srv = httptest.NewServer(http.HandlerFunc(b.serve))
+	t.Cleanup(b.srv.Close)
+	return b
+}
+
+// startBillerTLS is a biller over HTTPS that speaks HTTP/2, as the providers do; the
+// gateway reaches it with b.srv.Client().Transport.
+func startBillerTLS(t *testing.T, out int64) *biller {
+	b := &biller{t: t, pricing: DefaultPricing(), out: out}
+	b.srv = httptest.NewUnstartedServer(http.HandlerFunc(b.serve))
+	b.srv.EnableHTTP2 = true
+	b.srv.StartTLS()
 	t.Cleanup(b.srv.Close)
 	return b
 }
@@ -92,7 +122,7 @@ func (b *biller) serve(w http.ResponseWriter, r *http.Request) {
 	var body map[string]any
 	_ = json.Unmarshal(raw, &body)
 	b.mu.Lock()
-	b.reqs = append(b.reqs, billed{method: r.Method, path: r.URL.Path, query: r.URL.RawQuery, header: r.Header.Clone(), body: body})
+	b.reqs = append(b.reqs, billed{method: r.Method, path: r.URL.Path, proto: r.Proto, query: r.URL.RawQuery, header: r.Header.Clone(), trailer: r.Trailer.Clone(), body: body})
 	b.mu.Unlock()
 	p, chat := Anthropic, false
 	switch {
@@ -118,22 +148,39 @@ func (b *biller) serve(w http.ResponseWriter, r *http.Request) {
 	if c := outputCap(body); c > 0 && c < out {
 		out = c
 	}
-	usd, _ := b.pricing.Cost(p, model, Usage{Input: in, Output: out})
+	c := &billCall{p: p, body: body, raw: raw, model: model, in: in, out: out, usage: map[string]any{}}
+	c.usd, _ = b.pricing.Cost(p, model, Usage{Input: in, Output: out})
+	if b.tariff != nil {
+		b.tariff(c)
+	}
+	if c.status != 0 { // refused as the API would: nothing billed
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(c.status)
+		_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": c.refusal}})
+		return
+	}
 	b.mu.Lock()
-	b.bill += usd
+	b.bill += c.usd
 	b.calls++
 	b.inflight++
 	b.mu.Unlock()
 	defer func() { b.mu.Lock(); b.inflight--; b.mu.Unlock() }()
-	b.stream(w, p, chat, body, model, in, out)
+	b.stream(w, p, chat, body, model, c.in, c.out, c.usage)
 }
 
-// stream answers a model call in its API's streaming format.
-func (b *biller) stream(w http.ResponseWriter, p Provider, chat bool, body map[string]any, model string, in, out int64) {
+// stream answers a model call in its API's streaming format; more are members of its usage
+// beyond the input and output counts.
+func (b *biller) stream(w http.ResponseWriter, p Provider, chat bool, body map[string]any, model string, in, out int64, more map[string]any) {
 	text := strings.Repeat("x", int(out)) // a token a byte
 	usage := b.mode != "nousage"
 	if b.mode == "absurd" {
 		in, out = 9_000_000_000_000_000_000, 9_000_000_000_000_000_000
+	}
+	withMore := func(u map[string]any) map[string]any {
+		for k, v := range more {
+			u[k] = v
+		}
+		return u
 	}
 	var events []string
 	switch {
@@ -144,31 +191,39 @@ func (b *biller) stream(w http.ResponseWriter, p Provider, chat bool, body map[s
 		}
 		delta := map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": "end_turn"}}
 		if usage {
-			delta["usage"] = map[string]any{"output_tokens": out}
+			delta["usage"] = withMore(map[string]any{"input_tokens": in, "output_tokens": out})
 		}
 		events = sse(start, map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": text}},
 			delta, map[string]any{"type": "message_stop"})
 	case chat:
 		events = sse(map[string]any{"model": model, "choices": []any{map[string]any{"delta": map[string]any{"content": text}}}, "usage": nil})
 		if opts, _ := body["stream_options"].(map[string]any); usage && opts["include_usage"] == true {
-			events = append(events, sse(map[string]any{"model": model, "choices": []any{}, "usage": map[string]any{"prompt_tokens": in, "completion_tokens": out}})...)
+			events = append(events, sse(map[string]any{"model": model, "choices": []any{}, "usage": withMore(map[string]any{"prompt_tokens": in, "completion_tokens": out})})...)
 		}
 		events = append(events, "data: [DONE]\n\n")
 	case p == OpenAI:
 		done := map[string]any{"type": "response.completed", "response": map[string]any{"model": model}}
 		if usage {
-			done["response"].(map[string]any)["usage"] = map[string]any{"input_tokens": in, "output_tokens": out}
+			done["response"].(map[string]any)["usage"] = withMore(map[string]any{"input_tokens": in, "output_tokens": out})
 		}
 		events = sse(map[string]any{"type": "response.created", "response": map[string]any{"model": model}},
 			map[string]any{"type": "response.output_text.delta", "delta": text}, done)
-	default: // each chunk counts the usage so far; the last has the finish reason
-		first := map[string]any{"candidates": []any{map[string]any{"content": map[string]any{"parts": []any{map[string]any{"text": text}}}}}, "modelVersion": model}
-		last := map[string]any{"candidates": []any{map[string]any{"content": map[string]any{"parts": []any{}}, "finishReason": "STOP"}}, "modelVersion": model}
-		if usage {
-			first["usageMetadata"] = map[string]any{"promptTokenCount": in, "candidatesTokenCount": 1}
-			last["usageMetadata"] = map[string]any{"promptTokenCount": in, "candidatesTokenCount": out}
+	default: // each chunk counts the usage so far; each answer's last has its finish reason
+		n := int64(1)
+		if cfg, ok := body["generationConfig"].(map[string]any); ok {
+			if v, ok := cfg["candidateCount"].(float64); ok && v > 1 {
+				n = int64(v)
+			}
 		}
-		events = sse(first, last)
+		for k := range n {
+			first := map[string]any{"candidates": []any{map[string]any{"index": k, "content": map[string]any{"parts": []any{map[string]any{"text": text}}}}}, "modelVersion": model}
+			last := map[string]any{"candidates": []any{map[string]any{"index": k, "content": map[string]any{"parts": []any{}}, "finishReason": "STOP"}}, "modelVersion": model}
+			if usage {
+				first["usageMetadata"] = map[string]any{"promptTokenCount": in, "candidatesTokenCount": out*k + 1}
+				last["usageMetadata"] = withMore(map[string]any{"promptTokenCount": in, "candidatesTokenCount": out * (k + 1)})
+			}
+			events = append(events, sse(first, last)...)
+		}
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	f := w.(http.Flusher)
@@ -182,7 +237,7 @@ func (b *biller) stream(w http.ResponseWriter, p Provider, chat bool, body map[s
 			}
 			return
 		}
-		if i == 0 && b.hold != nil {
+		if i == b.holdAt && b.hold != nil {
 			<-b.hold
 		}
 	}

@@ -24,10 +24,10 @@ var budgetCalls = []budgetCall{
 }
 
 func (c budgetCall) provider() Provider {
-	switch c.name {
-	case "anthropic":
+	switch {
+	case strings.HasPrefix(c.path, "/v1/messages"):
 		return Anthropic
-	case "gemini":
+	case strings.HasPrefix(c.path, "/v1beta/"):
 		return Gemini
 	}
 	return OpenAI
@@ -256,7 +256,7 @@ func TestModelPricedAtNothing(t *testing.T) {
 	b := startBiller(t, 1000)
 	b.model = "claude-opus-4-1"
 	var ch charges
-	free := DefaultPricing().With(Pricing{Anthropic: {"free-": {}}})
+	free := DefaultPricing().With(Pricing{Anthropic: {"free-model": {}}})
 	g := startGateway(t, Options{Upstream: map[Provider]string{Anthropic: b.srv.URL}, Pricing: free, OnCharge: ch.add})
 	token, base := g.Register(Caller{Agent: "coder", Interaction: "i", Keys: map[Provider]string{Anthropic: realKey}})
 	c := budgetCalls[0]
@@ -277,7 +277,7 @@ func TestUnboundedInputReservesTheWindow(t *testing.T) {
 		`{"type":"image","source":{"type":"url","url":"https://example.com/a.png"}}`,
 	} {
 		body := `{"model":"claude-sonnet-4-5","max_tokens":100,"messages":[{"role":"user","content":[` + part + `]}]}`
-		r, err := readModelRequest(endpoints[0], "/v1/messages", []byte(body), false)
+		r, err := readModelRequest(endpoints[0], "/v1/messages", []byte(body), true) // an image by URL: network open
 		if err != nil || r.in != windows[Anthropic] {
 			t.Errorf("%s: input bound %d (%v), want the window %d", part, r.in, err, windows[Anthropic])
 		}

@@ -19,14 +19,21 @@ import (
 // with the limit when it is one.
 func (g *Gateway) prepare(ctx context.Context, cl *call, body []byte) (string, *Hit) {
 	cl.body = body
-	if cl.e.kind != modelCall && cl.e.provider != Anthropic {
-		return "", nil // a Gemini token count: sent as it is
+	if cl.e.kind != modelCall && cl.e.provider != Anthropic { // a Gemini token count: sent as it is
+		if m, _, err := members(body); err == nil && !cl.caller.NetworkOpen && mayFetch(body) {
+			if u := geminiFetches(m); u != "" {
+				return "agentcanvas gateway: " + errFetch(u).Error(), nil
+			}
+		}
+		return "", nil
 	}
 	req, err := readModelRequest(cl.e, cl.path, body, cl.caller.NetworkOpen)
 	if err != nil {
 		return "agentcanvas gateway: " + err.Error(), nil
 	}
 	if cl.e.kind == modelCall {
+		_, priced, known := g.o.Pricing.price(req.p, req.model)
+		cl.unpriced = known && !priced
 		cl.req, cl.w = req, g.worstOf(req)
 		grant, hit, err := g.Ledger.Reserve(ctx, cl.caller.Agent, cl.caller.Interaction, cl.w)
 		switch {
@@ -59,7 +66,7 @@ func (g *Gateway) prepare(ctx context.Context, cl *call, body []byte) (string, *
 // cap (the default where it sets none) at the output price, per answer asked for, and the
 // thinking its cap does not cover.
 func (g *Gateway) worstOf(r *modelRequest) worst {
-	inUSD, outUSD, _ := g.o.Pricing.perToken(r.p, r.model, r.in)
+	inUSD, outUSD, _ := g.o.Pricing.perToken(r.p, r.model, r.in, r.hourCache)
 	answers := min(r.answers, maxAnswers)
 	per := r.maxOut
 	if per == 0 {
@@ -99,7 +106,7 @@ func (r *modelRequest) enforce(g Grant) error {
 
 // event is what the call's Call event says.
 func (cl *call) event(method string) Call {
-	c := Call{Caller: cl.caller, Method: method, Path: cl.path, Provider: cl.e.provider, ModelCall: cl.e.kind == modelCall, Removed: cl.removed}
+	c := Call{Caller: cl.caller, Method: method, Path: cl.path, Provider: cl.e.provider, ModelCall: cl.e.kind == modelCall, Removed: cl.removed, Unpriced: cl.unpriced}
 	if r := cl.req; r != nil {
 		c.Model, c.ReservedUSD, c.ReservedTokens = r.model, cl.grant.USD, cl.grant.Tokens
 		if r.capChanged {
@@ -116,7 +123,7 @@ func (g *Gateway) meter(resp *http.Response) error {
 		return nil // a token count: free
 	}
 	status := resp.StatusCode
-	resp.Body = &meter{body: resp.Body, p: c.e.provider, sse: strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream"),
+	resp.Body = &meter{body: resp.Body, p: c.e.provider, answers: c.req.answers, finished: map[int]bool{}, sse: strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream"),
 		done: func(got metered) { g.settle(c, got, status, "") }}
 	return nil
 }
@@ -138,7 +145,7 @@ func (g *Gateway) settle(c *call, got metered, status int, why string) {
 		model := firstNonEmpty(got.model, c.req.model)
 		ch := Charge{Agent: c.caller.Agent, Interaction: c.caller.Interaction, Provider: c.e.provider, Model: model,
 			Status: status, Reserved: c.grant.USD, UsageSeen: got.seen}
-		_, _, ch.CostKnown = g.o.Pricing.perToken(c.e.provider, model, 0)
+		_, _, ch.CostKnown = g.o.Pricing.perToken(c.e.provider, model, 0, false)
 		calls := 0
 		switch bad := got.usage.check(); {
 		case status >= 400 && (!got.seen || bad != ""):

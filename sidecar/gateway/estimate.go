@@ -49,7 +49,7 @@ func inputBound(p Provider, size int, images int, unbounded string, tools int) i
 // Content whose tokens a request's size does not bound, by the JSON strings that name it:
 // values (a part's type, a MIME type) and member names.
 var (
-	unboundedValues = []string{"document", "file", "input_file", "input_audio", "url", "container_upload"}
+	unboundedValues = []string{"document", "file", "input_file", "input_audio", "url", "container_upload", "item_reference"}
 	unboundedMimes  = []string{"application/pdf", "audio/", "video/"}
 	unboundedNames  = []string{"fileData", "file_data", "fileUri", "file_uri", "file_id", "file_url", "video_url", "cachedContent", "cached_content"}
 	imageValues     = []string{"image", "input_image", "image_url"}
@@ -61,27 +61,19 @@ var (
 // \u escapes is still seen; a string of a part's text that merely says "document" is
 // counted too, which errs on reserving more.
 func mediaIn(content []byte) (images int, unbounded string) {
-	for i := 0; i < len(content); i++ {
-		if content[i] != '"' {
-			continue
-		}
-		end := stringEnd(content, i)
-		if end < 0 {
-			return images, "" // not JSON: the provider refuses it
-		}
-		text, _ := stringValue(content[i : end+1])
-		isName := nextNonSpace(content, end+1) == ':'
-		switch {
+	eachString(content, func(lit []byte, isName bool) bool {
+		text, _ := stringValue(lit)
+		switch { // values in any case: MIME types are ("VIDEO/MP4")
 		case isName && slices.Contains(unboundedNames, text):
-			return images, text
-		case !isName && (slices.Contains(unboundedValues, text) || hasAnyPrefix(text, unboundedMimes)):
-			return images, text
-		case !isName && (slices.Contains(imageValues, text) || strings.HasPrefix(text, "image/")):
+			unbounded = text
+		case !isName && (containsFold(unboundedValues, text) || hasPrefixFold(text, unboundedMimes...)):
+			unbounded = text
+		case !isName && (containsFold(imageValues, text) || hasPrefixFold(text, "image/")):
 			images++
 		}
-		i = end
-	}
-	return images, ""
+		return unbounded == ""
+	})
+	return images, unbounded
 }
 
 // stringEnd is the index of the quote that ends the JSON string starting at b[i] (-1: none):
@@ -116,6 +108,16 @@ func nextNonSpace(b []byte, i int) byte {
 	return 0
 }
 
+// containsFold reports whether list holds s, in any case.
+func containsFold(list []string, s string) bool {
+	return slices.ContainsFunc(list, func(x string) bool { return strings.EqualFold(x, s) })
+}
+
+// hasPrefixFold reports whether s starts with one of prefixes, in any case.
+func hasPrefixFold(s string, prefixes ...string) bool {
+	return slices.ContainsFunc(prefixes, func(p string) bool { return len(s) >= len(p) && strings.EqualFold(s[:len(p)], p) })
+}
+
 func hasAnyPrefix(s string, prefixes []string) bool {
 	for _, p := range prefixes {
 		if strings.HasPrefix(s, p) {
@@ -123,4 +125,36 @@ func hasAnyPrefix(s string, prefixes []string) bool {
 		}
 	}
 	return false
+}
+
+// asksHourCache reports whether a request asks for a cache write kept longer than five
+// minutes: a "ttl" member (escapes decoded) whose value is not "5m". Anthropic's one-hour
+// writes cost twice the input price.
+func asksHourCache(b []byte) bool {
+	if !bytes.Contains(b, []byte("ttl")) && !bytes.Contains(b, []byte(`\u`)) {
+		return false // the name is in neither spelling
+	}
+	hour, afterTTL := false, false
+	eachString(b, func(lit []byte, isName bool) bool {
+		switch {
+		case afterTTL && isName: // its value was not a string: read as the dearer
+			hour = true
+		case afterTTL:
+			hour = !litIs(lit, "5m")
+		}
+		afterTTL = isName && litIs(lit, "ttl")
+		return !hour
+	})
+	return hour
+}
+
+// litIs reports whether the JSON string literal lit (quotes included) reads as one of
+// names, escapes decoded; without escapes, it is compared where it lies, nothing copied.
+func litIs(lit []byte, names ...string) bool {
+	inner := lit[1 : len(lit)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return slices.Contains(names, string(inner))
+	}
+	s, _ := stringValue(lit)
+	return slices.Contains(names, s)
 }

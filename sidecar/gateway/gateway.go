@@ -70,6 +70,9 @@ type Call struct {
 	OutputCap int64
 	// Removed are the provider-side tools and betas taken out of the request.
 	Removed []string
+	// Unpriced: the price table does not name Model, so the call is priced at its provider's
+	// dearest (Gateway.Price says at what).
+	Unpriced bool
 }
 
 // Refusal is a request the gateway answered itself, without the provider.
@@ -119,11 +122,12 @@ type Gateway struct {
 	mu      sync.Mutex
 	callers map[string]Caller // token → caller
 	held    map[string]int64  // token → bytes its requests' bodies may take now
+	flying  map[string]int    // token → its requests in flight
 }
 
 // Start listens on a free port of 127.0.0.1 until Close.
 func Start(o Options) (*Gateway, error) {
-	g := &Gateway{o: o, Ledger: newLedger(), callers: map[string]Caller{}, held: map[string]int64{}, upstream: map[Provider]*url.URL{}}
+	g := &Gateway{o: o, Ledger: newLedger(), callers: map[string]Caller{}, held: map[string]int64{}, flying: map[string]int{}, upstream: map[Provider]*url.URL{}}
 	if g.o.Pricing == nil {
 		g.o.Pricing = DefaultPricing()
 	}
@@ -143,15 +147,15 @@ func Start(o Options) (*Gateway, error) {
 		tr = http.DefaultTransport.(*http.Transport).Clone()
 	}
 	g.proxy = &httputil.ReverseProxy{Rewrite: g.rewrite, Transport: tr, FlushInterval: -1,
-		ModifyResponse: g.meter, ErrorHandler: g.upstreamError, ErrorLog: log.New(quietCanceled{os.Stderr}, "agentcanvas gateway: ", 0)}
+		ModifyResponse: g.answer, ErrorHandler: g.upstreamError, ErrorLog: log.New(quietCanceled{os.Stderr}, "agentcanvas gateway: ", 0)}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	g.ln, g.URL = ln, "http://"+ln.Addr().String()
 	g.hosts = [2]string{ln.Addr().String(), "localhost:" + strconv.Itoa(g.Port())}
-	g.srv = &http.Server{Handler: g, ReadHeaderTimeout: headerTimeout, IdleTimeout: idleTimeout, MaxHeaderBytes: maxHeader}
-	go func() { _ = g.srv.Serve(ln) }()
+	g.srv = &http.Server{Handler: g, ReadHeaderTimeout: headerTimeout, IdleTimeout: idleTimeout, MaxHeaderBytes: maxHeader, ConnContext: withConn}
+	go func() { _ = g.srv.Serve(boundedListener{ln}) }() // conns.go
 	return g, nil
 }
 
@@ -198,6 +202,9 @@ const (
 	maxHeld = 128 << 20
 	// maxHeader bounds a request's headers.
 	maxHeader = 64 << 10
+	// maxInFlight bounds the requests one agent may have in flight at once (a CLI makes a
+	// few together): its connections carrying calls cannot fill the room of every agent's.
+	maxInFlight = 128
 )
 
 // headerTimeout is how long a connection may take to send a request's headers, and
@@ -231,6 +238,7 @@ type call struct {
 	w        worst
 	grant    Grant
 	removed  []string    // provider-side tools and betas taken out
+	unpriced bool        // the table does not name the model
 	release  func()      // gives back what its body held
 	written  atomic.Bool // the request reached the provider's connection
 	settled  sync.Once
@@ -245,6 +253,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.refuse(w, *ref)
 		return
 	}
+	defer conns.carrying(connOf(r.Context()))()
 	defer g.settle(cl, metered{}, 0, "the gateway's answer to the agent ended without the provider's")
 	if g.o.OnCall != nil {
 		g.o.OnCall(cl.event(r.Method))
@@ -275,7 +284,7 @@ func (g *Gateway) admit(w http.ResponseWriter, r *http.Request) (*call, *Refusal
 	}
 	cl := &call{caller: c, e: e, path: t.path, query: t.query}
 	if cl.release = g.hold(token, r.ContentLength); cl.release == nil {
-		return cl, refusal(c, e.provider, http.StatusTooManyRequests, fmt.Sprintf("the agent's requests in flight hold %d MiB already; try again when one has ended", maxHeld>>20))
+		return cl, refusal(c, e.provider, http.StatusTooManyRequests, fmt.Sprintf("the agent's requests in flight hold %d MiB, or are %d, already; try again when one has ended", maxHeld>>20, maxInFlight))
 	}
 	cl.query.Del("key")
 	if raw := c.Upstream[e.provider]; raw != "" {
@@ -314,21 +323,23 @@ func (g *Gateway) caller(p Provider, t target, r *http.Request) (string, Caller,
 	return token, c, token != "" && known && (t.inPath || c.Keys[p] != "")
 }
 
-// hold counts a request's body (its length, or the most a body may be) against what its
-// agent's requests may hold at once, and returns what gives it back (nil: no room).
+// hold counts a request, and its body (its length, or the most a body may be), against what
+// its agent's requests may hold at once, and returns what gives them back (nil: no room).
 func (g *Gateway) hold(token string, length int64) (release func()) {
 	if length < 0 || length > maxRequest {
 		length = maxRequest
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.held[token]+length > maxHeld {
+	if g.held[token]+length > maxHeld || g.flying[token] >= maxInFlight {
 		return nil
 	}
 	g.held[token] += length
+	g.flying[token]++
 	return func() {
 		g.mu.Lock()
 		g.held[token] -= length
+		g.flying[token]--
 		g.mu.Unlock()
 	}
 }
@@ -373,7 +384,7 @@ func (g *Gateway) rewrite(pr *httputil.ProxyRequest) {
 	out.Header = c.header
 	out.Body, out.ContentLength = io.NopCloser(bytes.NewReader(c.body)), int64(len(c.body))
 	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(c.body)), nil }
-	out.TransferEncoding = nil
+	out.TransferEncoding, out.Trailer = nil, nil // trailers the agent sent would follow the body over HTTP/2
 	*out = *out.WithContext(withWroteTrace(out.Context(), c))
 }
 

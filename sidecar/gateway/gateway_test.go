@@ -116,7 +116,7 @@ func TestMetersEachAPIsStream(t *testing.T) {
 			if cs[0].Usage != want || !cs[0].UsageSeen {
 				t.Errorf("usage %+v (seen %v), want %+v", cs[0].Usage, cs[0].UsageSeen, want)
 			}
-			pr, _ := DefaultPricing().price(a.provider, cs[0].Model)
+			pr, _, _ := DefaultPricing().price(a.provider, cs[0].Model)
 			wantUSD := (10000*pr.Input + 2000*pr.CachedInput + 700*pr.Output) / 1e6
 			if cs[0].USD != wantUSD || wantUSD == 0 || !cs[0].CostKnown {
 				t.Errorf("cost %v (model %q), want %v", cs[0].USD, cs[0].Model, wantUSD)

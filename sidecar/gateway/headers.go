@@ -11,9 +11,9 @@ import (
 // key headers are the gateway's to set. The agent's own credentials pass only for a login
 // (no key registered for the provider).
 var forwardedHeaders = map[Provider][]string{
-	Anthropic: {"Content-Type", "Accept", "User-Agent", "Anthropic-Version", "Anthropic-Beta"},
-	OpenAI:    {"Content-Type", "Accept", "User-Agent"},
-	Gemini:    {"Content-Type", "Accept", "User-Agent"},
+	Anthropic: {"Accept", "User-Agent", "Anthropic-Version", "Anthropic-Beta"},
+	OpenAI:    {"Accept", "User-Agent"},
+	Gemini:    {"Accept", "User-Agent"},
 }
 
 // anthropicBetas are the Messages API betas the pinned Claude Code uses that change neither
@@ -33,7 +33,9 @@ var anthropicBetas = map[string]bool{
 // Anthropic's betas filtered, the real key (or, for a login, the agent's own credentials).
 // dropped names the betas taken out.
 func outHeaders(p Provider, in http.Header, key string) (out http.Header, dropped []string) {
-	out = http.Header{}
+	// The body is JSON, as the gateway read it: no other type or character set (which a
+	// provider might read the body by, differently) is said of it.
+	out = http.Header{"Content-Type": {"application/json"}}
 	for _, h := range forwardedHeaders[p] {
 		if v := in.Values(h); len(v) > 0 {
 			out[h] = append([]string(nil), v...)

@@ -204,3 +204,19 @@ func encodeList(items []map[string]json.RawMessage) ([]byte, error) {
 	}
 	return append(out, ']'), nil
 }
+
+// eachString calls fn with each JSON string of b in order (its literal, quotes included) and
+// whether it is a member's name, until fn returns false. b is read only as far as finding
+// its strings; where a string does not end, b is not JSON, for the provider to refuse.
+func eachString(b []byte, fn func(lit []byte, isName bool) bool) {
+	for i := 0; i < len(b); i++ {
+		if b[i] != '"' {
+			continue
+		}
+		end := stringEnd(b, i)
+		if end < 0 || !fn(b[i:end+1], nextNonSpace(b, end+1) == ':') {
+			return
+		}
+		i = end
+	}
+}

@@ -31,8 +31,11 @@ type meter struct {
 	line  []byte // SSE: the line read so far
 	whole []byte // JSON: the body so far (up to maxJSON)
 	got   metered
-	once  sync.Once
-	done  func(metered)
+	// answers asked for (Gemini's candidateCount), and those that have finished so far.
+	answers  int64
+	finished map[int]bool
+	once     sync.Once
+	done     func(metered)
 }
 
 const maxJSON = 16 << 20
@@ -170,7 +173,7 @@ func (m *meter) read(b []byte) {
 	if e.Response != nil {
 		m.found(e.Response.Model, e.Response.Usage)
 	}
-	if e.final(m.p) {
+	if e.final(m.p, m.finished, m.answers) {
 		m.got.final = true
 	}
 }

@@ -40,6 +40,8 @@ type modelRequest struct {
 	thinking int64
 	// in is the most input tokens the call can be billed for.
 	in int64
+	// hourCache: the request asks for cache writes kept an hour (priced higher).
+	hourCache bool
 	// removed are the provider-side tools taken out of the request.
 	removed []string
 	edited  bool
@@ -65,6 +67,7 @@ func readModelRequest(e endpoint, path string, body []byte, networkOpen bool) (*
 	switch {
 	case e.provider == Anthropic:
 		content, err = r.anthropic(networkOpen)
+		r.hourCache = asksHourCache(body)
 	case e.chat:
 		content, err = r.chatCompletions(networkOpen)
 	case e.provider == OpenAI:
@@ -75,6 +78,11 @@ func readModelRequest(e endpoint, path string, body []byte, networkOpen bool) (*
 	}
 	if err != nil {
 		return nil, err
+	}
+	if !networkOpen && r.mayFetch(content) {
+		if u := r.fetches(); u != "" { // fetch.go
+			return nil, errFetch(u)
+		}
 	}
 	images, unbounded := 0, r.unbounded()
 	for _, name := range content {
@@ -92,6 +100,21 @@ func readModelRequest(e endpoint, path string, body []byte, networkOpen bool) (*
 	}
 	r.in = inputBound(r.p, len(body), images, unbounded, tools)
 	return r, nil
+}
+
+// mayFetch reports whether the content members may name a URL for the provider to fetch.
+func (r *modelRequest) mayFetch(content []string) bool {
+	for _, name := range content {
+		if mayFetch(r.members[name]) {
+			return true
+		}
+	}
+	return false
+}
+
+// errFetch refuses a call whose content asks the provider to fetch u.
+func errFetch(u string) error {
+	return fmt.Errorf("the request asks the provider to fetch %s, which an agent whose network is the gateway may not have done (runtime.network: open allows it)", quoteShort(u))
 }
 
 // unbounded names the member that makes the provider add input the request does not hold.
@@ -124,7 +147,29 @@ func (r *modelRequest) responses(networkOpen bool) ([]string, error) {
 	if err := r.intMember(&r.maxOut, "max_output_tokens"); err != nil {
 		return nil, err
 	}
+	r.standardTier()
+	// Nothing is stored at the provider: a stored answer could be read back by reference
+	// (item_reference, previous_response_id) as input any number of times, which the
+	// request's size does not bound, and a background response (which needs storing) bills
+	// after its call has ended.
+	r.set("store", "false")
 	return []string{"input", "instructions"}, r.keepTools("tools", openaiClientTool, networkOpen)
+}
+
+// standardTier asks for OpenAI's standard prices, those the gateway prices with: "flex"
+// (cheaper) stays; any other tier ("priority" bills twice, and "auto" or none takes the
+// project's default, which may be priority) becomes "default".
+func (r *modelRequest) standardTier() {
+	if r.str("service_tier") != "flex" {
+		r.set("service_tier", `"default"`)
+	}
+}
+
+// set makes the member name hold the JSON value v.
+func (r *modelRequest) set(name, v string) {
+	if string(r.members[name]) != v {
+		r.members[name], r.edited = json.RawMessage(v), true
+	}
 }
 
 func (r *modelRequest) chatCompletions(networkOpen bool) ([]string, error) {
@@ -143,6 +188,7 @@ func (r *modelRequest) chatCompletions(networkOpen bool) ([]string, error) {
 		return nil, err
 	}
 	r.answers = max(r.answers, 1)
+	r.standardTier()
 	if r.stream { // usage comes only when asked for
 		r.members["stream_options"], r.edited = json.RawMessage(`{"include_usage":true}`), true
 	}
@@ -186,7 +232,9 @@ func (r *modelRequest) gemini(networkOpen bool) ([]string, error) {
 			return nil, err
 		}
 		r.answers = max(r.answers, 1)
-		r.thinking = geminiThinking(cfg)
+		if r.thinking, err = geminiThinking(sub); err != nil {
+			return nil, err
+		}
 	}
 	r.capField = []string{"generationConfig", "maxOutputTokens"}
 	if cfgName == "generation_config" {
@@ -196,20 +244,25 @@ func (r *modelRequest) gemini(networkOpen bool) ([]string, error) {
 }
 
 // geminiThinking is what a Gemini call may think beyond its output cap: its thinking budget,
-// or the most a model thinks when it sets none (or -1, dynamic).
-func geminiThinking(cfg map[string]json.RawMessage) int64 {
-	for _, name := range []string{"thinkingConfig", "thinking_config"} {
-		tc, _, err := members(cfg[name])
-		if err != nil {
-			continue
-		}
-		for _, b := range []string{"thinkingBudget", "thinking_budget"} {
-			if n, ok := wholeNumber(tc[b]); ok && n >= 0 {
-				return n
-			}
-		}
+// or the most a model thinks when it sets none (or -1, dynamic). Two spellings of the
+// setting, or of the budget, are refused: the provider would read one of them.
+func geminiThinking(cfg *modelRequest) (int64, error) {
+	name, err := cfg.oneOf("thinkingConfig", "thinking_config")
+	if err != nil {
+		return 0, err
 	}
-	return dynamicThinking
+	tc, _, err := members(cfg.members[name])
+	if err != nil {
+		return dynamicThinking, nil
+	}
+	budget, err := (&modelRequest{members: tc}).oneOf("thinkingBudget", "thinking_budget")
+	if err != nil {
+		return 0, err
+	}
+	if n, ok := wholeNumber(tc[budget]); ok && n >= 0 {
+		return n, nil
+	}
+	return dynamicThinking, nil
 }
 
 // hasDup reports whether a nested object of m named one of names repeats a member; it is then

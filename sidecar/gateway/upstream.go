@@ -22,19 +22,25 @@ func (g *Gateway) upstreamError(w http.ResponseWriter, r *http.Request, err erro
 		g.settle(c, metered{cut: true}, 0, "the agent hung up before the provider answered")
 		return
 	}
-	g.settle(c, metered{cut: true}, 0, "the connection to the provider failed after the request was sent")
+	why := "the connection to the provider failed after the request was sent"
+	if errors.As(err, new(redirected)) {
+		why = "the provider answered with a redirect, which is not followed"
+	}
+	g.settle(c, metered{cut: true}, 0, why)
 	root := g.upstream[c.e.provider]
 	if c.upstream != nil {
 		root = c.upstream
 	}
 	ref := Refusal{Caller: c.caller, Provider: c.e.provider, Method: quoteShort(r.Method), Path: quoteShort(redactToken(r.RequestURI)), Status: http.StatusBadGateway}
-	why := permanent(err)
-	if why != "" {
+	if why = permanent(err); why != "" {
 		ref.Status = unreachableStatus[c.e.provider]
 		ref.Unreachable = true
 		ref.Message = "agentcanvas gateway: the " + string(c.e.provider) + " API at " + root.Redacted() + " cannot be reached: " + why + " (not retried: check the endpoint and the network)"
 	} else {
 		ref.Message = "agentcanvas gateway: the " + string(c.e.provider) + " API at " + root.Redacted() + " could not be reached: " + err.Error()
+	}
+	if key := c.caller.Keys[c.e.provider]; key != "" { // a malformed answer is quoted in err
+		ref.Message = string(mask([]byte(ref.Message), []byte(key)))
 	}
 	g.refuse(w, ref)
 }
@@ -51,7 +57,10 @@ func permanent(err error) string {
 	var cert *tls.CertificateVerificationError
 	var unknown x509.UnknownAuthorityError
 	var host x509.HostnameError
+	var redir redirected
 	switch {
+	case errors.As(err, &redir):
+		return redir.Error()
 	case errors.As(err, &dns) && dns.IsNotFound:
 		return "the name " + dns.Name + " does not resolve"
 	case errors.Is(err, syscall.ECONNREFUSED):

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/internal/tally"
 )
@@ -11,7 +12,9 @@ type Usage struct {
 	Input       int64 `json:"inputTokens"`       // input not read from a cache
 	CachedInput int64 `json:"cachedInputTokens"` // cache reads
 	CacheWrite  int64 `json:"cacheWriteTokens"`  // cache writes
-	Output      int64 `json:"outputTokens"`      // output, reasoning included
+	// CacheWrite1h are those of CacheWrite written for an hour (Anthropic), priced higher.
+	CacheWrite1h int64 `json:"cacheWrite1hTokens,omitempty"`
+	Output       int64 `json:"outputTokens"` // output, reasoning included
 }
 
 // Tokens is every token of the response, as the run's token limits count them.
@@ -20,12 +23,15 @@ func (u Usage) Tokens() int64 { return tally.Sum(u.Input, u.CachedInput, u.Cache
 // plus adds o to u, each count saturating.
 func (u Usage) plus(o Usage) Usage {
 	return Usage{Input: tally.Add(u.Input, o.Input), CachedInput: tally.Add(u.CachedInput, o.CachedInput),
-		CacheWrite: tally.Add(u.CacheWrite, o.CacheWrite), Output: tally.Add(u.Output, o.Output)}
+		CacheWrite: tally.Add(u.CacheWrite, o.CacheWrite), CacheWrite1h: tally.Add(u.CacheWrite1h, o.CacheWrite1h), Output: tally.Add(u.Output, o.Output)}
 }
 
 // check says why a provider's report cannot be counted ("" when it can).
 func (u Usage) check() string {
-	return tally.Report([]int64{u.Input, u.CachedInput, u.CacheWrite, u.Output}, nil)
+	if u.CacheWrite1h > u.CacheWrite {
+		return fmt.Sprintf("%d one-hour cache writes of %d cache writes", u.CacheWrite1h, u.CacheWrite)
+	}
+	return tally.Report([]int64{u.Input, u.CachedInput, u.CacheWrite, u.CacheWrite1h, u.Output}, nil)
 }
 
 // wireUsage holds the usage fields of all three APIs.
@@ -34,7 +40,10 @@ type wireUsage struct {
 	InputTokens   *int64 `json:"input_tokens"`
 	CacheRead     *int64 `json:"cache_read_input_tokens"`
 	CacheCreation *int64 `json:"cache_creation_input_tokens"`
-	OutputTokens  *int64 `json:"output_tokens"`
+	CacheBy       *struct {
+		OneHour *int64 `json:"ephemeral_1h_input_tokens"`
+	} `json:"cache_creation"` // how long the writes are kept
+	OutputTokens *int64 `json:"output_tokens"`
 	// OpenAI Responses (input_tokens counts the cached ones too)
 	InputDetails *struct {
 		CachedTokens int64 `json:"cached_tokens"`
@@ -74,6 +83,9 @@ func (u *Usage) merge(p Provider, w wireUsage) {
 			if f.from != nil {
 				*f.to = *f.from
 			}
+		}
+		if w.CacheBy != nil && w.CacheBy.OneHour != nil {
+			u.CacheWrite1h = *w.CacheBy.OneHour
 		}
 	case OpenAI:
 		if w.PromptTokens != nil || w.CompletionTokens != nil { // chat completions
@@ -129,26 +141,30 @@ type event struct {
 			Parts []json.RawMessage `json:"parts"`
 		} `json:"content"`
 		FinishReason string `json:"finishReason"`
+		Index        int    `json:"index"`
 	} `json:"candidates"` // Gemini
 }
 
-// final says whether e carries a response's last word on its usage.
-func (e *event) final(p Provider) bool {
+// final says whether e carries a response's last word on its usage; for Gemini, finished
+// counts the answers that have ended so far (e's included), out of answers asked for.
+func (e *event) final(p Provider, finished map[int]bool, answers int64) bool {
 	switch p {
 	case Anthropic: // message_delta (streamed), or a whole message
 		return (e.Type == "message_delta" || e.Type == "message") && e.Usage != nil
 	case OpenAI: // response.completed (or .incomplete, .failed), a chat stream's last chunk, a whole response
 		return (e.Response != nil && e.Response.Usage != nil) || e.Usage != nil
 	}
+	for _, c := range e.Candidates {
+		if c.FinishReason != "" {
+			finished[c.Index] = true
+		}
+	}
 	if e.UsageMetadata == nil {
 		return false
 	}
-	for _, c := range e.Candidates {
-		if c.FinishReason != "" {
-			return true
-		}
-	}
-	return len(e.Candidates) == 0 // a count with no answer (an error, a blocked prompt)
+	// Every answer has ended (a stream of two ends the first before the second is made,
+	// its count then the first's alone), or a count with no answer (an error, a blocked prompt).
+	return int64(len(finished)) >= answers || len(e.Candidates) == 0
 }
 
 // text is the bytes of model text e streams: at least one byte a token.

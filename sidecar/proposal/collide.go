@@ -62,6 +62,7 @@ type Collision struct {
 // read on demand, its input/ and work/ versions.
 type sandboxProposal struct {
 	runID, agentID string
+	flow           string // the flow whose run made it (origin.json; "" when none did)
 	agentDir       string // workspace-relative
 	files          map[string]string
 	root           *os.Root
@@ -76,6 +77,9 @@ func openSandboxProposal(workspace string, s Summary) (*sandboxProposal, error) 
 		return nil, err
 	}
 	p := &sandboxProposal{runID: s.RunID, agentID: s.AgentID, agentDir: s.AgentDir, files: map[string]string{}, root: root, d: newDirs(root), cache: map[string][2]side{}}
+	if o := readOrigin(filepath.Join(workspace, filepath.FromSlash(s.AgentDir))); o != nil {
+		p.flow = o.Flow
+	}
 	changes := map[string]bool{}
 	for _, c := range s.ChangedFiles {
 		p.files[c.Path] = c.Status
@@ -221,12 +225,19 @@ func findCollisions(workspace string, self Summary) ([]Collision, error) {
 	out := []Collision{}
 	for _, i := range idx {
 		o := others[i]
-		if sums[i].AgentDir == self.AgentDir {
+		if sums[i].AgentDir == self.AgentDir || me.sameWorker(o) {
 			continue
 		}
 		out = append(out, collide(me, o)...)
 	}
 	return out, nil
+}
+
+// sameWorker: a and b were made by the same agent of the same flow, in two runs. The newer
+// is another attempt at the same task, not a change that collides with the older (which the
+// person applies or rejects, one or the other); they are not reported as conflicts.
+func (a *sandboxProposal) sameWorker(b *sandboxProposal) bool {
+	return a.agentID == b.agentID && a.flow == b.flow
 }
 
 // summaryOf describes a loaded proposal as List does (workspace-relative folder).
@@ -308,7 +319,7 @@ func orderOpen(workspace string, sums []Summary) {
 	for a := range open {
 		sums[idx[a]].Conflicts = []ProposalRef{}
 		for b := range open {
-			if a == b {
+			if a == b || open[a].sameWorker(open[b]) {
 				continue
 			}
 			cs := collide(open[a], open[b])

@@ -147,6 +147,7 @@ func (sb *createSandbox) scan(rules safepath.Rules) ([]string, error) {
 	if sb.work, err = scanTree(sb.root, "work", rules, &sb.skipped, sb.meta.Shared); err != nil {
 		return nil, err
 	}
+	sb.skipped = slices.DeleteFunc(sb.skipped, func(rel string) bool { return sameTree(sb.root, "input/"+rel, "work/"+rel) })
 	names := make([]string, 0, len(sb.in)+len(sb.work))
 	for p := range sb.in {
 		names = append(names, p)
@@ -370,6 +371,48 @@ func scanTree(root *os.Root, dir string, rules safepath.Rules, skipped *[]string
 	return out, err
 }
 
+// sameTree: the sandbox copied the blocked folder (or file) a from the workspace (the files
+// git tracks in a build folder) and b is unchanged from it: there is nothing to say was left
+// out.
+func sameTree(root *os.Root, a, b string) bool {
+	same := true
+	err := fs.WalkDir(root.FS(), b, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !same {
+			return err
+		}
+		q := a + strings.TrimPrefix(p, b)
+		da, err := root.Lstat(q)
+		if err != nil || da.IsDir() != d.IsDir() || da.Mode().Type() != d.Type() {
+			same = false
+			return fs.SkipAll
+		}
+		switch {
+		case d.Type().IsRegular():
+			x, errx := root.ReadFile(p)
+			y, erry := root.ReadFile(q)
+			same = errx == nil && erry == nil && bytes.Equal(x, y)
+		case d.Type()&fs.ModeSymlink != 0:
+			x, errx := root.Readlink(p)
+			y, erry := root.Readlink(q)
+			same = errx == nil && erry == nil && x == y
+		}
+		return nil
+	})
+	if err != nil || !same {
+		return false
+	}
+	n := 0 // and nothing of a was removed from b
+	fs.WalkDir(root.FS(), a, func(p string, d fs.DirEntry, err error) error {
+		if err == nil {
+			if _, err := root.Lstat(b + strings.TrimPrefix(p, a)); err != nil {
+				n++
+			}
+		}
+		return nil
+	})
+	return n == 0
+}
+
 type diffResult struct {
 	sections [][]byte
 	stat     Stat
@@ -428,6 +471,11 @@ func readSide(d *dirFiles, p string, n node, ok bool) (side, error) {
 func diffPath(inDir, workDir *dirFiles, p string, in, work map[string]node) (r diffResult, err error) {
 	a, aok := in[p]
 	b, bok := work[p]
+	// The agent's file is not read whole when no patch could carry it (a sparse terabyte
+	// would be read into memory): a size of its own it can only have had from the agent.
+	if bok && b.mode != modeSymlink && b.size > MaxPatchBytes && (!aok || a.size != b.size) {
+		return r, fmt.Errorf("work/%s: cannot be proposed: %d bytes, more than a patch may hold (%d)", p, b.size, MaxPatchBytes)
+	}
 	old, err := readSide(inDir, p, a, aok)
 	if err != nil {
 		return r, err

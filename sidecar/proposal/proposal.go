@@ -106,6 +106,8 @@ type Summary struct {
 	// Order (pending proposals only): the suggested order of applying, from 1: the proposal
 	// that conflicts least first.
 	Order int `json:"order,omitempty"`
+	// Revision is the proposal's current revision (review.json), 0 for one never revised.
+	Revision int `json:"revision,omitempty"`
 }
 
 // Load resolves ref. A relative ref is tried against the current folder, then the workspace.
@@ -210,6 +212,22 @@ func List(workspace string) ([]Summary, error) {
 	return out, err
 }
 
+// revisionIn is the revision review.json of the agent folder dir records, 0 when it has none
+// beyond the first.
+func revisionIn(root *os.Root, dir string) int {
+	b, err := root.ReadFile(path.Join(dir, ReviewStateFile))
+	if err != nil {
+		return 0
+	}
+	var st struct {
+		Revision int `json:"revision"`
+	}
+	if json.Unmarshal(b, &st) != nil || st.Revision < 2 {
+		return 0
+	}
+	return st.Revision
+}
+
 func list(workspace string) ([]Summary, error) {
 	root, err := os.OpenRoot(workspace)
 	if err != nil {
@@ -249,6 +267,7 @@ func list(workspace string) ([]Summary, error) {
 				s.RunID, s.AgentID, s.CreatedAt, s.GitHead, s.ChangedFiles = pr.RunID, pr.AgentID, pr.CreatedAt, pr.Base.GitHead, pr.ChangedFiles
 			}
 			s.State = stateIn(root, dir)
+			s.Revision = revisionIn(root, dir)
 			out = append(out, s)
 		}
 	}

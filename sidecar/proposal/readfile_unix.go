@@ -3,6 +3,7 @@
 package proposal
 
 import (
+	"fmt"
 	"os"
 	"path"
 
@@ -28,11 +29,16 @@ func openDirFiles(root *os.Root, dir string) (*dirFiles, error) {
 func (d *dirFiles) Close() error { return d.f.Close() }
 
 func (d *dirFiles) ReadFile(rel string, sizeHint int64) ([]byte, error) {
-	fd, err := unix.Openat(d.fd, path.Base(rel), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	// O_NONBLOCK: a FIFO put where the listing saw a file must not hang the sidecar.
+	fd, err := unix.Openat(d.fd, path.Base(rel), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: rel, Err: err}
 	}
 	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, &os.PathError{Op: "open", Path: rel, Err: fmt.Errorf("not a regular file")}
+	}
 	buf := make([]byte, 0, sizeHint+1)
 	for {
 		if len(buf) == cap(buf) {

@@ -4,10 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/safefile"
 )
 
 // dryRunBackend is built in: deterministic replies for every role, so any flow runs end to
@@ -253,15 +254,15 @@ func teamIDs(prompt string) []string {
 }
 
 // dryRunEdit writes (or, in later rounds, appends to) dry-run-<agent>.md in the sandbox
-// work folder, through os.Root so the write cannot leave it.
+// work folder, through safefile so the write cannot leave it (nor hang on a FIFO there).
 func dryRunEdit(s *Spec, label string) (string, error) {
 	name := "dry-run-" + strings.Trim(unsafeNameRE.ReplaceAllString(s.AgentID, "_"), "._") + ".md"
-	root, err := os.OpenRoot(s.SandboxWork)
+	root, err := safefile.Open(s.SandboxWork)
 	if err != nil {
 		return "", fmt.Errorf("dry-run: sandbox work folder: %w", err)
 	}
 	defer root.Close()
-	old, err := root.ReadFile(name)
+	old, err := root.ReadFile(name, maxHomeFile)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("dry-run: %s: %w", name, err)
 	}

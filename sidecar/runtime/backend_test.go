@@ -322,7 +322,7 @@ func TestSpecErrors(t *testing.T) {
 	}
 	// A secret that ends up in an error (here: in a bogus command path) is scrubbed.
 	_, err := Start(t.Context(), Spec{AgentID: "a", BackendID: BackendCommand, Workspace: ws,
-		Command: []string{"/nonexistent/sk-very-secret-value"}, Env: map[string]string{"TOKEN": "sk-very-secret-value"}}, "x")
+		Command: []string{"/nonexistent/sk-very-secret-value"}, Env: map[string]string{"TOKEN": "sk-very-secret-value"}, SecretEnv: []string{"TOKEN"}}, "x")
 	if err == nil || strings.Contains(err.Error(), "sk-very-secret-value") || !strings.Contains(err.Error(), "[redacted:TOKEN]") {
 		t.Errorf("secret in error: %v", err)
 	}

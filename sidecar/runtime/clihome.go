@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/confine"
+	"github.com/agentcanvas/agentcanvas/sidecar/safefile"
 	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
 )
 
@@ -50,7 +51,8 @@ func cliHomeDir(s *Spec, backend, tmp string) string {
 // user's own configuration (userEnv: the agent's environment before the home replaces it).
 // A login copied into it belongs to runID (the agent's run, "" for none): removed when that
 // run ends, whichever run's home it is. It returns the variables that point the CLI at it;
-// nil for a backend with no CLI home.
+// nil for a backend with no CLI home. The home is the agent's to write: everything in it is
+// read and written through safefile, which follows none of the agent's links out of it.
 func prepareCLIHome(backend, dir, runID string, userEnv []string) (map[string]string, error) {
 	v, ok := cliHomeVars[backend]
 	if !ok {
@@ -59,16 +61,37 @@ func prepareCLIHome(backend, dir, runID string, userEnv []string) (map[string]st
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	var err error
+	home, err := safefile.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer home.Close()
 	switch backend {
 	case BackendClaude:
-		err = seedClaudeHome(dir, runID, userEnv)
+		err = seedClaudeHome(home, runID, userEnv)
 	case BackendCodex:
-		err = seedCodexHome(dir, runID, userEnv)
+		err = seedCodexHome(home, runID, userEnv)
 	case BackendGemini:
-		err = seedGeminiHome(dir, runID, userEnv)
+		err = seedGeminiHome(home, runID, userEnv)
 	}
 	return map[string]string{v: dir}, err
+}
+
+// Caps on what the sidecar reads: the user's own CLI settings (Claude Code's .claude.json
+// keeps every project's history and grows to megabytes), and a file of a private home, which
+// the agent may have made of any size.
+const (
+	maxUserConfig = 64 << 20
+	maxHomeFile   = 16 << 20
+)
+
+// readUserFile reads one of the user's own CLI files (capped, regular files only); "" reads
+// nothing.
+func readUserFile(path string) ([]byte, error) {
+	if path == "" {
+		return nil, fs.ErrNotExist
+	}
+	return safefile.ReadFile(path, maxUserConfig)
 }
 
 // userCLIHome is where the user's own CLI keeps its home: the variable when the agent's
@@ -93,15 +116,16 @@ func hasAny(env []string, names ...string) bool {
 	return false
 }
 
-// seedJSON writes dst (0600), when it does not exist yet, with the keys of src's JSON object
-// that keep lists (a key maps to nil: the whole value; to a list: those keys of its object).
-// A missing or unreadable src seeds an empty object. An existing dst is the agent's: kept.
-func seedJSON(dst, src string, keep map[string][]string) error {
-	if _, err := os.Lstat(dst); err == nil {
+// seedJSON writes rel in the home (0600), when nothing is there yet, with the keys of src's
+// JSON object that keep lists (a key maps to nil: the whole value; to a list: those keys of
+// its object). A missing or unreadable src seeds an empty object. Whatever is at rel already
+// (a file, a link, a FIFO) is the agent's: kept, never read or written through.
+func seedJSON(home *safefile.Dir, rel, src string, keep map[string][]string) error {
+	if _, err := home.Lstat(rel); err == nil {
 		return nil
 	}
 	out := map[string]any{}
-	if b, err := os.ReadFile(src); err == nil {
+	if b, err := readUserFile(src); err == nil {
 		var in map[string]any
 		if json.Unmarshal(b, &in) == nil {
 			for k, sub := range keep {
@@ -129,69 +153,78 @@ func seedJSON(dst, src string, keep map[string][]string) error {
 	if err != nil {
 		return err
 	}
-	return writeNew(dst, append(b, '\n'))
+	return writeNew(home, rel, append(b, '\n'))
 }
 
-// copyLogin copies the user's stored login file src into the private home (0600), when it
+// copyLogin copies the user's stored login file src into the home as rel (0600), when it
 // exists and the home has none yet; it is removed again when the run ends (RemoveTemp), also
 // when an earlier sidecar of a resumed run copied it.
-func copyLogin(runID, dst, src string) error {
-	copied, err := copyOnce(dst, src)
+func copyLogin(runID string, home *safefile.Dir, rel, src string) error {
+	copied, err := copyOnce(home, rel, src)
 	if err != nil || !copied {
-		if _, serr := os.Lstat(dst); serr != nil {
+		if _, serr := home.Lstat(rel); serr != nil {
 			return err
 		}
 	}
+	login := homeFile{home.Path(), rel}
 	copiedLogins.Lock()
 	if copiedLogins.m == nil {
-		copiedLogins.m = map[string][]string{}
+		copiedLogins.m = map[string][]homeFile{}
 	}
-	if !slices.Contains(copiedLogins.m[runID], dst) {
-		copiedLogins.m[runID] = append(copiedLogins.m[runID], dst)
+	if !slices.Contains(copiedLogins.m[runID], login) {
+		copiedLogins.m[runID] = append(copiedLogins.m[runID], login)
 	}
 	copiedLogins.Unlock()
 	return err
 }
 
-// copyOnce copies src to dst (0600) when dst does not exist and src does; copied says it did.
-func copyOnce(dst, src string) (copied bool, err error) {
-	if _, err := os.Lstat(dst); err == nil {
+// copyOnce copies src to rel in the home (0600) when nothing is at rel and src exists;
+// copied says it did.
+func copyOnce(home *safefile.Dir, rel, src string) (copied bool, err error) {
+	if _, err := home.Lstat(rel); err == nil {
 		return false, nil
 	}
-	b, err := os.ReadFile(src)
+	b, err := readUserFile(src)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil // nothing to copy: the CLI goes without
 	}
 	if err != nil {
 		return false, err
 	}
-	return true, writeNew(dst, b)
+	return true, writeNew(home, rel, b)
 }
+
+// homeFile is a file of a private home: the home, and the name inside it.
+type homeFile struct{ home, rel string }
 
 // copiedLogins are the login files copied into private homes, by run: a login is a secret,
 // so it is on disk in the run's state only while the run goes on.
 var copiedLogins struct {
 	sync.Mutex
-	m map[string][]string
+	m map[string][]homeFile
 }
 
-// removeLogins deletes the logins copied for a run's agents.
+// removeLogins deletes the logins copied for a run's agents, each by its name inside its
+// home: a folder of the name the agent made a link (.gemini -> ~/.gemini) leads nowhere.
 func removeLogins(runID string) {
 	copiedLogins.Lock()
 	files := copiedLogins.m[runID]
 	delete(copiedLogins.m, runID)
 	copiedLogins.Unlock()
 	for _, f := range files {
-		_ = os.Remove(f)
+		if home, err := safefile.Open(f.home); err == nil {
+			_ = home.Remove(f.rel)
+			home.Close()
+		}
 	}
 }
 
-// writeNew creates name with b, 0600, refusing to follow or replace anything there.
-func writeNew(name string, b []byte) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
+// writeNew creates rel in the home with b, 0600, when nothing is there; something the agent
+// made there meanwhile is kept.
+func writeNew(home *safefile.Dir, rel string, b []byte) error {
+	err := home.WriteNew(rel, b, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
 	}
-	_, err = f.Write(b)
-	return errors.Join(err, f.Close())
+	return err
 }

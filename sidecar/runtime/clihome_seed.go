@@ -3,13 +3,14 @@ package runtime
 import (
 	"bytes"
 	"encoding/json"
-	"os"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/BurntSushi/toml"
 	"github.com/agentcanvas/agentcanvas/sidecar/confine"
+	"github.com/agentcanvas/agentcanvas/sidecar/safefile"
 )
 
 // What each private CLI home is seeded with from the user's own configuration: the model and
@@ -23,27 +24,27 @@ var claudeLoginVars = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLA
 
 // seedClaudeHome: settings.json (model, permissions), .claude.json (the account, when the
 // login is copied; else empty) and .credentials.json, the stored login.
-func seedClaudeHome(dir, runID string, env []string) error {
+func seedClaudeHome(home *safefile.Dir, runID string, env []string) error {
 	user := userCLIHome(env, "CLAUDE_CONFIG_DIR", ".claude")
 	userJSON := filepath.Join(user, ".claude.json")
 	if confine.Lookup(env, "CLAUDE_CONFIG_DIR") == "" {
 		userJSON = filepath.Join(confine.Lookup(env, "HOME"), ".claude.json") // beside ~/.claude
 	}
-	if err := seedJSON(filepath.Join(dir, "settings.json"), filepath.Join(user, "settings.json"),
+	if err := seedJSON(home, "settings.json", filepath.Join(user, "settings.json"),
 		map[string][]string{"model": nil, "permissions": {"defaultMode", "allow", "deny", "ask"}}); err != nil {
 		return err
 	}
-	seeded, err := seedClaudeEnv(filepath.Join(dir, "settings.json"), filepath.Join(user, "settings.json"), env)
+	seeded, err := seedClaudeEnv(home, "settings.json", filepath.Join(user, "settings.json"), env)
 	if err != nil {
 		return err
 	}
 	if hasAny(append(env, seeded...), claudeLoginVars...) {
-		return seedJSON(filepath.Join(dir, ".claude.json"), "", nil)
+		return seedJSON(home, ".claude.json", "", nil)
 	}
-	if err := seedJSON(filepath.Join(dir, ".claude.json"), userJSON, map[string][]string{"oauthAccount": nil, "hasCompletedOnboarding": nil}); err != nil {
+	if err := seedJSON(home, ".claude.json", userJSON, map[string][]string{"oauthAccount": nil, "hasCompletedOnboarding": nil}); err != nil {
 		return err
 	}
-	return copyLogin(runID, filepath.Join(dir, ".credentials.json"), filepath.Join(user, ".credentials.json"))
+	return copyLogin(runID, home, ".credentials.json", filepath.Join(user, ".credentials.json"))
 }
 
 // claudeEnvPrefixes name the variables of settings.json's "env" a private Claude home keeps:
@@ -52,13 +53,13 @@ func seedClaudeHome(dir, runID string, env []string) error {
 var claudeEnvPrefixes = []string{"ANTHROPIC_", "CLAUDE_CODE_", "AWS_", "CLOUD_ML_", "VERTEX_", "DISABLE_", "MAX_THINKING_TOKENS",
 	"API_TIMEOUT_MS", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"}
 
-// seedClaudeEnv copies into the private settings.json (written by seedJSON) the variables of
+// seedClaudeEnv copies into the private settings.json (rel, written by seedJSON) the variables of
 // the user's settings "env" that claudeEnvPrefixes keep and the agent's environment does not
 // set itself: what the agent is given (the flow's variables, the model gateway's base URL and
 // token) wins, since Claude Code lets its settings override its environment. It returns the
 // variables it copied, as NAME=VALUE.
-func seedClaudeEnv(dst, src string, env []string) ([]string, error) {
-	b, err := os.ReadFile(src)
+func seedClaudeEnv(home *safefile.Dir, rel, src string, env []string) ([]string, error) {
+	b, err := readUserFile(src)
 	if err != nil {
 		return nil, nil // no settings: nothing to keep
 	}
@@ -81,13 +82,13 @@ func seedClaudeEnv(dst, src string, env []string) ([]string, error) {
 	if len(kept) == 0 {
 		return nil, nil
 	}
-	cur, err := os.ReadFile(dst)
+	cur, err := home.ReadFile(rel, maxHomeFile)
 	if err != nil {
 		return nil, err
 	}
 	settings := map[string]any{}
 	if err := json.Unmarshal(cur, &settings); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", rel, err)
 	}
 	if _, done := settings["env"]; done {
 		return out, nil // seeded by an earlier turn of this run
@@ -97,7 +98,7 @@ func seedClaudeEnv(dst, src string, env []string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return out, os.WriteFile(dst, append(nb, '\n'), 0o600)
+	return out, home.WriteFile(rel, append(nb, '\n'), 0o600)
 }
 
 // codexConfigKeys are the config.toml keys a private Codex home keeps (model_providers: a
@@ -108,12 +109,12 @@ var codexConfigKeys = []string{"model", "model_provider", "model_providers", "mo
 
 // seedCodexHome: config.toml (codexConfigKeys) and auth.json, the stored login, when the
 // provider is OpenAI's and no key is in the environment.
-func seedCodexHome(dir, runID string, env []string) error {
+func seedCodexHome(home *safefile.Dir, runID string, env []string) error {
 	user := userCLIHome(env, "CODEX_HOME", ".codex")
-	dst := filepath.Join(dir, "config.toml")
+	const dst = "config.toml"
 	cfg := map[string]any{}
-	if _, err := os.Lstat(dst); err != nil {
-		if b, err := os.ReadFile(filepath.Join(user, "config.toml")); err == nil {
+	if _, err := home.Lstat(dst); err != nil {
+		if b, err := readUserFile(filepath.Join(user, "config.toml")); err == nil {
 			var in map[string]any
 			if _, err := toml.Decode(string(b), &in); err == nil {
 				for _, k := range codexConfigKeys {
@@ -127,17 +128,17 @@ func seedCodexHome(dir, runID string, env []string) error {
 		if err := toml.NewEncoder(&buf).Encode(cfg); err != nil {
 			return err
 		}
-		if err := writeNew(dst, buf.Bytes()); err != nil {
+		if err := writeNew(home, dst, buf.Bytes()); err != nil {
 			return err
 		}
-	} else if _, err := toml.DecodeFile(dst, &cfg); err != nil {
-		cfg = map[string]any{}
+	} else if b, err := home.ReadFile(dst, maxHomeFile); err != nil || toml.Unmarshal(b, &cfg) != nil {
+		cfg = map[string]any{} // the agent's own (or not a file): read as the default provider
 	}
 	provider, _ := cfg["model_provider"].(string)
 	if provider != "" && provider != "openai" || hasAny(env, "OPENAI_API_KEY", "CODEX_API_KEY") {
 		return nil
 	}
-	return copyLogin(runID, filepath.Join(dir, "auth.json"), filepath.Join(user, "auth.json"))
+	return copyLogin(runID, home, "auth.json", filepath.Join(user, "auth.json"))
 }
 
 // geminiLoginVars authenticate the Gemini CLI without its stored login.
@@ -145,28 +146,69 @@ var geminiLoginVars = []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLI
 
 // seedGeminiHome: .gemini/settings.json (model, the auth method, privacy, the default
 // approval mode), trustedFolders.json and the stored Google login.
-func seedGeminiHome(dir, runID string, env []string) error {
+func seedGeminiHome(home *safefile.Dir, runID string, env []string) error {
 	user := filepath.Join(userCLIHome(env, "GEMINI_CLI_HOME", ""), ".gemini")
-	own := filepath.Join(dir, ".gemini")
-	if err := os.MkdirAll(own, 0o700); err != nil {
+	const own = ".gemini"
+	if err := home.MkdirAll(own, 0o700); err != nil {
 		return err
 	}
-	if err := seedJSON(filepath.Join(own, "settings.json"), filepath.Join(user, "settings.json"),
+	settings := filepath.Join(own, "settings.json")
+	_, err := home.Lstat(settings)
+	fresh := err != nil
+	if err := seedJSON(home, settings, filepath.Join(user, "settings.json"),
 		map[string][]string{"model": nil, "security": {"auth"}, "privacy": nil, "general": {"defaultApprovalMode"}}); err != nil {
 		return err
 	}
+	if fresh && hasAny(env, "GEMINI_API_KEY") {
+		if err := selectKeyAuth(home, settings); err != nil {
+			return err
+		}
+	}
 	// The folders the user trusts: a list of paths, which a gemini agent running in the
 	// workspace needs (headless gemini refuses an untrusted folder).
-	if _, err := copyOnce(filepath.Join(own, "trustedFolders.json"), filepath.Join(user, "trustedFolders.json")); err != nil {
+	if _, err := copyOnce(home, filepath.Join(own, "trustedFolders.json"), filepath.Join(user, "trustedFolders.json")); err != nil {
 		return err
 	}
 	if hasAny(env, geminiLoginVars...) {
 		return nil
 	}
 	for _, f := range []string{"oauth_creds.json", "google_accounts.json"} {
-		if err := copyLogin(runID, filepath.Join(own, f), filepath.Join(user, f)); err != nil {
+		if err := copyLogin(runID, home, filepath.Join(own, f), filepath.Join(user, f)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// selectKeyAuth makes a fresh private Gemini settings file select API-key authentication
+// when the user's settings chose no method: an agent given GEMINI_API_KEY alone would else
+// be refused ("Invalid auth method selected"), since the model gateway's base URL makes the
+// CLI's own guess a method it does not accept headless.
+func selectKeyAuth(home *safefile.Dir, rel string) error {
+	b, err := home.ReadFile(rel, maxHomeFile)
+	if err != nil {
+		return err
+	}
+	settings := map[string]any{}
+	if err := json.Unmarshal(b, &settings); err != nil {
+		return err
+	}
+	security, _ := settings["security"].(map[string]any)
+	if security == nil {
+		security = map[string]any{}
+	}
+	auth, _ := security["auth"].(map[string]any)
+	if auth == nil {
+		auth = map[string]any{}
+	}
+	if _, chosen := auth["selectedType"]; chosen {
+		return nil
+	}
+	auth["selectedType"] = "gemini-api-key"
+	security["auth"], settings["security"] = auth, security
+	nb, err := json.MarshalIndent(settings, "", "  ")
+	if err != nil {
+		return err
+	}
+	return home.WriteFile(rel, append(nb, '\n'), 0o600)
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/safefile"
 )
 
 // A private CLI home gets the user's model, permissions and provider, never what runs a
@@ -178,5 +180,47 @@ func TestCLIHomeOfAnEarlierRun(t *testing.T) {
 	RemoveTemp("rev-run")
 	if _, err := os.Stat(login); !os.IsNotExist(err) {
 		t.Errorf("the login outlived the revision run: %v", err)
+	}
+}
+
+// A Gemini agent given GEMINI_API_KEY gets a private home that selects API-key sign-in when
+// the user's settings choose no method; a method the user chose is kept, and without a key
+// nothing is selected.
+func TestGeminiHomeSelectsKeySignIn(t *testing.T) {
+	for _, c := range []struct {
+		name, user string
+		key        bool
+		want       string
+	}{
+		{"key, no settings", "", true, "gemini-api-key"},
+		{"key, settings without a method", `{"model": {"name": "m"}}`, true, "gemini-api-key"},
+		{"key, the user's method", `{"security": {"auth": {"selectedType": "oauth-personal"}}}`, true, "oauth-personal"},
+		{"no key", "", false, ""},
+	} {
+		home, dir := t.TempDir(), t.TempDir()
+		if c.user != "" {
+			os.MkdirAll(filepath.Join(home, ".gemini"), 0o700)
+			os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(c.user), 0o600)
+		}
+		env := []string{"HOME=" + home}
+		if c.key {
+			env = append(env, "GEMINI_API_KEY=k")
+		}
+		d, err := safefile.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = seedGeminiHome(d, "run_1", env)
+		d.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Security struct{ Auth struct{ SelectedType string } }
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, ".gemini", "settings.json"))
+		if json.Unmarshal(b, &got) != nil || got.Security.Auth.SelectedType != c.want {
+			t.Errorf("%s: %s", c.name, b)
+		}
 	}
 }

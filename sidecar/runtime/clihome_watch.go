@@ -3,10 +3,12 @@ package runtime
 import (
 	"crypto/sha256"
 	"fmt"
-	"os"
+	"io"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/safefile"
 )
 
 // What an agent wrote in its private CLI home that its CLI runs or reads as instructions
@@ -23,24 +25,32 @@ var homeWatched = map[string][]string{
 	BackendGemini: {".gemini/settings.json", ".gemini/GEMINI.md", ".gemini/commands", ".gemini/extensions"},
 }
 
-// homeSnapshot is the content digest of each watched file (a folder: of every file in it),
-// by path relative to the home.
+// homeSnapshot is the content digest of each watched file (a folder: of every regular file
+// in it), by path relative to the home. The files are the agent's: read through safefile,
+// and each digest covers at most maxHomeFile bytes and the size (a file of a terabyte is not
+// read through; a FIFO or a link is not a file and is not opened).
 func (c *confinement) homeSnapshot() map[string]string {
 	if c == nil || c.agent.Home == "" {
 		return nil
 	}
+	home, err := safefile.Open(c.agent.Home)
+	if err != nil {
+		return nil
+	}
+	defer home.Close()
 	snap := map[string]string{}
 	for _, rel := range homeWatched[c.agent.Backend] {
-		_ = filepath.WalkDir(filepath.Join(c.agent.Home, rel), func(p string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return nil
-			}
-			b, err := os.ReadFile(p)
+		_ = home.Walk(rel, func(name string) error {
+			f, st, err := home.OpenFile(name)
 			if err != nil {
 				return nil
 			}
-			r, _ := filepath.Rel(c.agent.Home, p)
-			snap[r] = fmt.Sprintf("%x", sha256.Sum256(b))
+			defer f.Close()
+			h := sha256.New()
+			fmt.Fprintf(h, "%d\n", st.Size())
+			if _, err := io.Copy(h, io.LimitReader(f, maxHomeFile)); err == nil {
+				snap[filepath.FromSlash(name)] = fmt.Sprintf("%x", h.Sum(nil))
+			}
 			return nil
 		})
 	}

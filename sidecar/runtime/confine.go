@@ -80,6 +80,7 @@ func newConfinement(s *Spec, backend, dir string, env []string) (c *confinement,
 		DenyNetwork: s.Network == NetworkNone,
 		ReadOnly:    readOnlyAgent(s, backend),
 		UnixSockets: UnixSocketGrants(s.Workspace, s.UnixSockets),
+		Hidden:      s.Hidden,
 	}, connect: s.gatewayPorts(), shared: sharedReads(s.SharedFolders)}
 	warnings = append(warnings, unixSocketWarnings(c.agent.UnixSockets)...)
 	if _, ok := cliHomeVars[backend]; ok {
@@ -113,7 +114,7 @@ func unixSocketWarnings(grants []string) []string {
 	switch {
 	case len(grants) > 0:
 		return []string{fmt.Sprintf("runtime.unixSockets grants %s: the agent may connect to every pathname Unix socket your user can (the kernel's filter can only allow or refuse Unix sockets as a whole)", strings.Join(grants, ", "))}
-	case !confine.UnixSocketFilterSupported():
+	case !confine.FilterSupported():
 		return []string{fmt.Sprintf("Unix sockets are not restricted on %s: the agent may connect to every pathname Unix socket your user can", goruntime.GOARCH)}
 	}
 	return nil
@@ -239,7 +240,11 @@ func RemoveTemp(runID string) {
 		_ = os.RemoveAll(d)
 	}
 	removeLogins(runID)
+	dismissGuardians(runID) // their worlds' /tmp, /dev/shm and message queues go with them
 }
+
+// noWorldWarning starts the warning of a turn whose world could not be made.
+const noWorldWarning = "agents get no world of their own from now on (their rules and system-call filter still apply): "
 
 var tmpNameRE = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 

@@ -50,82 +50,90 @@ func (w confinedWorld) spec(agent, script string) Spec {
 }
 
 // A confined command worker is refused every write outside its work/ folder and TMPDIR, and
-// the read of a key under HOME; each refusal is an ordinary EACCES for it, reported as a
-// denied event naming the path, and it goes on to write in work/.
+// the read of a key under HOME; each refusal is an ordinary error for it, and it goes on to
+// write in work/. Without a world, each is EACCES, reported as a denied event naming the
+// path; in a world, what it was not given is not there (ENOENT) and the folders around what
+// it was given are read-only (EROFS, reported the same way).
 func TestConfinedWorkerRefusedOutsideItsSandbox(t *testing.T) {
 	confinetest.Landlock(t)
-	w := newConfinedWorld(t)
-	etc := fmt.Sprintf("/etc/agentcanvas-confine-test-%d", os.Getpid())
-	t.Cleanup(func() { os.Remove(etc) }) // in case the test fails by writing it
-	other := filepath.Join(w.sandbox["b"], "work", "planted.txt")
-	script := strings.Join([]string{
-		`try() { if eval "$1" 2>/dev/null; then echo "ALLOWED $2"; else echo "REFUSED $2"; fi; }`,
-		`echo root > ` + w.ws + `/root.txt`,
-		`echo other > ` + other,
-		`echo ssh > $HOME/.ssh/x`,
-		`echo etc > ` + etc,
-		`cat $HOME/.ssh/id_test`,
-		`try "echo ws > ` + w.ws + `/root.txt" workspace`,
-		`try "cat $HOME/.ssh/id_test" key`,
-		`echo ok > ok.txt && echo "WROTE work"`,
-		`echo t > "$TMPDIR/t" && echo "WROTE tmp $TMPDIR"`,
-	}, "\n")
-	evs, res := drain(t, start(t, w.spec("a", script), ""), nil)
-	if res.Status != StatusCompleted {
-		t.Fatalf("%s: %s", res.Status, res.Reason)
-	}
-	for _, want := range []string{"REFUSED workspace", "REFUSED key", "WROTE work", "WROTE tmp"} {
-		if !strings.Contains(res.Reply, want) {
-			t.Errorf("reply lacks %q:\n%s", want, res.Reply)
+	inWorlds(t, func(t *testing.T, world bool) {
+		w := newConfinedWorld(t)
+		etc := fmt.Sprintf("/etc/agentcanvas-confine-test-%d", os.Getpid())
+		t.Cleanup(func() { os.Remove(etc) }) // in case the test fails by writing it
+		other := filepath.Join(w.sandbox["b"], "work", "planted.txt")
+		script := strings.Join([]string{
+			`try() { if eval "$1" 2>/dev/null; then echo "ALLOWED $2"; else echo "REFUSED $2"; fi; }`,
+			`echo root > ` + w.ws + `/root.txt`,
+			`echo other > ` + other,
+			`echo ssh > $HOME/.ssh/x`,
+			`echo etc > ` + etc,
+			`cat $HOME/.ssh/id_test`,
+			`try "echo ws > ` + w.ws + `/root.txt" workspace`,
+			`try "cat $HOME/.ssh/id_test" key`,
+			`echo ok > ok.txt && echo "WROTE work"`,
+			`echo t > "$TMPDIR/t" && echo "WROTE tmp $TMPDIR"`,
+		}, "\n")
+		evs, res := drain(t, start(t, w.spec("a", script), ""), nil)
+		if res.Status != StatusCompleted {
+			t.Fatalf("%s: %s", res.Status, res.Reason)
 		}
-	}
-	if strings.Contains(res.Reply, "PRIVATE KEY") {
-		t.Error("the agent read the key under HOME")
-	}
-	for _, p := range []string{filepath.Join(w.ws, "root.txt"), other, filepath.Join(w.home, ".ssh", "x"), etc} {
-		if _, err := os.Lstat(p); err == nil {
-			t.Errorf("%s exists: the write was not refused", p)
+		for _, want := range []string{"REFUSED workspace", "REFUSED key", "WROTE work", "WROTE tmp"} {
+			if !strings.Contains(res.Reply, want) {
+				t.Errorf("reply lacks %q:\n%s", want, res.Reply)
+			}
 		}
-	}
-	if b, err := os.ReadFile(filepath.Join(w.sandbox["a"], "work", "ok.txt")); err != nil || string(b) != "ok\n" {
-		t.Errorf("work/ok.txt = %q, %v", b, err)
-	}
-	var denied []string
-	for _, ev := range ofKind(evs, EventDenied) {
-		denied = append(denied, ev.Text)
-	}
-	for _, p := range []string{filepath.Join(w.ws, "root.txt"), other, "/etc/", filepath.Join(w.home, ".ssh", "id_test")} {
-		if !slices.ContainsFunc(denied, func(d string) bool {
-			return strings.HasPrefix(d, p) || strings.Contains(d, "/.ssh/x") && strings.Contains(p, "/.ssh/")
-		}) {
-			t.Errorf("no denied event for %s; denied: %q", p, denied)
+		if strings.Contains(res.Reply, "PRIVATE KEY") {
+			t.Error("the agent read the key under HOME")
 		}
-	}
-	// The private TMPDIR is kept for the agent's next turn in the run, and removed with the
-	// run.
-	tmp := ""
-	for _, l := range strings.Split(res.Reply, "\n") {
-		if s, ok := strings.CutPrefix(l, "WROTE tmp "); ok {
-			tmp = s
+		for _, p := range []string{filepath.Join(w.ws, "root.txt"), other, filepath.Join(w.home, ".ssh", "x"), etc} {
+			if _, err := os.Lstat(p); err == nil {
+				t.Errorf("%s exists: the write was not refused", p)
+			}
 		}
-	}
-	if tmp == "" || filepath.Dir(tmp) != filepath.Clean(os.TempDir()) {
-		t.Fatalf("TMPDIR %q is not a private folder in %s", tmp, os.TempDir())
-	}
-	_, res = drain(t, start(t, w.spec("a", `cat "$TMPDIR/t" && echo "$TMPDIR"`), ""), nil)
-	if res.Reply != "t\n"+tmp+"\n" {
-		t.Errorf("the agent's next turn: %q, want its TMPDIR %s with t in it", res.Reply, tmp)
-	}
-	RemoveTemp(w.run)
-	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
-		t.Errorf("the private TMPDIR %s outlived its run (%v)", tmp, err)
-	}
+		if b, err := os.ReadFile(filepath.Join(w.sandbox["a"], "work", "ok.txt")); err != nil || string(b) != "ok\n" {
+			t.Errorf("work/ok.txt = %q, %v", b, err)
+		}
+		var denied []string
+		for _, ev := range ofKind(evs, EventDenied) {
+			denied = append(denied, ev.Text)
+		}
+		deniedFor := []string{filepath.Join(w.ws, "root.txt"), other, "/etc/", filepath.Join(w.home, ".ssh", "id_test")}
+		if world {
+			deniedFor = []string{filepath.Join(w.ws, "root.txt"), "/etc/"} // the rest is not there
+		}
+		for _, p := range deniedFor {
+			if !slices.ContainsFunc(denied, func(d string) bool {
+				return strings.HasPrefix(d, p) || strings.Contains(d, "/.ssh/x") && strings.Contains(p, "/.ssh/")
+			}) {
+				t.Errorf("no denied event for %s; denied: %q", p, denied)
+			}
+		}
+		// The private TMPDIR is kept for the agent's next turn in the run, and removed with the
+		// run.
+		tmp := ""
+		for _, l := range strings.Split(res.Reply, "\n") {
+			if s, ok := strings.CutPrefix(l, "WROTE tmp "); ok {
+				tmp = s
+			}
+		}
+		if tmp == "" || filepath.Dir(tmp) != filepath.Clean(os.TempDir()) {
+			t.Fatalf("TMPDIR %q is not a private folder in %s", tmp, os.TempDir())
+		}
+		_, res = drain(t, start(t, w.spec("a", `cat "$TMPDIR/t" && echo "$TMPDIR"`), ""), nil)
+		if res.Reply != "t\n"+tmp+"\n" {
+			t.Errorf("the agent's next turn: %q, want its TMPDIR %s with t in it", res.Reply, tmp)
+		}
+		RemoveTemp(w.run)
+		if _, err := os.Stat(tmp); !os.IsNotExist(err) {
+			t.Errorf("the private TMPDIR %s outlived its run (%v)", tmp, err)
+		}
+	})
 }
 
-// The guardian that starts a confined turn is not confined itself: the agent's next turn,
-// through the same guardian, is unconfined and writes where it likes. Another agent gets a
-// guardian of its own (one never holds two agents' environments) and its own rules only
-// (agent b writes its work/, not a's).
+// The guardian that starts a confined turn is not confined itself, and it starts no other
+// kind: the agent's unconfined turn goes through a guardian of its own, and writes where it
+// likes. Another agent gets a guardian of its own (one never holds two agents' environments)
+// and its own rules only (agent b writes its work/, not a's).
 func TestGuardianTurnsConfinedApart(t *testing.T) {
 	confinetest.Landlock(t)
 	w := newConfinedWorld(t)
@@ -147,8 +155,10 @@ func TestGuardianTurnsConfinedApart(t *testing.T) {
 	free := w.spec("a", `echo $PPID; echo free > `+w.ws+`/free.txt && echo wrote`)
 	free.Confine = confine.ModeOff
 	g3, r3 := ppid(free)
-	if g1 != g3 || g1 == g2 {
-		t.Errorf("turns under guardians %s (a), %s (b), %s (a): want a's reused, b's its own", g1, g2, g3)
+	// a's confined turn has a guardian of confined turns (filtered itself, in a world when
+	// there are worlds), its unconfined one another.
+	if g1 == g3 || g1 == g2 {
+		t.Errorf("turns under guardians %s (a), %s (b), %s (a): want three", g1, g2, g3)
 	}
 	if r1 != "wrote" || r2 != "refused" || r3 != "wrote" {
 		t.Errorf("turn results %q %q %q, want wrote refused wrote", r1, r2, r3)

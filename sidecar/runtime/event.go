@@ -118,6 +118,20 @@ type Result struct {
 	CostUSD   float64 `json:"costUsd"`
 	CostKnown bool    `json:"costKnown"`
 	ExitCode  int     `json:"exitCode"`
+	// Retries counts the turns retried after a recoverable [ERROR].
+	Retries int `json:"retries,omitempty"`
+	// rawReply is Reply before secrets were redacted from it (RawReply).
+	rawReply string
 	// Handoff is the fields of the last valid HANDOFF block the agent printed, if any.
 	Handoff map[string]any `json:"handoff,omitempty"`
+}
+
+// RawReply is the reply as the agent wrote it, before its secrets were redacted: for what the
+// engine parses (a secret in a line must not change what the line says), never for what it
+// shows, logs or keeps, which take Reply.
+func (r Result) RawReply() string {
+	if r.rawReply == "" {
+		return r.Reply
+	}
+	return r.rawReply
 }

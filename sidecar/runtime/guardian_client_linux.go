@@ -2,8 +2,10 @@ package runtime
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -28,16 +30,21 @@ func spawnGuarded(req guardianRequest) (*osChild, error) {
 	if err != nil {
 		return nil, err
 	}
-	g, idle := takeGuardian(req.owner)
+	g, idle := takeGuardian(req.owner, req.world)
 	var pid int
-	var note string
+	var notes map[string]string
 	if g != nil {
-		pid, note, err = g.startTurn(body, s.inR, s.outW, s.errW)
-		if err == errGuardianGone && idle {
-			// The idle guardian died while it waited (killed by someone): once more with a
-			// new one.
-			if g, err = newGuardian(req.owner), nil; g != nil {
-				pid, note, err = g.startTurn(body, s.inR, s.outW, s.errW)
+		pid, notes, err = g.startTurn(body, s.inR, s.outW, s.errW)
+		retry := err == errGuardianGone && idle // the idle guardian died while it waited (killed by someone)
+		if werr := worldError(fmt.Sprint(err)); werr != nil || err == errGuardianGone && !idle && req.world != nil {
+			// Its world could not be made: worlds go off, and the turn goes on in an
+			// ordinary guardian.
+			worldFailed(cmp.Or(werr, err))
+			req.world, retry = nil, true
+		}
+		if retry {
+			if g, err = newGuardian(req.owner, req.world), nil; g != nil {
+				pid, notes, err = g.startTurn(body, s.inR, s.outW, s.errW)
 			}
 		}
 	}
@@ -48,7 +55,10 @@ func spawnGuarded(req guardianRequest) (*osChild, error) {
 	}
 	c := s.started(pid)
 	c.g = g
-	c.unconfined, _ = strings.CutPrefix(note, "unconfined: ")
+	c.unconfined, c.noWorld = notes["unconfined"], notes["noworld"]
+	if c.noWorld != "" {
+		worldFailed(errors.New(c.noWorld))
+	}
 	return c, nil
 }
 
@@ -80,9 +90,9 @@ var idleGuardians struct {
 // up to this).
 const maxIdleGuardians = 8
 
-// takeGuardian returns an idle guardian of owner (idle true) or a new one; nil when this
-// binary cannot be re-executed.
-func takeGuardian(owner string) (g *guardian, idle bool) {
+// takeGuardian returns an idle guardian of owner (idle true) or a new one (in world when
+// not nil); nil when this binary cannot be re-executed.
+func takeGuardian(owner string, world *worldSpec) (g *guardian, idle bool) {
 	idleGuardians.Lock()
 	for i := len(idleGuardians.list) - 1; i >= 0; i-- {
 		if idleGuardians.list[i].owner == owner {
@@ -95,7 +105,7 @@ func takeGuardian(owner string) (g *guardian, idle bool) {
 	if g != nil {
 		return g, true
 	}
-	return newGuardian(owner), false
+	return newGuardian(owner, world), false
 }
 
 // putGuardian keeps a guardian whose turn has ended for its agent's next one, dismissing
@@ -114,18 +124,41 @@ func putGuardian(g *guardian) {
 	}
 }
 
+// dismissGuardians ends the idle guardians of a run's agents: the run has ended.
+func dismissGuardians(runID string) {
+	idleGuardians.Lock()
+	var gone []*guardian
+	kept := idleGuardians.list[:0]
+	for _, g := range idleGuardians.list {
+		if strings.HasPrefix(g.owner, runID+"\x00") {
+			gone = append(gone, g)
+		} else {
+			kept = append(kept, g)
+		}
+	}
+	idleGuardians.list = kept
+	idleGuardians.Unlock()
+	for _, g := range gone {
+		g.dismiss()
+	}
+}
+
 // guardianEnviron is a guardian's whole environment: its marker, and the test hook that hides
 // Landlock. Not the sidecar's: an agent must not find the sidecar's variables in it.
 func guardianEnviron() []string {
 	env := []string{guardianEnv + "=" + guardianMagic}
-	if v, ok := os.LookupEnv(confine.NoLandlockEnv); ok {
-		env = append(env, confine.NoLandlockEnv+"="+v)
+	for _, hook := range []string{confine.NoLandlockEnv, worldMountsRefusedEnv} {
+		if v, ok := os.LookupEnv(hook); ok {
+			env = append(env, hook+"="+v)
+		}
 	}
 	return env
 }
 
-// newGuardian starts a guardian for owner's turns; nil when this binary cannot be re-executed.
-func newGuardian(owner string) *guardian {
+// newGuardian starts a guardian for owner's turns, in namespaces of its own for world (not
+// nil); nil when this binary cannot be re-executed. Namespaces the kernel refuses turn worlds
+// off, and the guardian starts without them.
+func newGuardian(owner string, world *worldSpec) *guardian {
 	self, err := os.Executable()
 	if err != nil {
 		return nil
@@ -140,8 +173,25 @@ func newGuardian(owner string) *guardian {
 	cmd.Args[0] = "agentcanvas-guardian"
 	cmd.Env = guardianEnviron()
 	cmd.ExtraFiles = []*os.File{theirs}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A session of its own, with no controlling terminal: the agents it starts, each in a
+	// process group of its own in this session, can never reach the terminal the sidecar was
+	// started from (TIOCSTI, escapes, job control), and their groups are not orphaned (their
+	// parent, the guardian, is in the same session), so SIGTSTP still pauses them.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	becomeSubreaper()
+	if world != nil {
+		cmd.SysProcAttr = worldAttrFor(world)
+		cmd.Env = append(cmd.Env, guardianWorldEnv+"=1")
+		if err := cmd.Start(); err == nil {
+			addChild(cmd.Process.Pid)
+			return &guardian{cmd: cmd, fd: fds[0], owner: owner}
+		} else {
+			worldFailed(fmt.Errorf("the kernel refused the namespaces: %w", err))
+		}
+		cmd = exec.Command(self)
+		cmd.Args[0], cmd.Env, cmd.ExtraFiles = "agentcanvas-guardian", guardianEnviron(), []*os.File{theirs}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	}
 	if err := cmd.Start(); err != nil {
 		syscall.Close(fds[0])
 		return nil
@@ -153,8 +203,8 @@ func newGuardian(owner string) *guardian {
 var errGuardianGone = errors.New("the guardian ended before starting the agent")
 
 // startTurn sends a request with the agent's stdio and waits for the guardian to say the
-// agent started; note is what the guardian added ("unconfined: WHY").
-func (g *guardian) startTurn(body []byte, stdin, stdout, stderr *os.File) (pid int, note string, err error) {
+// agent started; notes are what the guardian added, by kind ("unconfined", "noworld").
+func (g *guardian) startTurn(body []byte, stdin, stdout, stderr *os.File) (pid int, notes map[string]string, err error) {
 	var hdr [4]byte
 	binary.BigEndian.PutUint32(hdr[:], uint32(len(body)))
 	rights := syscall.UnixRights(int(stdin.Fd()), int(stdout.Fd()), int(stderr.Fd()))
@@ -168,17 +218,27 @@ func (g *guardian) startTurn(body []byte, stdin, stdout, stderr *os.File) (pid i
 		line = strings.TrimSpace(line)
 	}
 	if s, ok := strings.CutPrefix(line, "started "); ok {
-		s, note, _ = strings.Cut(s, " ")
-		if pid, err := strconv.Atoi(s); err == nil {
-			return pid, note, nil
+		fields := strings.Split(s, "\t")
+		if pid, err := strconv.Atoi(fields[0]); err == nil {
+			notes = map[string]string{}
+			for _, f := range fields[1:] {
+				if k, v, ok := strings.Cut(f, ": "); ok {
+					notes[k] = v
+				}
+			}
+			return pid, notes, nil
 		}
 	}
 	if msg, ok := strings.CutPrefix(line, "error "); ok {
-		putGuardian(g) // no agent started: ready for another turn (or gone, found next time)
-		return 0, "", errors.New(msg)
+		if worldError(msg) != nil {
+			g.dismiss() // it exits: its view of the system is gone
+		} else {
+			putGuardian(g) // no agent started: ready for another turn (or gone, found next time)
+		}
+		return 0, nil, errors.New(msg)
 	}
 	g.dismiss()
-	return 0, "", errGuardianGone
+	return 0, nil, errGuardianGone
 }
 
 // endTurn waits for the guardian's report that the agent's whole tree is gone; ok is false

@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	goruntime "runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -40,8 +41,10 @@ import (
 //
 // If the lifeline breaks or it is told to stop, it exits after ending the turn.
 //
-// It lives outside the agent's process group, so SIGTSTP to the group does not stop it, and
-// the group is never orphaned (which would make the kernel discard SIGTSTP).
+// It leads a session of its own, which has no controlling terminal (newGuardian), and lives
+// outside the agent's process group, so SIGTSTP to the group does not stop it, and the group
+// is never orphaned (which would make the kernel discard SIGTSTP). An agent is never a
+// session leader, so it cannot take a terminal as its own either.
 const guardianSupported = true
 
 const prSetChildSubreaper = 36 // PR_SET_CHILD_SUBREAPER, linux/prctl.h
@@ -65,6 +68,7 @@ const guardianControl = 3
 
 func guardianMain() int {
 	syscall.CloseOnExec(guardianControl)
+	guardianWorld.wanted = os.Getenv(guardianWorldEnv) == "1"
 	reply := func(format string, args ...any) {
 		_, _ = syscall.Write(guardianControl, []byte(fmt.Sprintf(format+"\n", args...)))
 	}
@@ -139,8 +143,9 @@ func serveRequests(turns chan<- guardianTurn, lifelineGone chan<- struct{}, repl
 }
 
 // startConfined restricts the calling thread with the request's policy and forks the agent
-// from it: "started PID", "started PID unconfined: WHY" (auto mode, the rules could not be
-// applied) or "error MSG".
+// from it, in the guardian's world when it has one: "started PID", with notes after tabs
+// ("unconfined: WHY" in auto mode when the rules could not be applied, "noworld: WHY" when a
+// world was wanted and could not be made), or "error MSG".
 func startConfined(req guardianRequest, stdio []*os.File, reply func(string, ...any)) (int, bool) {
 	pol, err := confine.Decode(req.policy)
 	if err != nil {
@@ -149,13 +154,18 @@ func startConfined(req guardianRequest, stdio []*os.File, reply func(string, ...
 		return 0, false
 	}
 	note := ""
-	if _, err := pol.RestrictThread(); err != nil {
+	pol, noWorld := enterWorld(pol, req, reply)
+	if noWorld != "" {
+		note += "\tnoworld: " + oneLine(noWorld)
+	}
+	pol.ProcessFilter = filterSelf(pol)
+	if _, err := restrictThread(pol, req.policy); err != nil {
 		if pol.Required {
 			closeFiles(stdio...)
 			reply("error confinement: %v", err)
 			return 0, false
 		}
-		note = " unconfined: " + err.Error()
+		note += "\tunconfined: " + oneLine(err.Error())
 	}
 	return forkAgent(req, stdio, reply, note, 0)
 }
@@ -180,6 +190,55 @@ func forkAgent(req guardianRequest, stdio []*os.File, reply func(string, ...any)
 	reply("started %d%s", leader, note)
 	return leader, true
 }
+
+// guardianFilter is the system-call filter the guardian installed on itself (nil: none yet).
+var guardianFilter *confine.FilterOptions
+
+// filterSelf installs, at the guardian's first confined turn, the turn's system-call filter on
+// every thread of the guardian: a guardian serves the confined turns of one agent only, all
+// with this filter (the sidecar keys guardians so), and each turn's thread then inherits it
+// instead of loading it again. It returns the filter the guardian has (nil: none).
+func filterSelf(pol confine.Policy) *confine.FilterOptions {
+	if guardianFilter == nil && confine.FilterSupported() {
+		if st := confine.Probe(); st.Available() {
+			opts := pol.FilterOptions(st.ABI)
+			if confine.InstallProcessFilter(opts) == nil {
+				guardianFilter = &opts
+			}
+		}
+	}
+	return guardianFilter
+}
+
+// worldRuleset is a world guardian's ruleset, made at its first turn from the policy its world
+// was made from (worldPolicy, encoded): its later turns, which have the same rules (the sidecar
+// keys world guardians by them), reuse it.
+var (
+	worldRuleset *confine.Ruleset
+	worldPolicy  string
+)
+
+// restrictThread confines the calling thread with pol (encoded: the request's policy field).
+func restrictThread(pol confine.Policy, encoded []string) (int, error) {
+	if !pol.World {
+		return pol.RestrictThread()
+	}
+	key := strings.Join(encoded, "\x00")
+	if worldRuleset == nil || worldPolicy != key {
+		r, err := pol.Prepare()
+		if err != nil {
+			return 0, err
+		}
+		if worldRuleset != nil {
+			worldRuleset.Close()
+		}
+		worldRuleset, worldPolicy = r, key
+	}
+	return worldRuleset.RestrictThread()
+}
+
+// oneLine keeps a note on the reply's line.
+func oneLine(s string) string { return strings.NewReplacer("\n", " ", "\t", " ").Replace(s) }
 
 // guardTurn runs one turn to the end of its whole tree; false when the guardian must exit.
 func guardTurn(t guardianTurn, reply func(string, ...any), lifelineGone <-chan struct{}, sigs <-chan os.Signal) bool {

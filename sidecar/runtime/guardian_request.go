@@ -33,8 +33,11 @@ type guardianRequest struct {
 	env   []string
 	// policy is the turn's confinement (confine.Policy.Encode); empty: none.
 	policy []string
-	// owner is the agent (run and agent id) the turn is of; not sent: it picks the guardian.
+	// owner is the agent (run and agent id) the turn is of, and its world's key when it has
+	// one; not sent: it picks the guardian.
 	owner string
+	// world is the world a confined turn gets (nil: none); not sent: it starts the guardian.
+	world *worldSpec
 }
 
 // defaultGuardianGrace is how long leftovers of a finished agent get between SIGTERM and

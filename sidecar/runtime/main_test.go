@@ -20,12 +20,16 @@ import (
 var fakeBin string
 
 func TestMain(m *testing.M) {
-	if os.Getenv("RUNTIME_TEST_HELPER") == "orphan-parent" {
+	switch os.Getenv("RUNTIME_TEST_HELPER") {
+	case "orphan-parent":
 		os.Exit(orphanParent())
+	case "tty-sidecar":
+		os.Exit(ttySidecar())
 	}
 	if confinetest.Rerun() {
 		// An attack run again as nobody (confinetest.AsRootAndNobody): the real CLIs only,
-		// and nobody could not build the fakes.
+		// and nobody could not build the fakes. The attacker is the first run's.
+		attackBin = os.Getenv(attackEnv)
 		os.Exit(m.Run())
 	}
 	dir, err := os.MkdirTemp("", "runtime-fakes-")
@@ -47,8 +51,12 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	attackDir := buildAttacker()
 	code := m.Run()
 	os.RemoveAll(dir)
+	if attackDir != "" {
+		os.RemoveAll(attackDir)
+	}
 	os.Exit(code)
 }
 

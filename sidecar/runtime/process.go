@@ -107,7 +107,9 @@ func Start(ctx context.Context, spec Spec, prompt string) (*Process, error) {
 		nextID: map[PendingKind]int{},
 	}
 	for n, v := range spec.Env {
-		p.red.add(n, v)
+		if spec.secret(n) { // only secrets: a value such as DB_CHOICE=postgres is no secret
+			p.red.add(n, v)
+		}
 	}
 	for _, w := range append(mcpWarnings(be.id(), spec.MCPServers), confWarnings...) {
 		p.emit(Event{Kind: EventWarning, Reason: w})
@@ -271,6 +273,7 @@ func (p *Process) emit(ev Event) {
 	}
 	if ev.Pending != nil {
 		pd := *ev.Pending
+		pd.raw = pd.RawFields()
 		pd.Fields = r.any(pd.Fields).(map[string]any)
 		ev.Pending = &pd
 	}
@@ -333,6 +336,9 @@ func (p *Process) startTurn(in turnInput) (child, error) {
 		if oc.unconfined != "" {
 			p.emit(Event{Kind: EventWarning, Turn: in.turn, Reason: "this turn runs unconfined: " + oc.unconfined})
 		}
+		if oc.noWorld != "" {
+			p.emit(Event{Kind: EventWarning, Turn: in.turn, Reason: noWorldWarning + oc.noWorld})
+		}
 		c = oc
 	}
 	p.mu.Lock()
@@ -358,8 +364,11 @@ type agentState struct {
 	// counts the turns retried after one (recoverable.go).
 	recoverable string
 	retries     int
-	pauses      int // pauses for recoverable errors
-	invalid     int // invalid protocol blocks (HANDOFFs aside) so far
+	// skipped is the message of an [ERROR] the person chose to skip (notify_user): the turn's
+	// failure, if it fails, is not the agent's.
+	skipped string
+	pauses  int // pauses for recoverable errors
+	invalid int // invalid protocol blocks (HANDOFFs aside) so far
 }
 
 // maxInvalidBlocks invalid protocol blocks are sent back to the agent to be printed again;
@@ -397,13 +406,16 @@ func (p *Process) run(c child, in turnInput) {
 			res.Status, res.Reason = StatusFailed, st.failReason
 			break
 		}
+		if out.failed && st.skipped != "" {
+			out.failed = p.skipFailure(st, in.turn) // the person chose to go on past the error
+		}
 		if out.failed && (st.recoverable == "" || !p.retryAfterError(st, &res)) {
 			if res.Status == "" {
 				res.Status, res.Reason = StatusFailed, out.reason
 			}
 			break
 		}
-		st.recoverable = "" // the turn got past it
+		st.recoverable, st.skipped = "", "" // the turn got past it
 		if len(st.carry) == 0 {
 			res.Status = StatusCompleted
 			break
@@ -425,6 +437,7 @@ func (p *Process) run(c child, in turnInput) {
 	p.conf.remove()
 	p.mu.Lock()
 	p.cur = nil
+	res.rawReply = res.Reply
 	res.Reply, res.Reason = p.red.str(res.Reply), p.red.str(res.Reason)
 	p.mu.Unlock()
 	p.result = res
@@ -722,7 +735,7 @@ func (p *Process) handleBlocks(t *turn, blocks []agentproto.Block, st *agentStat
 
 func (p *Process) newID(k PendingKind) string {
 	p.nextID[k]++
-	prefix := map[PendingKind]string{PendingQuestion: "q", PendingDependency: "dep", PendingPhase: "phase"}[k]
+	prefix := map[PendingKind]string{PendingQuestion: "q", PendingDependency: "dep", PendingPhase: "phase", PendingError: "err"}[k]
 	return fmt.Sprintf("%s_%d", prefix, p.nextID[k])
 }
 
@@ -739,15 +752,10 @@ func (p *Process) handleBlock(t *turn, b agentproto.Block, st *agentState) {
 		}
 		return
 	case agentproto.KindError:
-		switch fieldString(b.Fields, "type") {
-		case "fatal":
-			p.checkpoint(Pending{ID: "error", Kind: PendingError, Fields: b.Fields, Line: b.Line})
-			st.failReason = "the agent reported a fatal error: " + fieldString(b.Fields, "message")
-			p.terminate(t)
-		case "recoverable":
-			p.recoverError(t, b.Fields, st)
+		if !p.onError(t, b, st) {
+			return
 		}
-		return
+		kind = PendingError // notify_user: the person decides (recoverable.go)
 	case agentproto.KindUserQuestion:
 		kind = PendingQuestion
 	case agentproto.KindDependencyRequest:
@@ -869,6 +877,8 @@ func (p *Process) apply(t *turn, pend *Pending, r resolution, st *agentState) er
 			break
 		}
 		p.finishPending(pend, "continued")
+	case PendingError:
+		return p.applyRecovery(t, pend, r, st)
 	case PendingDependency:
 		name, typ := pend.str("name"), pend.str("type")
 		value := r.value

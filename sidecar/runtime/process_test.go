@@ -283,7 +283,7 @@ func TestCommandAgentEnvironment(t *testing.T) {
 	s := Spec{RunID: "run-7", AgentID: "coder", Role: "worker", InteractionID: "i1", Round: 3,
 		BackendID: BackendCommand, CwdMode: CwdAgentHome, Workspace: ws, SandboxWork: work,
 		Command: []string{"sh", "-c", `pwd; cat; echo; echo "[EOF]"; env | sort`},
-		Env:     map[string]string{"LISTED": "listed-value"}}
+		Env:     map[string]string{"LISTED": "listed-value", "MY_TOKEN": "secret-value-1", "OPENAI_API_KEY": "sk-provider-key"}, SecretEnv: []string{"MY_TOKEN"}}
 	_, res := drain(t, start(t, s, "line one\nline two"), nil)
 	if res.Status != StatusCompleted {
 		t.Fatalf("%s %s", res.Status, res.Reason)
@@ -296,7 +296,9 @@ func TestCommandAgentEnvironment(t *testing.T) {
 		t.Errorf("stdin: %q", res.Reply)
 	}
 	for _, want := range []string{"AGENTCANVAS_RUN_ID=run-7", "AGENTCANVAS_AGENT_ID=coder", "AGENTCANVAS_ROLE=worker",
-		"AGENTCANVAS_INTERACTION_ID=i1", "AGENTCANVAS_ROUND=3", "AGENTCANVAS_SANDBOX=" + work, "LISTED=[redacted:LISTED]"} {
+		"AGENTCANVAS_INTERACTION_ID=i1", "AGENTCANVAS_ROUND=3", "AGENTCANVAS_SANDBOX=" + work,
+		// Only secrets are redacted: the flow's runtime.secrets and the provider key variables.
+		"LISTED=listed-value", "MY_TOKEN=[redacted:MY_TOKEN]", "OPENAI_API_KEY=[redacted:OPENAI_API_KEY]"} {
 		if !slices.Contains(lines, want) {
 			t.Errorf("environment lacks %s", want)
 		}

@@ -15,8 +15,9 @@ const (
 	PendingQuestion   PendingKind = "question"
 	PendingDependency PendingKind = "dependency"
 	PendingPhase      PendingKind = "phase_complete"
-	// PendingError is only seen by Spec.Checkpoint: the checkpoint before a fatal [ERROR]
-	// fails the agent. Nothing waits for it.
+	// PendingError is an [ERROR] with recovery notify_user: the person chooses retry, skip or
+	// stop (ResolveError). Spec.Checkpoint also sees one, with ID "error", before an [ERROR]
+	// fails the agent (fatal, checkpoint_and_fail) or pauses it (pause_and_retry).
 	PendingError PendingKind = "error"
 )
 
@@ -33,6 +34,18 @@ type Pending struct {
 	// Deadline is when an unanswered dependency request times out (Spec.DependencyTimeout);
 	// zero for questions and phases, which wait for as long as it takes.
 	Deadline time.Time `json:"deadline,omitzero"`
+	// raw are the block's fields as the agent printed them, before secrets were redacted
+	// from Fields (RawFields).
+	raw map[string]any
+}
+
+// RawFields are the request's fields as the agent printed them: for what the engine matches
+// (an answers file's keys) and answers, never for what it shows, logs or keeps.
+func (p *Pending) RawFields() map[string]any {
+	if p.raw == nil {
+		return p.Fields
+	}
+	return p.raw
 }
 
 func (p *Pending) str(name string) string {
@@ -74,7 +87,11 @@ func dependencyProvidedBlock(name, value string) string {
 // secretDependencyTypes are the dependency types whose values are treated as secrets: they go
 // into the agent's environment (and its stdin when interactive) but never into a prompt,
 // which per-turn CLIs receive on their command line and send to a model provider.
-func secretDependencyType(t string) bool {
+func secretDependencyType(t string) bool { return SecretDependencyType(t) }
+
+// SecretDependencyType reports whether values of a dependency type are secrets (api_key,
+// env_variable, service): the engine redacts them as the runtime does.
+func SecretDependencyType(t string) bool {
 	switch t {
 	case "api_key", "env_variable", "service":
 		return true

@@ -10,10 +10,96 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/agentproto"
 )
 
-// A recoverable [ERROR] (agent-stdout-protocols.md §4: checkpoint, pause, resume by itself
-// after the rate limit's reset) pauses the agent's process group after a checkpoint, waits for
-// the reset the block names, and resumes it. A turn that then fails is retried (a follow-up
-// turn, its CLI session resumed), at most maxErrorRetries times; after that the agent fails.
+// An [ERROR] block (agent-stdout-protocols.md §4) is handled by its type and recovery:
+//
+//   - type fatal, or recovery checkpoint_and_fail: a checkpoint, then the agent fails, with no
+//     retry;
+//   - recoverable, pause_and_retry: a checkpoint, the agent's process group paused until the
+//     reset the block names, then resumed; a turn that then fails is retried (a follow-up
+//     turn, its CLI session resumed), at most maxErrorRetries times; after that it fails;
+//   - recoverable, notify_user: a checkpoint, the group paused, and the person asked (a
+//     pending request of kind error): retry (resumed now, its failure retried as above), skip
+//     (resumed, and a failure of the turn is not the agent's) or stop (the agent fails).
+//
+// A recoverable error with no recovery, or one this runtime does not know, is paused and
+// retried.
+
+// Recovery choices a person makes for a notify_user [ERROR] (ResolveError).
+const (
+	RecoveryRetry = "retry"
+	RecoveryStop  = "stop"
+	RecoverySkip  = "skip"
+)
+
+// RecoveryChoices lists them in the order they are offered.
+var RecoveryChoices = []string{RecoveryRetry, RecoverySkip, RecoveryStop}
+
+// ResolveError answers a pending notify_user [ERROR] with the person's choice: retry, skip or
+// stop (reason, for stop, says who or why).
+func (p *Process) ResolveError(id, choice, reason string) error {
+	return p.resolve(resolution{id: id, kind: PendingError, value: choice, reason: reason})
+}
+
+// onError acts on an [ERROR] block as its type and recovery say; it reports whether the
+// person is to be asked (notify_user), which the caller does as for any pending request.
+func (p *Process) onError(t *turn, b agentproto.Block, st *agentState) (ask bool) {
+	msg := fieldString(b.Fields, "message")
+	recovery := fieldString(b.Fields, "recovery")
+	switch {
+	case fieldString(b.Fields, "type") == "fatal":
+		p.checkpoint(Pending{ID: "error", Kind: PendingError, Fields: b.Fields, Line: b.Line})
+		st.failReason = "the agent reported a fatal error: " + msg
+		p.terminate(t)
+	case fieldString(b.Fields, "type") != "recoverable":
+		// The parser lets no other type through.
+	case recovery == "checkpoint_and_fail":
+		p.checkpoint(Pending{ID: "error", Kind: PendingError, Fields: b.Fields, Line: b.Line})
+		st.failReason = "the agent reported an error and asked to fail on it (checkpoint_and_fail): " + msg
+		p.terminate(t)
+	case recovery == "notify_user":
+		return true
+	default:
+		p.recoverError(t, b.Fields, st)
+	}
+	return false
+}
+
+// applyRecovery carries out the person's choice on a notify_user [ERROR].
+func (p *Process) applyRecovery(t *turn, pend *Pending, r resolution, st *agentState) error {
+	msg := pend.str("message")
+	switch strings.ToLower(strings.TrimSpace(r.value)) {
+	case RecoveryRetry:
+		st.recoverable = msg // a failure of the turn is retried, as after a reset
+		p.finishPending(pend, RecoveryRetry)
+	case RecoverySkip:
+		st.skipped = msg
+		p.finishPending(pend, RecoverySkip)
+	case RecoveryStop:
+		st.failReason = "the agent reported an error and " + firstNonBlank(r.reason, "the person chose to stop") + ": " + msg
+		p.finishPending(pend, RecoveryStop)
+		p.terminate(t)
+	default:
+		return fmt.Errorf("runtime: error %s: answer retry, skip or stop, not %q", pend.ID, r.value)
+	}
+	return nil
+}
+
+// skipFailure: the turn failed after the person chose to skip its error: its failure is not
+// counted (the agent goes on as if the turn completed), and said.
+func (p *Process) skipFailure(st *agentState, turn int) (failed bool) {
+	p.emit(Event{Kind: EventWarning, Turn: turn, Reason: "the turn failed after the error " + strconv.Quote(st.skipped) + "; you chose to skip it, so the agent goes on"})
+	st.skipped = ""
+	return false
+}
+
+func firstNonBlank(ss ...string) string {
+	for _, s := range ss {
+		if strings.TrimSpace(s) != "" {
+			return s
+		}
+	}
+	return ""
+}
 
 // maxErrorRetries bounds the retries after recoverable errors, per agent run.
 const maxErrorRetries = 3
@@ -53,8 +139,9 @@ func errorReset(fields map[string]any) time.Duration {
 // pause when it has seen the agent stopped, rather than race a timer).
 var waitReset = time.After
 
-// recoverError handles a recoverable [ERROR]: checkpoint, pause the group, wait for the reset
-// (a Stop ends the wait), resume, and mark the turn for a retry should it fail.
+// recoverError handles a recoverable [ERROR] with pause_and_retry: checkpoint, pause the
+// group, wait for the reset (a Stop ends the wait), resume, and mark the turn for a retry
+// should it fail.
 func (p *Process) recoverError(t *turn, fields map[string]any, st *agentState) {
 	p.checkpoint(Pending{ID: "error", Kind: PendingError, Fields: fields})
 	msg := fieldString(fields, "message")
@@ -91,6 +178,7 @@ func (p *Process) retryAfterError(st *agentState, res *Result) (retry bool) {
 	msg := st.recoverable
 	st.recoverable = ""
 	st.retries++
+	res.Retries = min(st.retries, maxErrorRetries)
 	if st.retries > maxErrorRetries {
 		res.Status, res.Reason = StatusFailed, fmt.Sprintf("the agent's recoverable error persisted after %d retries: %s", maxErrorRetries, msg)
 		return false

@@ -134,3 +134,69 @@ func TestRecoverableErrorsInOneTurnAreBounded(t *testing.T) {
 		t.Errorf("%d pauses, want 4", n)
 	}
 }
+
+// errorBlock is a recoverable [ERROR] with the given recovery strategy.
+func errorBlock(recovery string) string {
+	return `printf '[ERROR]\ntype: recoverable\nmessage: Rate limit exceeded\nrecovery: ` + recovery + `\n[/ERROR]\n'`
+}
+
+// checkpoint_and_fail: a checkpoint, then the agent fails on the spot, with no retry, even
+// though the error is recoverable.
+func TestCheckpointAndFailIsNotRetried(t *testing.T) {
+	s := shellSpec(t, `cat >/dev/null; `+errorBlock("checkpoint_and_fail")+`; sleep 5; exit 1`)
+	var cps []Pending
+	s.Checkpoint = func(pd Pending) error { cps = append(cps, pd); return nil }
+	evs, res := drain(t, start(t, s, "task"), nil)
+	if res.Status != StatusFailed || res.Turns != 1 || res.Retries != 0 || !strings.Contains(res.Reason, "checkpoint_and_fail): Rate limit exceeded") {
+		t.Fatalf("status %s (%s), %d turns, %d retries", res.Status, res.Reason, res.Turns, res.Retries)
+	}
+	if len(cps) != 1 || cps[0].Kind != PendingError {
+		t.Errorf("checkpoints %+v", cps)
+	}
+	if len(ofKind(evs, EventPaused)) != 0 {
+		t.Error("paused for a retry that is not to come")
+	}
+}
+
+// notify_user: the person is asked (a pending request of kind error, the agent paused), and
+// their choice decides: retry runs the failed turn again, skip goes on as if it had not
+// failed, stop fails the agent.
+func TestNotifyUserAsksThePerson(t *testing.T) {
+	for _, c := range []struct {
+		choice string
+		status Status
+		turns  int
+		reason string
+	}{
+		{RecoveryRetry, StatusCompleted, 2, ""},
+		{RecoverySkip, StatusCompleted, 1, ""},
+		{RecoveryStop, StatusFailed, 1, "the agent reported an error and stopped by you: Rate limit exceeded"},
+	} {
+		t.Run(c.choice, func(t *testing.T) {
+			s := shellSpec(t, `cat >/dev/null; if [ "$AGENTCANVAS_TURN" = 1 ]; then `+errorBlock("notify_user")+`; sleep 0.2; exit 1; fi; echo "ANSWER: done"`)
+			p := start(t, s, "task")
+			asked := 0
+			evs, res := drain(t, p, func(ev Event) {
+				if ev.Kind == EventPending && ev.Pending.Kind == PendingError {
+					asked++
+					if err := p.ResolveError(ev.Pending.ID, "bogus", ""); err == nil {
+						t.Error("an answer other than retry, skip or stop was taken")
+					}
+					if err := p.ResolveError(ev.Pending.ID, c.choice, "stopped by you"); err != nil {
+						t.Error(err)
+					}
+				}
+			})
+			if asked != 1 || res.Status != c.status || res.Turns != c.turns || c.reason != "" && res.Reason != c.reason {
+				t.Fatalf("asked %d; status %s (%s), %d turns", asked, res.Status, res.Reason, res.Turns)
+			}
+			var outcome string
+			for _, ev := range ofKind(evs, EventAnswered) {
+				outcome = ev.Pending.Outcome
+			}
+			if outcome != c.choice {
+				t.Errorf("outcome %q", outcome)
+			}
+		})
+	}
+}

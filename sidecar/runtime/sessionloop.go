@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"reflect"
 	"time"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/safefile"
 )
 
 // LoopOptions configure a session loop (cli-agent-session-loop.md): an agent runs as a
@@ -94,7 +95,7 @@ func RunSessionLoop(ctx context.Context, spec Spec, task string, o LoopOptions) 
 	if err != nil {
 		return LoopResult{}, err
 	}
-	root, err := os.OpenRoot(dir)
+	root, err := safefile.Open(dir)
 	if err != nil {
 		return LoopResult{}, err
 	}
@@ -183,9 +184,12 @@ func countPassing(fl []Feature) int {
 	return n
 }
 
-// readFeatures reads the feature list through the working folder's os.Root.
-func readFeatures(root *os.Root, name string) ([]Feature, bool, error) {
-	b, err := root.ReadFile(name)
+// maxFeatureList caps the feature list the sidecar reads (the agent writes it).
+const maxFeatureList = 16 << 20
+
+// readFeatures reads the feature list in the working folder (the agent's: see safefile).
+func readFeatures(root *safefile.Dir, name string) ([]Feature, bool, error) {
+	b, err := root.ReadFile(name, maxFeatureList)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}

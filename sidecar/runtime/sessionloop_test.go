@@ -99,3 +99,28 @@ func TestFeatureViolation(t *testing.T) {
 		}
 	}
 }
+
+// The feature list is the agent's file: a session that leaves a FIFO, a sparse terabyte or a
+// link out of its folder in its place ends the loop with the list unreadable, not a sidecar
+// that waits for a writer, runs out of memory or reads what the link leads to.
+func TestSessionLoopFeatureListIsTheAgents(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "secret.json")
+	if err := os.WriteFile(outside, []byte(`[{"category":"x","description":"SECRET","steps":[],"passes":true}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, make := range map[string]string{
+		"fifo":   "mkfifo feature_list.json",
+		"sparse": "truncate -s 1T feature_list.json",
+		"link":   "ln -s " + outside + " feature_list.json",
+	} {
+		t.Run(name, func(t *testing.T) {
+			res, err := RunSessionLoop(t.Context(), shellSpec(t, "cat >/dev/null; "+make), "build the app", LoopOptions{MaxIterations: 2, Delay: time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.FeatureListError == "" || res.Features != -1 || strings.Contains(res.FeatureListError, "SECRET") {
+				t.Errorf("loop result %+v, want the list unreadable", res)
+			}
+		})
+	}
+}

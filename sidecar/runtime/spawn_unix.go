@@ -25,8 +25,9 @@ type osChild struct {
 	agentPID int
 	out, err *os.File
 	in       stdinWriter
-	// unconfined says why a turn that was to be confined is not (auto mode only).
-	unconfined string
+	// unconfined says why a turn that was to be confined is not (auto mode only); noWorld
+	// why a confined turn has no world of its own where worlds were on.
+	unconfined, noWorld string
 	// failure says why the turn failed whatever the agent did: its guardian died.
 	failure string
 
@@ -57,6 +58,9 @@ func (c *osChild) signal(sig syscall.Signal) error {
 	}
 	if sig == sigPause {
 		c.pauses++
+		if c.g == nil {
+			sig = syscall.SIGSTOP // a session of its own: SIGTSTP is discarded (spawnDirect)
+		}
 	}
 	err := syscall.Kill(-c.agentPID, sig)
 	if err == nil && sig == sigResume && resumeCheckable {
@@ -91,6 +95,12 @@ func spawnOS(argv []string, dir string, env []string, stdinData string, keepStdi
 		req := newGuardianRequest(path, argv, dir, env)
 		if pol != nil {
 			req.policy = pol.Encode()
+			// A guardian of confined turns filters itself (filterSelf): it serves no other kind.
+			if req.world = worldFor(*pol); req.world != nil {
+				req.owner += "\x00" + req.world.key
+			} else {
+				req.owner += fmt.Sprintf("\x00confined unix=%v", pol.AllowUnixSockets)
+			}
 		}
 		c, err = spawnGuarded(req)
 	}
@@ -154,7 +164,9 @@ func spawnDirect(path string, argv []string, dir string, env []string, pol *conf
 	cmd := exec.Command(path, argv[1:]...)
 	cmd.Args[0], cmd.Env, cmd.Dir = argv[0], env, dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.inR, s.outW, s.errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A session of its own: no controlling terminal (see newGuardian). Its group is then
+	// orphaned, where SIGTSTP does nothing: signal pauses it with SIGSTOP instead.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	unconfined := ""
 	if pol == nil {
 		err = cmd.Start()

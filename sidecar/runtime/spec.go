@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/confine"
+	"github.com/agentcanvas/agentcanvas/sidecar/gateway"
 	"github.com/agentcanvas/agentcanvas/sidecar/mcpconfig"
 )
 
@@ -53,6 +55,14 @@ type Spec struct {
 	// (ResolveEnv). Only these, a fixed set of harmless variables (PATH, HOME, locale, proxy,
 	// TMPDIR; see baseEnvNames) and the AGENTCANVAS_* variables reach the agent.
 	Env map[string]string
+	// Hidden are absolute paths a confined agent may not read whatever its other grants (the
+	// folders of skills marked disable-model-invocation, unless the person invoked the skill).
+	Hidden []string
+
+	// SecretEnv names the entries of Env whose values are secrets (runtime.secrets, an MCP
+	// server's variables): they, the provider key variables (SecretName) and the values of
+	// secret dependency types are what the runtime redacts, and nothing else.
+	SecretEnv []string
 
 	// CLI settings (claude/codex/gemini; ignored where a CLI has no such flag).
 	Model              string
@@ -342,6 +352,20 @@ const pathCacheTTL = 10 * time.Second
 
 var pathNow = time.Now // the clock, for tests
 
+// Redactor replaces secret values with [redacted:NAME]: the runtime's for everything it
+// reports, and the engine's for everything a run writes or shows. Its zero value redacts
+// nothing; it is not safe for concurrent use.
+type Redactor = redactor
+
+// Add registers a secret value under its name (a value shorter than minSecretLen is not).
+func (r *redactor) Add(name, value string) { r.add(name, value) }
+
+// Text is s with every secret value replaced.
+func (r *redactor) Text(s string) string { return r.str(s) }
+
+// Value is v with every string in it redacted (maps and lists copied, never changed).
+func (r *redactor) Value(v any) any { return r.any(v) }
+
 // redactor replaces secret values with [redacted:NAME] in everything the runtime reports.
 type redactor struct {
 	r *strings.Replacer
@@ -371,6 +395,22 @@ func (r *redactor) add(name, value string) {
 		args = append(args, v, "[redacted:"+r.m[v]+"]")
 	}
 	r.r = strings.NewReplacer(args...)
+}
+
+// SecretName reports whether an environment variable's value is a secret whatever the flow
+// says: a provider's API key variable, or a CLI's login token.
+func SecretName(name string) bool {
+	for _, vars := range gateway.KeyVars {
+		if slices.Contains(vars, name) {
+			return true
+		}
+	}
+	return name == "CLAUDE_CODE_OAUTH_TOKEN"
+}
+
+// secret reports whether the spec's variable name holds a secret.
+func (s *Spec) secret(name string) bool {
+	return SecretName(name) || slices.Contains(s.SecretEnv, name)
 }
 
 // Redact replaces in s the values of env (NAME → secret) as an agent's reports are scrubbed:
@@ -413,6 +453,12 @@ func (r *redactor) any(v any) any {
 		out := make([]string, len(t))
 		for i, x := range t {
 			out[i] = r.str(x)
+		}
+		return out
+	case map[string]string:
+		out := make(map[string]string, len(t))
+		for k, x := range t {
+			out[k] = r.str(x)
 		}
 		return out
 	}

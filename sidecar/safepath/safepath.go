@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -21,6 +22,11 @@ import (
 // normalisations git itself applies against ".git" look-alikes (trailing dots and spaces,
 // NTFS short names, HFS+ ignorable code points). No configuration unblocks them.
 var DefaultBlocked = []string{".agentcanvas", ".git", "node_modules", "dist"}
+
+// BuildFolders are the built-in blocked names that hold build output and dependencies. They
+// keep agents from writing there (a proposal never holds them), but files git tracks in them
+// are source, and a sandbox still copies those (OnlyBuildFolder).
+var BuildFolders = []string{"node_modules", "dist"}
 
 // The person's rules a refusal came from, for errors.Is on an *Error (the built-in rules
 // have none).
@@ -173,6 +179,27 @@ func (r Rules) Blocks(p string) (string, bool) {
 	return name, ok
 }
 
+// OnlyBuildFolder reports whether p is blocked only because a component of it is one of
+// BuildFolders: not in .git, .agentcanvas or a folder the person blocked.
+func (r Rules) OnlyBuildFolder(p string) bool {
+	if r.lexical {
+		return false
+	}
+	build := false
+	norm := strings.Split(p, "/")
+	for i, c := range norm {
+		norm[i] = normalise(c)
+		switch {
+		case slices.Contains(BuildFolders, norm[i]):
+			build = true
+		case norm[i] == ".git" || norm[i] == "git~1" || slices.Contains(DefaultBlocked, norm[i]):
+			return false
+		}
+	}
+	_, personal := r.personBlocks(norm)
+	return build && !personal
+}
+
 // blocks is Blocks, also saying whether the folder is a built-in one.
 func (r Rules) blocks(p string) (name string, builtin, ok bool) {
 	comps := strings.Split(p, "/")
@@ -193,21 +220,27 @@ func (r Rules) blocks(p string) (name string, builtin, ok bool) {
 			}
 		}
 	}
+	name, ok = r.personBlocks(norm)
+	return name, false, ok
+}
+
+// personBlocks: the normalised components norm are in a folder the person blocked.
+func (r Rules) personBlocks(norm []string) (string, bool) {
 	for _, b := range r.Blocked {
 		bc := strings.Split(b, "/")
 		if len(bc) == 1 {
 			for _, n := range norm {
 				if n == normalise(b) {
-					return b, false, true
+					return b, true
 				}
 			}
 			continue
 		}
 		if len(bc) <= len(norm) && equalFold(bc, norm[:len(bc)]) {
-			return b, false, true
+			return b, true
 		}
 	}
-	return "", false, false
+	return "", false
 }
 
 // equalFold compares a blocked path's components with a path's normalised ones.

@@ -56,7 +56,10 @@ func ancestorIgnores(root *os.Root, excludes []gitignore.Pattern, dir string) ([
 // is asked for, whatever lies outside the allowed folders), refusing special files. A symlink
 // met on the way is copied as the link it is, never followed, even when it leads out of the
 // workspace: trees have such links, and a proposal that adds or changes one is refused.
-func walkDir(root *os.Root, dir string, ps []gitignore.Pattern, rules safepath.Rules, whole bool, visit func(entry)) error {
+//
+// A build folder (node_modules, dist: safepath.BuildFolders) is skipped too, except for the
+// files git tracks in it: those are source (Go's src/cmd/dist), and are copied.
+func walkDir(root *os.Root, dir string, ps []gitignore.Pattern, rules safepath.Rules, whole bool, tracked *trackedFiles, visit func(entry)) error {
 	own, err := readIgnore(root, dir)
 	if err != nil {
 		return err
@@ -71,10 +74,18 @@ func walkDir(root *os.Root, dir string, ps []gitignore.Pattern, rules safepath.R
 	}
 	for _, d := range ents {
 		p := path.Join(dir, d.Name())
-		if _, blocked := rules.Blocks(p); blocked || isOwnTemp(p) {
-			continue // a blocked folder, or a temporary file of an apply
+		if isOwnTemp(p) {
+			continue // a temporary file of an apply
 		}
 		isDir := d.IsDir()
+		if _, blocked := rules.Blocks(p); blocked {
+			if isDir && rules.OnlyBuildFolder(p) && tracked.holds(p) {
+				if err := walkTracked(root, p, rules, whole, tracked, visit); err != nil {
+					return err
+				}
+			}
+			continue
+		}
 		if whole && !allowedOrAbove(rules, p, isDir) {
 			continue
 		}
@@ -85,21 +96,29 @@ func walkDir(root *os.Root, dir string, ps []gitignore.Pattern, rules safepath.R
 			continue
 		}
 		if isDir {
-			if err := walkDir(root, p, ps, rules, whole, visit); err != nil {
+			if err := walkDir(root, p, ps, rules, whole, tracked, visit); err != nil {
 				return err
 			}
 			continue
 		}
-		fi, err := d.Info()
-		if err != nil {
-			return refuse(p, "%v", err)
-		}
-		e, err := entryFor(root, p, fi, true)
-		if err != nil {
+		if err := visitFile(root, p, d, visit); err != nil {
 			return err
 		}
-		visit(e)
 	}
+	return nil
+}
+
+// visitFile visits the file (or link) p a walk met.
+func visitFile(root *os.Root, p string, d fs.DirEntry, visit func(entry)) error {
+	fi, err := d.Info()
+	if err != nil {
+		return refuse(p, "%v", err)
+	}
+	e, err := entryFor(root, p, fi, true)
+	if err != nil {
+		return err
+	}
+	visit(e)
 	return nil
 }
 
@@ -115,4 +134,37 @@ func allowedOrAbove(rules safepath.Rules, p string, isDir bool) bool {
 		}
 	}
 	return false
+}
+
+// walkTracked visits the files git tracks in the build folder dir, whatever .gitignore says
+// (git tracks them all the same): only them, and only the folders that hold some.
+func walkTracked(root *os.Root, dir string, rules safepath.Rules, whole bool, tracked *trackedFiles, visit func(entry)) error {
+	ents, err := fs.ReadDir(root.FS(), dir)
+	if err != nil {
+		return refuse(dir, "%v", err)
+	}
+	for _, d := range ents {
+		p := path.Join(dir, d.Name())
+		if _, blocked := rules.Blocks(p); blocked && !rules.OnlyBuildFolder(p) || whole && !allowedOrAbove(rules, p, d.IsDir()) {
+			continue
+		}
+		if d.IsDir() {
+			if tracked.holds(p) {
+				if err := walkTracked(root, p, rules, whole, tracked, visit); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if !tracked.has(p) {
+			continue
+		}
+		if _, err := safepath.Clean(p, safepath.Lexical); err != nil {
+			return refuse(p, "%s", err.(*safepath.Error).Reason)
+		}
+		if err := visitFile(root, p, d, visit); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -66,6 +66,9 @@ type Options struct {
 	Shared []string
 	// Notice, if set, is told what the recovery before the copy did (recover.go), in one line.
 	Notice func(string)
+	// Waiting, if set, is told (once, with the holder) when another writer of the workspace
+	// holds its lock and Prepare waits for it.
+	Waiting func(holder string)
 }
 
 // Paths are the absolute folders of one agent's sandbox (JSON keys as DESIGN.md prints them).
@@ -219,10 +222,12 @@ func Prepare(ctx context.Context, o Options) (Paths, error) {
 		return Paths{}, err
 	}
 	defer root.Close()
-	// The requested names first, before the lock makes .agentcanvas/: a refusal leaves the
-	// workspace as it was.
-	if err := checkRequested(root, o.Files, o.Rules); err != nil {
+	// Refusals first, before anything is made (the lock's file included).
+	tracked := &trackedFiles{workspace: o.Workspace}
+	if entries, _, err := collect(root, excludePatterns(o.Workspace), o.Files, o.Rules, tracked); err != nil {
 		return Paths{}, err
+	} else if len(entries) == 0 && !o.AllowEmpty {
+		return Paths{}, refuse(".", "the workspace holds no file the folder rules let through")
 	}
 	if err := notThere(root, rel); err != nil {
 		return Paths{}, err
@@ -233,7 +238,7 @@ func Prepare(ctx context.Context, o Options) (Paths, error) {
 	// One writer of the workspace at a time, and an interrupted apply recovered first: the
 	// copy is never of a half-applied workspace, and two runs never create the same folders at
 	// once.
-	lk, err := wslock.Acquire(ctx, o.Workspace, fmt.Sprintf("preparing the sandbox of %s (run %s)", o.AgentID, o.RunID), wslock.Options{})
+	lk, err := wslock.Acquire(ctx, o.Workspace, fmt.Sprintf("preparing the sandbox of %s (run %s)", o.AgentID, o.RunID), wslock.Options{Waiting: o.Waiting})
 	if err != nil {
 		return Paths{}, err
 	}
@@ -244,7 +249,9 @@ func Prepare(ctx context.Context, o Options) (Paths, error) {
 	if err := notThere(root, rel); err != nil { // again, with the lock: another run may have made it
 		return Paths{}, err
 	}
-	entries, requested, err := collect(root, excludePatterns(o.Workspace), o.Files, o.Rules)
+	// Listed again under the lock and after the recovery: an apply that was under way had
+	// temporary files beside its targets, gone by now, and may have added files.
+	entries, requested, err := collect(root, excludePatterns(o.Workspace), o.Files, o.Rules, tracked)
 	if err != nil {
 		return Paths{}, err
 	}
@@ -407,20 +414,6 @@ func mkdirsRecording(root *os.Root, dir string) ([]string, error) {
 	return created, nil
 }
 
-// checkRequested checks each requested name as collect does, without walking the folders:
-// the refusals a person most often meets, before anything is made.
-func checkRequested(root *os.Root, files []string, rules safepath.Rules) error {
-	for _, f := range files {
-		if f == WholeWorkspace {
-			continue
-		}
-		if _, err := requestedEntry(root, f, rules); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // requestedEntry checks one requested name: the path rules, no symlink on the way, that it
 // exists, and (for a file) what it is. A folder's entry has no path.
 func requestedEntry(root *os.Root, f string, rules safepath.Rules) (entry, error) {
@@ -448,7 +441,7 @@ func requestedEntry(root *os.Root, f string, rules safepath.Rules) (entry, error
 
 // collect checks every requested path and expands folders, leaving out what the excludes and
 // the .gitignore files ignore. It touches nothing.
-func collect(root *os.Root, excludes []gitignore.Pattern, files []string, rules safepath.Rules) ([]entry, []string, error) {
+func collect(root *os.Root, excludes []gitignore.Pattern, files []string, rules safepath.Rules, tracked *trackedFiles) ([]entry, []string, error) {
 	seen := map[string]bool{}
 	var out []entry
 	add := func(e entry) {
@@ -461,7 +454,7 @@ func collect(root *os.Root, excludes []gitignore.Pattern, files []string, rules 
 	for _, f := range files {
 		if f == WholeWorkspace {
 			requested = append(requested, f)
-			if err := walkDir(root, ".", excludes, rules, true, add); err != nil {
+			if err := walkDir(root, ".", excludes, rules, true, tracked, add); err != nil {
 				return nil, nil, err
 			}
 			continue
@@ -477,7 +470,7 @@ func collect(root *os.Root, excludes []gitignore.Pattern, files []string, rules 
 			if err != nil {
 				return nil, nil, err
 			}
-			if err := walkDir(root, p, ps, rules, false, add); err != nil {
+			if err := walkDir(root, p, ps, rules, false, tracked, add); err != nil {
 				return nil, nil, err
 			}
 			continue

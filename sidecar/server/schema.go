@@ -46,6 +46,7 @@ var runtimeField = &field{doc: "How the node is run: an agent CLI and its settin
 	"backendId":          {doc: "Which CLI runs the agent: `auto` picks an installed one; `command` runs `command:` with the prompt on stdin; `dry-run` answers without calling a model.", enum: []string{"auto", "claude", "codex", "gemini", "command", "dry-run"}},
 	"cwdMode":            {doc: "The agent's working folder: `agentHome` (its sandbox) or `workspace` (read-only view of the workspace).", enum: []string{"agentHome", "workspace"}},
 	"env":                {doc: "Names of environment variables passed to the agent. Names only: never write a secret's value in a flow."},
+	"secrets":            {doc: "Names of environment variables passed to the agent whose values are secrets: redacted wherever the sidecar reports, logs or keeps text. The provider key variables (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY…) are secret without being listed."},
 	"command":            {doc: "argv for `backendId: command`, e.g. `[bash, agents/judge.sh]`."},
 	"model":              {doc: "The model name passed to the CLI."},
 	"maxTurns":           {doc: "The most turns one session may take."},

@@ -19,12 +19,15 @@ import (
 const FileName = "turns.jsonl"
 
 // Bounds: a turn's prompt and reply keep their first MaxText bytes, its stderr its last
-// MaxStderrLines lines of at most MaxLine bytes; a run's file stops taking texts at MaxFile
+// MaxStderrLines lines of at most MaxLine bytes, its tool calls the first MaxTools with
+// MaxToolText bytes of each input and output; a run's file stops taking texts at MaxFile
 // bytes (the turns are still recorded, with their texts left out and Truncated saying so).
 const (
 	MaxText        = 64 << 10
 	MaxStderrLines = 200
 	MaxLine        = 1000
+	MaxTools       = 200
+	MaxToolText    = 2 << 10
 	MaxFile        = 8 << 20
 )
 
@@ -46,10 +49,24 @@ type Turn struct {
 	CostUSD       *float64  `json:"costUsd,omitempty"` // absent when the backend reports no cost
 	Prompt        string    `json:"prompt"`
 	Reply         string    `json:"reply"`
-	Stderr        []string  `json:"stderr,omitempty"`
+	// Partial: the turn was stopped (or failed) before the CLI gave its reply; Reply is what
+	// the agent had said until then.
+	Partial bool       `json:"partial,omitempty"`
+	Tools   []ToolCall `json:"tools,omitempty"` // the CLI's tool calls, in order
+	Stderr  []string   `json:"stderr,omitempty"`
 	// Truncated names the fields cut to fit the bounds ("prompt", "reply", "stderr", or
 	// "texts" once the run's file is full).
 	Truncated []string `json:"truncated,omitempty"`
+}
+
+// ToolCall is one tool call of a turn: the tool, its input (JSON) and what it gave back.
+type ToolCall struct {
+	Tool    string `json:"tool"`
+	Input   string `json:"input,omitempty"`
+	Output  string `json:"output,omitempty"`
+	IsError bool   `json:"isError,omitempty"`
+	// Unanswered: the turn ended before the tool gave its result.
+	Unanswered bool `json:"unanswered,omitempty"`
 }
 
 // Writer appends a run's turns; it is safe for concurrent use (agents of one interaction
@@ -90,7 +107,7 @@ func (w *Writer) Append(t Turn) (seq int, err error) {
 	bound(&t)
 	line, err := json.Marshal(t)
 	if err == nil && w.size+int64(len(line)) > MaxFile {
-		t.Prompt, t.Reply, t.Stderr = "", "", nil
+		t.Prompt, t.Reply, t.Stderr, t.Tools = "", "", nil, nil
 		t.Truncated = append(t.Truncated, "texts")
 		line, err = json.Marshal(t)
 	}
@@ -134,6 +151,19 @@ func bound(t *Turn) {
 	}
 	if cut {
 		t.Truncated = append(t.Truncated, "stderr")
+	}
+	cut = false
+	if len(t.Tools) > MaxTools {
+		t.Tools, cut = t.Tools[:MaxTools], true
+	}
+	for i := range t.Tools {
+		var ci, co bool
+		t.Tools[i].Input, ci = head(t.Tools[i].Input, MaxToolText)
+		t.Tools[i].Output, co = head(t.Tools[i].Output, MaxToolText)
+		cut = cut || ci || co
+	}
+	if cut {
+		t.Truncated = append(t.Truncated, "tools")
 	}
 }
 

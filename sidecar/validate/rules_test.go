@@ -134,7 +134,29 @@ func TestSchemaRule(t *testing.T) {
 		{"maxCostUsd and network open", head + "agents: [{id: a, runtime: {backendId: claude, env: [ANTHROPIC_API_KEY], maxCostUsd: 0.5, network: open}}]\ninteractions: []\n", nil},
 		{"maxCostUsd and network open off the gateway", head + "agents: [{id: a, runtime: {backendId: claude, maxCostUsd: 0.5, network: open}}, {id: b, runtime: {backendId: command, command: [x], env: [OPENAI_API_KEY], maxCostUsd: 1}}]\ninteractions: []\n", []string{CodeSchema, CodeSchema, CodeSchema}},
 		{"sessionLoop zero", head + "agents: [{id: a, runtime: {sessionLoop: {maxIterations: 0}}}]\ninteractions: []\n", []string{CodeSchema}},
-		{"unknown field is a warning", head + "agents: [{id: a, colour: red}]\ninteractions: []\n", []string{CodeSchema}},
+		// What the engine cannot honour (honour.go).
+		{"sessionLoop negative delay", head + "agents: [{id: a, runtime: {sessionLoop: {maxIterations: 3, delayMs: -5}}}]\ninteractions: []\n", []string{CodeSchema}},
+		{"runtime.secrets names", head + "agents: [{id: a, runtime: {secrets: [DB_PASSWORD, \"bad name\"]}}]\ninteractions: []\n", []string{CodeSchema}},
+		{"params out of range", mw("{termination: {type: max_rounds, rounds: 2}, params: {ttl_s: -1, samples: 0, bid_deadline_ms: -3, rate_limit_per_min: -1}}"), []string{CodeSchema, CodeSchema, CodeSchema, CodeSchema}},
+		{"params enums", mw("{termination: {type: max_rounds, rounds: 2}, params: {priority: urgent, award_rule: cheapest, select: weighted, match: fuzzy, schedule: hourly, repeat: true}}"), []string{CodeSchema, CodeSchema, CodeSchema, CodeSchema, CodeSchema, CodeSchema}},
+		{"params enums valid", mw("{termination: {type: max_rounds, rounds: 2}, params: {priority: High, award_rule: best_bid, ttl_s: 0, verifier: lead}}"), nil},
+		{"verifier names no agent", mw("{termination: {type: max_rounds, rounds: 2}, params: {verifier: nobody}}"), []string{CodeUnknownAgent}},
+		{"retain_days while another interaction keeps its log", mw(term2) + `  - id: i2
+    patternId: manager_worker
+    edges:
+      - source: lead
+        target: w1
+        data: {termination: {type: max_rounds, rounds: 2}, observability: {retain_days: 7}}
+`, []string{CodeSchema}},
+		{"retain_days everywhere, or on the only logged interaction", mw("{termination: {type: max_rounds, rounds: 2}, observability: {logs: false}}") + `  - id: i2
+    patternId: manager_worker
+    edges:
+      - source: lead
+        target: w1
+        data: {termination: {type: max_rounds, rounds: 2}, observability: {retain_days: 7}}
+`, nil},
+		{"traces are not recorded apart", mw("{termination: {type: max_rounds, rounds: 2}, observability: {logs: true, traces: true}}"), []string{CodeSchema}},
+		{"unknown field is an error", head + "agents: [{id: a, colour: red}]\ninteractions: []\n", []string{CodeSchema}},
 	})
 }
 

@@ -154,6 +154,12 @@ func (c *checker) runtime(path string, r *flow.Runtime) {
 		p := path + "/sessionLoop/maxIterations"
 		c.report(p, c.at(p), diag.Error, CodeSchema, "sessionLoop.maxIterations must be at least 1 (it bounds the loop)", c.setFix("Set maxIterations to 10", p, 10))
 	}
+	for i, name := range r.Secrets {
+		if p := fmt.Sprintf("%s/secrets/%d", path, i); !envNameRE.MatchString(name) && !c.secretAt[p] {
+			fixed := envName(strings.SplitN(name, "=", 2)[0])
+			c.report(p, c.at(p), diag.Error, CodeSchema, fmt.Sprintf("runtime.secrets holds the names of environment variables whose values are secret, and %q is not a valid name; write %s", name, fixed), c.replaceFix("Use "+fixed, p, fixed))
+		}
+	}
 	first, count := map[string]int{}, map[string]int{}
 	for _, name := range r.Env {
 		count[name]++
@@ -225,7 +231,7 @@ func (c *checker) edgeData(path string, d *flow.EdgeData) {
 			c.enum(t.Path+"/type", "termination type", t.Type, TerminationTypes)
 		})
 	}
-	if d.Observability != nil && d.Observability.RetainDays < 0 {
+	if d.Observability != nil && d.Observability.RetainDays != nil && *d.Observability.RetainDays < 0 {
 		p := path + "/observability/retain_days"
 		c.report(p, c.at(p), diag.Error, CodeSchema, "observability.retain_days must be 0 or more days", nil)
 	}

@@ -142,7 +142,7 @@ func (c *checker) secretValue(v string, segs []string, key string, inConfig bool
 // name.
 func (c *checker) listedEnv(segs []string, name string) bool {
 	n := len(segs)
-	if n < 3 || segs[n-3] != "runtime" || segs[n-2] != "env" || !isIndex(segs[n-1]) {
+	if n < 3 || segs[n-3] != "runtime" || segs[n-2] != "env" && segs[n-2] != "secrets" || !isIndex(segs[n-1]) {
 		return false
 	}
 	list := nodeAt(c.f, "/"+strings.Join(segs[:n-1], "/"))

@@ -119,6 +119,7 @@ func (c *checker) run() {
 	c.duplicateIDs()
 	c.references()
 	c.interactions()
+	c.honour() // honour.go
 	c.spendUnknown()
 	c.policyPricing() // gateway.go
 	c.paths()

@@ -10,13 +10,12 @@ import { canvasHtml, newNonce } from "./html";
 import { debounce, nearestSpan, utf16Character } from "./positions";
 import type { FlowOp, HostMessage, SrcRange, WebviewMessage } from "./protocol";
 
-export const CANVAS_VIEW_TYPE = "agentcanvas.canvas";
 /**
- * The same canvas as an "Open With…" option for any `flows/*.yaml`. VS Code keeps one priority per
- * contributed viewType (a second contribution with the same viewType is dropped), so the default
- * editor for `.agentcanvas/flows/*.yaml` and the option elsewhere need two view types.
+ * The canvas's view type: the default editor of every flow file, `.agentcanvas/flows/*.yaml` and
+ * `flows/*.yaml` (package.json's customEditors), as the guide says; "Reopen Editor With… → Text
+ * Editor" shows the YAML.
  */
-export const CANVAS_OPTION_VIEW_TYPE = "agentcanvas.canvas.flows";
+export const CANVAS_VIEW_TYPE = "agentcanvas.canvas";
 const RELOAD_DEBOUNCE_MS = 150;
 
 export class CanvasEditorProvider implements vscode.CustomTextEditorProvider {
@@ -26,7 +25,7 @@ export class CanvasEditorProvider implements vscode.CustomTextEditorProvider {
     private readonly log?: vscode.OutputChannel,
   ) {}
 
-  /** register registers the provider for both view types (see CANVAS_OPTION_VIEW_TYPE). */
+  /** register registers the provider for the canvas's view type. */
   static register(context: vscode.ExtensionContext, backend: CanvasBackend, log?: vscode.OutputChannel): vscode.Disposable {
     const provider = new CanvasEditorProvider(context.extensionUri, backend, log);
     const options = {
@@ -35,8 +34,7 @@ export class CanvasEditorProvider implements vscode.CustomTextEditorProvider {
       webviewOptions: { retainContextWhenHidden: false },
       supportsMultipleEditorsPerDocument: true,
     };
-    const subs = [CANVAS_VIEW_TYPE, CANVAS_OPTION_VIEW_TYPE].map((t) => vscode.window.registerCustomEditorProvider(t, provider, options));
-    return { dispose: () => subs.forEach((s) => s.dispose()) };
+    return vscode.window.registerCustomEditorProvider(CANVAS_VIEW_TYPE, provider, options);
   }
 
   resolveCustomTextEditor(document: vscode.TextDocument, panel: vscode.WebviewPanel): void {

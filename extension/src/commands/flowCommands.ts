@@ -5,12 +5,25 @@ import { Method, readDiagnostics, readPatterns, readTextEdits, type LspTextEdit,
 import { NotRunningError, withSidecar, type SidecarClient } from '../sidecar';
 import type { Log } from '../log';
 
+/** The canvas's view type (extension/src/canvas/provider.ts): the default editor of every flow file. */
 export const CANVAS_VIEW_TYPE = 'agentcanvas.canvas';
-/** The canvas registers a second view type for flows/*.yaml (an option there, not the default). */
-export const CANVAS_OPTION_VIEW_TYPE = 'agentcanvas.canvas.flows';
 
-export function canvasViewType(uri: vscode.Uri): string {
-  return /[\\/]\.agentcanvas[\\/]flows[\\/]/.test(uri.fsPath) ? CANVAS_VIEW_TYPE : CANVAS_OPTION_VIEW_TYPE;
+/**
+ * openCanvas shows a flow on the canvas in one tab: the canvas already open for it comes to the
+ * front (in its own group), and a text editor of it is replaced in its place by the canvas, as
+ * "Reopen Editor With…" does (kept when it has unsaved changes: closing it would ask to save).
+ */
+export async function openCanvas(uri: vscode.Uri): Promise<void> {
+  const same = (input: unknown) => (input as { uri?: vscode.Uri } | undefined)?.uri?.toString() === uri.toString();
+  const tabs = vscode.window.tabGroups.all.flatMap((group) => group.tabs.map((tab) => ({ group, tab })));
+  const canvas = tabs.find(({ tab }) => tab.input instanceof vscode.TabInputCustom && tab.input.viewType === CANVAS_VIEW_TYPE && same(tab.input));
+  if (canvas) {
+    await vscode.commands.executeCommand('vscode.openWith', uri, CANVAS_VIEW_TYPE, { viewColumn: canvas.group.viewColumn, preserveFocus: false });
+    return;
+  }
+  const text = tabs.find(({ tab }) => tab.input instanceof vscode.TabInputText && same(tab.input));
+  await vscode.commands.executeCommand('vscode.openWith', uri, CANVAS_VIEW_TYPE, text ? { viewColumn: text.group.viewColumn, preserveFocus: false } : undefined);
+  if (text && !text.tab.isDirty) await vscode.window.tabGroups.close(text.tab, true);
 }
 
 export function registerFlowCommands(sidecar: SidecarClient, log: Log): vscode.Disposable[] {
@@ -18,7 +31,7 @@ export function registerFlowCommands(sidecar: SidecarClient, log: Log): vscode.D
     vscode.commands.registerCommand('agentcanvas.newFlow', () => newFlow(sidecar, log)),
     vscode.commands.registerCommand('agentcanvas.openCanvas', async (arg?: unknown) => {
       const uri = await resolveFlow(arg, 'Pick a flow to open on the canvas');
-      if (uri) await vscode.commands.executeCommand('vscode.openWith', uri, canvasViewType(uri));
+      if (uri) await openCanvas(uri);
     }),
     vscode.commands.registerCommand('agentcanvas.validateFlow', (arg?: unknown) => withSidecar(sidecar, log, () => validateFlow(sidecar, arg))),
     vscode.commands.registerCommand('agentcanvas.insertPattern', (arg?: unknown) => withSidecar(sidecar, log, () => insertPattern(sidecar, arg))),
@@ -64,7 +77,7 @@ async function newFlow(sidecar: SidecarClient, log: Log): Promise<void> {
     if (ok) await (await vscode.workspace.openTextDocument(target)).save();
   }
   log.info(`created ${target.fsPath}`);
-  await vscode.commands.executeCommand('vscode.openWith', target, canvasViewType(target)).then(undefined, async () => {
+  await vscode.commands.executeCommand('vscode.openWith', target, CANVAS_VIEW_TYPE).then(undefined, async () => {
     await vscode.window.showTextDocument(target); // the canvas is not installed in this build
   });
 }

@@ -7,7 +7,7 @@ import { Backends, Method, flowEnvNames, readRuns, skillRunParams, type Backend,
 import { describeError, NotRunningError, withSidecar, type SidecarClient } from '../sidecar';
 import type { Log } from '../log';
 import type { RunsTree, RunNode } from '../views/runsTree';
-import { answerable, interruptedToOffer, isInterrupted } from '../views/runsModel';
+import { answerable, canResume, interruptedToOffer, isInterrupted } from '../views/runsModel';
 import type { PendingQueue } from '../hitl/pending';
 import { RunLogPanel } from '../views/runLogPanel';
 import { parseTurns, renderTranscript, transcriptPath } from '../views/transcript';
@@ -16,6 +16,7 @@ import { doctorText, problemLines, runDoctor } from './preflight';
 /** The scheme of the read-only transcript documents (Show Transcript). */
 const TRANSCRIPT_SCHEME = 'agentcanvas-transcript';
 import type { StatusItem } from '../status';
+import { progressWords, runEndWords, RUN_END_EVENTS } from '../views/eventWords';
 
 const ENDED = new Set(['run_finished', 'run_failed', 'run_stopped']);
 
@@ -42,6 +43,18 @@ export class RunController {
     this.tree.refresh();
     for (const l of this.listeners) l(ev);
     if (unknown) void this.refresh();
+    this.logEvent(ev);
+  }
+
+  /** The output channel says how every run ended, and every warning and error of a run. */
+  private logEvent(ev: RunEvent): void {
+    if (RUN_END_EVENTS.has(ev.event)) {
+      const words = runEndWords(ev, ev.flow ?? '');
+      if (ev.status === 'completed') this.log.info(words);
+      else this.log.warn(words);
+    } else if (ev.event === 'warning' || ev.event === 'error') {
+      this.log.warn(`run ${ev.runId}: ${progressWords(ev)}`);
+    }
   }
 
   /** Re-fetches runs and the requests they wait on (after activation, reload or restart). */
@@ -129,26 +142,30 @@ export class RunController {
     else if (pick === 'Show Runs') await vscode.commands.executeCommand('agentcanvas.runs.focus');
   }
 
-  /** The interrupted run an argument names (a Runs view item, a run id), or the one the user picks. */
-  private async interruptedRun(arg: unknown, verb: string): Promise<RunState | undefined> {
+  /**
+   * The run an argument names (a Runs view item, a run id), or the one the user picks, among
+   * those ok accepts: interrupted ones (Close Run), or also those the person stopped (Resume Run).
+   */
+  private async interruptedRun(arg: unknown, verb: string, ok: (r: RunState) => boolean = isInterrupted): Promise<RunState | undefined> {
     const id = (arg as { run?: { runId?: unknown } } | undefined)?.run?.runId ?? (typeof arg === 'string' ? arg : undefined);
-    const all = this.tree.model.all().filter(isInterrupted);
+    const all = this.tree.model.all().filter(ok);
+    const what = ok === isInterrupted ? 'interrupted' : 'interrupted or stopped by you';
     if (typeof id === 'string') {
       const run = this.tree.model.get(id);
-      if (!run || !isInterrupted(run)) {
-        void vscode.window.showInformationMessage(`AgentCanvas: run ${id} is ${run?.status ?? 'unknown'}, not interrupted.`);
+      if (!run || !ok(run)) {
+        void vscode.window.showInformationMessage(`AgentCanvas: run ${id} is ${run?.status ?? 'unknown'}, not ${what}.`);
         return undefined;
       }
       return run;
     }
     if (all.length === 0) {
-      void vscode.window.showInformationMessage('AgentCanvas: no run is interrupted.');
+      void vscode.window.showInformationMessage(`AgentCanvas: no run is ${what}.`);
       return undefined;
     }
     if (all.length === 1) return all[0];
     const picked = await vscode.window.showQuickPick(
       all.map((r) => ({ label: r.flow || r.runId, description: `${r.runId}${r.pending.length > 0 ? ` · was waiting on ${r.pending.length} request(s)` : ''}`, run: r })),
-      { placeHolder: `${verb} which interrupted run?` },
+      { placeHolder: `${verb} which run (${what})?` },
     );
     return picked?.run;
   }
@@ -164,7 +181,7 @@ export class RunController {
   /** Resume Run: startRun with resumeRunId (completed interactions kept, the same run id), followed like Run Flow. */
   private async resumeRun(arg?: unknown): Promise<void> {
     if (!this.sidecar.running) throw new NotRunningError();
-    const run = await this.interruptedRun(arg, 'Resume');
+    const run = await this.interruptedRun(arg, 'Resume', canResume);
     if (!run) return;
     const uri = this.flowUri(run);
     if (!uri) throw new Error(`run ${run.runId} does not record its flow file`);
@@ -327,8 +344,8 @@ export class RunController {
               });
               return;
             }
-            const who = ev.agentId ?? (typeof ev.agent === 'string' ? ev.agent : typeof ev.from === 'string' ? ev.from : undefined);
-            progress.report({ message: [ev.interactionId, who, ev.event].filter(Boolean).join(' · ') });
+            const message = progressWords(ev);
+            if (message !== undefined) progress.report({ message });
           };
           this.listeners.add(l);
           token.onCancellationRequested(() => {

@@ -15,6 +15,7 @@ const CLOSING_EVENTS = new Set([
   'dependency_rejected',
   'dependency_resolved',
   'phase_resolved',
+  'recovery_resolved',
   'request_expired',
   'request_cancelled',
   'run_finished',

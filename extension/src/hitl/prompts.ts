@@ -5,10 +5,12 @@
 import * as vscode from 'vscode';
 import * as path from 'node:path';
 import type { PendingDependency, PendingQuestion, PendingRequest } from '../protocol';
-import { countdown, promptKind, promptTitle, questionChoices, secretKey, validateDependencyValue, type Answer, type QuestionChoice } from './requests';
+import { countdown, promptKind, promptTitle, questionChoices, secretKey, type Answer, type QuestionChoice, type ValueCheck } from './requests';
 
 export interface PromptDeps {
   secrets: vscode.SecretStorage;
+  /** The sidecar's check of a dependency value (sidecarValueCheck). */
+  check: ValueCheck;
   now?: () => number;
   workspaceRoot?: string;
 }
@@ -72,10 +74,10 @@ async function askDependency(p: PendingDependency, deps: PromptDeps): Promise<An
         if (pick.id === 'stored') return { kind: 'provide', value: stored };
         if (pick.id === 'reject') return { kind: 'reject', reason: 'rejected by the user' };
       }
-      return secretOrReject(p, now, about);
+      return secretOrReject(p, now, about, deps.check);
     }
     case 'url': {
-      const v = await inputWithCountdown(p, now, { prompt: `${d.name}: ${about}`, value: d.default, password: false, validate: (x) => validateDependencyValue(d, x) });
+      const v = await inputWithCountdown(p, now, { prompt: `${d.name}: ${about}`, value: d.default, password: false, validate: (x) => deps.check(d.type, x) });
       return v === undefined ? undefined : { kind: 'provide', value: v };
     }
     case 'file': {
@@ -120,7 +122,7 @@ async function askDependency(p: PendingDependency, deps: PromptDeps): Promise<An
   return undefined;
 }
 
-async function secretOrReject(p: PendingDependency, now: () => number, about: string): Promise<Answer | undefined> {
+async function secretOrReject(p: PendingDependency, now: () => number, about: string, check: ValueCheck): Promise<Answer | undefined> {
   const d = p.dependency;
   const ib = vscode.window.createInputBox();
   ib.password = true;
@@ -129,13 +131,16 @@ async function secretOrReject(p: PendingDependency, now: () => number, about: st
   ib.ignoreFocusOut = true;
   const reject: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('close'), tooltip: 'Reject this request' };
   ib.buttons = [reject];
-  ib.onDidChangeValue((v) => (ib.validationMessage = v === '' ? undefined : validateDependencyValue(d, v)));
+  // Checked by the sidecar when accepted, not as it is typed: a secret's prefixes never travel.
+  ib.onDidChangeValue(() => (ib.validationMessage = undefined));
   const result = await runWithCountdown<Answer | undefined>(ib, p, now, (resolve) => {
     ib.onDidTriggerButton((b) => b === reject && resolve({ kind: 'reject', reason: 'rejected by the user' }));
     ib.onDidAccept(() => {
-      const msg = validateDependencyValue(d, ib.value);
-      if (msg) ib.validationMessage = msg;
-      else resolve({ kind: 'provide', value: ib.value });
+      const value = ib.value;
+      void check(d.type, value).then((msg) => {
+        if (msg) ib.validationMessage = msg;
+        else resolve({ kind: 'provide', value });
+      });
     });
   });
   return result;
@@ -146,7 +151,7 @@ interface InputOptions {
   placeHolder?: string;
   value?: string;
   password: boolean;
-  validate: (v: string) => string | undefined;
+  validate: (v: string) => string | undefined | Promise<string | undefined>;
 }
 
 async function inputWithCountdown(p: PendingRequest, now: () => number, o: InputOptions): Promise<string | undefined> {
@@ -158,9 +163,11 @@ async function inputWithCountdown(p: PendingRequest, now: () => number, o: Input
   ib.ignoreFocusOut = true;
   return runWithCountdown<string | undefined>(ib, p, now, (resolve) => {
     ib.onDidAccept(() => {
-      const msg = o.validate(ib.value);
-      if (msg) ib.validationMessage = msg;
-      else resolve(ib.value);
+      const value = ib.value;
+      void Promise.resolve(o.validate(value)).then((msg) => {
+        if (msg) ib.validationMessage = msg;
+        else resolve(value);
+      });
     });
   });
 }

@@ -40,7 +40,8 @@ export function questionChoices(q: QuestionFields): { items: QuestionChoice[]; a
   const options = q.options ?? [];
   if (options.length === 0) return { items: [], activeIndex: -1, useInputBox: true };
   const items: QuestionChoice[] = options.map((o) => ({ label: o, answer: o, description: o === q.default ? '(default)' : undefined }));
-  items.push({ label: '$(edit) Other answer…', action: 'freeText' });
+  // An agent's error is answered by one of its three choices only (retry, skip, stop).
+  if (q.category !== 'error') items.push({ label: '$(edit) Other answer…', action: 'freeText' });
   if (q.required === false) items.push({ label: '$(debug-step-over) Skip this question', action: 'skip' });
   const d = options.indexOf(q.default ?? '');
   return { items, activeIndex: d >= 0 ? d : 0, useInputBox: false };
@@ -65,35 +66,23 @@ export function promptTitle(p: PendingRequest, now: number): string {
   return `AgentCanvas: ${who}: ${what}${left ? ` (${left})` : ''}`;
 }
 
+/** Why the sidecar would refuse a value for a dependency type, or undefined when it would take it. */
+export type ValueCheck = (type: DependencyType, value: string) => Promise<string | undefined>;
+
 /**
- * Checks a value the user typed, per type (spec: dependency-request-handling.md validators),
- * returning the message the InputBox shows, or undefined when the value is acceptable.
+ * The value check the prompts use: the sidecar's own (agentcanvas/checkDependencyValue), the rules
+ * it applies when the value is given, so the editor has no rules of its own. When the sidecar
+ * cannot be asked, nothing is refused here: provideDependency still checks the value.
  */
-export function validateDependencyValue(d: DependencyFields, value: string): string | undefined {
-  if (value.trim() === '') return 'A value is required (or press Escape and choose Reject).';
-  switch (d.type) {
-    case 'api_key':
-      if (!/^[A-Za-z0-9_\-.:]+$/.test(value)) return 'An API key has only letters, digits and _ - . :';
-      if (value.length < 8) return 'That API key is too short (8 characters at least).';
+export function sidecarValueCheck(request: (method: string, params: unknown) => Promise<unknown>): ValueCheck {
+  return async (type, value) => {
+    try {
+      const res = (await request(Method.checkDependencyValue, { type, value })) as { valid?: boolean; error?: string } | undefined;
+      return res && res.valid === false ? (res.error ?? 'The sidecar refuses this value.') : undefined;
+    } catch {
       return undefined;
-    case 'env_variable':
-      return value.length > 10_000 ? 'The value is too long (10000 characters at most).' : undefined;
-    case 'service': {
-      try {
-        const u = new URL(value);
-        return u.protocol === 'http:' || u.protocol === 'https:' ? undefined : 'Only http:// and https:// URLs are accepted.';
-      } catch {
-        return 'Not a URL.';
-      }
     }
-    case 'file':
-      if (value.split(/[\\/]/).includes('..')) return 'The path must not contain "..".';
-      return value.length > 500 ? 'The path is too long (500 characters at most).' : undefined;
-    case 'permission':
-      return ['true', 'false', 'yes', 'no'].includes(value.toLowerCase()) ? undefined : 'Answer true or false.';
-    case 'package':
-      return /^[@A-Za-z0-9][A-Za-z0-9@/._+\-=<>~^:]*$/.test(value) ? undefined : 'Not a package name.';
-  }
+  };
 }
 
 /** The key under which a dependency's value is kept in SecretStorage (name only, per type). */

@@ -16,7 +16,23 @@ export type ProposalNode =
   | { kind: 'mergeHunk'; proposal: Proposal; file: FilePatch; hunk: MergeHunk }
   | { kind: 'warning'; proposal: Proposal; text: string; conflict?: boolean; alarm?: boolean }
   | { kind: 'comment'; proposal: Proposal; comment: ReviewComment }
+  | { kind: 'closed'; proposals: Proposal[] }
   | { kind: 'message'; text: string };
+
+/** Rejected and reverted proposals: nothing left to do with them, folded into one row. */
+export const isClosed = (p: Proposal): boolean => p.status === 'rejected' || p.status === 'reverted';
+
+/**
+ * Pure: the view's top rows. Pending and applied proposals (an applied one may be reverted),
+ * then the rejected and reverted ones folded into a last, collapsed row.
+ */
+export function rootNodes(proposals: readonly Proposal[]): ProposalNode[] {
+  if (proposals.length === 0) return [{ kind: 'message', text: 'No proposals. Workers propose their edits here after a run.' }];
+  const closed = proposals.filter(isClosed);
+  const out: ProposalNode[] = proposals.filter((p) => !isClosed(p)).map((proposal) => ({ kind: 'proposal', proposal }));
+  if (closed.length > 0) out.push({ kind: 'closed', proposals: closed });
+  return out;
+}
 
 export class ProposalsTree implements vscode.TreeDataProvider<ProposalNode> {
   private readonly emitter = new vscode.EventEmitter<ProposalNode | undefined>();
@@ -29,10 +45,8 @@ export class ProposalsTree implements vscode.TreeDataProvider<ProposalNode> {
   }
 
   getChildren(node?: ProposalNode): ProposalNode[] {
-    if (!node) {
-      if (this.proposals.length === 0) return [{ kind: 'message', text: 'No proposals. Workers propose their edits here after a run.' }];
-      return this.proposals.map((proposal) => ({ kind: 'proposal', proposal }));
-    }
+    if (!node) return rootNodes(this.proposals);
+    if (node.kind === 'closed') return node.proposals.map((proposal) => ({ kind: 'proposal', proposal }));
     if (node.kind === 'proposal') {
       const p = node.proposal;
       const out: ProposalNode[] = [];
@@ -60,6 +74,7 @@ export class ProposalsTree implements vscode.TreeDataProvider<ProposalNode> {
   getParent(node: ProposalNode): ProposalNode | undefined {
     if (node.kind === 'file' || node.kind === 'warning' || node.kind === 'comment') return { kind: 'proposal', proposal: node.proposal };
     if (node.kind === 'hunk' || node.kind === 'mergeHunk') return { kind: 'file', proposal: node.proposal, file: node.file };
+    if (node.kind === 'proposal' && isClosed(node.proposal)) return { kind: 'closed', proposals: this.proposals.filter(isClosed) };
     return undefined;
   }
 }
@@ -102,6 +117,13 @@ export function proposalTreeItem(node: ProposalNode): vscode.TreeItem {
   switch (node.kind) {
     case 'message':
       return new vscode.TreeItem(node.text, C.None);
+    case 'closed': {
+      const it = new vscode.TreeItem(`Rejected or reverted (${node.proposals.length})`, C.Collapsed);
+      it.id = 'proposals:closed';
+      it.iconPath = new vscode.ThemeIcon('archive');
+      it.tooltip = 'Proposals rejected or reverted: nothing is left to do with them.';
+      return it;
+    }
     case 'warning': {
       const it = new vscode.TreeItem(node.text, C.None);
       it.iconPath = new vscode.ThemeIcon(node.conflict ? 'git-compare' : node.alarm ? 'error' : 'warning');
@@ -111,7 +133,7 @@ export function proposalTreeItem(node: ProposalNode): vscode.TreeItem {
     }
     case 'proposal': {
       const p = node.proposal;
-      const it = new vscode.TreeItem(`${p.agentId}`, C.Expanded);
+      const it = new vscode.TreeItem(`${p.agentId}`, isClosed(p) ? C.Collapsed : C.Expanded);
       it.id = `proposal:${p.agentDir}`;
       const s = selectionSummary(p);
       const added = p.files.reduce((n, f) => n + f.added, 0);

@@ -1,7 +1,8 @@
 // The Runs view's model: runs → interactions → agents, from listRuns and kept current by run
 // events. Pure (no vscode), so its updates are unit-tested.
+import { engineRound } from '../canvas/rounds';
 import { addAgentSpend, newerAgentSpend, readSpend } from '../canvas/spend';
-import { REQUEST_EVENTS, type AgentState, type InteractionState, type PendingRequest, type RunEvent, type RunState } from '../protocol';
+import { REQUEST_EVENTS, RESOLVED_EVENTS, type AgentState, type InteractionState, type PendingRequest, type RunEvent, type RunState } from '../protocol';
 
 const RUN_STATUS: Record<string, string> = {
   run_started: 'running',
@@ -19,7 +20,7 @@ function live(status: string): boolean {
 }
 
 const ASKED = REQUEST_EVENTS;
-const RESOLVED = ['question_answered', 'dependency_provided', 'dependency_resolved', 'phase_resolved'];
+const RESOLVED = RESOLVED_EVENTS;
 
 /**
  * The status an agent event gives an agent now at cur, or undefined for none. A request's
@@ -97,6 +98,8 @@ export class RunsModel {
     if (rs) {
       run.status = rs;
       if (typeof ev.reason === 'string') run.terminationReason = ev.reason;
+      // Stopped by the person (the engine's reason "stopped"): Resume Run goes on with it.
+      run.resumable = rs === 'interrupted' || (rs === 'stopped' && ev.reason === 'stopped') ? true : undefined;
       if (!live(rs)) {
         // The run is over, however it ended: nothing in it runs or waits any more (an agent
         // whose last turn had no agent_finished would otherwise show running for good). An
@@ -117,13 +120,15 @@ export class RunsModel {
     }
     if (ev.event === 'run_finished') run.spend = readSpend(ev.spend) ?? run.spend;
     if (inter) {
+      // the round as the engine counts it, the same number the canvas's overlay shows
+      const round = engineRound(ev);
+      if (round !== undefined) inter.round = ev.event === 'terminated' ? round : Math.max(inter.round ?? 0, round);
       if (ev.event === 'terminated') {
         inter.status = 'terminated';
         if (typeof ev.reason === 'string') inter.terminationReason = ev.reason;
         inter.spend = readSpend(ev.spend) ?? inter.spend;
       } else if (ev.event === 'step' || ev.event === 'configured' || ev.event === 'interaction_started') {
         if (live(run.status) && (inter.status === 'unknown' || inter.status === 'pending' || inter.status === 'interrupted')) inter.status = 'running';
-        if (typeof ev.step === 'number') inter.round = ev.step;
       }
     }
     // an empty agent names no agent (events about the whole run or interaction)
@@ -179,6 +184,11 @@ export class RunsModel {
 /** A run whose engine died (the sidecar stopped: a window reload, a crash); it can be resumed or closed. */
 export function isInterrupted(run: RunState): boolean {
   return run.status === 'interrupted';
+}
+
+/** Resume Run can go on with the run: its engine died, or the person stopped it. */
+export function canResume(run: RunState): boolean {
+  return isInterrupted(run) || run.resumable === true;
 }
 
 /** The requests runs can still take an answer to: an interrupted run's are history. */

@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import type { AgentState, InteractionState, PendingRequest, RunState } from '../protocol';
 import { agentSpendLabel, spendLabel } from '../canvas/spend';
-import { RunsModel, interruptedTooltip, isInterrupted, pendingLabel, statusIcon } from './runsModel';
+import { RunsModel, canResume, interruptedTooltip, isInterrupted, pendingLabel, statusIcon } from './runsModel';
 
 export type RunNode =
   | { kind: 'run'; run: RunState }
@@ -58,6 +58,7 @@ export function runTreeItem(node: RunNode): vscode.TreeItem {
       it.iconPath = new vscode.ThemeIcon(statusIcon(r.status));
       it.contextValue = r.status === 'running' || r.status === 'waiting' ? 'run.active' : 'run.done';
       it.tooltip = `${r.flow}\nrun ${r.runId}\nstatus: ${r.status}${r.terminationReason ? `\nreason: ${r.terminationReason}` : ''}${r.startedAt ? `\nstarted: ${r.startedAt}` : ''}${spent ? `\nspent: ${spent}` : ''}${r.spend?.unreported.length ? `\nno usage reported by: ${r.spend.unreported.join(', ')}` : ''}`;
+      if (!isInterrupted(r) && canResume(r)) it.contextValue = 'run.resumable'; // stopped by the person: Resume Run
       if (isInterrupted(r)) {
         // its engine died (a window reload): Resume Run / Close Run act on it
         it.contextValue = 'run.interrupted';

@@ -84,7 +84,9 @@ const STEPS = [
     name: '"AgentCanvas: Validate Flow" puts the broken flow\'s diagnostic in the Problems panel',
     async run({ page, shot }) {
       await quickOpen(page, 'broken.yaml');
-      await page.locator('.monaco-editor .view-lines', { hasText: 'not-a-list' }).first().waitFor({ timeout: TIMEOUT });
+      // a flow in flows/ opens as the canvas, as docs/first-run.md says (the validator reads its text all the same)
+      if (pkg.contributes?.customEditors) await webviewFrame(page, '[aria-roledescription="flow canvas"]');
+      else await page.locator('.monaco-editor .view-lines', { hasText: 'not-a-list' }).first().waitFor({ timeout: TIMEOUT });
       await runCommand(page, 'AgentCanvas: Validate Flow');
       // the command's own summary, so the diagnostics are not merely the ones published on open
       await page.locator('.notifications-toasts .notification-toast', { hasText: /broken\.yaml: [1-9]\d* error\(s\)/ }).first().waitFor({ timeout: TIMEOUT });
@@ -125,8 +127,16 @@ const STEPS = [
       await frame.locator('.react-flow__node').first().waitFor({ timeout: TIMEOUT });
       const nodes = await frame.locator('.react-flow__node').count();
       if (nodes < 2) throw new Error(`the canvas shows ${nodes} node(s) for a debate`);
+      // the flow was already on the canvas (its default editor): Open Canvas brought that tab forward
+      const tabs = await page.locator('.tabs-container .tab', { hasText: 'team-debate.yaml' }).count();
+      if (tabs !== 1) throw new Error(`team-debate.yaml has ${tabs} tabs after Open Canvas`);
       await shot('canvas');
     },
+  },
+  {
+    name: 'a flow in flows/ opens as the canvas, in one tab: Open Canvas from its YAML takes that tab\'s place; an edge to an agent the flow does not define is drawn, to a placeholder card, with its problem marker',
+    skip: () => (pkg.contributes?.customEditors ? undefined : 'this build has no canvas (customEditors)'),
+    run: flowsFolderCanvas,
   },
   {
     name: 'a flow without positions opens laid out by roles: from the DOM, no label overlaps a node or another label, none is clipped, the orchestrator comes before its workers; the codicon font is the webview\'s own',
@@ -696,6 +706,42 @@ async function resumeAfterReload({ page, shot }) {
   await dismissToasts(page);
 }
 
+// ---- the canvas: flows/ files, one tab per flow, an edge with an error ---------------------------
+
+/**
+ * Opens flows/misspelt.yaml (a lead whose second worker's id is misspelt) from quick open: the
+ * canvas shows (flows/ as .agentcanvas/flows/), with the edge to the misspelt id drawn to a
+ * placeholder card and its problem marker. Reopened as text, Open Canvas puts the canvas in that
+ * tab's place: one tab for the flow, before and after; asked again, still one.
+ */
+async function flowsFolderCanvas({ page, shot }) {
+  const name = 'misspelt.yaml';
+  const tabs = () => page.locator('.tabs-container .tab', { hasText: name }).count();
+  await quickOpen(page, name);
+  let frame = await webviewFrame(page, '[aria-label="Flow misspelt canvas"]');
+  const marker = frame.locator('[data-testid="marker-build-e2"]');
+  await marker.waitFor({ timeout: TIMEOUT });
+  if (!/names no agent or system node/.test((await marker.getAttribute('title')) ?? '')) throw new Error(`the marker says ${await marker.getAttribute('title')}`);
+  await frame.locator('.react-flow__node[data-id="missing:tester2"]').waitFor({ timeout: TIMEOUT });
+  await frame.evaluate(settled);
+  await shot('flows-folder-canvas');
+  if ((await tabs()) !== 1) throw new Error(`${name} has ${await tabs()} tabs`);
+  // as text, then Open Canvas: the canvas takes the text tab's place
+  await runCommand(page, 'View: Reopen Editor With...');
+  await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Text Editor' }).first().waitFor({ timeout: TIMEOUT });
+  await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Text Editor' }).first().click();
+  await page.locator('.monaco-editor .view-lines', { hasText: 'tester2' }).first().waitFor({ timeout: TIMEOUT });
+  await runCommand(page, 'AgentCanvas: Open Canvas');
+  frame = await webviewFrame(page, '[aria-label="Flow misspelt canvas"]');
+  await frame.locator('[data-testid="marker-build-e2"]').waitFor({ timeout: TIMEOUT });
+  await until(async () => (await tabs()) === 1);
+  if ((await tabs()) !== 1) throw new Error(`after Open Canvas from its text, ${name} has ${await tabs()} tabs`);
+  await runCommand(page, 'AgentCanvas: Open Canvas');
+  await frame.locator('[data-testid="marker-build-e2"]').waitFor({ timeout: TIMEOUT });
+  if ((await tabs()) !== 1) throw new Error(`after Open Canvas twice, ${name} has ${await tabs()} tabs`);
+  await shot('flows-folder-one-tab');
+}
+
 // ---- the canvas: a first open, read from the DOM ------------------------------------------------
 
 /**
@@ -713,6 +759,9 @@ async function firstSight({ page, shot, workspace }) {
   await frame.evaluate(settled);
   const seen = await frame.evaluate(readability);
   await shot('first-sight');
+  // one default editor for a flow in .agentcanvas/flows/ (it matches flows/*.yaml too): VS Code asks nothing
+  const asked = await page.locator('.notifications-toasts .notification-toast', { hasText: 'multiple default editors' }).count();
+  if (asked > 0) throw new Error('VS Code asks which of several default editors opens first-sight.yaml');
   if (seen.problems.length > 0) throw new Error(`labels are not readable:\n${seen.problems.join('\n')}`);
   if (seen.labels.length !== 2) throw new Error(`expected 2 edge labels, found ${JSON.stringify(seen.labels)}`);
   const whole = seen.labels.map((l) => l.text).sort();

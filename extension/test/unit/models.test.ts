@@ -10,14 +10,18 @@ test('runs model: events build runs → interactions → agents with status and 
   const m = new RunsModel();
   assert.equal(m.apply({ runId: 'r1', flow: 'flows/debate.yaml', event: 'run_started' }), true, 'an unknown run asks for a refresh');
   m.apply({ runId: 'r1', event: 'configured', interactionId: 'i1', data: { patternId: 'debate_judge' } });
-  m.apply({ runId: 'r1', event: 'agent_started', interactionId: 'i1', agentId: 'pro', data: { role: 'debater' } });
-  m.apply({ runId: 'r1', event: 'step', interactionId: 'i1', agentId: 'con', step: 2 });
+  m.apply({ runId: 'r1', event: 'agent_started', interactionId: 'i1', agentId: 'pro', round: 0, data: { role: 'debater' } });
+  // the engine's round (completed rounds when the turn began, from 0), never its step count
+  m.apply({ runId: 'r1', event: 'step', interactionId: 'i1', agentId: 'con', step: 2, round: 0 });
+  assert.equal(m.get('r1')!.interactions[0].round, 1, 'two steps of the first round: round 1');
+  m.apply({ runId: 'r1', event: 'step', interactionId: 'i1', agentId: 'con', step: 3, round: 1 });
   m.apply({ runId: 'r1', event: 'question_asked', interactionId: 'i1', agentId: 'con', data: { id: 'q' } });
   let r = m.get('r1')!;
   assert.equal(r.interactions[0].patternId, 'debate_judge');
   assert.equal(r.interactions[0].round, 2);
   assert.deepEqual(r.interactions[0].agents.map((a) => [a.id, a.role, a.status]), [['pro', 'debater', 'running'], ['con', undefined, 'waiting']]);
-  m.apply({ runId: 'r1', event: 'terminated', interactionId: 'i1', reason: 'judge_decision' });
+  m.apply({ runId: 'r1', event: 'terminated', interactionId: 'i1', reason: 'judge_decision', rounds: 1 });
+  assert.equal(m.get('r1')!.interactions[0].round, 1, 'the rounds the engine completed, as it ended');
   m.apply({ runId: 'r1', event: 'run_stopped', reason: 'stopped by the user' });
   r = m.get('r1')!;
   assert.equal(r.interactions[0].status, 'terminated');

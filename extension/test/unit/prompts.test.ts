@@ -24,14 +24,27 @@ const dep = (type: PendingDependency['dependency']['type'], name: string): Pendi
   dependency: { type, name, description: `needs ${name}`, required: true },
 });
 
-beforeEach(() => mock.reset());
+// The sidecar's answers to agentcanvas/checkDependencyValue, as its rules give them.
+const checked: Array<[string, string]> = [];
+const check = async (type: string, value: string): Promise<string | undefined> => {
+  checked.push([type, value]);
+  if (type === 'api_key' && !/^[A-Za-z0-9_-]+$/.test(value)) return 'Invalid API key format';
+  if (type === 'api_key' && value.length < 8) return 'API key too short';
+  return undefined;
+};
+const tick = () => new Promise((r) => setImmediate(r));
+
+beforeEach(() => {
+  mock.reset();
+  checked.length = 0;
+});
 
 test('a question is a QuickPick: options, the default active, a countdown title; picking answers', async () => {
   mock.onShow = (i: FakeInput) => {
     i.selectedItems = [i.items[1]];
     i.accept.fire();
   };
-  const a = await askUser(question, { secrets: secrets() });
+  const a = await askUser(question, { secrets: secrets(), check });
   assert.deepEqual(a, { kind: 'answer', text: 'MySQL' });
   const qp = mock.shown[0];
   assert.equal(qp.type, 'quickPick');
@@ -42,7 +55,7 @@ test('a question is a QuickPick: options, the default active, a countdown title;
 });
 
 test('escape leaves the question unanswered', async () => {
-  const a = await askUser(question, { secrets: secrets() });
+  const a = await askUser(question, { secrets: secrets(), check });
   assert.equal(a, undefined);
 });
 
@@ -58,24 +71,30 @@ test('"Other answer…" and a question without options take free text', async ()
       i.accept.fire();
     }
   };
-  assert.deepEqual(await askUser(question, { secrets: secrets() }), { kind: 'answer', text: 'CockroachDB' });
+  assert.deepEqual(await askUser(question, { secrets: secrets(), check }), { kind: 'answer', text: 'CockroachDB' });
   assert.equal(n, 1);
   const free: PendingQuestion = { ...question, question: { question: 'Project name?', required: true } };
-  assert.deepEqual(await askUser(free, { secrets: secrets() }), { kind: 'answer', text: 'CockroachDB' });
+  assert.deepEqual(await askUser(free, { secrets: secrets(), check }), { kind: 'answer', text: 'CockroachDB' });
 });
 
-test('an API key is asked in a password box, validated, and can be rejected', async () => {
-  mock.onShow = (i: FakeInput) => {
+test('an API key is asked in a password box, checked by the sidecar when accepted, and can be rejected', async () => {
+  mock.onShow = async (i: FakeInput) => {
     assert.equal(i.password, true);
     i.value = 'short';
-    i.accept.fire(); // refused by validation: the box stays
+    i.accept.fire(); // refused by the sidecar's check: the box stays
+    await tick();
     assert.match(i.validationMessage ?? '', /too short/);
+    i.value = 'sk-proj.abc:defgh12'; // the editor's own rule took this; the sidecar's does not
+    i.accept.fire();
+    await tick();
+    assert.match(i.validationMessage ?? '', /Invalid API key format/);
     i.value = 'sk-abcdefghijklmnop';
     i.accept.fire();
   };
-  assert.deepEqual(await askUser(dep('api_key', 'OPENAI_API_KEY'), { secrets: secrets() }), { kind: 'provide', value: 'sk-abcdefghijklmnop' });
+  assert.deepEqual(await askUser(dep('api_key', 'OPENAI_API_KEY'), { secrets: secrets(), check }), { kind: 'provide', value: 'sk-abcdefghijklmnop' });
+  assert.deepEqual(checked, [['api_key', 'short'], ['api_key', 'sk-proj.abc:defgh12'], ['api_key', 'sk-abcdefghijklmnop']], 'every value went to the sidecar, only when accepted');
   mock.onShow = (i: FakeInput) => i.button.fire(i.buttons[0]);
-  assert.deepEqual(await askUser(dep('env_variable', 'DATABASE_URL'), { secrets: secrets() }), { kind: 'reject', reason: 'rejected by the user' });
+  assert.deepEqual(await askUser(dep('env_variable', 'DATABASE_URL'), { secrets: secrets(), check }), { kind: 'reject', reason: 'rejected by the user' });
 });
 
 test('a stored value is offered again', async () => {
@@ -85,27 +104,27 @@ test('a stored value is offered again', async () => {
     offered = items.map((i) => i.label);
     return items[0];
   };
-  assert.deepEqual(await askUser(dep('api_key', 'OPENAI_API_KEY'), { secrets: secrets(stored) }), { kind: 'provide', value: 'sk-stored-value-123' });
+  assert.deepEqual(await askUser(dep('api_key', 'OPENAI_API_KEY'), { secrets: secrets(stored), check }), { kind: 'provide', value: 'sk-stored-value-123' });
   assert.deepEqual(offered, ['$(key) Use the stored value of OPENAI_API_KEY', '$(edit) Enter a new value…', '$(close) Reject']);
 });
 
 test('permission is a modal with Allow and Deny', async () => {
   mock.messageAnswer = 'Allow';
-  assert.deepEqual(await askUser(dep('permission', 'file_system_write'), { secrets: secrets() }), { kind: 'provide', value: 'true' });
+  assert.deepEqual(await askUser(dep('permission', 'file_system_write'), { secrets: secrets(), check }), { kind: 'provide', value: 'true' });
   assert.deepEqual(mock.messages[0].items, ['Allow', 'Deny']);
   assert.equal((mock.messages[0].options as { modal?: boolean }).modal, true);
   mock.messageAnswer = 'Deny';
-  assert.deepEqual(await askUser(dep('permission', 'file_system_write'), { secrets: secrets() }), { kind: 'reject', reason: 'permission denied by the user' });
+  assert.deepEqual(await askUser(dep('permission', 'file_system_write'), { secrets: secrets(), check }), { kind: 'reject', reason: 'permission denied by the user' });
   mock.messageAnswer = undefined;
-  assert.equal(await askUser(dep('permission', 'file_system_write'), { secrets: secrets() }), undefined, 'closing the modal answers nothing');
+  assert.equal(await askUser(dep('permission', 'file_system_write'), { secrets: secrets(), check }), undefined, 'closing the modal answers nothing');
 });
 
 test('a package is a confirmation; a file comes from an open dialog, workspace-relative', async () => {
   mock.messageAnswer = 'Install';
-  assert.deepEqual(await askUser(dep('package', '@supabase/supabase-js'), { secrets: secrets() }), { kind: 'provide', value: '@supabase/supabase-js' });
+  assert.deepEqual(await askUser(dep('package', '@supabase/supabase-js'), { secrets: secrets(), check }), { kind: 'provide', value: '@supabase/supabase-js' });
   mock.messageAnswer = 'Choose File…';
   mock.openDialogAnswer = [Uri.file('/ws/assets/logo.png')];
-  assert.deepEqual(await askUser(dep('file', 'logo.png'), { secrets: secrets(), workspaceRoot: '/ws' }), { kind: 'provide', value: 'assets/logo.png' });
+  assert.deepEqual(await askUser(dep('file', 'logo.png'), { secrets: secrets(), workspaceRoot: '/ws', check }), { kind: 'provide', value: 'assets/logo.png' });
   mock.openDialogAnswer = [Uri.file('/elsewhere/logo.png')];
-  assert.deepEqual(await askUser(dep('file', 'logo.png'), { secrets: secrets(), workspaceRoot: '/ws' }), { kind: 'provide', value: '/elsewhere/logo.png' });
+  assert.deepEqual(await askUser(dep('file', 'logo.png'), { secrets: secrets(), workspaceRoot: '/ws', check }), { kind: 'provide', value: '/elsewhere/logo.png' });
 });

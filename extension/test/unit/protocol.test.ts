@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readApplyResult, readDiagnostics, readPatterns, readPending, readRunEvent, readRuns, readStatus } from '../../src/protocol';
+import { answerRequest, questionChoices } from '../../src/hitl/requests';
 
 test('status: the server sends flow names; health falls back to warning when unknown', () => {
   assert.deepEqual(readStatus({ health: 'ok', message: 'ready', runningFlows: ['team.yaml'], version: '0.1.0' }), {
@@ -109,4 +110,35 @@ test('run events come flat, whether the fields were nested in data or not', () =
   assert.equal(ev?.status, 'completed');
   assert.equal(ev?.runId, 'r1', 'the common fields win over data');
   assert.equal(readRunEvent({ event: 'x' }), undefined);
+});
+
+test("an agent's error that asks the person (notify_user) is a question of retry, skip or stop, answered as one", () => {
+  const ev = {
+    runId: 'r',
+    event: 'recovery_asked',
+    data: { agent: 'worker', id: 'err_1', fields: { type: 'recoverable', message: 'Rate limit exceeded', details: 'API rate limit hit', recovery: 'notify_user' } },
+  };
+  const p = readPending(ev);
+  assert.ok(p && p.kind === 'question');
+  assert.equal(p.requestId, 'err_1');
+  assert.equal(p.question.question, 'worker reported an error: Rate limit exceeded (API rate limit hit). Retry, skip it, or stop the agent?');
+  assert.deepEqual(
+    questionChoices(p.question).items.map((i) => i.label),
+    ['retry', 'skip', 'stop'],
+    'no free answer: only the three choices',
+  );
+  assert.deepEqual(answerRequest(p, { kind: 'answer', text: 'skip' }), { method: 'agentcanvas/answerQuestion', params: { runId: 'r', questionId: 'err_1', answer: 'skip' } });
+});
+
+test('a phase approval shows what its verification found', () => {
+  const verified = readPending({
+    runId: 'r',
+    event: 'phase_completed',
+    data: { agent: 'planner', id: 'phase_1', fields: { N: 1, Phase: 'Planning', verification: { verifier: 'checker', passed: true, report: '.agentcanvas/runs/r/verification/planner-phase1-pass.md' } } },
+  });
+  assert.ok(verified && verified.kind === 'question');
+  assert.equal(verified.question.question, 'Phase 1 complete. Verified by checker; report: .agentcanvas/runs/r/verification/planner-phase1-pass.md. Continue?');
+  const unverified = readPending({ runId: 'r', event: 'phase_completed', data: { id: 'phase_2', fields: { N: 2, verification: 'none: no verifier is set (params.verifier or params.verify_command)' } } });
+  assert.ok(unverified && unverified.kind === 'question');
+  assert.match(unverified.question.question, /^Phase 2 complete\. Not verified \(no verifier is set/);
 });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { answerRequest, countdown, promptKind, promptTitle, questionChoices, secretKey, validateDependencyValue } from '../../src/hitl/requests';
+import { answerRequest, countdown, promptKind, promptTitle, questionChoices, secretKey, sidecarValueCheck } from '../../src/hitl/requests';
 import type { PendingDependency, PendingQuestion } from '../../src/protocol';
 
 const q: PendingQuestion = {
@@ -35,16 +35,19 @@ test('each dependency type gets its prompt', () => {
   );
 });
 
-test('values are checked per type (spec validators)', () => {
-  assert.equal(validateDependencyValue(dep('api_key').dependency, 'sk-1234567890abcdef'), undefined);
-  assert.match(validateDependencyValue(dep('api_key').dependency, 'short') ?? '', /too short/);
-  assert.match(validateDependencyValue(dep('api_key').dependency, 'has space in it') ?? '', /letters, digits/);
-  assert.equal(validateDependencyValue(dep('service').dependency, 'https://api.example.com'), undefined);
-  assert.match(validateDependencyValue(dep('service').dependency, 'ftp://example.com') ?? '', /http/);
-  assert.match(validateDependencyValue(dep('file').dependency, '../../etc/passwd') ?? '', /\.\./);
-  assert.equal(validateDependencyValue(dep('file').dependency, 'assets/logo..png'), undefined, '".." inside a name is not traversal');
-  assert.equal(validateDependencyValue(dep('package').dependency, '@supabase/supabase-js'), undefined);
-  assert.match(validateDependencyValue(dep('env_variable').dependency, '') ?? '', /required/);
+test('values are checked by the sidecar, whose refusal is shown as it says it', async () => {
+  const calls: unknown[] = [];
+  const check = sidecarValueCheck(async (method, params) => {
+    calls.push([method, params]);
+    return (params as { value: string }).value === 'sk-proj.abc:defgh12' ? { valid: false, error: 'Invalid API key format' } : { valid: true };
+  });
+  assert.equal(await check('api_key', 'sk-proj.abc:defgh12'), 'Invalid API key format');
+  assert.equal(await check('api_key', 'sk-1234567890abcdef'), undefined);
+  assert.deepEqual(calls[0], ['agentcanvas/checkDependencyValue', { type: 'api_key', value: 'sk-proj.abc:defgh12' }]);
+  const down = sidecarValueCheck(async () => {
+    throw new Error('not running');
+  });
+  assert.equal(await down('api_key', 'x'), undefined, 'without a sidecar nothing is refused here: provideDependency checks');
 });
 
 test('answers map to the sidecar requests', () => {

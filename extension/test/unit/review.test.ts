@@ -119,7 +119,7 @@ test('Needs You lists questions, dependencies, proposals to review, conflicts an
       ['question', 'asker asks: Which database?', 'agentcanvas.answerPending'],
       ['dependency', 'asker needs api_key SERVICE_KEY', 'agentcanvas.answerPending'],
       ['comments', 'coder: 1 comment(s) not sent yet', 'agentcanvas.requestChanges'],
-      ['review', 'writer: proposal to review', 'agentcanvas.reviewProposal'],
+      ['review', 'writer: proposal to review (src/a.ts)', 'agentcanvas.reviewProposal'],
       ['revising', 'fixer is revising its proposal', undefined],
     ],
   );

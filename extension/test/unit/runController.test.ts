@@ -14,9 +14,17 @@ import { RunsTree } from '../../src/views/runsTree';
 import { RunsModel } from '../../src/views/runsModel';
 import { PendingQueue } from '../../src/hitl/pending';
 
-const channel = () => ({ name: 'AgentCanvas', info() {}, warn() {}, error() {}, append() {}, appendLine() {}, replace() {}, clear() {}, show() {}, hide() {}, dispose() {} });
+/** What the tests' output channel was told, as "info: …" and "warn: …" lines. */
+const logged: string[] = [];
+const channel = () => ({
+  name: 'AgentCanvas',
+  info: (m: string) => logged.push(`info: ${m}`),
+  warn: (m: string) => logged.push(`warn: ${m}`),
+  error() {}, append() {}, appendLine() {}, replace() {}, clear() {}, show() {}, hide() {}, dispose() {},
+});
 
 beforeEach(() => {
+  logged.length = 0;
   mock.reset();
   settings.clear();
   clients.length = 0;
@@ -62,11 +70,12 @@ test('Run Flow: the default backend is offered first; startRun gets the uri and 
     await until(() => mock.progress.length > 0); // a real run first runs the sidecar's doctor, a process
     assert.equal(offered[0], 'dry-run');
     assert.deepEqual(client.requests.find((r) => r.method === 'agentcanvas/startRun')?.params, { uri: 'file:///ws/flows/team.yaml', backend: 'dry-run', dryRun: true });
-    rc.onRunEvent({ runId: 'r1', event: 'step', interactionId: 'i1', from: 'a' });
+    rc.onRunEvent({ runId: 'r1', event: 'step', interactionId: 'i1', from: 'a' }); // says nothing to a person
+    rc.onRunEvent({ runId: 'r1', event: 'agent_started', interactionId: 'i1', agent: 'a', round: 0, backend: 'dry-run' });
     rc.onRunEvent({ runId: 'other', event: 'run_finished' }); // another run does not end this progress
     rc.onRunEvent({ runId: 'r1', event: 'run_finished', reason: 'all interactions terminated' });
     await run;
-    assert.deepEqual(mock.progress[0].reports, [{ message: 'i1 · a · step' }]);
+    assert.deepEqual(mock.progress[0].reports, [{ message: 'i1: a is working (round 1, dry-run)' }]);
     assert.match(mock.messages.at(-1)?.message ?? '', /team\.yaml finished \(all interactions terminated\)/);
   } finally {
     cleanup();
@@ -178,6 +187,22 @@ test('Invoke Skill: dismissing the request box starts nothing', async () => {
   try {
     await rc.invokeSkill({ folder: 'tidy' });
     assert.equal(client.requests.filter((r) => r.method === 'agentcanvas/startRun').length, 0);
+  } finally {
+    cleanup();
+  }
+});
+
+test('the output channel says how every run ended, and its warnings', async () => {
+  const { rc, cleanup } = await setup();
+  try {
+    rc.onRunEvent({ runId: 'r1', flow: 'team', event: 'warning', agent: 'coder', message: 'runtime.env of coder names X, which is not set: the agent runs without it' });
+    rc.onRunEvent({ runId: 'r1', flow: 'team', event: 'run_finished', status: 'completed', proposals: ['p.json'], spend: { costUsd: 0.5, tokens: 1000, costKnown: true } });
+    rc.onRunEvent({ runId: 'r2', flow: 'team', event: 'run_finished', status: 'stopped', reason: 'stopped' });
+    assert.deepEqual(logged.filter((l) => /run r[12]/.test(l)), [
+      'warn: run r1: warning (coder): runtime.env of coder names X, which is not set: the agent runs without it',
+      'info: run r1 of team completed: 1 proposal, $0.50, 1,000 tokens',
+      'warn: run r2 of team stopped (stopped)',
+    ]);
   } finally {
     cleanup();
   }

@@ -110,6 +110,17 @@ export class TreeItem {
 }
 export class CancellationError extends Error {}
 
+/** A tab's input: a text editor's, or a custom editor's (window.tabGroups). */
+export class TabInputText {
+  constructor(readonly uri: Uri) {}
+}
+export class TabInputCustom {
+  constructor(
+    readonly uri: Uri,
+    readonly viewType: string,
+  ) {}
+}
+
 /** A scripted QuickPick / InputBox: the test decides what the user does through `mock`. */
 class FakeInput {
   title?: string;
@@ -175,6 +186,7 @@ export const mock = {
     contentProviders.clear();
     window.activeTextEditor = undefined;
     window.tabGroups.all = [];
+    window.tabGroups.closed = [];
   },
 };
 
@@ -197,7 +209,15 @@ export const window = {
   showOpenDialog: async () => mock.openDialogAnswer,
   showInputBox: async () => mock.inputBoxAnswer,
   activeTextEditor: undefined as undefined | { document: { uri: Uri } },
-  tabGroups: { all: [] as Array<{ tabs: Array<{ input: unknown }> }> },
+  tabGroups: {
+    all: [] as Array<{ viewColumn?: number; tabs: Array<{ input: unknown; isDirty?: boolean }> }>,
+    /** Tabs closed (tabGroups.close), in order. */
+    closed: [] as unknown[],
+    close: async (tab: unknown) => {
+      window.tabGroups.closed.push(tab);
+      return true;
+    },
+  },
   /** Runs the task with a token the test can cancel through mock.progressCancel. */
   withProgress: async <T>(opts: unknown, task: (p: { report(v: unknown): void }, t: unknown) => Promise<T>) => {
     const src = new CancellationTokenSource();

@@ -17,32 +17,35 @@ import {
   type EdgeChange,
   type FinalConnectionState,
   type NodeChange,
-  type FitViewOptions,
   type Viewport,
 } from "@xyflow/react";
 import type { Diagnostic, FlowModel, FlowOp, PatternInfo, Point } from "../../src/canvas/protocol";
 import { nearestSpan } from "../../src/canvas/positions";
 import { planConnect, planPick, planReconnect, type ConnectPlan } from "./connect";
 import { syntaxError } from "./diagnostics";
-import { edgeGeometry, type EdgeGeometry, type Rect } from "./edgeGeometry";
-import { DrawnEdges, type DrawnEdge } from "./drawnEdges";
+import { drawEdges, ESTIMATED_METRICS, type LabelMetrics } from "./drawing";
+import type { Rect } from "./edgeGeometry";
+import { DrawnEdges } from "./drawnEdges";
 import { DrawnEdgesContext, edgeTypes, HighlightContext, LabelLayer, LabelLayerContext, nodeTypes, RunContext } from "./elements";
-import { estimatedHeight, findElement, layoutInput, NODE_HEIGHT, NODE_WIDTH, toGraph, type CanvasEdge, type CanvasNode } from "./graph";
+import { findElement, isPlaceholder, layoutInput, NODE_HEIGHT, NODE_WIDTH, toGraph, type CanvasEdge, type CanvasNode } from "./graph";
 import { loadState, onHostMessage, post, saveState } from "./host";
 import { Inspector } from "./Inspector";
-import { placeLabels, type LabelRequest } from "./labelPlacement";
-import { interactionName, LABEL_MIN_ZOOM, MAX_LABEL_CHARS, shortLabel } from "./labels";
+import { LABEL_MIN_ZOOM } from "./labels";
 import { tidyLayout } from "./layout";
 import { Legend } from "./Legend";
 import { deleteOps, layoutOp, moveOps, nudge } from "./ops";
-import { applyRunEvent, edgeCounters, emptyOverlay, restoreAgentSpend } from "./overlay";
+import { applyRunEvent, emptyOverlay, restoreAgentSpend, runLineChars } from "./overlay";
 import { spendLabel } from "../../src/canvas/spend";
+import { OffscreenMarkers } from "./Offscreen";
 import { Palette, PATTERN_MIME } from "./Palette";
+import { applyPalette } from "./colours";
 import { Rail } from "./Rail";
-import { blockers, NodeIndex, polyline, route } from "./routing";
 import { PatternPicker, type PickerRequest } from "./PatternPicker";
-import { BusyState, Toolbar } from "./Toolbar";
-import { openingView, type Pane } from "./view";
+import { BusyState, RoutingNote, Toolbar } from "./Toolbar";
+import { measureLabels, readableZoom } from "./metrics";
+import { labelRects, nodeRect, pane, storyRects } from "./opening";
+import { fitAll, openingView } from "./view";
+import { idRecord } from "./records";
 
 export const GRID = 16;
 const NUDGE_SETTLE_MS = 400;
@@ -55,105 +58,6 @@ export const LEGEND_MAX = 24;
 /** Flows with more nodes than this draw only what is in view (React Flow's onlyRenderVisibleElements). */
 export const BIG_FLOW = 150;
 
-/** The size of an edge label's parts, measured once from the page's own font (see measureLabels). */
-interface LabelMetrics {
-  char: number; // one character of the label font
-  chrome: number; // padding and border, across
-  line: number; // one line, with padding and border
-  /** the smallest text on the canvas (a label's, a card's role and badges), in px at 100% */
-  smallText: number;
-}
-const ESTIMATED_METRICS: LabelMetrics = { char: 7, chrome: 16, line: 20, smallText: 12 };
-
-/**
- * The smallest text a person should have to read, in px on screen: VS Code's own smallest UI
- * text (the status bar's, the tabs' descriptions) is 11 to 12 px. The first view, and Fit, never
- * zoom out further than this lets the canvas's smallest text be.
- */
-export const READABLE_PX = 11;
-
-/** readableZoom is the zoom at which the canvas's smallest text is READABLE_PX on screen. */
-export function readableZoom(m: LabelMetrics): number {
-  return Math.min(1.5, READABLE_PX / m.smallText);
-}
-
-/** smallText is the smallest font size, in px, of a label's text and a card's small text. */
-function smallText(host: HTMLElement): number {
-  const card = document.createElement("div");
-  card.className = "ac-node ac-probe";
-  card.innerHTML = '<div class="ac-node-meta"><span class="ac-role">r</span><span class="ac-badge">b</span></div>';
-  host.append(card);
-  const sizes = [...card.querySelectorAll("span")].map((e) => parseFloat(getComputedStyle(e).fontSize));
-  card.remove();
-  return Math.min(...sizes.filter((x) => x > 0), Infinity);
-}
-
-/** measureLabels measures a hidden label in the page: the font is the theme's, whatever it is. */
-function measureLabels(host: HTMLElement | null): LabelMetrics {
-  if (!host) return ESTIMATED_METRICS;
-  const probe = document.createElement("div");
-  probe.className = "ac-edge-label ac-probe";
-  const text = document.createElement("span");
-  text.className = "ac-edge-text";
-  probe.append(text);
-  host.append(probe);
-  text.textContent = "0".repeat(10);
-  const w10 = probe.getBoundingClientRect().width;
-  const line = probe.getBoundingClientRect().height;
-  text.textContent = "0".repeat(30);
-  const w30 = probe.getBoundingClientRect().width;
-  const labelText = parseFloat(getComputedStyle(text).fontSize);
-  probe.remove();
-  const char = (w30 - w10) / 20;
-  if (!(char > 0) || !(line > 0)) return ESTIMATED_METRICS;
-  const small = Math.min(labelText > 0 ? labelText : Infinity, smallText(host));
-  return { char, chrome: w10 - 10 * char, line, smallText: Number.isFinite(small) ? small : ESTIMATED_METRICS.smallText };
-}
-
-/** nodeRect is a node's box on the canvas: measured once drawn, estimated before. */
-function nodeRect(n: CanvasNode): Rect {
-  return {
-    x: n.position.x,
-    y: n.position.y,
-    width: n.measured?.width ?? NODE_WIDTH,
-    height: n.measured?.height ?? estimatedHeight(n.data.diagnostics.length),
-  };
-}
-
-/** The room Fit and the first view leave clear: the toolbar above and the legend below. */
-function viewPadding(root: HTMLElement | null): Pane["pad"] {
-  const canvas = root?.querySelector(".ac-canvas")?.getBoundingClientRect();
-  const bar = root?.querySelector(".ac-toolbar")?.getBoundingClientRect();
-  const legend = root?.querySelector(".ac-legend")?.getBoundingClientRect();
-  // at most a third of the height each, whatever the panels measure (a hidden one measures 0)
-  const most = canvas ? canvas.height / 3 : 56;
-  const top = Math.min(most, canvas && bar?.height ? bar.bottom - canvas.top + 16 : 56);
-  const bottom = Math.min(most, canvas && legend?.height ? canvas.bottom - legend.top + 16 : 32);
-  return { top: Math.round(top), bottom: Math.round(bottom), left: 40, right: 40 };
-}
-
-function fitPadding(root: HTMLElement | null): FitViewOptions["padding"] {
-  const p = viewPadding(root);
-  return { top: `${p.top}px`, bottom: `${p.bottom}px`, left: `${p.left}px`, right: `${p.right}px` };
-}
-
-/**
- * aroundNodes is the edge's curve, or, when the curve would pass under a node other than its
- * ends, a route around the nodes (routing.ts). Routes take turns at a few offsets, so two routes
- * that would share a channel run side by side rather than on top of each other.
- */
-function aroundNodes(g: EdgeGeometry, index: NodeIndex, ends: string[], routed: number, deadline: number): EdgeGeometry {
-  if (routed >= MAX_ROUTES || performance.now() > deadline || blockers(g, index, ends).length === 0) return g;
-  const r = route(g, index, ROUTE_OFFSETS[routed % ROUTE_OFFSETS.length]);
-  return r ? { ...g, route: r } : g;
-}
-const ROUTE_OFFSETS = [0, 5, -5];
-/**
- * A tangle past this many routed edges, or past this much routing time in one drawing, keeps the
- * rest as curves: drawing (after a drag, after Tidy) must stay fast.
- */
-const MAX_ROUTES = 300;
-const ROUTING_MS = 60;
 
 /** nodeAtPointer: the id of the node under a mouse or touch event's point, if any. */
 function nodeAtPointer(e: MouseEvent | TouchEvent): string | undefined {
@@ -228,9 +132,10 @@ function Canvas() {
   const setPaletteOpen = (open: boolean) => (setPaletteChoice(open), saveState({ palette: open }));
   const setInspectorOpen = (open: boolean) => (setInspectorChoice(open), saveState({ inspector: open }));
   const [minimap, setMinimap] = useState(saved.minimap ?? window.innerWidth >= MINIMAP_MIN_WIDTH);
-  // The legend starts shown unless the flow has more interactions than it can list in a glance.
+  // The legend starts shown unless the flow has more interactions than it can list in a glance,
+  // or the editor is as narrow as the minimap starts hidden in: the labels name the interactions.
   const [legendChoice, setLegend] = useState<boolean | undefined>(saved.legend);
-  const legend = legendChoice ?? (flow?.interactions?.length ?? 0) <= LEGEND_MAX;
+  const legend = legendChoice ?? ((flow?.interactions?.length ?? 0) <= LEGEND_MAX && width >= MINIMAP_MIN_WIDTH);
   const [picker, setPicker] = useState<PickerRequest>();
   // The interaction hovered in the legend: its edges stand out.
   const [hovered, setHovered] = useState<string>();
@@ -256,6 +161,10 @@ function Canvas() {
   flowRef.current = flow;
   const nodesRef = useRef(nodes);
   nodesRef.current = nodes;
+  const overlayRef = useRef(overlay);
+  overlayRef.current = overlay;
+  // Every edge's drawing (drawing.ts), kept outside React's props: each edge reads its own entry.
+  const drawnEdges = useMemo(() => new DrawnEdges(), []);
   const edgesRef = useRef(edges);
   edgesRef.current = edges;
   const snapRef = useRef(snap);
@@ -312,6 +221,8 @@ function Canvas() {
     [],
   );
   useEffect(() => post({ type: "ready" }), []);
+  // The interaction colours, chosen from the theme's (palette.ts), again when the theme changes.
+  useEffect(() => applyPalette(document.documentElement), []);
 
   // The clock for the overlay's "time left", only while a run is on.
   useEffect(() => {
@@ -326,20 +237,26 @@ function Canvas() {
   const graphRef = useRef(graph);
   graphRef.current = graph;
 
-  // The first view, Fit and the view after Tidy: the whole flow when it is readable so, else the
-  // flow's entry at the readable zoom (view.ts). Fit shows the whole flow, however small, once the
-  // person has zoomed out below that zoom themselves.
-  const fit = useCallback(
-    async (maxZoom = 1, nodes: CanvasNode[] = nodesRef.current) => {
-      const floor = readableZoom(metricsRef.current);
-      if (rf.getViewport().zoom < floor - 1e-3 && viewSetRef.current) return rf.fitView({ padding: fitPadding(wrapper.current), maxZoom, duration: 0 });
-      const r = wrapper.current?.querySelector(".react-flow")?.getBoundingClientRect();
-      if (!r) return false;
-      const v = openingView(nodes.map(nodeRect), { width: r.width, height: r.height, pad: viewPadding(wrapper.current) }, floor, Math.max(maxZoom, floor));
-      return rf.setViewport(v, { duration: 0 });
-    },
-    [rf],
-  );
+  // The first view and the view after Tidy: the whole flow when it is readable so, else its story
+  // (the interaction that runs first) at the readable zoom, clear of the toolbar, legend and
+  // minimap (view.ts). Fit shows everything, however small.
+  const [openTick, setOpenTick] = useState(0);
+  const openPending = useRef(false);
+  const openSoon = useCallback(() => {
+    openPending.current = true;
+    setOpenTick((t) => t + 1);
+  }, []);
+  const content = useCallback((): Rect[] => [...nodesRef.current.map(nodeRect), ...labelRects(drawnEdges.all())], []); // eslint-disable-line react-hooks/exhaustive-deps
+  const showStory = useCallback(() => {
+    const p = pane(wrapper.current);
+    if (!p) return;
+    const story = storyRects(flowRef.current, nodesRef.current, edgesRef.current, drawnEdges.all());
+    void rf.setViewport(openingView(content(), story, p, readableZoom(metricsRef.current)), { duration: 0 }).then(() => setViewSet(true));
+  }, [rf, content]); // eslint-disable-line react-hooks/exhaustive-deps
+  const fit = useCallback(() => {
+    const p = pane(wrapper.current);
+    if (p) void rf.setViewport(fitAll(content(), p), { duration: 0 });
+  }, [rf, content]);
   // The label font, measured again with each new model (the theme's font may have changed).
   useEffect(() => {
     const m = measureLabels(wrapper.current?.querySelector(".ac-canvas") ?? null);
@@ -368,7 +285,8 @@ function Canvas() {
       if (saved.viewport) {
         rf.setViewport(saved.viewport);
         setViewSet(true);
-      } else requestAnimationFrame(() => void fit(1, next).finally(() => setViewSet(true)));
+      } else if (next.length === 0) setViewSet(true);
+      else openSoon();
     }
   }, [graph]); // eslint-disable-line react-hooks/exhaustive-deps
 
@@ -507,27 +425,28 @@ function Canvas() {
     try {
       const sizes = new Map(ns.map((n) => [n.id, nodeRect(n)]));
       const positions = await tidyLayout(layoutInput(f, g.diagnostics, (id) => sizes.get(id)), progress);
+      const saved = idRecord(Object.fromEntries(Object.entries(positions).filter(([id]) => !isPlaceholder(id))));
       performance.mark("ac:tidy:reply");
       setNodes((cur) => cur.map((n) => (positions[n.id] ? { ...n, position: positions[n.id] } : n)));
-      send([layoutOp(positions)], "Tidy");
+      send([layoutOp(saved)], "Tidy");
       performance.mark("ac:tidy:sent");
-      requestAnimationFrame(() => void fit(1, nodesRef.current.map((n) => (positions[n.id] ? { ...n, position: positions[n.id] } : n))));
+      openSoon();
     } catch (e) {
       setNotice(`Tidy failed: ${(e as Error).message}`);
       post({ type: "error", message: `tidy: ${(e as Error).message}` });
     } finally {
       busy.set(undefined);
     }
-  }, [busy, fit, send]);
+  }, [busy, openSoon, send]);
 
   /**
    * withAutoPlaced adds to moved positions those of the nodes the layout placed (no saved
    * position yet): the first move writes them all, so nothing else shifts when the flow reloads.
    */
   const withAutoPlaced = useCallback((moved: Record<string, Point>): Record<string, Point> => {
-    const all: Record<string, Point> = {};
-    for (const n of nodesRef.current) if (n.data.auto) all[n.id] = n.position;
-    return { ...all, ...moved };
+    const all = idRecord<Point>();
+    for (const n of nodesRef.current) if (n.data.auto && !isPlaceholder(n.id)) all[n.id] = n.position;
+    return Object.assign(all, moved);
   }, []);
 
   const toggleLegend = useCallback(() => {
@@ -660,7 +579,7 @@ function Canvas() {
           const step = e.shiftKey ? 10 : 1;
           const dx = key === "ArrowLeft" ? -step : key === "ArrowRight" ? step : 0;
           const dy = key === "ArrowUp" ? -step : key === "ArrowDown" ? step : 0;
-          const from: Record<string, Point> = {};
+          const from = idRecord<Point>();
           for (const n of sel) from[n.id] = n.position;
           const moved = nudge(from, dx, dy, snapRef.current ? GRID : undefined);
           setNodes((ns) => ns.map((n) => (moved[n.id] ? { ...n, position: moved[n.id] } : n)));
@@ -693,51 +612,33 @@ function Canvas() {
   // the run counters on a second, the selected edge's first problem on a third.
   // Recomputed when what it depends on changes, not with every new nodes array (a selection,
   // a measurement that came out the same).
-  const extras = edges.map((e) => `${edgeCounters(overlay.edges[e.id], now)?.length ?? 0}${e.selected ? "s" : ""}`).join(",");
+  // The room each label keeps for its interaction's run line: its size holds still for the run.
+  const runChars = Object.keys(overlay.interactions).map((id) => `${id}:${runLineChars(overlay, id)}`).join(",");
   const shapes =
     nodes.map((n) => `${n.id}:${n.position.x},${n.position.y},${n.measured?.width ?? "-"},${n.measured?.height ?? "-"}`).join("|") +
     "#" +
-    edges.map((e) => `${e.id}:${e.source}>${e.target}:${e.data?.label}:${e.data?.parallel}/${e.data?.parallelCount}:${e.data?.diagnostics.length}`).join("|");
-  const drawnEdges = useMemo(() => new DrawnEdges(), []);
-  const drawn = useMemo(() => {
-    const rects = new Map(nodes.map((n) => [n.id, nodeRect(n)]));
-    const out = new Map<string, DrawnEdge>();
-    const requests: LabelRequest[] = [];
-    const forms = new Map<string, string[]>();
-    const index = new NodeIndex(nodes.map((n) => ({ id: n.id, ...rects.get(n.id)! })));
-    let routed = 0;
-    const deadline = performance.now() + ROUTING_MS;
-    // the edges each label names: its own, and those that share it (graph.ts: labelledBy)
-    const named = new Map<string, string[]>();
-    for (const e of edges) if (e.data) named.set(e.data.labelledBy, [...(named.get(e.data.labelledBy) ?? []), e.id]);
-    for (const e of edges) {
-      const s = rects.get(e.source);
-      const t = rects.get(e.target);
-      if (!s || !t || !e.data) continue;
-      const geometry = aroundNodes(edgeGeometry(s, t, e.data.parallel, e.data.parallelCount, e.source > e.target), index, [e.source, e.target], routed, deadline);
-      if (geometry.route) routed++;
-      out.set(e.id, { geometry });
-      if (!labelsDrawn || e.data.labelledBy !== e.id) continue;
-      // the label, then shorter forms for when a tight layout leaves no room for it
-      const texts = [...new Set([MAX_LABEL_CHARS, 20, 14, 10].map((n) => shortLabel(e.data!.label, n)))];
-      forms.set(e.id, texts);
-      const problems = e.data.diagnostics.length;
-      const counters = edgeCounters(overlay.edges[e.id], now)?.length ?? 0;
-      // the interaction's name before the text (bold: a character more), and the problem badge
-      const badge = (problems ? String(problems).length + 3 : 0) + [...interactionName(e.data.interactionId)].length + 2;
-      const lines = 1 + (counters ? 1 : 0) + (problems && e.selected ? 1 : 0);
-      const width = (chars: number) => Math.ceil(Math.max(chars + badge, counters, problems && e.selected ? 40 : 0) * metrics.char + metrics.chrome) + 2;
-      requests.push({ id: e.id, widths: texts.map((x) => width([...x].length)), height: Math.ceil(metrics.line * lines) + 2, geometry, edges: named.get(e.id) });
-    }
-    const lines = labelsDrawn ? [...out].map(([id, d]) => ({ id, points: polyline(d.geometry, 16) })) : undefined;
-    const places = placeLabels(requests, [...rects.values()], lines);
-    for (const r of requests) {
-      const label = places.get(r.id)!;
-      out.set(r.id, { geometry: r.geometry, label, text: forms.get(r.id)![label.form] });
-    }
-    return out;
-  }, [shapes, metrics, extras, labelsDrawn]); // eslint-disable-line react-hooks/exhaustive-deps
+    edges.map((e) => `${e.id}:${e.source}>${e.target}:${e.data?.label}:${e.data?.parallel}/${e.data?.parallelCount}:${e.data?.labelledBy}:${e.data?.diagnostics.length}`).join("|");
+  const [drawn, routing] = useMemo(() => {
+    const o = overlayRef.current;
+    const d = drawEdges({
+      rects: new Map(nodes.map((n) => [n.id, nodeRect(n)])),
+      edges,
+      metrics,
+      labels: labelsDrawn,
+      runChars: (id) => (o.interactions[id] ? runLineChars(o, id) : 0),
+      clock: () => performance.now(),
+    });
+    return [d.edges, d.routing] as const;
+  }, [shapes, metrics, runChars, labelsDrawn]); // eslint-disable-line react-hooks/exhaustive-deps
   useLayoutEffect(() => drawnEdges.set(drawn), [drawn, drawnEdges]);
+  // The first view (and the view after Tidy), once the nodes are measured and the labels placed
+  // with their real sizes: a big flow's nodes out of view are never measured, so it goes at once.
+  useEffect(() => {
+    if (!openPending.current) return;
+    if (!big && nodes.some((n) => !n.measured?.width)) return;
+    openPending.current = false;
+    showStory();
+  }, [drawn, openTick]); // eslint-disable-line react-hooks/exhaustive-deps
   // The interaction whose edges are all the selection (the legend marks it).
   const selectedIx = selNodes.length === 0 && selEdges.length > 0 && selEdges.every((e) => e.data?.interactionId === selEdges[0].data?.interactionId) ? selEdges[0].data?.interactionId : undefined;
   const selectInteraction = useCallback((interactionId: string) => {
@@ -812,6 +713,8 @@ function Canvas() {
             const p = rf.screenToFlowPosition({ x: e.clientX, y: e.clientY });
             send([{ op: "insertPattern", patternId, position: { x: Math.round(p.x), y: Math.round(p.y) } }], `Insert ${patternId}`);
           }}
+          // set once the first view is (restored, or the flow opened on its story): what the tests wait for
+          data-opened={viewSet ? "true" : undefined}
           aria-label={`Flow ${flow?.name ?? ""} canvas`} role="application" aria-roledescription="flow canvas">
           <Toolbar
             busy={busy}
@@ -819,12 +722,13 @@ function Canvas() {
             minimap={minimap}
             legend={legend}
             onTidy={tidy}
-            onFit={() => fit()}
+            onFit={fit}
             onSnap={toggleSnap}
             onMinimap={toggleMinimap}
             onLegend={toggleLegend}
             run={
               <>
+                <RoutingNote routing={routing} />
                 {overlay.running ? <span className="ac-badge ac-run-badge active">run {overlay.runId ?? ""}</span> : null}
                 {spendLabel(overlay.spend) ? (
                   <span className="ac-badge ac-spend-badge" title="What the run's agents reported spending so far (docs/runs.md, Spend limits)">
@@ -834,7 +738,8 @@ function Canvas() {
               </>
             }
           />
-          {legend && flow ? <Legend interactions={flow.interactions ?? []} selected={selectedIx} onSelect={selectInteraction} onHover={setHovered} /> : null}
+          <div className="ac-stage">
+          <div className="ac-flow">
           <RunContext.Provider value={ctx}>
            <HighlightContext.Provider value={hovered}>
            <DrawnEdgesContext.Provider value={drawnEdges}>
@@ -847,7 +752,7 @@ function Canvas() {
               onNodesChange={onNodesChange}
               onEdgesChange={onEdgesChange}
               onNodeDragStop={(_, __, dragged) => {
-                const pos: Record<string, Point> = {};
+                const pos = idRecord<Point>();
                 for (const n of dragged) pos[n.id] = n.position;
                 send(moveOps(withAutoPlaced(pos)), "Move");
               }}
@@ -878,23 +783,33 @@ function Canvas() {
             >
               <Background variant={snap ? BackgroundVariant.Lines : BackgroundVariant.Dots} gap={GRID} />
               <LabelLayer onLayer={setLabelLayer} />
-              {minimap ? (
-                <MiniMap<CanvasNode>
-                  pannable
-                  zoomable
-                  ariaLabel="Minimap of the flow"
-                  // Colours come from canvas.css (--xy-minimap-* pointed at --vscode-*); classes say what to colour.
-                  nodeClassName={(n) => ["ac-mini", `ac-mini-${n.type}`, n.data.severity ? `has-${n.data.severity}` : ""].join(" ")}
-                  nodeBorderRadius={6}
-                />
-              ) : null}
             </ReactFlow>
            </LabelLayerContext.Provider>
            </DrawnEdgesContext.Provider>
            </HighlightContext.Provider>
           </RunContext.Provider>
+          {/* without the minimap, what is off-screen is counted at the flow's edges */}
+          {!minimap && viewSet ? <OffscreenMarkers boxes={nodes.map(nodeRect)} /> : null}
           {flow && nodes.length === 0 ? <div className="ac-empty">This flow has no nodes yet. Insert a pattern from the palette.</div> : null}
           {!flow && !syntax ? <div className="ac-empty">Loading the flow…</div> : null}
+          </div>
+          {/* The legend and the minimap beside the flow, never over it: no card or label is ever under them. */}
+          {(legend && flow && (flow.interactions?.length ?? 0) > 0) || minimap ? (
+            <aside className="ac-side" data-testid="side">
+              {legend && flow ? <Legend interactions={flow.interactions ?? []} selected={selectedIx} onSelect={selectInteraction} onHover={setHovered} /> : null}
+              {minimap ? (
+                  <MiniMap<CanvasNode>
+                    pannable
+                    zoomable
+                    ariaLabel="Minimap of the flow"
+                    // Colours come from canvas.css (--xy-minimap-* pointed at --vscode-*); classes say what to colour.
+                    nodeClassName={(n) => ["ac-mini", `ac-mini-${n.type}`, n.data.severity ? `has-${n.data.severity}` : ""].join(" ")}
+                    nodeBorderRadius={6}
+                  />
+              ) : null}
+            </aside>
+          ) : null}
+          </div>
         </div>
         {inspectorOpen ? (
           <Inspector

@@ -1,13 +1,11 @@
 // The legend: each interaction's colour (and line style, past twelve), pattern and number of
-// edges, in file order. Hovering an entry makes that interaction's edges stand out; choosing it
-// selects them (so the next edge drawn joins it, and the inspector shows it). A long legend
-// scrolls, a whole entry at a time: its height is a whole number of entries, so none is cut.
+// edges, in file order, beside the flow above the minimap. Hovering an entry makes that
+// interaction's edges stand out; choosing it selects them (so the next edge drawn joins it, and
+// the inspector shows it). A long legend scrolls, a whole entry at a time: its height is a whole
+// number of entries (in the room the minimap leaves), so none is cut.
 import { useLayoutEffect, useRef, useState } from "react";
 import type { Interaction } from "../../src/canvas/protocol";
 import { interactionClass } from "./elements";
-
-/** The most of the canvas's height the legend's list takes. */
-const LEGEND_SHARE = 0.3;
 
 /** The gutter at the legend's left where dependsOn connectors run, and the room between lanes. */
 const GUTTER = 18;
@@ -67,13 +65,19 @@ export function Legend(props: { interactions: Interaction[]; selected?: string; 
   }, [depKey, props.interactions]);
   useLayoutEffect(() => {
     const ul = list.current;
-    const canvas = ul?.closest(".ac-canvas");
+    const side = ul?.closest<HTMLElement>(".ac-side");
     const row = ul?.querySelector("li")?.getBoundingClientRect().height;
-    if (!ul || !canvas || !row) return;
-    const fit = () => setMaxHeight(Math.max(1, Math.floor((canvas.getBoundingClientRect().height * LEGEND_SHARE) / row)) * row);
+    if (!ul || !side || !row) return;
+    // the column's height, less its padding, the gap and whatever else stands in it (the minimap)
+    const fit = () => {
+      const css = getComputedStyle(side);
+      const others = [...side.children].filter((c) => !c.contains(ul)).reduce((h, c) => h + c.getBoundingClientRect().height + parseFloat(css.rowGap || "0"), 0);
+      const room = side.clientHeight - parseFloat(css.paddingTop) - parseFloat(css.paddingBottom) - others;
+      setMaxHeight(Math.max(1, Math.floor(room / row)) * row);
+    };
     fit();
     const ro = new ResizeObserver(fit);
-    ro.observe(canvas);
+    ro.observe(side);
     return () => ro.disconnect();
   }, [count]);
   if (count === 0) return null;
@@ -91,7 +95,7 @@ export function Legend(props: { interactions: Interaction[]; selected?: string; 
               onMouseEnter={() => props.onHover(it.id)}
               onFocus={() => props.onHover(it.id)}
               onBlur={() => props.onHover(undefined)}
-              title={`Select the edges of ${it.id}${it.dependsOn?.length ? ` (runs after ${it.dependsOn.join(", ")})` : ""}`}
+              title={`Select the edges of ${it.id} (${it.patternId})${it.dependsOn?.length ? `, which runs after ${it.dependsOn.join(", ")}` : ""}`}
             >
               <svg className="ac-legend-swatch" width="22" height="8" viewBox="0 0 22 8" aria-hidden="true">
                 <line x1="1" y1="4" x2="21" y2="4" />

@@ -2,6 +2,7 @@
 // actions, and option toggles (like the find widget's) for settings that stay on. Every control
 // has a name a screen reader says and a tooltip with its key.
 import { useSyncExternalStore, type ReactNode } from "react";
+import { MAX_ROUTES, ROUTING_MS, type RoutingReport } from "./drawing";
 import { Codicon } from "./elements";
 
 /** Long work (Tidy): what it is and how far it has got (0…1, unknown when absent). */
@@ -76,5 +77,32 @@ export function Toolbar(p: ToolbarProps) {
       ) : null}
       {p.run}
     </div>
+  );
+}
+
+/** Why routing left edges as curves, for the person: what the limit is and what helps. */
+const ROUTING_WHY: Record<NonNullable<RoutingReport["why"]>, string> = {
+  routes: `routing stops after ${MAX_ROUTES} routed edges in one drawing, to keep drawing fast`,
+  time: `routing stops after ${ROUTING_MS} ms in one drawing, to keep drawing fast`,
+  crowded: "routing found no way around the cards near them (too many cards close together)",
+};
+
+/**
+ * RoutingNote tells the person when edges are left as curves that may pass under cards (routing
+ * stopped at a limit, or found no way), rather than leaving them to wonder why a line runs under
+ * a card.
+ */
+export function RoutingNote({ routing }: { routing: RoutingReport }) {
+  const n = routing.curved + (routing.unchecked ?? 0);
+  if (n === 0 || !routing.why) return null;
+  const them = n > 1 ? "them" : "it";
+  const what = routing.unchecked
+    ? `${routing.curved ? `${routing.curved} edge${routing.curved > 1 ? "s" : ""} pass${routing.curved > 1 ? "" : "es"} under cards and ` : ""}${routing.unchecked} edge${routing.unchecked > 1 ? "s were" : " was"} not checked`
+    : `${n} edge${n > 1 ? "s are" : " is"} drawn as ${n > 1 ? "curves" : "a curve"} that may pass under cards`;
+  return (
+    <span className="ac-badge ac-routing-note" role="status" data-testid="routing-limit" title={`${what}: ${ROUTING_WHY[routing.why]}. Tidy, or moving cards apart, gives ${them} room.`}>
+      <Codicon name="warning" />
+      {n} edge{n > 1 ? "s" : ""} not routed
+    </span>
   );
 }

@@ -1,19 +1,20 @@
 // The canvas's node and edge components. The run overlay comes through a context so a run
 // event re-renders only the elements, never rebuilds the graph; so do the edges' drawn shapes
 // and their labels' places (App.tsx computes them for all edges at once, to keep labels apart).
-import { createContext, memo, useContext, useSyncExternalStore, type ReactNode } from "react";
+import { createContext, Fragment, memo, useContext, useSyncExternalStore, type ReactNode } from "react";
 import { createPortal } from "react-dom";
 import { BaseEdge, EdgeLabelRenderer, Handle, Position, type EdgeProps, type NodeProps } from "@xyflow/react";
 import type { Diagnostic, Severity } from "../../src/canvas/protocol";
 import { DrawnEdges } from "./drawnEdges";
 import { arrowPath, edgePath } from "./edgeGeometry";
-import { INTERACTION_COLOURS, INTERACTION_DASHES, type AgentNodeData, type CanvasEdge, type SystemNodeData } from "./graph";
+import type { DrawnLabel } from "./drawing";
+import { INTERACTION_COLOURS, INTERACTION_DASHES, type AgentNodeData, type CanvasEdge, type MissingNodeData, type SystemNodeData } from "./graph";
 import { post } from "./host";
 import { Icon } from "./icons";
-import { edgeCounters, emptyOverlay, type RunOverlay, type RunState } from "./overlay";
+import type { PlacedLabel } from "./labelPlacement";
+import { emptyOverlay, runLine, type RunOverlay, type RunState } from "./overlay";
 import { agentSpendLabel, type AgentSpend } from "../../src/canvas/spend";
 import { roleIcon } from "./roles";
-import { interactionName } from "./labels";
 
 export interface CanvasContextValue {
   overlay: RunOverlay;
@@ -218,6 +219,30 @@ export const SystemNodeView = memo(function SystemNodeView({ data, selected }: N
 });
 
 /**
+ * A node an edge names that the flow does not define: a dashed placeholder in the error colour,
+ * named by the id the edge gives, with the problem the edge has. It has no place in the file, so
+ * it cannot be moved or connected; fixing the edge (or adding the agent) makes it go.
+ */
+export const MissingNodeView = memo(function MissingNodeView({ data, selected }: NodeProps & { data: MissingNodeData }) {
+  return (
+    <div className={`${nodeClass("missing", "error", undefined, false, !!selected)}`} data-testid={`node-${data.id}`}>
+      <Handles name={data.name}>
+        <div className="ac-node-head">
+          <Codicon name="question" className="ac-role-icon" />
+          <span className="ac-node-name" title={data.name}>
+            {data.name || "(no id)"}
+          </span>
+        </div>
+        <div className="ac-node-meta">
+          <span className="ac-role">not in the flow</span>
+        </div>
+        <DiagnosticList ds={data.diagnostics} />
+      </Handles>
+    </div>
+  );
+});
+
+/**
  * interactionClass is the colour (and past twelve interactions, the line style) of an
  * interaction's edges and of its legend entry: twelve colours solid, then dashed, then dotted.
  */
@@ -226,13 +251,16 @@ export const interactionClass = (index: number) => `ac-ix-${index % INTERACTION_
 /** The interaction hovered in the legend (its edges stand out), if any. */
 export const HighlightContext = createContext<string | undefined>(undefined);
 
-/** edgeClass is what an edge's path, arrow and label share: its colour, problems, run state, selection. */
+/**
+ * edgeClass is what an edge's path, arrow and label share: its colour and line style (its
+ * interaction's, always: a problem is a marker, a run state a halo, never another line style),
+ * its run state, selection and highlight.
+ */
 function edgeClass(data: CanvasEdge["data"], run: RunOverlay["edges"][string] | undefined, selected: boolean, highlighted?: string): string {
   return [
     "ac-edge",
     highlighted !== undefined && highlighted === data?.interactionId ? "ac-hl" : "",
     interactionClass(data?.interactionIndex ?? 0),
-    data?.severity ? `has-${data.severity}` : "",
     run?.state ? `run-${run.state}` : "",
     run?.active ? "run-active" : "",
     selected ? "selected" : "",
@@ -258,46 +286,105 @@ export const InteractionEdge = memo(function InteractionEdge(props: EdgeProps<Ca
   const highlighted = useContext(HighlightContext);
   const drawn = useDrawn(id);
   if (!drawn) return null;
-  const cls = edgeClass(data, overlay.edges[id], !!selected, highlighted);
+  const run = overlay.edges[id];
+  const cls = edgeClass(data, run, !!selected, highlighted);
+  const d = edgePath(drawn.geometry);
   return (
     <>
-      <BaseEdge id={id} path={edgePath(drawn.geometry)} className={cls} interactionWidth={16} />
+      {run?.state ? <path className={`ac-edge-halo run-${run.state}${run.active ? " run-active" : ""}`} d={d} /> : null}
+      <BaseEdge id={id} path={d} className={`${cls}${drawn.geometry.route ? " ac-routed" : ""}`} interactionWidth={16} {...{ "data-interaction": data?.interactionId }} />
       <path className={`ac-arrow ${cls}`} d={arrowPath(drawn.geometry)} />
-      {layer && drawn.label ? createPortal(<EdgeLabel id={id} data={data} selected={!!selected} />, layer) : null}
+      {layer && drawn.label ? createPortal(<EdgeLabel id={id} data={data} label={drawn.label} selected={!!selected} />, layer) : null}
+      {layer && drawn.marker && data ? createPortal(<ProblemMarker id={id} data={data} place={drawn.marker} />, layer) : null}
     </>
   );
 });
 
-const EdgeLabel = memo(function EdgeLabel({ id, data, selected }: { id: string; data: CanvasEdge["data"]; selected: boolean }) {
+/** The text of a label's tooltip: the whole label, the edges it names, and their shared problems. */
+function labelTitle(data: CanvasEdge["data"], label: DrawnLabel): string {
+  const it = data?.interactionId ?? "";
+  const out = [`${it}: ${data?.label ?? ""}`];
+  const n = data?.labelEdges?.length ?? 1;
+  if (n > 1) out.push(data?.labelNode ? `its ${n} edges at ${data.labelNode.replace(/^missing:/, "")}` : `its ${n} edges between these two nodes`);
+  if (label.problems) out.push(...(data?.diagnostics ?? []).map((d) => `${d.severity}: ${d.message}`));
+  return out.join("\n");
+}
+
+const EdgeLabel = memo(function EdgeLabel({ id, data, label, selected }: { id: string; data: CanvasEdge["data"]; label: DrawnLabel; selected: boolean }) {
   const { overlay, now, selectEdge } = useContext(RunContext);
   const highlighted = useContext(HighlightContext);
-  const drawn = useDrawn(id);
-  if (!drawn?.label) return null;
   const run = overlay.edges[id];
-  const counters = edgeCounters(run, now);
+  // the interaction's run, on its first label: the round, the time left, messages a minute on all its edges
+  const line = data?.runLine ? runLine(overlay, data.interactionId, now) : undefined;
   const cls = edgeClass(data, run, selected, highlighted);
-  const ds = data?.diagnostics ?? [];
-  const full = data?.label ?? "";
+  const { place, form } = label;
   // Centred on its place by a zero-size anchor (left/top, flex centring), not by a transform:
-  // a transform per label is a paint chunk per label, which every frame of a pan pays for.
+  // a transform per label is a paint chunk per label, which every frame of a pan pays for. Its
+  // box is the size its place was found for (a run line's room kept from the start), so it never
+  // grows over what is next to it.
   return (
-    <div className="ac-edge-anchor" style={{ left: drawn.label.x, top: drawn.label.y }}>
+    <div className="ac-edge-anchor" style={{ left: place.x, top: place.y }}>
       <div
-        className={`ac-edge-label nodrag nopan ${cls}${drawn.label.free ? "" : " crowded"}`}
+        className={`ac-edge-label nodrag nopan ${cls}${label.problems ? ` has-${label.severity}` : ""}${place.free ? "" : " crowded"}`}
+        style={{ width: place.width - 2, minHeight: place.height - 2 }}
         data-testid={`edge-label-${id}`}
-        // the full label (when shortened) and the problems, on hover
-        title={[drawn.text !== full ? full : "", ...ds.map((d) => `${d.severity}: ${d.message}`)].filter(Boolean).join("\n") || undefined}
+        data-whole={form.whole ? "true" : "false"}
+        title={labelTitle(data, label)}
         onClick={(e) => {
           e.stopPropagation();
           selectEdge(id);
         }}
       >
-        <span className="ac-edge-ix">{interactionName(data?.interactionId ?? "")}</span>
-        <span className="ac-edge-text">{drawn.text}</span>
-        {ds.length > 0 ? <span className={`ac-badge ac-badge-${data?.severity}`}>{ds.length}</span> : null}
-        {counters ? <span className="ac-edge-counters">{counters}</span> : null}
-        {ds.length > 0 && selected ? <div className={`ac-diag ac-diag-${ds[0].severity}`}>{ds[0].message}</div> : null}
+        {form.lines.map((words, i) => (
+          <div className="ac-edge-line" key={i}>
+            {words.map((w, j) => (
+              <Fragment key={j}>
+                {j > 0 ? " " : ""}
+                <span className={w.ix ? "ac-edge-ix" : "ac-edge-text"}>{w.text}</span>
+              </Fragment>
+            ))}
+            {i === 0 && label.problems ? <ProblemCount count={label.problems} severity={label.severity} /> : null}
+          </div>
+        ))}
+        {line ? <div className="ac-edge-counters">{line}</div> : null}
       </div>
+    </div>
+  );
+});
+
+/** ProblemCount: a problem badge's icon and count (a label's, an edge marker's). */
+function ProblemCount({ count, severity }: { count: number; severity?: Severity }) {
+  return (
+    <span className={`ac-badge ac-badge-${severity ?? "error"} ac-problems`} aria-label={`${count} problem${count > 1 ? "s" : ""}`}>
+      <Codicon name={SEVERITY_ICON[severity ?? "error"]} />
+      {count}
+    </span>
+  );
+}
+
+/**
+ * ProblemMarker is an edge's problems drawn on the edge itself: its severity's icon and count,
+ * the messages on hover; a click selects the edge (the inspector lists them, each revealable).
+ */
+const ProblemMarker = memo(function ProblemMarker({ id, data, place }: { id: string; data: NonNullable<CanvasEdge["data"]>; place: PlacedLabel }) {
+  const { selectEdge } = useContext(RunContext);
+  const ds = data.diagnostics;
+  return (
+    <div className="ac-edge-anchor" style={{ left: place.x, top: place.y }}>
+      <button
+        type="button"
+        className={`ac-marker ac-marker-${data.severity ?? "error"} nodrag nopan`}
+        data-testid={`marker-${id}`}
+        title={ds.map((d) => `${d.severity}: ${d.message}`).join("\n")}
+        aria-label={`${ds.length} problem${ds.length > 1 ? "s" : ""} on edge ${data.id}`}
+        onClick={(e) => {
+          e.stopPropagation();
+          selectEdge(id);
+        }}
+      >
+        <Codicon name={SEVERITY_ICON[data.severity ?? "error"]} />
+        {ds.length}
+      </button>
     </div>
   );
 });
@@ -315,5 +402,5 @@ export const LabelLayer = memo(function LabelLayer({ onLayer }: { onLayer: (laye
   );
 });
 
-export const nodeTypes = { agent: AgentNode, system: SystemNodeView };
+export const nodeTypes = { agent: AgentNode, system: SystemNodeView, missing: MissingNodeView };
 export const edgeTypes = { interaction: InteractionEdge };

@@ -1,18 +1,28 @@
-// Where each edge label goes: on its own curve, at the first of a few spots (the middle first,
-// then out toward the ends, then to either side of the line) where its box overlaps no node and
-// no label placed before it. A label with no room at its full width tries its shorter forms
+// Where each edge label goes: on the edges it names, at the first of a few spots where its box
+// overlaps no node and no label placed before it: a fan's label near the node its edges share
+// (out along them, then beside them), a lone edge's about its middle (then out toward the ends,
+// then to either side of the line). A label with no room at its full width tries its shorter forms
 // (the canvas shortens the text with an ellipsis); one that finds no free spot at all takes the
 // one that overlaps least, and says so (free: false). Pure; a grid index keeps it near-linear.
 import { pointAt, type EdgeGeometry, type Pt, type Rect } from "./edgeGeometry";
 
 export interface LabelRequest {
   id: string;
-  /** the widths of the label's forms, full first, then ever shorter */
+  /** the widths of the label's forms, full first, then ever narrower */
   widths: number[];
-  height: number;
+  /** the forms' heights (one for all, or one per form) */
+  height: number | number[];
   geometry: EdgeGeometry;
   /** the edges the label names (its own, and those that share it); none: only its geometry's */
   edges?: string[];
+  /** the shapes of the edges it names, when more than its own: a fan's */
+  geometries?: EdgeGeometry[];
+  /**
+   * a fan's label: the box of the node it stands by, which end of each of its edges that node is
+   * (none for an edge that does not touch it), and the boxes of the fan's other nodes; it stays
+   * nearer the first than any of those
+   */
+  by?: { node: Rect; ends: Array<"source" | "target" | undefined>; others: Rect[] };
 }
 
 /** An edge's line, for keeping each label nearer its own edge than any other. */
@@ -28,6 +38,9 @@ export interface PlacedLabel {
   /** which of its widths it got (0: the full label) */
   form: number;
   free: boolean;
+  /** its box's size */
+  width: number;
+  height: number;
 }
 
 /** Space kept between a label and a node, and between two labels. */
@@ -94,12 +107,67 @@ const boxAt = (p: Pt, w: number, h: number): Rect => ({ x: p.x - w / 2, y: p.y -
 /** How much of an edge a label on it must leave in sight, in px. */
 const EDGE_IN_SIGHT = 48;
 
+/** How far out along a fan's edges its label may go, in px from the shared node's side, beyond its own half size. */
+const NEAR = [14, 30, 48, 70, 96, 130];
+
 /**
- * candidates are the spots a label may take on its curve, best first: on the line, then beside
- * it. An edge too short to show past its label on the line gets the spots beside it first, so the
- * label never hides its own edge.
+ * candidates are the spots a label may take, best first: on its edges, then beside them. A lone
+ * edge's label starts at the middle; an edge too short to show past its label on the line gets
+ * the spots beside it first, so the label never hides its own edge. A fan's label starts next to
+ * the node its edges share and moves out along each of them.
  */
-function candidates(g: EdgeGeometry, width: number, height: number): Pt[] {
+function candidates(l: LabelRequest, width: number, height: number, tier: number): Pt[] {
+  if (l.by) return tier === 0 ? nearNode(l.geometries ?? [l.geometry], l.by.ends, width, height) : alongMiddle(l.geometry, width, height);
+  return tier === 0 ? alongMiddle(l.geometry, width, height) : [];
+}
+
+/** nearNode: the spots near a fan's node along each of its edges that touch it, the nearest first, then beside them. */
+function nearNode(all: EdgeGeometry[], ends: Array<"source" | "target" | undefined>, width: number, height: number): Pt[] {
+  const on: Pt[] = [];
+  const beside: Pt[] = [];
+  // the longest edges first: they have room for a label near the node without sitting on the short hop beside it
+  const byLength = all
+    .map((g, i) => ({ g, at: ends[i], line: polylineOf(g) }))
+    .filter((x): x is { g: EdgeGeometry; at: "source" | "target"; line: Pt[] } => !!x.at)
+    .sort((a, b) => lengthOf(b.line) - lengthOf(a.line));
+  // a label's text runs across: on edges that leave the node across when it has any (a label on a
+  // hop down to the next card would hang past the cards' sides), beside the others
+  const across = (x: { g: EdgeGeometry; at: "source" | "target" }) => ["left", "right"].includes(x.at === "source" ? x.g.sourceSide : x.g.targetSide);
+  const anyAcross = byLength.some(across);
+  for (const d of NEAR)
+    for (const x of byLength) {
+      const { g, at, line } = x;
+      const horizontal = across(x);
+      const p = atDistance(line, at, d + (horizontal ? width / 2 : height / 2));
+      if (!p) continue;
+      // on a hop too short to show past the label, beside it only: a label never hides its own edge
+      const run = horizontal ? Math.abs(g.p3.x - g.p0.x) : Math.abs(g.p3.y - g.p0.y);
+      if ((horizontal || !anyAcross) && (g.route || run - (horizontal ? width : height) >= EDGE_IN_SIGHT)) on.push(p);
+      for (const s of [1, -1]) beside.push(horizontal ? { x: p.x, y: p.y + s * (height / 2 + 6) } : { x: p.x + s * (width / 2 + 6), y: p.y });
+    }
+  return [...on, ...beside];
+}
+
+/** polylineOf is an edge's line as points: its route, or its curve sampled. */
+function polylineOf(g: EdgeGeometry): Pt[] {
+  return g.route ?? Array.from({ length: 33 }, (_, i) => pointAt(g, i / 32));
+}
+
+const lengthOf = (line: Pt[]) => line.slice(1).reduce((s, p, i) => s + Math.hypot(p.x - line[i].x, p.y - line[i].y), 0);
+
+/** atDistance is the point d px along a line from its start (or from its end); none past its middle. */
+function atDistance(line: Pt[], from: "source" | "target", d: number): Pt | undefined {
+  const pts = from === "source" ? line : [...line].reverse();
+  if (d > lengthOf(pts) * 0.6) return undefined;
+  for (let i = 1; i < pts.length; i++) {
+    const len = Math.hypot(pts[i].x - pts[i - 1].x, pts[i].y - pts[i - 1].y);
+    if (d <= len) return { x: pts[i - 1].x + ((pts[i].x - pts[i - 1].x) * d) / len, y: pts[i - 1].y + ((pts[i].y - pts[i - 1].y) * d) / len };
+    d -= len;
+  }
+  return undefined;
+}
+
+function alongMiddle(g: EdgeGeometry, width: number, height: number): Pt[] {
   const on: Pt[] = ALONG.map((t) => pointAt(g, t));
   // beside the line, at the middle spots: across the way the edge runs, further each time
   const horizontal = g.sourceSide === "left" || g.sourceSide === "right";
@@ -157,6 +225,19 @@ class LineIndex {
   }
 }
 
+/** byItsNode says whether a fan's label at p is nearer the node its edges share than any of their other ends. */
+function byItsNode(p: Pt, by: LabelRequest["by"]): boolean {
+  if (!by) return true;
+  const mine = boxDistance(p, by.node);
+  return by.others.every((o) => boxDistance(p, o) > mine);
+}
+
+function boxDistance(p: Pt, r: Rect): number {
+  const dx = Math.max(r.x - p.x, 0, p.x - (r.x + r.width));
+  const dy = Math.max(r.y - p.y, 0, p.y - (r.y + r.height));
+  return Math.hypot(dx, dy);
+}
+
 function segmentDistance(p: Pt, a: Pt, b: Pt): number {
   const dx = b.x - a.x;
   const dy = b.y - a.y;
@@ -182,30 +263,35 @@ export function placeLabels(labels: LabelRequest[], nodes: Rect[], lines?: EdgeL
   const thorough = labels.length <= THOROUGH;
   for (const l of labels) {
     let found: PlacedLabel | undefined;
-    // the first free spot: the full label first, then its shorter forms
+    const height = (form: number) => (Array.isArray(l.height) ? l.height[form] : l.height);
+    // the first free spot: the full label first, then its other forms
     const own = new Set(l.edges ?? [l.id]);
-    search: for (let form = 0; form < l.widths.length; form++) {
-      if (!thorough && form > 0 && form < l.widths.length - 1) continue;
-      for (const p of candidates(l.geometry, l.widths[form], l.height))
-        if (obstacles.overlap(boxAt(p, l.widths[form], l.height), true) === 0 && !nearest?.nearerOther(p, own)) {
-          found = { x: p.x, y: p.y, form, free: true };
-          break search;
-        }
-    }
+    // by the shared node in any of its forms before anywhere else on its edges (a fan's label)
+    search: for (const tier of l.by ? [0, 1] : [0])
+      for (let form = 0; form < l.widths.length; form++) {
+        if (!thorough && form > 0 && form < l.widths.length - 1) continue;
+        const [w, h] = [l.widths[form], height(form)];
+        for (const p of candidates(l, w, h, tier))
+          if (obstacles.overlap(boxAt(p, w, h), true) === 0 && !nearest?.nearerOther(p, own) && (tier > 0 || byItsNode(p, l.by))) {
+            found = { x: p.x, y: p.y, form, free: true, width: w, height: h };
+            break search;
+          }
+      }
     if (!found) {
-      // no free spot anywhere: the least crowded one, at the shortest form
+      // no free spot anywhere: the least crowded one, at the last form
       const form = l.widths.length - 1;
+      const [w, h] = [l.widths[form], height(form)];
       let cost = Infinity;
-      for (const p of candidates(l.geometry, l.widths[form], l.height)) {
-        const c = obstacles.overlap(boxAt(p, l.widths[form], l.height));
+      for (const p of [...candidates(l, w, h, 0), ...candidates(l, w, h, 1)]) {
+        const c = obstacles.overlap(boxAt(p, w, h));
         if (c < cost) {
           cost = c;
-          found = { x: p.x, y: p.y, form, free: false };
+          found = { x: p.x, y: p.y, form, free: false, width: w, height: h };
         }
       }
     }
     out.set(l.id, found!);
-    obstacles.add(inflate(boxAt(found!, l.widths[found!.form], l.height), LABEL_CLEARANCE));
+    obstacles.add(inflate(boxAt(found!, found!.width, found!.height), LABEL_CLEARANCE));
   }
   return out;
 }

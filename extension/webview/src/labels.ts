@@ -79,20 +79,65 @@ export function edgeLabel(patternId: string, data: EdgeData | undefined): string
  */
 export const LABEL_MIN_ZOOM = 0.45;
 
-/** The longest edge label drawn in full; a longer one is shortened, its full text on hover. */
+/** The widest a label's estimate for the layout counts (the label wraps past it: labelForms). */
 export const MAX_LABEL_CHARS = 28;
 
+/** A piece of a label's line: the interaction's id (drawn bold) or plain text. */
+export interface LabelWord {
+  text: string;
+  ix?: boolean;
+}
+export type LabelLine = LabelWord[];
+
+/** A way to draw a label: its lines, and whether it says all the label says (else its tooltip does). */
+export interface LabelForm {
+  lines: LabelLine[];
+  whole: boolean;
+}
+
 /**
- * shortLabel shortens a label to max characters with an ellipsis. The "(key parameter)" part is
- * what tells edges of one pattern apart, so the pattern id gives way first.
+ * labelForms are the ways a label can be drawn, best first: on one line, then wrapped between its
+ * words (the interaction's id, the pattern, the key parameter) on two and three lines, then
+ * without the pattern (the tooltip has the whole label). A word is never cut: a narrow spot
+ * takes a form with more lines, never an ellipsis in the middle of an id.
  */
-export function shortLabel(text: string, max = MAX_LABEL_CHARS): string {
-  const chars = [...text];
-  if (chars.length <= max) return text;
-  const m = /^(.*?)( \(.*\))$/u.exec(text);
-  const tail = m ? [...m[2]] : [];
-  if (m && tail.length <= max - 6) return [...m[1]].slice(0, max - tail.length - 1).join("") + "…" + m[2];
-  return chars.slice(0, max - 1).join("") + "…";
+export function labelForms(interactionId: string, label: string): LabelForm[] {
+  // every drawing asks again for every label: the forms are kept (a label's forms never change)
+  const key = `${interactionId}\u0000${label}`;
+  const known = FORMS.get(key);
+  if (known) return known;
+  if (FORMS.size >= FORMS_KEPT) FORMS.clear();
+  const forms = makeForms(interactionId, label);
+  FORMS.set(key, forms);
+  return forms;
+}
+const FORMS = new Map<string, LabelForm[]>();
+const FORMS_KEPT = 10_000;
+
+function makeForms(interactionId: string, label: string): LabelForm[] {
+  const m = /^(\S+) (\(.*\))$/u.exec(label);
+  const pattern = m ? m[1] : label;
+  const param = m ? m[2] : "";
+  const ix: LabelWord = { text: interactionId, ix: true };
+  const w = (text: string): LabelWord => ({ text });
+  if (!param) return [{ lines: [[ix, w(pattern)]], whole: true }, { lines: [[ix], [w(pattern)]], whole: true }];
+  // on two lines, broken where the wider line is narrowest
+  const two = [
+    { lines: [[ix, w(pattern)], [w(param)]], whole: true },
+    { lines: [[ix], [w(`${pattern} ${param}`)]], whole: true },
+  ].sort((a, b) => lineChars(a.lines) - lineChars(b.lines))[0];
+  return [
+    { lines: [[ix, w(`${pattern} ${param}`)]], whole: true },
+    two,
+    { lines: [[ix], [w(pattern)], [w(param)]], whole: true },
+    { lines: [[ix, w(param)]], whole: false },
+    { lines: [[ix], [w(param)]], whole: false },
+  ];
+}
+
+/** lineChars is the widest line's length in characters (the words of a line are a space apart). */
+export function lineChars(lines: LabelLine[]): number {
+  return Math.max(0, ...lines.map((l) => l.reduce((n, word) => n + [...word.text].length, 0) + Math.max(0, l.length - 1)));
 }
 
 // An estimate of a label's box (the canvas measures the real font when it places labels): the
@@ -101,13 +146,7 @@ export const LABEL_CHAR_WIDTH = 7;
 export const LABEL_PADDING = 16;
 export const LABEL_HEIGHT = 20;
 
-/** labelWidth estimates the width of an edge label as drawn (shortened), in canvas pixels. */
+/** labelWidth estimates the width of an edge label as drawn (a long one wraps), in canvas pixels. */
 export function labelWidth(text: string): number {
-  return [...shortLabel(text)].length * LABEL_CHAR_WIDTH + LABEL_PADDING;
-}
-
-/** interactionName is an interaction's id as its labels name it: at most 12 characters. */
-export function interactionName(id: string): string {
-  const chars = [...id];
-  return chars.length > 12 ? `${chars.slice(0, 11).join("")}…` : id;
+  return Math.min([...text].length, MAX_LABEL_CHARS) * LABEL_CHAR_WIDTH + LABEL_PADDING;
 }

@@ -9,6 +9,7 @@
 //    kept (an isotonic regression, solved exactly by pool-adjacent-violators).
 // Pure and linear-ish in nodes + dummies: 500 nodes and 1,000 edges take tens of milliseconds.
 import type { Point } from "../../src/canvas/protocol";
+import { idRecord } from "./records";
 
 export interface LayoutNode {
   id: string;
@@ -264,7 +265,7 @@ export function layered(nodes: LayoutNode[], edges: LayoutEdge[], o: LayeredOpti
   for (let i = 0; i < layerCount; i++) place(layers[i], [up, down]);
   progress?.(0.95);
 
-  const positions: Record<string, Point> = {};
+  const positions = idRecord<Point>();
   let minY = Infinity;
   let maxY = -Infinity;
   for (let v = 0; v < total; v++) {

@@ -5,6 +5,7 @@ import type { Point } from "../../src/canvas/protocol";
 import { DEFAULT_LAYERED, layered, type LayoutEdge, type LayoutNode } from "./layered";
 import { labelWidth } from "./labels";
 import { roleRank } from "./roles";
+import { idRecord } from "./records";
 
 export interface FlowLayoutInput {
   nodes: Array<{ id: string; width: number; height: number; role: string }>;
@@ -34,7 +35,7 @@ export function layoutFlow(input: FlowLayoutInput, progress?: (f: number) => voi
   // Shelf packing: left to right, a new row when the row is full.
   const area = laid.reduce((s, r) => s + (r.width + PART_GAP) * (r.height + PART_GAP), 0);
   const rowWidth = Math.max(...laid.map((r) => r.width), Math.sqrt(area * ASPECT));
-  const out: Record<string, Point> = {};
+  const out = idRecord<Point>();
   let x = 0;
   let y = 0;
   let rowHeight = 0;
@@ -93,7 +94,7 @@ export function placeUnplaced(input: FlowLayoutInput, saved: Record<string, Poin
   if (placed.length === 0) return laid;
   const left = Math.min(...placed.map((n) => saved[n.id].x));
   const bottom = Math.max(...placed.map((n) => saved[n.id].y + n.height));
-  const out: Record<string, Point> = {};
+  const out = idRecord<Point>();
   for (const [id, p] of Object.entries(laid)) out[id] = { x: p.x + left, y: p.y + bottom + PART_GAP };
   return out;
 }

@@ -1,5 +1,6 @@
 // Edit operations the canvas sends (docs/flow-edits.md). Pure builders, unit-tested.
 import type { FlowOp, Point, Termination } from "../../src/canvas/protocol";
+import { idRecord } from "./records";
 
 /** round keeps layout numbers short in the YAML. */
 export function roundPoint(p: Point): Point {
@@ -89,7 +90,7 @@ export function deleteOps(
 
 /** layoutOp is one setLayout op for many positions (tidy, nudging), rounded. */
 export function layoutOp(positions: Record<string, Point>): FlowOp {
-  const out: Record<string, Point> = {};
+  const out = idRecord<Point>();
   for (const [id, p] of Object.entries(positions)) out[id] = roundPoint(p);
   return { op: "setLayout", positions: out };
 }
@@ -104,7 +105,7 @@ export function moveOps(positions: Record<string, Point>): FlowOp[] {
 
 /** nudge moves points by (dx, dy), snapping to the grid when snap is on. */
 export function nudge(positions: Record<string, Point>, dx: number, dy: number, grid?: number): Record<string, Point> {
-  const out: Record<string, Point> = {};
+  const out = idRecord<Point>();
   for (const [id, p] of Object.entries(positions)) {
     let x = p.x + dx;
     let y = p.y + dy;

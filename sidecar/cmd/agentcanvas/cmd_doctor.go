@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -23,25 +21,23 @@ const doctorUsage = `usage: agentcanvas doctor [--json] [--backend claude|codex|
 Checks git, what the kernel offers confinement, and each agent CLI: installed, its version
 against the one AgentCanvas is tested with, and whether it can authenticate (an API key
 variable set, or a login present; neither is printed). Each problem comes with the command
-that fixes it. With FLOW, only the CLIs its agents use (backendId auto: any one of the three).
+that fixes it. Without FLOW it is ready when one CLI can run, and names the usable backends.
+With FLOW, exactly what that flow's run will use: only the CLIs its agents use (backendId auto:
+the first installed), how each agent authenticates (a key its runtime.env names, which reaches
+it through the model gateway, or the CLI's login), and that the model API it calls answers;
+a key set but not named in the agent's runtime.env is named with the flow line to change.
 Exit status: 0 ready, 1 a needed check failed, 2 usage.`
 
 func runDoctor(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print {checks: [{name, status, detail, fix?, backend?}], ready} as JSON")
+	fs := newCmdFlags("doctor", doctorUsage, stdout, stderr)
+	asJSON := fs.Bool("json", false, "print {checks: [{name, status, detail, fix?, backend?}], ready, usable} as JSON")
 	var backends listFlag
-	fs.Var(&backends, "backend", "check only this CLI (repeat or comma-separate)")
-	fs.Usage = func() { fmt.Fprintln(stderr, doctorUsage); fs.PrintDefaults() }
-	if err := parseAnywhere(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	fs.Var(&backends, "backend", "check only this `CLI` (repeat or comma-separate)")
+	if code, ok := fs.parse(args); !ok {
+		return code
 	}
 	if fs.NArg() > 1 {
-		fmt.Fprintf(stderr, "agentcanvas doctor: expected at most one FLOW, got %d arguments\n", fs.NArg())
-		return exitUsage
+		return fs.usageError("expected at most one FLOW, got %d arguments", fs.NArg())
 	}
 	need := []string(backends)
 	anyOne := len(need) == 0
@@ -52,26 +48,33 @@ func runDoctor(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	clis := doctor.Select(need)
+	var f *flow.Flow
 	if fs.NArg() == 1 {
 		src, err := os.ReadFile(fs.Arg(0))
 		if err != nil {
 			fmt.Fprintf(stderr, "agentcanvas doctor: %v\n", err)
 			return exitUsage
 		}
-		need, anyOne = flowBackends(flow.Parse(fs.Arg(0), src))
+		f = flow.Parse(fs.Arg(0), src)
+		need, anyOne = flowBackends(f)
 		clis = nil // a flow of dry-run and command agents needs no CLI
 		if anyOne || len(need) > 0 {
 			clis = doctor.Select(need)
 		}
 	}
-	checks := doctor.Run(context.Background(), doctor.Env{}, clis)
+	ctx := context.Background()
+	checks := doctor.Run(ctx, doctor.Env{}, clis)
+	if f != nil {
+		checks = append(checks, doctor.FlowChecks(ctx, doctor.Env{}, flowAgents(f), checks)...)
+	}
 	ready := isReady(checks, need, anyOne)
+	usable := usableBackends(checks, clis)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		_ = enc.Encode(map[string]any{"checks": checks, "ready": ready})
+		_ = enc.Encode(map[string]any{"checks": checks, "ready": ready, "usable": usable})
 	} else {
-		printChecks(stdout, checks, ready, anyOne)
+		printChecks(stdout, checks, ready, anyOne, f == nil, usable)
 	}
 	if !ready {
 		return exitFail
@@ -107,6 +110,39 @@ func flowBackends(f *flow.Flow) (need []string, anyOne bool) {
 	return need, anyOne
 }
 
+// flowAgents are the agents of f as doctor's flow checks read them.
+func flowAgents(f *flow.Flow) []doctor.Agent {
+	var out []doctor.Agent
+	for i, a := range f.Agents {
+		da := doctor.Agent{ID: a.ID, Backend: "auto", At: fmt.Sprintf("%s:%d", f.File, f.Span(fmt.Sprintf("/agents/%d", i)).Start.Line)}
+		if a.Runtime != nil {
+			da.Backend = firstNonEmptyStr(a.Runtime.BackendID, "auto")
+			da.Env = a.Runtime.Env
+			da.At = fmt.Sprintf("%s:%d", f.File, f.Span(fmt.Sprintf("/agents/%d/runtime", i)).Start.Line)
+		}
+		out = append(out, da)
+	}
+	return out
+}
+
+// usableBackends are the CLIs checked whose every check passed (or only warned), in auto's
+// order.
+func usableBackends(checks []doctor.Check, clis []doctor.CLI) []string {
+	bad := map[string]bool{}
+	for _, c := range checks {
+		if c.Status == doctor.Fail && c.Backend != "" {
+			bad[c.Backend] = true
+		}
+	}
+	usable := []string{}
+	for _, c := range clis {
+		if !bad[c.Backend] {
+			usable = append(usable, c.Backend)
+		}
+	}
+	return usable
+}
+
 // isReady: git works, every needed CLI passes, and with anyOne at least one CLI does.
 func isReady(checks []doctor.Check, need []string, anyOne bool) bool {
 	bad := map[string]bool{}
@@ -135,28 +171,42 @@ func isReady(checks []doctor.Check, need []string, anyOne bool) bool {
 	return true
 }
 
-func printChecks(w io.Writer, checks []doctor.Check, ready, anyOne bool) {
+func printChecks(w io.Writer, checks []doctor.Check, ready, anyOne, noFlow bool, usable []string) {
 	mark := map[string]string{doctor.OK: "✓", doctor.Warn: "!", doctor.Fail: "✗"}
 	width := 0
 	for _, c := range checks {
 		width = max(width, len(c.Name))
 	}
-	var fixes int
 	for _, c := range checks {
 		fmt.Fprintf(w, "%s %-*s  %s\n", mark[c.Status], width, c.Name, c.Detail)
 		if c.Fix != "" {
 			fmt.Fprintf(w, "  %-*s  fix: %s\n", width, "", c.Fix)
-			fixes++
 		}
 	}
 	switch {
+	case ready && noFlow && anyOne:
+		fmt.Fprintf(w, "Ready for a real run with %s (backendId auto takes %s). ", joinOr(usable), usable[0])
+		if n := len(doctor.CLIs) - len(usable); n > 0 {
+			fmt.Fprintf(w, "The other %s not set up (above), and need not be.", map[bool]string{true: "CLI is", false: "CLIs are"}[n == 1])
+		}
+		fmt.Fprintln(w)
 	case ready && len(checks) == 2:
 		fmt.Fprintln(w, "Ready: this flow's agents need no agent CLI (dry-run and command agents).")
 	case ready && anyOne:
 		fmt.Fprintln(w, "Ready for a real run (backendId auto takes the first CLI that is installed, in the order claude, codex, gemini).")
 	case ready:
 		fmt.Fprintln(w, "Ready for a real run.")
+	case noFlow && anyOne:
+		fmt.Fprintf(w, "Not ready: no agent CLI can run yet, and one is enough. Run the fixes of the one you want above, then %s doctor again.\n", invokedAs())
 	default:
 		fmt.Fprintf(w, "Not ready: %s. Run the fix above, then %s doctor again.\n", strings.TrimSpace(plural(doctor.Problems(checks), "problem")), invokedAs())
 	}
+}
+
+// joinOr is "a", "a or b", "a, b or c".
+func joinOr(ss []string) string {
+	if len(ss) < 2 {
+		return strings.Join(ss, "")
+	}
+	return strings.Join(ss[:len(ss)-1], ", ") + " or " + ss[len(ss)-1]
 }

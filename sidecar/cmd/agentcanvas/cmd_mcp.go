@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -25,13 +24,17 @@ func init() {
 const mcpProtocolVersion = "2025-06-18"
 
 func mcpServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	workspace := fs.String("workspace", "", "workspace root (default: found from the flow's location)")
+	fs := newCmdFlags("mcp", `usage: agentcanvas mcp [--workspace W] [--dry-run] FLOW
+Serves FLOW as one MCP tool over stdio (newline-delimited JSON-RPC 2.0): tools/call runs the
+flow and returns its outcome.
+Exit status: 0 when the client closes stdin, 2 usage.`, stdout, stderr)
+	workspace := fs.String("workspace", "", "the workspace root `DIR` (default: found from the flow's location)")
 	dryRun := fs.Bool("dry-run", false, "run every agent with the built-in dry-run backend")
-	if err := parseAnywhere(fs, args); err != nil || fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "usage: agentcanvas mcp [--workspace W] [--dry-run] FLOW")
-		return exitUsage
+	if code, ok := fs.parse(args); !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		return fs.usageError("one FLOW is needed, got %d arguments", fs.NArg())
 	}
 	file := fs.Arg(0)
 	src, err := os.ReadFile(file)

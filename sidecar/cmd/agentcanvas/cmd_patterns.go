@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -42,23 +40,15 @@ type patternEntry struct {
 }
 
 func runPatterns(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("patterns", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCmdFlags("patterns", `usage: agentcanvas patterns [--json]
+Lists the 20 interaction patterns: id, name, topology, roles and default termination.
+Exit status: 0.`, stdout, stderr)
 	asJSON := fs.Bool("json", false, "print one JSON array instead of a table")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentcanvas patterns [--json]")
-		fs.PrintDefaults()
-	}
-	if err := parseAnywhere(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := fs.parse(args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "agentcanvas patterns: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return exitUsage
+		return fs.usageError("unexpected argument %q", fs.Arg(0))
 	}
 	if err := pattern.Err(); err != nil {
 		fmt.Fprintf(stderr, "agentcanvas patterns: the built-in pattern library is broken (a bug): %v\n", err)

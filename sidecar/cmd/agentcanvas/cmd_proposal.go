@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -18,37 +17,56 @@ func init() {
 	register(&command{name: "proposal", summary: "review and apply agents' edits, or send comments back to their worker: proposal create|list|review|comment|request-changes|interdiff|apply|reject|revert|ledger|origins|export", run: runProposal, short: true})
 }
 
-const proposalUsage = `usage:
-  agentcanvas proposal create --workspace W --run R --agent A [--notes T] [--test-log FILE] [--flow F]
-  agentcanvas proposal apply  --workspace W [--check] [--files a,b] [--hunks path:1,path:3] [--merge path:N]… [--resolve path:N=TAKE]… [--against path=BLOB]… [--allow DIR]… [--block DIR]… [--flow F] PROPOSAL
-  agentcanvas proposal review --workspace W [--json] [--flow F] [--record] [--allow DIR]… [--block DIR]… PROPOSAL
-  agentcanvas proposal reject --workspace W [--reason T] [--flow F] PROPOSAL
-  agentcanvas proposal list   --workspace W [--json]
-  agentcanvas proposal comment --workspace W [--json] [--delete ID] PROPOSAL [PATH:LINE=TEXT…]
-  agentcanvas proposal request-changes --workspace W [--comment PATH:LINE=TEXT]… [--comments FILE] [--dry-run] [--backend B] [--non-interactive] [--json] [--confine auto|required|off] PROPOSAL
-  agentcanvas proposal interdiff --workspace W [--from N] [--to N] [--json] PROPOSAL
-  agentcanvas proposal revert --workspace W [--check] [--json] [--allow DIR]… [--block DIR]… [--flow F] ID
-  agentcanvas proposal ledger --workspace W [--json]
-  agentcanvas proposal origins --workspace W [--json] FILE
-  agentcanvas proposal export --workspace W [--out FILE] [--author "Name <email>"] [--allow DIR]… [--block DIR]… RUN_ID [AGENT…]
-PROPOSAL: a proposal.json, a sandbox agent folder, or a .patch file.
---merge, --resolve: in a file the workspace changed since the proposal was made, the hunks of its
-three-way merge (numbered as review's files[].merge.hunks) and how each conflict is settled: TAKE
-is mine, theirs, both, markers, or @FILE (the text of FILE). --against: the merge's workspace blob.
-ID (revert): a ledger entry id (proposal ledger lists them) or a PROPOSAL (its latest apply).
---allow: the patch may only touch files inside these workspace-relative folders; --block: nor
-files in these folders, besides .agentcanvas, .git, node_modules and dist (both repeatable).
-comment: with no comment, lists the proposal's comments, the worker's answers and its revision.
-request-changes: the worker that made the proposal gets its comments as a new turn in its own
-sandbox; what it changes becomes the proposal's next revision (interdiff shows what changed).
-apply: exit 0 applied (or, with --check, would apply), 1 refused or conflict (workspace unchanged), 2 usage.
-export: the run's pending proposals (or the named agents') as one mbox patch for git am / git
-apply, one message per proposal; exit 0, 1 when they conflict or one does not apply, 2 usage.`
+// proposalCommands are proposal's subcommands: each one's usage line and what it does.
+var proposalCommands = []struct{ name, usage, about string }{
+	{"create", "--workspace W --run R --agent A [--notes T] [--test-log FILE] [--flow F]",
+		"Diffs a worker's sandbox (W/.agentcanvas/sandboxes/R/A) into a proposal and prints it as JSON.\nExit status: 0, 1 refused, 2 usage."},
+	{"list", "--workspace W [--json]",
+		"Lists the workspace's proposals, newest run first: status (with the suggested order of\napplying), run, revision, agent and files.\nExit status: 0, 1 the proposals could not be read, 2 usage."},
+	{"review", "--workspace W [--json] [--flow F] [--record] [--allow DIR]… [--block DIR]… PROPOSAL",
+		"Prints a proposal as a person reads it: each file's diff, whether it applies to the workspace as\nit is now, and the command that applies it.\nExit status: 0, 1 no such proposal, 2 usage."},
+	{"comment", "--workspace W [--json] [--delete ID] PROPOSAL [PATH:LINE=TEXT…]",
+		"Adds review comments for the worker (PATH=TEXT for a whole file; TEXT \"reject: why\" rejects the\nhunk), deletes one not yet sent, or, with none, lists the comments, the worker's answers and the\nproposal's revisions.\nExit status: 0, 1 refused, 2 usage."},
+	{"request-changes", "--workspace W [--comment PATH:LINE=TEXT]… [--comments FILE] [--dry-run] [--backend B] [--non-interactive] [--json] [--confine auto|required|off] PROPOSAL",
+		"The worker that made the proposal gets its comments as a new turn in its own sandbox; what it\nchanges becomes the proposal's next revision (interdiff shows what changed).\nExit status: 0 a new revision, 1 the revision failed or changed nothing, 2 usage."},
+	{"interdiff", "--workspace W [--from N] [--to N] [--json] PROPOSAL",
+		"Prints what changed between two revisions of a proposal (default: the latest and the one before).\nExit status: 0, 1 no such revision, 2 usage."},
+	{"apply", "--workspace W [--check] [--files a,b] [--hunks path:1,path:3] [--merge path:N]… [--resolve path:N=TAKE]… [--against path=BLOB]… [--confirm-control PATH]… [--allow DIR]… [--block DIR]… [--flow F] PROPOSAL",
+		"Applies a proposal all or nothing (its accepted files and hunks), after checking that the workspace\nfiles it changes are as they were; re-based on the workspace when it moved. --merge, --resolve: in\na file the workspace changed since the proposal was made, the hunks of its three-way merge\n(numbered as review's files[].merge.hunks) and how each conflict is settled: TAKE is mine, theirs,\nboth, markers, or @FILE (the text of FILE). --against: the merge's workspace blob.\nExit status: 0 applied (or, with --check, would apply), 1 refused or conflict (workspace unchanged), 2 usage."},
+	{"reject", "--workspace W [--reason T] [--flow F] PROPOSAL",
+		"Marks a proposal rejected; the workspace is not touched.\nExit status: 0, 1 refused, 2 usage."},
+	{"revert", "--workspace W [--check] [--json] [--allow DIR]… [--block DIR]… [--flow F] ID",
+		"Takes one apply back out, later ones kept. ID: a ledger entry id (proposal ledger lists them) or a\nPROPOSAL (its latest apply).\nExit status: 0 reverted, 1 refused or conflict (workspace unchanged), 2 usage."},
+	{"ledger", "--workspace W [--json]",
+		"Lists every apply and revert of the workspace: entry id, what, which agent, run and revision, files.\nExit status: 0, 1 the ledger could not be read, 2 usage."},
+	{"origins", "--workspace W [--json] FILE",
+		"Says which apply (agent, run, interaction, round, prompt) wrote which lines of FILE.\nExit status: 0, 1 the ledger could not be read, 2 usage."},
+	{"export", "--workspace W [--out FILE] [--author \"Name <email>\"] [--allow DIR]… [--block DIR]… RUN_ID [AGENT…]",
+		"A run's pending proposals (or the named agents') as one mbox patch for git am / git apply, one\nmessage per proposal.\nExit status: 0, 1 they conflict or one does not apply, 2 usage."},
+}
+
+// What PROPOSAL, --allow and --block mean, wherever they are taken.
+const (
+	proposalNote = "PROPOSAL: a proposal.json, a sandbox agent folder, or a .patch file."
+	rulesNote    = `--allow: the patch may only touch files inside these workspace-relative folders; --block: nor
+files in these folders, besides .agentcanvas, .git, node_modules and dist (both repeatable).`
+)
+
+// proposalUsage is the group's help: every subcommand's usage line.
+func proposalUsage() string {
+	var b strings.Builder
+	b.WriteString("usage: agentcanvas proposal SUBCOMMAND …   (review and apply agents' edits, or send comments back)\n")
+	for _, c := range proposalCommands {
+		fmt.Fprintf(&b, "       agentcanvas proposal %s %s\n", c.name, c.usage)
+	}
+	b.WriteString(proposalNote + "\n" + rulesNote + "\n")
+	fmt.Fprintf(&b, "Run '%s proposal SUBCOMMAND --help' for what one does and every flag.", invokedAs())
+	return b.String()
+}
 
 func runProposal(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, proposalUsage)
-		return exitUsage
+		return groupHelp("proposal", proposalUsage(), args, stdout, stderr)
 	}
 	switch args[0] {
 	case "create":
@@ -75,45 +93,45 @@ func runProposal(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return proposalRequestChanges(args[1:], stdin, stdout, stderr)
 	case "interdiff":
 		return proposalInterdiff(args[1:], stdout, stderr)
-	case "-h", "--help", "help":
-		fmt.Fprintln(stderr, proposalUsage)
-		return exitOK
 	}
-	fmt.Fprintf(stderr, "proposal: unknown subcommand %q\n%s\n", args[0], proposalUsage)
-	return exitUsage
+	return groupHelp("proposal", proposalUsage(), args, stdout, stderr)
 }
 
-func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *string, *string) {
-	fs := flag.NewFlagSet("proposal "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprintln(stderr, proposalUsage); fs.PrintDefaults() }
-	ws := fs.String("workspace", ".", "workspace root")
-	flow := fs.String("flow", "", "flow name for the event log (.agentcanvas/logs/<flow>/; default: the flow that made the proposal, else "+proposal.DefaultFlow+")")
+// newFlags makes the flags of `proposal NAME`, with the two every subcommand takes.
+func newFlags(name string, stdout, stderr io.Writer) (*cmdFlags, *string, *string) {
+	usage := ""
+	for _, c := range proposalCommands {
+		if c.name != name {
+			continue
+		}
+		about, exit, _ := strings.Cut(c.about, "Exit status:")
+		if strings.Contains(c.usage, "PROPOSAL") {
+			about += proposalNote + "\n"
+		}
+		if strings.Contains(c.usage, "--allow") {
+			about += rulesNote + "\n"
+		}
+		usage = "usage: agentcanvas proposal " + name + " " + c.usage + "\n" + about + "Exit status:" + exit
+	}
+	fs := newCmdFlags("proposal "+name, usage, stdout, stderr)
+	ws := fs.String("workspace", ".", "the workspace root `DIR`")
+	flow := fs.String("flow", "", "the `FLOW` name for the event log (.agentcanvas/logs/<flow>/; default: the flow that made the proposal, else "+proposal.DefaultFlow+")")
 	return fs, ws, flow
 }
 
-func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
-	if err := parseAnywhere(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK, false
-		}
-		return exitUsage, false
-	}
-	return 0, true
-}
+func parseFlags(fs *cmdFlags, args []string) (int, bool) { return fs.parse(args) }
 
 func proposalCreate(args []string, stdout, stderr io.Writer) int {
-	fs, ws, flow := newFlags("create", stderr)
-	runID := fs.String("run", "", "run id")
-	agent := fs.String("agent", "", "agent id")
-	notes := fs.String("notes", "", "notes for proposal.json")
-	testLog := fs.String("test-log", "", "a file with the output of the tests the handoff named; copied to proposal/test.log")
+	fs, ws, flow := newFlags("create", stdout, stderr)
+	runID := fs.String("run", "", "the `RUN` id")
+	agent := fs.String("agent", "", "the `AGENT` id")
+	notes := fs.String("notes", "", "`TEXT` for proposal.json's notes")
+	testLog := fs.String("test-log", "", "a `FILE` with the output of the tests the handoff named; copied to proposal/test.log")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	if *runID == "" || *agent == "" || fs.NArg() != 0 {
-		fmt.Fprintln(stderr, "proposal create: --run and --agent are required and no other arguments are taken")
-		return exitUsage
+		return fs.usageError("--run and --agent are required and no other arguments are taken")
 	}
 	var tl []byte
 	if *testLog != "" {
@@ -198,18 +216,18 @@ func parseHunkRef(flag, h string) (string, int, error) {
 }
 
 func proposalApply(args []string, stdout, stderr io.Writer) int {
-	fs, ws, flow := newFlags("apply", stderr)
+	fs, ws, flow := newFlags("apply", stdout, stderr)
 	check := fs.Bool("check", false, "check only; change nothing")
 	var files, hunks, merge, resolve, against listFlag
-	fs.Var(&files, "files", "apply only these files (comma-separated or repeated)")
-	fs.Var(&hunks, "hunks", "apply only these hunks, as PATH:N (1-based, as 'proposal review' numbers them)")
-	fs.Var(&merge, "merge", "in a file the workspace changed since, apply these hunks of its merge, as PATH:N")
-	fs.Var(&resolve, "resolve", "settle a conflict of a merge, as PATH:N=mine|theirs|both|markers|@FILE")
-	fs.Var(&against, "against", "the workspace blob a file's merge was reviewed against, as PATH=BLOB (review's merge.workspace)")
+	fs.Var(&files, "files", "apply only these `FILES` (comma-separated or repeated)")
+	fs.Var(&hunks, "hunks", "apply only these hunks, as `PATH:N` (1-based, as 'proposal review' numbers them)")
+	fs.Var(&merge, "merge", "in a file the workspace changed since, apply these hunks of its merge, as `PATH:N`")
+	fs.Var(&resolve, "resolve", "settle a conflict of a merge, as `PATH:N=TAKE` (TAKE: mine, theirs, both, markers or @FILE)")
+	fs.Var(&against, "against", "the workspace blob a file's merge was reviewed against, as `PATH=BLOB` (review's merge.workspace)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	var confirm argvFlag // verbatim: a name may hold commas
 	fs.Var(&confirm, "confirm-control", "apply this held `PATH` (a control file, or a name that looks like another), as the review names it; repeatable")
-	rf := addRuleFlags(fs)
+	rf := addRuleFlags(fs.FlagSet)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -219,8 +237,7 @@ func proposalApply(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "proposal apply: exactly one PROPOSAL is required")
-		return exitUsage
+		return fs.usageError("exactly one PROPOSAL is required")
 	}
 	sel, err := parseSelection(files, hunks)
 	if err == nil {
@@ -282,10 +299,10 @@ func printResult(stdout, stderr io.Writer, res *proposal.Result, err error, asJS
 }
 
 func proposalReview(args []string, stdout, stderr io.Writer) int {
-	fs, ws, flow := newFlags("review", stderr)
+	fs, ws, flow := newFlags("review", stdout, stderr)
 	record := fs.Bool("record", false, "append a proposal_reviewed event")
 	asJSON := fs.Bool("json", false, "print the review data as JSON (for tools) instead of the diff")
-	rf := addRuleFlags(fs)
+	rf := addRuleFlags(fs.FlagSet)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -295,8 +312,7 @@ func proposalReview(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "proposal review: exactly one PROPOSAL is required")
-		return exitUsage
+		return fs.usageError("exactly one PROPOSAL is required")
 	}
 	ctx, cancel := signalContext()
 	defer cancel()
@@ -314,14 +330,13 @@ func proposalReview(args []string, stdout, stderr io.Writer) int {
 }
 
 func proposalReject(args []string, stdout, stderr io.Writer) int {
-	fs, ws, flow := newFlags("reject", stderr)
-	reason := fs.String("reason", "", "why it was rejected")
+	fs, ws, flow := newFlags("reject", stdout, stderr)
+	reason := fs.String("reason", "", "why it was rejected, as `TEXT`")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "proposal reject: exactly one PROPOSAL is required")
-		return exitUsage
+		return fs.usageError("exactly one PROPOSAL is required")
 	}
 	if !recoverFirst(*ws, stderr) {
 		return exitFail
@@ -335,7 +350,7 @@ func proposalReject(args []string, stdout, stderr io.Writer) int {
 }
 
 func proposalList(args []string, stdout, stderr io.Writer) int {
-	fs, ws, _ := newFlags("list", stderr)
+	fs, ws, _ := newFlags("list", stdout, stderr)
 	asJSON := fs.Bool("json", false, "print the proposals as JSON (for tools)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code

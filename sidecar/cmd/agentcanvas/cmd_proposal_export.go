@@ -10,16 +10,15 @@ import (
 
 // proposal export: a run's proposals as one patch (docs/proposals.md, Exporting a run).
 func proposalExport(args []string, stdout, stderr io.Writer) int {
-	fs, ws, _ := newFlags("export", stderr)
+	fs, ws, _ := newFlags("export", stdout, stderr)
 	out := fs.String("out", "", "write the patch to `FILE` (atomically) instead of stdout")
 	author := fs.String("author", "", "the `\"Name <email>\"` of every message (default: each proposal's agent)")
-	rf := addRuleFlags(fs)
+	rf := addRuleFlags(fs.FlagSet)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() < 1 {
-		fmt.Fprintln(stderr, "proposal export: a RUN_ID is required (then, optionally, the agents whose proposals to export)")
-		return exitUsage
+		return fs.usageError("a RUN_ID is required (then, optionally, the agents whose proposals to export)")
 	}
 	rules, err := rf.rules(*ws)
 	if err != nil {

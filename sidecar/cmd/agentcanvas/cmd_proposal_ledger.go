@@ -56,10 +56,10 @@ func parseMergeSelection(sel *proposal.Selection, merge, resolve, against listFl
 }
 
 func proposalRevert(args []string, stdout, stderr io.Writer) int {
-	fs, ws, flow := newFlags("revert", stderr)
+	fs, ws, flow := newFlags("revert", stdout, stderr)
 	check := fs.Bool("check", false, "check only; change nothing")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	rf := addRuleFlags(fs)
+	rf := addRuleFlags(fs.FlagSet)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -69,8 +69,7 @@ func proposalRevert(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "proposal revert: exactly one ID (a ledger entry or a proposal) is required")
-		return exitUsage
+		return fs.usageError("exactly one ID (a ledger entry or a proposal) is required")
 	}
 	given := false
 	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "flow" })
@@ -84,7 +83,7 @@ func proposalRevert(args []string, stdout, stderr io.Writer) int {
 }
 
 func proposalLedger(args []string, stdout, stderr io.Writer) int {
-	fs, ws, _ := newFlags("ledger", stderr)
+	fs, ws, _ := newFlags("ledger", stdout, stderr)
 	asJSON := fs.Bool("json", false, "print the ledger as JSON")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -108,7 +107,7 @@ func proposalLedger(args []string, stdout, stderr io.Writer) int {
 	for _, e := range lg.Entries {
 		who := e.Proposal
 		if e.AgentID != "" {
-			who = fmt.Sprintf("%s (run %s)", e.AgentID, e.RunID)
+			who = fmt.Sprintf("%s (run %s%s)", e.AgentID, e.RunID, revisionNote(e.Revision))
 		}
 		var files []string
 		for _, f := range e.Files {
@@ -128,14 +127,13 @@ func proposalLedger(args []string, stdout, stderr io.Writer) int {
 }
 
 func proposalOrigins(args []string, stdout, stderr io.Writer) int {
-	fs, ws, _ := newFlags("origins", stderr)
+	fs, ws, _ := newFlags("origins", stdout, stderr)
 	asJSON := fs.Bool("json", false, "print the origins as JSON")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "proposal origins: exactly one FILE (workspace-relative) is required")
-		return exitUsage
+		return fs.usageError("exactly one FILE (workspace-relative) is required")
 	}
 	if !recoverFirst(*ws, stderr) {
 		return exitFail
@@ -168,4 +166,12 @@ func proposalOrigins(args []string, stdout, stderr io.Writer) int {
 	}
 	w.Flush()
 	return exitOK
+}
+
+// revisionNote is ", revision N" for a proposal's revision after the first, else "".
+func revisionNote(n int) string {
+	if n < 2 {
+		return ""
+	}
+	return fmt.Sprintf(", revision %d", n)
 }

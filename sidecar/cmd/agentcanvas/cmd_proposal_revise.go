@@ -34,12 +34,14 @@ func terminalText(w io.Writer, s string) string {
 // proposalComment adds review comments to a proposal, deletes one not yet sent, or lists
 // them with the worker's answers and the proposal's revisions.
 func proposalComment(args []string, stdout, stderr io.Writer) int {
-	fs, ws, _ := newFlags("comment", stderr)
+	fs, ws, _ := newFlags("comment", stdout, stderr)
 	del := fs.String("delete", "", "delete the comment `ID` (one not yet sent to the worker)")
 	asJSON := fs.Bool("json", false, "print the review state as JSON")
-	if err := fs.Parse(args); err != nil || fs.NArg() < 1 {
-		fs.Usage()
-		return exitUsage
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() < 1 {
+		return fs.usageError("a PROPOSAL is required")
 	}
 	ref := fs.Arg(0)
 	var st *proposal.ReviewState
@@ -145,20 +147,22 @@ func readCommentsFile(name string) ([]proposal.Comment, error) {
 // proposalRequestChanges sends a proposal's open comments (and those given here) back to
 // the worker that made it, as a revision run, and reports the revision it made.
 func proposalRequestChanges(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs, ws, _ := newFlags("request-changes", stderr)
+	fs, ws, _ := newFlags("request-changes", stdout, stderr)
 	var comments argvFlag // verbatim: a comment may hold commas
 	fs.Var(&comments, "comment", "a comment `PATH:LINE=TEXT` (PATH=TEXT for the whole file; TEXT \"reject: why\" rejects the hunk); repeatable")
 	file := fs.String("comments", "", "read comments from `FILE`: one PATH:LINE=TEXT a line, or a JSON array of {path,line,text,kind}")
 	dryRun := fs.Bool("dry-run", false, "run the worker with the built-in dry-run backend")
-	backend := fs.String("backend", "", "run the worker with this backend instead of its own (claude, codex, gemini, command, dry-run)")
+	backend := fs.String("backend", "", "run the worker with this `BACKEND` instead of its own (claude, codex, gemini, command, dry-run)")
 	nonInteractive := fs.Bool("non-interactive", false, "never prompt: questions take their default or fail the revision")
 	asJSON := fs.Bool("json", false, "print the events as JSON lines, then the outcome")
 	confineMode := &choiceFlag[confine.Mode]{confine.ModeAuto, confine.ParseMode}
-	fs.Var(confineMode, "confine", "confine the worker with the kernel (Landlock): auto, required or off")
-	rf := addRuleFlags(fs)
-	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
-		fs.Usage()
-		return exitUsage
+	fs.Var(confineMode, "confine", "how the worker is confined by the kernel (Landlock), a `MODE`: auto, required or off")
+	rf := addRuleFlags(fs.FlagSet)
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		return fs.usageError("exactly one PROPOSAL is required")
 	}
 	root, err := filepath.Abs(*ws)
 	if err != nil {
@@ -245,13 +249,15 @@ func printRevision(w io.Writer, out *engine.RevisionOutcome, ws string) {
 
 // proposalInterdiff prints what changed between two revisions of a proposal.
 func proposalInterdiff(args []string, stdout, stderr io.Writer) int {
-	fs, ws, _ := newFlags("interdiff", stderr)
-	from := fs.Int("from", 0, "the earlier revision (default: the one before --to)")
-	to := fs.Int("to", 0, "the later revision (default: the latest)")
+	fs, ws, _ := newFlags("interdiff", stdout, stderr)
+	from := fs.Int("from", 0, "the earlier revision `N` (default: the one before --to)")
+	to := fs.Int("to", 0, "the later revision `N` (default: the latest)")
 	asJSON := fs.Bool("json", false, "print {from,to,files,patch} as JSON")
-	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
-		fs.Usage()
-		return exitUsage
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		return fs.usageError("exactly one PROPOSAL is required")
 	}
 	id, err := proposal.GetInterdiff(*ws, fs.Arg(0), *from, *to)
 	if err != nil {

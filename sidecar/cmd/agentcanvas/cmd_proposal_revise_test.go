@@ -74,4 +74,14 @@ echo changed
 	if code, _, errs := runCLI(t, "proposal", "comment", "--workspace", ws, "--delete", "c1", ref); code != exitFail || !strings.Contains(errs, "was sent to the worker with revision 2") {
 		t.Errorf("deleting a sent comment: %d %s", code, errs)
 	}
+	// The revision shows in the list, and, once applied, in the ledger.
+	if code, out, _ := runCLI(t, "proposal", "list", "--workspace", ws); code != exitOK || !strings.Contains(out, "coder (revision 2): greet.txt") {
+		t.Errorf("list:\n%s", out)
+	}
+	if code, _, errs := runCLI(t, "proposal", "apply", "--workspace", ws, ref); code != exitOK {
+		t.Fatalf("apply: %s", errs)
+	}
+	if code, out, _ := runCLI(t, "proposal", "ledger", "--workspace", ws); code != exitOK || !strings.Contains(out, ", revision 2): ") {
+		t.Errorf("ledger:\n%s", out)
+	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -20,30 +19,19 @@ func init() {
 }
 
 func runProtocol(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	const usage = "usage: agentcanvas protocol scan [--json] [FILE]"
 	if len(args) == 0 || args[0] != "scan" {
-		fmt.Fprintln(stderr, "usage: agentcanvas protocol scan [--json] [FILE]")
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			return exitOK
-		}
-		return exitUsage
+		return groupHelp("protocol", usage, args, stdout, stderr)
 	}
-	fs := flag.NewFlagSet("protocol scan", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCmdFlags("protocol scan", usage+`
+Reads agent output from FILE or stdin and prints one line per protocol block.
+Exit status: 0, 2 usage or a FILE that does not read.`, stdout, stderr)
 	asJSON := fs.Bool("json", false, "one JSON object per block: {kind,line,fields,error?}")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentcanvas protocol scan [--json] [FILE]")
-		fmt.Fprintln(stderr, "Reads agent output from FILE or stdin and prints one line per protocol block.")
-		fs.PrintDefaults()
-	}
-	if err := parseAnywhere(fs, args[1:]); err != nil {
-		if err == flag.ErrHelp {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := fs.parse(args[1:]); !ok {
+		return code
 	}
 	if fs.NArg() > 1 {
-		fs.Usage()
-		return exitUsage
+		return fs.usageError("one FILE at most, got %d", fs.NArg())
 	}
 	in, name := stdin, "stdin"
 	if fs.NArg() == 1 && fs.Arg(0) != "-" {

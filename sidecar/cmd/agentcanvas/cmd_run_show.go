@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	iofs "io/fs"
@@ -22,25 +21,19 @@ const runShowUsage = `usage: agentcanvas run show [--workspace W] [--json] RUN [
 Prints a run's transcript (.agentcanvas/runs/RUN/turns.jsonl): without AGENT the run as a
 timeline, one line a turn; with AGENT every turn of that agent whole — the prompt it was sent
 (secrets redacted), its reply, its stderr, exit, duration, tokens and cost. RUN "last" is the
-newest run.`
+newest run.
+Exit status: 0, 1 no such run or agent, 2 usage.`
 
 // runShow is `agentcanvas run show`.
 func runShow(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("run show", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	ws := fs.String("workspace", ".", "workspace root")
+	fs := newCmdFlags("run show", runShowUsage, stdout, stderr)
+	ws := fs.String("workspace", ".", "the workspace root `DIR`")
 	asJSON := fs.Bool("json", false, "print the turns as one JSON array")
-	fs.Usage = func() { fmt.Fprintln(stderr, runShowUsage); fs.PrintDefaults() }
-	if err := parseAnywhere(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := fs.parse(args); !ok {
+		return code
 	}
 	if fs.NArg() < 1 || fs.NArg() > 2 {
-		fmt.Fprintf(stderr, "agentcanvas run show: expected RUN and at most one AGENT, got %d arguments\n", fs.NArg())
-		fs.Usage()
-		return exitUsage
+		return fs.usageError("expected RUN and at most one AGENT, got %d arguments", fs.NArg())
 	}
 	runID, agent := fs.Arg(0), fs.Arg(1)
 	if runID == "last" {
@@ -135,6 +128,9 @@ func printTimeline(w io.Writer, runID string, turns []transcript.Turn) {
 		if t.Reason != "" {
 			fmt.Fprintf(w, "    reason: %s\n", termsafe.Line(firstTextLine(t.Reason)))
 		}
+		if len(t.Tools) > 0 {
+			fmt.Fprintf(w, "    tools:  %s\n", termsafe.Line(toolNames(t.Tools)))
+		}
 		fmt.Fprintf(w, "    reply:  %s\n", termsafe.Line(firstTextLine(t.Reply)))
 	}
 	fmt.Fprintf(w, "one agent's turns whole: %s run show %s AGENT\n", invokedAs(), runID)
@@ -146,12 +142,38 @@ func printTurn(w io.Writer, t transcript.Turn) {
 		fmt.Fprintf(w, "reason: %s\n", termsafe.Text(t.Reason))
 	}
 	section(w, "prompt", t.Prompt)
-	section(w, "reply", t.Reply)
+	printTools(w, t.Tools)
+	if t.Partial {
+		section(w, "reply (the turn ended before its reply; what the agent had said)", t.Reply)
+	} else {
+		section(w, "reply", t.Reply)
+	}
 	section(w, "stderr", strings.Join(t.Stderr, "\n"))
 	if len(t.Truncated) > 0 {
 		fmt.Fprintf(w, "(cut to fit the transcript's bounds: %s)\n", termsafe.Line(strings.Join(t.Truncated, ", ")))
 	}
 	fmt.Fprintln(w)
+}
+
+// printTools lists a turn's tool calls: the tool, its input and the first lines of what it
+// gave back.
+func printTools(w io.Writer, tools []transcript.ToolCall) {
+	if len(tools) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "tool calls: %d\n", len(tools))
+	for i, tc := range tools {
+		// The tool's name, input and output are the agent's text: made safe for the terminal.
+		fmt.Fprintf(w, "  %d. %s %s\n", i+1, termsafe.Line(tc.Tool), termsafe.Line(oneLine(tc.Input, 200)))
+		switch {
+		case tc.Unanswered:
+			fmt.Fprintln(w, "     → (no result: the turn ended first)")
+		case tc.IsError:
+			fmt.Fprintf(w, "     → error: %s\n", termsafe.Line(oneLine(tc.Output, 200)))
+		case strings.TrimSpace(tc.Output) != "":
+			fmt.Fprintf(w, "     → %s\n", termsafe.Line(oneLine(tc.Output, 200)))
+		}
+	}
 }
 
 func section(w io.Writer, title, text string) {
@@ -163,6 +185,24 @@ func section(w io.Writer, title, text string) {
 	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
 		fmt.Fprintf(w, "  %s\n", termsafe.Text(l))
 	}
+}
+
+// toolNames is "Read, Write ×2": the tools a turn called, in order, repeats counted.
+func toolNames(tools []transcript.ToolCall) string {
+	var parts []string
+	for i := 0; i < len(tools); {
+		j := i
+		for j < len(tools) && tools[j].Tool == tools[i].Tool {
+			j++
+		}
+		if n := j - i; n > 1 {
+			parts = append(parts, fmt.Sprintf("%s ×%d", tools[i].Tool, n))
+		} else {
+			parts = append(parts, tools[i].Tool)
+		}
+		i = j
+	}
+	return strings.Join(parts, ", ")
 }
 
 // sectionTitle is a reply's numbered heading ("1. Intent"), which says nothing of the turn.

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -44,38 +42,26 @@ func printJSON(w io.Writer, v any) {
 	fmt.Fprintf(w, "%s\n", termsafe.JSON(b))
 }
 
+const sandboxUsage = "usage: agentcanvas sandbox prepare --workspace W --run R --agent A [--allow DIR]… [--block DIR]… FILE…"
+
 func runSandbox(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] != "prepare" {
-		fmt.Fprintln(stderr, "usage: agentcanvas sandbox prepare --workspace W --run R --agent A [--allow DIR]… [--block DIR]… FILE…")
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			return exitOK
-		}
-		return exitUsage
+		return groupHelp("sandbox", sandboxUsage, args, stdout, stderr)
 	}
-	fs := flag.NewFlagSet("sandbox prepare", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	ws := fs.String("workspace", ".", "workspace root")
-	runID := fs.String("run", "", "run id (1-128 of A-Z a-z 0-9 . _ -)")
-	agent := fs.String("agent", "", "agent id (sanitised into a folder name)")
-	rf := addRuleFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentcanvas sandbox prepare --workspace W --run R --agent A [--allow DIR]… [--block DIR]… FILE…")
-		fmt.Fprintln(stderr, "Copies each workspace-relative FILE (folders whole, honouring .gitignore; . is the")
-		fmt.Fprintln(stderr, "whole workspace, as a git worktree holds it) into")
-		fmt.Fprintln(stderr, "W/.agentcanvas/sandboxes/R/<A>/{input,work}; prints {inputDir,workDir,proposalDir}.")
-		fmt.Fprintln(stderr, "Exit 0 prepared, 1 refused (nothing created), 2 usage.")
-		fs.PrintDefaults()
-	}
-	if err := parseAnywhere(fs, args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	fs := newCmdFlags("sandbox prepare", sandboxUsage+`
+Copies each workspace-relative FILE (folders whole, honouring .gitignore; . is the whole
+workspace, as a git worktree holds it) into W/.agentcanvas/sandboxes/R/<A>/{input,work};
+prints {inputDir,workDir,proposalDir}.
+Exit status: 0 prepared, 1 refused (nothing created), 2 usage.`, stdout, stderr)
+	ws := fs.String("workspace", ".", "the workspace root `DIR`")
+	runID := fs.String("run", "", "the `RUN` id (1-128 of A-Z a-z 0-9 . _ -)")
+	agent := fs.String("agent", "", "the `AGENT` id (sanitised into a folder name)")
+	rf := addRuleFlags(fs.FlagSet)
+	if code, ok := fs.parse(args[1:]); !ok {
+		return code
 	}
 	if *runID == "" || *agent == "" || fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "sandbox prepare: --run, --agent and at least one FILE are required")
-		fs.Usage()
-		return exitUsage
+		return fs.usageError("--run, --agent and at least one FILE are required")
 	}
 	rules, err := rf.rules(*ws)
 	if err != nil {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -27,24 +25,17 @@ func init() {
 var services server.Services
 
 func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCmdFlags("serve", `usage: agentcanvas serve [--stdio] [--max-message-bytes N]
+The JSON-RPC server the editor extension talks to: JSON-RPC 2.0 with Content-Length framing
+on stdin/stdout (docs/protocol.md); logs go to stderr.
+Exit status: 0 when the editor ends the session, 2 usage.`, stdout, stderr)
 	fs.Bool("stdio", true, "speak JSON-RPC on stdin/stdout (the only transport; accepted for editors that pass it)")
-	maxFrame := fs.Int("max-message-bytes", server.DefaultMaxFrame, "largest message accepted")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentcanvas serve [--stdio]")
-		fmt.Fprintln(stderr, "JSON-RPC 2.0 with Content-Length framing on stdin/stdout (docs/protocol.md); logs go to stderr.")
-		fs.PrintDefaults()
-	}
-	if err := parseAnywhere(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	maxFrame := fs.Int("max-message-bytes", server.DefaultMaxFrame, "largest message accepted, in bytes")
+	if code, ok := fs.parse(args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "agentcanvas serve: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
+		return fs.usageError("unexpected argument %q", fs.Arg(0))
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -11,9 +11,10 @@ func TestServeUsage(t *testing.T) {
 	if code := run([]string{"serve", "-h"}, strings.NewReader(""), &out, &errOut); code != exitOK {
 		t.Errorf("serve -h: exit %d", code)
 	}
-	if !strings.Contains(errOut.String(), "usage: agentcanvas serve") || out.Len() != 0 {
+	if !strings.HasPrefix(out.String(), "usage: agentcanvas serve") || errOut.Len() != 0 {
 		t.Errorf("serve -h wrote %q to stdout and %q to stderr", out.String(), errOut.String())
 	}
+	out.Reset()
 	errOut.Reset()
 	if code := run([]string{"serve", "extra"}, strings.NewReader(""), &out, &errOut); code != exitUsage {
 		t.Errorf("serve extra: exit %d", code)

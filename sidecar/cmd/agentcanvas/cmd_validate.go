@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -37,25 +36,17 @@ type jsonDiagnostic struct {
 }
 
 func runValidate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fl := flag.NewFlagSet("validate", flag.ContinueOnError)
-	fl.SetOutput(stderr)
+	fl := newCmdFlags("validate", `usage: agentcanvas validate [--json] [--allow DIR]… [--block DIR]… PATH…
+Checks flow files: each problem as FILE:LINE:COL: SEVERITY: CODE: MESSAGE. PATH is a flow file
+or a folder (every *.yaml under it).
+Exit status: 0 clean or warnings only, 1 errors, 2 usage or I/O error.`, stdout, stderr)
 	asJSON := fl.Bool("json", false, "print one JSON array of {file,line,column,endLine,endColumn,severity,code,message}")
-	rf := addRuleFlags(fl)
-	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentcanvas validate [--json] [--allow DIR]… [--block DIR]… PATH…")
-		fmt.Fprintln(stderr, "PATH is a flow file or a folder (every *.yaml under it).")
-		fmt.Fprintln(stderr, "Exit status: 0 clean or warnings only, 1 errors, 2 usage or I/O error.")
-		fl.PrintDefaults()
-	}
-	if err := parseAnywhere(fl, args); err != nil {
-		if err == flag.ErrHelp {
-			return exitOK
-		}
-		return exitUsage
+	rf := addRuleFlags(fl.FlagSet)
+	if code, ok := fl.parse(args); !ok {
+		return code
 	}
 	if fl.NArg() == 0 {
-		fl.Usage()
-		return exitUsage
+		return fl.usageError("no PATH given: name flow files or folders")
 	}
 	cwd, err := os.Getwd()
 	if err != nil {

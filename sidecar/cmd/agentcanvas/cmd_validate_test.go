@@ -44,7 +44,7 @@ interactions:
 `
 
 const warningFlow = `version: 0.2
-agents: [{id: lead, role: manager, colour: red}, {id: w1}]
+agents: [{id: lead, role: manager, runtime: {env: [HOME, HOME]}}, {id: w1}]
 interactions:
   - id: i1
     patternId: manager_worker

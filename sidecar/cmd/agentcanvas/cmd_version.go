@@ -13,7 +13,14 @@ func init() {
 	register(&command{
 		name:    "version",
 		summary: "print the version",
-		run: func(args []string, _ io.Reader, stdout, _ io.Writer) int {
+		run: func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+			fs := newCmdFlags("version", "usage: agentcanvas version\nPrints the version, the platform and the Go release it was built with.\nExit status: 0.", stdout, stderr)
+			if code, ok := fs.parse(args); !ok {
+				return code
+			}
+			if fs.NArg() > 0 {
+				return fs.usageError("unexpected argument %q", fs.Arg(0))
+			}
 			fmt.Fprintf(stdout, "agentcanvas %s %s/%s %s\n", version, runtime.GOOS, runtime.GOARCH, runtime.Version())
 			return exitOK
 		},

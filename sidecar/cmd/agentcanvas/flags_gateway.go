@@ -17,7 +17,7 @@ type gatewayFlags struct {
 
 func addGatewayFlags(fs *flag.FlagSet) *gatewayFlags {
 	g := &gatewayFlags{mode: &choiceFlag[string]{engine.GatewayAuto, engine.ParseGateway}}
-	fs.Var(g.mode, "gateway", "the model gateway: auto (CLI agents whose runtime.env names an API key go through it), logins (Claude Code signed in with an account too) or off")
+	fs.Var(g.mode, "gateway", "the model gateway's `MODE`: auto (CLI agents whose runtime.env names an API key go through it), logins (Claude Code signed in with an account too) or off")
 	g.pricing = fs.String("pricing", "", "a JSON `FILE` of model prices (USD per million tokens) overriding the gateway's table, shaped as docs/agents.md (Gateway) shows")
 	return g
 }

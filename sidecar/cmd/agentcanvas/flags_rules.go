@@ -16,8 +16,8 @@ type ruleFlags struct{ allow, block listFlag }
 
 func addRuleFlags(fs *flag.FlagSet) *ruleFlags {
 	r := &ruleFlags{}
-	fs.Var(&r.allow, "allow", "only files inside this workspace-relative folder (repeat or comma-separate; default: the whole workspace)")
-	fs.Var(&r.block, "block", "also refuse this folder: a name at any depth (build) or a path from the workspace root (src/gen); .agentcanvas, .git, node_modules and dist always are")
+	fs.Var(&r.allow, "allow", "only files inside this workspace-relative folder `DIR` (repeat or comma-separate; default: the whole workspace)")
+	fs.Var(&r.block, "block", "also refuse this folder `DIR`: a name at any depth (build) or a path from the workspace root (src/gen); .agentcanvas, .git, node_modules and dist always are")
 	return r
 }
 

@@ -41,14 +41,14 @@ func startsWith(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
 // The help names every command and subcommand a person can type, and run's usage every flag
 // that matters (--backend, --task, --pace, run show); --pace is for dry runs only.
 func TestHelpIsComplete(t *testing.T) {
-	_, _, top := runCmd(t, "--help")
+	_, top, _ := runCmd(t, "--help")
 	for _, w := range []string{"doctor", "revert", "ledger", "origins", "export", "run show"} {
 		if !strings.Contains(top, w) {
 			t.Errorf("top-level help lacks %q:\n%s", w, top)
 		}
 	}
-	_, _, usage := runCmd(t, "run", "--help")
-	for _, w := range []string{"--backend B", "--task TEXT", "--pace D", "run show", "after FLOW"} {
+	_, usage, _ := runCmd(t, "run", "--help")
+	for _, w := range []string{"--backend BACKEND", "--task TEXT", "--pace DURATION", "--resume RUN_ID", "run show", "after FLOW"} {
 		if !strings.Contains(usage, w) {
 			t.Errorf("run's usage lacks %q", w)
 		}

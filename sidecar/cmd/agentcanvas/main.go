@@ -14,7 +14,7 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/termsafe"
 )
 
-// Exit codes shared by every subcommand (DESIGN.md, command line contract).
+// Exit codes shared by every subcommand (the README's command table says which each gives).
 const (
 	exitOK    = 0
 	exitFail  = 1 // validation errors, refusal, conflict, failed run
@@ -53,14 +53,16 @@ func runProcess(args []string) int {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	switch {
+	case len(args) == 0:
 		usage(stderr)
-		if len(args) == 0 {
-			return exitUsage
-		}
+		return exitUsage
+	case len(args) == 2 && args[0] == "help" && commands[args[1]] != nil:
+		args = []string{args[1], "--help"} // help CMD is CMD --help
+	case isHelp(args[0]):
+		usage(stdout)
 		return exitOK
-	}
-	if args[0] == "--version" {
+	case args[0] == "--version":
 		args[0] = "version"
 	}
 	c, ok := commands[args[0]]
@@ -101,5 +103,5 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "Run '%s <command> -h' for a command's flags; '%s doctor' before a first real run.\n", invokedAs(), invokedAs())
+	fmt.Fprintf(w, "Run '%s <command> --help' for what a command does and its flags; '%s doctor' before a first real run.\n", invokedAs(), invokedAs())
 }

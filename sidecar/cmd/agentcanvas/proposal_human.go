@@ -239,7 +239,11 @@ func printList(w io.Writer, list []proposal.Summary) {
 				state += fmt.Sprintf(" (apply %s)", ordinal(s.Order))
 			}
 		}
-		fmt.Fprintf(w, "%s  %s  %s: %s\n", p.paint(colour[s.State], termsafe.Line(state)), termsafe.Line(s.RunID), p.paint("1", termsafe.Line(s.AgentID)), firstNonEmptyStr(what, "no files"))
+		who := p.paint("1", termsafe.Line(s.AgentID))
+		if s.Revision > 1 {
+			who += fmt.Sprintf(" (revision %d)", s.Revision)
+		}
+		fmt.Fprintf(w, "%s  %s  %s: %s\n", p.paint(colour[s.State], termsafe.Line(state)), termsafe.Line(s.RunID), who, firstNonEmptyStr(what, "no files"))
 		fmt.Fprintf(w, "    %s\n", termsafe.Line(s.ProposalFile))
 		for _, c := range s.Conflicts {
 			fmt.Fprintf(w, "    %s conflicts with %s (run %s) in %s\n", p.paint("33", "!"), termsafe.Line(c.AgentID), termsafe.Line(c.RunID), termsafe.Line(strings.Join(c.Files, ", ")))

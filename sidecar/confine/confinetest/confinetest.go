@@ -4,7 +4,6 @@
 package confinetest
 
 import (
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -64,7 +63,9 @@ const nobody = 65534
 // pass that an ordinary user's would not, and the reverse. Run by root, the nobody subtest
 // runs this test binary again as uid and gid 65534 with no groups (setpriv) and passes when
 // that run passed; run by anyone else, root is skipped and nobody runs body as that user.
-// The CLIs and the package's folder must be readable by everyone (they are in this repo).
+// Where nobody cannot reach the package's folder or the repository's agent CLIs (a clone
+// under a folder only its owner may enter), the run as nobody works in a copy of what the
+// tests read (nobodyWorkdir).
 func AsRootAndNobody(t *testing.T, body func(t *testing.T)) {
 	t.Helper()
 	t.Run("root", func(t *testing.T) {
@@ -86,7 +87,7 @@ func rerunAsNobody(t *testing.T) {
 	if _, err := exec.LookPath("setpriv"); err != nil {
 		t.Fatalf("setpriv (util-linux) is needed to run the attack as an unprivileged user: %v", err)
 	}
-	dir, err := os.MkdirTemp("", "as-nobody-")
+	dir, err := os.MkdirTemp(sharedTemp(), "as-nobody-")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func rerunAsNobody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := copyFile(self, bin); err != nil {
+	if err := copyMode(self, bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{dir, tmp} {
@@ -115,8 +116,13 @@ func rerunAsNobody(t *testing.T) {
 	for _, part := range strings.Split(t.Name(), "/") {
 		pattern = append(pattern, "^"+regexp.QuoteMeta(part)+"$")
 	}
+	workdir, err := nobodyWorkdir(dir)
+	if err != nil {
+		t.Fatalf("a working folder nobody can read: %v", err)
+	}
 	cmd := exec.Command("setpriv", "--reuid", strconv.Itoa(nobody), "--regid", strconv.Itoa(nobody), "--clear-groups", "--",
 		bin, "-test.run", strings.Join(pattern, "/"), "-test.count", "1", "-test.v")
+	cmd.Dir = workdir
 	cmd.Env = append(os.Environ(), RerunEnv+"=1", "TMPDIR="+tmp, "HOME="+tmp)
 	out, err := cmd.CombinedOutput()
 	t.Logf("as nobody:\n%s", out)
@@ -126,21 +132,4 @@ func rerunAsNobody(t *testing.T) {
 	if !strings.Contains(string(out), "--- PASS: "+t.Name()) {
 		t.Fatalf("the run as nobody did not pass %s", t.Name())
 	}
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }

@@ -89,7 +89,7 @@ sampler) case "$id" in sampler_4) echo "ANSWER: 41" ;; sampler_5) echo "no idea"
 bidder)
 	if has "accept-proposal"; then echo "PERFORMATIVE: inform-done"; handoff
 	elif [ "$id" = bidder_3 ]; then echo "PERFORMATIVE: refuse"; echo "busy"
-	else echo "PERFORMATIVE: propose"; echo "COST: ${id#bidder_}"; fi ;;
+	else echo "PERFORMATIVE: propose"; if [ "$id" = bidder_2 ]; then echo "COST: 10"; else echo "COST: 20"; fi; fi ;;
 haggler) echo "{\"act\": \"counteroffer\", \"terms\": {\"price\": $n}}" ;;
 proposer) if [ "$n" -eq 0 ]; then echo '{"act": "offer", "terms": {"price": 10}}'; else echo '{"act": "offer", "terms": {"price": 9}}'; fi ;;
 responder) if [ "$n" -eq 0 ]; then echo '{"act": "counteroffer", "terms": {"price": 8}}'; else echo '{"act": "accept"}'; fi ;;

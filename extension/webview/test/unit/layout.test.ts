@@ -8,7 +8,7 @@ import { edgeGeometry, pointAt, sides, type Rect } from "../../src/edgeGeometry"
 import { layoutInput, NODE_HEIGHT, NODE_WIDTH } from "../../src/graph";
 import { isotonic, layered } from "../../src/layered";
 import { LABEL_CLEARANCE, NODE_CLEARANCE, placeLabels } from "../../src/labelPlacement";
-import { labelWidth, MAX_LABEL_CHARS, shortLabel } from "../../src/labels";
+import { labelForms, labelWidth, lineChars } from "../../src/labels";
 import { components, layoutFlow, placeUnplaced, type FlowLayoutInput } from "../../src/layoutGraph";
 import { RANK, roleIcon, roleRank } from "../../src/roles";
 import { allPatterns, debateChain, firstSight, fourPatterns, team20 } from "./fixtures";
@@ -136,17 +136,25 @@ test("isotonic placement: as near as allowed, in order, spaced", () => {
   assert.deepEqual(isotonic([0, 0], [0, 10]), [-5, 5]); // pushed apart evenly
   assert.deepEqual(isotonic([10, 0], [0, 4]), [3, 7]); // out of order: met in the middle
   const one = layered([{ id: "x", width: 10, height: 10, rank: 1 }], []);
-  assert.deepEqual(one, { positions: { x: { x: 0, y: 0 } }, width: 10, height: 10 });
+  assert.deepEqual({ ...one, positions: { ...one.positions } }, { positions: { x: { x: 0, y: 0 } }, width: 10, height: 10 });
 });
 
-test("labels are shortened with an ellipsis, the key parameter kept", () => {
-  assert.equal(shortLabel("manager_worker (3r)"), "manager_worker (3r)");
-  const long = "critic_refiner_curator (no termination)";
-  const s = shortLabel(long);
-  assert.equal([...s].length, MAX_LABEL_CHARS);
-  assert.match(s, /^critic_ref…\s?\(no termination\)$/);
-  assert.equal(shortLabel("a_very_long_pattern_name_without_any_parameter_at_all").endsWith("…"), true);
-  assert.equal([...shortLabel("x (a very very very very long parameter value)")].length, MAX_LABEL_CHARS);
+test("a label wraps between its words, never cutting one: its id, its pattern, its key parameter", () => {
+  const forms = labelForms("i17", "fact_check_verifier (citations_count>=3)");
+  const words = (f: (typeof forms)[number]) => f.lines.flat().map((w) => w.text).join(" ");
+  // one line, then two and three lines of whole words, then without the pattern (the tooltip has it)
+  assert.deepEqual(forms.map((f) => f.lines.length), [1, 2, 3, 1, 2]);
+  assert.deepEqual(forms[1].lines.map((l) => l.map((w) => w.text).join(" ")), ["i17 fact_check_verifier", "(citations_count>=3)"], "broken where the wider line is narrowest");
+  assert.equal(words(forms[0]), "i17 fact_check_verifier (citations_count>=3)");
+  for (const f of forms.filter((x) => x.whole)) assert.equal(words(f), "i17 fact_check_verifier (citations_count>=3)");
+  for (const f of forms.filter((x) => !x.whole)) assert.equal(words(f), "i17 (citations_count>=3)");
+  assert.ok(forms.every((f) => f.lines.flat().every((w) => !w.text.includes("…"))), "no ellipsis");
+  assert.equal(lineChars(forms[0].lines), "i17 fact_check_verifier (citations_count>=3)".length);
+  // the id is always there, whole, in bold
+  assert.ok(forms.every((f) => f.lines[0][0].ix && f.lines[0][0].text === "i17"));
+  const long = labelForms("a_very_long_interaction_id", "p2p (no termination)");
+  assert.ok(long.every((f) => f.lines[0][0].text === "a_very_long_interaction_id"));
+  assert.equal(labelWidth("critic_refiner_curator (no termination)"), 28 * 7 + 16);
 });
 
 test("edges use the sides that face each other: never behind their own source", () => {

@@ -1,19 +1,27 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { applyRunEvent, edgeCounters, emptyOverlay, messagesPerMinute, restoreAgentSpend } from "../../src/overlay";
-import type { RunEvent } from "../../../src/canvas/protocol";
+import { applyRunEvent, clock, emptyOverlay, messagesPerMinute, restoreAgentSpend, runLine, runLineChars } from "../../src/overlay";
+import { engineRound } from "../../../src/canvas/rounds";
+import type { FlowModel, RunEvent } from "../../../src/canvas/protocol";
 import { agentSpendLabel, readSpend, spendLabel } from "../../../src/canvas/spend";
 import { allPatterns } from "./fixtures";
 
 const flow = allPatterns.flow!;
 const T0 = 1_800_000_000_000;
 
-test("run events light up agents and edges with rounds, time left and messages a minute", () => {
+test("run events light up agents and edges; the run line says the round the engine counts, the time left and messages a minute", () => {
+  // the engine's own events for two rounds of a debate (agent_started and step carry the rounds
+  // completed so far, from 0; terminated the rounds in all), with bus messages between them
   const events: RunEvent[] = [
-    { ts: T0, runId: "r1", interactionId: "i5", edgeId: "i5-e1", event: "configured" },
-    { ts: T0 + 1000, runId: "r1", event: "agent_started", agent: "debater_a" },
-    { ts: T0 + 2000, runId: "r1", interactionId: "i5", edgeId: "i5-e1", event: "step", step: 1, from: "debater_a", to: "judge" },
-    { ts: T0 + 30_000, runId: "r1", interactionId: "i5", edgeId: "i5-e1", event: "step", step: 2, from: "debater_a", to: "judge" },
+    { ts: T0, runId: "r1", interactionId: "i5", event: "interaction_started" },
+    { ts: T0, runId: "r1", interactionId: "i5", event: "configured" },
+    { ts: T0 + 1000, runId: "r1", interactionId: "i5", edgeId: "i5-e1", event: "message", from: "debater_a", to: "judge" },
+    { ts: T0 + 1000, runId: "r1", interactionId: "i5", edgeId: "i5-e1", event: "agent_started", agent: "debater_a", round: 0 },
+    { ts: T0 + 2000, runId: "r1", interactionId: "i5", edgeId: "i5-e1", event: "step", step: 1, round: 0, from: "debater_a", to: "judge" },
+    { ts: T0 + 2000, runId: "r1", interactionId: "i5", edgeId: "i5-e1", event: "message", from: "judge", to: "debater_a" },
+    { ts: T0 + 3000, runId: "r1", interactionId: "i5", edgeId: "i5-e2", event: "message", from: "debater_b", to: "judge" },
+    { ts: T0 + 3000, runId: "r1", interactionId: "i5", edgeId: "i5-e2", event: "agent_started", agent: "debater_b", round: 0 },
+    { ts: T0 + 4000, runId: "r1", interactionId: "i5", edgeId: "i5-e2", event: "step", step: 2, round: 0, from: "debater_b", to: "judge" },
   ];
   let o = emptyOverlay;
   for (const e of events) o = applyRunEvent(o, e, flow);
@@ -21,24 +29,50 @@ test("run events light up agents and edges with rounds, time left and messages a
   assert.equal(o.runId, "r1");
   assert.deepEqual(o.nodes.debater_a, { active: true, messages: 2, state: "running" });
   assert.equal(o.nodes.judge.active, true);
-  const er = o.edges["i5-e1"];
-  assert.equal(er.active, true);
-  assert.equal(er.rounds, 2);
-  assert.equal(er.maxRounds, 3); // from the edge's termination (any: max_rounds 3, judge)
-  assert.equal(er.deadline, T0 + 600_000); // params.timeout_ms
-  assert.equal(edgeCounters(er, T0 + 60_000), "2/3r · 9m left · 2/min");
-  assert.equal(messagesPerMinute(er, T0 + 62_000), 1);
-  assert.equal(edgeCounters(undefined, T0), undefined);
-  // The old overlay is not changed (state updates are copies).
-  assert.equal(emptyOverlay.running, false);
-
-  o = applyRunEvent(o, { ts: T0 + 40_000, runId: "r1", interactionId: "i5", edgeId: "i5-e1", event: "terminated", reason: "judge_decision" }, flow);
+  assert.equal(o.edges["i5-e1"].active, true);
+  // six events on the edges, two turns: still the first round, as the engine says
+  assert.deepEqual({ ...o.interactions.i5, messages: o.interactions.i5.messages.length }, { state: "running", round: 1, maxRounds: 3, timeout: 600_000, deadline: T0 + 600_000, messages: 5 });
+  assert.equal(runLine(o, "i5", T0 + 60_000), "round 1/3 · 9:00 left · 5/min");
+  assert.equal(runLine(o, "i5", T0 + 62_500), "round 1/3 · 8:58 left · 2/min", "the messages of the last minute, on all its edges");
+  assert.equal(messagesPerMinute(o.edges["i5-e1"], T0 + 62_000), 0);
+  assert.equal(runLine(o, "i1", T0), undefined, "an interaction the run has not reached has no line");
+  // the second round
+  o = applyRunEvent(o, { ts: T0 + 5000, runId: "r1", interactionId: "i5", edgeId: "i5-e1", event: "agent_started", agent: "debater_a", round: 1 }, flow);
+  assert.equal(runLine(o, "i5", T0 + 5000), "round 2/3 · 9:55 left · 5/min");
+  // it ends after two rounds (the judge decided): the engine's count, and the clock stops
+  o = applyRunEvent(o, { ts: T0 + 40_000, runId: "r1", interactionId: "i5", event: "terminated", reason: "judge_decision", rounds: 2, status: "completed" }, flow);
   assert.equal(o.edges["i5-e1"].active, false);
   assert.equal(o.edges["i5-e1"].state, "done");
+  assert.equal(runLine(o, "i5", T0 + 40_000), "round 2/3 · done");
+  assert.equal(runLine(o, "i5", T0 + 3_600_000), "round 2/3 · done", "no clock running after the end");
   o = applyRunEvent(o, { ts: T0 + 41_000, runId: "r1", event: "run_finished", status: "completed" }, flow);
   assert.equal(o.running, false);
   assert.equal(o.nodes.debater_a.active, false);
   assert.equal(o.nodes.debater_a.state, "done"); // still at work when the run ended: it shares the outcome
+  // The old overlay is not changed (state updates are copies).
+  assert.equal(emptyOverlay.running, false);
+});
+
+test("the run's end stops every interaction's clock, and the label keeps the room its run line needs from the start", () => {
+  let o = applyRunEvent(emptyOverlay, { ts: T0, runId: "r1", interactionId: "i10", event: "configured" }, flow);
+  o = applyRunEvent(o, { ts: T0 + 1000, runId: "r1", interactionId: "i10", edgeId: "i10-e1", event: "agent_started", agent: "proposer", round: 0 }, flow);
+  const chars = runLineChars(o, "i10");
+  for (const now of [T0, T0 + 1000, T0 + 599_000, T0 + 700_000]) assert.ok(runLine(o, "i10", now)!.length <= chars, `${runLine(o, "i10", now)} fits ${chars}`);
+  o = applyRunEvent(o, { ts: T0 + 2000, runId: "r1", event: "run_stopped", status: "stopped" }, flow);
+  assert.equal(runLine(o, "i10", T0 + 5000), "round 1/5 · failed");
+  assert.equal(runLine(o, "i10", T0 + 5_000_000), "round 1/5 · failed");
+  assert.ok(runLine(o, "i10", T0)!.length <= chars);
+  assert.deepEqual([clock(599_001), clock(60_000), clock(3_723_000), clock(-5)], ["10:00", "1:00", "1:02:03", "0:00"]);
+});
+
+test("the round is the engine's, read the same way by the Runs view: from 1 during a turn, the rounds completed at the end", () => {
+  assert.equal(engineRound({ event: "agent_started", round: 0 }), 1);
+  assert.equal(engineRound({ event: "step", round: 2 }), 3);
+  assert.equal(engineRound({ event: "terminated", rounds: 2 }), 2);
+  assert.equal(engineRound({ event: "message", round: 4 }), undefined, "messages are not rounds");
+  assert.equal(engineRound({ event: "step", step: 7 } as never), undefined, "a step number is not a round");
+  assert.equal(engineRound({ event: "step", round: -1 }), undefined);
+  assert.equal(engineRound({ event: "terminated", rounds: "2" }), undefined);
 });
 
 test("agents' states: running, waiting for the user, running again once answered, failed or done", () => {
@@ -75,7 +109,7 @@ test("agents' states: running, waiting for the user, running again once answered
 test("an interaction-level event applies to all its edges; a new run starts afresh", () => {
   let o = applyRunEvent(emptyOverlay, { ts: new Date(T0).toISOString(), runId: "r1", interactionId: "i1", event: "interaction_started" }, flow);
   assert.deepEqual(Object.keys(o.edges).sort(), ["i1-e1", "i1-e2"]);
-  assert.equal(o.edges["i1-e1"].maxRounds, 2);
+  assert.equal(o.interactions.i1.maxRounds, 2);
   o = applyRunEvent(o, { ts: T0, runId: "r2", event: "agent_started", agentId: "w1" }, flow);
   assert.equal(o.runId, "r2");
   assert.deepEqual(Object.keys(o.edges), []);
@@ -181,4 +215,32 @@ test("after a reload the cards show each agent's spend from the run's checkpoint
   assert.equal(restoreAgentSpend(o, "r1", restored).nodes.debater_a.spend?.tokens, 2500);
   const r2 = applyRunEvent(o, { ts: T0 + 2, runId: "r2", event: "run_started" }, flow);
   assert.equal(restoreAgentSpend(r2, "r1", restored), r2);
+});
+
+test("ids are ids: an agent or interaction named constructor or __proto__ is looked up as itself, never as Object's own", () => {
+  const ids: FlowModel = {
+    ...flow,
+    interactions: [{ id: "constructor", patternId: "role_play_pair", path: "/interactions/0", edges: [{ id: "constructor-e1", source: "__proto__", target: "toString", data: { termination: { type: "max_rounds", rounds: 2 } }, path: "/interactions/0/edges/0" }] }],
+  };
+  let o = emptyOverlay;
+  assert.equal(runLine(o, "constructor", T0), undefined, "no run, no line");
+  assert.equal(o.nodes.toString, undefined);
+  o = applyRunEvent(o, { ts: T0, runId: "r1", interactionId: "constructor", event: "configured" }, ids);
+  o = applyRunEvent(o, { ts: T0, runId: "r1", interactionId: "constructor", edgeId: "constructor-e1", event: "agent_started", agent: "__proto__", round: 0 }, ids);
+  o = applyRunEvent(o, { ts: T0, runId: "r1", interactionId: "constructor", edgeId: "constructor-e1", event: "step", round: 0, from: "__proto__", to: "toString" }, ids);
+  assert.equal(runLine(o, "constructor", T0), "round 1/2 · 1/min");
+  assert.deepEqual(Object.keys(o.nodes).sort(), ["__proto__", "toString"]);
+  assert.equal(o.nodes.__proto__.state, "running");
+  assert.equal(runLine(o, "hasOwnProperty", T0), undefined);
+  assert.equal(({} as Record<string, unknown>).state, undefined, "Object.prototype untouched");
+});
+
+test("the run line keeps to the room its label has: a clock never past the timeout, a round past the bound given room", () => {
+  // an event stamped an hour ahead (a clock skew, a bad event): the time left is at most the timeout
+  let o = applyRunEvent(emptyOverlay, { ts: T0 + 3_600_000, runId: "r1", interactionId: "i10", event: "configured" }, flow);
+  assert.equal(runLine(o, "i10", T0), "round 0/5 · 10:00 left · 0/min");
+  assert.ok(runLine(o, "i10", T0)!.length <= runLineChars(o, "i10"));
+  o = applyRunEvent(o, { ts: T0, runId: "r1", interactionId: "i10", edgeId: "i10-e1", event: "agent_started", agent: "proposer", round: 12345 }, flow);
+  assert.equal(runLine(o, "i10", T0), "round 12346/5 · 10:00 left · 0/min", "the engine's number, as it says it");
+  assert.ok(runLine(o, "i10", T0)!.length <= runLineChars(o, "i10"), "and room for it");
 });
