@@ -386,7 +386,7 @@ func entryFor(workspace string, l *Loaded) *LedgerEntry {
 	e := &LedgerEntry{Kind: "apply", Proposal: relToWorkspace(workspace, l.PatchPath)}
 	if l.Proposal != nil {
 		e.RunID, e.AgentID, e.Notes = l.Proposal.RunID, l.Proposal.AgentID, l.Proposal.Notes
-		e.Proposal = relToWorkspace(workspace, filepath.Join(l.AgentDir, JSONFile))
+		e.Proposal = proposalKey(workspace, l.AgentDir)
 		e.Origin = readOrigin(l.AgentDir)
 		e.Revision, e.Comments = reviewOf(l)
 	}
@@ -420,6 +420,18 @@ func reviewOf(l *Loaded) (int, []LedgerComment) {
 }
 
 // relToWorkspace is p relative to the workspace (slashes), or p when it lies outside.
+// proposalKey names a proposal in the ledger: its proposal.json relative to the workspace,
+// with links resolved on both sides, so that every spelling of one proposal (a link to its
+// sandbox, the workspace reached through a link) is one key and exactly once holds for all.
+func proposalKey(workspace, agentDir string) string {
+	ws, err := filepath.EvalSymlinks(workspace)
+	dir, derr := filepath.EvalSymlinks(agentDir)
+	if err != nil || derr != nil {
+		return relToWorkspace(workspace, filepath.Join(agentDir, JSONFile))
+	}
+	return relToWorkspace(ws, filepath.Join(dir, JSONFile))
+}
+
 func relToWorkspace(workspace, p string) string {
 	abs, err := filepath.Abs(workspace)
 	if err != nil {

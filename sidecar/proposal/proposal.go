@@ -136,6 +136,13 @@ func Load(workspace, ref string) (*Loaded, error) {
 		if filepath.Base(filepath.Dir(p)) != "proposal" {
 			return nil, fmt.Errorf("proposal %s: a proposal.json must sit in a sandbox's proposal/ folder", ref)
 		}
+	case ownPatch(p):
+		// A proposal's own patch is the proposal: its apply is keyed, checked and recorded
+		// as the proposal's (a second apply of it is refused as one).
+		if l, err := Load(workspace, filepath.Dir(filepath.Dir(p))); err == nil && l.PatchPath == p {
+			return l, nil
+		}
+		fallthrough
 	default:
 		data, err := readCapped(p, MaxPatchBytes)
 		if err != nil {
@@ -172,6 +179,16 @@ func Load(workspace, ref string) (*Loaded, error) {
 		return nil, fmt.Errorf("%s: field paths.patchFile: %w", filepath.Join(agentDir, JSONFile), err)
 	}
 	return &Loaded{Proposal: &pr, AgentDir: agentDir, PatchPath: filepath.Join(agentDir, filepath.FromSlash(clean)), Patch: data}, nil
+}
+
+// ownPatch reports whether the file p is a sandbox's proposal patch: proposal/changes.patch
+// beside a proposal.json.
+func ownPatch(p string) bool {
+	if filepath.Base(p) != filepath.Base(PatchFile) || filepath.Base(filepath.Dir(p)) != "proposal" {
+		return false
+	}
+	fi, err := os.Lstat(filepath.Join(filepath.Dir(p), filepath.Base(JSONFile)))
+	return err == nil && fi.Mode().IsRegular()
 }
 
 var errTooBig = errors.New("patch is larger than the limit")

@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -36,7 +35,7 @@ func Revert(ctx context.Context, workspace, ref string, o ApplyOptions) (*Result
 	e, err := lg.find(ref)
 	if err != nil && !ValidLedgerID(ref) {
 		if l, lerr2 := Load(workspace, ref); lerr2 == nil && l.AgentDir != "" {
-			e, err = lg.find(relToWorkspace(workspace, filepath.Join(l.AgentDir, JSONFile)))
+			e, err = lg.find(proposalKey(workspace, l.AgentDir))
 		}
 	}
 	if err != nil {
