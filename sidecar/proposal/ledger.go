@@ -419,7 +419,6 @@ func reviewOf(l *Loaded) (int, []LedgerComment) {
 	return st.Revision, cs
 }
 
-// relToWorkspace is p relative to the workspace (slashes), or p when it lies outside.
 // proposalKey names a proposal in the ledger: its proposal.json relative to the workspace,
 // with links resolved on both sides, so that every spelling of one proposal (a link to its
 // sandbox, the workspace reached through a link) is one key and exactly once holds for all.
@@ -432,6 +431,7 @@ func proposalKey(workspace, agentDir string) string {
 	return relToWorkspace(ws, filepath.Join(dir, JSONFile))
 }
 
+// relToWorkspace is p relative to the workspace (slashes), or p when it lies outside.
 func relToWorkspace(workspace, p string) string {
 	abs, err := filepath.Abs(workspace)
 	if err != nil {

@@ -11,8 +11,11 @@ package proposal
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 )
@@ -120,7 +123,45 @@ func (rec *record) readPrior(workspace string) error {
 		return pr.refusal(describeProposal(rec.entry, rec.entry.Proposal))
 	}
 	rec.prior = pr
-	return nil
+	return rec.unchangedSince()
+}
+
+// unchangedSince refuses the apply of a proposal made again or revised after the apply read
+// it and before it held the lock: it would write the patch it read, and the status "applied"
+// would then stand beside a patch it did not apply. The caller holds the lock.
+func (rec *record) unchangedSince() error {
+	l := rec.loaded
+	if l == nil || l.AgentDir == "" || rec.entry == nil {
+		return nil
+	}
+	digest, err := fileDigest(l.PatchPath)
+	rev, _ := reviewOf(l)
+	if err == nil && digest == rec.entry.Patch && rev == rec.entry.Revision {
+		return nil
+	}
+	why := "its patch changed"
+	if err != nil {
+		why = "its patch cannot be read again: " + err.Error()
+	} else if rev != rec.entry.Revision {
+		why = fmt.Sprintf("it is at revision %d now", rev)
+	}
+	return &RefusedError{Problems: []Problem{{Reason: fmt.Sprintf(
+		"%s was made again while this apply waited for the workspace lock (%s); nothing was changed: review it again, then apply it",
+		describeProposal(rec.entry, rec.entry.Proposal), why)}}}
+}
+
+// fileDigest is PatchDigest of the file's bytes, read as a stream.
+func fileDigest(name string) (string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // appliedAgain is the files of the selection that earlier applies of the proposal changed,

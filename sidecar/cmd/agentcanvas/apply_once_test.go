@@ -8,12 +8,16 @@ package main
 // state.
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentcanvas/agentcanvas/sidecar/wslock"
 )
 
 // tailProposal is coder's proposal adding two lines at the end of each of n files (the hunks
@@ -339,4 +343,89 @@ func TestRevertKilledAtEveryStepRecovers(t *testing.T) {
 		t.Fatalf("want both: %v", counts)
 	}
 	t.Logf("a revert killed at each step: %v", counts)
+}
+
+// An apply that read a proposal, then waited for the workspace lock while the proposal was
+// made again (another patch), is refused with the lock: it would write the patch it read, and
+// the status would say "applied" beside a patch it did not apply. The next apply applies the
+// new patch.
+func TestApplyOfAProposalMadeAgainWhileItWaitedIsRefused(t *testing.T) {
+	ws, prop, _ := tailProposal(t, 3)
+	first := copyDir(t, filepath.Join(prop, "proposal"))
+	work := filepath.Join(prop, "work", "src", "f00.txt")
+	f, _ := os.OpenFile(work, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("added 3\n")
+	f.Close()
+	if code, _, _, errs := runProc(t, nil, "proposal", "create", "--workspace", ws, "--run", "r1", "--agent", "coder"); code != 0 {
+		t.Fatal(errs)
+	}
+	second := copyDir(t, filepath.Join(prop, "proposal"))
+	putDir(t, first, filepath.Join(prop, "proposal"))
+	before := tree(t, ws)
+
+	lk, err := wslock.Acquire(context.Background(), ws, "the test, making the proposal again", wslock.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply := cli(nil, "proposal", "apply", "--workspace", ws, prop)
+	stderr, _ := apply.StderrPipe()
+	if err := apply.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stderr)
+	for lines.Scan() && !strings.Contains(lines.Text(), "waiting for the workspace lock") {
+	}
+	putDir(t, second, filepath.Join(prop, "proposal")) // as proposal create writes it, with the lock
+	os.Remove(filepath.Join(prop, "proposal", "status.json"))
+	lk.Release()
+	var rest strings.Builder
+	for lines.Scan() {
+		rest.WriteString(lines.Text() + "\n")
+	}
+	apply.Wait()
+	if code := apply.ProcessState.ExitCode(); code != exitFail || !strings.Contains(rest.String(), "was made again while this apply waited for the workspace lock (its patch changed)") {
+		t.Fatalf("the apply of the patch it read: exit %d\n%s", code, rest.String())
+	}
+	if d := treeDiff(before, tree(t, ws)); d != "" {
+		t.Fatalf("the refused apply changed the workspace:\n%s", d)
+	}
+	if st, n := proposalState(t, ws), ledgerApplies(t, ws); st != "pending" || n != 0 {
+		t.Fatalf("after the refusal: %s, %d applies in the ledger", st, n)
+	}
+	if code, _, _, errs := runProc(t, nil, "proposal", "apply", "--workspace", ws, prop); code != 0 {
+		t.Fatal(errs)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "src/f00.txt")); string(b) != "one\ntwo\nthree\nfour\nadded 1\nadded 2\nadded 3\n" {
+		t.Fatalf("the new patch applied: %q", b)
+	}
+}
+
+// copyDir reads every file of a folder (no subfolders).
+func copyDir(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]byte{}
+	for _, e := range ents {
+		if b, err := os.ReadFile(filepath.Join(dir, e.Name())); err == nil {
+			out[e.Name()] = b
+		}
+	}
+	return out
+}
+
+// putDir writes files into dir, each by a rename (as the proposal's writer does).
+func putDir(t *testing.T, files map[string][]byte, dir string) {
+	t.Helper()
+	for name, b := range files {
+		tmp := filepath.Join(dir, "."+name+".new")
+		if err := os.WriteFile(tmp, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
