@@ -254,17 +254,34 @@ func checkPlanned(workspace string, root *os.Root, d *dirs, planner func(d *dirs
 }
 
 // finish is what an apply does past its commit point: the status and the event, then the
-// journal's removal.
+// journal's removal. What could not be written keeps the journal, holding only that, so the
+// next command's recovery writes it: the status never stays behind the ledger.
 func (t *txn) finish(workspace string, rec *record, res *Result) {
 	res.Applied = true
 	if rec.finish != nil {
 		t.step(OpFinish, "")
-		res.Warnings = append(res.Warnings, finishRecord(workspace, rec.finish(res), rec.loaded)...)
+		warn, left := finishRecord(workspace, rec.finish(res), rec.loaded)
+		res.Warnings = append(res.Warnings, warn...)
+		if left != nil && keepJournalFor(t.root, left) == nil {
+			res.Warnings = append(res.Warnings, "the journal stays: the next agentcanvas command records what could not be recorded now")
+			return
+		}
 	}
 	t.step(OpDone, "")
 	if err := removeJournal(t.root); err != nil {
 		res.Warnings = append(res.Warnings, "could not remove the finished apply's journal (the next command finishes it): "+err.Error())
 	}
+}
+
+// keepJournalFor rewrites the journal of an apply past its commit point with left as what is
+// still to write after it.
+func keepJournalFor(root *os.Root, left *journalFinish) error {
+	j, err := readJournal(root)
+	if err != nil || j == nil {
+		return fmt.Errorf("the journal cannot be read again: %v", err)
+	}
+	j.Finish = left
+	return j.write(root)
 }
 
 // commit is the apply proper: ledger copies, journal, workspace, ledger entry. After an error
@@ -352,10 +369,11 @@ func (t *txn) explain(err error, workspace string) error {
 }
 
 // finishRecord writes the status and the event of an apply past its commit point; problems
-// are warnings, for the apply has happened. l nil: loaded from f.Proposal.
-func finishRecord(workspace string, f *journalFinish, l *Loaded) []string {
+// are warnings, for the apply has happened. l nil: loaded from f.Proposal. left is what could
+// not be written (nil: everything was).
+func finishRecord(workspace string, f *journalFinish, l *Loaded) (warn []string, left *journalFinish) {
 	if f == nil {
-		return nil
+		return nil, nil
 	}
 	if l == nil {
 		l = &Loaded{PatchPath: filepath.Join(workspace, filepath.FromSlash(f.Proposal))}
@@ -365,16 +383,24 @@ func finishRecord(workspace string, f *journalFinish, l *Loaded) []string {
 			}
 		}
 	}
-	var warn []string
+	rest := *f
 	if f.Status != nil && l.AgentDir != "" {
 		if err := writeStatus(l, *f.Status); err != nil {
 			warn = append(warn, "could not record the status: "+err.Error())
+			left = &rest
+		} else {
+			rest.Status = nil
 		}
 	}
-	if err := logEvent(workspace, f.Flow, l, f.Event, f.Fields); err != nil {
-		warn = append(warn, "could not write the event log: "+err.Error())
+	if f.Event != "" {
+		if err := logEvent(workspace, f.Flow, l, f.Event, f.Fields); err != nil {
+			warn = append(warn, "could not write the event log: "+err.Error())
+			left = &rest
+		} else {
+			rest.Event = ""
+		}
 	}
-	return warn
+	return warn, left
 }
 
 // planApply checks the patch against the workspace: as made, or, when the selection speaks of

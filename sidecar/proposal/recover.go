@@ -72,9 +72,10 @@ func recoverLocked(workspace string, root *os.Root) (string, error) {
 		return "", fmt.Errorf("an interrupted apply could not be recovered (the journal %s stays): %w", journalFile, err)
 	}
 	var notice string
+	var left *journalFinish
 	done := committed(root, j)
 	if done {
-		notice, err = finishJournal(workspace, root, j)
+		notice, left, err = finishJournal(workspace, root, j)
 	} else {
 		notice, err = rollbackJournal(root, j)
 	}
@@ -88,6 +89,12 @@ func recoverLocked(workspace string, root *os.Root) (string, error) {
 	}
 	if err := emptyTmp(root); err != nil {
 		return notice, err
+	}
+	if left != nil { // the status or the event could not be written again: the next command tries
+		j.Finish = left
+		if j.write(root) == nil {
+			return notice + "; the journal stays, and the next agentcanvas command records it", nil
+		}
 	}
 	return notice, removeJournal(root)
 }
@@ -139,10 +146,10 @@ func entryID(j *journal) string {
 // finishJournal writes what an apply past its commit point had still to write. First the
 // ledger is made to hold a whole copy of every version the entry names, from the copies the
 // apply kept (a power loss can lose the pack's last bytes): a revert needs them.
-func finishJournal(workspace string, root *os.Root, j *journal) (string, error) {
+func finishJournal(workspace string, root *os.Root, j *journal) (string, *journalFinish, error) {
 	lost, err := restoreLedgerCopies(root, j)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if j.Finish != nil {
 		if j.Finish.Fields == nil {
@@ -157,10 +164,11 @@ func finishJournal(workspace string, root *os.Root, j *journal) (string, error) 
 	if len(lost) > 0 {
 		msg += fmt.Sprintf("; the ledger lost its copy of the old version of %s, and no other copy was kept: this apply cannot be reverted there", strings.Join(lost, ", "))
 	}
-	if warn := finishRecord(workspace, j.Finish, nil); len(warn) > 0 {
+	warn, left := finishRecord(workspace, j.Finish, nil)
+	if len(warn) > 0 {
 		msg += "; " + strings.Join(warn, "; ")
 	}
-	return msg, nil
+	return msg, left, nil
 }
 
 // restoreLedgerCopies stores again, from the copies kept beside the files or in

@@ -429,3 +429,49 @@ func putDir(t *testing.T, files map[string][]byte, dir string) {
 		}
 	}
 }
+
+// The status cannot be written past the commit point (status.json is a folder here, which no
+// rename replaces, root or not): the apply stands and says so, the journal stays with what is
+// left to write, and each later command tries again and says so, until one records it; the
+// event is logged once.
+func TestAStatusThatCannotBeWrittenIsWrittenByTheNextCommand(t *testing.T) {
+	ws, prop, applied := tailProposal(t, 2)
+	blocker := filepath.Join(prop, "proposal", "status.json")
+	if err := os.MkdirAll(filepath.Join(blocker, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, _, _, errs := runProc(t, nil, "proposal", "apply", "--workspace", ws, prop)
+	if code != 0 || !strings.Contains(errs, "could not record the status") || !strings.Contains(errs, "the journal stays") {
+		t.Fatalf("the apply: exit %d\n%s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".agentcanvas/journal.json")); err != nil {
+		t.Fatalf("the journal went with the status unwritten: %v", err)
+	}
+	code, _, _, errs = runProc(t, nil, "proposal", "apply", "--workspace", ws, prop)
+	if code != exitFail || !strings.Contains(errs, "could not record the status") || !strings.Contains(errs, "was applied already") {
+		t.Fatalf("the next apply: exit %d\n%s", code, errs)
+	}
+	os.RemoveAll(blocker)
+	code, _, _, errs = runProc(t, nil, "proposal", "apply", "--workspace", ws, prop)
+	if code != exitFail || !strings.Contains(errs, "was finished") || strings.Contains(errs, "could not record") {
+		t.Fatalf("the apply after the folder went: exit %d\n%s", code, errs)
+	}
+	if st := proposalState(t, ws); st != "applied" {
+		t.Fatalf("the proposal is %s", st)
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".agentcanvas/journal.json")); err == nil {
+		t.Fatal("the journal stayed")
+	}
+	if d := treeDiff(applied, tree(t, ws)); d != "" {
+		t.Fatal(d)
+	}
+	logs, _ := filepath.Glob(filepath.Join(ws, ".agentcanvas/logs/*/*.jsonl"))
+	n := 0
+	for _, f := range logs {
+		b, _ := os.ReadFile(f)
+		n += strings.Count(string(b), `"event":"proposal_applied"`)
+	}
+	if n != 1 {
+		t.Fatalf("%d proposal_applied events in %v", n, logs)
+	}
+}
