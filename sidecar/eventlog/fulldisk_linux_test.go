@@ -11,17 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/internal/smalldisk"
 	"golang.org/x/sys/unix"
 )
 
 // An event whose write a full disk cuts short (a real small tmpfs) is cut off the log again:
 // the log reads back whole, and the next event, with room again, is read too.
 func TestAShortWriteIsCutOffAgain(t *testing.T) {
-	disk := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", disk).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", disk).Run() })
+	disk := smalldisk.Mount(t, 1<<20)
 	ws := filepath.Join(disk, "ws")
 	os.Mkdir(ws, 0o755)
 	l, err := Open(ws, "f")

@@ -100,7 +100,7 @@ func settleRevision(workspace string, root *os.Root, l *Loaded, s *ReviewState, 
 		case !ok:
 			err = restoreRevision(workspace, root, l, s, kept)
 		case changed:
-			err = restoreRevisionFiles(root, kept)
+			err = restoreRevisionFiles(root, kept, PatchFile, SummaryFile)
 		}
 		if err != nil {
 			return false, fmt.Errorf("the revision run's edits could not be taken back (revision %d is kept in %s): %w", s.Revision, kept, err)
@@ -125,9 +125,10 @@ func madeToTheEnd(root *os.Root, kept string) bool {
 	return err1 == nil && err2 == nil && !bytes.Equal(keptJSON, nowJSON)
 }
 
-// restoreRevisionFiles puts the kept revision's patch (and its digest record) and summary back.
-func restoreRevisionFiles(root *os.Root, kept string) error {
-	for _, f := range []string{PatchFile, SummaryFile} {
+// restoreRevisionFiles puts files (proposal/ names) of the kept revision back, the patch with
+// its digest record.
+func restoreRevisionFiles(root *os.Root, kept string, files ...string) error {
+	for _, f := range files {
 		b, err := root.ReadFile(path.Join(kept, path.Base(f)))
 		if err != nil {
 			return err

@@ -18,6 +18,15 @@ import (
 	"testing"
 )
 
+// editorIn starts the sidecar serving the editor of a new workspace.
+func editorIn(t *testing.T) (string, *client) {
+	root := t.TempDir()
+	c := startBinary(t)
+	c.initialize(root)
+	c.waitNote("agentcanvas/status", nil)
+	return root, c
+}
+
 // tailProposalInEditor makes run's proposal of agent w1 through the editor's methods: two
 // lines added at the end of each of n files (hunks with no context after them, the kind a
 // second apply would add again). It returns the files and their applied content.
@@ -124,10 +133,7 @@ func filesAre(root string, want map[string]string) string {
 }
 
 func TestEditorAndTerminalApplyOneProposalOnce(t *testing.T) {
-	root := t.TempDir()
-	c := startBinary(t)
-	c.initialize(root)
-	c.waitNote("agentcanvas/status", nil)
+	root, c := editorIn(t)
 	for trial := range 4 {
 		run := fmt.Sprintf("r%d", trial)
 		want := tailProposalInEditor(t, c, root, run, 10)
@@ -156,10 +162,7 @@ func TestEditorAndTerminalApplyOneProposalOnce(t *testing.T) {
 // lines once, or rejected with none and the files as they were), and a refused reject says to
 // revert first; a reject from the editor once it is applied is refused.
 func TestEditorRejectsWhileTheTerminalApplies(t *testing.T) {
-	root := t.TempDir()
-	c := startBinary(t)
-	c.initialize(root)
-	c.waitNote("agentcanvas/status", nil)
+	root, c := editorIn(t)
 	for trial := range 4 {
 		run := fmt.Sprintf("r%d", trial)
 		want := tailProposalInEditor(t, c, root, run, 5)

@@ -10,17 +10,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/internal/smalldisk"
 	"golang.org/x/sys/unix"
 )
 
 // A turn whose write a full disk cuts short (a real small tmpfs) is cut off again: the
 // transcript reads back whole, and the next turn, with room again, is read too.
 func TestAShortWriteIsCutOffAgain(t *testing.T) {
-	disk := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", disk).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", disk).Run() })
+	disk := smalldisk.Mount(t, 1<<20)
 	ws := filepath.Join(disk, "ws")
 	os.Mkdir(ws, 0o755)
 	w := NewWriter(ws, "run_4")
