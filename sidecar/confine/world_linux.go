@@ -76,7 +76,7 @@ func stage(p Policy, dirs []string) error {
 	if err := unix.PivotRoot(".", "old"); err != nil {
 		return fmt.Errorf("pivot_root: %w", err)
 	}
-	w := mountWorld{host: "/old", root: "/new"}
+	w := mountWorld{host: "/old", root: "/new", listings: new([]string)}
 	err := w.fill(p, dirs)
 	if err == nil {
 		err = w.enter()
@@ -88,7 +88,12 @@ func stage(p Policy, dirs []string) error {
 }
 
 // mountWorld is a world being built: the system's root at host, the world's at root.
-type mountWorld struct{ host, root string }
+// listings are the folders a List rule names, each a tmpfs of its own that holds only the
+// mount points of the entries other rules grant: made read-only once those are bound.
+type mountWorld struct {
+	host, root string
+	listings   *[]string
+}
 
 // fill binds the rules, makes the private folders and the links, and the dirs.
 func (w mountWorld) fill(p Policy, dirs []string) error {
@@ -121,16 +126,26 @@ func (w mountWorld) fill(p Policy, dirs []string) error {
 			_ = os.MkdirAll(w.root+d, 0o755) // a mount point, or inside a bound folder (there)
 		}
 	}
+	// The listings hold the mount points and links made above, and nothing more, ever.
+	for _, l := range *w.listings {
+		if err := unix.Mount("", w.root+l, "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+			return fmt.Errorf("read-only %s: %w", l, err)
+		}
+	}
 	return nil
 }
 
 // bind binds the system's r.Path at the same path in the world, read-only unless r allows
-// writing. A path that is gone is left out (the rule allows nothing either).
+// writing. A path that is gone is left out (the rule allows nothing either). A folder a List
+// rule names is not bound: it is a listing (below).
 func (w mountWorld) bind(r Rule) error {
 	src, dst := w.host+r.Path, w.root+r.Path
 	st, err := os.Lstat(src)
 	if err != nil || st.Mode()&os.ModeSymlink != 0 {
 		return nil // gone, or a link made since the rules were built: Landlock refuses it too
+	}
+	if r.Access == List && st.IsDir() {
+		return w.listing(r.Path)
 	}
 	if err := makeMountPoint(dst, st.IsDir()); err != nil {
 		return fmt.Errorf("mount point %s: %w", r.Path, err)
@@ -142,6 +157,20 @@ func (w mountWorld) bind(r Rule) error {
 		return nil
 	}
 	return remountReadOnly(dst)
+}
+
+// listing makes the folder p of a List rule an empty tmpfs in the world, in which the rules
+// for its entries (sorted after it) make their mount points. Binding the folder itself would
+// show every entry in it, guarded by Landlock alone, and beneath the world's private /tmp
+// (whose write grant covers whatever is bound below it: a workspace in /tmp) not even by that:
+// another agent's sandbox or a hidden skill would be readable. Names of entries no rule grants
+// are not shown either.
+func (w mountWorld) listing(p string) error {
+	if err := w.mountTmpfs(p, "mode=0755"); err != nil {
+		return err
+	}
+	*w.listings = append(*w.listings, p)
+	return nil
 }
 
 // makeMountPoint makes dst (a folder, or an empty file to bind a file on) and its parents.

@@ -118,3 +118,50 @@ func TestWorldShowsOnlyTheRules(t *testing.T) {
 		}
 	})
 }
+
+// A workspace agent (an orchestrator or judge reads the workspace) whose workspace lies under
+// /tmp, where its world's private /tmp and that /tmp's write grant are: the folders its rules
+// only list (the workspace, .agentcanvas, the sandboxes) hold just the entries it was given,
+// so another agent's sandbox and the runs' state are not in its world, and nothing it was
+// given to read can be written. As root and as nobody, with a world and without (Landlock
+// alone then refuses the same reads).
+func TestWorkspaceAgentInTmpSeesNoOtherSandbox(t *testing.T) {
+	confinetest.Landlock(t)
+	confinetest.AsRootAndNobody(t, func(t *testing.T) {
+		inWorlds(t, func(t *testing.T, world bool) {
+			if world && worldsOff() != "" {
+				t.Skipf("no worlds here: %s", worldsOff())
+			}
+			w := newConfinedWorld(t)
+			if !strings.HasPrefix(w.ws, "/tmp/") {
+				t.Skipf("the test's workspace %s is not under /tmp", w.ws)
+			}
+			secret := filepath.Join(w.sandbox["b"], "work", "secret.txt")
+			if err := os.WriteFile(secret, []byte("SIBLING-SECRET\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			runs := filepath.Join(w.ws, ".agentcanvas", "runs", w.run)
+			if err := os.MkdirAll(runs, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(runs, "state.json"), []byte(`{"RUN-STATE":1}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(w.ws, "README.md"), []byte("WORKSPACE-README\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s := w.spec("a", `cat README.md; cat `+secret+`; cat .agentcanvas/sandboxes/*/b/work/secret.txt; cat .agentcanvas/runs/*/state.json
+ls -a .agentcanvas/sandboxes/`+w.run+`/; echo x > README.md && echo WROTE-README; echo x > .agentcanvas/planted && echo WROTE-STATE; echo DONE`)
+			s.Role, s.CwdMode, s.SandboxWork = "orchestrator", CwdWorkspace, ""
+			_, res := drain(t, start(t, s, ""), nil)
+			if !strings.Contains(res.Reply, "WORKSPACE-README") || !strings.Contains(res.Reply, "DONE") {
+				t.Fatalf("the workspace agent could not read the workspace:\n%s", res.Reply)
+			}
+			for _, leak := range []string{"SIBLING-SECRET", "RUN-STATE", "WROTE-README", "WROTE-STATE"} {
+				if strings.Contains(res.Reply, leak) {
+					t.Errorf("world %v: %s reached the workspace agent:\n%s", world, leak, res.Reply)
+				}
+			}
+		})
+	})
+}
