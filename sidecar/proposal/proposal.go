@@ -150,6 +150,12 @@ func Load(workspace, ref string) (*Loaded, error) {
 		}
 		return &Loaded{PatchPath: p, Patch: data}, nil
 	}
+	return loadAgentDir(agentDir, ref)
+}
+
+// loadAgentDir loads the proposal of a sandbox's agent folder: its proposal.json and the
+// patch that names, read inside the folder.
+func loadAgentDir(agentDir, ref string) (*Loaded, error) {
 	root, err := os.OpenRoot(agentDir)
 	if err != nil {
 		return nil, err
