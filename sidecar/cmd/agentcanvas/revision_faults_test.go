@@ -148,3 +148,43 @@ func TestRequestChangesFromAnotherFolderFindsTheRunsFlow(t *testing.T) {
 		t.Fatalf("request-changes from another folder: %v\n%s", err, b)
 	}
 }
+
+// Two request-changes of one proposal at once (the editor's and a terminal's, or a command run
+// twice): no revision is archived over another. Each either makes the next revision or is
+// refused saying why; every kept revision is whole and different from the others, the review
+// counts them all, and the last applies.
+func TestTwoRequestChangesAtOnceKeepEveryRevision(t *testing.T) {
+	ws, ref, agentDir := revisedProposal(t)
+	rev1, _ := os.ReadFile(filepath.Join(agentDir, "proposal/changes.patch"))
+	ask := []string{"proposal", "request-changes", "--workspace", ws, "--non-interactive", "--comment", "greet.txt:1=more", ref}
+	codes, errs := together(t, ask, ask)
+	made := 0
+	for i, code := range codes {
+		if code == 0 {
+			made++
+		} else if !strings.Contains(errs[i], "revision") {
+			t.Fatalf("a refused request-changes did not say why: exit %d\n%s", code, errs[i])
+		}
+	}
+	n, revising := reviewOf(t, agentDir)
+	if made == 0 || n != 1+made || revising {
+		t.Fatalf("%d of two made a revision; the review is at revision %d (revising %v)\n%s", made, n, revising, strings.Join(errs, "\n"))
+	}
+	seen := map[string]int{string(rev1): 1}
+	for k := 1; k < n; k++ {
+		kept, err := os.ReadFile(filepath.Join(agentDir, "proposal/revisions", strconv.Itoa(k), "changes.patch"))
+		if err != nil {
+			t.Fatalf("revision %d was not kept: %v", k, err)
+		}
+		if k == 1 && string(kept) != string(rev1) {
+			t.Fatalf("revision 1 was archived over")
+		}
+		if j, dup := seen[string(kept)]; dup && j != k {
+			t.Fatalf("revisions %d and %d hold the same patch", j, k)
+		}
+		seen[string(kept)] = k
+	}
+	if code, _, _, errs := runProc(t, nil, "proposal", "apply", "--workspace", ws, ref); code != 0 {
+		t.Fatalf("the last revision does not apply: %s", errs)
+	}
+}
