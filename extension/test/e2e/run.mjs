@@ -479,6 +479,10 @@ async function conflictsMergeAndRevert({ page, shot, workspace }) {
   await page.locator('.monaco-dialog-box .monaco-button', { hasText: 'Revert' }).first().click();
   await page.locator('.notifications-toasts .notification-toast', { hasText: 'reverted the proposal from conflict-b' }).first().waitFor({ timeout: TIMEOUT });
   if (readFileSync(file, 'utf8') !== edits['conflict-a']) throw new Error(`src/shared.ts after the revert:\n${readFileSync(file, 'utf8')}`);
+  // a reverted proposal goes into the collapsed "Rejected or reverted" row: open it
+  const folded = view.locator('.monaco-list-row', { hasText: /^Rejected or reverted/ }).first();
+  await folded.waitFor({ timeout: TIMEOUT });
+  if ((await folded.getAttribute('aria-expanded')) !== 'true') await folded.click();
   await view.locator('.monaco-list-row', { hasText: /conflict-b[\s\S]*reverted/ }).first().waitFor({ timeout: TIMEOUT });
   await shot('proposal-reverted');
   await dismissToasts(page);
@@ -826,11 +830,12 @@ async function insertPatternFromPaletteAndSave({ page, shot, workspace }) {
   // with the focus in the canvas, as a user's: the webview passes the key on to the workbench
   await frame.getByRole('button', { name: `Insert ${PATTERN}` }).focus();
   await page.keyboard.press('Control+s');
-  let saved = original;
-  await until(() => (saved = readFileSync(file, 'utf8')) !== original);
-  if (saved === original) throw new Error('Ctrl+S did not write the file');
+  // The tab is clean once the write has finished: read the file then, not while it is written
+  // (the workbench truncates it first; a read in between saw it empty).
   await until(async () => !/\bdirty\b/.test((await tab.first().getAttribute('class')) ?? ''));
   if (/\bdirty\b/.test((await tab.first().getAttribute('class')) ?? '')) throw new Error('the tab is still dirty after the save');
+  const saved = readFileSync(file, 'utf8');
+  if (saved === original) throw new Error('Ctrl+S did not write the file');
 
   // As text: the original lines are a subsequence of the saved ones.
   const savedLines = saved.split('\n');
@@ -957,11 +962,17 @@ async function webviewFrame(page, selector) {
 // ---- palette helpers (the recipe: F1, type the title, Enter) ---------------------------------
 
 async function palette(page, text) {
-  // A focused webview (the canvas) keeps F1 to itself: move the focus to the workbench first.
-  await page.locator('.part.sidebar .composite.title').first().click({ timeout: 2000 }).catch(() => {});
-  await page.keyboard.press('F1');
   const input = page.locator('.quick-input-widget .quick-input-box input');
-  await input.waitFor({ state: 'visible', timeout: TIMEOUT });
+  // A focused webview (the canvas) keeps F1 to itself: move the focus to the workbench first. A
+  // canvas still loading (a flow just opened: flows/ opens as the canvas) takes the focus back
+  // once it is ready, after the click: then the palette did not open, and the click and F1 go again.
+  const end = Date.now() + TIMEOUT;
+  for (;;) {
+    await page.locator('.part.sidebar .composite.title').first().click({ timeout: 2000 }).catch(() => {});
+    await page.keyboard.press('F1');
+    if (await until(() => input.isVisible(), 5000)) break;
+    if (Date.now() > end) throw new Error('the command palette did not open');
+  }
   await input.fill(text);
   return input;
 }

@@ -107,7 +107,7 @@ export function labelForms(interactionId: string, label: string): LabelForm[] {
   const known = FORMS.get(key);
   if (known) return known;
   if (FORMS.size >= FORMS_KEPT) FORMS.clear();
-  const forms = makeForms(interactionId, label);
+  const forms = makeForms(interactionId, label).map((f) => ({ ...f, lines: breakLongWords(f.lines) }));
   FORMS.set(key, forms);
   return forms;
 }
@@ -133,6 +133,42 @@ function makeForms(interactionId: string, label: string): LabelForm[] {
     { lines: [[ix, w(param)]], whole: false },
     { lines: [[ix], [w(param)]], whole: false },
   ];
+}
+
+/**
+ * The longest word a label keeps on one line. An id may be 128 characters and a custom metric
+ * longer: on one line such a word made a label wider than the screen (the first view opened on it,
+ * no card in sight). It is broken across lines instead, all of it shown; every id and parameter
+ * of the patterns is shorter.
+ */
+export const MAX_WORD_CHARS = 32;
+
+/** breakLongWords puts each piece of a word longer than MAX_WORD_CHARS on a line of its own, the words around it before and after. */
+function breakLongWords(lines: LabelLine[]): LabelLine[] {
+  const out: LabelLine[] = [];
+  for (const line of lines) {
+    let cur: LabelLine = [];
+    for (const word of line) {
+      const tokens = word.text.split(" ").map((t) => [...t]); // a piece of a line may hold words: the pattern and its parameter
+      if (tokens.every((t) => t.length <= MAX_WORD_CHARS)) {
+        cur.push(word);
+        continue;
+      }
+      for (const chars of tokens) {
+        if (chars.length <= MAX_WORD_CHARS) {
+          cur.push({ ...word, text: chars.join("") });
+          continue;
+        }
+        if (cur.length > 0) out.push(cur);
+        const pieces: LabelWord[] = [];
+        for (let i = 0; i < chars.length; i += MAX_WORD_CHARS) pieces.push({ ...word, text: chars.slice(i, i + MAX_WORD_CHARS).join("") });
+        out.push(...pieces.slice(0, -1).map((p) => [p]));
+        cur = [pieces[pieces.length - 1]]; // the words after it follow its last piece
+      }
+    }
+    out.push(cur);
+  }
+  return out;
 }
 
 /** lineChars is the widest line's length in characters (the words of a line are a space apart). */

@@ -1,26 +1,20 @@
 // Browser tests of drawing edges and of the minimap, on the built bundle with a mocked host:
 // each drives the canvas as a person would and asserts the operations sent and the DOM.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import type { Browser, Page } from "playwright-core";
+import { describe, test } from "node:test";
+import type { Page } from "playwright-core";
 import type { FlowModel, FlowOp, PatternInfo } from "../../../src/canvas/protocol";
 import { planConnect } from "../../src/connect";
-import { clearSent, docsImage, edits, fixture, hostPost, launch, openCanvas, pageProblems, screenshot, showFlow, THEMES, waitForOps } from "./harness";
+import { clearSent, docsImage, edits, fixture, hostPost, noProblems, openCanvas, screenshot, showFlow, THEMES, useBrowser, waitForOps } from "./harness";
 
 const connect = fixture("connect.json");
 const patterns = fixture<PatternInfo[]>("patterns.json");
 const flow = connect.flow!;
 
-let browser: Browser;
-before(async () => {
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 async function open(o: { width?: number; theme?: keyof typeof THEMES } = {}): Promise<Page> {
-  const page = await openCanvas(browser, { width: o.width ?? 1400, theme: o.theme });
+  const page = await openCanvas(browser(), { width: o.width ?? 1400, theme: o.theme });
   await showFlow(page, connect, patterns);
   await frames(page); // the first fit: every node in view
   return page;
@@ -83,10 +77,6 @@ function withNewInteraction(op: Extract<FlowOp, { op: "addInteraction" }>): Flow
     edges: op.interaction.edges.map((e, i) => ({ id: `${id}-e${i + 1}`, source: e.source, target: e.target, data: e.data ?? {}, path: `/interactions/${n}/edges/${i}` })),
   });
   return next;
-}
-
-async function noProblems(page: Page) {
-  assert.deepEqual(await pageProblems(page), { csp: [], remote: [], errors: [] });
 }
 
 describe("drawing edges", { concurrency: false }, () => {

@@ -4,27 +4,21 @@
 // overlay's states readable in light, dark and high-contrast themes.
 // DOCS_IMAGES=1 also writes the README's screenshots to docs/images/ (see docsImage).
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import type { Browser, Page } from "playwright-core";
+import { describe, test } from "node:test";
+import type { Page } from "playwright-core";
 import type { FlowOp, LoadFlowResult, PatternInfo } from "../../../src/canvas/protocol";
 import { LABEL_MIN_ZOOM } from "../../src/labels";
 import { bigFlow } from "../shared/bigFlow";
 import { readability, settled as settledInPage, type Readability } from "../shared/readability.mjs";
 import { fans } from "./measure";
-import { clearSent, docsImage, edits, fixture, hostPost, launch, openCanvas, pageProblems, showFlow, THEMES, viewport, waitForOps } from "./harness";
+import { clearSent, docsImage, edits, fixture, hostPost, noProblems, openCanvas, showFlow, THEMES, useBrowser, viewport, waitForOps } from "./harness";
 
 const firstSight = fixture("first-sight.json");
 const team20 = fixture("team-20.json");
 const all = fixture("all-patterns.json");
 const patterns = fixture<PatternInfo[]>("patterns.json");
 
-let browser: Browser;
-before(async () => {
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 /** settled waits until the labels and nodes stop moving (measuring and placing take a few frames). */
 async function settled(page: Page): Promise<void> {
@@ -32,7 +26,7 @@ async function settled(page: Page): Promise<void> {
 }
 
 async function open(r: LoadFlowResult, o: { theme?: keyof typeof THEMES; width?: number; height?: number } = {}): Promise<Page> {
-  const page = await openCanvas(browser, { width: 1280, height: 800, ...o });
+  const page = await openCanvas(browser(), { width: 1280, height: 800, ...o });
   await showFlow(page, r, patterns);
   await page.locator(".ac-edge-label").nth(labelCount(r) - 1).waitFor();
   await settled(page);
@@ -51,10 +45,6 @@ function labelCount(r: LoadFlowResult): number {
 
 async function read(page: Page): Promise<Readability> {
   return page.evaluate(readability);
-}
-
-async function noProblems(page: Page) {
-  assert.deepEqual(await pageProblems(page), { csp: [], remote: [], errors: [] });
 }
 
 /**
@@ -135,7 +125,7 @@ describe("the canvas at first sight", { concurrency: false }, () => {
 
   test("a big flow zoomed out draws its edges without labels (too small to read); zoomed in, the labels in view are readable", async () => {
     const flow = bigFlow(false, 200, 400);
-    const page = await openCanvas(browser, { width: 1400, height: 900 });
+    const page = await openCanvas(browser(), { width: 1400, height: 900 });
     await showFlow(page, { flow, diagnostics: [] }, patterns);
     await page.locator(".react-flow__edge").first().waitFor();
     await settled(page);

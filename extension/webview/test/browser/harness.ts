@@ -2,8 +2,10 @@
 // made-up origin by request interception (no server, no network), inside the very page the
 // extension serves (canvasHtml, with its CSP), with a mocked host: acquireVsCodeApi records what
 // the webview posts, and the test posts what the host would.
+import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { after, before } from "node:test";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { canvasHtml } from "../../../src/canvas/html";
 import type { FlowOp, HostMessage, LoadFlowResult, PatternInfo, WebviewMessage } from "../../../src/canvas/protocol";
@@ -276,4 +278,24 @@ export async function viewport(page: Page): Promise<{ x: number; y: number; zoom
     const m = new DOMMatrix(t);
     return { x: m.e, y: m.f, zoom: m.a };
   });
+}
+
+/** useBrowser launches the test file's one Chromium before its tests and closes it after them. */
+export function useBrowser(): () => Browser {
+  let browser: Browser | undefined;
+  before(async () => {
+    browser = await launch();
+  });
+  after(async () => {
+    await browser?.close();
+  });
+  return () => {
+    if (!browser) throw new Error("no browser: useBrowser's before hook has not run");
+    return browser;
+  };
+}
+
+/** noProblems asserts the page recorded no CSP violation, remote request or script error. */
+export async function noProblems(page: Page): Promise<void> {
+  assert.deepEqual(await pageProblems(page), { csp: [], remote: [], errors: [] });
 }

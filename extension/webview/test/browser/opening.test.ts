@@ -8,13 +8,13 @@
 // run overlay that counts the engine's rounds and stops its clocks.
 // DOCS_IMAGES=1 also writes the README's picture of the team (canvas-team.png).
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import type { Browser, Page } from "playwright-core";
+import { describe, test } from "node:test";
+import type { Page } from "playwright-core";
 import { differenceCiede2000, parse, wcagContrast } from "culori";
 import type { FlowModel, LoadFlowResult, PatternInfo, RunEvent } from "../../../src/canvas/protocol";
 import { entryInteraction } from "../../src/graph";
 import { settled } from "../shared/readability.mjs";
-import { docsImage, fixture, hostPost, launch, openCanvas, pageProblems, screenshot, showFlow, THEMES } from "./harness";
+import { clearSent, docsImage, fixture, hostPost, noProblems, openCanvas, screenshot, showFlow, THEMES, useBrowser, waitForOps } from "./harness";
 import { drawn, edgeEnds, fans, labelProblems, looks, overlaps, READABLE, textSizes, underControls, underNodes, within, type Drawn } from "./measure";
 
 const team = fixture("team-13.json");
@@ -23,24 +23,14 @@ const unknown = fixture("unknown-agent.json");
 const routed = fixture("routed.json");
 const patterns = fixture<PatternInfo[]>("patterns.json");
 
-let browser: Browser;
-before(async () => {
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 async function open(r: LoadFlowResult, o: { theme?: keyof typeof THEMES; width?: number; height?: number } = {}): Promise<Page> {
-  const page = await openCanvas(browser, { width: 1280, height: 800, ...o });
+  const page = await openCanvas(browser(), { width: 1280, height: 800, ...o });
   await showFlow(page, r, patterns);
   await page.locator(".ac-edge-label").first().waitFor();
   await page.evaluate(settled);
   return page;
-}
-
-async function noProblems(page: Page) {
-  assert.deepEqual(await pageProblems(page), { csp: [], remote: [], errors: [] });
 }
 
 /** story is the interaction a run starts with: its nodes' and labels' ids. */
@@ -106,6 +96,30 @@ describe("the canvas opens on the whole story", { concurrency: false }, () => {
         await noProblems(page);
         await page.close();
       });
+
+  test("after Fit, Tidy shows the story again: the first interaction whole, nothing under the controls", async () => {
+    const page = await open(team);
+    const opened = (await textSizes(page)).zoom;
+    await page.getByRole("button", { name: "Fit" }).click();
+    await page.evaluate(settled);
+    const fitted = await page.locator(".react-flow__viewport").evaluate((v) => getComputedStyle(v).transform);
+    assert.ok((await textSizes(page)).zoom < opened, "Fit drew the whole team smaller than it opened");
+    await clearSent(page);
+    await page.getByRole("button", { name: "Tidy" }).click();
+    assert.equal((await waitForOps(page, 1))[0].op, "setLayout");
+    await page.waitForFunction((t) => getComputedStyle(document.querySelector(".react-flow__viewport")!).transform !== t, fitted);
+    await page.evaluate(settled);
+    const d = await drawn(page);
+    const s = story(team);
+    for (const id of s.nodes) assert.ok(within(d.nodes.find((n) => n.id === id)!, d.pane), `${id} is wholly in view after Tidy`);
+    const storyLabels = d.labels.filter((l) => s.edges.includes(l.id));
+    assert.ok(storyLabels.length > 0);
+    for (const l of storyLabels) assert.ok(within(l, d.pane), `its label ${l.id} is wholly in view after Tidy`);
+    assert.deepEqual(underControls(d), []);
+    assert.deepEqual((await textSizes(page)).texts.filter((x) => x.px < READABLE), []);
+    await noProblems(page);
+    await page.close();
+  });
 
   test("without the minimap, what is off-screen is counted at the flow's edges, clear of the cards; a click shows it", async () => {
     const page = await open(twenty);
@@ -182,6 +196,32 @@ describe("the canvas opens on the whole story", { concurrency: false }, () => {
     const lk = await looks(page);
     assert.equal(lk.edges.build.find((e) => e.id === "build-e1")!.dash, "none");
     await screenshot(page, "opening-unknown-agent");
+    await noProblems(page);
+    await page.close();
+  });
+
+  test("a 127-character id and a 300-character custom metric: the label broken across lines, the story's cards in view, the legend's pattern and count in sight", async () => {
+    const r = longWords();
+    const page = await open(r);
+    const d = await drawn(page);
+    const ix = r.flow!.interactions![0];
+    const label = d.labels.find((l) => l.id === `${ix.id}-e1`)!;
+    assert.ok(label.width < d.pane.width / 2, `the label is ${Math.round(label.width)} px wide in a pane of ${Math.round(d.pane.width)}`);
+    for (const id of ["a", "b"]) assert.ok(within(d.nodes.find((n) => n.id === id)!, d.pane), `${id} is wholly in view`);
+    assert.ok(within(label, d.pane), "the label is wholly in view");
+    for (const l of d.labels) for (const n of d.nodes) assert.ok(!overlaps(l, n), `${l.id.slice(0, 12)}… over ${n.id}`);
+    // every character of it is drawn: the label's pieces, read back, are the whole label
+    const drawnChars = label.text.replace(/\s/g, "");
+    assert.equal(drawnChars, `${ix.id}sop_assembly_line(${METRIC}>=3)`);
+    // the legend: the id ends in an ellipsis (whole in its tooltip); its pattern and count stay in its box
+    const legend = d.controls.find((c) => c.what === "legend")!;
+    const entry = page.locator(`.ac-legend li[data-id="${ix.id}"]`);
+    for (const part of [".ac-legend-pattern", ".ac-legend-count"]) {
+      const b = (await entry.locator(part).boundingBox())!;
+      assert.ok(b.width > 0 && within(b, legend), `${part} in the legend's box`);
+    }
+    assert.match((await entry.locator("button").getAttribute("title"))!, new RegExp(ix.id));
+    assert.deepEqual((await textSizes(page)).texts.filter((x) => x.px < READABLE), []);
     await noProblems(page);
     await page.close();
   });
@@ -333,5 +373,36 @@ function crowded(): LoadFlowResult {
     layout: { nodes, edges: {} },
     spans: {},
   };
+  return { flow, diagnostics: [] };
+}
+
+const METRIC = `custom:${"m".repeat(300)}`;
+
+/**
+ * longWords is a flow with the longest words a label can hold: an interaction id of 127
+ * characters (ids may have 128) and a custom quality-gate metric of 307, beside a short one.
+ */
+function longWords(): LoadFlowResult {
+  const agents = ["a", "b", "c", "d"].map((id, i) => ({ id, name: id.toUpperCase(), role: "worker", path: `/agents/${i}` }));
+  const long = `i${"x".repeat(126)}`;
+  const edge = (ix: string, k: number, source: string, target: string, termination: Record<string, unknown>) => ({
+    id: `${ix}-e1`,
+    source,
+    target,
+    data: { termination },
+    path: `/interactions/${k}/edges/0`,
+  });
+  const flow = {
+    file: "long-words.yaml",
+    name: "long-words",
+    agents,
+    systemNodes: [],
+    interactions: [
+      { id: long, patternId: "sop_assembly_line", path: "/interactions/0", edges: [edge(long, 0, "a", "b", { type: "quality_gate", metric: METRIC, op: ">=", value: 3 })] },
+      { id: "short", patternId: "role_play_pair", path: "/interactions/1", edges: [edge("short", 1, "c", "d", { type: "max_rounds", rounds: 2 })] },
+    ],
+    layout: { nodes: {}, edges: {} },
+    spans: {},
+  } as FlowModel;
   return { flow, diagnostics: [] };
 }

@@ -5,11 +5,11 @@
 // own edge, dependsOn drawn, and pattern shapes.
 // DOCS_IMAGES=1 also writes the README tour's pictures of these flows to docs/images/.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import type { Browser, Page } from "playwright-core";
+import { describe, test } from "node:test";
+import type { Page } from "playwright-core";
 import type { LoadFlowResult, PatternInfo } from "../../../src/canvas/protocol";
 import { settled } from "../shared/readability.mjs";
-import { clearSent, docsImage, fixture, launch, openCanvas, pageProblems, screenshot, showFlow, THEMES, waitForOps } from "./harness";
+import { clearSent, docsImage, fixture, noProblems, openCanvas, screenshot, showFlow, THEMES, useBrowser, waitForOps } from "./harness";
 import { drawn, edgeEnds, fans, labelProblems, looks, underNodes } from "./measure";
 
 const fourPatterns = fixture("four-patterns.json");
@@ -18,24 +18,14 @@ const brokerSmall = fixture("broker-small.json");
 const everyPattern = fixture("every-pattern.json");
 const patterns = fixture<PatternInfo[]>("patterns.json");
 
-let browser: Browser;
-before(async () => {
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 async function open(r: LoadFlowResult, o: { theme?: keyof typeof THEMES; width?: number; height?: number; state?: unknown } = {}): Promise<Page> {
-  const page = await openCanvas(browser, { width: 1280, height: 800, ...o });
+  const page = await openCanvas(browser(), { width: 1280, height: 800, ...o });
   await showFlow(page, r, patterns);
   await page.locator(".react-flow__edge").first().waitFor();
   await page.evaluate(settled);
   return page;
-}
-
-async function noProblems(page: Page) {
-  assert.deepEqual(await pageProblems(page), { csp: [], remote: [], errors: [] });
 }
 
 /** The badges each node card shows, by node id. */

@@ -8,7 +8,7 @@ import { edgeGeometry, pointAt, sides, type Rect } from "../../src/edgeGeometry"
 import { layoutInput, NODE_HEIGHT, NODE_WIDTH } from "../../src/graph";
 import { isotonic, layered } from "../../src/layered";
 import { LABEL_CLEARANCE, NODE_CLEARANCE, placeLabels } from "../../src/labelPlacement";
-import { labelForms, labelWidth, lineChars } from "../../src/labels";
+import { labelForms, labelWidth, lineChars, MAX_WORD_CHARS } from "../../src/labels";
 import { components, layoutFlow, placeUnplaced, type FlowLayoutInput } from "../../src/layoutGraph";
 import { RANK, roleIcon, roleRank } from "../../src/roles";
 import { allPatterns, debateChain, firstSight, fourPatterns, team20 } from "./fixtures";
@@ -155,6 +155,23 @@ test("a label wraps between its words, never cutting one: its id, its pattern, i
   const long = labelForms("a_very_long_interaction_id", "p2p (no termination)");
   assert.ok(long.every((f) => f.lines[0][0].text === "a_very_long_interaction_id"));
   assert.equal(labelWidth("critic_refiner_curator (no termination)"), 28 * 7 + 16);
+});
+
+test("a word longer than a line (a 128-character id, a long custom metric) is broken across lines, all of it shown", () => {
+  const id = `i${"x".repeat(126)}`; // neither ends on a whole piece: a break after a full piece is inside a word
+  const param = `(custom:${"m".repeat(300)}>=3)`;
+  const forms = labelForms(id, `sop_assembly_line ${param}`);
+  for (const f of forms) {
+    assert.ok(lineChars(f.lines) <= 2 * MAX_WORD_CHARS + 1, `a line of ${lineChars(f.lines)} characters`);
+    // read back without the breaks, every word is there, in order
+    const text = f.lines.map((l) => l.map((w) => w.text).join(" ")).join("\n");
+    const joined = text.replace(new RegExp(`(\\S{${MAX_WORD_CHARS}})\\n`, "g"), "$1").replace(/\n/g, " ");
+    assert.equal(joined, f.whole ? `${id} sop_assembly_line ${param}` : `${id} ${param}`);
+  }
+  // the id's pieces are all the id's (bold), none of the rest
+  assert.ok(forms[0].lines.flat().filter((w) => w.ix).map((w) => w.text).join("") === id);
+  // a label of ordinary words is untouched
+  assert.deepEqual(labelForms("i5", "debate_judge (3r)")[0].lines, [[{ text: "i5", ix: true }, { text: "debate_judge (3r)" }]]);
 });
 
 test("edges use the sides that face each other: never behind their own source", () => {
