@@ -24,7 +24,7 @@ func writeMemory(r *run, out *Outcome) error {
 	}
 	mem := filepath.Join(MemoryDir, "MEMORY.md")
 	if _, err := root.Stat(mem); os.IsNotExist(err) {
-		if err := root.WriteFile(mem, []byte("# Memory\n\nDurable decisions and preferences for this workspace's agents. Curators (P19) and people add to it; every agent's prompt carries it.\n"), 0o644); err != nil {
+		if err := root.WriteFile(mem, []byte("# Memory\n\nDurable decisions and preferences for this workspace's agents. Agents of a memory_sync interaction and people add to it; every agent's prompt carries it.\n"), 0o644); err != nil {
 			return err
 		}
 	}

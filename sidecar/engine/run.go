@@ -366,6 +366,9 @@ func (r *run) execute(ctx context.Context) *Outcome {
 	if d := r.defaultLimitStarted(); d != nil { // agentlimit.go
 		started["defaultLimit"] = d
 	}
+	if b := r.budget.words(); b != nil && !r.o.DryRun {
+		started["budget"] = b // said at the start: what stops the run
+	}
 	if r.o.Resume != nil {
 		r.emit("", "", "run_resumed", started)
 	} else {

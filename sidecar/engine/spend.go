@@ -122,6 +122,21 @@ func budgetLimits(b *flow.Budget) limits {
 
 func (l limits) any() bool { return l.usd > 0 || l.tokens > 0 }
 
+// words is l as an event's fields ({"usd": 5, "tokens": 2000000}, the ones set), nil for none.
+func (l limits) words() map[string]any {
+	if !l.any() {
+		return nil
+	}
+	m := map[string]any{}
+	if l.usd > 0 {
+		m["usd"] = l.usd
+	}
+	if l.tokens > 0 {
+		m["tokens"] = l.tokens
+	}
+	return m
+}
+
 // reached names the limit s has reached: "max_cost_usd", "max_tokens", or "".
 func (l limits) reached(s Spend) string {
 	switch {

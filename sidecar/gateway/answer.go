@@ -35,12 +35,17 @@ func (g *Gateway) answer(resp *http.Response) error {
 	}
 	resp.Trailer = nil
 	c := resp.Request.Context().Value(ctxKey{}).(*call)
-	if key := c.caller.Keys[c.e.provider]; key != "" {
+	if key := c.caller.Keys[c.e.provider]; len(key) >= MinSecretLen {
 		redactHeader(resp.Header, key)
 		resp.Body = &redactor{body: resp.Body, key: []byte(key)}
 	}
 	return g.meter(resp)
 }
+
+// MinSecretLen is the shortest key masked in a provider's answers (and value redacted from a
+// run's logs). A shorter one is a placeholder a local model or proxy ignores (x, dummy):
+// masking it would change every answer where those letters occur, and break its JSON.
+const MinSecretLen = 6
 
 // redactHeader masks key wherever it is in h's values.
 func redactHeader(h http.Header, key string) {

@@ -345,3 +345,58 @@ func TestLongContextPrices(t *testing.T) {
 		t.Errorf("long $%v (want $%v), short $%v", long, want, short)
 	}
 }
+
+// A limit below what one call sets aside is refused saying so: the flow's field, the model,
+// what one call needs and why; a limit that holds one call but not this one after what was
+// spent says it was reached. The pinned Claude Code's default model is priced as it prices it.
+func TestLimitBelowOneCallSaysSo(t *testing.T) {
+	g := startGateway(t, Options{})
+	body := `{"model":"claude-opus-5-5","max_tokens":128000,"messages":[{"role":"user","content":"` + strings.Repeat("x", 50_000) + `"}]}`
+	r, err := readModelRequest(endpoints[0], "/v1/messages", []byte(body), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, priced := g.Price(Anthropic, "claude-opus-5-5"); !priced {
+		t.Fatal("claude-opus-5-5 is not in the price table")
+	}
+	w := g.worstOf(r)
+	need := w.usd(w.minOut) // 52,1xx input tokens at $5 (a cache write) and 1,024 at $20 per million
+	if need < 0.26 || need > 0.30 {
+		t.Fatalf("one call of claude-opus-5-5 sets aside $%.4f", need)
+	}
+	for _, c := range []struct {
+		set  func(l *Ledger)
+		want []string
+	}{
+		{func(l *Ledger) { l.SetRunLimit(Limit{USD: 0.1}) }, []string{"spend limit below one model call: the run's budget, policy.budget.usd, is $0.10", `"claude-opus-5-5" sets aside $0.29`, "52", "raise policy.budget.usd well above $0.29"}},
+		{func(l *Ledger) { l.SetRunLimit(Limit{Tokens: 10_000}) }, []string{"policy.budget.tokens, is 10000 tokens", "sets aside 53"}},
+		{func(l *Ledger) { l.SetAgentLimit("coder", Limit{USD: 0.2}) }, []string{"agent coder's limit, runtime.maxCostUsd, is $0.20"}},
+		{func(l *Ledger) { l.SetInteractionLimit("i", Limit{Tokens: 500}) }, []string{"interaction i's limit, max_tokens, is 500 tokens"}},
+		{func(l *Ledger) { l.SetRunLimit(Limit{USD: 1}); l.Add("coder", "i", 0.9, Usage{}, 1) }, []string{"spend limit reached: run budget $1.00, spent $0.90; this call may cost up to $0.28"}},
+	} {
+		l := newLedger()
+		c.set(l)
+		_, hit, _ := l.Reserve(context.Background(), "coder", "i", w)
+		if hit == nil {
+			t.Errorf("not refused (want %q)", c.want[0])
+			continue
+		}
+		for _, s := range c.want {
+			if !strings.Contains(hit.Message, s) {
+				t.Errorf("%q lacks %q", hit.Message, s)
+			}
+		}
+	}
+}
+
+// A model name is the agent's: in the refusal it is quoted (no control character reaches a
+// log or a terminal raw) and cut to a name's length.
+func TestLimitBelowOneCallQuotesTheModel(t *testing.T) {
+	w := worst{fixedTokens: 1000, fixedUSD: 1, minOut: 10, outUSD: 0.001, capped: true, model: "\x1b[2Jclaude" + strings.Repeat("é", 5000)}
+	l := newLedger()
+	l.SetRunLimit(Limit{USD: 0.5})
+	_, hit, _ := l.Reserve(context.Background(), "coder", "i", w)
+	if hit == nil || strings.Contains(hit.Message, "\x1b") || !strings.Contains(hit.Message, `"\x1b[2Jclaude`) || len(hit.Message) > 600 {
+		t.Errorf("refusal %q", hit)
+	}
+}

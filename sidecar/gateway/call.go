@@ -78,7 +78,7 @@ func (g *Gateway) worstOf(r *modelRequest) worst {
 	}
 	extra := tally.Mul(r.thinking, answers)
 	return worst{fixedTokens: tally.Add(r.in, extra), fixedUSD: tally.AddUSD(float64(r.in)*inUSD, float64(extra)*outUSD),
-		out: tally.Mul(per, answers), minOut: tally.Mul(minPer, answers), outUSD: outUSD, capped: true}
+		out: tally.Mul(per, answers), minOut: tally.Mul(minPer, answers), outUSD: outUSD, capped: true, model: r.model, inUSD: inUSD}
 }
 
 // maxAnswers is the most answers one call may ask for (OpenAI's n stops at 128).

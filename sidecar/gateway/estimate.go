@@ -31,7 +31,7 @@ const (
 
 // windows are each provider's largest context window: no call is billed more input.
 var windows = map[Provider]int64{
-	Anthropic: 200_000, // the 1M-token beta is not forwarded
+	Anthropic: 1_000_000, // the pinned Claude Code's newer models take a million tokens without a beta
 	OpenAI:    1_050_000,
 	Gemini:    2_097_152,
 }

@@ -422,3 +422,23 @@ func TestQuietCanceled(t *testing.T) {
 		t.Errorf("logged %q", b.String())
 	}
 }
+
+// A key the provider echoes is masked in its answer; a placeholder key shorter than
+// MinSecretLen (x, for a local model) is not looked for, so an answer holding its letters
+// reaches the agent whole (masking every "x" broke the CLI's JSON).
+func TestAnswerMasksKeysNotPlaceholders(t *testing.T) {
+	const answer = `{"type":"message","content":[{"type":"text","text":"fix the xml: `
+	for key, want := range map[string]string{realKey: strings.Repeat("*", len(realKey)), "x": "x"} {
+		echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, answer+key+`"}]}`)
+		}))
+		g := startGateway(t, Options{Upstream: map[Provider]string{Anthropic: echo.URL}})
+		token, base := g.Register(Caller{Agent: "coder", Interaction: "i", Keys: map[Provider]string{Anthropic: key}})
+		resp, body := post(t, base+"/v1/messages", "X-Api-Key", token, `{"model":"claude-opus-5-5","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`)
+		echo.Close()
+		if resp.StatusCode != 200 || body != answer+want+`"}]}` {
+			t.Errorf("key %q: %d %s", key, resp.StatusCode, body)
+		}
+	}
+}

@@ -171,6 +171,20 @@ func (b bound) message(what, numbers string) string {
 	return m
 }
 
+// field names b's limit on what ("usd", "tokens"): whose it is, and the flow's field that
+// sets it.
+func (b bound) field(what string) (whose, field string) {
+	switch {
+	case b.sc.kind == "run":
+		return "the run's budget", "policy.budget." + what
+	case b.sc.kind == "agent" && what == "usd":
+		return "agent " + b.sc.id + "'s limit", "runtime.maxCostUsd"
+	case b.sc.kind == "interaction":
+		return "interaction " + b.sc.id + "'s limit", map[string]string{"usd": "max_cost_usd", "tokens": "max_tokens"}[what]
+	}
+	return b.name, what
+}
+
 // Add charges spend to agent, interaction and the run, and returns the three totals.
 func (l *Ledger) Add(agent, interaction string, usd float64, u Usage, calls int) (a, in, run Spend) {
 	l.mu.Lock()

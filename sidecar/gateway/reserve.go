@@ -25,6 +25,10 @@ type worst struct {
 	// capped: the limits may lower out (the request's cap is then set to the grant);
 	// otherwise the call is reserved as it is or refused.
 	capped bool
+	// model and inUSD (one input token's dearest price) are for the message that says a
+	// limit is below one call.
+	model string
+	inUSD float64
 }
 
 func (w worst) usd(out int64) float64 { return tally.AddUSD(w.fixedUSD, float64(out)*w.outUSD) }
@@ -136,6 +140,9 @@ func fit(bs []bound, w worst, withHeld bool) (int64, *Hit) {
 		if lim.Tokens > 0 {
 			room := lim.Tokens - tally.Add(s.Tokens, h.tokens) - w.fixedTokens
 			if out = fitOut(out, room, w); out < 0 {
+				if w.tokens(w.minOut) > lim.Tokens {
+					return 0, b.belowOneCall("tokens", w)
+				}
 				return 0, b.hit("tokens", fmt.Sprintf("%d tokens, spent %d; this call may use up to %d", lim.Tokens, s.Tokens, w.tokens(w.minOut)))
 			}
 		}
@@ -149,6 +156,9 @@ func fit(bs []bound, w worst, withHeld bool) (int64, *Hit) {
 				room = int64(min(math.Floor(left/w.outUSD), 1e15))
 			}
 			if out = fitOut(out, room, w); out < 0 {
+				if w.usd(w.minOut) > lim.USD {
+					return 0, b.belowOneCall("usd", w)
+				}
 				return 0, b.hit("usd", fmt.Sprintf("$%.2f, spent $%.2f; this call may cost up to $%.2f", lim.USD, s.USD, w.usd(w.minOut)))
 			}
 		}
@@ -170,4 +180,26 @@ func fitOut(out, room int64, w worst) int64 {
 
 func (b bound) hit(what, numbers string) *Hit {
 	return &Hit{Scope: b.sc.kind, What: what, Message: b.message(what, numbers)}
+}
+
+// belowOneCall is the refusal of a call that b's limit could not hold even with nothing
+// spent: it names the limit's field, what one call of the model sets aside and why, and what
+// to raise (the least a run needs is one call; a run makes many).
+func (b bound) belowOneCall(what string, w worst) *Hit {
+	whose, field := b.field(what)
+	var limit, need string
+	if what == "usd" {
+		limit, need = fmt.Sprintf("$%.2f", b.limit.USD), fmt.Sprintf("$%.2f", math.Ceil(w.usd(w.minOut)*100)/100)
+	} else {
+		limit, need = fmt.Sprintf("%d tokens", b.limit.Tokens), fmt.Sprintf("%d tokens", w.tokens(w.minOut))
+	}
+	model := "its model"
+	if w.model != "" { // the agent's words: quoted, and cut to a name's length
+		model = quoteShort(w.model)
+	}
+	m := fmt.Sprintf("spend limit below one model call: %s, %s, is %s, and one call of %s sets aside %s before it is sent "+
+		"(%d input tokens, its request counted a token a byte, at $%.2f per million, and at least %d output tokens at $%.2f per million); "+
+		"raise %s well above %s (a run makes many calls)",
+		whose, field, limit, model, need, w.fixedTokens, w.inUSD*1e6, w.minOut, w.outUSD*1e6, field, need)
+	return &Hit{Scope: b.sc.kind, What: what, Message: m}
 }

@@ -373,8 +373,9 @@ type redactor struct {
 }
 
 // minSecretLen avoids scrubbing short values such as "1", "true" or "dev" everywhere; every
-// listed value at least this long is treated as a secret.
-const minSecretLen = 6
+// listed value at least this long is treated as a secret (the gateway masks keys in answers
+// from the same length).
+const minSecretLen = gateway.MinSecretLen
 
 func (r *redactor) add(name, value string) {
 	if len(value) < minSecretLen {

@@ -45,6 +45,9 @@ func (v *View) lines(ev eventlog.Event) []string {
 		if m := eventlog.Str(eventlog.Object(f["defaultLimit"])["message"]); m != "" {
 			out = append(out, Indent+"limit: "+m)
 		}
+		if b := budgetWords(eventlog.Object(f["budget"])); b != "" {
+			out = append(out, Indent+"limit: the run stops at "+b+" spent (policy.budget)")
+		}
 		return out
 	case "interaction_started":
 		return one(plain, "", fmt.Sprintf("started %s: %s", eventlog.Str(f["patternId"]), strings.Join(eventlog.Strs(f["nodes"]), ", ")))
@@ -292,12 +295,26 @@ func firstNonEmpty(ss ...string) string {
 	return ""
 }
 
+// budgetWords says a policy.budget in words: "$5 or 2M tokens", "" for none.
+func budgetWords(b map[string]any) string {
+	var parts []string
+	if usd, ok := eventlog.Num(b["usd"]); ok && usd > 0 {
+		parts = append(parts, USD(usd))
+	}
+	if tok, ok := eventlog.Num(b["tokens"]); ok && tok > 0 {
+		parts = append(parts, Tokens(int64(tok))+" tokens")
+	}
+	return strings.Join(parts, " or ")
+}
+
 // stopReason says why a turn was stopped in words, not as the Go error the cancellation gave
 // it ("cancelled: context canceled").
 func (v *View) stopReason(err string) string {
 	switch {
 	case v.r.byYou:
 		return "stopped by you"
+	case v.r.belowOneCall:
+		return "stopped: its " + v.r.limit + " limit is below what one model call needs"
 	case v.r.limit != "":
 		return "stopped: the run reached its " + v.r.limit + " limit"
 	case strings.Contains(err, "deadline exceeded"):

@@ -1,6 +1,7 @@
 package termview
 
 import (
+	"strings"
 	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
@@ -62,6 +63,8 @@ type run struct {
 	// byYou: the person stopped the run (Ctrl-C); limit: the limit that stopped it, if one did.
 	byYou bool
 	limit string
+	// belowOneCall: the limit stopped the run because it cannot hold even one model call.
+	belowOneCall bool
 }
 
 func newRun() *run {
@@ -164,6 +167,7 @@ func (r *run) apply(ev eventlog.Event) {
 		}
 	case "budget_reached", "spend_limit_reached":
 		r.limit = firstNonEmpty(eventlog.Str(f["condition"]), eventlog.Str(f["limit"]), "spend")
+		r.belowOneCall = strings.HasPrefix(eventlog.Str(f["message"]), "spend limit below one model call")
 	case "run_finished", "run_interrupted":
 		r.finished = true
 		for _, a := range r.agents {

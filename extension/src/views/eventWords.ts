@@ -13,6 +13,17 @@ const firstLine = (s: string, max = 120): string => {
 };
 const plural = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
 
+/** What stops the run, as run_started says it: the flow's policy.budget, or the default limit. */
+function limitWords(ev: RunEvent): string {
+  const b = obj(ev.budget);
+  const usd = num(b.usd);
+  const tokens = num(b.tokens);
+  const parts = [usd ? `$${usd.toFixed(2)}` : '', tokens ? `${tokens.toLocaleString('en-US')} tokens` : ''].filter((x) => x !== '');
+  if (parts.length > 0) return `; stops at ${parts.join(' or ')} spent (policy.budget)`;
+  const d = str(obj(ev.defaultLimit).message);
+  return d ? `; limit: ${firstLine(d)}` : '';
+}
+
 /** Who an event is about: its agent, else who sent it. */
 function who(ev: RunEvent): string {
   return ev.agentId ?? (str(ev.agent) || str(ev.from));
@@ -35,7 +46,7 @@ function eventWords(ev: RunEvent): string | undefined {
     case 'run_started':
     case 'run_resumed': {
       const n = num(ev.interactions) ?? 0;
-      return `${ev.event === 'run_resumed' ? 'resumed' : 'started'}: ${plural(n, 'interaction', 'interactions')}${ev.dryRun === true ? ', dry run (no model is called)' : ''}`;
+      return `${ev.event === 'run_resumed' ? 'resumed' : 'started'}: ${plural(n, 'interaction', 'interactions')}${ev.dryRun === true ? ', dry run (no model is called)' : ''}${limitWords(ev)}`;
     }
     case 'interaction_started':
       return `started (${str(ev.patternId)}${list(ev.nodes).length ? `: ${list(ev.nodes).map(str).join(', ')}` : ''})`;

@@ -23,6 +23,8 @@ test('progress lines are sentences, never an event name', () => {
     [ev('question_asked', { agent: 'lead', fields: { question: 'Which port?' } }), 'fix: lead asks you: Which port?'],
     [ev('warning', { agent: 'fixer', message: 'runtime.env of fixer names X, which is not set' }), 'fix: warning (fixer): runtime.env of fixer names X, which is not set'],
     [ev('terminated', { reason: 'quality_gate', rounds: 1 }), 'fix: ended (quality_gate after 1 round)'],
+    [ev('run_started', { interactionId: '', interactions: 1, budget: { usd: 5, tokens: 2000000 } }), 'started: 1 interaction; stops at $5.00 or 2,000,000 tokens spent (policy.budget)'],
+    [ev('run_started', { interactionId: '', interactions: 1, defaultLimit: { message: 'fixer: at most 200 model calls each over the run (the default)' } }), 'started: 1 interaction; limit: fixer: at most 200 model calls each over the run (the default)'],
     [ev('message', { type: 'prompt' }), undefined],
     [ev('spend', { agent: 'fixer' }), undefined],
   ];

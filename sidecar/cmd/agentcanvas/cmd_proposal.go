@@ -345,7 +345,7 @@ func proposalReject(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentcanvas: %v\n", err)
 		return exitFail
 	}
-	fmt.Fprintln(stdout, "rejected")
+	fmt.Fprintln(stdout, "rejected: nothing in the workspace changed; proposal list shows it as rejected")
 	return exitOK
 }
 

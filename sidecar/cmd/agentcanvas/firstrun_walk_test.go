@@ -119,15 +119,21 @@ func TestFirstRunWalkWithAnAPIKey(t *testing.T) {
 	for cmd, want := range map[string]string{
 		"agentcanvas doctor":                                              "Ready for a real run with claude",
 		"agentcanvas doctor flows/fix-with-claude.yaml":                   "ANTHROPIC_API_KEY is set and reaches fixer through the run's model gateway",
-		"agentcanvas run flows/fix-with-claude.yaml":                      "completed (quality_gate) after 1 round",
+		"agentcanvas run flows/fix-with-claude.yaml":                      "limit: the run stops at $5.00 or 2M tokens spent (policy.budget)",
 		"agentcanvas run --dry-run --pace 1s flows/fix-with-dry-run.yaml": "▶ run run_",
 		"agentcanvas run show last fixer":                                 "src/slug.js",
-		"git diff":                                                        "+  return title.toLowerCase()",
+		"agentcanvas proposal reject --workspace . .agentcanvas/sandboxes/<run>/fixer/proposal/proposal.json": "rejected: nothing in the workspace changed",
+		"agentcanvas proposal list --workspace .":                                                             "rejected  run_",
+		"git diff": "+  return title.toLowerCase()",
 	} {
 		got, ran := outputs[cmd]
 		if !ran || !strings.Contains(got, want) {
 			t.Errorf("%s (ran: %v) lacks %q:\n%s", cmd, ran, want, got)
 		}
+	}
+	// The pinned Claude Code's default model is in the price table: reserved as it is billed.
+	if run := outputs["agentcanvas run flows/fix-with-claude.yaml"]; !strings.Contains(run, "completed (quality_gate) after 1 round") || strings.Contains(run, "not in the gateway's price table") {
+		t.Errorf("the run did not complete, or priced Claude Code's default model at the dearest:\n%s", run)
 	}
 	if show := outputs["agentcanvas run show last fixer"]; !strings.Contains(show, "Write") || !strings.Contains(show, "Read") {
 		t.Errorf("the fixer's transcript does not show its tool calls:\n%s", show)
@@ -142,6 +148,47 @@ func TestFirstRunWalkWithAnAPIKey(t *testing.T) {
 		t.Errorf("model calls answered: %d, want the fixer's 3", n)
 	}
 	noKeyOnDisk(t, home, walkKey)
+}
+
+// A budget below what one call of the real Claude Code sets aside stops the run at its first
+// call, saying so: the field, the model, what one call needs. No call reaches the model.
+func TestFirstRunBudgetBelowOneCall(t *testing.T) {
+	cli := modelserver.Claude
+	srv := cli.Start(t, fixScript(cli))
+	env, home := walkEnv(t, cli, "ANTHROPIC_API_KEY="+walkKey, "ANTHROPIC_BASE_URL="+srv.URL)
+	ws := filepath.Join(home, "first-run")
+	script := fmt.Sprintf(`cp -r %s %s && cd %s && git init -q && git add -A && git commit -qm sample && sed -i 's/budget: {usd: 5, tokens: 2000000}/budget: {usd: 0.1}/' flows/fix-with-claude.yaml && agentcanvas run flows/fix-with-claude.yaml`,
+		shellQuote(filepath.Join("..", "..", "..", "examples", "first-run")), shellQuote(ws), shellQuote(ws))
+	sh := exec.Command("sh", "-c", script)
+	sh.Env = env
+	out, err := sh.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Errorf("exit: %v, want 1", err)
+	}
+	for _, want := range []string{"spend limit below one model call: the run's budget, policy.budget.usd, is $0.10, and one call of \"claude-opus-5-5\" sets aside $0.", "raise policy.budget.usd well above $0.", "fixer: turn stopped: its usd limit is below what one model call needs", "run stopped"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the run's output lacks %q:\n%s", want, out)
+		}
+	}
+	if n := srv.Answered(); n != 0 {
+		t.Errorf("%d model calls answered", n)
+	}
+}
+
+// With a local model (the base URL names it) a newcomer sets a placeholder key: the run works
+// (the gateway masked the key's letter in every answer, and Claude Code could not parse them).
+func TestFirstRunWithAPlaceholderKey(t *testing.T) {
+	cli := modelserver.Claude
+	srv := cli.Start(t, fixScript(cli))
+	env, home := walkEnv(t, cli, "ANTHROPIC_API_KEY=x", "ANTHROPIC_BASE_URL="+srv.URL)
+	ws := filepath.Join(home, "first-run")
+	script := fmt.Sprintf(`cp -r %s %s && cd %s && git init -q && git add -A && git commit -qm sample && agentcanvas run flows/fix-with-claude.yaml`,
+		shellQuote(filepath.Join("..", "..", "..", "examples", "first-run")), shellQuote(ws), shellQuote(ws))
+	sh := exec.Command("sh", "-c", script)
+	sh.Env = env
+	if out, err := sh.CombinedOutput(); err != nil || !strings.Contains(string(out), "completed (quality_gate) after 1 round") {
+		t.Errorf("%v\n%s", err, out)
+	}
 }
 
 // newestRun is the newest run of the workspace dir with a proposal of the fixer.
