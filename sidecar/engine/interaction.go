@@ -624,7 +624,8 @@ func (c *ictx) sandbox(node string, files, shared []string) (work string, fresh 
 	}
 	shared = c.presentShared(node, shared)
 	c.r.emit(c.in.ID, "", "sandbox_prepared", map[string]any{"agent": node, "files": present, "shared": shared})
-	if _, err := sandbox.Prepare(c.ctx, sandbox.Options{Workspace: c.r.o.Workspace, RunID: c.r.id, AgentID: node, Files: present, AllowEmpty: true, Rules: rules, Shared: shared}); err != nil {
+	notice := func(n string) { c.r.emit(c.in.ID, "", "warning", map[string]any{"agent": node, "message": n}) }
+	if _, err := sandbox.Prepare(c.ctx, sandbox.Options{Workspace: c.r.o.Workspace, RunID: c.r.id, AgentID: node, Files: present, AllowEmpty: true, Rules: rules, Shared: shared, Notice: notice}); err != nil {
 		return "", false, fmt.Errorf("agent %s: sandbox: %w", node, err)
 	}
 	return paths.WorkDir, true, nil
@@ -732,6 +733,11 @@ func (c *ictx) autoApply(out InteractionOutcome) {
 			switch {
 			case errors.As(err, &he):
 				held = he.Reason
+			case errors.As(err, &refused) && refused.Applied != "":
+				// Applied before (a resumed run whose apply came just before its kill): the
+				// ledger says so, and it is not applied twice.
+				c.r.emit(c.in.ID, "", "warning", map[string]any{"agent": node, "proposal": ref, "message": fmt.Sprintf("%s's proposal was applied already (ledger entry %s); it is not applied again", node, refused.Applied)})
+				continue
 			case errors.As(err, &refused):
 				held = lim.autoApplyHeld(true, nil, err)
 			}

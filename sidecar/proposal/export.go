@@ -204,7 +204,7 @@ func loadForExport(ctx context.Context, workspace string, picked []Summary, rule
 		}
 		// The plan the check made: the patch as made, or merged with what changed since.
 		var planned Result
-		pl, probs := planApply(d, l, Selection{}, ApplyOptions{Rules: rules}, &planned)
+		pl, probs := planApply(d, l, Selection{}, ApplyOptions{Rules: rules}, &planned, nil) // pending proposals only
 		for _, p := range probs {
 			refused = append(refused, Problem{Path: p.Path, Reason: fmt.Sprintf("%s's proposal does not apply to the workspace (it changed during the export): %s", s.AgentID, p.Reason)})
 		}

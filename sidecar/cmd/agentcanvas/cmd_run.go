@@ -77,6 +77,11 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		defer rc.view.Close()
 	}
 	rc.connect(stdin)
+	// A run reads the workspace (and copies it into sandboxes): an apply cut short is
+	// recovered first, and said so.
+	if !recoverFirst(rc.ws, stderr) {
+		return exitFail
+	}
 	rc.mentionUnfinished()
 	ctx, stop := rc.signals()
 	defer stop()
