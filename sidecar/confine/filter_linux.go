@@ -19,6 +19,16 @@ import (
 //     bits, the type without its flags): TCP and UDP over IPv4 and IPv6, routing netlink
 //     (getifaddrs, getaddrinfo's address checks), and Unix sockets only where the agent has
 //     a world of its own or a grant (FilterOptions). Every other family is EAFNOSUPPORT.
+//     Where Landlock's TCP rules decide the agent's network (FilterOptions.TCPOnly), IPv4
+//     and IPv6 sockets are TCP only, by type and protocol: the rules see nothing else, and
+//     UDP, ICMP or MPTCP (which reaches a plain TCP server too) would pass them.
+//   - the calls that change another process by its id without tracing or signalling it,
+//     which Landlock does not see: resource limits (prlimit64: a CPU-time limit of a second
+//     kills the sidecar), priority (setpriority, ioprio_set, sched_setscheduler,
+//     sched_setparam, sched_setattr) and CPUs (sched_setaffinity). Each may name the calling
+//     process or thread (0) only, and its group for the two that take one; prlimit64 may
+//     still read another process's limits. EPERM, the kernel's own answer for a process
+//     one may not change.
 //   - socketpair(): stream and seqpacket pairs; datagram pairs only where Unix sockets are
 //     allowed (a datagram socket may sendto() any socket file). The kernel turns an unknown
 //     AF_UNIX type (SOCK_RAW) into a datagram one: types are allowed by list, so it is refused.
@@ -33,7 +43,9 @@ import (
 //   - new user namespaces (clone and unshare with CLONE_NEWUSER: EPERM; clone3, whose
 //     arguments the filter cannot read: ENOSYS, and the C library falls back to clone).
 //   - System V IPC and POSIX message queues, shared by every process of the user, unless the
-//     agent has an IPC namespace of its own (FilterOptions.PrivateIPC): EACCES.
+//     agent has an IPC namespace of its own (FilterOptions.PrivateIPC): EACCES. In one of its
+//     own, System V segments and semaphore sets of a bounded size only (maxShmSegment,
+//     maxSemSet: EINVAL, the kernel's answer past its own limits), and no message queues.
 //   - bpf and userfaultfd: EPERM.
 //
 // Anything else is allowed: the filter narrows what Landlock leaves open, it does not replace it.
@@ -63,6 +75,11 @@ type sysNumbers struct {
 	socket, socketpair, ioctl, clone, clone3, unshare uint32
 	ioUring                                           []uint32
 	keyring, byHandle, ipc, other                     []uint32
+	shmget, semget, msgget                            uint32
+	// prlimit64, setpriority and ioprio_set; schedSet: sched_setparam, sched_setscheduler,
+	// sched_setaffinity, sched_setattr (calls whose first argument is the process they change)
+	prlimit, setpriority, ioprioSet uint32
+	schedSet                        []uint32
 }
 
 // filterABIs are the ABIs the filter knows, per GOARCH.
@@ -73,8 +90,11 @@ var filterABIs = map[string]sysABI{
 		keyring:  []uint32{248, 249, 250},
 		byHandle: []uint32{303, 304},
 		// shmget shmat shmctl semget semop semctl shmdt msgget msgsnd msgrcv msgctl semtimedop mq_open mq_unlink
-		ipc:   []uint32{29, 30, 31, 64, 65, 66, 67, 68, 69, 70, 71, 220, 240, 241},
-		other: []uint32{321, 323}, // bpf, userfaultfd
+		ipc:    []uint32{29, 30, 31, 64, 65, 66, 67, 68, 69, 70, 71, 220, 240, 241},
+		other:  []uint32{321, 323}, // bpf, userfaultfd
+		shmget: 29, semget: 64, msgget: 68,
+		prlimit: 302, setpriority: 141, ioprioSet: 251,
+		schedSet: []uint32{142, 144, 203, 314},
 	}},
 	"arm64": {audit: unix.AUDIT_ARCH_AARCH64, compat: unix.AUDIT_ARCH_ARM, nr: sysNumbers{
 		socket: 198, socketpair: 199, ioctl: 29, clone: 220, clone3: 435, unshare: 97,
@@ -82,8 +102,11 @@ var filterABIs = map[string]sysABI{
 		keyring:  []uint32{217, 218, 219},
 		byHandle: []uint32{264, 265},
 		// mq_open mq_unlink msgget msgctl msgrcv msgsnd semget semctl semtimedop semop shmget shmctl shmat shmdt
-		ipc:   []uint32{180, 181, 186, 187, 188, 189, 190, 191, 192, 193, 194, 195, 196, 197},
-		other: []uint32{280, 282},
+		ipc:    []uint32{180, 181, 186, 187, 188, 189, 190, 191, 192, 193, 194, 195, 196, 197},
+		other:  []uint32{280, 282},
+		shmget: 194, semget: 190, msgget: 186,
+		prlimit: 261, setpriority: 140, ioprioSet: 30,
+		schedSet: []uint32{118, 119, 122, 274},
 	}},
 }
 
@@ -121,6 +144,19 @@ const (
 	figetbsz                                       = 2
 )
 
+// In an IPC namespace of its own, System V IPC's memory is the kernel's: charged to no
+// process and kept until the namespace's last process ends, whatever the OOM killer ends
+// first, under the namespace's own limits, which are as large as the machine (a segment of a
+// gigabyte went in). The filter bounds what one call can make, so that the namespace's
+// counts bound the whole: a shared memory segment of at most 64 KiB (4096 segments: 256 MiB),
+// a semaphore set of at most 32 (32000 sets: some 70 MiB). Message queues (32000 of 16 KiB)
+// are refused: nothing an agent runs needs them.
+const maxShmSegment, maxSemSet = 64 << 10, 32
+
+// ioprio_set's which (linux/ioprio.h): a process (thread) or a process group; IOPRIO_WHO_USER
+// (3) is every process of a user.
+const ioprioWhoProcess, ioprioWhoPgrp = 1, 2
+
 // filterProgram assembles the filter for abi with opts.
 func filterProgram(abi sysABI, opts FilterOptions) []unix.SockFilter {
 	var a asm
@@ -140,11 +176,19 @@ func filterProgram(abi sysABI, opts FilterOptions) []unix.SockFilter {
 	a.jeq(n.clone, "newuser", "")
 	a.jeq(n.unshare, "newuser", "")
 	a.jeq(n.clone3, "enosys", "")
+	a.jeq(n.prlimit, "prlimit", "")
+	a.jeq(n.setpriority, "setpriority", "")
+	a.jeq(n.ioprioSet, "ioprio_set", "")
+	a.jeqAny(n.schedSet, "self")
 	a.jeqAny(n.ioUring, "enosys")
 	a.jeqAny(n.keyring, "eperm")
 	a.jeqAny(n.byHandle, "eperm")
 	a.jeqAny(n.other, "eperm")
-	if !opts.PrivateIPC {
+	if opts.PrivateIPC {
+		a.jeq(n.shmget, "shmget", "")
+		a.jeq(n.semget, "semget", "")
+		a.jeq(n.msgget, "eacces", "")
+	} else {
 		a.jeqAny(n.ipc, "eacces")
 	}
 	a.ret(unix.SECCOMP_RET_ALLOW)
@@ -157,7 +201,16 @@ func filterProgram(abi sysABI, opts FilterOptions) []unix.SockFilter {
 	a.jeq(unix.AF_UNIX, "unix", "")
 	a.ret(errno(unix.EAFNOSUPPORT))
 	a.label("inet")
-	a.socketType(unix.SOCK_STREAM, unix.SOCK_DGRAM)
+	if opts.TCPOnly {
+		a.ld(offArg1)
+		a.and(0xf) // SOCK_TYPE_MASK
+		a.jeq(unix.SOCK_STREAM, "", "eacces")
+		a.ld(offArg2) // protocol: 0 is TCP for a stream socket
+		a.jeq(0, "allow", "")
+		a.jeq(unix.IPPROTO_TCP, "allow", "eacces")
+	} else {
+		a.socketType(unix.SOCK_STREAM, unix.SOCK_DGRAM)
+	}
 	a.label("netlink")
 	a.ld(offArg2) // protocol
 	a.jeq(unix.NETLINK_ROUTE, "allow", "eacces")
@@ -180,6 +233,38 @@ func filterProgram(abi sysABI, opts FilterOptions) []unix.SockFilter {
 	a.jeqAny(allowedIoctls, "allow")
 	a.ret(errno(unix.ENOTTY))
 
+	a.label("prlimit") // prlimit64(pid, resource, new, old): set its own, read any
+	a.ld(offArg0)
+	a.jeq(0, "allow", "")
+	a.ld(offArg2) // new: a 64-bit pointer, NULL to only read
+	a.jeq(0, "", "eperm")
+	a.ld(offArg2 + 4)
+	a.jeq(0, "allow", "eperm")
+	a.label("setpriority") // setpriority(which, who, prio): its own thread or group, never a user's
+	a.ld(offArg1)
+	a.jeq(0, "", "eperm")
+	a.ld(offArg0)
+	a.jeq(unix.PRIO_PROCESS, "allow", "")
+	a.jeq(unix.PRIO_PGRP, "allow", "eperm")
+	a.label("ioprio_set") // ioprio_set(which, who, prio): the same, IOPRIO_WHO_PROCESS or _PGRP
+	a.ld(offArg1)
+	a.jeq(0, "", "eperm")
+	a.ld(offArg0)
+	a.jeq(ioprioWhoProcess, "allow", "")
+	a.jeq(ioprioWhoPgrp, "allow", "eperm")
+	a.label("self") // the sched_set* calls: its own thread only
+	a.ld(offArg0)
+	a.jeq(0, "allow", "eperm")
+
+	a.label("shmget") // shmget(key, size, flags): size is 64 bits
+	a.ld(offArg1 + 4)
+	a.jeq(0, "", "einval")
+	a.ld(offArg1)
+	a.jge(maxShmSegment+1, "einval", "allow")
+	a.label("semget") // semget(key, nsems, flags): an int, a negative one is large here
+	a.ld(offArg1)
+	a.jge(maxSemSet+1, "einval", "allow")
+
 	a.label("newuser")
 	a.ld(offArg0) // flags
 	a.jset(unix.CLONE_NEWUSER, "eperm", "allow")
@@ -192,6 +277,8 @@ func filterProgram(abi sysABI, opts FilterOptions) []unix.SockFilter {
 	a.ret(errno(unix.EPERM))
 	a.label("enosys")
 	a.ret(errno(unix.ENOSYS))
+	a.label("einval")
+	a.ret(errno(unix.EINVAL))
 	return a.assemble()
 }
 

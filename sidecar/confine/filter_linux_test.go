@@ -152,14 +152,24 @@ func TestFilterGranted(t *testing.T) {
 // 32-bit field is written so, at the offset the kernel's native load reads it from. An
 // argument's high half (which the filter must never need) is filled with ones.
 func seccompData(arch, nr uint32, args ...uint32) []byte {
+	wide := make([]uint64, 6)
+	for i := range wide {
+		wide[i] = 0xffffffff << 32
+		if i < len(args) {
+			wide[i] |= uint64(args[i])
+		}
+	}
+	return seccompData64(arch, nr, wide...)
+}
+
+// seccompData64 is seccompData with whole 64-bit arguments (a NULL pointer is all zeros).
+func seccompData64(arch, nr uint32, args ...uint64) []byte {
 	b := make([]byte, 64)
 	binary.BigEndian.PutUint32(b[offNr:], nr)
 	binary.BigEndian.PutUint32(b[offArch:], arch)
-	for i := range 6 {
-		binary.BigEndian.PutUint32(b[offArg0+8*i+4:], 0xffffffff)
-		if i < len(args) {
-			binary.BigEndian.PutUint32(b[offArg0+8*i:], args[i])
-		}
+	for i, a := range args {
+		binary.BigEndian.PutUint32(b[offArg0+8*i:], uint32(a))
+		binary.BigEndian.PutUint32(b[offArg0+8*i+4:], uint32(a>>32))
 	}
 	return b
 }
@@ -172,6 +182,7 @@ func TestFilterProgram(t *testing.T) {
 		kill    = unix.SECCOMP_RET_KILL_PROCESS
 	)
 	eacces, enosys, eperm, enotty, eafno := errno(unix.EACCES), errno(unix.ENOSYS), errno(unix.EPERM), errno(unix.ENOTTY), errno(unix.EAFNOSUPPORT)
+	einval := errno(unix.EINVAL)
 	type call struct {
 		arch, nr uint32
 		args     []uint32
@@ -216,6 +227,25 @@ func TestFilterProgram(t *testing.T) {
 			{amd, 29, nil, eacces},          // shmget
 			{amd, 240, nil, eacces},         // mq_open
 			{amd, 42, []uint32{3}, allowed}, // connect, on a socket it may have
+			{amd, 41, []uint32{unix.AF_INET, stream, unix.IPPROTO_MPTCP}, allowed},
+			{amd, 41, []uint32{unix.AF_INET, dgram, unix.IPPROTO_ICMP}, allowed},
+			{amd, 302, []uint32{0, unix.RLIMIT_NOFILE, 0x1000}, allowed}, // prlimit64: its own
+			{amd, 302, []uint32{4242, unix.RLIMIT_CPU, 0}, eperm},        // another's (the pointer's high half is not 0)
+			{amd, 141, []uint32{unix.PRIO_PROCESS, 0, 19}, allowed},      // setpriority
+			{amd, 141, []uint32{unix.PRIO_PGRP, 0, 19}, allowed},
+			{amd, 141, []uint32{unix.PRIO_PROCESS, 4242, 19}, eperm},
+			{amd, 141, []uint32{unix.PRIO_PGRP, 4242, 19}, eperm},
+			{amd, 141, []uint32{unix.PRIO_USER, 0, 19}, eperm}, // every process of its user
+			{amd, 251, []uint32{ioprioWhoProcess, 0}, allowed}, // ioprio_set
+			{amd, 251, []uint32{ioprioWhoPgrp, 0}, allowed},
+			{amd, 251, []uint32{ioprioWhoProcess, 4242}, eperm},
+			{amd, 251, []uint32{3, 0}, eperm}, // IOPRIO_WHO_USER
+			{amd, 203, []uint32{0}, allowed},  // sched_setaffinity
+			{amd, 203, []uint32{4242}, eperm},
+			{amd, 144, []uint32{4242}, eperm},   // sched_setscheduler
+			{amd, 142, []uint32{4242}, eperm},   // sched_setparam
+			{amd, 314, []uint32{4242}, eperm},   // sched_setattr
+			{amd, 204, []uint32{4242}, allowed}, // sched_getaffinity: reading is not changing
 			{amd, 41 | x32Bit, []uint32{unix.AF_INET, stream}, enosys},
 			{amd, 0 | x32Bit, nil, enosys},
 			{unix.AUDIT_ARCH_I386, 102, []uint32{1}, enosys}, // socketcall
@@ -226,9 +256,26 @@ func TestFilterProgram(t *testing.T) {
 			{amd, 41, []uint32{unix.AF_UNIX, stream}, allowed},
 			{amd, 41, []uint32{unix.AF_UNIX, raw}, eacces},
 			{amd, 53, []uint32{unix.AF_UNIX, dgram}, allowed},
-			{amd, 29, nil, allowed},
+			{amd, 64, []uint32{0, maxSemSet}, allowed}, // semget
+			{amd, 64, []uint32{0, maxSemSet + 1}, einval},
+			{amd, 64, []uint32{0, 0xffffffff}, einval}, // -1
+			{amd, 68, nil, eacces},                     // msgget
+			{amd, 69, nil, allowed},                    // msgsnd: to no queue
+			{amd, 30, nil, allowed},                    // shmat
 			{amd, 240, nil, allowed},
 			{amd, 250, nil, eperm},
+		}},
+		{"amd64", FilterOptions{TCPOnly: true}, []call{
+			{amd, 41, []uint32{unix.AF_INET, stream, 0}, allowed},
+			{amd, 41, []uint32{unix.AF_INET6, stream, unix.IPPROTO_TCP}, allowed},
+			{amd, 41, []uint32{unix.AF_INET, stream, unix.IPPROTO_MPTCP}, eacces}, // Landlock sees TCP only
+			{amd, 41, []uint32{unix.AF_INET, stream, unix.IPPROTO_SCTP}, eacces},
+			{amd, 41, []uint32{unix.AF_INET, dgram, 0}, eacces}, // UDP
+			{amd, 41, []uint32{unix.AF_INET6, dgram, unix.IPPROTO_UDP}, eacces},
+			{amd, 41, []uint32{unix.AF_INET, dgram, unix.IPPROTO_ICMP}, eacces},
+			{amd, 41, []uint32{unix.AF_INET, raw, unix.IPPROTO_TCP}, eacces},
+			{amd, 41, []uint32{unix.AF_NETLINK, raw, unix.NETLINK_ROUTE}, allowed},
+			{amd, 53, []uint32{unix.AF_UNIX, stream}, allowed},
 		}},
 		{"arm64", FilterOptions{}, []call{
 			{arm, 198, []uint32{unix.AF_UNIX, stream}, eacces},
@@ -240,21 +287,48 @@ func TestFilterProgram(t *testing.T) {
 			{arm, 425, nil, enosys},
 			{arm, 219, nil, eperm},
 			{arm, 97, []uint32{unix.CLONE_NEWUSER}, eperm},
+			{arm, 261, []uint32{4242, unix.RLIMIT_CPU, 0}, eperm}, // prlimit64
+			{arm, 261, []uint32{0, unix.RLIMIT_CPU, 0}, allowed},
+			{arm, 140, []uint32{unix.PRIO_USER, 0}, eperm},     // setpriority
+			{arm, 30, []uint32{ioprioWhoProcess, 4242}, eperm}, // ioprio_set
+			{arm, 122, []uint32{4242}, eperm},                  // sched_setaffinity
+			{arm, 274, []uint32{0}, allowed},                   // sched_setattr
 			{arm, 194, nil, eacces},
+			{arm, 186, nil, eacces},
 			{arm, 41 | x32Bit, nil, allowed}, // no x32 here
 			{unix.AUDIT_ARCH_ARM, 281, []uint32{unix.AF_UNIX, stream}, enosys},
 			{amd, 41, []uint32{unix.AF_UNIX, stream}, kill},
 		}},
 	}
+	// prlimit64 may read another process's limits: its new-limits pointer is NULL.
+	for _, pc := range []struct {
+		arch   string
+		nr     uint32
+		audit  uint32
+		newLim uint64
+		want   uint32
+	}{{"amd64", 302, amd, 0, allowed}, {"amd64", 302, amd, 0x7fff00000000, eperm}, {"amd64", 302, amd, 0x1000, eperm}, {"arm64", 261, arm, 0, allowed}} {
+		vm := filterVM(t, pc.arch, FilterOptions{})
+		if got, err := vm.Run(seccompData64(pc.audit, pc.nr, 4242, unix.RLIMIT_CPU, pc.newLim, 0x1000)); err != nil || uint32(got) != pc.want {
+			t.Errorf("%s prlimit64(4242, RLIMIT_CPU, %#x, old) = %#x %v, want %#x", pc.arch, pc.newLim, uint32(got), err, pc.want)
+		}
+	}
+	// shmget's size is 64 bits: all of it is checked.
+	for _, sc := range []struct {
+		arch  string
+		nr    uint32
+		audit uint32
+		size  uint64
+		want  uint32
+	}{{"amd64", 29, amd, maxShmSegment, allowed}, {"amd64", 29, amd, maxShmSegment + 1, einval}, {"amd64", 29, amd, 1 << 30, einval},
+		{"amd64", 29, amd, 1<<32 | 4096, einval}, {"arm64", 194, arm, 4096, allowed}, {"arm64", 194, arm, 1 << 30, einval}} {
+		vm := filterVM(t, sc.arch, FilterOptions{PrivateIPC: true})
+		if got, err := vm.Run(seccompData64(sc.audit, sc.nr, 0, sc.size, 0o600)); err != nil || uint32(got) != sc.want {
+			t.Errorf("%s shmget(0, %#x, 0600) = %#x %v, want %#x", sc.arch, sc.size, uint32(got), err, sc.want)
+		}
+	}
 	for _, pc := range cases {
-		var prog []bpf.Instruction
-		for _, ins := range filterProgram(filterABIs[pc.arch], pc.opts) {
-			prog = append(prog, bpf.RawInstruction{Op: ins.Code, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}.Disassemble())
-		}
-		vm, err := bpf.NewVM(prog)
-		if err != nil {
-			t.Fatalf("%s: %v", pc.arch, err)
-		}
+		vm := filterVM(t, pc.arch, pc.opts)
 		for _, c := range pc.calls {
 			got, err := vm.Run(seccompData(c.arch, c.nr, c.args...))
 			if err != nil || uint32(got) != c.want {
@@ -262,6 +336,20 @@ func TestFilterProgram(t *testing.T) {
 			}
 		}
 	}
+}
+
+// filterVM is the filter of arch with opts in x/net/bpf's VM.
+func filterVM(t *testing.T, arch string, opts FilterOptions) *bpf.VM {
+	t.Helper()
+	var prog []bpf.Instruction
+	for _, ins := range filterProgram(filterABIs[arch], opts) {
+		prog = append(prog, bpf.RawInstruction{Op: ins.Code, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}.Disassemble())
+	}
+	vm, err := bpf.NewVM(prog)
+	if err != nil {
+		t.Fatalf("%s: %v", arch, err)
+	}
+	return vm
 }
 
 // The filter's numbers for this machine are the kernel's (x/sys/unix knows them).
@@ -278,6 +366,11 @@ func TestFilterNumbersAreTheKernels(t *testing.T) {
 		"open_by_handle_at": {n.byHandle[1], unix.SYS_OPEN_BY_HANDLE_AT}, "bpf": {n.other[0], unix.SYS_BPF},
 		"shmget": {n.ipc[slices.Index(n.ipc, unix.SYS_SHMGET)], unix.SYS_SHMGET}, "mq_open": {n.ipc[slices.Index(n.ipc, unix.SYS_MQ_OPEN)], unix.SYS_MQ_OPEN},
 		"userfaultfd": {n.other[1], unix.SYS_USERFAULTFD}, "add_key": {n.keyring[0], unix.SYS_ADD_KEY},
+		"prlimit64": {n.prlimit, unix.SYS_PRLIMIT64}, "setpriority": {n.setpriority, unix.SYS_SETPRIORITY},
+		"ioprio_set": {n.ioprioSet, unix.SYS_IOPRIO_SET}, "sched_setparam": {n.schedSet[0], unix.SYS_SCHED_SETPARAM},
+		"sched_setscheduler": {n.schedSet[1], unix.SYS_SCHED_SETSCHEDULER}, "sched_setaffinity": {n.schedSet[2], unix.SYS_SCHED_SETAFFINITY},
+		"sched_setattr":  {n.schedSet[3], unix.SYS_SCHED_SETATTR},
+		"shmget (alone)": {n.shmget, unix.SYS_SHMGET}, "semget": {n.semget, unix.SYS_SEMGET}, "msgget": {n.msgget, unix.SYS_MSGGET},
 	} {
 		if pair[0] != pair[1] {
 			t.Errorf("%s: the filter has %d, the kernel %d", name, pair[0], pair[1])

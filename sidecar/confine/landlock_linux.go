@@ -200,17 +200,6 @@ const (
 	secbitNoRootLocked = 1 << 1
 )
 
-// FilterOptions is what the policy's filter allows beyond its list: Unix sockets with a
-// grant, or in a world of the agent's own where the kernel scopes abstract sockets (Landlock
-// ABI 6: abstract sockets belong to the network namespace, which the world shares); System V
-// IPC and message queues in a world, whose IPC namespace is its own.
-func (p Policy) FilterOptions(abi int) FilterOptions {
-	return FilterOptions{
-		UnixSockets: p.AllowUnixSockets || p.World && abi >= MinScopeABI,
-		PrivateIPC:  p.World,
-	}
-}
-
 func addRule(ruleset int, handledFS uint64, r Rule) error {
 	// Build resolved every link: one met now was made since, and could lead anywhere.
 	fd, err := unix.Openat2(unix.AT_FDCWD, r.Path, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})

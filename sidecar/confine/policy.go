@@ -156,4 +156,21 @@ type FilterOptions struct {
 	// PrivateIPC allows System V IPC and message queues: the agent has an IPC namespace of
 	// its own.
 	PrivateIPC bool
+	// TCPOnly allows IPv4 and IPv6 sockets for TCP only: Landlock's TCP rules decide where the
+	// agent may connect (runtime.network none, or only the model gateway's port), and they see
+	// no other protocol.
+	TCPOnly bool
+}
+
+// FilterOptions is what the policy's filter allows beyond its list: Unix sockets with a
+// grant, or in a world of the agent's own where the kernel scopes abstract sockets (Landlock
+// ABI 6: abstract sockets belong to the network namespace, which the world shares); System V
+// IPC and message queues in a world, whose IPC namespace is its own; TCP only where the
+// Landlock rules restrict TCP (network none, or the gateway's port only).
+func (p Policy) FilterOptions(abi int) FilterOptions {
+	return FilterOptions{
+		UnixSockets: p.AllowUnixSockets || p.World && abi >= MinScopeABI,
+		PrivateIPC:  p.World,
+		TCPOnly:     p.DenyNetwork || len(p.ConnectPorts) > 0,
+	}
 }

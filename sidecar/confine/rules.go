@@ -70,6 +70,17 @@ var SecretStores = []string{".ssh", ".aws", ".gnupg", ".config/gcloud", ".azure"
 // it: no agent reads or writes there, except its own home.
 const RunsDir = ".agentcanvas/runs"
 
+// StateDir is the workspace's .agentcanvas: the sidecar's state (runs, sandboxes, the
+// workspace lock, the apply journal and its temporary files, the ledger, the event logs) and
+// the repository's own configuration for it (RepoConfig). An agent that reads the workspace
+// reads only the configuration: the lock is taken by anyone who may read it (flock), and the
+// logs hold every agent's replies.
+const StateDir = ".agentcanvas"
+
+// RepoConfig are the entries of StateDir a repository keeps (docs/ci.md): flows, skills,
+// memory, and the lists the person keeps for reviews and MCP servers.
+var RepoConfig = []string{"flows", "skills", "memory", "control-files", "mcp-allowlist.json", ".gitignore"}
+
 // goModCache is where the agent's go finds downloaded modules: readable, so a build in the
 // sandbox works offline (downloads are refused; the build cache goes to XDG_CACHE_HOME).
 func goModCache(env []string, home string) string {
@@ -140,7 +151,7 @@ type builder struct {
 	// the workspace's sandboxes (only the agent's own is allowed), the runs' state (only the
 	// agent's own CLI home is allowed), the secret stores.
 	home, ws, own, sandboxes string
-	runs, ownHome            string
+	runs, ownHome, state     string
 	secrets                  []string
 	hidden                   []string
 	rules                    []Rule
@@ -152,6 +163,7 @@ func newBuilder(a Agent) *builder {
 	if b.ws != "" {
 		b.sandboxes = filepath.Join(b.ws, ".agentcanvas", "sandboxes")
 		b.runs = filepath.Join(b.ws, filepath.FromSlash(RunsDir))
+		b.state = filepath.Join(b.ws, StateDir)
 	}
 	for _, h := range a.Hidden {
 		if c := canonical(h); c != "" {
@@ -280,9 +292,10 @@ func (b *builder) socket(p string) {
 }
 
 // covers reports whether p holds something no read may reach: HOME (and so its hidden
-// files), a secret store, or the sandboxes and CLI homes of other agents.
+// files), a secret store, the sidecar's state (and so the sandboxes and CLI homes of other
+// agents).
 func (b *builder) covers(p string) bool {
-	if b.home != "" && within(b.home, p) {
+	if b.home != "" && within(b.home, p) || b.state != "" && within(b.state, p) {
 		return true
 	}
 	if b.sandboxes != "" && within(b.sandboxes, p) || b.runs != "" && within(b.runs, p) {
@@ -309,6 +322,11 @@ func (b *builder) narrow(a Access, p string) {
 	for _, e := range ents {
 		// HOME's hidden entries are settings and state, logins among them: never as a whole.
 		if p == b.home && strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		// Of the sidecar's folder, the repository's configuration only (its own sandbox and
+		// CLI home have rules of their own).
+		if p == b.state && !slices.Contains(RepoConfig, e.Name()) {
 			continue
 		}
 		b.add(a, filepath.Join(p, e.Name())) // checked again: sandboxes dropped, secrets narrowed

@@ -191,9 +191,14 @@ func makeMountPoint(dst string, dir bool) error {
 	return f.Close()
 }
 
-// remountReadOnly makes the bind at dst read-only, keeping the flags the kernel locks on a
-// mount from a more privileged namespace (nosuid, nodev, noexec, the atime ones).
+// remountReadOnly makes the bind at dst read-only, with every mount beneath it (/sys's cgroup
+// hierarchies, a tmpfs inside a bound workspace): mount_setattr (Linux 5.12) recursively; else
+// the bind alone, keeping the flags the kernel locks on a mount from a more privileged
+// namespace (nosuid, nodev, noexec, the atime ones).
 func remountReadOnly(dst string) error {
+	if unix.MountSetattr(unix.AT_FDCWD, dst, unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}) == nil {
+		return nil
+	}
 	var st unix.Statfs_t
 	if err := unix.Statfs(dst, &st); err != nil {
 		return err
@@ -211,12 +216,23 @@ func remountReadOnly(dst string) error {
 	return nil
 }
 
+// The world's private /tmp and /dev/shm are memory (tmpfs) charged to none of the agent's
+// processes: the OOM killer could end every process on the machine without freeing it (it
+// goes with the world's last process). Unbounded, each could take half the memory. Programs
+// that honour TMPDIR write on disk (the agent's TMPDIR is bound from the system's temporary
+// folder); these hold what is written to /tmp and /dev/shm by name. Four times Docker's
+// /dev/shm leaves room for a browser under test.
+const (
+	worldTmpSize = "size=512m,nr_inodes=65536"
+	worldShmSize = "size=256m,nr_inodes=16384"
+)
+
 // tmp makes the world's private /tmp, writable, and binds the rules under it (the agent's
 // TMPDIR, a workspace in /tmp). The folders on the way to a deeper one (/tmp/x for
 // /tmp/x/ws/.agentcanvas/sandboxes/…/work) are a read-only tmpfs of their own: the private
 // /tmp is writable, and a path that looks like the workspace must not be.
 func (w mountWorld) tmp(rules []Rule) error {
-	if err := w.mountTmpfs("/tmp", "mode=1777"); err != nil {
+	if err := w.mountTmpfs("/tmp", "mode=1777,"+worldTmpSize); err != nil {
 		return err
 	}
 	top := func(p string) string { return "/tmp/" + strings.SplitN(strings.TrimPrefix(p, "/tmp/"), "/", 2)[0] }
@@ -274,7 +290,7 @@ func (w mountWorld) dev(rules []Rule) error {
 	if err := unix.Mount("devpts", w.root+"/dev/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"); err != nil {
 		return fmt.Errorf("private devpts: %w", err)
 	}
-	if err := w.mountTmpfs("/dev/shm", "mode=1777"); err != nil {
+	if err := w.mountTmpfs("/dev/shm", "mode=1777,"+worldShmSize); err != nil {
 		return err
 	}
 	if err := os.Mkdir(w.root+"/dev/mqueue", 0o755); err != nil {

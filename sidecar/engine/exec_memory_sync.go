@@ -88,7 +88,7 @@ func (c *ictx) stepNotes() map[string][]string {
 	out := map[string][]string{}
 	c.r.flushLog()
 	evs, err := eventlog.ReadAll(c.r.o.Workspace, c.r.f.Name)
-	if err != nil {
+	if err != nil && !eventlog.Skipped(err) {
 		return out
 	}
 	for _, e := range evs {

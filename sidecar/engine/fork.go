@@ -122,18 +122,22 @@ func PlanFork(workspace string, req ForkRequest) (*ForkPlan, error) {
 func (p *ForkPlan) readTurns() error {
 	id, at := p.Origin.RunID, p.Origin.Turn
 	turns, err := transcript.Read(p.workspace, id)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	var torn *transcript.SkippedError // lines a power cut tore: their turns' fork points say
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.As(err, &torn) {
 		return fmt.Errorf("fork: the transcript of run %s: %w", id, err)
 	}
-	p.turns, p.Turns = turns, len(turns)
+	p.turns, p.Turns = turns, 0
+	if len(turns) > 0 {
+		p.Turns = turns[len(turns)-1].Seq
+	}
 	if p.points, err = readForkPoints(p.workspace, id); err != nil {
 		return fmt.Errorf("fork: %w", err)
 	}
 	switch {
-	case len(turns) == 0:
+	case p.Turns == 0:
 		return forkErr("run %s has no turns to fork from (its transcript is empty or was pruned)", id)
-	case at < 1 || at > len(turns):
-		return forkErr("run %s has turns 1 to %d; there is no turn %d (agentcanvas run show %s lists them)", id, len(turns), at, id)
+	case at < 1 || at > p.Turns:
+		return forkErr("run %s has turns 1 to %d; there is no turn %d (agentcanvas run show %s lists them)", id, p.Turns, at, id)
 	case len(p.points) == 0:
 		return forkErr("run %s kept no fork points (it was run by a version of AgentCanvas without forks); it cannot be forked", id)
 	}
@@ -188,7 +192,7 @@ func Fork(ctx context.Context, plan *ForkPlan, o Options) (*Outcome, error) {
 // newRun is the fork as a run: a resume of a state made from the fork point, with the turns
 // to replay.
 func (p *ForkPlan) newRun(o Options) (*run, error) {
-	st := &State{RunID: p.RunID, Flow: p.flow.Name, FlowFile: p.flow.File, Status: StatusRunning, DryRun: p.parent.DryRun,
+	st := &State{RunID: p.RunID, Flow: p.flow.Name, FlowFile: recordedPath(p.workspace, p.flow.File), Status: StatusRunning, DryRun: p.parent.DryRun,
 		Backend: p.parent.Backend, Task: firstNonEmpty(p.task, p.parent.Task), Started: time.Now().UTC(),
 		Interactions: p.kept, Spend: p.at.Spend, Agents: p.at.AgentSpend, ForkOf: &p.Origin}
 	st.PID, st.PIDStart = thisEngine()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
 	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
+	"github.com/agentcanvas/agentcanvas/sidecar/transcript"
 )
 
 // What a fork cannot restore is said before it starts: per agent (its files, its session, a
@@ -134,9 +136,13 @@ func (p *ForkPlan) replayedLast(agent string) *forkPoint {
 // sayUnderWay names an agent's turns that had started, not ended, when the fork's turn ended:
 // the fork runs them again from their start.
 func (p *ForkPlan) sayUnderWay(a *ForkAgent) {
-	at := p.turns[p.Origin.Turn-1]
+	i := slices.IndexFunc(p.turns, func(t transcript.Turn) bool { return t.Seq == p.Origin.Turn })
+	if i < 0 {
+		return // its line was torn: its fork point stands for it
+	}
+	at := p.turns[i]
 	end := at.Started.Add(time.Duration(at.DurationMs) * time.Millisecond)
-	for _, t := range p.turns[p.Origin.Turn:] {
+	for _, t := range p.turns[i+1:] {
 		if t.Agent == a.ID && t.Started.Before(end) {
 			a.Limits = append(a.Limits, fmt.Sprintf("its turn %d was under way when turn %d ended: the fork runs it again from its start", t.Seq, p.Origin.Turn))
 		}

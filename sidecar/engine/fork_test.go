@@ -596,3 +596,17 @@ echo "reply of $AGENTCANVAS_AGENT_ID"
 		t.Errorf("the fork of the fork ran a %d and b %d times, want once each (their second turns)", a, b)
 	}
 }
+
+// A fork point line torn by a power cut (the next append gives it a newline of its own, as the
+// transcript's) is skipped, not the whole file: the turns around it can still be forked from.
+func TestTornForkPointIsSkipped(t *testing.T) {
+	ws := t.TempDir()
+	data := `{"seq":1,"interactionId":"i1","agent":"a","nth":1}` + "\n" + `{"seq":2,"interac` + "\n" + `{"seq":3,"interactionId":"i1","agent":"a","nth":2}` + "\n"
+	if err := transcript.AppendRunFile(ws, "run_1", ForkPointsFile, []byte(data)); err != nil {
+		t.Fatal(err)
+	}
+	pts, err := readForkPoints(ws, "run_1")
+	if err != nil || len(pts) != 2 || pts[1] == nil || pts[3] == nil {
+		t.Fatalf("fork points %v, %v; want turns 1 and 3", pts, err)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"maps"
 	"os"
@@ -205,8 +204,8 @@ func appendForkPoint(workspace, runID string, p *forkPoint) error {
 	return transcript.AppendRunFile(workspace, runID, ForkPointsFile, append(b, '\n'))
 }
 
-// readForkPoints reads a run's fork points by turn number; a torn last line (a kill) is
-// skipped, and so is a line for a turn already read (the first one counts).
+// readForkPoints reads a run's fork points by turn number; a torn line (a kill, a power cut)
+// is skipped, and so is a line for a turn already read (the first one counts).
 func readForkPoints(workspace, runID string) (map[int]*forkPoint, error) {
 	b, err := readRunFile(workspace, runID, ForkPointsFile)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -218,10 +217,10 @@ func readForkPoints(workspace, runID string) (map[int]*forkPoint, error) {
 	lines := bytes.Split(b, []byte{'\n'})
 	lines = lines[:len(lines)-1] // after the last newline: empty, or a line a kill cut short
 	out := map[int]*forkPoint{}
-	for i, line := range lines {
+	for _, line := range lines {
 		var p forkPoint
-		if err := json.Unmarshal(line, &p); err != nil {
-			return nil, fmt.Errorf("%s line %d: %w", filepath.Join(RunsDir, runID, ForkPointsFile), i+1, err)
+		if json.Unmarshal(line, &p) != nil {
+			continue // torn (a power cut): its turn is not kept, and a fork from it says so
 		}
 		if _, dup := out[p.Seq]; !dup && p.Seq > 0 {
 			p.Result.Handoff = normalHandoff(p.Result.Handoff)

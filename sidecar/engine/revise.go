@@ -86,13 +86,16 @@ func prepareRevision(req RevisionRequest, o Options) (*revision, error) {
 	if err != nil {
 		return nil, fmt.Errorf("proposal %s/%s: its run's state cannot be read (%w); only a proposal a run made can go back to its worker", pr.RunID, pr.AgentID, err)
 	}
-	src, err := os.ReadFile(orig.FlowFile)
+	// The run's flow file, as the run recorded it, is found from the run's workspace, never
+	// from the folder the revision is asked from.
+	flowFile := inWorkspace(o.Workspace, orig.FlowFile)
+	src, err := os.ReadFile(flowFile)
 	if err != nil {
 		return nil, fmt.Errorf("proposal %s/%s: the flow of run %s: %w", pr.RunID, pr.AgentID, pr.RunID, err)
 	}
-	f := flow.Parse(orig.FlowFile, src)
+	f := flow.Parse(flowFile, src)
 	if f.Doc == nil {
-		return nil, fmt.Errorf("%s no longer parses: fix it, then ask again", orig.FlowFile)
+		return nil, fmt.Errorf("%s no longer parses: fix it, then ask again", flowFile)
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -104,6 +107,11 @@ func prepareRevision(req RevisionRequest, o Options) (*revision, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, n := range start.Notices {
+		if o.Sink != nil {
+			o.Sink(eventlog.Event{TS: o.Now().UnixMilli(), Flow: f.Name, RunID: pr.RunID, Event: "warning", Fields: map[string]any{"agent": pr.AgentID, "message": n}})
+		}
+	}
 	rv := &revision{o: o, req: req, start: start, flow: f.Name}
 	if rv.f, err = writeRevisionFlow(o.Workspace, o.RunID, f, pr.AgentID); err != nil {
 		rv.abandon()
@@ -114,6 +122,14 @@ func prepareRevision(req RevisionRequest, o Options) (*revision, error) {
 	rv.o.DryRun = o.DryRun || orig.DryRun
 	rv.o.Backend = firstNonEmpty(o.Backend, orig.Backend)
 	return rv, nil
+}
+
+// inWorkspace is a path a run recorded, resolved against the run's workspace when relative.
+func inWorkspace(workspace, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(workspace, p)
 }
 
 // abandon ends a revision that never ran: the proposal stays as it was.

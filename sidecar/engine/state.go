@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/procalive"
@@ -56,7 +57,7 @@ func checkRunID(id string) error { return sandbox.ValidateRunID(id) }
 
 func newState(r *run) *State {
 	now := r.now().UTC()
-	st := &State{RunID: r.id, Flow: r.f.Name, FlowFile: r.f.File, Status: StatusRunning, DryRun: r.o.DryRun, Backend: r.o.Backend, Task: r.o.Task,
+	st := &State{RunID: r.id, Flow: r.f.Name, FlowFile: recordedPath(r.o.Workspace, r.f.File), Status: StatusRunning, DryRun: r.o.DryRun, Backend: r.o.Backend, Task: r.o.Task,
 		Started: now, Updated: now, Spend: newSpend()}
 	st.PID, st.PIDStart = thisEngine()
 	return st
@@ -67,6 +68,25 @@ func thisEngine() (pid int, start uint64) {
 	pid = os.Getpid()
 	start, _ = procalive.StartTime(pid)
 	return pid, start
+}
+
+// recordedPath is a path a run records for later use (a revision finds the run's flow by it):
+// an absolute path as it is; a relative one (to the folder the run was started from) made
+// relative to the workspace when it lies inside it, else absolute: never relative to a folder
+// a later command may not be started from.
+func recordedPath(workspace, p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil || p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	ws, err := filepath.Abs(workspace)
+	if err != nil {
+		return abs
+	}
+	if rel, err := filepath.Rel(ws, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return rel
+	}
+	return abs
 }
 
 // checkpoint writes state.json (and the log). Errors are reported as events, never fatal:

@@ -252,12 +252,23 @@ func (l *Log) Flush() error {
 }
 
 // flush writes l.buf to the open file; the lines are dropped even when the write fails, so
-// a full disk cannot make the buffer grow without bound. Called with l.mu held.
+// a full disk cannot make the buffer grow without bound, and a write cut short is cut off the
+// file again (when nothing was appended after it), so the next line does not join a torn one.
+// Called with l.mu held.
 func (l *Log) flush() error {
 	if len(l.buf) == 0 {
 		return nil
 	}
-	_, err := l.file.Write(l.buf)
+	var size int64 = -1
+	if fi, err := l.file.Stat(); err == nil {
+		size = fi.Size()
+	}
+	n, err := l.file.Write(l.buf)
+	if err != nil && n > 0 && size >= 0 {
+		if fi, serr := l.file.Stat(); serr == nil && fi.Size() == size+int64(n) {
+			l.file.Truncate(size)
+		}
+	}
 	if cap(l.buf) > 4*flushAt {
 		l.buf = nil // one huge line: do not keep its memory
 	} else {
@@ -281,34 +292,68 @@ func (l *Log) Close() error {
 	return errors.Join(err, l.root.Close())
 }
 
-// Decode reads events from r. A last line without a newline that does not parse is a torn
-// write and is skipped; any other bad line is an error naming its line number.
+// BadLinesError names the lines Decode skipped: lines that do not parse (a write cut short
+// by a full disk or a power cut, or a line appended to such a one). Every other line's event
+// is returned with it.
+type BadLinesError struct {
+	File  string // set by Read
+	Lines []int
+	First error
+}
+
+func (e *BadLinesError) Error() string {
+	what := fmt.Sprintf("line %d", e.Lines[0])
+	if len(e.Lines) > 1 {
+		what = fmt.Sprintf("%d lines (the first, line %d)", len(e.Lines), e.Lines[0])
+	}
+	s := fmt.Sprintf("skipped %s that did not parse: %v", what, e.First)
+	if e.File != "" {
+		s = e.File + ": " + s
+	}
+	return s
+}
+
+// Decode reads events from r. A last line without a newline that does not parse is a write
+// in progress (or cut by a crash) and is left out; any other line that does not parse is
+// skipped, and the reading goes on past it: the events come with a *BadLinesError.
 func Decode(r io.Reader) ([]Event, error) {
 	br := bufio.NewReader(r)
 	var out []Event
+	var bad *BadLinesError
 	for n := 1; ; n++ {
 		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			complete := line[len(line)-1] == '\n'
-			trimmed := bytes.TrimSpace(line)
-			if len(trimmed) > 0 {
-				var ev Event
-				if uerr := json.Unmarshal(trimmed, &ev); uerr != nil {
-					if !complete {
-						return out, nil // torn last line
-					}
-					return out, fmt.Errorf("line %d: %w", n, uerr)
-				}
+		if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 {
+			var ev Event
+			if uerr := json.Unmarshal(trimmed, &ev); uerr == nil {
 				out = append(out, ev)
+			} else if line[len(line)-1] == '\n' {
+				if bad == nil {
+					bad = &BadLinesError{First: uerr}
+				}
+				bad.Lines = append(bad.Lines, n)
+				if ev, ok := salvage(trimmed); ok {
+					out = append(out, ev) // a whole event appended to a torn one
+				}
 			}
 		}
 		if err == io.EOF {
-			return out, nil
+			break
 		}
 		if err != nil {
 			return out, err
 		}
 	}
+	if bad != nil {
+		return out, bad
+	}
+	return out, nil
+}
+
+// salvage reads the last whole event of a line that does not parse.
+func salvage(line []byte) (Event, bool) {
+	var ev Event
+	i := bytes.LastIndex(line, []byte(`{"ts":`))
+	return ev, i > 0 && json.Unmarshal(line[i:], &ev) == nil && ev.Event != ""
 }
 
 // Days lists the days (YYYY-MM-DD) that have a log file for flow, oldest first.
@@ -363,25 +408,51 @@ func Read(workspaceRoot, flow, day string) ([]Event, error) {
 	}
 	defer f.Close()
 	evs, err := Decode(f)
+	var bad *BadLinesError
+	if errors.As(err, &bad) {
+		bad.File = name
+		return evs, bad
+	}
 	if err != nil {
 		return evs, fmt.Errorf("%s: %w", name, err)
 	}
 	return evs, nil
 }
 
-// ReadAll returns every event of a flow, oldest day first.
+// ReadAll returns every event of a flow, oldest day first. Lines skipped in any day's file
+// are named in the error (*BadLinesError, joined), which comes with every other event.
 func ReadAll(workspaceRoot, flow string) ([]Event, error) {
 	days, err := Days(workspaceRoot, flow)
 	if err != nil {
 		return nil, err
 	}
 	var all []Event
+	var skipped []error
 	for _, d := range days {
 		evs, err := Read(workspaceRoot, flow, d)
 		all = append(all, evs...)
-		if err != nil {
+		var bad *BadLinesError
+		if errors.As(err, &bad) {
+			skipped = append(skipped, bad)
+		} else if err != nil {
 			return all, err
 		}
 	}
-	return all, nil
+	return all, errors.Join(skipped...)
+}
+
+// Skipped says whether err only names lines the reading skipped (the events came with it).
+func Skipped(err error) bool {
+	var bad *BadLinesError
+	if !errors.As(err, &bad) {
+		return false
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if !errors.As(e, &bad) {
+				return false
+			}
+		}
+	}
+	return true
 }

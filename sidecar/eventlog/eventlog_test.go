@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -244,6 +245,35 @@ func TestWriteThroughKeepsOrderWithAnotherWriter(t *testing.T) {
 	engine.Flush()
 	if got := names(); got != "abcde" {
 		t.Fatalf("after Flush: %q", got)
+	}
+}
+
+// A log with a torn line in its middle (a write a full disk cut short, and the next event
+// appended to it) is read past it: every whole event, the joined one too, and the line named.
+func TestReadPastATornLine(t *testing.T) {
+	ws := t.TempDir()
+	l, err := Open(ws, "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC).UnixMilli()
+	l.Append(Event{TS: ts, Event: "one"})
+	l.Close()
+	file := filepath.Join(ws, LogsDir, "f", "2026-11-20.jsonl")
+	f, _ := os.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
+	fmt.Fprintf(f, `{"ts":%d,"flow":"f","event":"cut sh`+`{"ts":%d,"flow":"f","event":"joined"}`+"\n"+`{"ts":%d,"flow":"f","event":"three"}`+"\n", ts, ts, ts)
+	f.Close()
+	evs, err := ReadAll(ws, "f")
+	var bad *BadLinesError
+	if !errors.As(err, &bad) || len(bad.Lines) != 1 || bad.Lines[0] != 2 || !Skipped(err) || !strings.Contains(err.Error(), "2026-11-20.jsonl: skipped line 2") {
+		t.Fatalf("err: %v", err)
+	}
+	var names []string
+	for _, e := range evs {
+		names = append(names, e.Event)
+	}
+	if strings.Join(names, ",") != "one,joined,three" {
+		t.Fatalf("events: %v", names)
 	}
 }
 

@@ -2,8 +2,6 @@ package proposal
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -17,6 +15,7 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
+	"github.com/agentcanvas/agentcanvas/sidecar/statedir"
 	"github.com/agentcanvas/agentcanvas/sidecar/wslock"
 )
 
@@ -113,7 +112,11 @@ func Apply(ctx context.Context, workspace, ref string, sel Selection, o ApplyOpt
 		return nil, err
 	}
 	e := entryFor(workspace, l)
-	rec := &record{entry: e, loaded: l, what: "apply of " + describeProposal(e, ref), finish: func(res *Result) *journalFinish {
+	e.Patch, e.Part = PatchDigest(l.Patch), !sel.all() || sel.merging()
+	if !sel.merging() {
+		e.Picked = sel.Hunks
+	}
+	rec := &record{entry: e, loaded: l, once: true, what: "apply of " + describeProposal(e, ref), finish: func(res *Result) *journalFinish {
 		f := &journalFinish{Proposal: e.Proposal, Flow: o.Flow, Event: "proposal_applied",
 			Fields: map[string]any{"files": res.Files, "ledger": res.Ledger}}
 		if len(res.Merged) > 0 {
@@ -152,6 +155,10 @@ type record struct {
 	entry  *LedgerEntry                 // nil: no ledger entry
 	loaded *Loaded                      // the proposal, for the status and the event; nil: load it
 	finish func(*Result) *journalFinish // nil: nothing after the entry
+	// once: the apply is of a proposal, applied at most once (once.go); prior is what the
+	// ledger says of its earlier applies, read with the lock held before the plan is made.
+	once  bool
+	prior *priorApplies
 }
 
 // applyLoaded checks and applies l.
@@ -166,7 +173,7 @@ func applyLoaded(ctx context.Context, workspace string, l *Loaded, sel Selection
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the workspace HEAD (%s) differs from the proposal's base.gitHead (%s); the files may have changed since the sandbox was prepared", cur, l.Proposal.Base.GitHead))
 		}
 	}
-	planner := func(d *dirs) (*plan, []Problem) { return planApply(d, l, sel, o, res) }
+	planner := func(d *dirs) (*plan, []Problem) { return planApply(d, l, sel, o, res, rec.prior) }
 	return applyPlanned(ctx, workspace, res, o, withProposalChecks(workspace, l, res, o, planner), rec)
 }
 
@@ -191,14 +198,9 @@ func applyPlanned(ctx context.Context, workspace string, res *Result, o ApplyOpt
 	}
 	d := newDirs(root)
 	defer d.close()
-	pl, probs := planner(d)
-	if len(probs) > 0 {
-		res.Problems = probs
-		return res, &RefusedError{Problems: probs}
-	}
-	res.Files = pl.files
-	if len(pl.files) == 0 {
-		res.Warnings = append(res.Warnings, "nothing to apply: the patch (or the selection) holds no changes")
+	pl, err := checkPlanned(workspace, root, d, planner, rec, res)
+	if err != nil {
+		return res, err
 	}
 	if err := holdBack(res, o); err != nil {
 		return res, err
@@ -218,70 +220,137 @@ func applyPlanned(ctx context.Context, workspace string, res *Result, o ApplyOpt
 	if err := t.commit(workspace, pl, rec, res); err != nil {
 		return res, err
 	}
-	res.Applied = true
-	if rec.finish != nil {
-		t.step(OpFinish, "")
-		res.Warnings = append(res.Warnings, finishRecord(workspace, rec.finish(res), rec.loaded)...)
-	}
-	t.step(OpDone, "")
-	if err := removeJournal(root); err != nil {
-		res.Warnings = append(res.Warnings, "could not remove the finished apply's journal (the next command finishes it): "+err.Error())
-	}
+	t.finish(workspace, rec, res)
 	return res, nil
 }
 
+// checkPlanned is the check, with the lock held: the ledger's word on earlier applies of the
+// proposal (once.go), the plan, and whether its records fit their readers (records.go).
+func checkPlanned(workspace string, root *os.Root, d *dirs, planner func(d *dirs) (*plan, []Problem), rec *record, res *Result) (*plan, error) {
+	refuse := func(probs []Problem) (*plan, error) {
+		res.Problems = probs
+		return nil, &RefusedError{Problems: probs}
+	}
+	if err := rec.readPrior(workspace); err != nil {
+		var refused *RefusedError
+		if errors.As(err, &refused) {
+			res.Problems = refused.Problems
+		}
+		return nil, err
+	}
+	pl, probs := planner(d)
+	if len(probs) > 0 {
+		return refuse(probs)
+	}
+	res.Files = pl.files
+	res.Warnings = append(res.Warnings, pl.warnings...)
+	if len(pl.files) == 0 {
+		res.Warnings = append(res.Warnings, "nothing to apply: the patch (or the selection) holds no changes")
+	}
+	if probs := recordsFit(root, d, pl, rec, res); len(probs) > 0 {
+		return refuse(probs)
+	}
+	return pl, nil
+}
+
+// finish is what an apply does past its commit point: the status and the event, then the
+// journal's removal. What could not be written keeps the journal, holding only that, so the
+// next command's recovery writes it: the status never stays behind the ledger.
+func (t *txn) finish(workspace string, rec *record, res *Result) {
+	res.Applied = true
+	if rec.finish != nil {
+		t.step(OpFinish, "")
+		warn, left := finishRecord(workspace, rec.finish(res), rec.loaded)
+		res.Warnings = append(res.Warnings, warn...)
+		if left != nil && keepJournalFor(t.root, left) == nil {
+			res.Warnings = append(res.Warnings, "the journal stays: the next agentcanvas command records what could not be recorded now")
+			return
+		}
+	}
+	t.step(OpDone, "")
+	if err := removeJournal(t.root); err != nil {
+		res.Warnings = append(res.Warnings, "could not remove the finished apply's journal (the next command finishes it): "+err.Error())
+	}
+}
+
+// keepJournalFor rewrites the journal of an apply past its commit point with left as what is
+// still to write after it.
+func keepJournalFor(root *os.Root, left *journalFinish) error {
+	j, err := readJournal(root)
+	if err != nil || j == nil {
+		return fmt.Errorf("the journal cannot be read again: %v", err)
+	}
+	j.Finish = left
+	return j.write(root)
+}
+
 // commit is the apply proper: ledger copies, journal, workspace, ledger entry. After an error
-// the workspace is as it was and no journal is left.
+// the workspace is as it was and no journal is left, or, when the rollback itself failed,
+// the journal and every kept old version stay for the next command's recovery.
 func (t *txn) commit(workspace string, pl *plan, rec *record, res *Result) error {
 	if err := checkSpace(t.root, workspace, pl); err != nil {
 		return err
 	}
-	cs := planVersions(pl)
-	if rec.entry != nil {
-		buildEntry(rec.entry, cs)
-		res.Ledger = rec.entry.ID
-	}
-	for i := range pl.writes {
-		pl.writes[i].tmp = tempName(pl.writes[i].path)
-	}
-	j := newJournal(t.dirs, pl, cs, rec.what, rec.entry)
-	if rec.finish != nil {
-		j.Finish = rec.finish(res)
+	rc, err := makeRecords(t.dirs, pl, rec, res)
+	if err != nil {
+		res.Ledger = ""
+		return fmt.Errorf("apply refused, nothing was changed: %w", err)
 	}
 	if err := t.step(OpObjects, ""); err != nil {
 		return t.failed(err, workspace)
 	}
-	if err := storeObjects(t.root, cs); err != nil {
+	if err := storeObjects(t.root, rc.versions); err != nil {
 		return t.failed(err, workspace)
 	}
+	syncObjects(t.root, true) // started now, waited for at the commit point
 	if err := t.step(OpJournal, ""); err != nil {
 		return t.failed(err, workspace)
 	}
-	if err := j.write(t.root); err != nil {
+	if err := writeDurable(t.root, journalFile, rc.journal); err != nil {
 		return t.failed(fmt.Errorf("the journal %s: %w", journalFile, err), workspace)
 	}
-	err := t.run(pl)
+	err = t.run(pl)
 	if err == nil && rec.entry != nil {
-		if err = t.step(OpLedger, ""); err == nil {
-			if err = writeEntry(t.root, rec.entry); err != nil {
-				err = fmt.Errorf("its ledger entry could not be written (an apply that could not be reverted does not happen): %w", err)
-			}
-		}
+		err = t.writeEntry(rec.entry.ID, rc.entry)
 	}
-	defer t.dropAside()
 	if err != nil {
 		res.Ledger = ""
-		rerr := t.rollback()
-		t.root.Remove(entryPath(entryID(j)))
-		if rerr == nil {
-			rerr = removeJournal(t.root)
-		}
-		if rerr != nil {
-			return fmt.Errorf("apply failed: %v; ROLLBACK INCOMPLETE (the next agentcanvas command finishes it from the journal): %v", t.explain(err, workspace), rerr)
-		}
-		return fmt.Errorf("apply failed, workspace restored: %w", t.explain(err, workspace))
+		return t.undoAll(err, workspace, rec)
+	}
+	t.dropAside()
+	return nil
+}
+
+// writeEntry writes the ledger entry: the commit point.
+func (t *txn) writeEntry(id string, entry []byte) error {
+	if err := t.step(OpLedger, ""); err != nil {
+		return err
+	}
+	if err := syncObjects(t.root, false); err != nil {
+		return fmt.Errorf("the ledger's copies of the versions could not be made durable (an apply that could not be reverted does not happen): %w", err)
+	}
+	if err := writeLedgerEntry(t.root, id, entry); err != nil {
+		return fmt.Errorf("its ledger entry could not be written (an apply that could not be reverted does not happen): %w", err)
 	}
 	return nil
+}
+
+// undoAll rolls back after err. Only a rollback that succeeded removes the old versions kept
+// aside and the journal: after one that failed they may be the only whole copies, and the next
+// command's recovery needs them.
+func (t *txn) undoAll(err error, workspace string, rec *record) error {
+	if rec.entry != nil {
+		t.root.Remove(entryPath(rec.entry.ID)) // first: with it, recovery would finish the apply
+	}
+	rerr := t.rollback()
+	if rerr == nil {
+		t.dropAside()
+		rerr = removeJournal(t.root)
+	}
+	if rerr != nil {
+		return fmt.Errorf("apply failed: %v; ROLLBACK INCOMPLETE (the next agentcanvas command finishes it from the journal): %v", t.explain(err, workspace), rerr)
+	}
+	return fmt.Errorf("apply failed, workspace restored: %w", t.explain(err, workspace))
 }
 
 // failed is an error before any workspace file changed.
@@ -300,10 +369,11 @@ func (t *txn) explain(err error, workspace string) error {
 }
 
 // finishRecord writes the status and the event of an apply past its commit point; problems
-// are warnings, for the apply has happened. l nil: loaded from f.Proposal.
-func finishRecord(workspace string, f *journalFinish, l *Loaded) []string {
+// are warnings, for the apply has happened. l nil: loaded from f.Proposal. left is what could
+// not be written (nil: everything was).
+func finishRecord(workspace string, f *journalFinish, l *Loaded) (warn []string, left *journalFinish) {
 	if f == nil {
-		return nil
+		return nil, nil
 	}
 	if l == nil {
 		l = &Loaded{PatchPath: filepath.Join(workspace, filepath.FromSlash(f.Proposal))}
@@ -313,25 +383,37 @@ func finishRecord(workspace string, f *journalFinish, l *Loaded) []string {
 			}
 		}
 	}
-	var warn []string
+	rest := *f
 	if f.Status != nil && l.AgentDir != "" {
 		if err := writeStatus(l, *f.Status); err != nil {
 			warn = append(warn, "could not record the status: "+err.Error())
+			left = &rest
+		} else {
+			rest.Status = nil
 		}
 	}
-	if err := logEvent(workspace, f.Flow, l, f.Event, f.Fields); err != nil {
-		warn = append(warn, "could not write the event log: "+err.Error())
+	if f.Event != "" {
+		if err := logEvent(workspace, f.Flow, l, f.Event, f.Fields); err != nil {
+			warn = append(warn, "could not write the event log: "+err.Error())
+			left = &rest
+		} else {
+			rest.Event = ""
+		}
 	}
-	return warn
+	return warn, left
 }
 
 // planApply checks the patch against the workspace: as made, or, when the selection speaks of
 // merges or whole files are asked for and the patch no longer applies because the workspace has
 // changed since, re-based on the workspace with a three-way merge per changed file. Either way
 // the plan comes from buildPlan: every rule, every name, every preimage.
-func planApply(d *dirs, l *Loaded, sel Selection, o ApplyOptions, res *Result) (*plan, []Problem) {
+func planApply(d *dirs, l *Loaded, sel Selection, o ApplyOptions, res *Result, prior *priorApplies) (*plan, []Problem) {
+	again, probs := appliedAgain(l, sel, o, prior)
+	if len(probs) > 0 {
+		return nil, probs
+	}
 	var direct []Problem
-	if !sel.merging() {
+	if !sel.merging() && len(again) == 0 {
 		pl, probs := buildPlan(d, l.Patch, sel, o.Rules, o.MaxPatchBytes)
 		// Picked hunks are the patch's own; a whole file picked (or everything) is merged
 		// when the workspace has changed since.
@@ -344,8 +426,11 @@ func planApply(d *dirs, l *Loaded, sel Selection, o ApplyOptions, res *Result) (
 	if len(probs) > 0 {
 		return nil, probs
 	}
-	pm, probs := mergeProposal(d, l, files)
+	bases := prior.mergeBases()
+	pm, probs := mergeProposal(d, l, files, bases)
 	switch {
+	case pm == nil && len(probs) == 0 && len(again) > 0:
+		return nil, againProblems(again)
 	case pm == nil && len(probs) == 0 && sel.merging():
 		return nil, []Problem{{Reason: "this patch has no sandbox (input/ and work/) to merge from, or it renames or copies files"}}
 	case direct != nil && (pm == nil || len(probs) == 0 && !pm.moved()):
@@ -357,12 +442,32 @@ func planApply(d *dirs, l *Loaded, sel Selection, o ApplyOptions, res *Result) (
 	if len(probs) > 0 {
 		return nil, probs
 	}
-	pl, probs := buildPlan(d, patch, msel, o.Rules, o.MaxPatchBytes)
+	pl, probs := buildPlan(d, patch, msel, o.Rules, noPatchLimit)
 	if len(probs) == 0 && len(merged) > 0 {
 		res.Merged = merged
-		res.Warnings = append(res.Warnings, fmt.Sprintf("merged with the workspace (three-way, base: the sandbox's input/): %s changed since the proposal was made", strings.Join(merged, ", ")))
+		res.Warnings = append(res.Warnings, mergedWarnings(merged, bases)...)
 	}
 	return pl, probs
+}
+
+// mergedWarnings say which files were merged, and from which base.
+func mergedWarnings(merged []string, bases map[string]*LedgerBlob) []string {
+	var fromInput, fromApply []string
+	for _, p := range merged {
+		if bases[p] != nil {
+			fromApply = append(fromApply, p)
+		} else {
+			fromInput = append(fromInput, p)
+		}
+	}
+	var out []string
+	if len(fromInput) > 0 {
+		out = append(out, fmt.Sprintf("merged with the workspace (three-way, base: the sandbox's input/): %s changed since the proposal was made", strings.Join(fromInput, ", ")))
+	}
+	if len(fromApply) > 0 {
+		out = append(out, fmt.Sprintf("merged with the workspace (three-way, base: the file as an earlier apply of this proposal wrote it): %s; only what the worker changed since is applied", strings.Join(fromApply, ", ")))
+	}
+	return out
 }
 
 // mergeLabelsFor names the sides in conflict markers a person asks for.
@@ -420,8 +525,8 @@ func (t *txn) unchanged(p string, old *backup) error {
 			return nil // one lstat instead of a read (stamp.go says when that is enough)
 		}
 	}
-	cur, err := readSideAt(t.dirs, p)
-	if err == nil && !cur.equal(sideOfBackup(old)) {
+	same, err := diskIs(t.dirs, p, sideOfBackup(old)) // a block at a time: no second copy of a big file
+	if err == nil && !same {
 		err = errors.New("it changed while the apply ran (it is no longer what the check read)")
 	}
 	if err != nil {
@@ -443,19 +548,10 @@ func (t *txn) restore(p string, b *backup) error {
 }
 
 // tempName is a fresh temporary name in p's folder: .agentcanvas-<16 hex>.tmp.
-func tempName(p string) string {
-	var r [8]byte
-	rand.Read(r[:])
-	return path.Join(path.Dir(p), ".agentcanvas-"+hex.EncodeToString(r[:])+".tmp")
-}
+func tempName(p string) string { return statedir.TempName(path.Dir(p)) }
 
 // isTempName says whether p's last element is a name tempName makes.
-func isTempName(p string) bool {
-	b := path.Base(p)
-	h, ok := strings.CutPrefix(b, ".agentcanvas-")
-	h, ok2 := strings.CutSuffix(h, ".tmp")
-	return ok && ok2 && len(h) == 16 && isHex(h)
-}
+func isTempName(p string) bool { return statedir.IsTempName(p) }
 
 func (t *txn) run(pl *plan) error {
 	for _, del := range pl.deletes {
@@ -466,7 +562,7 @@ func (t *txn) run(pl *plan) error {
 		if err := t.unchanged(p, b); err != nil {
 			return err
 		}
-		if err := t.removeKeeping(p, b); err != nil {
+		if err := t.removeKeeping(p, del.aside, b); err != nil {
 			return err
 		}
 		// git removes the folders a deletion leaves empty.

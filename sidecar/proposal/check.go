@@ -7,9 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"sort"
 	"strings"
-	"time"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
@@ -61,6 +59,9 @@ func (p Problem) String() string {
 // RefusedError is returned when Check or Apply refuses a patch. The workspace is unchanged.
 type RefusedError struct {
 	Problems []Problem
+	// Applied, when set, is the ledger entry of an earlier apply of the very same proposal
+	// revision: it is refused because it was applied already (once.go).
+	Applied string
 }
 
 func (e *RefusedError) Error() string {
@@ -108,20 +109,25 @@ type write struct {
 	// perm, when not zero, are the permission bits of a file made where there was none (a
 	// revert putting back a file that had other bits than 0644/0755).
 	perm fs.FileMode
+	// aside is where the file's old version is kept (under .agentcanvas/tmp) until the apply
+	// stands, when it is not swapped out to tmp; set by the apply, named by the journal.
+	aside string
 }
 
 // deletion is one path the plan removes.
 type deletion struct {
-	path string
-	old  *backup
+	path  string
+	old   *backup
+	aside string // where the file is moved until the apply stands (under .agentcanvas/tmp)
 }
 
 // plan is a checked patch: deletions first, then writes (git's two phases). The backups are
 // the bytes the check read and verified, so the apply restores exactly what was checked.
 type plan struct {
-	deletes []deletion
-	writes  []write
-	files   []FileResult
+	deletes  []deletion
+	writes   []write
+	files    []FileResult
+	warnings []string // git apply's warnings (a mode other than the patch's)
 }
 
 // FileResult is one file of a checked or applied patch.
@@ -410,281 +416,6 @@ func selected(sel Selection, f *gitdiff.File) (bool, []int) {
 	return false, nil
 }
 
-// buildPlan checks a patch against the workspace and computes every result in memory.
-func buildPlan(root *dirs, patch []byte, sel Selection, rules safepath.Rules, limit int64) (*plan, []Problem) {
-	files, probs := parsePatch(patch, rules, limit)
-	if len(probs) > 0 {
-		return nil, probs
-	}
-	add := func(p, format string, a ...any) {
-		probs = append(probs, Problem{Path: p, Reason: fmt.Sprintf(format, a...)})
-	}
-
-	// The selection must name only files of the patch.
-	known := map[string]bool{}
-	for _, f := range files {
-		known[f.OldName], known[f.NewName] = true, true
-	}
-	for _, p := range sel.Files {
-		if !known[p] || p == "" {
-			add(p, "the selection names a file the patch does not touch")
-		}
-	}
-	for p := range sel.Hunks {
-		if !known[p] || p == "" {
-			add(p, "the selection names a file the patch does not touch")
-		}
-	}
-	if len(probs) > 0 {
-		return nil, probs
-	}
-
-	// Paths the patch deletes: a folder prefix may be one of them (a file replaced by a folder).
-	patchDeletes := map[string]bool{}
-	for _, f := range files {
-		if f.IsDelete || f.IsRename {
-			patchDeletes[f.OldName] = true
-		}
-	}
-	onDiskPrefix := func(p string) bool {
-		if reason := diskPrefixProblem(root, p, patchDeletes); reason != "" {
-			add(p, "%s", reason)
-			return false
-		}
-		return true
-	}
-
-	// Deletions the selection will carry out, for folders that become files.
-	selDeletes := map[string]bool{}
-	for _, f := range files {
-		if ok, _ := selected(sel, f); ok && (f.IsDelete || f.IsRename) {
-			selDeletes[f.OldName] = true
-		}
-	}
-
-	pl := &plan{}
-	final := map[string]fileKind{} // what the patch leaves at each path it touches (kindNone: deleted)
-	for _, f := range files {
-		ok, hunkSel := selected(sel, f)
-		if !ok {
-			continue
-		}
-		name := f.NewName
-		if name == "" {
-			name = f.OldName
-		}
-		frags := f.TextFragments
-		if hunkSel != nil {
-			if f.IsNew || f.IsDelete || f.IsRename || f.IsCopy || f.IsBinary {
-				if !(len(hunkSel) == len(f.TextFragments) && len(f.TextFragments) <= 1) {
-					add(name, "hunks can be chosen only in a modified text file; select the whole file")
-					continue
-				}
-			}
-			frags = nil
-			seen := map[int]bool{}
-			for _, h := range hunkSel {
-				if h < 1 || h > len(f.TextFragments) || seen[h] {
-					add(name, "hunk %d does not exist (the file has %d)", h, len(f.TextFragments))
-					continue
-				}
-				seen[h] = true
-				frags = append(frags, f.TextFragments[h-1])
-			}
-			sort.Slice(frags, func(i, j int) bool { return frags[i].OldPosition < frags[j].OldPosition })
-		}
-
-		if (f.OldName != "" && !onDiskPrefix(f.OldName)) || (f.NewName != "" && f.NewName != f.OldName && !onDiskPrefix(f.NewName)) {
-			continue
-		}
-		// The preimage.
-		var old []byte
-		var pre *backup
-		oldKind := kindNone
-		if !f.IsNew {
-			if final[f.OldName] != kindNone || wasTouched(final, f.OldName) {
-				add(f.OldName, "the patch changes this path twice")
-				continue
-			}
-			seen := time.Now()
-			fi, err := root.lstat(f.OldName)
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					add(f.OldName, "does not exist in the workspace")
-				} else {
-					add(f.OldName, "%v", err)
-				}
-				continue
-			}
-			oldKind = kindOfMode(fi.Mode())
-			want := kindFile
-			if int(f.OldMode) == modeSymlink {
-				want = kindSymlink
-			} else if f.OldMode == 0 && oldKind == kindSymlink {
-				want = kindSymlink
-			}
-			if oldKind != want {
-				add(f.OldName, "is a %s in the workspace, the patch expects a %s", kindName(oldKind), kindName(want))
-				continue
-			}
-			if oldKind == kindSymlink {
-				t, err := root.readlink(f.OldName)
-				if err != nil {
-					add(f.OldName, "%v", err)
-					continue
-				}
-				old = []byte(t)
-			} else {
-				b, err := root.readFile(f.OldName)
-				if err != nil {
-					add(f.OldName, "%v", err)
-					continue
-				}
-				old = b
-			}
-			pre = &backup{kind: oldKind, perm: fi.Mode().Perm(), data: old, stamp: stampOf(fi), seen: seen}
-		}
-
-		// The postimage, in a buffer sized for it: growing it was a third of a check's memory.
-		var out bytes.Buffer
-		out.Grow(len(old) + addedBytes(frags))
-		g := *f
-		g.TextFragments = frags
-		if f.IsBinary {
-			if !f.IsNew && blobOID(old) != f.OldOIDPrefix {
-				add(name, "the binary file has changed since the patch was made (its hash does not match the index line)")
-				continue
-			}
-		}
-		if err := gitdiff.Apply(&out, bytes.NewReader(old), &g); err != nil {
-			add(name, "does not apply: %v", describeApplyErr(err))
-			continue
-		}
-		if f.IsBinary && !f.IsDelete && blobOID(out.Bytes()) != f.NewOIDPrefix {
-			add(name, "the binary patch does not produce the file its index line names")
-			continue
-		}
-		if len(f.TextFragments) == 0 && !f.IsBinary && !f.IsNew && !f.IsRename && !f.IsCopy && f.IsDelete && len(old) != 0 {
-			add(name, "the patch deletes an empty file, but the file in the workspace is not empty")
-			continue
-		}
-
-		res := FileResult{Path: name, Status: fileStatus(f)}
-		if f.IsRename || f.IsCopy {
-			res.OldPath = f.OldName
-		}
-		if hunkSel != nil {
-			res.Hunks = append([]int(nil), hunkSel...)
-			sort.Ints(res.Hunks)
-		}
-		pl.files = append(pl.files, res)
-
-		if f.IsDelete {
-			if out.Len() != 0 {
-				add(name, "the deletion leaves content behind")
-				continue
-			}
-			pl.deletes = append(pl.deletes, deletion{f.OldName, pre})
-			final[f.OldName] = kindNone
-			markTouched(final, f.OldName)
-			continue
-		}
-		if f.IsRename {
-			pl.deletes = append(pl.deletes, deletion{f.OldName, pre})
-			final[f.OldName] = kindNone
-			markTouched(final, f.OldName)
-		}
-		mode := int(f.NewMode)
-		if mode == 0 {
-			mode = int(f.OldMode)
-		}
-		newKind := kindFile
-		if mode == modeSymlink || (mode == 0 && oldKind == kindSymlink) {
-			newKind = kindSymlink
-		}
-		if mode == 0 && oldKind == kindFile && pre != nil && pre.perm&0o100 != 0 {
-			mode = modeExec
-		}
-		data := out.Bytes()
-		if newKind == kindSymlink {
-			t := string(data)
-			if t == "" || strings.ContainsAny(t, "\x00\n") {
-				add(name, "the symlink target is empty or not a single line")
-				continue
-			}
-			if err := checkLinkTarget(f.NewName, t, rules); err != nil {
-				add(name, "%v", err)
-				continue
-			}
-		}
-		// A path created by this patch must not exist yet (unless deleted just before).
-		if f.IsNew || f.IsRename || f.IsCopy {
-			if !wasTouched(final, f.NewName) && !underDeleted(f.NewName, selDeletes) {
-				if fi, err := root.lstat(f.NewName); err == nil {
-					// A folder whose every file the patch deletes first is fine: deletions
-					// run first and leave it empty, and it is removed (a folder becoming a file).
-					if !fi.IsDir() || !emptiedBy(root.root, f.NewName, selDeletes) {
-						add(f.NewName, "already exists in the workspace (as a %s)", kindName(kindOfMode(fi.Mode())))
-						continue
-					}
-				} else if !errors.Is(err, fs.ErrNotExist) {
-					add(f.NewName, "%v", err)
-					continue
-				}
-			}
-		}
-		w := write{path: f.NewName, kind: newKind, exec: mode == modeExec, data: data} // out is this file's own
-		if !f.IsNew && !f.IsRename && !f.IsCopy {
-			w.old = pre
-		}
-		pl.writes = append(pl.writes, w)
-		final[f.NewName] = newKind
-		markTouched(final, f.NewName)
-	}
-	if len(probs) > 0 {
-		return nil, probs
-	}
-	// Symlink traversal, on disk and inside the patch's own result: no touched path may lie
-	// under a symlink or a file, whether it is there now or the patch puts it there.
-	// Deletions run before any write, on the tree as it is on disk (checked above), so only the
-	// written paths are checked against what the patch creates.
-	deleted := map[string]bool{}
-	var touchedPaths []string
-	for _, d := range pl.deletes {
-		deleted[d.path] = true
-	}
-	for _, w := range pl.writes {
-		touchedPaths = append(touchedPaths, w.path)
-	}
-	for _, p := range touchedPaths {
-		for q := path.Dir(p); q != "."; q = path.Dir(q) {
-			if k, inPatch := final[q]; inPatch && k != kindNone {
-				add(p, "lies under %s, which this patch creates as a %s", q, kindName(k))
-				break
-			}
-			if deleted[q] || root.has(q) {
-				continue
-			}
-			fi, err := root.lstat(q)
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					continue
-				}
-				add(p, "%v", err)
-				break
-			}
-			if k := kindOfMode(fi.Mode()); k != kindDir {
-				add(p, "lies under %s, which is a %s in the workspace", q, kindName(k))
-				break
-			}
-		}
-	}
-	if len(probs) > 0 {
-		return nil, probs
-	}
-	return pl, nil
-}
-
 // addedBytes is the size of the lines the fragments add.
 func addedBytes(frags []*gitdiff.TextFragment) int {
 	n := 0
@@ -755,13 +486,6 @@ func diskPrefixProblem(root *dirs, p string, deletes map[string]bool) string {
 		}
 	}
 	return ""
-}
-
-// touched paths are tracked with a marker key so that "deleted" can be told from "never seen".
-func markTouched(final map[string]fileKind, p string) { final["\x00"+p] = kindFile }
-func wasTouched(final map[string]fileKind, p string) bool {
-	_, ok := final["\x00"+p]
-	return ok
 }
 
 // checkLinkTarget refuses symlinks that lead out of the workspace or into a blocked folder.

@@ -73,6 +73,9 @@ type ReviewState struct {
 	// Revising is set while a revision run works on the proposal (its run id and process):
 	// a second request waits for it to end, and a request whose process died is not in the way.
 	Revising *Revising `json:"revising,omitempty"`
+	// Notices say what was settled when this state was read (an interrupted revision); not
+	// kept in review.json.
+	Notices []string `json:"-"`
 }
 
 // Revising names the revision run at work.
@@ -80,6 +83,9 @@ type Revising struct {
 	RunID string `json:"runId"`
 	PID   int    `json:"pid"`
 	Since string `json:"since"`
+	// Comments are the ids of the comments the run was sent (for settling a revision whose
+	// process died: revisejournal.go).
+	Comments []string `json:"comments,omitempty"`
 }
 
 // Open returns the comments not yet answered by a revision.
@@ -299,6 +305,18 @@ func updateReview(workspace, ref string, change func(*Loaded, *ReviewState) erro
 	s, err := readReviewState(root, l.Proposal)
 	if err != nil {
 		return nil, err
+	}
+	// A revision whose run's process died is settled first, and recorded even when change
+	// refuses.
+	notice, err := settleInterrupted(workspace, root, l, s)
+	if err != nil {
+		return nil, err
+	}
+	if notice != "" {
+		s.Notices = append(s.Notices, notice)
+		if err := writeReviewState(root, s); err != nil {
+			return nil, err
+		}
 	}
 	if err := change(l, s); err != nil {
 		return nil, err

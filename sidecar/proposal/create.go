@@ -2,6 +2,7 @@ package proposal
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,10 +16,13 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
+	"github.com/agentcanvas/agentcanvas/sidecar/mdsafe"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
+	"github.com/agentcanvas/agentcanvas/sidecar/wslock"
 )
 
 // CreateOptions for Create.
@@ -72,6 +76,47 @@ type node struct {
 // Create diffs input/ against work/ of a prepared sandbox and writes proposal/changes.patch,
 // proposal/proposal.json and proposal/summary.md (and test.log). It appends proposal_created.
 func Create(ctx context.Context, o CreateOptions) (*Created, error) {
+	sb, err := openSandbox(o)
+	if err != nil {
+		return nil, err
+	}
+	defer sb.root.Close()
+	names, err := sb.scan(o.Rules)
+	if err != nil {
+		return nil, err
+	}
+	results, err := diffAll(ctx, sb.root, names, sb.in, sb.work)
+	if err != nil {
+		return nil, err
+	}
+	pr, patch, stats := assemble(o, sb.meta, names, results)
+	if err := fitsItsReaders(pr, patch); err != nil {
+		return nil, err
+	}
+	created := &Created{Proposal: pr, AgentDir: sb.paths.AgentDir, Stats: stats, Skipped: sb.skipped, PatchSize: len(patch), Collisions: []Collision{}}
+	if o.SkipUnchanged && len(pr.ChangedFiles) == 0 {
+		return created, nil
+	}
+	if err := writeProposal(sb.root, o, pr, patch, stats, sb.skipped); err != nil {
+		return nil, err
+	}
+	if err := announce(o, created); err != nil {
+		return nil, err
+	}
+	return created, nil
+}
+
+// createSandbox is a prepared sandbox Create reads: its metadata, input/ and work/ listed.
+type createSandbox struct {
+	paths    sandbox.Paths
+	meta     *sandbox.Meta
+	root     *os.Root // the agent folder
+	in, work map[string]node
+	skipped  []string // blocked folders in work/, left out
+}
+
+// openSandbox checks the options and opens the sandbox of o's run and agent.
+func openSandbox(o CreateOptions) (*createSandbox, error) {
 	paths, err := sandbox.PathsFor(o.Workspace, o.RunID, o.AgentID)
 	if err != nil {
 		return nil, err
@@ -89,35 +134,40 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer root.Close()
+	return &createSandbox{paths: paths, meta: meta, root: root}, nil
+}
 
-	var skipped []string
-	rules := o.Rules
+// scan lists input/ and work/ and returns every path either holds, sorted. The allow-list is
+// not applied: a change outside the allowed folders is still proposed, so the reviewer sees it.
+func (sb *createSandbox) scan(rules safepath.Rules) ([]string, error) {
 	rules.Allowed = nil
-	in, err := scanTree(root, "input", rules, nil, nil)
-	if err != nil {
+	var err error
+	if sb.in, err = scanTree(sb.root, "input", rules, nil, nil); err != nil {
 		return nil, err
 	}
-	work, err := scanTree(root, "work", rules, &skipped, meta.Shared)
-	if err != nil {
+	if sb.work, err = scanTree(sb.root, "work", rules, &sb.skipped, sb.meta.Shared); err != nil {
 		return nil, err
 	}
-	skipped = slices.DeleteFunc(skipped, func(rel string) bool { return sameTree(root, "input/"+rel, "work/"+rel) })
-	names := make([]string, 0, len(in)+len(work))
-	for p := range in {
+	sb.skipped = slices.DeleteFunc(sb.skipped, func(rel string) bool { return sameTree(sb.root, "input/"+rel, "work/"+rel) })
+	names := make([]string, 0, len(sb.in)+len(sb.work))
+	for p := range sb.in {
 		names = append(names, p)
 	}
-	for p := range work {
-		if _, ok := in[p]; !ok {
+	for p := range sb.work {
+		if _, ok := sb.in[p]; !ok {
 			names = append(names, p)
 		}
 	}
 	sort.Strings(names)
-	if err := refuseNewNames(names, in); err != nil {
+	if err := refuseNewNames(names, sb.in); err != nil {
 		return nil, err
 	}
+	return names, nil
+}
 
-	// Paths are grouped by folder so each folder of input/ and work/ is opened once.
+// diffAll diffs every path, in parallel, one job per folder (so each folder of input/ and
+// work/ is opened once).
+func diffAll(ctx context.Context, root *os.Root, names []string, in, work map[string]node) ([]diffResult, error) {
 	results := make([]diffResult, len(names))
 	type group struct{ start, end int }
 	var groups []group
@@ -135,11 +185,8 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 		firstErr error
 		next     int
 	)
-	workers := max(2, runtime.NumCPU()*2)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for range max(2, runtime.NumCPU()*2) {
+		wg.Go(func() {
 			for {
 				mu.Lock()
 				gi := next
@@ -152,30 +199,29 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 				g := groups[gi]
 				if err := diffGroup(root, names[g.start:g.end], in, work, results[g.start:g.end]); err != nil {
 					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
+					firstErr = cmp.Or(firstErr, err)
 					mu.Unlock()
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+	return results, ctx.Err()
+}
 
+// assemble makes proposal.json, the patch and the per-file stats from the diffs.
+func assemble(o CreateOptions, meta *sandbox.Meta, names []string, results []diffResult) (*Proposal, []byte, map[string]Stat) {
 	var patch bytes.Buffer
 	pr := &Proposal{
 		Version: jsonVersion, RunID: o.RunID, AgentID: o.AgentID,
 		CreatedAt: time.Now().UTC().Format(timeLayout),
 		Base:      Base{GitHead: meta.Base.GitHead},
 		Paths:     Paths{InputDir: "input", WorkDir: "work", PatchFile: PatchFile, SummaryFile: SummaryFile},
-		Notes:     o.Notes, ChangedFiles: []ChangedFile{},
+		Notes:     cutNotes(o.Notes), ChangedFiles: []ChangedFile{},
 	}
 	stats := map[string]Stat{}
 	for i, r := range results {
@@ -188,43 +234,67 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 		pr.ChangedFiles = append(pr.ChangedFiles, ChangedFile{Path: names[i], Status: r.status})
 		stats[names[i]] = r.stat
 	}
+	return pr, patch.Bytes(), stats
+}
 
-	if o.SkipUnchanged && len(pr.ChangedFiles) == 0 {
-		return &Created{Proposal: pr, AgentDir: paths.AgentDir, Stats: stats, Skipped: skipped}, nil
+// writeProposal writes the proposal's files, proposal.json last. A patch that is what the
+// proposal already holds keeps its status (applied, rejected or reverted): the state of the
+// proposal is the state of that patch. Another patch makes it pending again. It runs with the
+// workspace lock held, after recovery, so that an apply of the proposal is either done, with
+// its status written, or not begun.
+func writeProposal(root *os.Root, o CreateOptions, pr *Proposal, patch []byte, stats map[string]Stat, skipped []string) error {
+	lk, err := wslock.Acquire(context.Background(), o.Workspace, fmt.Sprintf("writing %s's proposal (run %s)", o.AgentID, o.RunID), wslock.Options{})
+	if err != nil {
+		return err
 	}
-	if err := writeFileAtomic(root, PatchFile, patch.Bytes(), 0o644); err != nil {
-		return nil, err
+	defer lk.Release()
+	if err := recoverWorkspace(o.Workspace); err != nil {
+		return err
 	}
-	if err := writePatchRecord(root, DigestFile, patch.Bytes()); err != nil {
-		return nil, err
+	held, herr := readRootCapped(root, PatchFile, MaxPatchBytes)
+	samePatch := herr == nil && bytes.Equal(held, patch)
+	if err := writeFileAtomic(root, PatchFile, patch, 0o644); err != nil {
+		return err
 	}
+	if err := writePatchRecord(root, DigestFile, patch); err != nil {
+		return err
+	}
+	testKillAt("create-patch")
 	if err := writeFileAtomic(root, SummaryFile, []byte(summaryMarkdown(pr, stats, skipped)), 0o644); err != nil {
-		return nil, err
+		return err
 	}
 	if len(o.TestLog) > 0 {
-		if err := writeFileAtomic(root, TestLogFile, o.TestLog, 0o644); err != nil {
-			return nil, err
+		if err := writeFileAtomic(root, TestLogFile, testLogTail(o.TestLog), 0o644); err != nil {
+			return err
 		}
 	}
 	if o.Origin != nil {
 		ob, _ := json.MarshalIndent(o.Origin, "", "  ")
 		if err := writeFileAtomic(root, originFile, append(ob, '\n'), 0o644); err != nil {
-			return nil, err
+			return err
 		}
 	} else {
 		root.Remove(originFile) // a proposal made again by hand has no run behind it
 	}
 	jb, _ := json.MarshalIndent(pr, "", "  ")
 	if err := writeFileAtomic(root, JSONFile, append(jb, '\n'), 0o644); err != nil {
-		return nil, err
+		return err
 	}
-	root.Remove(StatusFile) // a fresh proposal is pending again
-	l := &Loaded{Proposal: pr, AgentDir: paths.AgentDir}
+	if !samePatch {
+		root.Remove(StatusFile) // a new patch is pending
+	}
+	return nil
+}
+
+// announce compares the new proposal with the other open ones and logs proposal_created and
+// a proposal_conflict per collision.
+func announce(o CreateOptions, created *Created) error {
+	pr := created.Proposal
+	l := &Loaded{Proposal: pr, AgentDir: created.AgentDir}
 	files := make([]string, 0, len(pr.ChangedFiles))
 	for _, c := range pr.ChangedFiles {
 		files = append(files, c.Path)
 	}
-	created := &Created{Proposal: pr, AgentDir: paths.AgentDir, Stats: stats, Skipped: skipped, PatchSize: patch.Len(), Collisions: []Collision{}}
 	if self, ok := summaryOf(o.Workspace, l); ok && len(pr.ChangedFiles) > 0 {
 		if cs, err := findCollisions(o.Workspace, self); err != nil {
 			created.Warnings = append(created.Warnings, "could not compare the proposal with the other open proposals: "+err.Error())
@@ -233,14 +303,14 @@ func Create(ctx context.Context, o CreateOptions) (*Created, error) {
 		}
 	}
 	if err := logEvent(o.Workspace, o.Flow, l, "proposal_created", map[string]any{"files": files, "conflicts": len(created.Collisions)}); err != nil {
-		return nil, err
+		return err
 	}
 	for _, ev := range CollisionEvents(created.Collisions) {
 		if err := logEvent(o.Workspace, o.Flow, l, "proposal_conflict", ev); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return created, nil
+	return nil
 }
 
 // scanTree lists files and symlinks under dir (folders are implicit, as in git). Blocked
@@ -432,6 +502,43 @@ func diffPath(inDir, workDir *dirFiles, p string, in, work map[string]node) (r d
 	return r, err
 }
 
+// fitsItsReaders refuses a proposal its readers could not read back: a patch over the size
+// apply and review read, a proposal.json over theirs.
+func fitsItsReaders(pr *Proposal, patch []byte) error {
+	if len(patch) > MaxPatchBytes {
+		return fmt.Errorf("proposal of %s (run %s): the patch would be %s, over the %s a proposal's patch can be (apply and review could not read it); propose fewer or smaller files", pr.AgentID, pr.RunID, byteSize(int64(len(patch))), byteSize(MaxPatchBytes))
+	}
+	if jb, _ := json.MarshalIndent(pr, "", "  "); len(jb) >= maxJSONBytes {
+		return fmt.Errorf("proposal of %s (run %s): proposal.json would be %s, over the %s it can be (%d changed files); propose fewer files", pr.AgentID, pr.RunID, byteSize(int64(len(jb))), byteSize(maxJSONBytes), len(pr.ChangedFiles))
+	}
+	return nil
+}
+
+// maxNotes bounds the notes kept in proposal.json (and its summary), whose readers cap them.
+const maxNotes = 256 << 10
+
+// cutNotes is notes cut to maxNotes at a rune boundary, saying so.
+func cutNotes(notes string) string {
+	if len(notes) <= maxNotes {
+		return notes
+	}
+	n := maxNotes
+	for n > 0 && !utf8.RuneStart(notes[n]) {
+		n--
+	}
+	return notes[:n] + "\n… (the notes were cut here)"
+}
+
+// testLogTail is the end of a test log, as much as a review reads (a test's failures are at
+// its end).
+func testLogTail(b []byte) []byte {
+	if len(b) <= maxTestLogBytes {
+		return b
+	}
+	note := fmt.Sprintf("(the first %s of the test log were cut)\n", byteSize(int64(len(b)-maxTestLogBytes+256)))
+	return append([]byte(note), b[len(b)-maxTestLogBytes+256:]...)
+}
+
 func summaryMarkdown(pr *Proposal, stats map[string]Stat, skipped []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Proposal: %s / %s\n\n", pr.RunID, pr.AgentID)
@@ -440,8 +547,8 @@ func summaryMarkdown(pr *Proposal, stats map[string]Stat, skipped []string) stri
 		fmt.Fprintf(&b, " from commit `%s`", pr.Base.GitHead)
 	}
 	b.WriteString(".\n\n")
-	if pr.Notes != "" {
-		b.WriteString(pr.Notes + "\n\n")
+	if pr.Notes != "" { // the worker's words, shown as text: no markup of theirs renders
+		b.WriteString(mdsafe.Block(pr.Notes, "") + "\n")
 	}
 	add, del := 0, 0
 	for _, s := range stats {
@@ -451,19 +558,27 @@ func summaryMarkdown(pr *Proposal, stats map[string]Stat, skipped []string) stri
 	fmt.Fprintf(&b, "%d file(s) changed, %d insertion(s)(+), %d deletion(s)(-)\n\n", len(pr.ChangedFiles), add, del)
 	if len(pr.ChangedFiles) > 0 {
 		b.WriteString("| file | status | + | - |\n|---|---|---|---|\n")
-		for _, c := range pr.ChangedFiles {
+		for i, c := range pr.ChangedFiles {
+			if b.Len() > maxSummaryBytes-64<<10 { // what a review reads, with room for the rest
+				fmt.Fprintf(&b, "| … and %d more files | | | |\n", len(pr.ChangedFiles)-i)
+				break
+			}
 			s := stats[c.Path]
 			plus, minus := fmt.Sprint(s.Added), fmt.Sprint(s.Deleted)
 			if s.Binary {
 				plus, minus = "bin", "bin"
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", strings.ReplaceAll(c.Path, "|", `\|`), c.Status, plus, minus)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdsafe.Code(c.Path), mdsafe.Text(c.Status), plus, minus)
 		}
 	}
 	if len(skipped) > 0 {
 		b.WriteString("\nLeft out (blocked folders are never proposed):\n\n")
-		for _, s := range skipped {
-			fmt.Fprintf(&b, "- `%s`\n", path.Clean(s))
+		for i, s := range skipped {
+			if b.Len() > maxSummaryBytes-1<<10 {
+				fmt.Fprintf(&b, "- … and %d more\n", len(skipped)-i)
+				break
+			}
+			fmt.Fprintf(&b, "- %s\n", mdsafe.Code(path.Clean(s)))
 		}
 	}
 	return b.String()

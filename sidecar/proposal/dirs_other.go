@@ -3,6 +3,7 @@
 package proposal
 
 import (
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -48,6 +49,15 @@ func (d *dirs) lstat(p string) (fs.FileInfo, error) {
 		return nil, err
 	}
 	return r.Lstat(n)
+}
+
+// open opens the regular file p for reading.
+func (d *dirs) open(p string) (io.ReadCloser, error) {
+	r, n, err := d.split(p)
+	if err != nil {
+		return nil, err
+	}
+	return r.Open(n)
 }
 
 func (d *dirs) readFile(p string) ([]byte, error) {

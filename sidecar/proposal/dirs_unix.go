@@ -3,6 +3,7 @@
 package proposal
 
 import (
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -165,6 +166,43 @@ func (d *dirs) readFile(p string) ([]byte, error) {
 		buf = buf[:len(buf)+m]
 	}
 }
+
+// open opens the regular file p for reading, without following a symlink (nor blocking on a
+// fifo put in its place).
+func (d *dirs) open(p string) (io.ReadCloser, error) {
+	dfd, n, err := d.split(p)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.Openat(dfd, n, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, pathErr("open", p, err)
+	}
+	return &rawReader{fd: fd, name: p}, nil
+}
+
+// rawReader reads a file through its raw descriptor (no os.File bookkeeping per file).
+type rawReader struct {
+	fd   int
+	name string
+}
+
+func (r *rawReader) Read(b []byte) (int, error) {
+	for {
+		n, err := unix.Read(r.fd, b)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return 0, pathErr("read", r.name, err)
+		case n == 0 && len(b) > 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+func (r *rawReader) Close() error { return pathErr("close", r.name, unix.Close(r.fd)) }
 
 func (d *dirs) readlink(p string) (string, error) {
 	fd, n, err := d.split(p)

@@ -2,6 +2,7 @@ package proposal
 
 import (
 	"errors"
+	"os"
 
 	"golang.org/x/sys/unix"
 )
@@ -37,3 +38,12 @@ func startWriteback(f writeFile) error {
 	}
 	return pathErr("sync_file_range", rf.name, err)
 }
+
+// startFileWriteback starts writing f's dirty data to disk, without waiting (the pack's, so
+// that its sync at the commit point finds most of it done).
+func startFileWriteback(f *os.File) {
+	unix.SyncFileRange(int(f.Fd()), 0, 0, unix.SYNC_FILE_RANGE_WRITE)
+}
+
+// datasync makes f's data durable (and the metadata needed to read it back).
+func datasync(f *os.File) error { return unix.Fdatasync(int(f.Fd())) }

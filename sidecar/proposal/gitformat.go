@@ -145,9 +145,10 @@ func fileDiff(name string, old, new side) (text []byte, added, deleted int, err 
 		return b.Bytes(), 0, 0, nil
 	}
 	fmt.Fprintf(&b, "--- %s%s\n+++ %s%s\n", labelA, tabIfSpace(labelA), labelB, tabIfSpace(labelB))
-	oldLines, newLines := splitLines(old.data), splitLines(new.data)
+	w := windowOf(old.data, new.data, contextLines)
+	oldLines, newLines := w.oldLines, w.newLines
 	for _, h := range hunks(diffLines(oldLines, newLines)) {
-		fmt.Fprintf(&b, "@@ -%s +%s @@\n", hunkRange(h.oldStart, h.oldCount), hunkRange(h.newStart, h.newCount))
+		fmt.Fprintf(&b, "@@ -%s +%s @@\n", hunkRange(w.oldFirst+h.oldStart, h.oldCount), hunkRange(w.newFirst+h.newStart, h.newCount))
 		for _, e := range h.edits {
 			var line string
 			switch e.kind {

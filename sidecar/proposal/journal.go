@@ -47,8 +47,12 @@ type journalChange struct {
 	Perm   fs.FileMode `json:"perm,omitempty"` // the permission bits before (a ledger mode has only the exec bit)
 	Before *LedgerBlob `json:"before"`
 	After  *LedgerBlob `json:"after"`
-	// Tmp is the temporary file of the new version, beside Path, that recovery removes.
+	// Tmp is the temporary file of the new version, beside Path, that recovery removes. Once
+	// the new version is swapped in, it holds the old one.
 	Tmp string `json:"tmp,omitempty"`
+	// Aside is where the old version is kept, under .agentcanvas/tmp, when it is not swapped
+	// out to Tmp (a deletion; a file system that cannot swap).
+	Aside string `json:"aside,omitempty"`
 }
 
 // journalFinish is the bookkeeping after the commit point: the proposal's status and the
@@ -66,13 +70,17 @@ type journalFinish struct {
 func newJournal(d *dirs, pl *plan, cs *versionSet, what string, e *LedgerEntry) *journal {
 	j := &journal{Version: journalVersion, Pid: os.Getpid(), Started: time.Now().UTC().Format(timeLayout), What: what, Entry: e}
 	tmps := make(map[string]string, len(pl.writes))
+	asides := make(map[string]string, len(pl.writes)+len(pl.deletes))
 	for _, w := range pl.writes {
-		tmps[w.path] = w.tmp
+		tmps[w.path], asides[w.path] = w.tmp, w.aside
+	}
+	for _, d := range pl.deletes {
+		asides[d.path] = d.aside // a deletion then a creation of the path: the deletion's
 	}
 	j.Files = make([]journalChange, 0, len(cs.paths))
 	for _, p := range cs.paths {
 		b := cs.blobs[p]
-		j.Files = append(j.Files, journalChange{Path: p, Perm: cs.perms[p], Before: b[0], After: b[1], Tmp: tmps[p]})
+		j.Files = append(j.Files, journalChange{Path: p, Perm: cs.perms[p], Before: b[0], After: b[1], Tmp: tmps[p], Aside: asides[p]})
 	}
 	seen := map[string]bool{}
 	for _, w := range pl.writes {
@@ -164,7 +172,7 @@ func removeJournal(root *os.Root) error {
 
 // readJournal reads an unfinished journal; nil when there is none.
 func readJournal(root *os.Root) (*journal, error) {
-	b, err := readRootCapped(root, journalFile, maxJSONBytes)
+	b, err := readRootCapped(root, journalFile, maxRecordBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	} else if err != nil {

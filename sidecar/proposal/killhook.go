@@ -22,6 +22,16 @@ func testKillStep() int {
 	return k
 }
 
+// testKillAtEnv names a point (testKillAt) at which the process kills itself; only tests set it.
+const testKillAtEnv = "AGENTCANVAS_TEST_KILL_AT"
+
+// testKillAt kills the process when the tests asked for it at this point.
+func testKillAt(point string) {
+	if os.Getenv(testKillAtEnv) == point {
+		killSelf()
+	}
+}
+
 func killSelf() {
 	p, _ := os.FindProcess(os.Getpid())
 	p.Kill()

@@ -40,15 +40,25 @@ type Origin struct {
 	Flow string `json:"flow,omitempty"`
 	// FlowFile is the run's flow file (workspace-relative when it is in the workspace): a
 	// proposal that changes it is held (control.go).
-	FlowFile      string  `json:"flowFile,omitempty"`
-	InteractionID string  `json:"interactionId,omitempty"`
-	Round         int     `json:"round,omitempty"` // 1-based, as the agent's prompt says it
-	Backend       string  `json:"backend,omitempty"`
-	Prompt        string  `json:"prompt,omitempty"` // the start of the prompt the agent was given
-	InputTokens   int64   `json:"inputTokens,omitempty"`
-	OutputTokens  int64   `json:"outputTokens,omitempty"`
-	CostUSD       float64 `json:"costUsd,omitempty"`
-	CostKnown     bool    `json:"costKnown,omitempty"`
+	FlowFile string `json:"flowFile,omitempty"`
+	// FlowUses are the workspace files the flow runs or gives its agents as rules: a
+	// proposal that changes one is held too.
+	FlowUses      []FlowUse `json:"flowUses,omitempty"`
+	InteractionID string    `json:"interactionId,omitempty"`
+	Round         int       `json:"round,omitempty"` // 1-based, as the agent's prompt says it
+	Backend       string    `json:"backend,omitempty"`
+	Prompt        string    `json:"prompt,omitempty"` // the start of the prompt the agent was given
+	InputTokens   int64     `json:"inputTokens,omitempty"`
+	OutputTokens  int64     `json:"outputTokens,omitempty"`
+	CostUSD       float64   `json:"costUsd,omitempty"`
+	CostKnown     bool      `json:"costKnown,omitempty"`
+}
+
+// FlowUse is a workspace file (or folder) a run's flow uses: an agent's command or setup
+// script, a file of rules its agents are given.
+type FlowUse struct {
+	Path string `json:"path"` // workspace-relative, slash-separated
+	Use  string `json:"use"`  // in words: "agent lead's runtime.command"
 }
 
 // LedgerEntry is one apply or revert.
@@ -69,6 +79,13 @@ type LedgerEntry struct {
 	// never revised), and Comments the review comments that led to it, with the worker's answers.
 	Revision int             `json:"revision,omitempty"`
 	Comments []LedgerComment `json:"comments,omitempty"`
+	// Patch is the digest of the proposal's patch applied (PatchDigest), and Part says the apply
+	// was of a selection (some files or hunks): with the proposal and the revision, they are
+	// what makes an apply happen once (once.go).
+	Patch string `json:"patch,omitempty"`
+	Part  bool   `json:"part,omitempty"`
+	// Picked are the hunks of the patch a selection of hunks applied, by file.
+	Picked map[string][]int `json:"picked,omitempty"`
 	// Reverts is the entry a revert takes back out.
 	Reverts string       `json:"reverts,omitempty"`
 	Files   []LedgerFile `json:"files"`
@@ -200,7 +217,7 @@ func ledgerFileOf(p string, before, after side, blobs [2]*LedgerBlob) LedgerFile
 		f.Status = "deleted"
 	}
 	if before.text() && after.text() {
-		for _, c := range lineChanges(diffLines(splitLines(before.data), splitLines(after.data))) {
+		for _, c := range lineChangesOf(before.data, after.data) {
 			f.Hunks = append(f.Hunks, LedgerHunk{OldStart: c.a + 1, OldLines: c.na, NewStart: c.b + 1, NewLines: c.nb})
 		}
 	}
@@ -256,10 +273,15 @@ func writeEntry(root *os.Root, e *LedgerEntry) error {
 	if err != nil {
 		return err
 	}
+	return writeLedgerEntry(root, e.ID, append(b, '\n'))
+}
+
+// writeLedgerEntry writes an entry's bytes, durably.
+func writeLedgerEntry(root *os.Root, id string, b []byte) error {
 	if err := root.MkdirAll(ledgerEntries, 0o755); err != nil {
 		return err
 	}
-	return writeDurable(root, entryPath(e.ID), append(b, '\n'))
+	return writeDurable(root, entryPath(id), b)
 }
 
 func entryPath(id string) string { return ledgerEntries + "/" + id + ".json" }
@@ -273,7 +295,11 @@ type Ledger struct {
 }
 
 // ReadLedger reads every entry.
-func ReadLedger(workspace string) (*Ledger, error) {
+func ReadLedger(workspace string) (*Ledger, error) { return readLedger(workspace, nil) }
+
+// readLedger reads the entries whose bytes keep accepts (nil: every one), a cheap look at each
+// file before it is decoded.
+func readLedger(workspace string, keep func([]byte) bool) (*Ledger, error) {
 	lg := &Ledger{Entries: []LedgerEntry{}, Reverted: map[string]string{}}
 	root, err := os.OpenRoot(workspace)
 	if err != nil {
@@ -292,7 +318,10 @@ func ReadLedger(workspace string) (*Ledger, error) {
 		if n.IsDir() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
 			continue
 		}
-		b, err := readRootCapped(root, ledgerEntries+"/"+name, maxJSONBytes)
+		b, err := readRootCapped(root, ledgerEntries+"/"+name, maxRecordBytes)
+		if err == nil && keep != nil && !keep(b) {
+			continue
+		}
 		var e LedgerEntry
 		if err == nil {
 			err = json.Unmarshal(b, &e)
@@ -367,8 +396,11 @@ func entryFor(workspace string, l *Loaded) *LedgerEntry {
 	e := &LedgerEntry{Kind: "apply", Proposal: relToWorkspace(workspace, l.PatchPath)}
 	if l.Proposal != nil {
 		e.RunID, e.AgentID, e.Notes = l.Proposal.RunID, l.Proposal.AgentID, l.Proposal.Notes
-		e.Proposal = relToWorkspace(workspace, filepath.Join(l.AgentDir, JSONFile))
+		e.Proposal = proposalKey(workspace, l.AgentDir)
 		e.Origin = readOrigin(l.AgentDir)
+		if e.Origin != nil {
+			e.Origin.FlowUses = nil // what decided the holds, not where the lines came from
+		}
 		e.Revision, e.Comments = reviewOf(l)
 	}
 	return e
@@ -398,6 +430,18 @@ func reviewOf(l *Loaded) (int, []LedgerComment) {
 		}
 	}
 	return st.Revision, cs
+}
+
+// proposalKey names a proposal in the ledger: its proposal.json relative to the workspace,
+// with links resolved on both sides, so that every spelling of one proposal (a link to its
+// sandbox, the workspace reached through a link) is one key and exactly once holds for all.
+func proposalKey(workspace, agentDir string) string {
+	ws, err := filepath.EvalSymlinks(workspace)
+	dir, derr := filepath.EvalSymlinks(agentDir)
+	if err != nil || derr != nil {
+		return relToWorkspace(workspace, filepath.Join(agentDir, JSONFile))
+	}
+	return relToWorkspace(ws, filepath.Join(dir, JSONFile))
 }
 
 // relToWorkspace is p relative to the workspace (slashes), or p when it lies outside.

@@ -19,6 +19,7 @@ package proposal
 import (
 	"bufio"
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -84,7 +85,7 @@ func parseIndexLine(line []byte) (string, packEntry, bool) {
 	}
 	off, err1 := strconv.ParseInt(string(f[1]), 10, 64)
 	size, err2 := strconv.ParseInt(string(f[2]), 10, 64)
-	if err1 != nil || err2 != nil || off < 0 || size < 0 || size > MaxPatchBytes {
+	if err1 != nil || err2 != nil || off < 0 || size < 0 || size > maxVersionBytes {
 		return "", packEntry{}, false
 	}
 	return string(f[0]), packEntry{off, size}, true
@@ -122,14 +123,10 @@ func (o *objects) readData(oid string) ([]byte, error) {
 	}
 	e, ok := o.index[oid]
 	if !ok {
-		return readRootCapped(o.root, objectPath(oid), MaxPatchBytes)
+		return readRootCapped(o.root, objectPath(oid), maxVersionBytes)
 	}
-	if o.pack == nil {
-		f, err := o.root.Open(packFile)
-		if err != nil {
-			return nil, err
-		}
-		o.pack = f
+	if err := o.openPack(e); err != nil {
+		return nil, err
 	}
 	data := make([]byte, e.size)
 	if _, err := o.pack.ReadAt(data, e.off); err != nil {
@@ -139,6 +136,63 @@ func (o *objects) readData(oid string) ([]byte, error) {
 		return nil, err
 	}
 	return data, nil
+}
+
+// openPack opens the pack for reading, once, and checks e lies inside it: an index line is
+// never trusted for more bytes than the pack has.
+func (o *objects) openPack(e packEntry) error {
+	if o.pack == nil {
+		f, err := o.root.Open(packFile)
+		if err != nil {
+			return err
+		}
+		o.pack = f
+	}
+	fi, err := o.pack.Stat()
+	if err != nil {
+		return err
+	}
+	if e.off > fi.Size() || e.size > fi.Size()-e.off {
+		return fmt.Errorf("the pack ends before it (offset %d, %d bytes; the pack has %d)", e.off, e.size, fi.Size())
+	}
+	return nil
+}
+
+// verify says whether the stored copy of oid is whole: its bytes hash to oid. It reads the
+// copy a block at a time.
+func (o *objects) verify(oid string) error {
+	if err := o.load(); err != nil {
+		return err
+	}
+	var r io.Reader
+	var size int64
+	if e, ok := o.index[oid]; ok {
+		if err := o.openPack(e); err != nil {
+			return err
+		}
+		r, size = io.NewSectionReader(o.pack, e.off, e.size), e.size
+	} else {
+		f, err := o.root.OpenFile(objectPath(oid), os.O_RDONLY|noFollow, 0)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		r, size = f, fi.Size()
+	}
+	h := blobHasher(size)
+	if n, err := io.CopyBuffer(h, io.LimitReader(r, size), make([]byte, min(streamBlock, size+1))); err != nil {
+		return err
+	} else if n != size {
+		return fmt.Errorf("the ledger's copy of %s is cut short", oid)
+	}
+	if hex.EncodeToString(h.Sum(nil)) != oid {
+		return fmt.Errorf("the ledger's copy of %s is damaged (its content has another blob id)", oid)
+	}
+	return nil
 }
 
 // objectPath is where a loose object is.
@@ -164,8 +218,11 @@ func (o *objects) addObjects(versions []object) error {
 	var fresh []object
 	seen := map[string]bool{}
 	for _, v := range versions {
-		if _, ok := o.index[v.oid]; ok || seen[v.oid] {
+		if seen[v.oid] {
 			continue
+		}
+		if _, ok := o.index[v.oid]; ok && o.verify(v.oid) == nil {
+			continue // stored already, and whole: a damaged copy is stored again
 		}
 		seen[v.oid] = true
 		fresh = append(fresh, v)
@@ -243,6 +300,33 @@ func (o *objects) appendIndex(vs []object, start int64) error {
 	o.idxLen += int64(b.Len())
 	for oid, e := range entries {
 		o.index[oid] = e
+	}
+	return nil
+}
+
+// syncObjects makes the pack and its index durable, or, with start, starts their writeback
+// without waiting. An apply syncs them before its commit point: past it, the copies of the old
+// versions the apply kept aside are removed, and the ledger's are then the only ones a revert
+// has (a power loss would otherwise take the pack's last bytes with it).
+func syncObjects(root *os.Root, start bool) error {
+	for _, name := range []string{packFile, packIndex} {
+		f, err := root.OpenFile(name, os.O_RDWR, 0)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		if start {
+			startFileWriteback(f)
+		} else {
+			err = datasync(f)
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
 	}
 	return nil
 }

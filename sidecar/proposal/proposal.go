@@ -9,6 +9,7 @@
 package proposal
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,6 +24,7 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
+	"github.com/agentcanvas/agentcanvas/sidecar/wslock"
 )
 
 // File names inside an agent folder.
@@ -134,6 +136,13 @@ func Load(workspace, ref string) (*Loaded, error) {
 		if filepath.Base(filepath.Dir(p)) != "proposal" {
 			return nil, fmt.Errorf("proposal %s: a proposal.json must sit in a sandbox's proposal/ folder", ref)
 		}
+	case ownPatch(p):
+		// A proposal's own patch is the proposal: its apply is keyed, checked and recorded
+		// as the proposal's (a second apply of it is refused as one).
+		if l, err := Load(workspace, filepath.Dir(filepath.Dir(p))); err == nil && l.PatchPath == p {
+			return l, nil
+		}
+		fallthrough
 	default:
 		data, err := readCapped(p, MaxPatchBytes)
 		if err != nil {
@@ -141,6 +150,12 @@ func Load(workspace, ref string) (*Loaded, error) {
 		}
 		return &Loaded{PatchPath: p, Patch: data}, nil
 	}
+	return loadAgentDir(agentDir, ref)
+}
+
+// loadAgentDir loads the proposal of a sandbox's agent folder: its proposal.json and the
+// patch that names, read inside the folder.
+func loadAgentDir(agentDir, ref string) (*Loaded, error) {
 	root, err := os.OpenRoot(agentDir)
 	if err != nil {
 		return nil, err
@@ -170,6 +185,16 @@ func Load(workspace, ref string) (*Loaded, error) {
 		return nil, fmt.Errorf("%s: field paths.patchFile: %w", filepath.Join(agentDir, JSONFile), err)
 	}
 	return &Loaded{Proposal: &pr, AgentDir: agentDir, PatchPath: filepath.Join(agentDir, filepath.FromSlash(clean)), Patch: data}, nil
+}
+
+// ownPatch reports whether the file p is a sandbox's proposal patch: proposal/changes.patch
+// beside a proposal.json.
+func ownPatch(p string) bool {
+	if filepath.Base(p) != filepath.Base(PatchFile) || filepath.Base(filepath.Dir(p)) != "proposal" {
+		return false
+	}
+	fi, err := os.Lstat(filepath.Join(filepath.Dir(p), filepath.Base(JSONFile)))
+	return err == nil && fi.Mode().IsRegular()
 }
 
 var errTooBig = errors.New("patch is larger than the limit")
@@ -278,7 +303,9 @@ func list(workspace string) ([]Summary, error) {
 	return out, nil
 }
 
-// Reject records a rejection (status.json and a proposal_rejected event).
+// Reject records a rejection (status.json and a proposal_rejected event). A proposal applied
+// and not reverted is refused (the workspace holds its changes, and a status "rejected" would
+// say otherwise): revert it first. It runs with the workspace lock held, after recovery.
 func Reject(workspace, ref, reason, flow string) error {
 	l, err := Load(workspace, ref)
 	if err != nil {
@@ -286,6 +313,18 @@ func Reject(workspace, ref, reason, flow string) error {
 	}
 	if l.AgentDir == "" {
 		return errors.New("a bare patch file has no proposal to reject")
+	}
+	e := entryFor(workspace, l)
+	lk, err := wslock.Acquire(context.Background(), workspace, "rejecting "+describeProposal(e, ref), wslock.Options{})
+	if err != nil {
+		return err
+	}
+	defer lk.Release()
+	if err := recoverWorkspace(workspace); err != nil {
+		return err
+	}
+	if err := refuseIfApplied(workspace, e, "reject it"); err != nil {
+		return err
 	}
 	if err := writeStatus(l, Status{State: "rejected", Reason: reason}); err != nil {
 		return err

@@ -125,7 +125,14 @@ func (fm *fileMerge) review(labels mergeLabels) *ReviewMerge {
 
 // mergeFileAt merges one path: in and work from the sandbox, ws from the workspace.
 func mergeFileAt(name string, in, work, ws side) *fileMerge {
-	fm := &fileMerge{path: name, in: in, work: work, ws: ws, moved: !ws.equal(in)}
+	return mergeFrom(name, in, work, ws, false)
+}
+
+// mergeFrom is mergeFileAt with base as the merge's base; rebased: base is not the sandbox's
+// input/ but the file as an earlier apply of the proposal wrote it, so the file is merged
+// even when the workspace still has that version (the patch no longer applies).
+func mergeFrom(name string, in, work, ws side, rebased bool) *fileMerge {
+	fm := &fileMerge{path: name, in: in, work: work, ws: ws, moved: rebased || !ws.equal(in)}
 	if !fm.moved || ws.equal(work) {
 		return fm // nothing to merge: the patch applies as made, or the workspace has it already
 	}
@@ -254,8 +261,11 @@ func (pm *proposalMerge) moved() bool {
 }
 
 // mergeProposal merges every path of a sandbox proposal's patch. A patch without a sandbox
-// (a bare .patch), or with renames or copies, has nothing to merge from: nil.
-func mergeProposal(d *dirs, l *Loaded, files []*gitdiff.File) (*proposalMerge, []Problem) {
+// (a bare .patch), or with renames or copies, has nothing to merge from: nil. The base of each
+// merge is the sandbox's input/, or, for a file an earlier apply of the proposal wrote as the
+// worker had it (bases, from the ledger: once.go), that version: then what the worker changed
+// since is what is merged in.
+func mergeProposal(d *dirs, l *Loaded, files []*gitdiff.File, bases map[string]*LedgerBlob) (*proposalMerge, []Problem) {
 	if l.AgentDir == "" {
 		return nil, nil
 	}
@@ -285,19 +295,25 @@ func mergeProposal(d *dirs, l *Loaded, files []*gitdiff.File) (*proposalMerge, [
 		pm.sections[name] = append(pm.sections[name], secs[i])
 		pm.files[name] = f
 	}
+	objs := openObjects(d.root)
+	defer objs.close()
 	for _, name := range pm.paths {
 		in, err := readSideAt(agent, path.Join("input", name))
+		base, rebased := bases[name]
+		if rebased && err == nil {
+			in, err = objs.read(base)
+		}
 		if err == nil {
 			var work side
 			work, err = readSideAt(agent, path.Join("work", name))
 			if err == nil {
 				var ws side
 				if ws, err = readSideAt(d, name); err == nil {
-					if why := sandboxDisagrees(files, name, in, work); why != "" {
+					if why := sandboxDisagrees(files, name, in, work, rebased); why != "" {
 						probs = append(probs, Problem{Path: name, Reason: "cannot be merged: " + why})
 						continue
 					}
-					pm.merges[name] = mergeFileAt(name, in, work, ws)
+					pm.merges[name] = mergeFrom(name, in, work, ws, rebased)
 					continue
 				}
 			}
@@ -309,7 +325,7 @@ func mergeProposal(d *dirs, l *Loaded, files []*gitdiff.File) (*proposalMerge, [
 
 // sandboxDisagrees says why input/ and work/ are not what the patch was made from (their blob
 // ids against the patch's index lines): then the patch, not the sandbox, is what was reviewed.
-func sandboxDisagrees(files []*gitdiff.File, name string, in, work side) string {
+func sandboxDisagrees(files []*gitdiff.File, name string, in, work side, rebased bool) string {
 	var first, last *gitdiff.File
 	for _, f := range files {
 		if f.NewName == name || f.NewName == "" && f.OldName == name {
@@ -322,7 +338,7 @@ func sandboxDisagrees(files []*gitdiff.File, name string, in, work side) string 
 	if first == nil {
 		return "not in the patch"
 	}
-	if o := first.OldOIDPrefix; isFullOID(o) && o != zeroOID && o != in.oid() {
+	if o := first.OldOIDPrefix; !rebased && isFullOID(o) && o != zeroOID && o != in.oid() {
 		return "the sandbox's input/ no longer matches the patch"
 	}
 	if o := last.NewOIDPrefix; isFullOID(o) && o != zeroOID && o != work.oid() {

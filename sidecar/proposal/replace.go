@@ -123,7 +123,7 @@ func (t *txn) place(w write, staged bool) error {
 	if swapped, err := t.swapIn(w.tmp, w, old); swapped || err != nil {
 		return err
 	}
-	aside := t.keepAside(w.path, old)
+	aside := t.keepAside(w.path, w.aside, old)
 	if err := t.dirs.moveInto(w.tmp, w.path); err != nil {
 		if aside != "" {
 			t.dirs.remove(aside)
@@ -229,11 +229,10 @@ var noSwap bool
 // keepAside hard-links the file about to be replaced into .agentcanvas/tmp, so undoing the
 // replace is a rename that needs no free space (a full disk is the usual reason to undo);
 // "" when there is nothing, or no link could be made (then the undo rewrites it).
-func (t *txn) keepAside(p string, old *backup) string {
-	if old == nil {
+func (t *txn) keepAside(p, aside string, old *backup) string {
+	if old == nil || aside == "" {
 		return ""
 	}
-	aside := tempName(tmpDir + "/x")
 	if t.dirs.linkAside(p, aside) != nil {
 		return ""
 	}
@@ -246,7 +245,7 @@ func (t *txn) keepAside(p string, old *backup) string {
 // (or made) by someone else meanwhile is left as it is, and the rollback says so.
 func (t *txn) undoReplace(p string, old *backup, aside string, wrote side) {
 	t.undo = append(t.undo, func() error {
-		if cur, err := readSideRoot(t.root, p); err != nil || !cur.equal(wrote) {
+		if same, err := diskIs(rootFS{t.root}, p, wrote); err != nil || !same {
 			return fmt.Errorf("%s changed again during the apply; left as it is", p)
 		}
 		if aside != "" {
@@ -258,9 +257,8 @@ func (t *txn) undoReplace(p string, old *backup, aside string, wrote side) {
 
 // removeKeeping deletes p by moving it into .agentcanvas/tmp (undone by moving it back),
 // or, where that cannot be done, by removing it (undone from the backup).
-func (t *txn) removeKeeping(p string, old *backup) error {
-	aside := tempName(tmpDir + "/x")
-	if err := t.dirs.moveInto(p, aside); err == nil {
+func (t *txn) removeKeeping(p, aside string, old *backup) error {
+	if aside != "" && t.dirs.moveInto(p, aside) == nil {
 		t.aside = append(t.aside, aside)
 		t.undoReplace(p, old, aside, side{})
 		return nil

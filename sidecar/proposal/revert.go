@@ -11,7 +11,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -35,7 +35,7 @@ func Revert(ctx context.Context, workspace, ref string, o ApplyOptions) (*Result
 	e, err := lg.find(ref)
 	if err != nil && !ValidLedgerID(ref) {
 		if l, lerr2 := Load(workspace, ref); lerr2 == nil && l.AgentDir != "" {
-			e, err = lg.find(relToWorkspace(workspace, filepath.Join(l.AgentDir, JSONFile)))
+			e, err = lg.find(proposalKey(workspace, l.AgentDir))
 		}
 	}
 	if err != nil {
@@ -67,46 +67,21 @@ func Revert(ctx context.Context, workspace, ref string, o ApplyOptions) (*Result
 	}, rec)
 }
 
+// bigRead is how much a revert reads to make its patch before it collects that garbage.
+const bigRead = 64 << 20
+
 // planRevert makes the patch that takes e's changes out of the workspace as it is, and checks it.
 func planRevert(d *dirs, e *LedgerEntry, o ApplyOptions) (*plan, []Problem) {
 	var probs []Problem
 	var patch []byte
 	objs := openObjects(d.root)
 	defer objs.close()
+	read := 0
 	for _, f := range e.Files {
-		// The ledger is a file in the workspace: its names get every rule a patch's do before
-		// anything is read.
-		if c, err := safepath.Clean(f.Path, o.Rules); err != nil || c != f.Path {
-			reason := "the name is not in canonical form"
-			if err != nil {
-				reason = err.(*safepath.Error).Reason
-			}
-			probs = append(probs, Problem{Path: f.Path, Reason: "the ledger names this path: " + reason})
-			continue
-		}
-		before, err := objs.read(f.Before)
-		var after, cur side
-		if err == nil {
-			after, err = objs.read(f.After)
-		}
-		if err == nil {
-			cur, err = readSideAt(d, f.Path)
-		}
-		if err != nil {
-			probs = append(probs, Problem{Path: f.Path, Reason: err.Error()})
-			continue
-		}
-		target, why := revertTarget(before, after, cur)
+		secs, n, why := revertSections(d, objs, f, o.Rules)
+		read += n
 		if why != "" {
-			probs = append(probs, Problem{Path: f.Path, Reason: "the revert does not apply: " + why})
-			continue
-		}
-		if target.equal(cur) {
-			continue // already as it was before (reverted by hand)
-		}
-		secs, _, _, err := changeSections(f.Path, cur, target)
-		if err != nil {
-			probs = append(probs, Problem{Path: f.Path, Reason: err.Error()})
+			probs = append(probs, Problem{Path: f.Path, Reason: why})
 			continue
 		}
 		for _, s := range secs {
@@ -116,11 +91,68 @@ func planRevert(d *dirs, e *LedgerEntry, o ApplyOptions) (*plan, []Problem) {
 	if len(probs) > 0 {
 		return nil, probs
 	}
-	pl, probs := buildPlan(d, patch, Selection{}, o.Rules, o.MaxPatchBytes)
+	if read > bigRead {
+		// The versions read to make the patch are garbage now, and the check reads the
+		// files again: collect them first, or a big file is in memory four times at once.
+		runtime.GC()
+	}
+	pl, probs := buildPlan(d, patch, Selection{}, o.Rules, noPatchLimit)
 	if pl != nil {
 		keepPerms(pl, e)
 	}
 	return pl, probs
+}
+
+// revertSections is the patch that takes f's change out of the file as it is now, or why it
+// cannot be made. The file is compared with the versions by blob id first, so that a file the
+// apply left as it was (the usual case) costs its own bytes and its old version's, not the
+// apply's version besides.
+func revertSections(d *dirs, objs *objects, f LedgerFile, rules safepath.Rules) (secs [][]byte, read int, why string) {
+	// The ledger is a file in the workspace: its names get every rule a patch's do before
+	// anything is read.
+	if c, err := safepath.Clean(f.Path, rules); err != nil || c != f.Path {
+		reason := "the name is not in canonical form"
+		if err != nil {
+			reason = err.(*safepath.Error).Reason
+		}
+		return nil, 0, "the ledger names this path: " + reason
+	}
+	cur, err := readSideAt(d, f.Path)
+	if err != nil {
+		return nil, 0, err.Error()
+	}
+	read = len(cur.data)
+	var target side
+	switch now := blobOf(cur); {
+	case sameBlob(now, f.Before):
+		return nil, read, "" // already as it was before (reverted by hand)
+	case sameBlob(now, f.After):
+		if target, err = objs.read(f.Before); err != nil {
+			return nil, read, err.Error()
+		}
+	default:
+		before, err := objs.read(f.Before)
+		var after side
+		if err == nil {
+			after, err = objs.read(f.After)
+		}
+		if err != nil {
+			return nil, read, err.Error()
+		}
+		read += len(before.data) + len(after.data)
+		if target, why = revertTarget(before, after, cur); why != "" {
+			return nil, read, "the revert does not apply: " + why
+		}
+		if target.equal(cur) {
+			return nil, read, ""
+		}
+	}
+	read += len(target.data)
+	secs, _, _, err = changeSections(f.Path, cur, target)
+	if err != nil {
+		return nil, read, err.Error()
+	}
+	return secs, read, ""
 }
 
 // keepPerms gives a file the revert makes again (the apply had deleted it) the permission bits

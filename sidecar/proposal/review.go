@@ -147,10 +147,10 @@ func GetReview(ctx context.Context, workspace, ref string, o ReviewOptions) (*Re
 	reviewFacts(workspace, l, parsed, res, rv, o)
 	if l.AgentDir != "" {
 		if root, err := os.OpenRoot(l.AgentDir); err == nil {
-			if b, err := readRootCapped(root, SummaryFile, 1<<20); err == nil {
+			if b, err := readRootCapped(root, SummaryFile, maxSummaryBytes); err == nil {
 				rv.Summary = string(b)
 			}
-			if b, err := readRootCapped(root, TestLogFile, 4<<20); err == nil {
+			if b, err := readRootCapped(root, TestLogFile, maxTestLogBytes); err == nil {
 				rv.TestLog = string(b)
 			}
 			root.Close()
@@ -255,7 +255,13 @@ func reviewMerges(workspace string, l *Loaded, files []*gitdiff.File, rv *Review
 	defer root.Close()
 	d := newDirs(root)
 	defer d.close()
-	pm, probs := mergeProposal(d, l, files)
+	var bases map[string]*LedgerBlob
+	if l.AgentDir != "" {
+		if prior, err := readPrior(workspace, entryFor(workspace, l)); err == nil {
+			bases = prior.mergeBases()
+		}
+	}
+	pm, probs := mergeProposal(d, l, files, bases)
 	if pm == nil {
 		return nil
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/procalive"
+	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 )
 
 // RevisionsDir keeps every earlier revision of a proposal: revisions/<n>/ holds its
@@ -51,6 +52,8 @@ type RevisionStart struct {
 	Comments []Comment
 	// Patch is the current revision's changes.patch, for the worker's prompt.
 	Patch []byte
+	// Notices say what was settled first (an earlier revision whose process died).
+	Notices []string
 }
 
 // ErrRevisionBusy is returned while another revision run works on the proposal.
@@ -77,13 +80,18 @@ func BeginRevision(workspace, ref, runID string) (*RevisionStart, error) {
 		if err := archiveRevision(l, s.Revision); err != nil {
 			return fmt.Errorf("proposal %s: keeping revision %d: %w", name, s.Revision, err)
 		}
-		s.Revising = &Revising{RunID: runID, PID: os.Getpid(), Since: time.Now().UTC().Format(timeLayout)}
+		testKillAt("revision-kept")
+		ids := make([]string, 0, len(open))
+		for _, c := range open {
+			ids = append(ids, c.ID)
+		}
+		s.Revising = &Revising{RunID: runID, PID: os.Getpid(), Since: time.Now().UTC().Format(timeLayout), Comments: ids}
 		revising.set(l.AgentDir, true)
 		patch, err := os.ReadFile(l.PatchPath)
 		if err != nil {
 			return err
 		}
-		start = &RevisionStart{Loaded: l, State: s, Comments: open, Patch: patch}
+		start = &RevisionStart{Loaded: l, State: s, Comments: open, Patch: patch, Notices: s.Notices}
 		return nil
 	})
 	return start, err
@@ -98,11 +106,11 @@ type RevisionResult struct {
 	Answered []Comment `json:"answered"`
 }
 
-// FinishRevision records the end of revision run runID: when the proposal's patch differs
-// from the one kept by BeginRevision it becomes revision n+1, made by runID in answer to the
-// comments sent; otherwise the kept copy is dropped and the revision stays. Each comment
-// sent is marked with the worker's answer (answers by comment id; a comment the worker did
-// not answer by name gets its whole reply's first line when ok is true).
+// FinishRevision records the end of revision run runID (revisejournal.go): when the
+// proposal's patch differs from the one kept by BeginRevision it becomes revision n+1, made by
+// runID in answer to the comments sent; otherwise the kept copy is dropped and the revision
+// stays. Each comment sent is marked with the worker's answer (answers by comment id; a
+// comment the worker did not answer by name counts as answered by the revision when ok).
 func FinishRevision(workspace, ref, runID string, sent []Comment, answers map[string]string, ok bool) (*RevisionResult, error) {
 	res := &RevisionResult{}
 	_, err := updateReview(workspace, ref, func(l *Loaded, s *ReviewState) error {
@@ -111,88 +119,19 @@ func FinishRevision(workspace, ref, runID string, sent []Comment, answers map[st
 			return err
 		}
 		defer root.Close()
-		kept := path.Join(RevisionsDir, strconv.Itoa(s.Revision))
-		old, _ := root.ReadFile(path.Join(kept, "changes.patch"))
-		now, err := root.ReadFile(PatchFile)
-		if err != nil {
+		testKillAt("revision-finish")
+		if res.Changed, err = settleRevision(workspace, root, l, s, runID, sent, answers, ok, false); err != nil {
 			return err
 		}
-		res.Changed = ok && !bytes.Equal(old, now)
-		if res.Changed {
-			s.Revision++
-			ids := make([]string, 0, len(sent))
-			for _, c := range sent {
-				ids = append(ids, c.ID)
+		for _, c := range s.Comments {
+			if c.AnsweredIn != 0 && slices.ContainsFunc(sent, func(x Comment) bool { return x.ID == c.ID }) {
+				res.Answered = append(res.Answered, c)
 			}
-			s.Revisions = append(s.Revisions, Revision{Number: s.Revision, CreatedAt: l.Proposal.CreatedAt, RunID: runID, Comments: ids})
-		} else {
-			if !ok { // a failed run's edits are not a revision: work/ and the patch go back
-				if err := restoreRevision(workspace, root, l, s, kept); err != nil {
-					return fmt.Errorf("the failed revision run's edits could not be taken back (revision %d is kept in %s): %w", s.Revision, kept, err)
-				}
-			}
-			if err := root.RemoveAll(kept); err != nil {
-				return err
-			}
-		}
-		for i := range s.Comments {
-			c := &s.Comments[i]
-			if !slices.ContainsFunc(sent, func(x Comment) bool { return x.ID == c.ID }) {
-				continue
-			}
-			c.SentIn = s.Revision
-			if a, found := answers[c.ID]; found && ok {
-				c.Answer, c.AnsweredIn = a, s.Revision
-			} else if res.Changed {
-				c.AnsweredIn = s.Revision // changed in answer, without a word about it
-			}
-			if c.AnsweredIn != 0 {
-				res.Answered = append(res.Answered, *c)
-			}
-		}
-		if s.Revising != nil && s.Revising.RunID == runID {
-			s.Revising = nil
-			revising.set(l.AgentDir, false)
 		}
 		res.Revision = s.Revision
 		return nil
 	})
 	return res, err
-}
-
-// archiveRevision copies the current revision n into revisions/<n>/: its patch files and
-// every changed file as work/ holds it now (a deleted one is simply absent).
-func archiveRevision(l *Loaded, n int) error {
-	root, err := os.OpenRoot(l.AgentDir)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	dir := path.Join(RevisionsDir, strconv.Itoa(n))
-	if err := root.RemoveAll(dir); err != nil {
-		return err
-	}
-	if err := root.MkdirAll(path.Join(dir, "post"), 0o755); err != nil {
-		return err
-	}
-	for _, f := range []string{PatchFile, JSONFile, SummaryFile} {
-		b, err := root.ReadFile(f)
-		if err != nil {
-			return err
-		}
-		if err := writeFileAtomic(root, path.Join(dir, path.Base(f)), b, 0o644); err != nil {
-			return err
-		}
-	}
-	for _, c := range l.Proposal.ChangedFiles {
-		if c.Status == "deleted" {
-			continue
-		}
-		if err := copyInRoot(root, path.Join(l.Proposal.Paths.WorkDir, c.Path), path.Join(dir, "post", c.Path)); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // copyInRoot copies a file or a symbolic link (as a link) inside root.
@@ -322,6 +261,9 @@ func GetInterdiff(workspace, ref string, from, to int) (*Interdiff, error) {
 type revSide struct {
 	dir     string          // where its changed files are, inside the agent folder
 	changed map[string]bool // path → exists after the revision
+	// patched, for the current revision, are its files as its patch makes them: never work/
+	// as it is now, which the worker may have changed since the patch was made.
+	patched map[string]side
 }
 
 func revisionSide(root *os.Root, l *Loaded, s *ReviewState, n int) (*revSide, error) {
@@ -339,6 +281,17 @@ func revisionSide(root *os.Root, l *Loaded, s *ReviewState, n int) (*revSide, er
 		}
 	}
 	rs := &revSide{dir: dir, changed: map[string]bool{}}
+	if n == s.Revision {
+		files, err := patchedFiles(root, l.Patch, safepath.Rules{})
+		if err != nil {
+			return nil, err
+		}
+		rs.patched = map[string]side{}
+		for _, f := range files {
+			rs.changed[f.path], rs.patched[f.path] = f.new.exists, f.new
+		}
+		return rs, nil
+	}
 	for _, c := range pr.ChangedFiles {
 		rs.changed[c.Path] = c.Status != "deleted"
 	}
@@ -346,6 +299,9 @@ func revisionSide(root *os.Root, l *Loaded, s *ReviewState, n int) (*revSide, er
 }
 
 func (rs *revSide) read(root *os.Root, name string) (side, error) {
+	if f, ok := rs.patched[name]; ok {
+		return f, nil
+	}
 	dir := rs.dir
 	if exists, changed := rs.changed[name]; changed && !exists {
 		return side{}, nil

@@ -59,21 +59,7 @@ func restoreRevision(workspace string, root *os.Root, l *Loaded, s *ReviewState,
 			}
 		}
 	}
-	for _, f := range []string{PatchFile, JSONFile, SummaryFile} {
-		b, err := root.ReadFile(path.Join(kept, path.Base(f)))
-		if err != nil {
-			return err
-		}
-		if err := writeFileAtomic(root, f, b, 0o644); err != nil {
-			return err
-		}
-		if f == PatchFile {
-			if err := writePatchRecord(root, DigestFile, b); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return restoreRevisionFiles(root, kept, PatchFile, JSONFile, SummaryFile)
 }
 
 // putSide makes p in the worker's folder what s says (a file, a link, or nothing).

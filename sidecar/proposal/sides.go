@@ -23,8 +23,8 @@ func readSideAt(d *dirs, p string) (side, error) {
 		t, err := d.readlink(p)
 		return side{exists: true, mode: modeSymlink, data: []byte(t)}, err
 	case kindFile:
-		if fi.Size() > MaxPatchBytes {
-			return side{}, fmt.Errorf("%s is larger than %d bytes", p, MaxPatchBytes)
+		if fi.Size() > maxVersionBytes {
+			return side{}, fmt.Errorf("%s is larger than %d bytes", p, maxVersionBytes)
 		}
 		b, err := d.readFile(p)
 		m := modeFile

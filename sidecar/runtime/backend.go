@@ -138,9 +138,10 @@ func resolveBackend(s *Spec, env []string) (backend, error) {
 	return nil, fmt.Errorf("runtime: agent %s: unknown backendId %q (want one of %s)", s.AgentID, id, strings.Join(Backends, ", "))
 }
 
-// maxArgPrompt is the longest prompt put on a command line; Linux refuses any single
-// argument over 128 KiB (MAX_ARG_STRLEN), so longer prompts go on stdin.
-const maxArgPrompt = 100 << 10
+// A prompt never goes on a command line: every process on the machine, another agent's too,
+// reads any process's arguments (/proc/PID/cmdline is not behind Landlock's ptrace rule, and
+// a world's /proc is the system's), and Linux refuses an argument over 128 KiB. Each CLI
+// reads it from its stdin (the backends' stdin).
 
 func exe(s *Spec, def string) string {
 	if s.Executable != "" {

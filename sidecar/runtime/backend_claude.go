@@ -19,10 +19,8 @@ type claudeBackend struct{}
 func (claudeBackend) id() string { return BackendClaude }
 
 func (claudeBackend) argv(s *Spec, in turnInput) ([]string, error) {
-	a := []string{exe(s, "claude"), "-p", in.prompt, "--output-format", "stream-json", "--verbose"}
-	if len(in.prompt) > maxArgPrompt {
-		a = append(a[:2], a[3:]...) // claude -p reads the prompt from stdin
-	}
+	// claude -p without a prompt argument reads it from stdin (backend.go: never in argv).
+	a := []string{exe(s, "claude"), "-p", "--output-format", "stream-json", "--verbose"}
 	if in.resume != "" {
 		a = append(a, "--resume", in.resume)
 	}
@@ -53,12 +51,7 @@ func (claudeBackend) argv(s *Spec, in turnInput) ([]string, error) {
 	return append(a, s.ExtraArgs...), nil
 }
 
-func (claudeBackend) stdin(_ *Spec, in turnInput) string {
-	if len(in.prompt) > maxArgPrompt {
-		return in.prompt
-	}
-	return ""
-}
+func (claudeBackend) stdin(_ *Spec, in turnInput) string { return in.prompt }
 func (claudeBackend) newDecoder(s *Spec, in turnInput) decoder {
 	return &claudeDecoder{mode: claudeMode(s), tools: map[string]claudeContent{}, denied: map[string]bool{}}
 }

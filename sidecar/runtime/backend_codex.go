@@ -41,10 +41,7 @@ func (codexBackend) argv(s *Spec, in turnInput) ([]string, error) {
 	if in.resume != "" {
 		a = append(a, "resume", in.resume)
 	}
-	if len(in.prompt) > maxArgPrompt {
-		return append(a, "-"), nil // codex exec reads the prompt from stdin
-	}
-	return append(a, in.prompt), nil
+	return append(a, "-"), nil // codex exec reads the prompt from stdin (backend.go: never in argv)
 }
 
 // codexMCPArgs gives codex each server as -c mcp_servers.<name>.<key>=<TOML value> overrides
@@ -111,12 +108,7 @@ func sortedKeys[V any](m map[string]V) []string {
 	return ks
 }
 
-func (codexBackend) stdin(_ *Spec, in turnInput) string {
-	if len(in.prompt) > maxArgPrompt {
-		return in.prompt
-	}
-	return ""
-}
+func (codexBackend) stdin(_ *Spec, in turnInput) string { return in.prompt }
 func (codexBackend) newDecoder(s *Spec, in turnInput) decoder {
 	return &codexDecoder{sandbox: codexSandbox(s), resumed: in.resume != ""}
 }

@@ -13,12 +13,9 @@ type geminiBackend struct{}
 func (geminiBackend) id() string { return BackendGemini }
 
 func (geminiBackend) argv(s *Spec, in turnInput) ([]string, error) {
-	prompt := in.prompt
-	if len(prompt) > maxArgPrompt {
-		// gemini adds what it reads on stdin to the -p prompt.
-		prompt = "Follow the instructions given on standard input."
-	}
-	a := []string{exe(s, "gemini"), "-p", prompt, "--output-format", "stream-json"}
+	// gemini puts what it reads on stdin before the -p prompt: with -p empty, the prompt is
+	// stdin alone (backend.go: never in argv), and -p keeps it from asking interactively.
+	a := []string{exe(s, "gemini"), "-p", "", "--output-format", "stream-json"}
 	if in.resume != "" {
 		a = append(a, "--resume", in.resume)
 	}
@@ -46,12 +43,7 @@ func (geminiBackend) argv(s *Spec, in turnInput) ([]string, error) {
 // geminiNoMCPServer is allowed when an agent gets no MCP server, so gemini connects to none.
 const geminiNoMCPServer = "agentcanvas-no-mcp-server"
 
-func (geminiBackend) stdin(_ *Spec, in turnInput) string {
-	if len(in.prompt) > maxArgPrompt {
-		return in.prompt
-	}
-	return ""
-}
+func (geminiBackend) stdin(_ *Spec, in turnInput) string { return in.prompt }
 func (geminiBackend) newDecoder(s *Spec, in turnInput) decoder {
 	return &geminiDecoder{mode: geminiApproval(s), tools: map[string]geminiLine{}}
 }

@@ -49,17 +49,17 @@ func TestClaudeStream(t *testing.T) {
 		t.Errorf("events %v", kinds(evs))
 	}
 	inv := invocations(t, log)
-	wantArgs := []string{"-p", "Explain a.ts", "--output-format", "stream-json", "--verbose", "--model", "sonnet",
+	wantArgs := []string{"-p", "--output-format", "stream-json", "--verbose", "--model", "sonnet",
 		"--max-turns", "7", "--allowedTools", "Read,Bash(npm test)", "--permission-mode", "acceptEdits"}
-	if len(inv) != 1 || !slices.Equal(inv[0].Args, wantArgs) {
-		t.Errorf("claude argv %q, want %q", inv[0].Args, wantArgs)
+	if len(inv) != 1 || !slices.Equal(inv[0].Args, wantArgs) || inv[0].Stdin != "Explain a.ts" {
+		t.Errorf("claude argv %q stdin %q, want %q and the prompt", inv[0].Args, inv[0].Stdin, wantArgs)
 	}
 	if inv[0].Cwd != s.Workspace {
 		t.Errorf("cwd %s, want the workspace %s", inv[0].Cwd, s.Workspace)
 	}
 	// The prompt is not in the started event (it may be long; it is the engine's to log).
 	st := ofKind(evs, EventStarted)
-	if len(st) != 1 || slices.Contains(st[0].Argv, "Explain a.ts") || !slices.Contains(st[0].Argv, "<prompt>") {
+	if len(st) != 1 || slices.Contains(st[0].Argv, "Explain a.ts") {
 		t.Errorf("started argv %q", st[0].Argv)
 	}
 }
@@ -110,9 +110,9 @@ func TestCodexStream(t *testing.T) {
 		t.Errorf("text %q", allText(evs))
 	}
 	inv := invocations(t, log)
-	want := []string{"exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write", "-m", "gpt-5-codex", "Log the user's name"}
-	if !slices.Equal(inv[0].Args, want) {
-		t.Errorf("codex argv %q, want %q", inv[0].Args, want)
+	want := []string{"exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write", "-m", "gpt-5-codex", "-"}
+	if !slices.Equal(inv[0].Args, want) || inv[0].Stdin != "Log the user's name" {
+		t.Errorf("codex argv %q stdin %q, want %q and the prompt", inv[0].Args, inv[0].Stdin, want)
 	}
 }
 
@@ -142,8 +142,8 @@ func TestGeminiStream(t *testing.T) {
 	if allText(evs) != res.Reply { // the user message echo is not agent text
 		t.Errorf("text %q", allText(evs))
 	}
-	if a := invocations(t, log)[0].Args; !slices.Equal(a, []string{"-p", "Explain a.ts", "--output-format", "stream-json"}) {
-		t.Errorf("gemini argv %q", a)
+	if inv := invocations(t, log)[0]; !slices.Equal(inv.Args, []string{"-p", "", "--output-format", "stream-json"}) || inv.Stdin != "Explain a.ts" {
+		t.Errorf("gemini argv %q stdin %q", inv.Args, inv.Stdin)
 	}
 }
 
@@ -201,7 +201,7 @@ func TestQuestionCarriedIntoResumedSession(t *testing.T) {
 			if i < 0 || inv[1].Args[i+1] != res.SessionID || res.SessionID == "" {
 				t.Errorf("second turn did not resume session %q: %q", res.SessionID, inv[1].Args)
 			}
-			second := strings.Join(inv[1].Args, " ")
+			second := strings.Join(inv[1].Args, " ") + " " + inv[1].Stdin
 			if tc.kind == PendingQuestion {
 				want := questionAnswerJSON(pend[0].Pending.ID, tc.value)
 				if !strings.Contains(second, strings.TrimSpace(want)) || !strings.Contains(res.Reply, `\"answer\":`) && !strings.Contains(res.Reply, `"answer":`) {
@@ -210,7 +210,7 @@ func TestQuestionCarriedIntoResumedSession(t *testing.T) {
 			} else {
 				// A secret is never on a command line; the next turn has it in its environment.
 				if strings.Contains(second, tc.value) || !strings.Contains(second, "(set in the environment variable STRIPE_SECRET_KEY)") {
-					t.Errorf("dependency injection in argv: %q", inv[1].Args)
+					t.Errorf("dependency injection in argv or stdin: %q", second)
 				}
 				if tr := ofKind(evs, EventToolResult); len(tr) != 1 || !strings.Contains(tr[0].Text, "key-is-set") {
 					t.Errorf("tool results %+v", tr)
@@ -343,21 +343,24 @@ func TestResolveEnv(t *testing.T) {
 	}
 }
 
-// Prompts too long for one command-line argument go on stdin.
-func TestLongPromptOnStdin(t *testing.T) {
-	long := strings.Repeat("Implement the feature. ", 10000) // 230 KB > Linux's 128 KiB per argument
+// A prompt, short or longer than Linux allows an argument (128 KiB), goes on stdin, never on
+// the command line, which every process on the machine can read (/proc/PID/cmdline).
+func TestPromptNeverOnTheCommandLine(t *testing.T) {
+	long := strings.Repeat("Implement the feature. ", 10000) // 230 KB
 	for _, b := range []string{BackendClaude, BackendCodex, BackendGemini} {
-		t.Run(b, func(t *testing.T) {
-			s, log := fakeSpec(t, b, "ok")
-			_, res := drain(t, start(t, s, long), nil)
-			if res.Status != StatusCompleted {
-				t.Fatalf("%s %s", res.Status, res.Reason)
-			}
-			inv := invocations(t, log)[0]
-			if inv.Stdin != long || slices.Contains(inv.Args, long) {
-				t.Errorf("stdin %d bytes, args %d", len(inv.Stdin), len(inv.Args))
-			}
-		})
+		for _, prompt := range []string{"Fix the bug", long} {
+			t.Run(b, func(t *testing.T) {
+				s, log := fakeSpec(t, b, "ok")
+				_, res := drain(t, start(t, s, prompt), nil)
+				if res.Status != StatusCompleted {
+					t.Fatalf("%s %s", res.Status, res.Reason)
+				}
+				inv := invocations(t, log)[0]
+				if inv.Stdin != prompt || strings.Contains(strings.Join(inv.Args, "\x00"), prompt[:11]) {
+					t.Errorf("stdin %d bytes, args %q", len(inv.Stdin), inv.Args)
+				}
+			})
+		}
 	}
 }
 

@@ -179,6 +179,7 @@ func newGuardian(owner string, world *worldSpec) *guardian {
 	// parent, the guardian, is in the same session), so SIGTSTP still pauses them.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	becomeSubreaper()
+	closeOnExecInherited() // the guardian, and so its agents, get only the control socket
 	if world != nil {
 		cmd.SysProcAttr = worldAttrFor(world)
 		cmd.Env = append(cmd.Env, guardianWorldEnv+"=1")

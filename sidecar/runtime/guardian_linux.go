@@ -68,12 +68,19 @@ const guardianControl = 3
 
 func guardianMain() int {
 	syscall.CloseOnExec(guardianControl)
+	closeOnExecInherited() // an agent gets its stdin, stdout and stderr, nothing else
 	guardianWorld.wanted = os.Getenv(guardianWorldEnv) == "1"
 	reply := func(format string, args ...any) {
 		_, _ = syscall.Write(guardianControl, []byte(fmt.Sprintf(format+"\n", args...)))
 	}
 	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0, 0, 0, 0); e != 0 {
 		reply("error guardian: PR_SET_CHILD_SUBREAPER: %v", e)
+		return 2
+	}
+	// Every agent it forks inherits them: the OOM killer's first choice, no core dumps
+	// (agentlimits_linux.go). Before PR_SET_DUMPABLE 0, which gives its /proc files to root.
+	if err := setAgentLimits(0); err != nil {
+		reply("error guardian: %v", err)
 		return 2
 	}
 	// Not dumpable: no process of the user's but a privileged one may read the guardian's

@@ -112,7 +112,7 @@ func TestCodexMCPOverrides(t *testing.T) {
 		"-c", `mcp_servers.docs.url="https://mcp.example.com/mcp"`,
 		"-c", `mcp_servers.docs.bearer_token_env_var="DOCS_TOKEN"`,
 		"-c", `mcp_servers.docs.env_http_headers={ "X-Team" = "DOCS_TEAM" }`,
-		"Triage"}
+		"-"}
 	if !slices.Equal(inv.Args, want) {
 		t.Errorf("codex argv\n%q\nwant\n%q", inv.Args, want)
 	}

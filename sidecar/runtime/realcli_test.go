@@ -62,6 +62,9 @@ type realCase struct {
 	check func(t *testing.T, r run)
 }
 
+// realPrompt is every case's prompt: the model must be given it (on the CLI's stdin).
+const realPrompt = "Write hello.txt in your working folder."
+
 // handoff is a valid HANDOFF block (docs/agent-protocol.md) after a line of text.
 const handoff = "Done.\n\nHANDOFF\nContext: wrote hello.txt\nGoal: greet\nDoD: cat hello.txt prints hello\nSandboxWorkDir: work\nProposalJson: proposal/proposal.json\nChangedFiles:\n  - hello.txt\n"
 
@@ -100,6 +103,9 @@ func checkEdited(t *testing.T, r run) {
 		t.Errorf("reply %q, handoff %v", r.res.Reply, r.res.Handoff)
 	}
 	checkUsage(t, r, 2)
+	if r.live && !slices.ContainsFunc(r.srv.Requests(), func(q modelserver.Request) bool { return bytes.Contains(q.Body, []byte(realPrompt)) }) {
+		t.Errorf("the model was not given the prompt %q", realPrompt)
+	}
 	if r.res.SessionID == "" || len(ofKind(r.evs, EventSession)) == 0 {
 		t.Errorf("no session id")
 	}
@@ -258,7 +264,7 @@ func TestRealCLIs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := Start(context.Background(), s, "Write hello.txt in your working folder.")
+			p, err := Start(context.Background(), s, realPrompt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -291,7 +297,7 @@ func TestRealCLIStreams(t *testing.T) {
 			s.Role, s.CwdMode, s.SandboxWork, s.Model = "worker", CwdAgentHome, t.TempDir(), c.cli.Model
 			c.spec(&s)
 			dir, _ := s.workDir()
-			evs, res := drainWithin(t, start(t, s, "Write hello.txt in your working folder."), nil, realDeadline)
+			evs, res := drainWithin(t, start(t, s, realPrompt), nil, realDeadline)
 			r := run{evs: evs, res: res, dir: dir}
 			c.check(t, r)
 			if t.Failed() {
@@ -314,7 +320,8 @@ func (c realCase) record(t *testing.T, exe string) {
 	s := c.specFor(t, exe, srv)
 	dir, _ := s.workDir()
 	be, _ := resolveBackend(&s, nil)
-	argv, err := be.argv(&s, turnInput{prompt: "Write hello.txt in your working folder.", turn: 1})
+	in := turnInput{prompt: realPrompt, turn: 1}
+	argv, err := be.argv(&s, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +330,7 @@ func (c realCase) record(t *testing.T, exe string) {
 		extra = es.env(&s)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env, cmd.Stdin = dir, s.environ(extra, 1), strings.NewReader("")
+	cmd.Dir, cmd.Env, cmd.Stdin = dir, s.environ(extra, 1), strings.NewReader(be.stdin(&s, in))
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	code := 0

@@ -99,7 +99,8 @@ func spawnOS(argv []string, dir string, env []string, stdinData string, keepStdi
 			if req.world = worldFor(*pol); req.world != nil {
 				req.owner += "\x00" + req.world.key
 			} else {
-				req.owner += fmt.Sprintf("\x00confined unix=%v", pol.AllowUnixSockets)
+				// Without a world the ABI changes nothing of the filter's options.
+				req.owner += fmt.Sprintf("\x00confined %+v", pol.FilterOptions(0))
 			}
 		}
 		c, err = spawnGuarded(req)
@@ -168,6 +169,7 @@ func spawnDirect(path string, argv []string, dir string, env []string, pol *conf
 	// orphaned, where SIGTSTP does nothing: signal pauses it with SIGSTOP instead.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	unconfined := ""
+	closeOnExecInherited() // its stdio only
 	if pol == nil {
 		err = cmd.Start()
 	} else {
@@ -192,6 +194,9 @@ func spawnDirect(path string, argv []string, dir string, env []string, pol *conf
 		s.closeOurEnds()
 		return nil, err
 	}
+	// Set after the start, unlike the guardian's: what the agent forks before this keeps the
+	// sidecar's score and core limit. A fallback's weaker guarantee (docs/security.md).
+	_ = setAgentLimits(cmd.Process.Pid)
 	c := s.started(cmd.Process.Pid)
 	c.cmd = cmd
 	c.unconfined = unconfined

@@ -74,6 +74,9 @@ func walkDir(root *os.Root, dir string, ps []gitignore.Pattern, rules safepath.R
 	}
 	for _, d := range ents {
 		p := path.Join(dir, d.Name())
+		if isOwnTemp(p) {
+			continue // a temporary file of an apply
+		}
 		isDir := d.IsDir()
 		if _, blocked := rules.Blocks(p); blocked {
 			if isDir && rules.OnlyBuildFolder(p) && tracked.holds(p) {

@@ -64,6 +64,8 @@ type Options struct {
 	// Shared are workspace-relative dependency folders linked into work/ rather than copied
 	// (see shared.go); each must exist.
 	Shared []string
+	// Notice, if set, is told what the recovery before the copy did (recover.go), in one line.
+	Notice func(string)
 	// Waiting, if set, is told (once, with the holder) when another writer of the workspace
 	// holds its lock and Prepare waits for it.
 	Waiting func(holder string)
@@ -220,7 +222,6 @@ func Prepare(ctx context.Context, o Options) (Paths, error) {
 		return Paths{}, err
 	}
 	defer root.Close()
-
 	// Refusals first, before anything is made (the lock's file included).
 	tracked := &trackedFiles{workspace: o.Workspace}
 	if entries, _, err := collect(root, excludePatterns(o.Workspace), o.Files, o.Rules, tracked); err != nil {
@@ -228,26 +229,28 @@ func Prepare(ctx context.Context, o Options) (Paths, error) {
 	} else if len(entries) == 0 && !o.AllowEmpty {
 		return Paths{}, refuse(".", "the workspace holds no file the folder rules let through")
 	}
-	if _, err := root.Lstat(rel); err == nil {
-		return Paths{}, refuse(rel, "the sandbox already exists")
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	if err := notThere(root, rel); err != nil {
 		return Paths{}, err
 	}
 	if err := ctx.Err(); err != nil {
 		return Paths{}, err
 	}
-	// One writer of the workspace at a time: the copy is never of a half-applied workspace,
-	// and two runs never create the same folders at once.
+	// One writer of the workspace at a time, and an interrupted apply recovered first: the
+	// copy is never of a half-applied workspace, and two runs never create the same folders at
+	// once.
 	lk, err := wslock.Acquire(ctx, o.Workspace, fmt.Sprintf("preparing the sandbox of %s (run %s)", o.AgentID, o.RunID), wslock.Options{Waiting: o.Waiting})
 	if err != nil {
 		return Paths{}, err
 	}
 	defer lk.Release()
-	if _, err := root.Lstat(rel); err == nil { // again, with the lock: another run may have made it
-		return Paths{}, refuse(rel, "the sandbox already exists")
+	if err := recoverFirst(o, root); err != nil {
+		return Paths{}, err
 	}
-	// Listed again under the lock: an apply that was under way had temporary files beside
-	// its targets, gone by now, and may have added files.
+	if err := notThere(root, rel); err != nil { // again, with the lock: another run may have made it
+		return Paths{}, err
+	}
+	// Listed again under the lock and after the recovery: an apply that was under way had
+	// temporary files beside its targets, gone by now, and may have added files.
 	entries, requested, err := collect(root, excludePatterns(o.Workspace), o.Files, o.Rules, tracked)
 	if err != nil {
 		return Paths{}, err
@@ -255,15 +258,32 @@ func Prepare(ctx context.Context, o Options) (Paths, error) {
 	if len(entries) == 0 && !o.AllowEmpty {
 		return Paths{}, refuse(".", "the workspace holds no file the folder rules let through")
 	}
+	if err := stageAndPlace(ctx, root, rel, entries, requested, o); err != nil {
+		return Paths{}, err
+	}
+	return paths, nil
+}
 
-	// Create the run folder (remembering what we made), stage, rename into place.
+// notThere refuses a sandbox that exists already.
+func notThere(root *os.Root, rel string) error {
+	if _, err := root.Lstat(rel); err == nil {
+		return refuse(rel, "the sandbox already exists")
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// stageAndPlace builds the sandbox in a staging folder and renames it into place; after a
+// failure the staging folder and the folders made for it are removed.
+func stageAndPlace(ctx context.Context, root *os.Root, rel string, entries []entry, requested []string, o Options) error {
 	created, err := mkdirsRecording(root, path.Dir(rel))
 	if err != nil {
-		return Paths{}, err
+		return err
 	}
 	var rnd [6]byte
 	rand.Read(rnd[:])
-	staging := path.Join(path.Dir(rel), "."+path.Base(rel)+".staging-"+hex.EncodeToString(rnd[:]))
+	staging := path.Join(path.Dir(rel), "."+path.Base(rel)+stagingInfix+hex.EncodeToString(rnd[:]))
 	ok := false
 	defer func() {
 		if ok {
@@ -275,15 +295,15 @@ func Prepare(ctx context.Context, o Options) (Paths, error) {
 		}
 	}()
 	if err := root.Mkdir(staging, 0o755); err != nil {
-		return Paths{}, err
+		return err
 	}
 	st, err := root.OpenRoot(staging)
 	if err != nil {
-		return Paths{}, err
+		return err
 	}
 	defer st.Close()
 	if err := fill(ctx, root, st, entries, o); err != nil {
-		return Paths{}, err
+		return err
 	}
 	meta := Meta{Version: "1", RunID: o.RunID, AgentID: o.AgentID, AgentDir: path.Base(rel),
 		CreatedAt: time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), Base: Base{GitHead: GitHead(o.Workspace)},
@@ -293,20 +313,20 @@ func Prepare(ctx context.Context, o Options) (Paths, error) {
 	}
 	wsAbs, err := filepath.Abs(o.Workspace)
 	if err != nil {
-		return Paths{}, err
+		return err
 	}
 	if meta.Shared, err = linkShared(root, st, wsAbs, o.Shared, entries); err != nil {
-		return Paths{}, err
+		return err
 	}
 	mb, _ := json.MarshalIndent(meta, "", "  ")
 	if err := st.WriteFile(MetaFile, append(mb, '\n'), 0o644); err != nil {
-		return Paths{}, err
+		return err
 	}
 	if err := root.Rename(staging, rel); err != nil {
-		return Paths{}, err
+		return err
 	}
 	ok = true
-	return paths, nil
+	return nil
 }
 
 // GitHead returns the commit the workspace's HEAD points at, or "" when the workspace is not a
@@ -394,6 +414,31 @@ func mkdirsRecording(root *os.Root, dir string) ([]string, error) {
 	return created, nil
 }
 
+// requestedEntry checks one requested name: the path rules, no symlink on the way, that it
+// exists, and (for a file) what it is. A folder's entry has no path.
+func requestedEntry(root *os.Root, f string, rules safepath.Rules) (entry, error) {
+	p, err := safepath.Clean(f, rules)
+	if err != nil {
+		return entry{}, refuse(f, "%s", err.(*safepath.Error).Reason)
+	}
+	if isOwnTemp(p) {
+		return entry{}, refuse(p, "is a temporary file of an apply in progress, not one of yours")
+	}
+	if err := checkPrefix(root, p); err != nil {
+		return entry{}, err
+	}
+	fi, err := root.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return entry{}, refuse(p, "does not exist in the workspace")
+	} else if err != nil {
+		return entry{}, refuse(p, "%v", err)
+	}
+	if fi.IsDir() {
+		return entry{}, nil
+	}
+	return entryFor(root, p, fi, false)
+}
+
 // collect checks every requested path and expands folders, leaving out what the excludes and
 // the .gitignore files ignore. It touches nothing.
 func collect(root *os.Root, excludes []gitignore.Pattern, files []string, rules safepath.Rules, tracked *trackedFiles) ([]entry, []string, error) {
@@ -414,21 +459,13 @@ func collect(root *os.Root, excludes []gitignore.Pattern, files []string, rules 
 			}
 			continue
 		}
-		p, err := safepath.Clean(f, rules)
+		e, err := requestedEntry(root, f, rules)
 		if err != nil {
-			return nil, nil, refuse(f, "%s", err.(*safepath.Error).Reason)
-		}
-		requested = append(requested, p)
-		if err := checkPrefix(root, p); err != nil {
 			return nil, nil, err
 		}
-		fi, err := root.Lstat(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, refuse(p, "does not exist in the workspace")
-		} else if err != nil {
-			return nil, nil, refuse(p, "%v", err)
-		}
-		if fi.IsDir() {
+		p, _ := safepath.Clean(f, rules)
+		requested = append(requested, p)
+		if e.path == "" { // a folder
 			ps, err := ancestorIgnores(root, excludes, p)
 			if err != nil {
 				return nil, nil, err
@@ -437,10 +474,6 @@ func collect(root *os.Root, excludes []gitignore.Pattern, files []string, rules 
 				return nil, nil, err
 			}
 			continue
-		}
-		e, err := entryFor(root, p, fi, false)
-		if err != nil {
-			return nil, nil, err
 		}
 		if !seen[p] {
 			seen[p] = true

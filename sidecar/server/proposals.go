@@ -69,6 +69,10 @@ func (s *Server) prepareSandbox(ctx context.Context, params json.RawMessage) (an
 			pr.report(fmt.Sprintf("%d of %d files", done, total), pct)
 		}
 	}
+	p.Notice = func(n string) { // an interrupted apply recovered before the copy
+		s.logf("AgentCanvas: %s", n)
+		s.notify("window/showMessage", map[string]any{"type": msgWarning, "message": "AgentCanvas: " + n})
+	}
 	r, err := s.svc.Sandboxes.Prepare(ctx, p.PrepareSandboxParams)
 	pr.end(doneMessage(err))
 	return r, err

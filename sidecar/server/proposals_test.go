@@ -112,6 +112,11 @@ func TestProposalsOnTheBinary(t *testing.T) {
 	if again, _ := os.ReadFile(filepath.Join(src, "a.txt")); string(again) != string(got) {
 		t.Error("a refused apply changed the workspace")
 	}
+	// Applied (its first hunk), it is not rejected until that apply is reverted.
+	if _, err := c.call("agentcanvas/rejectProposal", map[string]any{"runId": "r1", "agentId": "w1", "reason": "enough"}); err == nil || !strings.Contains(err.Message, "revert it first") {
+		t.Errorf("reject of an applied proposal: %v", err)
+	}
+	c.mustCall("agentcanvas/revertProposal", map[string]any{"runId": "r1", "agentId": "w1"}, &res)
 	c.mustCall("agentcanvas/rejectProposal", map[string]any{"runId": "r1", "agentId": "w1", "reason": "enough"}, nil)
 	if _, err := c.call("agentcanvas/getProposal", map[string]any{"runId": "../x", "agentId": "w1"}); err == nil || err.Code != -32602 {
 		t.Errorf("a run id with ..: %v", err)

@@ -133,6 +133,8 @@ type PrepareSandboxParams struct {
 	Progress func(done, total int) `json:"-"`
 	// Rules are the allowed and blocked folders of the settings (set by the server).
 	Rules safepath.Rules `json:"-"`
+	// Notice hears what the recovery before the copy did (set by the server: a notification).
+	Notice func(string) `json:"-"`
 }
 
 // Proposals is the proposal store of a workspace.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
@@ -18,7 +19,7 @@ type sandboxService struct{}
 
 func (sandboxService) Prepare(ctx context.Context, p PrepareSandboxParams) (any, error) {
 	return sandbox.Prepare(ctx, sandbox.Options{Workspace: p.Workspace, RunID: p.RunID, AgentID: p.AgentID,
-		Files: p.Files, Progress: p.Progress, Rules: p.Rules})
+		Files: p.Files, Progress: p.Progress, Rules: p.Rules, Notice: p.Notice})
 }
 
 type proposalService struct{}
@@ -146,6 +147,8 @@ type queryLogsResult struct {
 	Events []eventlog.Event `json:"events"`
 	// Truncated says older events matched but were left out by limit.
 	Truncated bool `json:"truncated"`
+	// Warnings name log lines that were skipped (a write cut short): the events are the rest.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 func (logService) Query(ctx context.Context, p QueryLogsParams) (any, error) {
@@ -167,10 +170,13 @@ func (logService) Query(ctx context.Context, p QueryLogsParams) (any, error) {
 		return nil, badParams("%v", err)
 	}
 	all, err := eventlog.ReadAll(p.Workspace, p.Flow)
-	if err != nil && len(all) == 0 {
+	if err != nil && len(all) == 0 && !eventlog.Skipped(err) {
 		return nil, err
 	}
 	r := queryLogsResult{Events: []eventlog.Event{}}
+	if err != nil {
+		r.Warnings = strings.Split(err.Error(), "\n")
+	}
 	for _, e := range all {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

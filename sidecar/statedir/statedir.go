@@ -5,10 +5,14 @@
 package statedir
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 )
 
 // Dir is the state folder, relative to the workspace root.
@@ -58,4 +62,32 @@ func EnsureAt(workspace string) error {
 	}
 	defer root.Close()
 	return Ensure(root)
+}
+
+// TempName is a fresh temporary name in folder dir (slash-separated, "." for the root) for a
+// file AgentCanvas writes there and then renames into place: .agentcanvas-<16 hex>.tmp, as git
+// makes its own beside the file. Nothing but AgentCanvas makes names of this form, so a copy of
+// the person's folders leaves them out (IsTempName) and recovery removes the ones its journal
+// names.
+func TempName(dir string) string {
+	var r [8]byte
+	rand.Read(r[:])
+	return path.Join(dir, tempPrefix+hex.EncodeToString(r[:])+tempSuffix)
+}
+
+const tempPrefix, tempSuffix = ".agentcanvas-", ".tmp"
+
+// IsTempName says whether the last element of p is a name TempName makes.
+func IsTempName(p string) bool {
+	h, ok := strings.CutPrefix(path.Base(p), tempPrefix)
+	h, ok2 := strings.CutSuffix(h, tempSuffix)
+	if !ok || !ok2 || len(h) != 16 {
+		return false
+	}
+	for _, c := range h {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -7,6 +7,7 @@ package transcript
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -82,8 +83,15 @@ type Writer struct {
 // turns already there.
 func NewWriter(workspace, runID string) *Writer {
 	w := &Writer{workspace: workspace, runID: runID}
-	if turns, err := Read(workspace, runID); err == nil {
+	var skipped *SkippedError
+	if turns, err := Read(workspace, runID); err == nil || errors.As(err, &skipped) {
 		w.seq = len(turns)
+		if skipped != nil {
+			w.seq += len(skipped.Lines) // a torn turn still took its number
+		}
+		for _, t := range turns {
+			w.seq = max(w.seq, t.Seq)
+		}
 		w.size = fileSize(workspace, runID)
 	}
 	return w

@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -119,3 +120,32 @@ func TestPruneKeepsTheNewest(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// A transcript with a torn line (a write cut short, and a turn appended to it before appends
+// started on a line of their own) is read past it: every whole turn, and the lines skipped
+// named; the next turn appended after a torn tail gets a line of its own.
+func TestReadPastATornLine(t *testing.T) {
+	ws := t.TempDir()
+	w := NewWriter(ws, "run_3")
+	w.Append(Turn{Agent: "a", Reply: "one"})
+	file := filepath.Join(ws, RunsDir, "run_3", FileName)
+	f, _ := os.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString(`{"seq":2,"agent":"a","reply":"cut sh` + `{"seq":3,"agent":"a","reply":"joined"}` + "\n" + `{"seq":4,"agent":"a","reply":"torn tail`)
+	f.Close()
+	w = NewWriter(ws, "run_3")
+	if _, err := w.Append(Turn{Agent: "a", Reply: "after"}); err != nil {
+		t.Fatal(err)
+	}
+	turns, err := Read(ws, "run_3")
+	var skipped *SkippedError
+	if !errors.As(err, &skipped) || !slices.Equal(skipped.Lines, []int{2, 3}) {
+		t.Fatalf("skipped: %v", err)
+	}
+	var replies []string
+	for _, tn := range turns {
+		replies = append(replies, tn.Reply+"#"+strconv.Itoa(tn.Seq))
+	}
+	if !slices.Equal(replies, []string{"one#1", "joined#3", "after#5"}) {
+		t.Fatalf("turns: %v", replies)
+	}
+}

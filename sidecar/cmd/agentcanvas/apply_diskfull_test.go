@@ -15,22 +15,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentcanvas/agentcanvas/sidecar/internal/smalldisk"
 	"golang.org/x/sys/unix"
 )
 
-func mountSmallDisk(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here (%v %s); the injected ENOSPC of TestFaultInjectionLeavesWorkspaceIdentical (package proposal) covers a full disk", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v %s", dir, err, out)
-		}
-	})
-	return dir
-}
+// mountSmallDisk is an 8 MiB file system of the test's own (the injected ENOSPC of
+// TestFaultInjectionLeavesWorkspaceIdentical, package proposal, covers a full disk where none
+// can be mounted).
+func mountSmallDisk(t *testing.T) string { return smalldisk.Mount(t, 8<<20) }
 
 func freeBytes(t *testing.T, dir string) int64 {
 	var st unix.Statfs_t

@@ -338,6 +338,9 @@ func proposalReject(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() != 1 {
 		return fs.usageError("exactly one PROPOSAL is required")
 	}
+	if !recoverFirst(*ws, stderr) {
+		return exitFail
+	}
 	if err := proposal.Reject(*ws, fs.Arg(0), *reason, *flow); err != nil {
 		fmt.Fprintf(stderr, "agentcanvas: %v\n", err)
 		return exitFail

@@ -112,8 +112,17 @@ func TestSandboxAndProposalCommands(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, `"applicable": false`) {
 		t.Fatalf("review: %d %s", code, out)
 	}
-	if code, _, _ = runCLI(t, "proposal", "reject", "--workspace", ws, "--reason", "done", pjFile); code != exitOK {
-		t.Fatal("reject")
+	// Applied (in two parts), it cannot be rejected until both are reverted.
+	if code, _, errs = runCLI(t, "proposal", "reject", "--workspace", ws, "--reason", "done", pjFile); code != exitFail || !strings.Contains(errs, "revert it first") {
+		t.Fatalf("reject of an applied proposal: %d %s", code, errs)
+	}
+	for range 2 {
+		if code, _, errs = runCLI(t, "proposal", "revert", "--workspace", ws, pjFile); code != exitOK {
+			t.Fatalf("revert: %s", errs)
+		}
+	}
+	if code, _, errs = runCLI(t, "proposal", "reject", "--workspace", ws, "--reason", "done", pjFile); code != exitOK {
+		t.Fatalf("reject: %s", errs)
 	}
 	code, out, _ = runCLI(t, "proposal", "list", "--json", "--workspace", ws)
 	if code != exitOK || !strings.Contains(out, `"state": "rejected"`) {

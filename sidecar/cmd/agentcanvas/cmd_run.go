@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -81,6 +80,11 @@ func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		defer rc.view.Close()
 	}
 	rc.connect(stdin)
+	// A run reads the workspace (and copies it into sandboxes): an apply cut short is
+	// recovered first, and said so.
+	if !recoverFirst(rc.ws, stderr) {
+		return exitFail
+	}
 	rc.mentionUnfinished()
 	ctx, stop := rc.signals()
 	defer stop()
@@ -178,7 +182,7 @@ func (rc *runInvocation) connect(stdin io.Reader) {
 	var sink func(eventlog.Event)
 	prompt := rc.stderr
 	if rc.view == nil {
-		enc := json.NewEncoder(rc.stdout)
+		enc := jsonOut(rc.stdout)
 		sink = func(ev eventlog.Event) { _ = enc.Encode(ev) }
 	} else {
 		sink = rc.view.Event

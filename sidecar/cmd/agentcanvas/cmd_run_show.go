@@ -53,8 +53,8 @@ func runShow(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentcanvas run show: %v\n", err)
 		return exitFail
 	}
-	if err != nil { // a line cut by a crash: show what came before, and say so
-		fmt.Fprintf(stderr, "agentcanvas run show: %v (the turns before it are shown)\n", err)
+	if err != nil { // a line cut by a crash or a full disk: show the others, and say so
+		fmt.Fprintf(stderr, "warning: %v (the other turns are shown)\n", err)
 	}
 	if agent != "" {
 		turns = agentTurns(turns, agent)

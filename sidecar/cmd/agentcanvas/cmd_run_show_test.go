@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -50,5 +52,22 @@ func TestRunShowPrintsTheTranscript(t *testing.T) {
 	}
 	if code, _, e := runCmd(t, "run", "show", "--workspace", ws, "../x"); code != exitFail || !strings.Contains(e, "run id") {
 		t.Errorf("bad run id: exit %d %q", code, e)
+	}
+}
+
+// A transcript whose first turn a full disk cut short (and the next turn joined it, before
+// appends started on a line of their own) still shows its other turns, with a warning.
+func TestRunShowReadsPastATornTurn(t *testing.T) {
+	ws := t.TempDir()
+	const id = "run_20261120-100000_abcdef"
+	dir := filepath.Join(ws, ".agentcanvas", "runs", id)
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "turns.jsonl"), []byte(`{"seq":1,"agent":"coder","reply":"cut sh`+
+		`{"seq":2,"agent":"coder","status":"completed","reply":"the second turn"}`+"\n"+
+		`{"seq":3,"agent":"coder","status":"completed","reply":"the third turn"}`+"\n"), 0o600)
+	code, out, errs := runCLI(t, "run", "show", "--workspace", ws, id, "coder")
+	if code != exitOK || !strings.Contains(out, "the second turn") || !strings.Contains(out, "the third turn") ||
+		!strings.Contains(errs, "warning: ") || !strings.Contains(errs, "skipped 1 line that does not parse (line 1") {
+		t.Fatalf("run show of a torn transcript: %d\n%s\n%s", code, out, errs)
 	}
 }

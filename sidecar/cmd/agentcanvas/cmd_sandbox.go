@@ -70,7 +70,8 @@ Exit status: 0 prepared, 1 refused (nothing created), 2 usage.`, stdout, stderr)
 	}
 	ctx, cancel := signalContext()
 	defer cancel()
-	p, err := sandbox.Prepare(ctx, sandbox.Options{Workspace: *ws, RunID: *runID, AgentID: *agent, Files: fs.Args(), Rules: rules})
+	p, err := sandbox.Prepare(ctx, sandbox.Options{Workspace: *ws, RunID: *runID, AgentID: *agent, Files: fs.Args(), Rules: rules,
+		Notice: func(n string) { fmt.Fprintf(stderr, "agentcanvas: %s\n", n) }})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentcanvas: %v\n", err)
 		return exitFail

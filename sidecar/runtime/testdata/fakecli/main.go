@@ -38,8 +38,13 @@ func main() {
 		os.Exit(1)
 	}
 	stdin, _ := io.ReadAll(os.Stdin)
-	if cli == "claude" && prompt == "" || cli == "codex" && prompt == "-" {
+	switch {
+	case cli == "claude" && prompt == "" || cli == "codex" && prompt == "-":
 		prompt = string(stdin) // as the real CLIs do without a prompt argument
+	case cli == "gemini" && len(stdin) > 0 && prompt == "":
+		prompt = string(stdin)
+	case cli == "gemini" && len(stdin) > 0: // gemini puts stdin before the -p prompt
+		prompt = string(stdin) + "\n\n" + prompt
 	}
 	cwd, _ := os.Getwd()
 	if log := os.Getenv("FAKECLI_LOG"); log != "" {
