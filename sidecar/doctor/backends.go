@@ -27,6 +27,11 @@ type CLI struct {
 	// calls (a keyed one calls its provider's API, or the base URL its flow gives).
 	Provider      gateway.Provider
 	LoginEndpoint string
+	// DefaultModel is the model the tested version calls when the flow names none (runtime.model);
+	// LeastRequest the fewest bytes its model requests have (its system prompt and tool
+	// definitions: measured, less a margin), for what one call sets aside at the least.
+	DefaultModel string
+	LeastRequest int
 }
 
 // login is a file whose presence says the CLI was logged in: rel under HOME, or varRel under
@@ -44,6 +49,7 @@ var CLIs = []CLI{
 		HomeVar:  "CLAUDE_CONFIG_DIR",
 		LogIn:    "claude   (then type /login, or run: claude setup-token)",
 		Provider: gateway.Anthropic, LoginEndpoint: "https://api.anthropic.com",
+		DefaultModel: "claude-opus-5-5", LeastRequest: 40_000, // measured: 49 KB
 	},
 	{
 		Backend: "codex", Program: "codex", Package: "@openai/codex", Tested: "0.169.0",
@@ -52,6 +58,7 @@ var CLIs = []CLI{
 		HomeVar:  "CODEX_HOME",
 		LogIn:    "codex login",
 		Provider: gateway.OpenAI, LoginEndpoint: "https://chatgpt.com",
+		DefaultModel: "gpt-6.1-sol", LeastRequest: 30_000, // measured: 38 KB
 	},
 	{
 		Backend: "gemini", Program: "gemini", Package: "@google/gemini-cli", Tested: "0.61.0",
@@ -60,6 +67,7 @@ var CLIs = []CLI{
 		HomeVar:  "GEMINI_CLI_HOME",
 		LogIn:    "gemini   (then pick \"Login with Google\")",
 		Provider: gateway.Gemini, LoginEndpoint: "https://cloudcode-pa.googleapis.com",
+		DefaultModel: "gemini-3.1-pro-preview", LeastRequest: 30_000, // measured: 37 KB
 	},
 }
 

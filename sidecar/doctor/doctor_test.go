@@ -134,7 +134,7 @@ func TestAgentAuthSaysHowTheAgentAuthenticates(t *testing.T) {
 			vars[k] = v
 		}
 		a.Env = c.env
-		ch, api := agentAuth(Env{Getenv: func(k string) string { return vars[k] }}.withDefaults(), a, claude)
+		ch, api, _ := agentAuth(Env{Getenv: func(k string) string { return vars[k] }}.withDefaults(), a, claude)
 		if ch.Status != c.status || !strings.Contains(ch.Detail+" "+ch.Fix, c.want) || api != c.api || strings.Contains(ch.Detail+ch.Fix, "=k") {
 			t.Errorf("%s: %+v, endpoint %q", c.name, ch, api)
 		}

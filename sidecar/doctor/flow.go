@@ -24,6 +24,8 @@ type Agent struct {
 	Backend string   // backendId ("auto" resolved by FlowChecks)
 	Env     []string // runtime.env
 	At      string   // where its runtime is, FILE:LINE, for the fix
+	Model   string   // runtime.model ("": the CLI's default)
+	Limits  Limits   // what its model calls count against, when routed through the gateway
 }
 
 // FlowChecks checks each agent's authentication and model endpoint. cliChecks are the CLI
@@ -38,8 +40,11 @@ func FlowChecks(ctx context.Context, env Env, agents []Agent, cliChecks []Check)
 		if !ok || !installed(cliChecks, c.Backend) {
 			continue // not a CLI agent, or its CLI's own check says what is missing
 		}
-		check, endpoint := agentAuth(env, a, c)
+		check, endpoint, routed := agentAuth(env, a, c)
 		out = append(out, check)
+		if routed {
+			out = append(out, spendCheck(a, c))
+		}
 		if endpoint != "" {
 			if _, seen := endpoints[endpoint]; !seen {
 				order = append(order, endpoint)
@@ -82,9 +87,10 @@ func backendProgram(backend string) string {
 }
 
 // agentAuth says how agent a will authenticate, and the model endpoint it will call ("" when
-// it cannot authenticate: no endpoint is worth checking then).
-func agentAuth(env Env, a Agent, c CLI) (Check, string) {
-	ch := Check{Name: a.ID + " key", Backend: c.Backend}
+// it cannot authenticate: no endpoint is worth checking then); routed: its calls go through
+// the run's model gateway.
+func agentAuth(env Env, a Agent, c CLI) (ch Check, endpoint string, routed bool) {
+	ch = Check{Name: a.ID + " key", Backend: c.Backend}
 	var listed, given, unlisted []string
 	for _, k := range c.KeyVars {
 		switch {
@@ -104,13 +110,13 @@ func agentAuth(env Env, a Agent, c CLI) (Check, string) {
 			how = "reaches " + a.ID + " (runtime.env)"
 		}
 		ch.Status, ch.Detail = OK, given[0]+" is set and "+how
-		return ch, keyEndpoint(env, a, c)
+		return ch, keyEndpoint(env, a, c), isGatewayKey(given[0])
 	case login != "":
 		ch.Status, ch.Detail = OK, a.ID+" uses your "+c.Program+" login ("+login+")"
 		if len(unlisted) > 0 {
 			ch.Detail += "; " + unlisted[0] + " is set but not in its runtime.env, so the agent does not get it"
 		}
-		return ch, c.LoginEndpoint
+		return ch, c.LoginEndpoint, false
 	case len(unlisted) > 0:
 		ch.Status = Fail
 		ch.Detail = fmt.Sprintf("%s is set, but %s's runtime.env does not name it, so it never reaches the agent (and %s has no login)", unlisted[0], a.ID, c.Program)
@@ -124,7 +130,7 @@ func agentAuth(env Env, a Agent, c CLI) (Check, string) {
 		ch.Detail = fmt.Sprintf("%s has no key (its runtime.env names none of %s) and %s has no login", a.ID, strings.Join(c.KeyVars, ", "), c.Program)
 		ch.Fix = fmt.Sprintf("log in: %s; or export %s=<your key> and add env: [%s] to %s's runtime (%s)", c.LogIn, c.KeyVars[0], c.KeyVars[0], a.ID, a.At)
 	}
-	return ch, ""
+	return ch, "", false
 }
 
 // isGatewayKey: the run's model gateway holds this key and gives the agent a token instead.

@@ -320,6 +320,20 @@ func (c *ictx) addReported(node string, ch charge) {
 	c.r.gw.g.Ledger.Add(node, c.in.ID, ch.usd, gateway.Usage{Input: ch.tokens}, 0)
 }
 
+// GatewayLimits are the limits a run of f sets on the model gateway, as a run sets them: the
+// run's (policy.budget) and each interaction's (its max_cost_usd and max_tokens), for doctor
+// to check before a run.
+func GatewayLimits(f *flow.Flow) (run gateway.Limit, interactions map[string]gateway.Limit) {
+	b := budgetLimits(f.Policy.Budget)
+	interactions = map[string]gateway.Limit{}
+	for _, in := range f.Interactions {
+		term, params := in.Settings()
+		l := spendLimits(term).withParams(params)
+		interactions[in.ID] = gateway.Limit{USD: l.usd, Tokens: l.tokens}
+	}
+	return gateway.Limit{USD: b.usd, Tokens: b.tokens}, interactions
+}
+
 // withParams adds the interaction's params.max_cost_usd to its limits (the smaller wins).
 func (l limits) withParams(params map[string]any) limits {
 	if v, ok := pattern.Number(params["max_cost_usd"]); ok && v > 0 && (l.usd == 0 || v < l.usd) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/confine"
+	"github.com/agentcanvas/agentcanvas/sidecar/doctor"
 	"github.com/agentcanvas/agentcanvas/sidecar/gateway"
 	"github.com/agentcanvas/agentcanvas/sidecar/internal/modelserver"
 )
@@ -122,7 +124,11 @@ func TestRealCLIsThroughGateway(t *testing.T) {
 			if got := gw.g.Ledger.Agent("coder"); got.Calls != 2 || got.Tokens != 2*(modelserver.DefaultUsage.InputTokens+modelserver.DefaultUsage.OutputTokens) || got.USD <= 0 {
 				t.Errorf("the gateway's spend for coder: %+v", got)
 			}
+			least := doctorCLI(t, cli.Name).LeastRequest // doctor counts no more than the CLI sends
 			for _, rq := range srv.Requests() {
+				if rq.Method == http.MethodPost && len(rq.Body) < least {
+					t.Errorf("%s: a %d-byte model request; doctor counts each as at least %d", rq.Path, len(rq.Body), least)
+				}
 				h := fmt.Sprint(rq.Header)
 				if !strings.Contains(h, gwRealKey) || strings.Contains(h, "acgw-") {
 					t.Errorf("%s reached the model with headers %s: want the real key, not the token", rq.Path, h)
@@ -135,6 +141,15 @@ func TestRealCLIsThroughGateway(t *testing.T) {
 			scanForKey(t, gwRealKey, s.Env["HOME"], s.Env["TMPDIR"], filepath.Dir(s.SandboxWork), agentTmpFor(s))
 		})
 	}
+}
+
+// doctorCLI is what doctor knows of the CLI name.
+func doctorCLI(t *testing.T, name string) doctor.CLI {
+	c, ok := doctor.ByBackend(name)
+	if !ok {
+		t.Fatalf("doctor does not know %s", name)
+	}
+	return c
 }
 
 // agentTmpFor is the agent's private TMPDIR under confinement ("" when it has none).

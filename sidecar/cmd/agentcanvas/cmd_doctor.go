@@ -10,7 +10,10 @@ import (
 	"strings"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/doctor"
+	"github.com/agentcanvas/agentcanvas/sidecar/engine"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/gateway"
+	"github.com/agentcanvas/agentcanvas/sidecar/validate"
 )
 
 func init() {
@@ -26,6 +29,9 @@ With FLOW, exactly what that flow's run will use: only the CLIs its agents use (
 the first installed), how each agent authenticates (a key its runtime.env names, which reaches
 it through the model gateway, or the CLI's login), and that the model API it calls answers;
 a key set but not named in the agent's runtime.env is named with the flow line to change.
+For an agent whose calls go through the gateway: the model they are priced as, and any spend
+limit (policy.budget, runtime.maxCostUsd, an interaction's max_cost_usd or max_tokens) below
+what one call sets aside, which would refuse every call.
 Exit status: 0 ready, 1 a needed check failed, 2 usage.`
 
 func runDoctor(args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -110,19 +116,40 @@ func flowBackends(f *flow.Flow) (need []string, anyOne bool) {
 	return need, anyOne
 }
 
-// flowAgents are the agents of f as doctor's flow checks read them.
+// flowAgents are the agents of f as doctor's flow checks read them, with the limits a run
+// sets on the model gateway for each.
 func flowAgents(f *flow.Flow) []doctor.Agent {
+	run, interactions := engine.GatewayLimits(f)
+	flowPrices, _ := validate.FlowPricing(f) // a bad table is validate's to say
+	pricing := gateway.DefaultPricing().With(flowPrices)
 	var out []doctor.Agent
 	for i, a := range f.Agents {
-		da := doctor.Agent{ID: a.ID, Backend: "auto", At: fmt.Sprintf("%s:%d", f.File, f.Span(fmt.Sprintf("/agents/%d", i)).Start.Line)}
+		da := doctor.Agent{ID: a.ID, Backend: "auto", At: fmt.Sprintf("%s:%d", f.File, f.Span(fmt.Sprintf("/agents/%d", i)).Start.Line),
+			Limits: doctor.Limits{Run: run, Interactions: map[string]gateway.Limit{}, Pricing: pricing}}
 		if a.Runtime != nil {
 			da.Backend = firstNonEmptyStr(a.Runtime.BackendID, "auto")
-			da.Env = a.Runtime.Env
+			da.Env, da.Model = a.Runtime.Env, a.Runtime.Model
+			da.Limits.Agent = gateway.Limit{USD: a.Runtime.MaxCostUSD}
 			da.At = fmt.Sprintf("%s:%d", f.File, f.Span(fmt.Sprintf("/agents/%d/runtime", i)).Start.Line)
+		}
+		for _, in := range f.Interactions {
+			if takesPart(in, a.ID) {
+				da.Limits.Interactions[in.ID] = interactions[in.ID]
+			}
 		}
 		out = append(out, da)
 	}
 	return out
+}
+
+// takesPart: agent is a node of one of in's edges.
+func takesPart(in *flow.Interaction, agent string) bool {
+	for _, e := range in.Edges {
+		if e.Source == agent || e.Target == agent {
+			return true
+		}
+	}
+	return false
 }
 
 // usableBackends are the CLIs checked whose every check passed (or only warned), in auto's

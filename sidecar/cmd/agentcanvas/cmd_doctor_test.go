@@ -117,6 +117,37 @@ func TestDoctorFlowChecksTheKeyReachesTheAgentAndTheAPIAnswers(t *testing.T) {
 	}
 }
 
+// doctor FLOW names each of the flow's limits that cannot hold one model call of an agent
+// routed through the gateway (the run's budget here holds one; the interaction's max_tokens and
+// the agent's maxCostUsd do not), with the model priced as the flow's policy.pricing says.
+func TestDoctorFlowSaysALimitBelowOneCall(t *testing.T) {
+	ws := t.TempDir()
+	if out, err := exec.Command("cp", "-r", "../../../examples/first-run/.", ws).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	doctorPath(t)
+	t.Setenv("ANTHROPIC_API_KEY", "sk-not-printed")
+	t.Setenv("ANTHROPIC_BASE_URL", "http://"+listen(t).Addr().String())
+	flowFile := filepath.Join(ws, "flows", "fix-with-claude.yaml")
+	src, _ := os.ReadFile(flowFile)
+	tight := strings.NewReplacer(
+		"budget: {usd: 5, tokens: 2000000}", "budget: {usd: 5, tokens: 2000000}\n  pricing: {anthropic: {claude-opus-5-5: {input: 1, output: 2}}}",
+		"{type: max_rounds, rounds: 2}", "{type: max_rounds, rounds: 2}\n              - {type: max_tokens, tokens: 500}",
+		"cwdMode: agentHome,", "cwdMode: agentHome, maxCostUsd: 0.04,",
+	).Replace(string(src))
+	os.WriteFile(flowFile, []byte(tight), 0o644)
+	code, out, _ := runCmd(t, "doctor", flowFile)
+	for _, want := range []string{"✗ fixer spend", "interaction fix's limit, max_tokens, is 500 tokens", "agent fixer's limit, runtime.maxCostUsd, is $0.04",
+		`priced as "claude-opus-5-5" (claude's default model) at $1.00 input, $2.00 output per million`, "fix: raise each limit named above in " + flowFile} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lacks %q", want)
+		}
+	}
+	if code != exitFail || strings.Contains(out, "policy.budget") {
+		t.Errorf("exit %d (want 1), the run's budget (which holds a call) named or more missing:\n%s", code, out)
+	}
+}
+
 // listen is a TCP listener on loopback that accepts and closes connections.
 func listen(t *testing.T) net.Listener {
 	t.Helper()

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -152,12 +153,14 @@ func TestFirstRunWalkWithAnAPIKey(t *testing.T) {
 
 // A budget below what one call of the real Claude Code sets aside stops the run at its first
 // call, saying so: the field, the model, what one call needs. No call reaches the model.
+// doctor said so before the run, in the gateway's words, counting no more than the real call.
 func TestFirstRunBudgetBelowOneCall(t *testing.T) {
 	cli := modelserver.Claude
 	srv := cli.Start(t, fixScript(cli))
 	env, home := walkEnv(t, cli, "ANTHROPIC_API_KEY="+walkKey, "ANTHROPIC_BASE_URL="+srv.URL)
 	ws := filepath.Join(home, "first-run")
-	script := fmt.Sprintf(`cp -r %s %s && cd %s && git init -q && git add -A && git commit -qm sample && sed -i 's/budget: {usd: 5, tokens: 2000000}/budget: {usd: 0.1}/' flows/fix-with-claude.yaml && agentcanvas run flows/fix-with-claude.yaml`,
+	script := fmt.Sprintf(`cp -r %s %s && cd %s && git init -q && git add -A && git commit -qm sample && sed -i 's/budget: {usd: 5, tokens: 2000000}/budget: {usd: 0.1}/' flows/fix-with-claude.yaml && `+
+		`{ agentcanvas doctor flows/fix-with-claude.yaml; echo "doctor exit $?"; } && agentcanvas run flows/fix-with-claude.yaml`,
 		shellQuote(filepath.Join("..", "..", "..", "examples", "first-run")), shellQuote(ws), shellQuote(ws))
 	sh := exec.Command("sh", "-c", script)
 	sh.Env = env
@@ -172,6 +175,23 @@ func TestFirstRunBudgetBelowOneCall(t *testing.T) {
 	}
 	if n := srv.Answered(); n != 0 {
 		t.Errorf("%d model calls answered", n)
+	}
+	doctorSaid, runSaid, _ := strings.Cut(string(out), "doctor exit 1")
+	for _, want := range []string{"fixer spend", "spend limit below one model call: the run's budget, policy.budget.usd, is $0.10", `priced as "claude-opus-5-5" (claude's default model)`} {
+		if !strings.Contains(doctorSaid, want) {
+			t.Errorf("doctor (exit 1 expected) lacks %q:\n%s", want, out)
+		}
+	}
+	inputTokens := func(s string) int {
+		m := regexp.MustCompile(`\((\d+) input tokens`).FindStringSubmatch(s)
+		if m == nil {
+			return -1
+		}
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	if d, r := inputTokens(doctorSaid), inputTokens(runSaid); d < 0 || r < 0 || d > r {
+		t.Errorf("doctor counts one call's input as %d tokens, the gateway %d: doctor's least request is more than Claude Code sends", d, r)
 	}
 }
 
