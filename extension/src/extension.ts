@@ -21,6 +21,7 @@ import { isFlowPath } from './flows';
 import { registerSkills } from './skills/skillsView';
 import { createCanvasBackend, type CanvasBackendImpl } from './canvasBackend';
 import { CanvasEditorProvider, type CanvasBackend } from './canvas';
+import { noLinks } from './views/markdownText';
 
 let sidecar: SidecarClient | undefined;
 const STORED_KEYS = 'agentcanvas.storedSecretKeys';
@@ -66,7 +67,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<AgentC
     },
     error: (m) => {
       log.error(m);
-      void vscode.window.showErrorMessage(`AgentCanvas: ${m}`);
+      void vscode.window.showErrorMessage(`AgentCanvas: ${noLinks(m)}`);
     },
   });
   context.subscriptions.push(pending, pending.onDidChange(() => status.setPending(pending.size)));

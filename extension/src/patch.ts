@@ -44,9 +44,48 @@ export class PatchParseError extends Error {
 const HUNK_RE = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$/;
 
 function stripPrefix(p: string, prefix: 'a/' | 'b/'): string {
-  let s = p;
-  if (s.startsWith('"') && s.endsWith('"')) s = JSON.parse(s) as string; // git quotes unusual names C-style
+  const s = unquote(p);
   return s.startsWith(prefix) ? s.slice(2) : s;
+}
+
+const C_ESCAPES: Record<string, number> = { a: 7, b: 8, t: 9, n: 10, v: 11, f: 12, r: 13, '"': 34, '\\': 92 };
+
+/** A name as git writes it: C-style quoted when it holds a quote, a backslash, a control character or a byte past ASCII (as octal: café is "caf\303\251"). */
+export function unquote(s: string): string {
+  if (s.length < 2 || !s.startsWith('"') || !s.endsWith('"')) return s;
+  const bytes: number[] = [];
+  const body = s.slice(1, -1);
+  const enc = new TextEncoder();
+  for (let i = 0; i < body.length; i++) {
+    if (body[i] !== '\\') {
+      bytes.push(...enc.encode(body[i]));
+    } else if (/^[0-7]{3}$/.test(body.slice(i + 1, i + 4))) {
+      bytes.push(parseInt(body.slice(i + 1, i + 4), 8));
+      i += 3;
+    } else {
+      bytes.push(C_ESCAPES[body[i + 1]] ?? body.charCodeAt(i + 1));
+      i++;
+    }
+  }
+  return new TextDecoder().decode(new Uint8Array(bytes));
+}
+
+/**
+ * The two names of a "diff --git" line: each quoted or free of spaces, or — a name with spaces,
+ * which git leaves unquoted — the same name twice, "a/N b/N" (as git itself reads it). A
+ * rename's names with spaces come from its "rename from/to" lines instead.
+ */
+function headerNames(rest: string): [string, string] | undefined {
+  const m = /^("(?:[^"\\]|\\.)*"|\S+) ("(?:[^"\\]|\\.)*"|\S+)$/.exec(rest);
+  if (m) return [m[1], m[2]];
+  const n = (rest.length - 5) / 2;
+  const name = rest.slice(2, 2 + n);
+  return Number.isInteger(n) && rest === `a/${name} b/${name}` ? [`a/${name}`, `b/${name}`] : undefined;
+}
+
+/** A path of a "---" or "+++" line: git ends one holding a space with a tab. */
+function fileLinePath(rest: string, prefix: 'a/' | 'b/'): string {
+  return stripPrefix(rest.replace(/\t$/, ''), prefix);
 }
 
 export function parsePatch(text: string): FilePatch[] {
@@ -68,10 +107,8 @@ export function parsePatch(text: string): FilePatch[] {
     const no = i + 1;
     if (line.startsWith('diff --git ')) {
       finishHunk(no);
-      const m = /^diff --git (\S+|"[^"]*") (\S+|"[^"]*")$/.exec(line);
-      if (!m) throw new PatchParseError(no, 'cannot read the paths of "diff --git"');
-      const oldPath = stripPrefix(m[1], 'a/');
-      const path = stripPrefix(m[2], 'b/');
+      const m = headerNames(line.slice('diff --git '.length));
+      const [oldPath, path] = m ? [stripPrefix(m[0], 'a/'), stripPrefix(m[1], 'b/')] : ['', ''];
       cur = { path, oldPath, status: 'modified', binary: false, header: [line], hunks: [], added: 0, removed: 0 };
       files.push(cur);
       continue;
@@ -122,13 +159,17 @@ export function parsePatch(text: string): FilePatch[] {
     cur.header.push(line);
     if (line.startsWith('new file mode')) cur.status = 'added';
     else if (line.startsWith('deleted file mode')) cur.status = 'deleted';
-    else if (line.startsWith('rename from') || line.startsWith('rename to')) cur.status = 'renamed';
+    else if (line.startsWith('rename from ')) [cur.status, cur.oldPath] = ['renamed', unquote(line.slice('rename from '.length))];
+    else if (line.startsWith('rename to ')) [cur.status, cur.path] = ['renamed', unquote(line.slice('rename to '.length))];
     else if (line.startsWith('Binary files ') || line === 'GIT binary patch') cur.binary = true;
-    else if (line.startsWith('--- ') && line !== '--- /dev/null') cur.oldPath = stripPrefix(line.slice(4), 'a/');
-    else if (line.startsWith('+++ ') && line !== '+++ /dev/null') cur.path = stripPrefix(line.slice(4), 'b/');
+    else if (line.startsWith('--- ') && line !== '--- /dev/null') cur.oldPath = fileLinePath(line.slice(4), 'a/');
+    else if (line.startsWith('+++ ') && line !== '+++ /dev/null') cur.path = fileLinePath(line.slice(4), 'b/');
   }
   finishHunk(lines.length + 1);
   for (const f of files) {
+    if (f.status === 'added' && !f.oldPath) f.oldPath = f.path;
+    if (f.status === 'deleted' && !f.path) f.path = f.oldPath;
+    if (!f.path || !f.oldPath) throw new PatchParseError(lines.indexOf(f.header[0]) + 1, 'cannot read the paths of "diff --git"');
     if (f.status === 'deleted') f.path = f.oldPath;
     f.added = f.hunks.reduce((n, h) => n + h.added, 0);
     f.removed = f.hunks.reduce((n, h) => n + h.removed, 0);

@@ -37,6 +37,7 @@ export const Method = {
   markHunksReviewed: 'agentcanvas/markHunksReviewed',
   requestChanges: 'agentcanvas/requestChanges',
   getInterdiff: 'agentcanvas/getInterdiff',
+  getProposalSides: 'agentcanvas/getProposalSides',
 } as const;
 
 export const Notification = {
@@ -720,11 +721,29 @@ export function readInterdiff(raw: unknown): Interdiff {
     to: num(o.to),
     files: asArray(o.files).filter((f): f is string => typeof f === 'string'),
     patch: String(o.patch ?? ''),
-    sides: asArray(o.sides)
-      .map(asObject)
-      .filter((x) => typeof x.path === 'string')
-      .map((x) => ({ path: String(x.path), old: String(x.old ?? ''), new: String(x.new ?? ''), oldExists: x.oldExists === true, newExists: x.newExists === true, binary: x.binary === true })),
+    sides: readSides(o.sides),
   };
+}
+
+function readSides(v: unknown): InterdiffSide[] {
+  return asArray(v)
+    .map(asObject)
+    .filter((x) => typeof x.path === 'string')
+    .map((x) => ({ path: String(x.path), old: String(x.old ?? ''), new: String(x.new ?? ''), oldExists: x.oldExists === true, newExists: x.newExists === true, binary: x.binary === true }));
+}
+
+/**
+ * agentcanvas/getProposalSides: each file of a proposal as its patch makes it (what an apply
+ * writes), never the worker's work/ as it is now; patch is the digest of the patch they show.
+ */
+export interface ProposalSides {
+  patch: string;
+  sides: InterdiffSide[];
+}
+
+export function readProposalSides(raw: unknown): ProposalSides {
+  const o = asObject(raw);
+  return { patch: String(o.patch ?? ''), sides: readSides(o.sides) };
 }
 
 function readRange(v: unknown): { start: number; count: number } {

@@ -23,6 +23,7 @@ import { CrashCap } from './crashCap';
 import type { Log } from './log';
 import { Notification, readStatus } from './protocol';
 import type { StatusItem } from './status';
+import { noLinks } from './views/markdownText';
 
 export const NOT_RUNNING = 'AgentCanvas sidecar is not running';
 
@@ -348,6 +349,6 @@ export async function withSidecar<T>(sidecar: SidecarClient, log: Log, fn: () =>
 export function describeError(e: unknown): string {
   const code = (e as { code?: unknown })?.code;
   const message = e instanceof Error ? e.message : String(e);
-  if (code === -32601 || code === -32010) return `this sidecar build does not support that yet (${message})`;
-  return message;
+  if (code === -32601 || code === -32010) return noLinks(`this sidecar build does not support that yet (${message})`);
+  return noLinks(message); // shown in notifications: it may quote an agent's words or a file's name
 }

@@ -46,14 +46,14 @@ type ictx struct {
 	questions map[string]int    // node → questions asked in its current phase
 	reworks   map[string]int    // node → failed verifications of its current phase
 	edgeOf    map[[2]string]string
-	lastTo    map[string][2]string // node → who last sent it a message, and the edge (sender.go)
-	made      [][2]string          // (node, proposal.json) of every proposal made in this interaction
-	rejected  map[string]string    // node → the reviewer's latest REJECT of its handoff ("lead: why")
-	turns     sync.Map             // node → turnNote of its last turn (provenance.go)
-	unhanded  map[string]string    // node → why its latest proposal came without a valid HANDOFF block
-	failed    map[string]string    // node → its last failed test or verification, for its next prompt
-	diffs     map[string]string    // node → its proposal's fingerprint after its last step (handoff.go)
-	talking   map[string]bool      // nodes asked for words only now (a bid): no edit expected (handoff.go)
+	lastTo    map[string][2]string           // node → who last sent it a message, and the edge (sender.go)
+	made      [][2]string                    // (node, proposal.json) of every proposal made in this interaction
+	rejected  map[string]string              // node → the reviewer's latest REJECT of its handoff ("lead: why")
+	turns     sync.Map                       // node → turnNote of its last turn (provenance.go)
+	unhanded  map[string]string              // node → why its latest proposal came without a valid HANDOFF block
+	failed    map[string]proposal.TestResult // node → its last failed test or verification: its next prompt quotes it, auto-apply holds its proposal
+	diffs     map[string]string              // node → its proposal's fingerprint after its last step (handoff.go)
+	talking   map[string]bool                // nodes asked for words only now (a bid): no edit expected (handoff.go)
 	// roundCap ends the interaction after that many rounds (0: no cap): the flow's
 	// params.round_cap (ownCap), else the engine's where the flow bounds neither rounds nor time.
 	roundCap int
@@ -715,7 +715,15 @@ func (c *ictx) autoApply(out InteractionOutcome) {
 		case out.Status == StatusCompleted:
 			held = ""
 		}
-		o.Accept = func(res *proposal.Result) string { return lim.autoApplyHeld(c.gatePassed(), res, nil) }
+		o.Accept = func(res *proposal.Result) string {
+			if why := lim.autoApplyHeld(c.gatePassed(), res, nil); why != "" {
+				return why
+			}
+			if failed, ok := c.failedCheck(node); ok { // whatever the gate reads
+				return "its " + failed.What() + " failed: " + failed.Outcome()
+			}
+			return ""
+		}
 		var applied *proposal.Result
 		var err error
 		if held == "" {
@@ -915,8 +923,8 @@ func (c *ictx) verifyPhase(p *runtime.Process, node string, pend *runtime.Pendin
 		c.recordTest(node, proposal.TestKindVerify, argv, commandRun{res: res, err: runErr})
 	}
 	out := res.Output
-	if runErr == nil && !res.Passed() {
-		runErr = verifierExit(res)
+	if runErr == nil {
+		runErr = verifierExit(res, out)
 	}
 	passed := runErr == nil
 	n := c.countRework(node, passed)
@@ -927,15 +935,21 @@ func (c *ictx) verifyPhase(p *runtime.Process, node string, pend *runtime.Pendin
 	return c.rework(p, node, pend, n, fmt.Sprintf("The verifier `%s` failed (%v).\n%s", strings.Join(argv, " "), runErr, truncate(string(out), 4000))), nil
 }
 
-// verifierExit says how a verifier that ran failed.
-func verifierExit(res runtime.CommandResult) error {
+// verifierExit says how a verifier that ran failed, or nil when it passed: it exited 0 by
+// itself and its output reports no failed test in a test runner's own words (a runner that
+// prints "not ok 1" and exits 0 has not passed).
+func verifierExit(res runtime.CommandResult, out []byte) error {
 	switch {
 	case res.TimedOut:
 		return errors.New("timed out")
 	case res.Stopped:
 		return errors.New("stopped")
+	case res.ExitCode != 0:
+		return fmt.Errorf("exit status %d", res.ExitCode)
+	case len(proposal.ReportedFailures(out)) > 0:
+		return errors.New("exit status 0, but its output reports a failed test")
 	}
-	return fmt.Errorf("exit status %d", res.ExitCode)
+	return nil
 }
 
 // commandParam reads a command parameter: an argv list, or a string run by sh -c.

@@ -97,3 +97,19 @@ func boolStrings(bs []bool) []string {
 	}
 	return out
 }
+
+// A verifier that exits 0 while its output reports a failed test (a script that swallows
+// the runner's status) has not passed: the phase is sent back.
+func TestPhaseVerifierReportingAFailureAtExitZeroIsReworked(t *testing.T) {
+	dir := t.TempDir()
+	agent := phaseAgent(t, dir, 2)
+	flow := bridgeFlow(`{rate_limit_per_min: 10, verify_command: "if test -e DIR/ok; then echo 'ok 1'; else echo 'not ok 1 - add'; fi"}`)
+	ws, f := workspace(t, strings.NewReplacer("AGENT", agent, "DIR", dir).Replace(flow))
+	rec := &recorder{}
+	if _, err := Run(context.Background(), f, Options{Limits: recording, Workspace: ws, Sink: rec.sink}); err != nil {
+		t.Fatal(err)
+	}
+	if verified, _ := phaseEvents(rec); strings.Join(boolStrings(verified), ",") != "false,true" {
+		t.Fatalf("verifications %v, want a failure (not ok 1 at exit 0) then a pass", verified)
+	}
+}

@@ -32,7 +32,7 @@ func (c *ictx) originOf(node string) *proposal.Origin {
 	if abs, err := filepath.Abs(flowFile); err == nil && flowFile != "" {
 		flowFile = abs
 	}
-	o := &proposal.Origin{Flow: c.r.f.Name, FlowFile: flowFile, InteractionID: c.in.ID, Round: c.st.Round + 1} // 1-based, as the prompt says it
+	o := &proposal.Origin{Flow: c.r.f.Name, FlowFile: flowFile, FlowUses: c.r.flowUses(), InteractionID: c.in.ID, Round: c.st.Round + 1} // 1-based, as the prompt says it
 	if v, ok := c.turns.Load(node); ok {
 		t := v.(turnNote)
 		o.Backend, o.Prompt, o.CostKnown = t.backend, promptSummary(t.prompt), t.costKnown

@@ -27,6 +27,7 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/gateway"
+	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
 	"github.com/agentcanvas/agentcanvas/sidecar/runtime"
 	"github.com/agentcanvas/agentcanvas/sidecar/transcript"
 	"github.com/agentcanvas/agentcanvas/sidecar/validate"
@@ -160,14 +161,17 @@ func Run(ctx context.Context, f *flow.Flow, o Options) (*Outcome, error) {
 
 // run is one execution of a flow.
 type run struct {
-	f     *flow.Flow
-	o     Options
-	id    string
-	log   *eventlog.Log
-	now   func() time.Time
-	key   []byte // per-run signing key, memory only
-	state *State
-	ctx   context.Context // execute's; set before any goroutine starts
+	f *flow.Flow
+	// uses are the workspace files the flows use, found once (flowuses.go).
+	usesOnce sync.Once
+	uses     []proposal.FlowUse
+	o        Options
+	id       string
+	log      *eventlog.Log
+	now      func() time.Time
+	key      []byte // per-run signing key, memory only
+	state    *State
+	ctx      context.Context // execute's; set before any goroutine starts
 	// stop cancels the run with a cause (ErrBudget when policy.budget is reached).
 	stop   context.CancelCauseFunc
 	budget limits // policy.budget

@@ -10,7 +10,9 @@ import (
 // told in a tests_run event with the failing lines, and a failure is quoted in the worker's
 // next prompt, so it knows what to fix.
 
-// recordTest records the result of a check run as node (runAs) and returns it.
+// recordTest records the result of a check run as node (runAs) and returns it. A check that
+// exited 0 but whose output reports a failure in a test runner's own words has failed
+// (proposal.Judge).
 func (c *ictx) recordTest(node, kind string, argv []string, run commandRun) proposal.TestResult {
 	out := run.res.Output
 	res := proposal.TestResult{Kind: kind, Command: argv, Passed: run.err == nil && run.res.Passed()}
@@ -24,9 +26,7 @@ func (c *ictx) recordTest(node, kind string, argv []string, run commandRun) prop
 	default:
 		res.ExitCode = run.res.ExitCode
 	}
-	if !res.Passed {
-		res.Failing = proposal.FailingLines(out)
-	}
+	res = proposal.Judge(res, out)
 	if rerr := proposal.RecordTest(c.r.o.Workspace, c.r.sandboxRun(node), node, res, out); rerr != nil {
 		c.note("warning", map[string]any{"agent": node, "message": "the " + kind + " result could not be kept with the proposal: " + rerr.Error()})
 	}
@@ -42,12 +42,12 @@ func (c *ictx) recordTest(node, kind string, argv []string, run commandRun) prop
 	}
 	c.mu.Lock()
 	if c.failed == nil {
-		c.failed = map[string]string{}
+		c.failed = map[string]proposal.TestResult{}
 	}
 	if res.Passed {
 		delete(c.failed, node)
 	} else {
-		c.failed[node] = proposal.FailurePrompt(&res)
+		c.failed[node] = res
 	}
 	c.mu.Unlock()
 	return res
@@ -62,7 +62,17 @@ type commandRun struct {
 
 // lastFailure is what node's next prompt quotes of its last failed check, or "".
 func (c *ictx) lastFailure(node string) string {
+	if r, ok := c.failedCheck(node); ok {
+		return proposal.FailurePrompt(&r)
+	}
+	return ""
+}
+
+// failedCheck is node's last check when it failed: auto-apply never applies the proposal of
+// a worker whose tests failed last.
+func (c *ictx) failedCheck(node string) (proposal.TestResult, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.failed[node]
+	r, ok := c.failed[node]
+	return r, ok
 }

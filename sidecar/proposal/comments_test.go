@@ -153,6 +153,12 @@ func TestInterdiff(t *testing.T) {
 			t.Errorf("interdiff lacks %q:\n%s", want, id.Patch)
 		}
 	}
+	// The current revision is its patch, not work/ as the worker may have left it since.
+	os.WriteFile(filepath.Join(work, "a.txt"), []byte("one\nharmless\nthree\n"), 0o644)
+	if again, err := GetInterdiff(ws, ref, 0, 0); err != nil || again.Patch != id.Patch {
+		t.Errorf("with work/ changed after the patch was made, the interdiff is\n%s\nnot the patch's\n%s (%v)", again.Patch, id.Patch, err)
+	}
+	os.WriteFile(filepath.Join(work, "a.txt"), []byte("one\ntwo (2)\nthree\n"), 0o644)
 	if _, err := GetInterdiff(ws, ref, 2, 3); err == nil || !strings.Contains(err.Error(), "revisions 1 to 2") {
 		t.Errorf("an interdiff past the last revision: %v", err)
 	}

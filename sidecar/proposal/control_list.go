@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
 
 // WorkspaceControlFile is the workspace's own additions to the list of control files: one
@@ -71,7 +69,7 @@ func ParseControlList(b []byte) ([]controlPattern, error) {
 		if why := badControlPattern(line); why != "" {
 			return nil, &ControlListError{Line: n, Reason: fmt.Sprintf("%q: %s", line, why)}
 		}
-		out = append(out, controlPattern{source: line, reason: workspaceReason, pattern: gitignore.ParsePattern(strings.ToLower(line), nil)})
+		out = append(out, controlPattern{source: line, reason: workspaceReason, pattern: parseControlPattern(line)})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, &ControlListError{Reason: err.Error()}

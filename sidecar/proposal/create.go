@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
+	"github.com/agentcanvas/agentcanvas/sidecar/mdsafe"
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 	"github.com/agentcanvas/agentcanvas/sidecar/sandbox"
 	"github.com/agentcanvas/agentcanvas/sidecar/wslock"
@@ -546,8 +547,8 @@ func summaryMarkdown(pr *Proposal, stats map[string]Stat, skipped []string) stri
 		fmt.Fprintf(&b, " from commit `%s`", pr.Base.GitHead)
 	}
 	b.WriteString(".\n\n")
-	if pr.Notes != "" {
-		b.WriteString(pr.Notes + "\n\n")
+	if pr.Notes != "" { // the worker's words, shown as text: no markup of theirs renders
+		b.WriteString(mdsafe.Block(pr.Notes, "") + "\n")
 	}
 	add, del := 0, 0
 	for _, s := range stats {
@@ -567,7 +568,7 @@ func summaryMarkdown(pr *Proposal, stats map[string]Stat, skipped []string) stri
 			if s.Binary {
 				plus, minus = "bin", "bin"
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", strings.ReplaceAll(c.Path, "|", `\|`), c.Status, plus, minus)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdsafe.Code(c.Path), mdsafe.Text(c.Status), plus, minus)
 		}
 	}
 	if len(skipped) > 0 {
@@ -577,7 +578,7 @@ func summaryMarkdown(pr *Proposal, stats map[string]Stat, skipped []string) stri
 				fmt.Fprintf(&b, "- … and %d more\n", len(skipped)-i)
 				break
 			}
-			fmt.Fprintf(&b, "- `%s`\n", path.Clean(s))
+			fmt.Fprintf(&b, "- %s\n", mdsafe.Code(path.Clean(s)))
 		}
 	}
 	return b.String()

@@ -22,6 +22,7 @@ import (
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
+	"github.com/agentcanvas/agentcanvas/sidecar/termsafe"
 )
 
 // ExportOptions for Export.
@@ -245,16 +246,19 @@ func splitSections(patch []byte) [][]byte {
 // line, the headers, the commit message, "---", a diffstat, the diff.
 func writeMessage(b *bytes.Buffer, pr *Proposal, s Summary, author string, n, total int, stats []FileStat, diff []byte, held []Hold) {
 	if author == "" {
-		author = fmt.Sprintf("%s (AgentCanvas) <%s@agentcanvas.invalid>", s.AgentID, mailLocal(s.AgentID))
+		author = fmt.Sprintf("%s (AgentCanvas) <%s@agentcanvas.invalid>", termsafe.Line(s.AgentID), mailLocal(s.AgentID))
 	}
 	name, addr, _ := strings.Cut(author, " <")
 	date := time.Now()
 	if t, err := time.Parse(timeLayout, s.CreatedAt); err == nil {
 		date = t
 	}
-	notes := ""
+	// The message is the worker's text, which git log prints raw on the terminal of whoever
+	// reads the history: what a terminal would act on is written as escapes (termsafe), as
+	// every printer of agent text does. The diff below stays byte for byte.
+	notes, agent := "", termsafe.Line(s.AgentID)
 	if pr != nil {
-		notes = strings.TrimSpace(pr.Notes)
+		notes = termsafe.Text(strings.TrimSpace(pr.Notes))
 	}
 	title, body, _ := strings.Cut(notes, "\n")
 	title = strings.Join(strings.Fields(title), " ")
@@ -271,12 +275,12 @@ func writeMessage(b *bytes.Buffer, pr *Proposal, s Summary, author string, n, to
 	fmt.Fprintf(b, "From %s Mon Sep 17 00:00:00 2001\n", zeroOID)
 	fmt.Fprintf(b, "From: %s <%s\n", mime.QEncoding.Encode("UTF-8", name), addr)
 	fmt.Fprintf(b, "Date: %s\n", date.Format(time.RFC1123Z))
-	fmt.Fprintf(b, "Subject: %s %s\n", prefix, mime.QEncoding.Encode("UTF-8", s.AgentID+": "+title))
+	fmt.Fprintf(b, "Subject: %s %s\n", prefix, mime.QEncoding.Encode("UTF-8", agent+": "+title))
 	b.WriteString("MIME-Version: 1.0\nContent-Type: text/plain; charset=UTF-8\nContent-Transfer-Encoding: 8bit\n\n")
 	if body = strings.TrimSpace(body); body != "" {
 		b.WriteString(messageText(body) + "\n\n")
 	}
-	fmt.Fprintf(b, "Proposal: %s\nRun: %s, agent %s", s.ProposalFile, s.RunID, s.AgentID)
+	fmt.Fprintf(b, "Proposal: %s\nRun: %s, agent %s", termsafe.Line(s.ProposalFile), termsafe.Line(s.RunID), agent)
 	if s.GitHead != "" {
 		fmt.Fprintf(b, ", from commit %s", s.GitHead)
 	}

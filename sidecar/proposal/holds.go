@@ -26,6 +26,7 @@ func controlRulesFor(root *os.Root, workspace string, l *Loaded) (controlRules, 
 	cr := controlRules{extra: extra}
 	if o := readOrigin(l.AgentDir); o != nil {
 		cr.flowFile = flowFileOf(workspace, o.FlowFile)
+		cr.uses = o.FlowUses
 	}
 	return cr, nil
 }
@@ -44,14 +45,21 @@ func planHolds(d *dirs, pl *plan, cr controlRules) []Hold {
 		after[w.path] = version{exists: true, link: w.kind == kindSymlink, data: w.data, known: true}
 	}
 	var out []Hold
+	var touched []string
 	for _, f := range pl.files {
 		for _, p := range uniq(f.OldPath, f.Path) {
+			touched = append(touched, p)
 			b, a := before[p], after[p]
 			b.known, a.known = true, true
 			if why := cr.classify(p, b, a); why != "" {
 				out = appendHold(out, Hold{Path: p, Kind: HoldControl, Reason: why})
+			} else if why := shortName(p); why != "" {
+				out = appendHold(out, Hold{Path: p, Kind: HoldName, Reason: why})
 			}
 		}
+	}
+	for _, h := range folderHolds(d, pl, cr, touched) {
+		out = appendHold(out, h)
 	}
 	return append(out, addedNameHolds(d, addedPaths(pl.files), out)...)
 }
@@ -65,6 +73,8 @@ func patchHolds(files []*gitdiff.File, cr controlRules) []Hold {
 			v := version{exists: true}
 			if why := cr.classify(p, v, v); why != "" {
 				out = appendHold(out, Hold{Path: p, Kind: HoldControl, Reason: why})
+			} else if why := shortName(p); why != "" {
+				out = appendHold(out, Hold{Path: p, Kind: HoldName, Reason: why})
 			}
 		}
 		if f.IsNew || f.IsRename || f.IsCopy {

@@ -62,6 +62,9 @@ func recordOf(patch []byte) PatchRecord {
 func partName(part []byte) string {
 	line, _, _ := strings.Cut(string(part), "\n")
 	line = strings.TrimPrefix(line, "diff --git ")
+	if n := len(line) - 5; n > 0 && n%2 == 0 && line == "a/"+line[2:2+n/2]+" b/"+line[2:2+n/2] {
+		return line[2 : 2+n/2] // the same name twice, spaces and " b/" in it or not (as git reads it)
+	}
 	if strings.HasSuffix(line, `"`) {
 		if i := strings.LastIndex(line, ` "b/`); i >= 0 {
 			if s, err := strconv.Unquote(line[i+1:]); err == nil {

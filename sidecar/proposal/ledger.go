@@ -40,15 +40,25 @@ type Origin struct {
 	Flow string `json:"flow,omitempty"`
 	// FlowFile is the run's flow file (workspace-relative when it is in the workspace): a
 	// proposal that changes it is held (control.go).
-	FlowFile      string  `json:"flowFile,omitempty"`
-	InteractionID string  `json:"interactionId,omitempty"`
-	Round         int     `json:"round,omitempty"` // 1-based, as the agent's prompt says it
-	Backend       string  `json:"backend,omitempty"`
-	Prompt        string  `json:"prompt,omitempty"` // the start of the prompt the agent was given
-	InputTokens   int64   `json:"inputTokens,omitempty"`
-	OutputTokens  int64   `json:"outputTokens,omitempty"`
-	CostUSD       float64 `json:"costUsd,omitempty"`
-	CostKnown     bool    `json:"costKnown,omitempty"`
+	FlowFile string `json:"flowFile,omitempty"`
+	// FlowUses are the workspace files the flow runs or gives its agents as rules: a
+	// proposal that changes one is held too.
+	FlowUses      []FlowUse `json:"flowUses,omitempty"`
+	InteractionID string    `json:"interactionId,omitempty"`
+	Round         int       `json:"round,omitempty"` // 1-based, as the agent's prompt says it
+	Backend       string    `json:"backend,omitempty"`
+	Prompt        string    `json:"prompt,omitempty"` // the start of the prompt the agent was given
+	InputTokens   int64     `json:"inputTokens,omitempty"`
+	OutputTokens  int64     `json:"outputTokens,omitempty"`
+	CostUSD       float64   `json:"costUsd,omitempty"`
+	CostKnown     bool      `json:"costKnown,omitempty"`
+}
+
+// FlowUse is a workspace file (or folder) a run's flow uses: an agent's command or setup
+// script, a file of rules its agents are given.
+type FlowUse struct {
+	Path string `json:"path"` // workspace-relative, slash-separated
+	Use  string `json:"use"`  // in words: "agent lead's runtime.command"
 }
 
 // LedgerEntry is one apply or revert.
@@ -388,6 +398,9 @@ func entryFor(workspace string, l *Loaded) *LedgerEntry {
 		e.RunID, e.AgentID, e.Notes = l.Proposal.RunID, l.Proposal.AgentID, l.Proposal.Notes
 		e.Proposal = proposalKey(workspace, l.AgentDir)
 		e.Origin = readOrigin(l.AgentDir)
+		if e.Origin != nil {
+			e.Origin.FlowUses = nil // what decided the holds, not where the lines came from
+		}
 		e.Revision, e.Comments = reviewOf(l)
 	}
 	return e

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -131,7 +132,7 @@ func TestLineOrigins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || got[0].Start != 3 || got[0].Count != 2 || got[0].AgentID != "A" || got[0].Origin == nil || *got[0].Origin != origin ||
+	if len(got) != 2 || got[0].Start != 3 || got[0].Count != 2 || got[0].AgentID != "A" || got[0].Origin == nil || !reflect.DeepEqual(*got[0].Origin, origin) ||
 		got[1].Start != 11 || got[1].Count != 1 || got[1].AgentID != "B" || got[1].RunID != "r2" {
 		t.Fatalf("origins %+v", got)
 	}

@@ -2,6 +2,7 @@ package proposal
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -59,25 +60,8 @@ func isNameSpace(r rune) bool {
 	return unicode.IsSpace(r) || unicode.Is(unicode.Zs, r) || r == 0x3164 || r == 0xffa0 || r == 0x115f || r == 0x1160
 }
 
-// invisible names the kind of character r is when a terminal or an editor would not show it
-// as a character of its own, or "".
-func invisible(r rune) string {
-	switch {
-	case unicode.Is(unicode.Bidi_Control, r):
-		return "a bidirectional control character"
-	case r < 0x20 || r >= 0x7f && r < 0xa0:
-		return "a control character"
-	case unicode.In(r, unicode.Cf):
-		return "an invisible format character"
-	case unicode.In(r, unicode.Zl, unicode.Zp):
-		return "a line or paragraph separator"
-	case unicode.In(r, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point):
-		return "an invisible (default-ignorable) character"
-	case unicode.In(r, unicode.Co, unicode.Cs):
-		return "a private-use or surrogate code point"
-	}
-	return ""
-}
+// invisible is termsafe.Invisible: a name may hold nothing the printers would escape.
+func invisible(r rune) string { return termsafe.Invisible(r) }
 
 // lookAlikeLatin maps Cyrillic and Greek letters that look like Latin ones to those (a part of
 // Unicode's confusables: the letters a name is faked with).
@@ -219,4 +203,22 @@ func nameFold(name string, foldCase bool) string {
 		n = strings.ToLower(n)
 	}
 	return n
+}
+
+// shortNameForm is a component written as a Windows 8.3 short name: up to eight characters
+// ending in ~ and digits, and an extension of up to three (VSCODE~1, GITHUB~1, GI7EBA~1.YML).
+var shortNameForm = regexp.MustCompile(`^[^.~]{1,7}~[0-9]{1,7}(\.[^.]{0,3})?$`)
+
+// shortName says why a path is held for a component in the form of a Windows short name, or
+// "": where the file system keeps short names, VSCODE~1 is another name of .vscode and
+// AGENTC~1 of .agentcanvas, and no list of names can say which (the digits and a hashed
+// form depend on what else the folder holds).
+func shortName(p string) string {
+	for _, c := range strings.Split(p, "/") {
+		base, _, _ := strings.Cut(c, ".")
+		if len(base) <= 8 && shortNameForm.MatchString(c) {
+			return fmt.Sprintf("the component %s has the form of a Windows short name (8.3), which on Windows can be another name of a file or folder such as .vscode (VSCODE~1)", quoteShown(c))
+		}
+	}
+	return ""
 }

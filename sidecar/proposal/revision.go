@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/procalive"
+	"github.com/agentcanvas/agentcanvas/sidecar/safepath"
 )
 
 // RevisionsDir keeps every earlier revision of a proposal: revisions/<n>/ holds its
@@ -260,6 +261,9 @@ func GetInterdiff(workspace, ref string, from, to int) (*Interdiff, error) {
 type revSide struct {
 	dir     string          // where its changed files are, inside the agent folder
 	changed map[string]bool // path → exists after the revision
+	// patched, for the current revision, are its files as its patch makes them: never work/
+	// as it is now, which the worker may have changed since the patch was made.
+	patched map[string]side
 }
 
 func revisionSide(root *os.Root, l *Loaded, s *ReviewState, n int) (*revSide, error) {
@@ -277,6 +281,17 @@ func revisionSide(root *os.Root, l *Loaded, s *ReviewState, n int) (*revSide, er
 		}
 	}
 	rs := &revSide{dir: dir, changed: map[string]bool{}}
+	if n == s.Revision {
+		files, err := patchedFiles(root, l.Patch, safepath.Rules{})
+		if err != nil {
+			return nil, err
+		}
+		rs.patched = map[string]side{}
+		for _, f := range files {
+			rs.changed[f.path], rs.patched[f.path] = f.new.exists, f.new
+		}
+		return rs, nil
+	}
 	for _, c := range pr.ChangedFiles {
 		rs.changed[c.Path] = c.Status != "deleted"
 	}
@@ -284,6 +299,9 @@ func revisionSide(root *os.Root, l *Loaded, s *ReviewState, n int) (*revSide, er
 }
 
 func (rs *revSide) read(root *os.Root, name string) (side, error) {
+	if f, ok := rs.patched[name]; ok {
+		return f, nil
+	}
 	dir := rs.dir
 	if exists, changed := rs.changed[name]; changed && !exists {
 		return side{}, nil

@@ -88,6 +88,45 @@ func (t *Tests) FirstFailure() *TestResult {
 // assertion errors, panics and compiler errors.
 var failingLine = regexp.MustCompile(`(?i)^\s*(not ok\b|--- fail|fail\b|failed\b|e\s{2,}|✕|✗|×|●|\d+\) |error\b|error:|panic:|assertion|traceback|exception\b|.*:\d+:\d*:? error\b)`)
 
+// reportedFailure matches a line that only a failing run prints, in a test runner's own
+// words: TAP's "not ok" (less a # TODO or # SKIP directive), go test's "--- FAIL:" and its
+// closing "FAIL", pytest's "FAILED file::test" and a summary that counts failures (pytest's
+// "=== 1 failed", jest's "Tests: 1 failed", mocha's "2 failing").
+var (
+	reportedFailure = regexp.MustCompile(`^(not ok\b|--- FAIL:|FAIL\s*$|FAIL\t|FAILED \S+::|=+ .*\b[1-9][0-9]* failed\b|Tests:\s+[1-9][0-9]* failed\b|\s*[1-9][0-9]* failing\s*$)`)
+	tapDirective    = regexp.MustCompile(`(?i)#\s*(todo|skip)\b`)
+)
+
+// ReportedFailures are the lines of output that report a failed test (bounded), whatever
+// the command's exit status.
+func ReportedFailures(output []byte) []string {
+	var hits []string
+	sc := bufio.NewScanner(bytes.NewReader(output))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() && len(hits) < maxFailingLines {
+		line := strings.TrimRight(sc.Text(), " \t\r")
+		if reportedFailure.MatchString(line) && !(strings.HasPrefix(line, "not ok") && tapDirective.MatchString(line)) {
+			hits = append(hits, cutLine(line))
+		}
+	}
+	return hits
+}
+
+// Judge is r as the review tells it: a check that exited 0 has still failed when its output
+// reports a failed test (a test script that swallows the runner's status, a harness that
+// ends well whatever happened), and a failure carries the lines that say what failed.
+func Judge(r TestResult, output []byte) TestResult {
+	if r.Passed {
+		if f := ReportedFailures(output); len(f) > 0 {
+			r.Passed, r.Failing = false, f
+		}
+	}
+	if !r.Passed && len(r.Failing) == 0 {
+		r.Failing = FailingLines(output)
+	}
+	return r
+}
+
 // FailingLines are the lines of output that say what failed, bounded; when none matches, the
 // output's last lines.
 func FailingLines(output []byte) []string {
@@ -127,7 +166,8 @@ func cutLine(s string) string {
 }
 
 // RecordTest keeps r as the sandbox's last result of its kind (and the output of a test
-// command as proposal/test.log). r.At, r.Patch and, for a failure, r.Failing are filled in.
+// command as proposal/test.log). r.At, r.Patch and, for a failure, r.Failing are filled in;
+// r is judged on its output too (Judge).
 func RecordTest(workspace, runID, agentID string, r TestResult, output []byte) error {
 	paths, err := sandbox.PathsFor(workspace, runID, agentID)
 	if err != nil {
@@ -145,9 +185,7 @@ func RecordTest(workspace, runID, agentID string, r TestResult, output []byte) e
 	if patch, err := readRootCapped(root, PatchFile, MaxPatchBytes); err == nil {
 		r.Patch = PatchDigest(patch)
 	}
-	if !r.Passed && len(r.Failing) == 0 {
-		r.Failing = FailingLines(output)
-	}
+	r = Judge(r, output)
 	if len(output) > maxTestOutput {
 		output = append(output[:maxTestOutput:maxTestOutput], "\n… (cut)\n"...)
 	}
@@ -203,21 +241,29 @@ func ReadTests(agentDir string, patch []byte) *Tests {
 	return t
 }
 
+// What is the kind of check in words: "tests" or "verifier".
+func (r *TestResult) What() string {
+	if r.Kind == TestKindVerify {
+		return "verifier"
+	}
+	return "tests"
+}
+
+// Outcome is how the check ended, in words: "`npm test` exited 1", "`npm test` could not
+// run: …".
+func (r *TestResult) Outcome() string {
+	s := "`" + strings.Join(r.Command, " ") + "`"
+	if r.Error != "" {
+		return s + " could not run: " + r.Error
+	}
+	return s + " exited " + strconv.Itoa(r.ExitCode)
+}
+
 // FailurePrompt is a failed result as a worker's next prompt quotes it: the command, its exit
 // status and the failing lines, bounded.
 func FailurePrompt(r *TestResult) string {
 	var b strings.Builder
-	what := "tests"
-	if r.Kind == TestKindVerify {
-		what = "verifier"
-	}
-	b.WriteString("Your " + what + " failed after your last changes: `" + strings.Join(r.Command, " ") + "`")
-	if r.Error != "" {
-		b.WriteString(" could not run: " + r.Error)
-	} else {
-		b.WriteString(" exited " + strconv.Itoa(r.ExitCode))
-	}
-	b.WriteString(".\n")
+	b.WriteString("Your " + r.What() + " failed after your last changes: " + r.Outcome() + ".\n")
 	for _, l := range r.Failing {
 		b.WriteString("  " + l + "\n")
 	}

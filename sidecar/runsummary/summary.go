@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentcanvas/agentcanvas/sidecar/engine"
 	"github.com/agentcanvas/agentcanvas/sidecar/eventlog"
+	"github.com/agentcanvas/agentcanvas/sidecar/mdsafe"
 	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
 	"github.com/agentcanvas/agentcanvas/sidecar/termsafe"
 	"github.com/agentcanvas/agentcanvas/sidecar/termview"
@@ -36,10 +37,10 @@ func Markdown(in Input) []byte {
 	if icon == "" {
 		icon = "⚠️"
 	}
-	fmt.Fprintf(&b, "## %s AgentCanvas: %s %s\n\n", icon, code(out.Flow), out.Status)
-	facts := []string{"Run " + code(out.RunID)}
+	fmt.Fprintf(&b, "## %s AgentCanvas: %s %s\n\n", icon, mdsafe.Code(out.Flow), out.Status)
+	facts := []string{"Run " + mdsafe.Code(out.RunID)}
 	if in.FlowFile != "" {
-		facts[0] += " of " + code(filepath.ToSlash(in.FlowFile))
+		facts[0] += " of " + mdsafe.Code(filepath.ToSlash(in.FlowFile))
 	}
 	if !f.started.IsZero() && !f.finished.IsZero() {
 		facts = append(facts, "took "+termview.Duration(f.finished.Sub(f.started)))
@@ -65,7 +66,7 @@ func Markdown(in Input) []byte {
 		if io.Status == engine.StatusSkipped && result == "" {
 			result = f.skipNote[io.ID]
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s %s | %s | %d | %s |\n", code(io.ID), cell(io.PatternID), statusIcon(io.Status), io.Status, cell(io.Reason), io.Rounds, cell(cut(result, 200)))
+		fmt.Fprintf(&b, "| %s | %s | %s %s | %s | %d | %s |\n", mdsafe.Code(io.ID), cell(io.PatternID), statusIcon(io.Status), io.Status, cell(io.Reason), io.Rounds, cell(cut(result, 200)))
 	}
 
 	writeProposals(&b, in, f)
@@ -74,7 +75,7 @@ func Markdown(in Input) []byte {
 	writeProblems(&b, f)
 
 	if out.Flow != "" {
-		fmt.Fprintf(&b, "\n<sub>Event log: %s</sub>\n", code(filepath.ToSlash(filepath.Join(eventlog.LogsDir, out.Flow))+"/"))
+		fmt.Fprintf(&b, "\n<sub>Event log: %s</sub>\n", mdsafe.Code(filepath.ToSlash(filepath.Join(eventlog.LogsDir, out.Flow))+"/"))
 	}
 	return b.Bytes()
 }
@@ -83,7 +84,7 @@ func Markdown(in Input) []byte {
 // unreadable file): what was refused and why.
 func Refused(flowFile string, err error) []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "## ❌ AgentCanvas: %s refused\n\nThe run did not start.\n\n%s", code(filepath.ToSlash(flowFile)), block(err.Error(), ""))
+	fmt.Fprintf(&b, "## ❌ AgentCanvas: %s refused\n\nThe run did not start.\n\n%s", mdsafe.Code(filepath.ToSlash(flowFile)), mdsafe.Block(err.Error(), ""))
 	return b.Bytes()
 }
 
@@ -111,19 +112,19 @@ func writeProposals(b *bytes.Buffer, in Input, f *folded) {
 			state = "❌ tests failed; " + state
 		}
 		if err != nil {
-			fmt.Fprintf(b, "| %s | %s | unreadable: %s | | | %s |\n", code(agent), code(ref), cell(err.Error()), cell(state))
+			fmt.Fprintf(b, "| %s | %s | unreadable: %s | | | %s |\n", mdsafe.Code(agent), mdsafe.Code(ref), cell(err.Error()), cell(state))
 			continue
 		}
 		for i, s := range stats {
 			who, st := "", ""
 			if i == 0 {
-				who, st = code(agent), cell(state)
+				who, st = mdsafe.Code(agent), cell(state)
 			}
 			plus, minus := fmt.Sprint(s.Added), fmt.Sprint(s.Deleted)
 			if s.Binary {
 				plus, minus = "bin", "bin"
 			}
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", who, code(s.Path), s.Status, plus, minus, st)
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", who, mdsafe.Code(s.Path), s.Status, plus, minus, st)
 			files++
 			added += s.Added
 			deleted += s.Deleted
@@ -150,16 +151,16 @@ func writeTests(b *bytes.Buffer, f *folded) {
 	for _, who := range f.testOrder {
 		t := f.tests[who]
 		if t.passed {
-			fmt.Fprintf(b, "- ✅ %s: %s passed\n", code(who), code(t.command))
+			fmt.Fprintf(b, "- ✅ %s: %s passed\n", mdsafe.Code(who), mdsafe.Code(t.command))
 			continue
 		}
 		how := "exited " + t.exit
 		if t.err != "" {
-			how = "could not run: " + oneLine(t.err)
+			how = "could not run: " + mdsafe.Text(t.err)
 		}
-		fmt.Fprintf(b, "- ❌ %s: %s **failed** (%s)\n", code(who), code(t.command), how)
+		fmt.Fprintf(b, "- ❌ %s: %s **failed** (%s)\n", mdsafe.Code(who), mdsafe.Code(t.command), how)
 		if len(t.failing) > 0 {
-			b.WriteString(block(strings.Join(t.failing, "\n"), "  "))
+			b.WriteString(mdsafe.Block(strings.Join(t.failing, "\n"), "  "))
 		}
 	}
 }
@@ -180,7 +181,7 @@ func writeAgents(b *bytes.Buffer, f *folded) {
 		} else {
 			costKnown = false
 		}
-		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s |\n", code(a.id), a.turns, termview.Duration(a.busy), count(a.in), count(a.out), c)
+		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s |\n", mdsafe.Code(a.id), a.turns, termview.Duration(a.busy), count(a.in), count(a.out), c)
 		turns += a.turns
 		in += a.in
 		out += a.out
@@ -205,14 +206,14 @@ func writeProblems(b *bytes.Buffer, f *folded) {
 		}
 		where := ""
 		if p.interaction != "" {
-			where = code(p.interaction) + " "
+			where = mdsafe.Code(p.interaction) + " "
 		}
 		if p.agent != "" {
-			where += code(p.agent) + ": "
+			where += mdsafe.Code(p.agent) + ": "
 		}
-		fmt.Fprintf(b, "- %s %s%s\n", icon, where, oneLine(p.message))
+		fmt.Fprintf(b, "- %s %s%s\n", icon, where, mdsafe.Text(p.message))
 		if len(p.detail) > 0 {
-			b.WriteString(block(strings.Join(p.detail, "\n"), "  "))
+			b.WriteString(mdsafe.Block(strings.Join(p.detail, "\n"), "  "))
 		}
 	}
 }
@@ -353,47 +354,8 @@ func statusIcon(s string) string {
 	return "⏳"
 }
 
-// cell makes text safe in a table cell: one line, pipes escaped.
-func cell(s string) string {
-	s = oneLine(s)
-	return strings.ReplaceAll(s, "|", `\|`)
-}
-
-// code is an inline code span that survives backticks and pipes in s.
-func code(s string) string {
-	if s == "" {
-		return ""
-	}
-	s = strings.ReplaceAll(oneLine(s), "|", `\|`)
-	if strings.Contains(s, "`") {
-		return "`` " + s + " ``"
-	}
-	return "`" + s + "`"
-}
-
-// block is a fenced code block of text, its fence longer than any run of backticks in it,
-// each line indented by indent (a block inside a list item).
-func block(text, indent string) string {
-	longest, run := 0, 0
-	for _, c := range text {
-		if c == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	fence := strings.Repeat("`", max(3, longest+1))
-	text = termsafe.Text(text)
-	text = strings.ReplaceAll(strings.TrimRight(text, "\n"), "\n", "\n"+indent)
-	return indent + fence + "text\n" + indent + text + "\n" + indent + fence + "\n"
-}
-
-// oneLine is s on one line, with whatever a terminal would act on made visible (a summary
-// file is read with cat too).
-func oneLine(s string) string {
-	return termsafe.Line(strings.Join(strings.Fields(strings.ReplaceAll(s, "\r", "")), " "))
-}
+// cell makes text safe in a table cell: mdsafe.Text, which escapes its pipes too.
+func cell(s string) string { return mdsafe.Text(s) }
 
 func cut(s string, n int) string {
 	if r := []rune(s); len(r) > n {

@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -29,7 +30,7 @@ func ResolveCommand(workspace string, argv []string) ([]string, error) {
 	}
 	out := slices.Clone(argv)
 	for i, arg := range argv {
-		if !relativePath(arg) || !strings.Contains(arg, "/") {
+		if !workspaceArg(arg) {
 			continue // a bare program is found on PATH; a bare argument may be anything
 		}
 		full := filepath.Join(workspace, filepath.FromSlash(arg))
@@ -45,6 +46,26 @@ func ResolveCommand(workspace string, argv []string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// workspaceArg: ResolveCommand takes arg from the workspace root (a relative path with a
+// slash), whether it exists yet or not.
+func workspaceArg(arg string) bool { return relativePath(arg) && strings.Contains(arg, "/") }
+
+// CommandFiles are the workspace paths argv names, as ResolveCommand takes them (existing or
+// not: a file the command would run once someone makes it counts too), workspace-relative and
+// slash-separated: the program and the scripts a command agent or a setup runs.
+func CommandFiles(argv []string) []string {
+	var out []string
+	for _, arg := range argv {
+		if !workspaceArg(arg) {
+			continue
+		}
+		if p := path.Clean(arg); p != "." && p != ".." && !strings.HasPrefix(p, "../") && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // CommandPathError is a relative path in runtime.command that cannot be resolved.

@@ -28,6 +28,7 @@ var spawnAllowed = map[string]string{
 	"doctor/doctor.go":                   "`<cli> --version` of a CLI the person installed, for the doctor's report",
 	"internal/modelserver/clis.go":       "tests' scripted model servers: the CLIs' versions",
 	"internal/reviewfixture/fixture.go":  "tests' fixtures: git",
+	"internal/smalldisk/smalldisk.go":    "tests: mount and unmount a small tmpfs, for the full-disk tests",
 	"confine/confinetest/confinetest.go": "tests: the test binary again as nobody",
 }
 

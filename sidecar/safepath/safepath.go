@@ -14,7 +14,10 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // DefaultBlocked are the folders refused by default (spec §6.3). A path is refused when any
@@ -253,17 +256,37 @@ func equalFold(b, norm []string) bool {
 	return true
 }
 
-// normalise folds a component the way case-insensitive filesystems might: lower case, no
-// HFS+ ignorable code points, no trailing dots or spaces (NTFS drops them).
-func normalise(comp string) string {
+// normalise is Fold: blocked folders are compared as file systems compare names.
+func normalise(comp string) string { return Fold(comp) }
+
+// Fold is a path component in the form every file system that ignores something in names
+// would see it, so that two names one of them takes for the same fold alike: without the
+// code points HFS+ ignores, in NFC (HFS+ and APFS do not tell NFC from NFD), without trailing
+// dots and spaces (NTFS drops them), and with letter case folded as any of them folds it —
+// Unicode's case folding (APFS: the long s "ſ" is "s", the Kelvin sign "K" is "k") and
+// upper-casing (NTFS's table: the dotless "ı" is "I"). It folds more than any one file
+// system does, which errs on the safe side for every list it is used with: the blocked
+// folders here, and the control files of a proposal.
+func Fold(comp string) string {
 	var b strings.Builder
-	for _, c := range comp {
+	for _, c := range norm.NFC.String(comp) {
 		if hfsIgnorable(c) {
 			continue
 		}
-		b.WriteRune(c)
+		b.WriteRune(foldRune(c))
 	}
-	return strings.ToLower(strings.TrimRight(b.String(), ". "))
+	return strings.TrimRight(b.String(), ". ")
+}
+
+// foldRune is the lower-case letter of r's case-folding orbit, after upper-casing r (so
+// "ı", "I" and "i" fold alike, as do "ſ", "S" and "s").
+func foldRune(r rune) rune {
+	u := unicode.ToUpper(r)
+	low := u
+	for f := unicode.SimpleFold(u); f != u; f = unicode.SimpleFold(f) {
+		low = min(low, f)
+	}
+	return unicode.ToLower(low)
 }
 
 func hfsIgnorable(c rune) bool {

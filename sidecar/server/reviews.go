@@ -20,6 +20,7 @@ func init() {
 	register("agentcanvas/markHunksReviewed", method{handle: (*Server).markHunksReviewed, async: true})
 	register("agentcanvas/requestChanges", method{handle: (*Server).requestChanges, async: true})
 	register("agentcanvas/getInterdiff", method{handle: (*Server).getInterdiff, async: true})
+	register("agentcanvas/getProposalSides", method{handle: (*Server).getProposalSides, async: true})
 }
 
 // reviewRef binds a review method's proposal reference and returns its agent folder.
@@ -155,4 +156,25 @@ func (s *Server) getInterdiff(ctx context.Context, params json.RawMessage) (any,
 		return nil, badParams("%v", err)
 	}
 	return id, nil
+}
+
+// getProposalSides: each file of a proposal as its patch makes it, for the editor's
+// side-by-side diff (never the worker's work/ as it is now).
+func (s *Server) getProposalSides(ctx context.Context, params json.RawMessage) (any, error) {
+	var p struct {
+		ProposalRef
+		Path string `json:"path,omitempty"` // one file's sides; all when empty
+	}
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	ref, err := s.reviewRef(&p.ProposalRef)
+	if err != nil {
+		return nil, err
+	}
+	sides, err := proposal.GetPatchSides(p.Workspace, ref, p.Rules, p.Path)
+	if err != nil {
+		return nil, badParams("%v", err)
+	}
+	return sides, nil
 }

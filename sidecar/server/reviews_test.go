@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/internal/reviewfixture"
+	"github.com/agentcanvas/agentcanvas/sidecar/proposal"
 )
 
 // The review loop from the editor, on the real binary: a comment on a hunk is kept with the
@@ -94,6 +95,11 @@ echo changed
 	c.mustCall("agentcanvas/getInterdiff", ref, &id)
 	if !strings.Contains(id.Patch, "-hello\n+hello, friend\n") || len(id.Files) != 1 {
 		t.Errorf("getInterdiff: %+v", id)
+	}
+	var sides proposal.PatchSides
+	c.mustCall("agentcanvas/getProposalSides", ref, &sides)
+	if len(sides.Sides) != 1 || !strings.Contains(sides.Sides[0].New, "hello, friend\n") || !strings.HasPrefix(sides.Patch, "sha256:") {
+		t.Errorf("getProposalSides: %+v", sides)
 	}
 	if _, err := c.call("agentcanvas/requestChanges", ref); err == nil || !strings.Contains(err.Message, "no open comment") {
 		t.Errorf("requestChanges with nothing open: %v", err)

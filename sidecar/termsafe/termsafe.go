@@ -4,6 +4,8 @@
 // clipboard write, a window title), DEL, bytes that are not UTF-8 (a lone 0x9b is an 8-bit
 // CSI), and the invisible format characters that reorder or hide what follows (U+202E, the
 // zero-width ones) — is written out as an escape a person reads: \x1b, \u009b, \xff, \u202e.
+// So is every character that shows as nothing and so makes one line read like another (the
+// Hangul fillers, variation selectors: Invisible has the list).
 //
 // It is an allowlist: printable characters pass (so do café, 設計 and emoji), and everything
 // else is made visible. Every printer of agent or file text on the command line goes through
@@ -37,16 +39,18 @@ func clean(s string, multiline bool) string {
 	var b strings.Builder
 	b.Grow(len(s) + 16)
 	b.WriteString(s[:i])
+	prev, _ := utf8.DecodeLastRuneInString(s[:i])
 	for i < len(s) {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && n == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case !allowed(r, multiline):
+		case !allowed(r, prev, multiline):
 			b.WriteString(escape(r))
 		default:
 			b.WriteString(s[i : i+n])
 		}
+		prev = r
 		i += n
 	}
 	return b.String()
@@ -54,40 +58,67 @@ func clean(s string, multiline bool) string {
 
 // firstUnsafe is the index of the first byte that needs escaping, or -1.
 func firstUnsafe(s string, multiline bool) int {
+	prev := rune(0)
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if !allowed(rune(c), multiline) {
+			if !allowed(rune(c), prev, multiline) {
 				return i
 			}
+			prev = rune(c)
 			i++
 			continue
 		}
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 || !allowed(r, multiline) {
+		if r == utf8.RuneError && n == 1 || !allowed(r, prev, multiline) {
 			return i
 		}
+		prev = r
 		i += n
 	}
 	return -1
 }
 
-// allowed: r prints as itself. Newline and tab only in multi-line text; no other control
-// character, no format character (bidi overrides and isolates, zero-width spaces and joiners,
-// the BOM, the soft hyphen), no line or paragraph separator, no private-use or surrogate code
-// point.
-func allowed(r rune, multiline bool) bool {
+// allowed: r (after prev) prints as itself. Newline and tab only in multi-line text; nothing
+// Invisible, but the variation selector that asks for a symbol's emoji or text form right
+// after the symbol (⚠️, ✔️), where it shows as the symbol it changes.
+func allowed(r, prev rune, multiline bool) bool {
 	switch {
 	case r == '\n' || r == '\t':
 		return multiline
-	case r < 0x20 || r == 0x7f:
-		return false
-	case r < 0x7f:
+	case r >= 0x20 && r < 0x7f:
 		return true
-	case r < 0xa0: // C1 controls: 0x9b is CSI, 0x9d OSC
-		return false
+	case (r == 0xfe0e || r == 0xfe0f) && prev >= 0x80 && unicode.Is(unicode.So, prev):
+		return true
 	}
-	return !unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Co, unicode.Cs)
+	return Invisible(r) == ""
+}
+
+// Invisible names the kind of character r is when a terminal or an editor would act on it,
+// or not show it as a character of its own, or "" when it prints as itself: a control
+// character (C0, DEL, C1), a format character (bidi controls, zero-width spaces and joiners,
+// the BOM, the soft hyphen), a line or paragraph separator, a variation selector or another
+// default-ignorable code point (the Hangul fillers, the combining grapheme joiner), a
+// private-use or surrogate code point. The one list for what a person cannot see: the
+// printers escape these, and a proposal may not bring a name holding one.
+func Invisible(r rune) string {
+	switch {
+	case unicode.Is(unicode.Bidi_Control, r):
+		return "a bidirectional control character"
+	case r < 0x20 || r >= 0x7f && r < 0xa0:
+		return "a control character"
+	case r < 0x7f:
+		return ""
+	case unicode.In(r, unicode.Cf):
+		return "an invisible format character"
+	case unicode.In(r, unicode.Zl, unicode.Zp):
+		return "a line or paragraph separator"
+	case unicode.In(r, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point):
+		return "an invisible (default-ignorable) character"
+	case unicode.In(r, unicode.Co, unicode.Cs):
+		return "a private-use or surrogate code point"
+	}
+	return ""
 }
 
 // escape writes r as a person reads it.
@@ -133,6 +164,25 @@ func (t *writer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// JSONWriter wraps w so that every write is passed through JSON: for a stream of JSON values
+// on the command line's stdout (an encoder writes each value in one write), so that the text
+// of an agent or a file in them reaches the terminal as \u escapes, meaning the same.
+func JSONWriter(w io.Writer) io.Writer {
+	if _, ok := w.(*jsonWriter); ok {
+		return w
+	}
+	return &jsonWriter{w: w}
+}
+
+type jsonWriter struct{ w io.Writer }
+
+func (j *jsonWriter) Write(p []byte) (int, error) {
+	if _, err := j.w.Write(JSON(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
 // JSON makes JSON text safe to print: encoding/json leaves C1 controls and format characters
 // (U+009B, U+202E) in strings as they are; they become \u escapes, so the JSON means the same.
 // Bytes that are not UTF-8 do not occur in encoding/json's output (it writes U+FFFD).
@@ -143,8 +193,11 @@ func JSON(b []byte) []byte {
 	}
 	var out strings.Builder
 	out.Grow(len(b) + 16)
+	prev := rune(0)
 	for _, r := range s {
-		if allowed(r, true) || r == '\r' {
+		ok := allowed(r, prev, true) || r == '\r'
+		prev = r
+		if ok {
 			out.WriteRune(r)
 			continue
 		}

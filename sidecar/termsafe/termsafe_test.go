@@ -79,3 +79,14 @@ func TestJSONKeepsTheMeaning(t *testing.T) {
 		t.Fatalf("ordinary text escaped: %s", safe)
 	}
 }
+
+func TestJSONWriterCleansEachValue(t *testing.T) {
+	var b strings.Builder
+	enc := json.NewEncoder(JSONWriter(&b))
+	if err := enc.Encode(map[string]string{"reply": "a\u009b31m\u202eb"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.String(); got != `{"reply":"a\u009b31m\u202eb"}`+"\n" {
+		t.Fatalf("wrote %q", got)
+	}
+}

@@ -2,7 +2,7 @@
 import * as vscode from 'vscode';
 import * as path from 'node:path';
 import { execFile } from 'node:child_process';
-import { CodeRequestFailed, Method, readApplyResult, readReview, type ApplyResult, type MergeHunk, type Take } from '../protocol';
+import { CodeRequestFailed, Method, readApplyResult, readProposalSides, readReview, type ApplyResult, type MergeHunk, type Take } from '../protocol';
 import { describeError, withSidecar, type SidecarClient } from '../sidecar';
 import type { Log } from '../log';
 import {
@@ -20,16 +20,16 @@ import {
   type Resolution,
 } from '../views/proposalsModel';
 import type { ProposalNode, ProposalsTree } from '../views/proposalsTree';
-import { confirmHeld, failedTest, heldFromError, selectedHeld, testSummary } from '../views/reviewTruth';
-
-/** Serves the left side of a diff for a file the agent added (there is no input/ file). */
-export const EMPTY_SCHEME = 'agentcanvas-empty';
+import { confirmHeld, failedTest, heldFromError, PROPOSAL_SCHEME, ProposalDocuments, selectedHeld, testSummary } from '../views/reviewTruth';
+import { noLinks } from '../views/markdownText';
 
 export class ProposalController {
   private view: vscode.TreeView<ProposalNode> | undefined;
   private readonly refreshed = new vscode.EventEmitter<void>();
   /** Fires after each refresh of the proposals (the review comments follow it). */
   readonly onDidRefresh = this.refreshed.event;
+  /** The two sides of each proposal's diff, as its patch makes them: read-only documents. */
+  readonly sides = new ProposalDocuments(async (runId, agentId, file) => readProposalSides(await this.sidecar.request(Method.getProposalSides, { runId, agentId, path: file })));
 
   constructor(
     private readonly sidecar: SidecarClient,
@@ -88,7 +88,8 @@ export class ProposalController {
       this.tree.refresh();
     };
     return [
-      vscode.workspace.registerTextDocumentContentProvider(EMPTY_SCHEME, { provideTextDocumentContent: () => '' }),
+      vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, this.sides),
+      this.sides,
       vscode.commands.registerCommand('agentcanvas.refreshProposals', () => this.refresh()),
       vscode.commands.registerCommand('agentcanvas.reviewProposal', (node?: ProposalNode) => this.review(node)),
       vscode.commands.registerCommand('agentcanvas.applyProposal', (node?: ProposalNode) => withSidecar(this.sidecar, this.log, () => this.apply(node))),
@@ -214,9 +215,9 @@ export class ProposalController {
       } catch (e) {
         if ((e as { code?: unknown })?.code !== CodeRequestFailed) throw e;
         const message = e instanceof Error ? e.message : String(e);
-        const problems = problemsOf(e).map((c) => (c.path ? `${c.path}: ${c.reason}` : c.reason));
+        const problems = problemsOf(e).map((c) => noLinks(c.path ? `${c.path}: ${c.reason}` : c.reason));
         this.log.warn(`reverting ${p.proposalJson} was refused: ${message}`);
-        void vscode.window.showErrorMessage(`AgentCanvas: the proposal from ${p.agentId} cannot be reverted; the workspace is unchanged. ${problems[0] ?? message}`, {
+        void vscode.window.showErrorMessage(`AgentCanvas: the proposal from ${p.agentId} cannot be reverted; the workspace is unchanged. ${problems[0] ?? noLinks(message)}`, {
           detail: problems.join('\n'),
         });
         return;
@@ -266,12 +267,20 @@ export class ProposalController {
   private async openDiff(node?: ProposalNode & { line?: number }): Promise<void> {
     if (!node || (node.kind !== 'file' && node.kind !== 'hunk')) return;
     const { proposal: p, file: f } = node;
-    const left = f.status === 'added' ? vscode.Uri.from({ scheme: EMPTY_SCHEME, path: '/' + f.path }) : vscode.Uri.file(path.join(p.inputDir, f.oldPath));
-    const right = f.status === 'deleted' ? vscode.Uri.from({ scheme: EMPTY_SCHEME, path: '/' + f.path }) : vscode.Uri.file(path.join(p.workDir, f.path));
+    // The two sides as the patch makes them (what Apply writes), never work/ as it is now.
+    const ps = await withSidecar(this.sidecar, this.log, async () => readProposalSides(await this.sidecar.request(Method.getProposalSides, { runId: p.runId, agentId: p.agentId, path: f.path })));
+    if (!ps) return;
+    if (p.review && ps.patch !== p.review.patchDigest) {
+      void vscode.window.showWarningMessage(`AgentCanvas: ${p.agentId}'s proposal changed since the Proposals view read it; it is read again.`);
+      await this.refresh();
+    }
+    const side = this.sides.put(p, ps).find((s) => s.path === f.path);
+    if (!side) return;
+    const { left, right } = side;
     const opts: vscode.TextDocumentShowOptions = { preview: true };
     if (node.kind === 'hunk') opts.selection = new vscode.Range(Math.max(0, node.hunk.newStart - 1), 0, Math.max(0, node.hunk.newStart - 1), 0);
     else if (node.line) opts.selection = new vscode.Range(node.line - 1, 0, node.line - 1, 0); // a comment's line
-    await vscode.commands.executeCommand('vscode.diff', left, right, `${f.path} (${p.agentId}: input ↔ work)`, opts);
+    await vscode.commands.executeCommand('vscode.diff', left, right, `${f.path} (${p.agentId}'s proposal)`, opts);
   }
 
   private async apply(node?: ProposalNode): Promise<void> {
@@ -364,7 +373,7 @@ export class ProposalController {
     this.log.warn(`applying ${p.proposalJson} was refused: ${r.message ?? ''} ${r.conflicts.map((c) => `${c.path}: ${c.reason}`).join('; ')}`);
     // A notification shows no detail: the first problem goes in the message itself, so a
     // refusal by a folder setting says which file and which setting without a click.
-    const problems = r.conflicts.map((c) => (c.path ? `${c.path}: ${c.reason}` : c.reason));
+    const problems = r.conflicts.map((c) => noLinks(c.path ? `${c.path}: ${c.reason}` : c.reason)); // a worker's file names
     const first = problems.length > 0 ? ` ${problems[0]}${problems.length > 1 ? ` (and ${problems.length - 1} more)` : ''}` : '';
     const pick = await vscode.window.showErrorMessage(
       `AgentCanvas: the proposal from ${p.agentId} does not apply; the workspace is unchanged.${first}`,

@@ -8,6 +8,7 @@ import * as fs from 'node:fs/promises';
 import { checkSkill, newSkillText, parseSkill, validateSkillName, type SkillMeta } from './skillFile';
 import { describePlan, filesToWrite, groupSkills, planImport, type Resolution } from './importPlan';
 import { readZip, safeEntryName, writeZip, type ZipEntry } from './zip';
+import { noLinks } from '../views/markdownText';
 
 export interface Skill {
   folder: string; // folder name
@@ -177,7 +178,7 @@ export function registerSkills(context: vscode.ExtensionContext, invoke: (s: Ski
       try {
         files = (await fs.stat(p)).isDirectory() ? await readTree(p) : await readZip(await fs.readFile(p));
       } catch (e) {
-        void vscode.window.showErrorMessage(`AgentCanvas: cannot import ${p}: ${e instanceof Error ? e.message : String(e)}`);
+        void vscode.window.showErrorMessage(`AgentCanvas: cannot import ${p}: ${noLinks(e instanceof Error ? e.message : String(e))}`);
         return;
       }
       const incoming = groupSkills(files, path.basename(p).replace(/\.zip$/i, ''));
@@ -205,7 +206,7 @@ export function registerSkills(context: vscode.ExtensionContext, invoke: (s: Ski
       try {
         plan = planImport(incoming, existing, (n) => choices.get(n) ?? 'skip');
       } catch (e) {
-        void vscode.window.showErrorMessage(`AgentCanvas: cannot import: ${e instanceof Error ? e.message : String(e)}`);
+        void vscode.window.showErrorMessage(`AgentCanvas: cannot import: ${noLinks(e instanceof Error ? e.message : String(e))}`);
         return;
       }
       const go = await vscode.window.showInformationMessage('Import skills?', { modal: true, detail: describePlan(plan).join('\n') }, 'Import');

@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { Method, readLineOrigins, type LineOrigin } from '../protocol';
 import { describeError, type SidecarClient } from '../sidecar';
 import type { Log } from '../log';
+import { escapeMarkdown } from './markdownText';
 
 export class LineOriginsHover implements vscode.HoverProvider {
   private readonly cache = new Map<string, { version: number; origins: Promise<LineOrigin[]> }>();
@@ -72,8 +73,4 @@ export function originMarkdown(o: LineOrigin): string {
   if (spend.length > 0) out.push(`The agent's spend in its run so far: ${spend.join(', ')}`);
   out.push(`Applied ${o.at}${o.merged ? ' (merged with the workspace)' : ''} · ledger entry \`${o.entry}\``);
   return out.join('\n\n');
-}
-
-function escapeMarkdown(s: string): string {
-  return s.replace(/[\\`*_{}[\]()#+!|<>]/g, (c) => '\\' + c);
 }

@@ -8,6 +8,7 @@ import { hunkLabel, type FilePatch, type Hunk } from '../patch';
 import type { Collision, MergeHunk, ReviewComment } from '../protocol';
 import { commentPlace, commentState, conversationOf, fileReviewed, headWarning, hunkMark, mergeOf, reviewSummary, selectionSummary, unresolvedConflicts, type Proposal } from './proposalsModel';
 import { heldFile, truthLines, truthMarks } from './reviewTruth';
+import { fenced } from './markdownText';
 
 export type ProposalNode =
   | { kind: 'proposal'; proposal: Proposal }
@@ -231,7 +232,7 @@ export function proposalTreeItem(node: ProposalNode): vscode.TreeItem {
       it.description = `+${node.hunk.added} −${node.hunk.removed}${collisionNote(cs)}${hunkMark(node.proposal, node.file.path, node.index)?.reviewed ? ' · reviewed ✓' : ''}`;
       it.checkboxState = node.proposal.status === 'pending' ? checkbox(flags[node.index] === true) : undefined;
       it.contextValue = 'proposal.hunk';
-      const md = new vscode.MarkdownString('```diff\n' + node.hunk.lines.slice(0, 40).join('\n') + '\n```');
+      const md = new vscode.MarkdownString(fenced(node.hunk.lines.slice(0, 40).join('\n'), 'diff')); // the worker's lines, as text
       for (const c of cs ?? []) md.appendMarkdown(`\n\n⚠ ${c.message}`);
       it.tooltip = md;
       it.command = { command: 'agentcanvas.proposal.openDiff', title: 'Open Diff', arguments: [node] };
@@ -270,10 +271,10 @@ export function proposalTreeItem(node: ProposalNode): vscode.TreeItem {
         it.contextValue = 'proposal.mergeHunk';
       }
       const md = new vscode.MarkdownString();
-      if (h.reason) md.appendMarkdown(`${h.reason}\n\n`);
-      md.appendMarkdown(`**The workspace**${from}:\n`).appendCodeblock(h.ours || '(nothing)', '');
-      md.appendMarkdown(`\n**${p.agentId}** (run ${p.runId}):\n`).appendCodeblock(h.theirs || '(nothing)', '');
-      if (h.conflict && h.base) md.appendMarkdown('\n**What both started from:**\n').appendCodeblock(h.base, '');
+      if (h.reason) md.appendText(h.reason).appendMarkdown('\n\n');
+      md.appendMarkdown(`**The workspace**${from}:\n\n${fenced(h.ours || '(nothing)')}\n`);
+      md.appendMarkdown(`\n**${p.agentId}** (run ${p.runId}):\n\n${fenced(h.theirs || '(nothing)')}\n`);
+      if (h.conflict && h.base) md.appendMarkdown(`\n**What both started from:**\n\n${fenced(h.base)}\n`);
       it.tooltip = md;
       it.command = { command: 'agentcanvas.proposal.showMergeHunk', title: 'Show in the Workspace File', arguments: [node] };
       return it;

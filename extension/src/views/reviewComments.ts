@@ -1,11 +1,11 @@
 // Review comments in the editor (VS Code's Comments API): in the diff of a pending proposal, the
-// work/ side of each changed file takes comments on any line, kept by the sidecar with the
+// right side of each changed file (as its patch makes it) takes comments on any line, kept by the sidecar with the
 // proposal (.agentcanvas/…/proposal/review.json), so they survive a reload. Each comment shows as
 // a thread with the worker's answer once a revision answered it.
 import * as vscode from 'vscode';
-import * as path from 'node:path';
 import type { ReviewComment } from '../protocol';
 import { commentState, conversationOf, type Proposal } from './proposalsModel';
+import { proposedFile, proposedUri } from './reviewTruth';
 
 export const REVIEW_CONTROLLER = 'agentcanvas.review';
 
@@ -22,15 +22,16 @@ export class ReviewNote implements vscode.Comment {
   ) {}
 }
 
-/** Where a document is in a pending proposal: the proposal and the changed file's path. */
+/**
+ * Where a document is in a pending proposal: the proposal and the changed file's path. Only the
+ * right side of a proposal's diff (the file as its patch makes it) takes comments: the lines a
+ * comment names are the patch's, whatever the worker's work/ holds now.
+ */
 export function proposalFileOf(proposals: Proposal[], uri: vscode.Uri): { proposal: Proposal; file: string } | undefined {
-  if (uri.scheme !== 'file') return undefined;
   for (const p of proposals) {
     if (p.status !== 'pending' || p.error) continue;
-    const rel = path.relative(p.workDir, uri.fsPath);
-    if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) continue;
-    const file = rel.split(path.sep).join('/');
-    if (p.files.some((f) => f.path === file && f.status !== 'deleted')) return { proposal: p, file };
+    const file = proposedFile(p, uri);
+    if (file !== undefined && p.files.some((f) => f.path === file && f.status !== 'deleted')) return { proposal: p, file };
   }
   return undefined;
 }
@@ -50,7 +51,7 @@ export class ReviewComments implements vscode.Disposable {
     };
   }
 
-  /** Shows every comment of the pending proposals as a thread on its line of the work/ file. */
+  /** Shows every comment of the pending proposals as a thread on its line of the proposed file. */
   sync(proposals: Proposal[]): void {
     this.proposals = proposals;
     for (const t of this.threads) t.dispose();
@@ -62,7 +63,7 @@ export class ReviewComments implements vscode.Disposable {
   }
 
   private thread(p: Proposal, c: ReviewComment): vscode.CommentThread {
-    const uri = vscode.Uri.file(path.join(p.workDir, ...c.path.split('/')));
+    const uri = proposedUri(p, c.path);
     const line = Math.max(0, c.line - 1);
     const notes: vscode.Comment[] = [
       new ReviewNote(c.kind === 'reject' ? new vscode.MarkdownString().appendMarkdown('**Rejected:** ').appendText(c.text) : c.text, { name: 'You' }, p, c, c.sentIn > 0 ? 'sent' : 'open', `${c.id} · revision ${c.revision}`),
@@ -78,8 +79,8 @@ export class ReviewComments implements vscode.Disposable {
   }
 
   /**
-   * Opens an empty comment box on the cursor's line of a proposal's work/ file (the right side
-   * of its diff): the keyboard's way to what the gutter's "+" does. False when the editor is
+   * Opens an empty comment box on the cursor's line of a proposal's proposed file (the right
+   * side of its diff): the keyboard's way to what the gutter's "+" does. False when the editor is
    * not on such a file.
    */
   commentAt(editor: vscode.TextEditor | undefined): boolean {

@@ -2,7 +2,7 @@
 // files that change how things run (and names that look like others), each confirmed by name
 // before it is applied; and the changes since the last revision, as a read-only diff.
 import * as vscode from 'vscode';
-import { readHolds, type Hold, type Interdiff, type TestResult } from '../protocol';
+import { readHolds, type Hold, type Interdiff, type InterdiffSide, type ProposalSides, type TestResult } from '../protocol';
 import type { Proposal } from './proposalsModel';
 
 /** The held files of a proposal (getProposal's held). */
@@ -73,42 +73,90 @@ export async function confirmHeld(p: Proposal, held: Hold[]): Promise<string[] |
   return picked?.map((i) => i.h.path);
 }
 
-// ---- the interdiff, read-only ---------------------------------------------------------------
+// ---- the two sides of a diff, read-only ---------------------------------------------------------
+
+/** Read-only documents of a diff's two sides, kept by URI, served as the sidecar gave them. */
+export class SideDocuments implements vscode.TextDocumentContentProvider {
+  private readonly texts = new Map<string, string>();
+  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.changed.event;
+
+  provideTextDocumentContent(uri: vscode.Uri): string | Promise<string> {
+    return this.texts.get(uri.toString()) ?? '';
+  }
+
+  protected has(uri: vscode.Uri): boolean {
+    return this.texts.has(uri.toString());
+  }
+
+  /** Keeps one file's two sides under left and right. */
+  protected keep(s: InterdiffSide, left: vscode.Uri, right: vscode.Uri): { path: string; left: vscode.Uri; right: vscode.Uri } {
+    for (const [uri, text, exists] of [
+      [left, s.old, s.oldExists],
+      [right, s.new, s.newExists],
+    ] as const) {
+      const body = s.binary ? '(binary file)\n' : exists ? text : '';
+      if (this.texts.get(uri.toString()) !== body) {
+        this.texts.set(uri.toString(), body);
+        this.changed.fire(uri);
+      }
+    }
+    return { path: s.path, left, right };
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}
 
 /** The scheme of the two sides of an interdiff: documents of it are read-only. */
 export const REVISION_SCHEME = 'agentcanvas-revision';
 
 /** Serves the sides of interdiffs: one fixed URI per proposal, revision and file, so a second click shows the same documents. */
-export class RevisionDocuments implements vscode.TextDocumentContentProvider {
-  private readonly texts = new Map<string, string>();
-  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
-  readonly onDidChange = this.changed.event;
-
-  provideTextDocumentContent(uri: vscode.Uri): string {
-    return this.texts.get(uri.toString()) ?? '';
-  }
-
+export class RevisionDocuments extends SideDocuments {
   /** Keeps an interdiff's sides; returns, per file, the two documents to compare. */
   put(p: Proposal, id: Interdiff): Array<{ path: string; left: vscode.Uri; right: vscode.Uri }> {
-    return id.sides.map((s) => {
-      const left = revisionUri(p, id.from, s.path);
-      const right = revisionUri(p, id.to, s.path);
-      for (const [uri, text, exists] of [
-        [left, s.old, s.oldExists],
-        [right, s.new, s.newExists],
-      ] as const) {
-        const body = s.binary ? '(binary file)\n' : exists ? text : '';
-        if (this.texts.get(uri.toString()) !== body) {
-          this.texts.set(uri.toString(), body);
-          this.changed.fire(uri);
-        }
-      }
-      return { path: s.path, left, right };
-    });
+    return id.sides.map((s) => this.keep(s, revisionUri(p, id.from, s.path), revisionUri(p, id.to, s.path)));
+  }
+}
+
+/**
+ * The scheme of a proposal's diff: each file as the proposal was made from it and as its patch
+ * makes it (getProposalSides), read-only. Never the worker's work/ file: the worker may change
+ * it after the patch was made, and a link there shows the file it points at.
+ */
+export const PROPOSAL_SCHEME = 'agentcanvas-proposal';
+
+/** A proposal's file as its patch makes it: the right side of its diff, where comments go. */
+export function proposedUri(p: { runId: string; agentId: string }, file: string): vscode.Uri {
+  return vscode.Uri.from({ scheme: PROPOSAL_SCHEME, path: `/${p.runId}/${p.agentId}/proposed/${file}` });
+}
+
+/** The file a proposal path's document is of, if it is the right side of p's diff. */
+export function proposedFile(p: Proposal, uri: vscode.Uri): string | undefined {
+  const prefix = `/${p.runId}/${p.agentId}/proposed/`;
+  return uri.scheme === PROPOSAL_SCHEME && uri.path.startsWith(prefix) ? uri.path.slice(prefix.length) : undefined;
+}
+
+/**
+ * Serves the sides of proposals' diffs: one fixed URI per proposal, side and file. A document
+ * asked for before its proposal's sides were fetched (an editor a window reload restored) is
+ * fetched then, so it never shows as empty.
+ */
+export class ProposalDocuments extends SideDocuments {
+  constructor(private readonly fetch?: (runId: string, agentId: string, path: string) => Promise<ProposalSides>) {
+    super();
   }
 
-  dispose(): void {
-    this.changed.dispose();
+  /** Keeps a proposal's sides; returns, per file, the two documents to compare. */
+  put(p: { runId: string; agentId: string }, ps: ProposalSides): Array<{ path: string; left: vscode.Uri; right: vscode.Uri }> {
+    return ps.sides.map((s) => this.keep(s, vscode.Uri.from({ scheme: PROPOSAL_SCHEME, path: `/${p.runId}/${p.agentId}/made from/${s.path}` }), proposedUri(p, s.path)));
+  }
+
+  override async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+    const [, runId, agentId, , ...file] = uri.path.split('/');
+    if (!this.has(uri) && this.fetch && runId && agentId && file.length > 0) this.put({ runId, agentId }, await this.fetch(runId, agentId, file.join('/')));
+    return super.provideTextDocumentContent(uri);
   }
 }
 

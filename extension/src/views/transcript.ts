@@ -1,6 +1,7 @@
 // An agent's transcript: the turns the sidecar keeps in .agentcanvas/runs/<run>/turns.jsonl
 // (what the agent was sent, with secrets redacted; its reply, stderr, exit, duration, spend),
 // rendered as a Markdown document the Runs view opens in an editor.
+import { fenced } from './markdownText';
 
 /** One turn, as the sidecar writes it (sidecar/transcript). */
 export interface Turn {
@@ -42,13 +43,6 @@ export function parseTurns(text: string): Turn[] {
     }
   }
   return out;
-}
-
-/** The fenced block for text: a fence longer than any backtick run inside it. */
-function fenced(text: string): string {
-  const longest = Math.max(2, ...(text.match(/`+/g) ?? []).map((m) => m.length));
-  const fence = '`'.repeat(longest + 1);
-  return `${fence}text\n${text.replace(/\n$/, '')}\n${fence}`;
 }
 
 function header(t: Turn): string {

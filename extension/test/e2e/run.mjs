@@ -230,7 +230,7 @@ const STEPS = [
     },
   },
   {
-    name: 'the Proposals view lists a worker\'s proposal with +/- counts; a file opens the native diff of input against work; a hunk can be unticked',
+    name: 'the Proposals view lists a worker\'s proposal with +/- counts; a file opens the native diff, read-only, of the two sides its patch makes; a hunk can be unticked',
     async run({ page, shot }) {
       await runCommand(page, 'AgentCanvas: Focus on Proposals View');
       const view = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Proposals' }) });
@@ -240,7 +240,7 @@ const STEPS = [
       if (!/run_e2e_1 · 1 file\(s\) \+3 −2 · pending/.test(desc)) throw new Error(`proposal row says ${JSON.stringify(desc)}`);
       const file = view.locator('.monaco-list-row', { hasText: 'src/parser.ts' });
       await file.first().locator('.label-name, .monaco-highlighted-label').first().click();
-      await page.locator('.tab', { hasText: 'parser.ts (writer: input ↔ work)' }).first().waitFor({ timeout: TIMEOUT });
+      await page.locator('.tab', { hasText: "parser.ts (writer's proposal)" }).first().waitFor({ timeout: TIMEOUT });
       await page.locator('.monaco-diff-editor').first().waitFor({ state: 'visible', timeout: TIMEOUT });
       // expand the file and untick its second hunk
       const twisty = file.first().locator('.monaco-tl-twistie');
@@ -544,8 +544,8 @@ interactions:
   await expandRow(reviser);
   const row = view.locator('.monaco-list-row', { hasText: 'src/greet.ts' });
   await row.first().locator('.label-name, .monaco-highlighted-label').first().click();
-  await page.locator('.tab', { hasText: 'greet.ts (reviser: input ↔ work)' }).first().waitFor({ timeout: TIMEOUT });
-  // The work/ side, line 1: the cursor there, then "Comment on This Line for the Worker".
+  await page.locator('.tab', { hasText: "greet.ts (reviser's proposal)" }).first().waitFor({ timeout: TIMEOUT });
+  // The proposed side (as the patch makes it), line 1: the cursor there, then "Comment on This Line for the Worker".
   const line = page.locator('.monaco-diff-editor .editor.modified .view-line', { hasText: "greet = 'hello'" }).first();
   await line.waitFor({ state: 'visible', timeout: TIMEOUT });
   await line.click();

@@ -139,3 +139,29 @@ test('malformed patches are refused with the line', () => {
   assert.throws(() => parsePatch('diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\n+b\n'), /changes.patch:7: hunk is shorter/);
   assert.throws(() => parsePatch('diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n+c\n'), /hunk is longer|unexpected line after a hunk/);
 });
+
+test('names git quotes or leaves with spaces read as the names they are, and a selection of them still applies', () => {
+  const ws = mkdtempSync(path.join(tmpdir(), 'ac-patch-names-'));
+  try {
+    const names = ['my file.txt', 'café.md', '設計.md', 'a "quoted" name.txt', 'tab\there.txt', 'back\\slash.txt'];
+    execFileSync('git', ['init', '-q'], { cwd: ws });
+    for (const n of names) writeFileSync(path.join(ws, n), 'one\n');
+    execFileSync('git', ['add', '.'], { cwd: ws });
+    execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', 'commit', '-qm', 'x'], { cwd: ws });
+    for (const n of names) writeFileSync(path.join(ws, n), 'two\n');
+    writeFileSync(path.join(ws, 'new één.txt'), 'new\n');
+    execFileSync('git', ['add', '-N', 'new één.txt'], { cwd: ws });
+    const patch = execFileSync('git', ['diff', '--no-color'], { cwd: ws, encoding: 'utf8' });
+    const files = parsePatch(patch);
+    assert.deepEqual(files.map((f) => f.path).sort(), [...names, 'new één.txt'].sort());
+    assert.ok(files.every((f) => f.oldPath === f.path));
+    assert.equal(files.find((f) => f.path === 'new één.txt')!.status, 'added');
+    execFileSync('git', ['checkout', '--', ...names], { cwd: ws });
+    rmSync(path.join(ws, 'new één.txt'));
+    execFileSync('git', ['rm', '-q', '--cached', 'new één.txt'], { cwd: ws });
+    gitApply(ws, selectedPatch(files, selectAll(files)));
+    for (const n of names) assert.equal(readFileSync(path.join(ws, n), 'utf8'), 'two\n', n);
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});

@@ -6,6 +6,7 @@ import { readReview, readReviewConversation, readInterdiff } from '../../src/pro
 import { commentState, fileReviewed, hunkMark, openComments, reviewSummary, type Proposal } from '../../src/views/proposalsModel';
 import { ProposalsTree } from '../../src/views/proposalsTree';
 import { proposalFileOf, ReviewComments } from '../../src/views/reviewComments';
+import { PROPOSAL_SCHEME, proposedUri } from '../../src/views/reviewTruth';
 import type { MockThread } from './vscode-mock';
 import { actionable, needsOf, NeedsYouTree } from '../../src/views/needsYouTree';
 import { renderStatus } from '../../src/status';
@@ -74,13 +75,13 @@ test('the proposal says its revision and its comments; the tree lists each comme
   assert.deepEqual(tree.getParent(comments[1]), { kind: 'proposal', proposal: p });
 });
 
-test('comments show as threads on their lines of the work/ file, and only changed files of pending proposals take new ones', () => {
+test('comments show as threads on their lines of the proposed file (as the patch makes it), and only changed files of pending proposals take new ones', () => {
   const p = proposal('/ws');
   const rc = new ReviewComments();
   rc.sync([p]);
   const threads = (rc.controller as unknown as { threads: MockThread[] }).threads;
   assert.equal(threads.length, 2);
-  assert.equal(threads[0].uri.fsPath, path.join(p.workDir, 'src', 'a.ts'));
+  assert.equal(threads[0].uri.toString(), proposedUri(p, 'src/a.ts').toString());
   assert.equal(threads[0].range.start.line, 2);
   assert.equal(threads[0].label, 'c1 · answered in revision 2');
   assert.equal(threads[0].comments.length, 2, 'the comment and the worker\'s answer');
@@ -88,11 +89,12 @@ test('comments show as threads on their lines of the work/ file, and only change
   assert.equal(threads[1].state, vscode.CommentThreadState.Unresolved);
   assert.equal(threads[1].contextValue, 'open');
 
-  assert.deepEqual(proposalFileOf([p], vscode.Uri.file(path.join(p.workDir, 'src', 'a.ts'))), { proposal: p, file: 'src/a.ts' });
-  assert.equal(proposalFileOf([p], vscode.Uri.file(path.join(p.workDir, 'src', 'other.ts'))), undefined, 'a file the proposal does not change');
-  assert.equal(proposalFileOf([p], vscode.Uri.file(path.join(p.inputDir, 'src', 'a.ts'))), undefined, 'the input/ side');
-  assert.equal(proposalFileOf([{ ...p, status: 'applied' }], vscode.Uri.file(path.join(p.workDir, 'src', 'a.ts'))), undefined, 'an applied proposal');
-  const draft = { uri: vscode.Uri.file(path.join(p.workDir, 'src', 'a.ts')), range: new vscode.Range(6, 0, 6, 0) } as unknown as vscode.CommentThread;
+  assert.deepEqual(proposalFileOf([p], proposedUri(p, 'src/a.ts')), { proposal: p, file: 'src/a.ts' });
+  assert.equal(proposalFileOf([p], proposedUri(p, 'src/other.ts')), undefined, 'a file the proposal does not change');
+  assert.equal(proposalFileOf([p], vscode.Uri.file(path.join(p.workDir, 'src', 'a.ts'))), undefined, 'the work/ file: the worker may have changed it since');
+  assert.equal(proposalFileOf([p], vscode.Uri.from({ scheme: PROPOSAL_SCHEME, path: `/${p.runId}/${p.agentId}/made from/src/a.ts` })), undefined, 'the left side');
+  assert.equal(proposalFileOf([{ ...p, status: 'applied' }], proposedUri(p, 'src/a.ts')), undefined, 'an applied proposal');
+  const draft = { uri: proposedUri(p, 'src/a.ts'), range: new vscode.Range(6, 0, 6, 0) } as unknown as vscode.CommentThread;
   assert.deepEqual(rc.placeOf(draft), { proposal: p, file: 'src/a.ts', line: 7 });
 
   rc.sync([]);

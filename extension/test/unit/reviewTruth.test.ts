@@ -9,7 +9,7 @@ import type { Proposal } from '../../src/views/proposalsModel';
 import { ProposalsTree } from '../../src/views/proposalsTree';
 import { ProposalController } from '../../src/commands/proposalCommands';
 import { ReviewController } from '../../src/commands/reviewCommands';
-import { heldFromError, REVISION_SCHEME, truthLines, truthMarks } from '../../src/views/reviewTruth';
+import { heldFromError, PROPOSAL_SCHEME, REVISION_SCHEME, truthLines, truthMarks } from '../../src/views/reviewTruth';
 import { Log } from '../../src/log';
 
 /** getProposal's answer for a proposal whose tests failed and which adds editor tasks. */
@@ -153,4 +153,66 @@ test('Show Changes Since the Last Revision opens a read-only diff of two virtual
   assert.equal((await workspace.openTextDocument(right as never)).getText(), 'hello, world\n');
   assert.equal(mock.shownDocs.length, 0, 'no Untitled buffer');
   rc.dispose();
+});
+
+test('Open Diff shows each file as the patch makes it (getProposalSides), never the worker\'s work/ file; a restored document is fetched again', async () => {
+  mock.reset();
+  const p = proposal();
+  const tree = new ProposalsTree();
+  tree.proposals = [p];
+  const sides = { patch: 'sha256:abc', sides: [{ path: 'src/a.ts', old: 'safe()\n', new: 'safe()\nbackdoor()\n', oldExists: true, newExists: true }, { path: '.vscode/tasks.json', old: '{}\n', new: '{"x":1}\n', oldExists: true, newExists: true }] };
+  const sc = fakeSidecar(() => sides);
+  const pc = new ProposalController(sc.client as never, log, tree);
+  pc.register();
+  const open = (pc as unknown as { openDiff(n: unknown): Promise<void> }).openDiff.bind(pc);
+  await open({ kind: 'file', proposal: p, file: p.files[0] });
+  assert.deepEqual(sc.requests.map((r) => [r.method, r.params]), [['agentcanvas/getProposalSides', { runId: 'r1', agentId: 'coder', path: 'src/a.ts' }]]);
+  const [diff] = mock.commands.filter((c) => c.command === 'vscode.diff');
+  const [left, right, title] = diff.args as [vscode.Uri, vscode.Uri, string];
+  assert.equal(left.scheme, PROPOSAL_SCHEME, 'not input/ on disk');
+  assert.equal(right.scheme, PROPOSAL_SCHEME, 'not work/ on disk');
+  assert.equal(title, "src/a.ts (coder's proposal)");
+  assert.equal((await workspace.openTextDocument(left as never)).getText(), 'safe()\n');
+  assert.equal((await workspace.openTextDocument(right as never)).getText(), 'safe()\nbackdoor()\n');
+
+  // After a window reload, VS Code asks for the restored documents before any Open Diff.
+  const fresh = new ProposalController(sc.client as never, log, tree);
+  sc.requests.length = 0;
+  assert.equal(await fresh.sides.provideTextDocumentContent(right), 'safe()\nbackdoor()\n');
+  assert.deepEqual(sc.requests.map((r) => r.params.path), ['src/a.ts']);
+  pc.sides.dispose();
+  fresh.sides.dispose();
+});
+
+test('a hunk\'s tooltip shows the worker\'s lines as text: a line of ``` does not close the block, so its image and link are not rendered', () => {
+  const p = proposal();
+  p.files[0].hunks[0].lines = ['+```', '+![](https://evil.example/t.png)', '+[✅ tests pass](https://evil.example)', '+````'];
+  p.files[0].hunks.push({ ...hunk(), section: '' }); // a file of one hunk has no hunk rows
+  const tree = new ProposalsTree();
+  tree.proposals = [p];
+  const [node] = tree.getChildren();
+  const file = tree.getChildren(node).find((k) => k.kind === 'file' && k.file.path === 'src/a.ts')!;
+  const hunkNode = tree.getChildren(file).find((k) => k.kind === 'hunk')!;
+  const md = (tree.getTreeItem(hunkNode).tooltip as vscode.MarkdownString).value;
+  const fence = md.match(/^`+/)![0];
+  assert.ok(fence.length > 4, `fence ${fence} is longer than the worker's`);
+  const lines = md.split('\n');
+  assert.equal(lines.filter((l) => l.startsWith(fence)).length, 2, 'only the block\'s own fences');
+  assert.equal(lines[lines.length - 1], fence);
+});
+
+test('a refusal that names a worker\'s file offers no link: a name written as [words](command:…) stays text in the notification', async () => {
+  mock.reset();
+  const p = proposal();
+  const tree = new ProposalsTree();
+  tree.proposals = [p];
+  const name = '[Open the review](command:workbench.action.terminal.sendSequence?%7B%22text%22%3A%22id%5Cn%22%7D)';
+  const sc = fakeSidecar(() => ({ applied: false, dryRun: true, files: [], problems: [{ path: name, reason: 'conflicts with the workspace' }] }));
+  const pc = new ProposalController(sc.client as never, log, tree);
+  const explain = (pc as unknown as { explainConflicts(p: Proposal, r: unknown): Promise<void> }).explainConflicts.bind(pc);
+  await explain(p, { applied: false, files: [], conflicts: [{ path: name, reason: 'conflicts with the workspace' }] });
+  const shown = mock.messages.map((m) => m.message).join('\n');
+  assert.match(shown, /Open the review/);
+  // VS Code's own reading of links in a notification's message.
+  assert.doesNotMatch(shown, /(^|[^\]])\[([^\]]+)\]\(((?:https?:\/\/|command:|file:)[^)\s]+)\)/i);
 });

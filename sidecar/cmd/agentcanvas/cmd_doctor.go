@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"github.com/agentcanvas/agentcanvas/sidecar/engine"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
 	"github.com/agentcanvas/agentcanvas/sidecar/gateway"
+	"github.com/agentcanvas/agentcanvas/sidecar/termsafe"
 	"github.com/agentcanvas/agentcanvas/sidecar/validate"
 )
 
@@ -76,7 +76,7 @@ func runDoctor(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	ready := isReady(checks, need, anyOne)
 	usable := usableBackends(checks, clis)
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
+		enc := jsonOut(stdout)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(map[string]any{"checks": checks, "ready": ready, "usable": usable})
 	} else {
@@ -199,6 +199,7 @@ func isReady(checks []doctor.Check, need []string, anyOne bool) bool {
 }
 
 func printChecks(w io.Writer, checks []doctor.Check, ready, anyOne, noFlow bool, usable []string) {
+	w = termsafe.Writer(w) // a check's detail quotes a CLI's output and the flow's text
 	mark := map[string]string{doctor.OK: "✓", doctor.Warn: "!", doctor.Fail: "✗"}
 	width := 0
 	for _, c := range checks {

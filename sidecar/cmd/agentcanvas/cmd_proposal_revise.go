@@ -196,7 +196,7 @@ func proposalRequestChanges(args []string, stdin io.Reader, stdout, stderr io.Wr
 	var view *termview.View
 	var mu sync.Mutex
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
+		enc := jsonOut(stdout)
 		opts.Sink = func(ev eventlog.Event) { mu.Lock(); defer mu.Unlock(); _ = enc.Encode(ev) }
 	} else {
 		view = termview.New(stdout, termview.Options{Mode: termview.ModeFor(stdout)})

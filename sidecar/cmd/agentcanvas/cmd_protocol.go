@@ -1,13 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
 	"github.com/agentcanvas/agentcanvas/sidecar/agentproto"
+	"github.com/agentcanvas/agentcanvas/sidecar/termsafe"
 )
 
 func init() {
@@ -49,14 +49,14 @@ Exit status: 0, 2 usage or a FILE that does not read.`, stdout, stderr)
 // scan streams in through the parser, printing blocks as they complete.
 func scan(in io.Reader, name string, asJSON bool, stdout, stderr io.Writer) int {
 	p := agentproto.NewParser(agentproto.Options{})
-	enc := json.NewEncoder(stdout)
+	enc := jsonOut(stdout)
 	enc.SetEscapeHTML(false)
 	print := func(blocks []agentproto.Block) {
 		for _, b := range blocks {
 			if asJSON {
 				enc.Encode(b)
 			} else {
-				fmt.Fprintln(stdout, formatBlock(name, b))
+				fmt.Fprintln(stdout, termsafe.Line(formatBlock(name, b))) // the agent's text
 			}
 		}
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -180,7 +179,7 @@ func (rc *runInvocation) connect(stdin io.Reader) {
 	var sink func(eventlog.Event)
 	prompt := rc.stderr
 	if rc.view == nil {
-		enc := json.NewEncoder(rc.stdout)
+		enc := jsonOut(rc.stdout)
 		sink = func(ev eventlog.Event) { _ = enc.Encode(ev) }
 	} else {
 		sink = rc.view.Event

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/agentcanvas/agentcanvas/sidecar/diag"
 	"github.com/agentcanvas/agentcanvas/sidecar/flow"
+	"github.com/agentcanvas/agentcanvas/sidecar/termsafe"
 	"github.com/agentcanvas/agentcanvas/sidecar/validate"
 )
 
@@ -84,14 +84,14 @@ Exit status: 0 clean or warnings only, 1 errors, 2 usage or I/O error.`, stdout,
 				Severity: string(d.Severity), Code: d.Code, Message: d.Message,
 			})
 		}
-		enc := json.NewEncoder(stdout)
+		enc := jsonOut(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {
 			return exitUsage
 		}
 	} else {
 		for _, d := range all {
-			fmt.Fprintln(stdout, d.String())
+			fmt.Fprintln(stdout, termsafe.Line(d.String())) // a diagnostic quotes the flow's text
 		}
 		fmt.Fprintln(stderr, tally(len(files), all)) // stdout stays one diagnostic a line, for tools
 	}
