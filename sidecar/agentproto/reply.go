@@ -120,56 +120,83 @@ func heading(line string) (name, rest string, ok bool) {
 // 3 open questions. The Reply is filled in as far as it could be read either way.
 func ParseReply(text string) (Reply, error) {
 	var r Reply
-	var cur *Section
-	var cont []string // continuation lines of cur's last item, joined once (linear time)
-	flush := func() {
-		if len(cont) > 0 {
-			last := &cur.Items[len(cur.Items)-1]
-			*last += " " + strings.Join(cont, " ")
-			cont = cont[:0]
-		}
-	}
-	p := NewParser(Options{OnLog: func(line int, b []byte) {
-		s := string(b)
-		if name, rest, ok := heading(s); ok {
-			isDone := strings.EqualFold(strings.Trim(strings.TrimSpace(s), "*#_ .!"), "done")
-			if isDone {
-				r.Done = true
-				if cur != nil && cur.Name == SectionNext {
-					return // "DONE" under Next Steps or DONE: the declaration, not a new section
-				}
-			}
-			flush()
-			r.Sections = append(r.Sections, Section{Name: name, Line: line})
-			cur = &r.Sections[len(r.Sections)-1]
-			if rest != "" {
-				cur.Items = append(cur.Items, rest)
-			}
-			return
-		}
-		if cur == nil || strings.TrimSpace(s) == "" || strings.HasPrefix(strings.TrimSpace(s), "```") {
-			return
-		}
-		t := strings.TrimSpace(s)
-		if m := listMarkerRE.FindString(t); m != "" {
-			flush()
-			cur.Items = append(cur.Items, t[len(m):])
-		} else if (s[0] == ' ' || s[0] == '\t') && len(cur.Items) > 0 {
-			cont = append(cont, t)
-		} else {
-			flush()
-			cur.Items = append(cur.Items, t)
-		}
-	}})
+	sr := sectionReader{r: &r}
+	p := NewParser(Options{OnLog: sr.line})
 	r.Blocks = append(r.Blocks, p.Write([]byte(text))...)
 	r.Blocks = append(r.Blocks, p.Flush()...)
-	if cur != nil {
-		flush()
+	if sr.cur != nil {
+		sr.flush()
 	}
 
+	seen, errs := r.fill()
+	if len(r.Sections) == 0 {
+		return r, errors.New("no standard sections found (Intent, Inputs, Plan, Actions, …)")
+	}
+	errs = append(errs, r.check(seen)...)
+	return r, errors.Join(errs...)
+}
+
+// sectionReader gathers the reply's lines outside protocol blocks into its sections.
+type sectionReader struct {
+	r    *Reply
+	cur  *Section
+	cont []string // continuation lines of cur's last item, joined once (linear time)
+}
+
+func (sr *sectionReader) flush() {
+	if len(sr.cont) > 0 {
+		last := &sr.cur.Items[len(sr.cur.Items)-1]
+		*last += " " + strings.Join(sr.cont, " ")
+		sr.cont = sr.cont[:0]
+	}
+}
+
+// line takes one line outside the blocks: a heading opens a section; a list item, or a
+// line of text, is an item of the open one; an indented line continues its last item.
+func (sr *sectionReader) line(line int, b []byte) {
+	s := string(b)
+	if name, rest, ok := heading(s); ok {
+		sr.heading(s, name, rest, line)
+		return
+	}
+	if sr.cur == nil || strings.TrimSpace(s) == "" || strings.HasPrefix(strings.TrimSpace(s), "```") {
+		return
+	}
+	t := strings.TrimSpace(s)
+	if m := listMarkerRE.FindString(t); m != "" {
+		sr.flush()
+		sr.cur.Items = append(sr.cur.Items, t[len(m):])
+	} else if (s[0] == ' ' || s[0] == '\t') && len(sr.cur.Items) > 0 {
+		sr.cont = append(sr.cont, t)
+	} else {
+		sr.flush()
+		sr.cur.Items = append(sr.cur.Items, t)
+	}
+}
+
+// heading opens a section, unless it is the DONE declaration under Next Steps.
+func (sr *sectionReader) heading(s, name, rest string, line int) {
+	r := sr.r
+	isDone := strings.EqualFold(strings.Trim(strings.TrimSpace(s), "*#_ .!"), "done")
+	if isDone {
+		r.Done = true
+		if sr.cur != nil && sr.cur.Name == SectionNext {
+			return // "DONE" under Next Steps or DONE: the declaration, not a new section
+		}
+	}
+	sr.flush()
+	r.Sections = append(r.Sections, Section{Name: name, Line: line})
+	sr.cur = &r.Sections[len(r.Sections)-1]
+	if rest != "" {
+		sr.cur.Items = append(sr.cur.Items, rest)
+	}
+}
+
+// fill sets the reply's fields from its sections (the first of each name; a second is an
+// error) and its form: Risks or Next Steps make it a response.
+func (r *Reply) fill() (seen map[string]*Section, errs []error) {
 	r.Form = FormMessage
-	seen := map[string]*Section{}
-	var errs []error
+	seen = map[string]*Section{}
 	for i := range r.Sections {
 		s := &r.Sections[i]
 		if seen[s.Name] != nil {
@@ -202,9 +229,12 @@ func ParseReply(text string) (Reply, error) {
 			}
 		}
 	}
-	if len(r.Sections) == 0 {
-		return r, errors.New("no standard sections found (Intent, Inputs, Plan, Actions, …)")
-	}
+	return seen, errs
+}
+
+// check says how the sections depart from the form: missing ones, then the sizes the
+// protocol sets for Intent, Plan and Open Questions.
+func (r *Reply) check(seen map[string]*Section) (errs []error) {
 	required := []string{SectionIntent, SectionInputs, SectionPlan, SectionActions}
 	if r.Form == FormResponse {
 		required = append(required, SectionRisks, SectionNext)
@@ -228,7 +258,7 @@ func ParseReply(text string) (Reply, error) {
 	if s := seen[SectionOpenQuestions]; s != nil && len(r.OpenQuestions) > 3 {
 		errs = append(errs, fmt.Errorf("line %d: section 'Open Questions' must have at most 3 questions, has %d", s.Line, len(r.OpenQuestions)))
 	}
-	return r, errors.Join(errs...)
+	return errs
 }
 
 // sectionLabel is a section's name as the reply's form spells it.

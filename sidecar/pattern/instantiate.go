@@ -114,113 +114,135 @@ type InstantiateOptions struct {
 // role layer (rows for layout TB, e.g. manager above workers; columns for LR, e.g. judge to
 // the right of the debaters), instances spread across the band, bands centred on each other.
 func Instantiate(p Pattern, opts InstantiateOptions) Subgraph {
-	t := p.Template
-	// ExistingIDs is read, never copied or changed: a flow may hold thousands of ids.
-	claimed := map[string]bool{}
-	taken := func(id string) bool { return opts.ExistingIDs[id] || claimed[id] }
-	claim := func(id string) string { claimed[id] = true; return id }
-	fresh := func(base string) string {
-		if !taken(base) {
-			return claim(base)
-		}
-		for n := 2; ; n++ {
-			if id := base + "_" + strconv.Itoa(n); !taken(id) {
-				return claim(id)
-			}
-		}
+	b := &builder{
+		t: p.Template, opts: opts,
+		ids:       idPool{existing: opts.ExistingIDs, claimed: map[string]bool{}, next: map[string]int{}},
+		sg:        Subgraph{Agents: []Agent{}, Layout: map[string]Position{}},
+		instances: map[string][]string{},
 	}
-	nextNumber := map[string]int{} // role base → the next number to try
+	// Ids are claimed in this order (nodes, the interaction, its edges), so the same flow
+	// always gets the same ids.
+	for _, r := range b.t.Roles {
+		b.addRole(r)
+	}
+	b.sg.Interaction = Interaction{ID: b.ids.interaction(opts.Prefix), PatternID: b.t.PatternID, Edges: []Edge{}}
+	b.connect()
+	b.layOut()
+	return b.sg
+}
 
-	sg := Subgraph{Agents: []Agent{}, Layout: map[string]Position{}}
-	instances := map[string][]string{} // role → node ids, in creation order
-	type placed struct {
-		id    string
-		layer int
-	}
-	var order []placed
-	for _, r := range t.Roles {
-		count := r.Count
-		if c, ok := opts.Counts[r.Role]; ok {
-			count = max(r.MinCount, min(c, MaxRoleCount))
-		}
-		for i := 0; i < count; i++ {
-			var id, name string
-			if count == 1 {
-				id, name = fresh(opts.Prefix+r.Role), r.Name
-			} else {
-				// Numbered instances: the next free number, so a second insertion
-				// continues debater_3, debater_4 instead of debater_1_2.
-				base := opts.Prefix + r.Role + "_"
-				k := max(nextNumber[base], 1)
-				for taken(base + strconv.Itoa(k)) {
-					k++
-				}
-				nextNumber[base] = k + 1
-				id, name = claim(base+strconv.Itoa(k)), r.Name+" "+strconv.Itoa(k)
-			}
-			instances[r.Role] = append(instances[r.Role], id)
-			order = append(order, placed{id, r.Layer})
-			if r.Kind == "system" {
-				n := SystemNode{ID: id, Name: name, Type: r.SystemType, Role: r.Role}
-				if r.Runtime != nil {
-					rt := *r.Runtime
-					n.Runtime = &rt
-				}
-				sg.SystemNodes = append(sg.SystemNodes, n)
-			} else {
-				rt := Runtime{Kind: "cli", BackendID: "auto", CwdMode: "agentHome"} // the spec §6.2 default
-				if r.Runtime != nil {
-					rt = *r.Runtime
-				}
-				sg.Agents = append(sg.Agents, Agent{ID: id, Name: name, Role: r.Role, Runtime: rt})
-			}
-		}
-	}
+// idPool hands out ids that are in neither the flow nor the subgraph so far.
+// existing (the flow's) is read, never copied or changed: a flow may hold thousands of ids.
+type idPool struct {
+	existing map[string]bool
+	claimed  map[string]bool
+	next     map[string]int // numbered role base → the next number to try
+}
 
-	// Interactions are i1, i2, … as in the spec's examples (a pattern id would clash with role
-	// names: P11's blackboard node is "blackboard"); edges are <interaction>_e1, _e2, ….
-	interactionID := ""
-	for n := 1; interactionID == ""; n++ {
-		if id := opts.Prefix + "i" + strconv.Itoa(n); !taken(id) {
-			interactionID = claim(id)
+func (ids *idPool) taken(id string) bool { return ids.existing[id] || ids.claimed[id] }
+
+func (ids *idPool) claim(id string) string { ids.claimed[id] = true; return id }
+
+// fresh is base itself if free, else base_2, base_3, … .
+func (ids *idPool) fresh(base string) string {
+	if !ids.taken(base) {
+		return ids.claim(base)
+	}
+	for n := 2; ; n++ {
+		if id := base + "_" + strconv.Itoa(n); !ids.taken(id) {
+			return ids.claim(id)
 		}
 	}
-	sg.Interaction = Interaction{ID: interactionID, PatternID: t.PatternID, Edges: []Edge{}}
-	edgeNo := 0
-	addEdge := func(te TemplateEdge, src, dst string) {
-		var id string
-		for {
-			edgeNo++
-			if id = sg.Interaction.ID + "_e" + strconv.Itoa(edgeNo); !taken(id) {
-				break
-			}
-		}
-		claim(id)
-		params := cloneParams(t.Params)
-		if params == nil {
-			params = map[string]any{}
-		}
-		msgs := make([]any, len(te.Messages))
-		for i, m := range te.Messages {
-			msgs[i] = m
-		}
-		params["messages"] = msgs
-		sg.Interaction.Edges = append(sg.Interaction.Edges, Edge{
-			ID: id, Source: src, Target: dst,
-			Data: EdgeData{
-				Intent: t.Intent, Topology: t.Topology, MessageForm: t.MessageForm, Sync: t.Sync,
-				Termination: t.DefaultTermination.Clone(), Verification: t.Verification,
-				Params: params, Observability: t.Observability, Sources: slices.Clone(t.Sources),
-			},
-		})
+}
+
+// numbered is the next free base<k>, so a second insertion continues debater_3, debater_4
+// instead of debater_1_2.
+func (ids *idPool) numbered(base string) (id string, k int) {
+	k = max(ids.next[base], 1)
+	for ids.taken(base + strconv.Itoa(k)) {
+		k++
 	}
-	for _, te := range bridgeOmitted(t.Edges, instances) {
-		srcs, dsts := instances[te.Source], instances[te.Target]
+	ids.next[base] = k + 1
+	return ids.claim(base + strconv.Itoa(k)), k
+}
+
+// interaction is the first free i1, i2, … as in the spec's examples (a pattern id would clash
+// with role names: P11's blackboard node is "blackboard").
+func (ids *idPool) interaction(prefix string) string {
+	for n := 1; ; n++ {
+		if id := prefix + "i" + strconv.Itoa(n); !ids.taken(id) {
+			return ids.claim(id)
+		}
+	}
+}
+
+// builder is one Instantiate under way.
+type builder struct {
+	t         Template
+	opts      InstantiateOptions
+	ids       idPool
+	sg        Subgraph
+	instances map[string][]string // role → node ids, in creation order
+	order     []placed            // every node in creation order, for the layout
+	edgeNo    int                 // the last edge number tried
+}
+
+type placed struct {
+	id    string
+	layer int
+}
+
+// addRole adds a role's instances: its count, or the count opts asks for clamped to
+// [minCount, MaxRoleCount]; one instance keeps the role's name, several are numbered.
+func (b *builder) addRole(r Role) {
+	count := r.Count
+	if c, ok := b.opts.Counts[r.Role]; ok {
+		count = max(r.MinCount, min(c, MaxRoleCount))
+	}
+	for i := 0; i < count; i++ {
+		var id, name string
+		if count == 1 {
+			id, name = b.ids.fresh(b.opts.Prefix+r.Role), r.Name
+		} else {
+			var k int
+			id, k = b.ids.numbered(b.opts.Prefix + r.Role + "_")
+			name = r.Name + " " + strconv.Itoa(k)
+		}
+		b.instances[r.Role] = append(b.instances[r.Role], id)
+		b.order = append(b.order, placed{id, r.Layer})
+		b.addNode(r, id, name)
+	}
+}
+
+// addNode adds one instance: a system node, or an agent with the role's runtime or the
+// spec §6.2 default.
+func (b *builder) addNode(r Role, id, name string) {
+	if r.Kind == "system" {
+		n := SystemNode{ID: id, Name: name, Type: r.SystemType, Role: r.Role}
+		if r.Runtime != nil {
+			rt := *r.Runtime
+			n.Runtime = &rt
+		}
+		b.sg.SystemNodes = append(b.sg.SystemNodes, n)
+		return
+	}
+	rt := Runtime{Kind: "cli", BackendID: "auto", CwdMode: "agentHome"} // the spec §6.2 default
+	if r.Runtime != nil {
+		rt = *r.Runtime
+	}
+	b.sg.Agents = append(b.sg.Agents, Agent{ID: id, Name: name, Role: r.Role, Runtime: rt})
+}
+
+// connect turns each role edge into edges between instances: every pair within a role for
+// an edge to itself, each target to one source for a partition, all to all otherwise.
+func (b *builder) connect() {
+	for _, te := range bridgeOmitted(b.t.Edges, b.instances) {
+		srcs, dsts := b.instances[te.Source], b.instances[te.Target]
 		switch {
 		case te.Source == te.Target:
 			for i := range srcs {
 				for j := i + 1; j < len(srcs); j++ {
-					addEdge(te, srcs[i], srcs[j])
+					b.addEdge(te, srcs[i], srcs[j])
 				}
 			}
 		case te.Mode == "partition":
@@ -228,20 +250,53 @@ func Instantiate(p Pattern, opts InstantiateOptions) Subgraph {
 				continue
 			}
 			for j, d := range dsts {
-				addEdge(te, srcs[j*len(srcs)/len(dsts)], d)
+				b.addEdge(te, srcs[j*len(srcs)/len(dsts)], d)
 			}
 		default:
 			for _, s := range srcs {
 				for _, d := range dsts {
-					addEdge(te, s, d)
+					b.addEdge(te, s, d)
 				}
 			}
 		}
 	}
+}
 
-	// Layered layout: bands in layer order, each band centred on the widest one.
+// addEdge adds edge <interaction>_e<n>, the next free n, carrying the pattern's axes and
+// defaults; its params are its own copy, plus the role edge's messages.
+func (b *builder) addEdge(te TemplateEdge, src, dst string) {
+	t := b.t
+	var id string
+	for {
+		b.edgeNo++
+		if id = b.sg.Interaction.ID + "_e" + strconv.Itoa(b.edgeNo); !b.ids.taken(id) {
+			break
+		}
+	}
+	b.ids.claim(id)
+	params := cloneParams(t.Params)
+	if params == nil {
+		params = map[string]any{}
+	}
+	msgs := make([]any, len(te.Messages))
+	for i, m := range te.Messages {
+		msgs[i] = m
+	}
+	params["messages"] = msgs
+	b.sg.Interaction.Edges = append(b.sg.Interaction.Edges, Edge{
+		ID: id, Source: src, Target: dst,
+		Data: EdgeData{
+			Intent: t.Intent, Topology: t.Topology, MessageForm: t.MessageForm, Sync: t.Sync,
+			Termination: t.DefaultTermination.Clone(), Verification: t.Verification,
+			Params: params, Observability: t.Observability, Sources: slices.Clone(t.Sources),
+		},
+	})
+}
+
+// layOut places the nodes in layered bands, in layer order, each band centred on the widest.
+func (b *builder) layOut() {
 	bands := map[int][]string{}
-	for _, pl := range order {
+	for _, pl := range b.order {
 		bands[pl.layer] = append(bands[pl.layer], pl.id)
 	}
 	layers := slices.Sorted(maps.Keys(bands))
@@ -250,19 +305,19 @@ func Instantiate(p Pattern, opts InstantiateOptions) Subgraph {
 		widest = max(widest, len(ids))
 	}
 	stepX, stepY := NodeWidth+GapX, NodeHeight+GapY
+	origin := b.opts.Origin
 	for band, l := range layers {
 		ids := bands[l]
 		shift := float64(widest-len(ids)) / 2
 		for k, id := range ids {
 			across, along := float64(band), shift+float64(k)
-			if t.Layout == "LR" {
-				sg.Layout[id] = Position{X: opts.Origin.X + across*stepX, Y: opts.Origin.Y + along*stepY}
+			if b.t.Layout == "LR" {
+				b.sg.Layout[id] = Position{X: origin.X + across*stepX, Y: origin.Y + along*stepY}
 			} else {
-				sg.Layout[id] = Position{X: opts.Origin.X + along*stepX, Y: opts.Origin.Y + across*stepY}
+				b.sg.Layout[id] = Position{X: origin.X + along*stepX, Y: origin.Y + across*stepY}
 			}
 		}
 	}
-	return sg
 }
 
 // bridgeOmitted rewrites the role edges for roles given no instances (optional roles set to

@@ -146,19 +146,33 @@ func jsonError(data []byte, err error) error {
 }
 
 // CheckTemplate checks a template's own consistency and the spec §8 rules for its defaults.
-// Every problem is reported, as "field: problem".
+// Every problem is reported, as "field: problem", section by section in the file's order.
 func CheckTemplate(t *Template) error {
-	var errs []error
-	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	var ps problems
+	ps.identity(t)
+	roles := ps.roles(t.Roles)
+	ps.edges(t, roles)
+	ps.routes(t.Routes, roles)
+	ps.defaults(t)
+	return errors.Join(ps...)
+}
+
+// problems collects every problem of a template, so one load reports them all.
+type problems []error
+
+func (ps *problems) add(format string, a ...any) { *ps = append(*ps, fmt.Errorf(format, a...)) }
+
+// identity checks the id against the canonical list, the required texts and the axes.
+func (ps *problems) identity(t *Template) {
 	n := -1
 	if _, err := fmt.Sscanf(t.ID, "P%02d", &n); err != nil || len(t.ID) != 3 || n < 1 || n > len(CanonicalIDs) {
-		bad("id: %q is not one of P01…P%02d", t.ID, len(CanonicalIDs))
+		ps.add("id: %q is not one of P01…P%02d", t.ID, len(CanonicalIDs))
 	} else if t.PatternID != CanonicalIDs[n-1] {
-		bad("patternId: %s is %q, not %q", t.ID, CanonicalIDs[n-1], t.PatternID)
+		ps.add("patternId: %s is %q, not %q", t.ID, CanonicalIDs[n-1], t.PatternID)
 	}
 	for _, f := range []struct{ field, v string }{{"name", t.Name}, {"summary", t.Summary}} {
 		if strings.TrimSpace(f.v) == "" {
-			bad("%s: is required", f.field)
+			ps.add("%s: is required", f.field)
 		}
 	}
 	for _, f := range []struct {
@@ -170,138 +184,162 @@ func CheckTemplate(t *Template) error {
 		{"verification", t.Verification, Verifications}, {"layout", t.Layout, []string{"TB", "LR"}},
 	} {
 		if !slices.Contains(f.enum, f.v) {
-			bad("%s: %q is not one of %s", f.field, f.v, strings.Join(f.enum, ", "))
+			ps.add("%s: %q is not one of %s", f.field, f.v, strings.Join(f.enum, ", "))
 		}
 	}
+}
 
+// roles checks each role and that there is at least one agent; it returns the roles by id
+// for the edges and routes to be checked against.
+func (ps *problems) roles(rs []Role) map[string]Role {
 	roles := map[string]Role{}
 	agents := 0
-	if len(t.Roles) == 0 {
-		bad("roles: at least one role is required")
+	if len(rs) == 0 {
+		ps.add("roles: at least one role is required")
 	}
-	for i, r := range t.Roles {
+	for i, r := range rs {
 		at := fmt.Sprintf("roles[%d]", i)
 		if !roleIDRe.MatchString(r.Role) {
-			bad("%s.role: %q must be lower snake_case", at, r.Role)
+			ps.add("%s.role: %q must be lower snake_case", at, r.Role)
 		}
 		if _, dup := roles[r.Role]; dup {
-			bad("%s.role: %q is declared twice", at, r.Role)
+			ps.add("%s.role: %q is declared twice", at, r.Role)
 		}
 		roles[r.Role] = r
 		if strings.TrimSpace(r.Name) == "" || strings.TrimSpace(r.Description) == "" {
-			bad("%s: name and description are required", at)
+			ps.add("%s: name and description are required", at)
 		}
-		switch r.Kind {
-		case "agent":
+		if r.Kind == "agent" {
 			agents++
-			if r.SystemType != "" {
-				bad("%s.systemType: only system roles have one", at)
-			}
-			if r.Runtime == nil {
-				bad("%s.runtime: an agent role needs a default runtime", at)
-			}
-		case "system":
-			if !slices.Contains(SystemTypes, r.SystemType) {
-				bad("%s.systemType: %q is not one of %s", at, r.SystemType, strings.Join(SystemTypes, ", "))
-			}
-		default:
-			bad("%s.kind: %q must be agent or system", at, r.Kind)
 		}
-		if rt := r.Runtime; rt != nil {
-			if rt.Kind != "cli" || !slices.Contains(BackendIDs, rt.BackendID) || !slices.Contains([]string{"", "workspace", "agentHome"}, rt.CwdMode) {
-				bad("%s.runtime: needs kind cli, a backendId of %s, and cwdMode workspace or agentHome", at, strings.Join(BackendIDs, ", "))
-			}
-		}
+		ps.roleKind(at, r)
 		if r.Count < 1 || r.Count > MaxRoleCount || r.MinCount < 0 || r.MinCount > r.Count {
-			bad("%s: count must be 1…%d and 0 ≤ minCount ≤ count (count %d, minCount %d)", at, MaxRoleCount, r.Count, r.MinCount)
+			ps.add("%s: count must be 1…%d and 0 ≤ minCount ≤ count (count %d, minCount %d)", at, MaxRoleCount, r.Count, r.MinCount)
 		}
 		if r.Layer < 0 || r.Layer > 9 {
-			bad("%s.layer: %d must be 0…9", at, r.Layer)
+			ps.add("%s.layer: %d must be 0…9", at, r.Layer)
 		}
 	}
-	if agents == 0 && len(t.Roles) > 0 {
-		bad("roles: at least one agent role is required")
+	if agents == 0 && len(rs) > 0 {
+		ps.add("roles: at least one agent role is required")
 	}
+	return roles
+}
 
+// roleKind checks what a role's kind asks of it: an agent needs a default runtime, a system
+// role a known system type; any runtime must be one the sidecar can start.
+func (ps *problems) roleKind(at string, r Role) {
+	switch r.Kind {
+	case "agent":
+		if r.SystemType != "" {
+			ps.add("%s.systemType: only system roles have one", at)
+		}
+		if r.Runtime == nil {
+			ps.add("%s.runtime: an agent role needs a default runtime", at)
+		}
+	case "system":
+		if !slices.Contains(SystemTypes, r.SystemType) {
+			ps.add("%s.systemType: %q is not one of %s", at, r.SystemType, strings.Join(SystemTypes, ", "))
+		}
+	default:
+		ps.add("%s.kind: %q must be agent or system", at, r.Kind)
+	}
+	if rt := r.Runtime; rt != nil {
+		if rt.Kind != "cli" || !slices.Contains(BackendIDs, rt.BackendID) || !slices.Contains([]string{"", "workspace", "agentHome"}, rt.CwdMode) {
+			ps.add("%s.runtime: needs kind cli, a backendId of %s, and cwdMode workspace or agentHome", at, strings.Join(BackendIDs, ", "))
+		}
+	}
+}
+
+// edges checks each role edge, then that every role is on one.
+func (ps *problems) edges(t *Template, roles map[string]Role) {
 	used := map[string]bool{}
 	pairs := map[[2]string]bool{}
 	if len(t.Edges) == 0 {
-		bad("edges: at least one edge is required")
+		ps.add("edges: at least one edge is required")
 	}
 	for i, e := range t.Edges {
 		at := fmt.Sprintf("edges[%d]", i)
 		for _, end := range []struct{ field, role string }{{"source", e.Source}, {"target", e.Target}} {
 			if _, ok := roles[end.role]; !ok {
-				bad("%s.%s: %q is not a declared role", at, end.field, end.role)
+				ps.add("%s.%s: %q is not a declared role", at, end.field, end.role)
 			}
 			used[end.role] = true
 		}
 		if pairs[[2]string{e.Source, e.Target}] {
-			bad("%s: a second edge %s → %s", at, e.Source, e.Target)
+			ps.add("%s: a second edge %s → %s", at, e.Source, e.Target)
 		}
 		pairs[[2]string{e.Source, e.Target}] = true
 		switch e.Mode {
 		case "":
 		case "partition":
 			if e.Source == e.Target {
-				bad("%s.mode: partition needs two different roles", at)
+				ps.add("%s.mode: partition needs two different roles", at)
 			}
 		default:
-			bad("%s.mode: %q must be empty or partition", at, e.Mode)
+			ps.add("%s.mode: %q must be empty or partition", at, e.Mode)
 		}
 		if e.Source == e.Target && roles[e.Source].MinCount < 2 {
-			bad("%s: an edge from %q to itself needs minCount ≥ 2", at, e.Source)
+			ps.add("%s: an edge from %q to itself needs minCount ≥ 2", at, e.Source)
 		}
 		if len(e.Messages) == 0 {
-			bad("%s.messages: name what travels on the edge", at)
+			ps.add("%s.messages: name what travels on the edge", at)
 		}
 	}
 	for _, r := range t.Roles {
 		if !used[r.Role] {
-			bad("roles: %q is on no edge", r.Role)
+			ps.add("roles: %q is on no edge", r.Role)
 		}
 	}
-	if len(t.Routes) == 0 {
-		bad("routes: list the messages the pattern exchanges between its roles")
+}
+
+// routes checks the messages the pattern exchanges: between declared roles, one route per
+// pair, each naming what travels on it.
+func (ps *problems) routes(rs []Route, roles map[string]Role) {
+	if len(rs) == 0 {
+		ps.add("routes: list the messages the pattern exchanges between its roles")
 	}
 	routed := map[[2]string]bool{}
-	for i, r := range t.Routes {
+	for i, r := range rs {
 		at := fmt.Sprintf("routes[%d]", i)
 		for _, end := range []struct{ field, role string }{{"from", r.From}, {"to", r.To}} {
 			if _, ok := roles[end.role]; !ok {
-				bad("%s.%s: %q is not a declared role", at, end.field, end.role)
+				ps.add("%s.%s: %q is not a declared role", at, end.field, end.role)
 			}
 		}
 		if routed[[2]string{r.From, r.To}] {
-			bad("%s: a second route %s → %s; list its messages in one", at, r.From, r.To)
+			ps.add("%s: a second route %s → %s; list its messages in one", at, r.From, r.To)
 		}
 		routed[[2]string{r.From, r.To}] = true
 		if r.From == r.To && roles[r.From].MinCount < 2 {
-			bad("%s: a route from %q to itself needs minCount ≥ 2", at, r.From)
+			ps.add("%s: a route from %q to itself needs minCount ≥ 2", at, r.From)
 		}
 		if len(r.Messages) == 0 {
-			bad("%s.messages: name what travels on the route", at)
+			ps.add("%s.messages: name what travels on the route", at)
 		}
 	}
+}
 
+// defaults checks what every instance inherits: the default termination and params against
+// the §8 policy rules, logging, and the sources the pattern comes from.
+func (ps *problems) defaults(t *Template) {
 	if err := t.DefaultTermination.check("defaultTermination"); err != nil {
-		errs = append(errs, err)
+		*ps = append(*ps, err)
 	}
 	for _, p := range PolicyProblems(t.PatternID, t.Topology, t.DefaultTermination, t.Params) {
-		bad("defaultTermination/params: %s", p)
+		ps.add("defaultTermination/params: %s", p)
 	}
 	if !t.Observability.Logs {
-		bad("observability.logs: must be true (every interaction is logged)")
+		ps.add("observability.logs: must be true (every interaction is logged)")
 	}
 	if len(t.Sources) == 0 {
-		bad("sources: at least one source is required")
+		ps.add("sources: at least one source is required")
 	}
 	for i, s := range t.Sources {
 		if (s.Kind != "paper" && s.Kind != "spec") || strings.TrimSpace(s.Ref) == "" {
-			bad("sources[%d]: needs kind paper or spec and a ref", i)
+			ps.add("sources[%d]: needs kind paper or spec and a ref", i)
 		}
 	}
-	return errors.Join(errs...)
 }
 
 // checkDoc requires the title line and the DocSections headings, in order.

@@ -15,242 +15,177 @@ import (
 // turns are the live block's; without one (plain output) each turn's start and end is a
 // line too, so a CI log still says who worked when.
 func (v *View) lines(ev eventlog.Event) []string {
-	f := ev.Fields
-	who := eventlog.Str(f["agent"])
 	head := v.stamp(ev)
 	if ev.InteractionID != "" {
 		head += v.paint(bold, ev.InteractionID) + " "
 	}
-	one := func(s style, mark, text string) []string {
-		if mark != "" {
-			mark = v.paint(s, mark) + " "
-		}
-		return []string{head + mark + multiline(termsafe.Text(text))} // agents' and files' text made visible
-	}
-	switch ev.Event {
-	case "run_started", "run_resumed":
-		verb := "run"
-		if ev.Event == "run_resumed" {
-			verb = "resumed run"
-		}
-		n, _ := eventlog.Num(f["interactions"])
-		what := fmt.Sprintf("%s %s of %s: %s", verb, ev.RunID, ev.Flow, plural(int(n), "interaction", "interactions"))
-		if eventlog.Str(f["dryRun"]) == "true" {
-			what += ", dry run (no model is called)"
-		}
-		out := []string{head + v.paint(bold, "▶ "+what)}
-		if t := firstLine(eventlog.Str(f["task"])); t != "" {
-			out = append(out, Indent+"task: "+termsafe.Line(t))
-		}
-		if m := eventlog.Str(eventlog.Object(f["defaultLimit"])["message"]); m != "" {
-			out = append(out, Indent+"limit: "+m)
-		}
-		if b := budgetWords(eventlog.Object(f["budget"])); b != "" {
-			out = append(out, Indent+"limit: the run stops at "+b+" spent (policy.budget)")
-		}
-		return out
-	case "interaction_started":
-		return one(plain, "", fmt.Sprintf("started %s: %s", eventlog.Str(f["patternId"]), strings.Join(eventlog.Strs(f["nodes"]), ", ")))
-	case "agent_started":
-		if v.o.Live {
-			return nil
-		}
-		round, _ := eventlog.Num(f["round"]) // the engine counts from 0; people from 1
-		return one(dim, "·", fmt.Sprintf("%s started (round %d, %s)", who, int(round)+1, eventlog.Str(f["backend"])))
-	case "agent_finished":
-		a := v.r.byID[who]
-		if st := eventlog.Str(f["status"]); st == "stopped" {
-			return one(yellow, "■", fmt.Sprintf("%s: turn %s", who, v.stopReason(eventlog.Str(f["error"]))))
-		} else if st != "completed" {
-			msg := fmt.Sprintf("%s: turn %s", who, st)
-			if e := eventlog.Str(f["error"]); e != "" {
-				msg += ": " + e
-			}
-			out := one(red, "✗", msg)
-			for _, l := range eventlog.Strs(f["stderr"]) {
-				out = append(out, Indent+"  "+v.paint(dim, "│ ")+termsafe.Line(l))
-			}
-			if len(eventlog.Strs(f["stderr"])) == 0 && st == "failed" {
-				out = append(out, Indent+"  "+v.paint(dim, "(the agent printed nothing on stderr)"))
-			}
-			return out
-		}
-		if v.o.Live {
-			return nil
-		}
-		msg := who + " finished"
-		if a != nil {
-			msg += " (" + strings.Join(spend(a, false), ", ") + ")"
-		}
-		if n := v.notes[who]; n != "" {
-			msg += ": " + cut(n, 80)
-		}
-		return one(dim, "·", msg)
-	case "message":
-		if eventlog.Str(f["type"]) == "handoff" {
-			return one(cyan, "→", fmt.Sprintf("%s hands off to %s", eventlog.Str(f["from"]), strings.Join(eventlog.Strs(f["to"]), ", ")))
-		}
-	case "message_refused":
-		return one(yellow, "!", fmt.Sprintf("message %s from %s to %s refused: %s", eventlog.Str(f["type"]), eventlog.Str(f["from"]), strings.Join(eventlog.Strs(f["to"]), ", "), eventlog.Str(f["error"])))
-	case "message_held", "message_released", "message_expired", "message_dropped":
-		return one(busLine(ev))
-	case "dependency_invalid":
-		return one(yellow, "!", fmt.Sprintf("%s's dependency %s: the value given was refused (%s); asked again", who, eventlog.Str(f["name"]), eventlog.Str(f["error"])))
-	case "access_denied":
-		msg := fmt.Sprintf("%s was refused access to %s", who, firstNonEmpty(eventlog.Str(f["path"]), "a file"))
-		if m := eventlog.Str(f["message"]); m != "" {
-			msg += ": " + m
-		}
-		return one(yellow, "!", msg)
-	case "undeliverable":
-		return one(yellow, "!", fmt.Sprintf("%s's message is undeliverable: no peer carries %s", eventlog.Str(f["from"]), strings.Join(eventlog.Strs(f["to"]), ", ")))
-	case "proposal_conflict":
-		return one(yellow, "!", fmt.Sprintf("%s's proposal collides with %s's (run %s) in %s: %s", who, eventlog.Str(f["otherAgentId"]), eventlog.Str(f["otherRunId"]), eventlog.Str(f["path"]), eventlog.Str(f["message"])))
-	case "reply_repair":
-		return one(yellow, "!", fmt.Sprintf("%s's reply lacks `%s`: asked again", who, strings.Join(eventlog.Strs(f["missing"]), "`, `")))
-	case "warning":
-		msg := eventlog.Str(f["message"])
-		if who != "" {
-			msg = who + ": " + msg
-		}
-		return one(yellow, "!", msg)
-	case "error":
-		msg := eventlog.Str(f["message"])
-		if b := eventlog.Object(f["block"]); b != nil {
-			fields := eventlog.Object(b["fields"])
-			msg = firstNonEmpty(eventlog.Str(fields["message"]), eventlog.Str(b["error"]), "an invalid block")
-			msg = fmt.Sprintf("[%s] %s", eventlog.Str(b["kind"]), msg)
-		}
-		if who != "" {
-			msg = who + ": " + msg
-		}
-		return one(red, "✗", msg)
-	case "question_asked":
-		q := eventlog.Object(f["fields"])
-		msg := fmt.Sprintf("%s asks: %s", who, eventlog.Str(q["question"]))
-		if opts := eventlog.Strs(q["options"]); len(opts) > 0 {
-			msg += " [" + strings.Join(opts, " / ") + "]"
-		}
-		if d := eventlog.Str(q["default"]); d != "" {
-			msg += " (default: " + d + ")"
-		}
-		return one(yellow, "?", msg)
-	case "dependency_requested":
-		q := eventlog.Object(f["fields"])
-		msg := fmt.Sprintf("%s needs %s %q", who, firstNonEmpty(eventlog.Str(q["type"]), "a value"), eventlog.Str(q["name"]))
-		if r := eventlog.Str(q["description"]); r != "" {
-			msg += ": " + r
-		}
-		return one(yellow, "?", msg)
-	case "phase_completed":
-		q := eventlog.Object(f["fields"])
-		return one(yellow, "?", fmt.Sprintf("%s completed phase %s and waits for approval", who, eventlog.Str(q["N"])))
-	case "question_answered", "dependency_resolved", "phase_resolved":
-		what := map[string]string{"question_answered": "question", "dependency_resolved": "dependency request", "phase_resolved": "phase"}[ev.Event]
-		out := eventlog.Str(f["outcome"])
-		s := yellow
-		if strings.HasPrefix(out, "failed") || strings.HasPrefix(out, "error") {
-			s = red
-		}
-		return one(s, "?", fmt.Sprintf("%s's %s %s: %s", who, what, eventlog.Str(f["id"]), out))
-	case "phase_verified":
-		if eventlog.Str(f["passed"]) == "true" {
-			return one(green, "✓", fmt.Sprintf("%s: phase %s passed its check", who, eventlog.Str(f["id"])))
-		}
-		out := one(yellow, "!", fmt.Sprintf("%s: phase %s failed its check (rework %s): %s", who, eventlog.Str(f["id"]), eventlog.Str(f["reworks"]), strings.Join(eventlog.Strs(f["command"]), " ")))
-		if o := strings.TrimSpace(eventlog.Str(f["output"])); o != "" {
-			out = append(out, Indent+"  "+v.paint(dim, "│ ")+cut(termsafe.Line(firstLine(o)), 160))
-		}
-		return out
-	case "proposal_created":
-		files := eventlog.List(f["changedFiles"])
-		names := make([]string, 0, 3)
-		for i, cf := range files {
-			if i == 3 {
-				names = append(names, fmt.Sprintf("and %d more", len(files)-3))
-				break
-			}
-			names = append(names, fmt.Sprintf("%s (%s)", eventlog.Str(cf["path"]), eventlog.Str(cf["status"])))
-		}
-		return one(cyan, "+", fmt.Sprintf("%s proposes %s: %s", who, plural(len(files), "file", "files"), strings.Join(names, ", ")))
-	case "proposal_reviewed":
-		var out []string
-		if held := eventlog.List(f["held"]); len(held) > 0 {
-			var names []string
-			for _, h := range held {
-				names = append(names, eventlog.Str(h["shown"]))
-			}
-			out = one(yellow, "⚠", fmt.Sprintf("%s's proposal changes how things run (%s): it waits for a person to confirm each by name", who, strings.Join(names, ", ")))
-		}
-		if eventlog.Str(f["applicable"]) != "false" {
-			return out
-		}
-		var probs []string
-		for _, p := range eventlog.List(f["problems"]) {
-			probs = append(probs, strings.TrimPrefix(eventlog.Str(p["path"])+": "+eventlog.Str(p["reason"]), ": "))
-		}
-		return append(out, one(yellow, "!", fmt.Sprintf("%s's proposal does not apply to the workspace: %s", who, firstNonEmpty(strings.Join(probs, "; "), "see proposal review")))...)
-	case "proposal_applied":
-		return one(green, "✓", fmt.Sprintf("%s's proposal applied to the workspace", who))
-	case "proposal_held":
-		return one(plain, "·", fmt.Sprintf("%s's proposal left for review: %s", who, eventlog.Str(f["reason"])))
-	case "tests_run":
-		return v.testsRun(ev, one)
-	case "vote_counted":
-		share, _ := eventlog.Num(f["share"])
-		return one(plain, "·", fmt.Sprintf("vote: %q with %.0f%%", eventlog.Str(f["winner"]), share*100))
-	case "awarded":
-		return one(plain, "·", fmt.Sprintf("awarded to %s", eventlog.Str(f["winner"])))
-	case "terminated":
-		return v.terminated(ev, one)
-	case "run_interrupted":
-		return []string{head + v.paint(yellow, "■ run interrupted: "+termsafe.Line(eventlog.Str(f["reason"])))}
-	case "run_finished":
-		return []string{head + v.finished(ev)}
+	if print := eventLines[ev.Event]; print != nil {
+		return print(v, ev, printer{v: v, head: head})
 	}
 	return nil
 }
 
-// testsRun is a check run in a worker's sandbox: passed, or failed with its command, exit
-// status and failing lines (the review shows the same).
-func (v *View) testsRun(ev eventlog.Event, one func(style, string, string) []string) []string {
+// eventLines says each kind of event worth printing in lines, one function a kind (or a
+// family printed alike); events not listed print nothing.
+var eventLines = map[string]func(*View, eventlog.Event, printer) []string{
+	"run_started":          (*View).runStarted,
+	"run_resumed":          (*View).runStarted,
+	"interaction_started":  (*View).interactionStarted,
+	"agent_started":        (*View).agentStarted,
+	"agent_finished":       (*View).agentFinished,
+	"message":              (*View).handoff,
+	"message_refused":      (*View).messageRefused,
+	"message_held":         (*View).busMessage,
+	"message_released":     (*View).busMessage,
+	"message_expired":      (*View).busMessage,
+	"message_dropped":      (*View).busMessage,
+	"dependency_invalid":   (*View).dependencyInvalid,
+	"access_denied":        (*View).accessDenied,
+	"undeliverable":        (*View).undeliverable,
+	"proposal_conflict":    (*View).proposalConflict,
+	"reply_repair":         (*View).replyRepair,
+	"warning":              (*View).warning,
+	"error":                (*View).errorLine,
+	"question_asked":       (*View).questionAsked,
+	"dependency_requested": (*View).dependencyRequested,
+	"phase_completed":      (*View).phaseCompleted,
+	"question_answered":    (*View).answered,
+	"dependency_resolved":  (*View).answered,
+	"phase_resolved":       (*View).answered,
+	"phase_verified":       (*View).phaseVerified,
+	"proposal_created":     (*View).proposalCreated,
+	"proposal_reviewed":    (*View).proposalReviewed,
+	"proposal_applied":     (*View).proposalApplied,
+	"proposal_held":        (*View).proposalHeld,
+	"tests_run":            (*View).testsRun,
+	"vote_counted":         (*View).voteCounted,
+	"awarded":              (*View).awarded,
+	"terminated":           (*View).terminated,
+	"run_interrupted":      (*View).runInterrupted,
+	"run_finished":         (*View).runFinished,
+}
+
+// printer starts an event's lines: its time stamp and interaction are the head of its first.
+type printer struct {
+	v    *View
+	head string
+}
+
+// one is the one line most events take: head, a painted mark, and the text made visible
+// (agents' and files' text may hold control characters).
+func (p printer) one(s style, mark, text string) []string {
+	if mark != "" {
+		mark = p.v.paint(s, mark) + " "
+	}
+	return []string{p.head + mark + multiline(termsafe.Text(text))}
+}
+
+// agentOf is the agent an event is about, "" for none.
+func agentOf(ev eventlog.Event) string { return eventlog.Str(ev.Fields["agent"]) }
+
+// runStarted is the run's first line, then its task and the limits it runs under.
+func (v *View) runStarted(ev eventlog.Event, p printer) []string {
 	f := ev.Fields
-	who, cmd := eventlog.Str(f["agent"]), strings.Join(eventlog.Strs(f["command"]), " ")
-	if eventlog.Str(f["passed"]) == "true" {
-		return one(green, "✓", fmt.Sprintf("%s's tests passed: %s", who, cmd))
+	verb := "run"
+	if ev.Event == "run_resumed" {
+		verb = "resumed run"
 	}
-	how := "exited " + eventlog.Str(f["exitCode"])
-	if e := eventlog.Str(f["error"]); e != "" {
-		how = "could not run: " + e
+	n, _ := eventlog.Num(f["interactions"])
+	what := fmt.Sprintf("%s %s of %s: %s", verb, ev.RunID, ev.Flow, plural(int(n), "interaction", "interactions"))
+	if eventlog.Str(f["dryRun"]) == "true" {
+		what += ", dry run (no model is called)"
 	}
-	out := one(red, "✗", fmt.Sprintf("%s's tests FAILED: %s %s", who, cmd, how))
-	for i, l := range eventlog.Strs(f["failing"]) {
-		if i == 5 {
-			out = append(out, Indent+"  "+v.paint(dim, "│ … (proposal review shows them all)"))
-			break
-		}
-		out = append(out, Indent+"  "+v.paint(dim, "│ ")+cut(termsafe.Line(l), 160))
+	out := []string{p.head + v.paint(bold, "▶ "+what)}
+	if t := firstLine(eventlog.Str(f["task"])); t != "" {
+		out = append(out, Indent+"task: "+termsafe.Line(t))
+	}
+	if m := eventlog.Str(eventlog.Object(f["defaultLimit"])["message"]); m != "" {
+		out = append(out, Indent+"limit: "+m)
+	}
+	if b := budgetWords(eventlog.Object(f["budget"])); b != "" {
+		out = append(out, Indent+"limit: the run stops at "+b+" spent (policy.budget)")
 	}
 	return out
 }
 
-func (v *View) terminated(ev eventlog.Event, one func(style, string, string) []string) []string {
+func (v *View) interactionStarted(ev eventlog.Event, p printer) []string {
+	return p.one(plain, "", fmt.Sprintf("started %s: %s", eventlog.Str(ev.Fields["patternId"]), strings.Join(eventlog.Strs(ev.Fields["nodes"]), ", ")))
+}
+
+// agentStarted is a line in plain output only; the live block shows running agents.
+func (v *View) agentStarted(ev eventlog.Event, p printer) []string {
+	if v.o.Live {
+		return nil
+	}
+	round, _ := eventlog.Num(ev.Fields["round"]) // the engine counts from 0; people from 1
+	return p.one(dim, "·", fmt.Sprintf("%s started (round %d, %s)", agentOf(ev), int(round)+1, eventlog.Str(ev.Fields["backend"])))
+}
+
+// agentFinished says a stopped or failed turn always; a completed one only in plain output,
+// with what it spent and its note.
+func (v *View) agentFinished(ev eventlog.Event, p printer) []string {
+	f, who := ev.Fields, agentOf(ev)
+	if st := eventlog.Str(f["status"]); st == "stopped" {
+		return p.one(yellow, "■", fmt.Sprintf("%s: turn %s", who, v.stopReason(eventlog.Str(f["error"]))))
+	} else if st != "completed" {
+		return v.turnFailed(ev, p, st)
+	}
+	if v.o.Live {
+		return nil
+	}
+	msg := who + " finished"
+	if a := v.r.byID[who]; a != nil {
+		msg += " (" + strings.Join(spend(a, false), ", ") + ")"
+	}
+	if n := v.notes[who]; n != "" {
+		msg += ": " + cut(n, 80)
+	}
+	return p.one(dim, "·", msg)
+}
+
+// turnFailed is a failed turn's line and its stderr, or that it printed none, so the
+// person sees why without opening the log.
+func (v *View) turnFailed(ev eventlog.Event, p printer, status string) []string {
+	f := ev.Fields
+	msg := fmt.Sprintf("%s: turn %s", agentOf(ev), status)
+	if e := eventlog.Str(f["error"]); e != "" {
+		msg += ": " + e
+	}
+	out := p.one(red, "✗", msg)
+	for _, l := range eventlog.Strs(f["stderr"]) {
+		out = append(out, Indent+"  "+v.paint(dim, "│ ")+termsafe.Line(l))
+	}
+	if len(eventlog.Strs(f["stderr"])) == 0 && status == "failed" {
+		out = append(out, Indent+"  "+v.paint(dim, "(the agent printed nothing on stderr)"))
+	}
+	return out
+}
+
+func (v *View) terminated(ev eventlog.Event, p printer) []string {
 	f := ev.Fields
 	status, reason := eventlog.Str(f["status"]), eventlog.Str(f["reason"])
 	rounds, _ := eventlog.Num(f["rounds"])
 	switch {
 	case reason == "skipped":
-		return one(dim, "■", "skipped: "+eventlog.Str(f["note"]))
+		return p.one(dim, "■", "skipped: "+eventlog.Str(f["note"]))
 	case status == "failed":
-		return one(red, "■", "failed: "+firstNonEmpty(eventlog.Str(f["error"]), reason))
+		return p.one(red, "■", "failed: "+firstNonEmpty(eventlog.Str(f["error"]), reason))
 	case status == "stopped":
-		return one(yellow, "■", "stopped")
+		return p.one(yellow, "■", "stopped")
 	}
 	msg := fmt.Sprintf("%s (%s) after %s", status, reason, plural(int(rounds), "round", "rounds"))
 	if r := firstLine(eventlog.Str(f["result"])); r != "" {
 		msg += ": " + cut(r, 160)
 	}
-	return one(green, "■", msg)
+	return p.one(green, "■", msg)
+}
+
+func (v *View) runInterrupted(ev eventlog.Event, p printer) []string {
+	return []string{p.head + v.paint(yellow, "■ run interrupted: "+termsafe.Line(eventlog.Str(ev.Fields["reason"])))}
+}
+
+func (v *View) runFinished(ev eventlog.Event, p printer) []string {
+	return []string{p.head + v.finished(ev)}
 }
 
 // finished is the run's last line: how it ended, how long it took, what it did and cost.

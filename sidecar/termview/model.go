@@ -83,100 +83,154 @@ func (r *run) agent(id, interaction string) *agent {
 
 // apply folds one event into the model.
 func (r *run) apply(ev eventlog.Event) {
+	if fold := folds[ev.Event]; fold != nil {
+		fold(r, ev)
+	}
+}
+
+// folds are how each kind of event changes the model, one function a kind; the events
+// not listed change nothing the status block shows.
+var folds = map[string]func(*run, eventlog.Event){
+	"run_started":          (*run).onRunStarted,
+	"run_resumed":          (*run).onRunStarted,
+	"interaction_started":  (*run).onInteractionStarted,
+	"agent_started":        (*run).onAgentStarted,
+	"agent_finished":       (*run).onAgentFinished,
+	"spend":                (*run).onSpend,
+	"question_asked":       (*run).onAsking,
+	"dependency_requested": (*run).onAsking,
+	"phase_completed":      (*run).onAsking,
+	"question_answered":    (*run).onAnswered,
+	"dependency_resolved":  (*run).onAnswered,
+	"phase_resolved":       (*run).onAnswered,
+	"terminated":           (*run).onTerminated,
+	"budget_reached":       (*run).onLimit,
+	"spend_limit_reached":  (*run).onLimit,
+	"run_finished":         (*run).onRunEnded,
+	"run_interrupted":      (*run).onRunEnded,
+}
+
+func (r *run) onRunStarted(ev eventlog.Event) {
+	r.id, r.flow, r.started = ev.RunID, ev.Flow, ev.Time()
+	if n, ok := eventlog.Num(ev.Fields["interactions"]); ok {
+		r.interactions = int(n)
+	}
+}
+
+// onInteractionStarted puts the interaction's nodes in it; one already busy elsewhere keeps
+// its state until its turn starts here.
+func (r *run) onInteractionStarted(ev eventlog.Event) {
+	nodes := eventlog.Strs(ev.Fields["nodes"])
+	r.members[ev.InteractionID] = nodes
+	for _, n := range nodes {
+		a := r.agent(n, ev.InteractionID)
+		if a.state == stateDone || a.state == stateWaiting || a.state == stateSkipped {
+			a.interaction, a.state = ev.InteractionID, stateWaiting
+		}
+	}
+}
+
+func (r *run) onAgentStarted(ev eventlog.Event) {
 	f := ev.Fields
-	at := ev.Time()
-	switch ev.Event {
-	case "run_started", "run_resumed":
-		r.id, r.flow, r.started = ev.RunID, ev.Flow, at
-		if n, ok := eventlog.Num(f["interactions"]); ok {
-			r.interactions = int(n)
+	a := r.agent(eventlog.Str(f["agent"]), ev.InteractionID)
+	a.interaction, a.state, a.turnStart = ev.InteractionID, stateRunning, ev.Time()
+	if n, ok := eventlog.Num(f["round"]); ok {
+		a.round = int(n)
+	}
+}
+
+// onAgentFinished ends the turn: its time, its usage (unless the gateway metered it
+// already) and the state its status says.
+func (r *run) onAgentFinished(ev eventlog.Event) {
+	f := ev.Fields
+	a := r.agent(eventlog.Str(f["agent"]), ev.InteractionID)
+	if !a.turnStart.IsZero() {
+		a.busy += ev.Time().Sub(a.turnStart)
+		a.turnStart = time.Time{}
+	}
+	a.turns++
+	r.turns++
+	if !a.metered {
+		r.reported(a, f)
+	}
+	switch eventlog.Str(f["status"]) {
+	case "completed":
+		a.state = stateIdle
+	case "stopped":
+		a.state = stateStopped
+	default:
+		a.state = stateFailed
+	}
+}
+
+// onSpend counts a model call the gateway metered during a turn, and marks the agent
+// metered so what its turn reports is not counted again.
+func (r *run) onSpend(ev eventlog.Event) {
+	f := ev.Fields
+	if f["midTurn"] != true {
+		return
+	}
+	a := r.agent(eventlog.Str(f["agent"]), ev.InteractionID)
+	tokens, _ := eventlog.Num(f["callTokens"])
+	cost, _ := eventlog.Num(f["callCostUsd"])
+	a.metered, a.tokensKnown, a.costKnown = true, true, true
+	a.tokens += int64(tokens)
+	a.cost += cost
+	r.tokens += int64(tokens)
+	r.cost += cost
+}
+
+func (r *run) onAsking(ev eventlog.Event) {
+	if a := r.byID[eventlog.Str(ev.Fields["agent"])]; a != nil {
+		a.state = stateAsking
+	}
+}
+
+func (r *run) onAnswered(ev eventlog.Event) {
+	if a := r.byID[eventlog.Str(ev.Fields["agent"])]; a != nil && a.state == stateAsking {
+		a.state = stateRunning
+	}
+}
+
+// onTerminated ends the interaction for its members still in it.
+func (r *run) onTerminated(ev eventlog.Event) {
+	r.ended++
+	skipped := eventlog.Str(ev.Fields["reason"]) == "skipped"
+	for _, n := range r.members[ev.InteractionID] {
+		a := r.byID[n]
+		if a == nil || a.interaction != ev.InteractionID {
+			continue
 		}
-	case "interaction_started":
-		nodes := eventlog.Strs(f["nodes"])
-		r.members[ev.InteractionID] = nodes
-		for _, n := range nodes {
-			a := r.agent(n, ev.InteractionID)
-			if a.state == stateDone || a.state == stateWaiting || a.state == stateSkipped {
-				a.interaction, a.state = ev.InteractionID, stateWaiting
-			}
-		}
-	case "agent_started":
-		a := r.agent(eventlog.Str(f["agent"]), ev.InteractionID)
-		a.interaction, a.state, a.turnStart = ev.InteractionID, stateRunning, at
-		if n, ok := eventlog.Num(f["round"]); ok {
-			a.round = int(n)
-		}
-	case "agent_finished":
-		a := r.agent(eventlog.Str(f["agent"]), ev.InteractionID)
-		if !a.turnStart.IsZero() {
-			a.busy += at.Sub(a.turnStart)
-			a.turnStart = time.Time{}
-		}
-		a.turns++
-		r.turns++
-		if !a.metered {
-			r.reported(a, f)
-		}
-		switch eventlog.Str(f["status"]) {
-		case "completed":
-			a.state = stateIdle
-		case "stopped":
+		// ✓ only for an agent that had its turns; one that never ran is "not run".
+		switch {
+		case skipped && a.state == stateWaiting:
+			a.state = stateSkipped
+		case a.state == stateWaiting:
+			a.state = stateNotRun
+		case a.state == stateIdle:
+			a.state = stateDone
+		case a.state == stateRunning || a.state == stateAsking:
 			a.state = stateStopped
-		default:
-			a.state = stateFailed
 		}
-	case "spend": // a model call the gateway metered, during the turn
-		if f["midTurn"] != true {
-			break
-		}
-		a := r.agent(eventlog.Str(f["agent"]), ev.InteractionID)
-		tokens, _ := eventlog.Num(f["callTokens"])
-		cost, _ := eventlog.Num(f["callCostUsd"])
-		a.metered, a.tokensKnown, a.costKnown = true, true, true
-		a.tokens += int64(tokens)
-		a.cost += cost
-		r.tokens += int64(tokens)
-		r.cost += cost
-	case "question_asked", "dependency_requested", "phase_completed":
-		if a := r.byID[eventlog.Str(f["agent"])]; a != nil {
-			a.state = stateAsking
-		}
-	case "question_answered", "dependency_resolved", "phase_resolved":
-		if a := r.byID[eventlog.Str(f["agent"])]; a != nil && a.state == stateAsking {
-			a.state = stateRunning
-		}
-	case "terminated":
-		r.ended++
-		skipped := eventlog.Str(f["reason"]) == "skipped"
-		for _, n := range r.members[ev.InteractionID] {
-			a := r.byID[n]
-			if a == nil || a.interaction != ev.InteractionID {
-				continue
-			}
-			// ✓ only for an agent that had its turns; one that never ran is "not run".
-			switch {
-			case skipped && a.state == stateWaiting:
-				a.state = stateSkipped
-			case a.state == stateWaiting:
-				a.state = stateNotRun
-			case a.state == stateIdle:
-				a.state = stateDone
-			case a.state == stateRunning || a.state == stateAsking:
-				a.state = stateStopped
-			}
-		}
-	case "budget_reached", "spend_limit_reached":
-		r.limit = firstNonEmpty(eventlog.Str(f["condition"]), eventlog.Str(f["limit"]), "spend")
-		r.belowOneCall = strings.HasPrefix(eventlog.Str(f["message"]), "spend limit below one model call")
-	case "run_finished", "run_interrupted":
-		r.finished = true
-		for _, a := range r.agents {
-			switch a.state {
-			case stateWaiting:
-				a.state = stateNotRun
-			case stateRunning, stateAsking:
-				a.state = stateStopped
-			}
+	}
+}
+
+// onLimit notes the limit that stops the run, so stopped turns can say why.
+func (r *run) onLimit(ev eventlog.Event) {
+	f := ev.Fields
+	r.limit = firstNonEmpty(eventlog.Str(f["condition"]), eventlog.Str(f["limit"]), "spend")
+	r.belowOneCall = strings.HasPrefix(eventlog.Str(f["message"]), "spend limit below one model call")
+}
+
+// onRunEnded settles every agent still waiting or in a turn.
+func (r *run) onRunEnded(eventlog.Event) {
+	r.finished = true
+	for _, a := range r.agents {
+		switch a.state {
+		case stateWaiting:
+			a.state = stateNotRun
+		case stateRunning, stateAsking:
+			a.state = stateStopped
 		}
 	}
 }

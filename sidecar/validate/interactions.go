@@ -159,7 +159,8 @@ func describeTerm(t pattern.Termination) string {
 	return "{type: " + t.Type + "}"
 }
 
-// termination checks one condition and everything nested in it.
+// termination checks one condition and everything nested in it: a combination (any: / all:)
+// or a single condition, each checked by its own step.
 func (c *checker) termination(t *flow.Termination) {
 	p := t.Path
 	hasAny, hasAll := t.Any != nil, t.All != nil
@@ -168,26 +169,7 @@ func (c *checker) termination(t *flow.Termination) {
 		hasAny, hasAll = c.has(p+"/any"), c.has(p+"/all")
 	}
 	if hasAny || hasAll {
-		if t.Type != "" {
-			c.report(p+"/type", c.at(p+"/type"), diag.Error, CodeInvalidTermination,
-				"a termination is either one condition (type: …) or a combination (any: / all:), not both; move this condition into the list", nil)
-		}
-		if hasAny && hasAll {
-			c.report(p+"/all", c.f.KeySpan(p+"/all"), diag.Error, CodeInvalidTermination,
-				"use any: or all: at one level, not both; nest one inside the other, e.g. any: [{all: [...]}, ...]", nil)
-		}
-		for _, l := range []struct {
-			key   string
-			conds []*flow.Termination
-		}{{"any", t.Any}, {"all", t.All}} {
-			if c.has(p+"/"+l.key) && len(l.conds) == 0 && !c.loaderFlagged(p+"/"+l.key) {
-				c.report(p+"/"+l.key, c.f.KeySpan(p+"/"+l.key), diag.Error, CodeInvalidTermination,
-					fmt.Sprintf("%s: is empty, so it can never end the interaction; list at least one condition, e.g. - {type: max_rounds, rounds: 3}", l.key), nil)
-			}
-			for _, sub := range l.conds {
-				c.termination(sub)
-			}
-		}
+		c.terminationCombination(t, hasAny, hasAll)
 		return
 	}
 	if t.Type == "" {
@@ -197,78 +179,151 @@ func (c *checker) termination(t *flow.Termination) {
 		}
 		return
 	}
-	needs := func(key, example string, value any, set bool) {
-		if set || c.has(p+"/"+key) {
-			return
-		}
-		c.report(p+"/type", c.at(p+"/type"), diag.Error, CodeInvalidTermination,
-			fmt.Sprintf("%s needs %s; add %s", t.Type, key, example),
-			c.setFix("Add "+example, p+"/"+key, value))
-	}
 	switch t.Type {
 	case "max_rounds":
-		needs("rounds", "rounds: 3", 3, t.Rounds != nil)
-		if t.Rounds != nil && *t.Rounds < 1 {
-			c.report(p+"/rounds", c.at(p+"/rounds"), diag.Error, CodeInvalidTermination,
-				fmt.Sprintf("rounds is %d; a round limit must be at least 1", *t.Rounds), c.setFix("Set rounds to 1", p+"/rounds", 1))
-		}
+		c.maxRounds(t)
 	case "timeout_ms":
-		needs("ms", fmt.Sprintf("ms: %d", DefaultTimeoutMs), DefaultTimeoutMs, t.Ms != nil)
-		if t.Ms != nil && *t.Ms < 1 {
-			c.report(p+"/ms", c.at(p+"/ms"), diag.Error, CodeInvalidTermination,
-				fmt.Sprintf("ms is %d; a timeout must be at least 1 millisecond (e.g. %d for 10 minutes)", *t.Ms, DefaultTimeoutMs),
-				c.setFix(fmt.Sprintf("Set ms to %d", DefaultTimeoutMs), p+"/ms", DefaultTimeoutMs))
-		}
+		c.timeoutMs(t)
 	case "consensus_threshold":
-		needs("threshold", "threshold: 0.6", 0.6, t.Threshold != nil)
-		if th := t.Threshold; th != nil && !(*th > 0 && *th <= 1) {
-			msg := fmt.Sprintf("threshold is %g; it is the share of agreeing agents, in (0, 1], e.g. 0.6", *th)
-			var fix *diag.Fix
-			if *th > 1 && *th <= 100 {
-				msg = fmt.Sprintf("threshold is %g, which looks like a percentage; write it as a share in (0, 1]: %g", *th, *th/100)
-				fix = c.setFix(fmt.Sprintf("Set threshold to %g", *th/100), p+"/threshold", *th/100)
-			}
-			c.report(p+"/threshold", c.at(p+"/threshold"), diag.Error, CodeInvalidTermination, msg, fix)
-		}
+		c.consensusThreshold(t)
 	case "quality_gate":
-		if t.Metric == "" && !c.has(p+"/metric") {
-			c.report(p+"/type", c.at(p+"/type"), diag.Error, CodeInvalidTermination,
-				"quality_gate needs metric; add metric: one of "+quoteList(QualityGateMetrics)+" (or custom:<name>)", nil)
-		} else if t.Metric != "" && !strings.HasPrefix(t.Metric, "custom:") && !contains(QualityGateMetrics, t.Metric) {
-			msg := fmt.Sprintf("quality-gate metric %q is not one the run engine measures (%s); use one of them, or custom:<name> for a metric your agents report", t.Metric, quoteList(QualityGateMetrics))
-			var fix *diag.Fix
-			if s := suggest(t.Metric, QualityGateMetrics); s != "" {
-				msg = fmt.Sprintf("quality-gate metric %q is not one the run engine measures; did you mean %q?", t.Metric, s)
-				fix = c.replaceFix(fmt.Sprintf("Change to %q", s), p+"/metric", s)
-			}
-			c.report(p+"/metric", c.at(p+"/metric"), diag.Error, CodeInvalidTermination, msg, fix)
-		}
-		needs("op", `op: ">="`, ">=", t.Op != "")
-		if t.Op != "" && !contains(QualityGateOps, t.Op) {
-			fixed := map[string]string{"=>": ">=", ">": ">=", "=<": "<=", "<": "<=", "ge": ">=", "le": "<=", "gte": ">=", "lte": "<="}[t.Op]
-			msg := fmt.Sprintf("quality-gate operator %q is not supported; use \">=\" or \"<=\"", t.Op)
-			var fix *diag.Fix
-			if fixed != "" {
-				fix = c.replaceFix(fmt.Sprintf("Change to %q", fixed), p+"/op", fixed)
-			}
-			c.report(p+"/op", c.at(p+"/op"), diag.Error, CodeInvalidTermination, msg, fix)
-		}
-		if t.Value == nil && !c.has(p+"/value") {
-			c.report(p+"/type", c.at(p+"/type"), diag.Error, CodeInvalidTermination,
-				"quality_gate needs value: the number the metric is compared with, e.g. value: 1", nil)
-		}
+		c.qualityGate(t)
 	case "max_cost_usd":
-		needs("usd", "usd: 5", 5, t.USD != nil)
-		if t.USD != nil && !(*t.USD > 0) {
-			c.report(p+"/usd", c.at(p+"/usd"), diag.Error, CodeInvalidTermination,
-				fmt.Sprintf("usd is %g; a cost limit is a number of US dollars more than 0, e.g. usd: 5", *t.USD), nil)
-		}
+		c.maxCostUSD(t)
 	case "max_tokens":
-		needs("tokens", "tokens: 1000000", 1000000, t.Tokens != nil)
-		if t.Tokens != nil && *t.Tokens < 1 {
-			c.report(p+"/tokens", c.at(p+"/tokens"), diag.Error, CodeInvalidTermination,
-				fmt.Sprintf("tokens is %d; a token limit must be at least 1, e.g. tokens: 1000000", *t.Tokens), nil)
+		c.maxTokens(t)
+	}
+}
+
+// terminationCombination checks an any: / all: list and, recursively, every condition in it.
+func (c *checker) terminationCombination(t *flow.Termination, hasAny, hasAll bool) {
+	p := t.Path
+	if t.Type != "" {
+		c.report(p+"/type", c.at(p+"/type"), diag.Error, CodeInvalidTermination,
+			"a termination is either one condition (type: …) or a combination (any: / all:), not both; move this condition into the list", nil)
+	}
+	if hasAny && hasAll {
+		c.report(p+"/all", c.f.KeySpan(p+"/all"), diag.Error, CodeInvalidTermination,
+			"use any: or all: at one level, not both; nest one inside the other, e.g. any: [{all: [...]}, ...]", nil)
+	}
+	for _, l := range []struct {
+		key   string
+		conds []*flow.Termination
+	}{{"any", t.Any}, {"all", t.All}} {
+		if c.has(p+"/"+l.key) && len(l.conds) == 0 && !c.loaderFlagged(p+"/"+l.key) {
+			c.report(p+"/"+l.key, c.f.KeySpan(p+"/"+l.key), diag.Error, CodeInvalidTermination,
+				fmt.Sprintf("%s: is empty, so it can never end the interaction; list at least one condition, e.g. - {type: max_rounds, rounds: 3}", l.key), nil)
 		}
+		for _, sub := range l.conds {
+			c.termination(sub)
+		}
+	}
+}
+
+// needs reports a condition's missing key, with a fix that adds the example value. set says
+// the condition has it; a key the file has but the loader could not read is reported there.
+func (c *checker) needs(t *flow.Termination, key, example string, value any, set bool) {
+	p := t.Path
+	if set || c.has(p+"/"+key) {
+		return
+	}
+	c.report(p+"/type", c.at(p+"/type"), diag.Error, CodeInvalidTermination,
+		fmt.Sprintf("%s needs %s; add %s", t.Type, key, example),
+		c.setFix("Add "+example, p+"/"+key, value))
+}
+
+func (c *checker) maxRounds(t *flow.Termination) {
+	p := t.Path
+	c.needs(t, "rounds", "rounds: 3", 3, t.Rounds != nil)
+	if t.Rounds != nil && *t.Rounds < 1 {
+		c.report(p+"/rounds", c.at(p+"/rounds"), diag.Error, CodeInvalidTermination,
+			fmt.Sprintf("rounds is %d; a round limit must be at least 1", *t.Rounds), c.setFix("Set rounds to 1", p+"/rounds", 1))
+	}
+}
+
+func (c *checker) timeoutMs(t *flow.Termination) {
+	p := t.Path
+	c.needs(t, "ms", fmt.Sprintf("ms: %d", DefaultTimeoutMs), DefaultTimeoutMs, t.Ms != nil)
+	if t.Ms != nil && *t.Ms < 1 {
+		c.report(p+"/ms", c.at(p+"/ms"), diag.Error, CodeInvalidTermination,
+			fmt.Sprintf("ms is %d; a timeout must be at least 1 millisecond (e.g. %d for 10 minutes)", *t.Ms, DefaultTimeoutMs),
+			c.setFix(fmt.Sprintf("Set ms to %d", DefaultTimeoutMs), p+"/ms", DefaultTimeoutMs))
+	}
+}
+
+// consensusThreshold checks the share is in (0, 1]; a percentage (60) is offered as a share.
+func (c *checker) consensusThreshold(t *flow.Termination) {
+	p := t.Path
+	c.needs(t, "threshold", "threshold: 0.6", 0.6, t.Threshold != nil)
+	th := t.Threshold
+	if th == nil || (*th > 0 && *th <= 1) {
+		return
+	}
+	msg := fmt.Sprintf("threshold is %g; it is the share of agreeing agents, in (0, 1], e.g. 0.6", *th)
+	var fix *diag.Fix
+	if *th > 1 && *th <= 100 {
+		msg = fmt.Sprintf("threshold is %g, which looks like a percentage; write it as a share in (0, 1]: %g", *th, *th/100)
+		fix = c.setFix(fmt.Sprintf("Set threshold to %g", *th/100), p+"/threshold", *th/100)
+	}
+	c.report(p+"/threshold", c.at(p+"/threshold"), diag.Error, CodeInvalidTermination, msg, fix)
+}
+
+// qualityGate checks the gate's metric, operator and value, in that order.
+func (c *checker) qualityGate(t *flow.Termination) {
+	p := t.Path
+	c.qualityGateMetric(t)
+	c.needs(t, "op", `op: ">="`, ">=", t.Op != "")
+	if t.Op != "" && !contains(QualityGateOps, t.Op) {
+		fixed := map[string]string{"=>": ">=", ">": ">=", "=<": "<=", "<": "<=", "ge": ">=", "le": "<=", "gte": ">=", "lte": "<="}[t.Op]
+		msg := fmt.Sprintf("quality-gate operator %q is not supported; use \">=\" or \"<=\"", t.Op)
+		var fix *diag.Fix
+		if fixed != "" {
+			fix = c.replaceFix(fmt.Sprintf("Change to %q", fixed), p+"/op", fixed)
+		}
+		c.report(p+"/op", c.at(p+"/op"), diag.Error, CodeInvalidTermination, msg, fix)
+	}
+	if t.Value == nil && !c.has(p+"/value") {
+		c.report(p+"/type", c.at(p+"/type"), diag.Error, CodeInvalidTermination,
+			"quality_gate needs value: the number the metric is compared with, e.g. value: 1", nil)
+	}
+}
+
+// qualityGateMetric checks the metric is one the engine measures or a custom: one, and
+// suggests the nearest for a typo.
+func (c *checker) qualityGateMetric(t *flow.Termination) {
+	p := t.Path
+	if t.Metric == "" && !c.has(p+"/metric") {
+		c.report(p+"/type", c.at(p+"/type"), diag.Error, CodeInvalidTermination,
+			"quality_gate needs metric; add metric: one of "+quoteList(QualityGateMetrics)+" (or custom:<name>)", nil)
+		return
+	}
+	if t.Metric == "" || strings.HasPrefix(t.Metric, "custom:") || contains(QualityGateMetrics, t.Metric) {
+		return
+	}
+	msg := fmt.Sprintf("quality-gate metric %q is not one the run engine measures (%s); use one of them, or custom:<name> for a metric your agents report", t.Metric, quoteList(QualityGateMetrics))
+	var fix *diag.Fix
+	if s := suggest(t.Metric, QualityGateMetrics); s != "" {
+		msg = fmt.Sprintf("quality-gate metric %q is not one the run engine measures; did you mean %q?", t.Metric, s)
+		fix = c.replaceFix(fmt.Sprintf("Change to %q", s), p+"/metric", s)
+	}
+	c.report(p+"/metric", c.at(p+"/metric"), diag.Error, CodeInvalidTermination, msg, fix)
+}
+
+func (c *checker) maxCostUSD(t *flow.Termination) {
+	p := t.Path
+	c.needs(t, "usd", "usd: 5", 5, t.USD != nil)
+	if t.USD != nil && !(*t.USD > 0) {
+		c.report(p+"/usd", c.at(p+"/usd"), diag.Error, CodeInvalidTermination,
+			fmt.Sprintf("usd is %g; a cost limit is a number of US dollars more than 0, e.g. usd: 5", *t.USD), nil)
+	}
+}
+
+func (c *checker) maxTokens(t *flow.Termination) {
+	p := t.Path
+	c.needs(t, "tokens", "tokens: 1000000", 1000000, t.Tokens != nil)
+	if t.Tokens != nil && *t.Tokens < 1 {
+		c.report(p+"/tokens", c.at(p+"/tokens"), diag.Error, CodeInvalidTermination,
+			fmt.Sprintf("tokens is %d; a token limit must be at least 1, e.g. tokens: 1000000", *t.Tokens), nil)
 	}
 }
 

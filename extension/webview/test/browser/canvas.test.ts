@@ -590,6 +590,10 @@ describe("canvas webview", { concurrency: false }, () => {
   for (const theme of Object.keys(THEMES)) {
     test(`theme ${theme}: colours come from the VS Code variables`, async () => {
       const page = await open(theme);
+      // the flow opens on its first interaction, coder beside the pane: Fit first, so that the
+      // click selects coder and does not land on the inspector (as the inspector test does)
+      await press(page, "0");
+      await page.evaluate(settled);
       await node(page, "coder").click();
       const vars = THEMES[theme].vars;
       const rgb = (hex: string) => {
