@@ -1040,28 +1040,41 @@ async function palette(page, text) {
   const input = page.locator('.quick-input-widget .quick-input-box input');
   // A focused webview (the canvas) keeps F1 to itself: move the focus to the workbench first. A
   // canvas still loading (a flow just opened: flows/ opens as the canvas) takes the focus back
-  // once it is ready, after the click: then the palette did not open, and the click and F1 go again.
+  // once it is ready, before F1 or after it (the palette closes again, its input inert): then the
+  // click, F1 and the typing go again, until the palette is open holding the text.
   const end = Date.now() + TIMEOUT;
   for (;;) {
     await page.locator('.part.sidebar .composite.title').first().click({ timeout: 2000 }).catch(() => {});
     await page.keyboard.press('F1');
-    if (await until(() => input.isVisible(), 5000)) break;
+    if (await until(() => input.isVisible(), 5000)) {
+      const typed = await input.fill(text, { timeout: 5000 }).then(() => true, () => false);
+      if (typed && (await input.isVisible()) && (await input.inputValue().catch(() => '')) === text) return input;
+    }
     if (Date.now() > end) throw new Error('the command palette did not open');
   }
-  await input.fill(text);
-  return input;
+}
+
+// pick opens the palette with text and presses Enter on the row showing rowText, once the palette
+// is still open with that row (a canvas taking the focus back closes it: then it opens again).
+async function pick(page, text, rowText) {
+  const input = page.locator('.quick-input-widget .quick-input-box input');
+  const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: rowText }).first();
+  const end = Date.now() + TIMEOUT;
+  for (;;) {
+    await palette(page, text);
+    const shown = await row.waitFor({ timeout: 10000 }).then(() => true, () => false);
+    if (shown && (await input.isVisible())) break;
+    if (Date.now() > end) throw new Error(`the command palette shows no "${rowText}"`);
+  }
+  await page.keyboard.press('Enter');
 }
 
 async function runCommand(page, title) {
-  await palette(page, `>${title}`);
-  await page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first().waitFor({ timeout: TIMEOUT });
-  await page.keyboard.press('Enter');
+  await pick(page, `>${title}`, title);
 }
 
 async function quickOpen(page, file) {
-  await palette(page, file);
-  await page.locator('.quick-input-widget .monaco-list-row', { hasText: file }).first().waitFor({ timeout: TIMEOUT });
-  await page.keyboard.press('Enter');
+  await pick(page, file, file);
 }
 
 // ---- harness --------------------------------------------------------------------------------
