@@ -4,7 +4,7 @@
 #   PARTS="validate proposals" make bench
 set -uo pipefail
 cd "$(dirname "$0")/.."
-PARTS=${PARTS:-"validate proposals merge agentproto server engine confine bus gateway webview"}
+PARTS=${PARTS:-"validate proposals merge agentproto server engine forks confine bus gateway webview"}
 failed=()
 for part in $PARTS; do
   echo

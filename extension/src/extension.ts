@@ -7,6 +7,7 @@ import { SidecarClient, withSidecar } from './sidecar';
 import { Method, Notification, readRunEvent, type PendingRequest } from './protocol';
 import { registerFlowCommands } from './commands/flowCommands';
 import { RunController } from './commands/runCommands';
+import { ForkController, readTurns } from './commands/forkCommands';
 import { ProposalController } from './commands/proposalCommands';
 import { ReviewController } from './commands/reviewCommands';
 import { actionable, needsMenu, needsOf, NeedsYouTree } from './views/needsYouTree';
@@ -73,7 +74,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<AgentC
   context.subscriptions.push(pending, pending.onDidChange(() => status.setPending(pending.size)));
 
   // Runs
-  const runsTree = new RunsTree(new RunsModel());
+  const runsTree = new RunsTree(new RunsModel(), readTurns);
   const runs = new RunController(client, log, runsTree, pending, status, async (names) => {
     const env: Record<string, string> = {};
     for (const name of names) {
@@ -89,6 +90,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<AgentC
     return env;
   });
   context.subscriptions.push(vscode.window.createTreeView('agentcanvas.runs', { treeDataProvider: runsTree, showCollapseAll: true }), ...runs.register());
+  const forks = new ForkController(client, log, runsTree.model, () => runs.refresh(), (uri) => runs.envFor(uri));
+  context.subscriptions.push(...forks.register());
 
   // Proposals
   const proposalsTree = new ProposalsTree();

@@ -37,6 +37,7 @@ export const Method = {
   markHunksReviewed: 'agentcanvas/markHunksReviewed',
   requestChanges: 'agentcanvas/requestChanges',
   getInterdiff: 'agentcanvas/getInterdiff',
+  forkRun: 'agentcanvas/forkRun',
   getProposalSides: 'agentcanvas/getProposalSides',
 } as const;
 
@@ -270,8 +271,22 @@ export interface RunState {
   spend?: Spend;
   interactions: InteractionState[];
   pending: PendingRequest[];
+  /** a fork: the run and turn it left from (docs/runs.md, "Forks") */
+  forkOf?: ForkOrigin;
   /** Resume Run can go on with it: interrupted, or stopped by the person (listRuns). */
   resumable?: boolean;
+}
+
+/** Where a fork left its parent run: the end of turn `turn` (the transcript's numbering). */
+export interface ForkOrigin {
+  runId: string;
+  turn: number;
+}
+
+/** Reads listRuns' and run_started's forkOf; undefined when it is not one. */
+export function readForkOrigin(raw: unknown): ForkOrigin | undefined {
+  const o = asObject(raw);
+  return typeof o.runId === 'string' && typeof o.turn === 'number' ? { runId: o.runId, turn: o.turn } : undefined;
 }
 
 function readAgent(raw: unknown): AgentState {
@@ -459,6 +474,7 @@ export function readRuns(raw: unknown): RunState[] {
         pending: asArray(r.pending)
           .map((p) => readPending(p, runId))
           .filter((p): p is PendingRequest => p !== undefined),
+        forkOf: readForkOrigin(r.forkOf),
       };
     });
 }

@@ -26,10 +26,13 @@ import (
 // ictx is one interaction being executed: its nodes and roles, its bus, its termination
 // and the helpers every executor uses to ask agents and record what happened.
 type ictx struct {
-	ctx    context.Context
-	r      *run
-	in     *flow.Interaction
-	pat    string // canonical pattern id
+	ctx context.Context
+	r   *run
+	in  *flow.Interaction
+	pat string // canonical pattern id
+	// since is the transcript's length when this run of the interaction began (its fork
+	// points' Since, forkpoints.go).
+	since  int
 	term   *flow.Termination
 	params map[string]any
 	nodes  []string          // in order of first appearance on the edges
@@ -78,6 +81,7 @@ type termState struct {
 
 func (r *run) runInteraction(parent context.Context, in *flow.Interaction) InteractionOutcome {
 	c, topology := r.castInteraction(in)
+	r.forkSpendOf(c) // a fork's interaction goes on from its spend (fork_replay.go)
 	ctx, stop := context.WithCancelCause(parent)
 	defer stop(nil)
 	c.stop = stop
@@ -102,6 +106,7 @@ func (r *run) castInteraction(in *flow.Interaction) (c *ictx, topology string) {
 	p, _ := pattern.Lookup(in.PatternID)
 	c = &ictx{r: r, in: in, pat: p.PatternID, roles: map[string]string{}, params: map[string]any{}, sessions: map[string]string{}, prepared: map[string]bool{}, questions: map[string]int{}, reworks: map[string]int{}, edgeOf: map[[2]string]string{}, lastTo: map[string][2]string{}}
 	c.st.Metrics = map[string]float64{}
+	c.since = r.interactionSince(in.ID) // fork_replay.go
 	c.term, c.params = in.Settings()
 	c.roundCap, c.ownCap = flow.RoundCap(c.term, c.params, r.o.RoundCap)
 	c.spend, c.limits = newSpend(), spendLimits(c.term).withParams(c.params)
@@ -147,6 +152,7 @@ func (c *ictx) execute(parent context.Context) InteractionOutcome {
 	c.closeRoutes() // gateway.go
 	c.bus.DropHeld("the interaction ended before the rate limit let it through")
 	r.metrics.addBus(c.bus.Metrics())
+	r.fp.busEnded(in.ID, c.bus.Metrics()) // kept with the fork points (forkpoints.go)
 
 	out := InteractionOutcome{ID: in.ID, PatternID: c.pat, Rounds: c.st.Round, Result: result}
 	var limit *spendLimitError
@@ -384,7 +390,9 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.pace(); err != nil {
+	nth := c.r.fp.next(c.in.ID, node)
+	replay := c.r.replayed(c.in.ID, node, nth) // a fork's turn it replays (fork_replay.go)
+	if err := c.pace(replay); err != nil {
 		return nil, err
 	}
 	// What other agents wrote reaches this one without their secrets (secrets.go).
@@ -400,7 +408,9 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 	c.r.flushLog()
 	rec := turnRecord{from: who, node: node, backend: spec.BackendID, prompt: prompt, started: c.r.now()}
 	var out processOut
-	if loop := c.sessionLoop(node); loop != nil {
+	if loop := c.sessionLoop(node); replay != nil {
+		out, err = c.replay(node, replay)
+	} else if loop != nil {
 		out, err = c.runSessions(spec, node, edge, prompt, loop)
 	} else {
 		var proc *runtime.Process
@@ -412,13 +422,13 @@ func (c *ictx) turn(from, node, prompt string) (*Reply, error) {
 		c.r.emit(c.in.ID, edge, "agent_finished", map[string]any{"agent": node, "status": "failed", "error": err.Error()})
 		// Not sent, and with no process there is no redactor for it; err is scrubbed.
 		rec.prompt = ""
-		c.record(rec, runtime.Result{Status: runtime.StatusFailed, Reason: err.Error()})
+		c.keepTurn(rec, processOut{res: runtime.Result{Status: runtime.StatusFailed, Reason: err.Error()}}, spec, nth, replay)
 		return nil, fmt.Errorf("agent %s: %w", node, err)
 	}
 	rec.prompt = out.scrub(prompt) // the run's secrets are out of it already
 	rec.stderr = out.stderrAll
 	rec.tools, rec.said = out.scrubTools(), out.scrub(out.said)
-	c.record(rec, out.res)
+	c.keepTurn(rec, out, spec, nth, replay)
 	res, handoffErr, stderr := out.res, out.handoffErr, out.stderr
 	c.noteTurn(node, prompt, res)
 	// The reply is read as the agent wrote it: redaction never changes what a line says. What
@@ -547,6 +557,9 @@ func (c *ictx) spec(node string) (runtime.Spec, error) {
 		work, fresh, err := c.sandbox(node, files, rt.Shared)
 		if err != nil {
 			return s, err
+		}
+		if fresh {
+			c.r.snapshotPrepared(node) // its base, for forks (forkpoints_snap.go)
 		}
 		s.SandboxWork = work
 		if s.SharedFolders, err = sharedFolders(c.r.o.Workspace, c.r.sandboxRun(node), node); err != nil {

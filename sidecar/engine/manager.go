@@ -76,6 +76,8 @@ type RunInfo struct {
 	Spend Spend `json:"spend"`
 	// AgentSpend is each agent's share of Spend, from the run's last checkpoint.
 	AgentSpend map[string]AgentSpend `json:"agentSpend,omitempty"`
+	// ForkOf is the run and turn a fork left from (fork.go).
+	ForkOf *ForkOrigin `json:"forkOf,omitempty"`
 	// Resumable: startRun with resumeRunId can go on with the run (interrupted, or stopped by
 	// a person; Resumable).
 	Resumable bool `json:"resumable,omitempty"`
@@ -152,13 +154,18 @@ func (m *Manager) start(f *flow.Flow, p StartParams, runID string) (RunInfo, err
 // launch starts a run of f in the background; after, when set, gets its outcome before the
 // run counts as ended (Wait returns).
 func (m *Manager) launch(f *flow.Flow, o Options, after func(*Outcome)) (RunInfo, error) {
-	id := o.RunID
 	r, err := newRun(f, o)
 	if err != nil {
 		return RunInfo{}, err
 	}
+	return m.launchRun(r, after), nil
+}
+
+// launchRun runs r in the background.
+func (m *Manager) launchRun(r *run, after func(*Outcome)) RunInfo {
+	id, f := r.id, r.f
 	ctx, cancel := context.WithCancelCause(context.Background())
-	mr := &managedRun{cancel: cancel, done: make(chan struct{}), info: RunInfo{RunID: id, Flow: f.Name, FlowFile: f.File, Status: StatusRunning, DryRun: r.o.DryRun, Started: r.state.Started}}
+	mr := &managedRun{cancel: cancel, done: make(chan struct{}), info: RunInfo{RunID: id, Flow: f.Name, FlowFile: f.File, Status: StatusRunning, DryRun: r.o.DryRun, Started: r.state.Started, ForkOf: r.state.ForkOf}}
 	m.mu.Lock()
 	m.runs[id] = mr
 	m.mu.Unlock()
@@ -172,7 +179,7 @@ func (m *Manager) launch(f *flow.Flow, o Options, after func(*Outcome)) (RunInfo
 		mr.outcome = out
 		m.mu.Unlock()
 	}()
-	return mr.info, nil
+	return mr.info
 }
 
 // Stop stops a run: every agent's process group gets SIGTERM, then SIGKILL.
@@ -220,7 +227,7 @@ func (m *Manager) List() ([]RunInfo, error) {
 	var out []RunInfo
 	seen := map[string]bool{}
 	for _, st := range states {
-		info := RunInfo{RunID: st.RunID, Flow: st.Flow, FlowFile: st.FlowFile, Status: st.Status, Reason: st.Reason, DryRun: st.DryRun, Started: st.Started, Finished: st.Finished, Updated: st.Updated, Interactions: st.Interactions, Proposals: st.Proposals, Pending: []Request{}, Spend: st.Spend, AgentSpend: st.Agents}
+		info := RunInfo{RunID: st.RunID, Flow: st.Flow, FlowFile: st.FlowFile, Status: st.Status, Reason: st.Reason, DryRun: st.DryRun, Started: st.Started, Finished: st.Finished, Updated: st.Updated, Interactions: st.Interactions, Proposals: st.Proposals, Pending: []Request{}, Spend: st.Spend, AgentSpend: st.Agents, ForkOf: st.ForkOf}
 		if st.Status == StatusInterrupted && st.Pending != nil {
 			info.Pending = st.Pending
 		}

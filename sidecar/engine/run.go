@@ -68,6 +68,9 @@ type Options struct {
 	// interactions it completed kept, not run again, and DryRun, Backend and Task as the run
 	// was started with where these options leave them unset. Set by Resume.
 	Resume *State
+	// fork is what a fork replays, its Resume then the state made from its parent's fork point
+	// (fork.go): a new run, not one to take over from another process.
+	fork *forkReplay
 	// DependencyTimeout bounds how long a dependency request waits for its value; zero keeps
 	// the flow's policy.dependencyTimeoutMs, else one hour.
 	DependencyTimeout time.Duration
@@ -192,6 +195,10 @@ type run struct {
 	gw       runGateway // the model gateway (gateway.go)
 	// turns is the run's transcript (transcript.go).
 	turns *transcript.Writer
+	// fp writes the run's fork points (forkpoints.go); fork is what a fork replays (nil for
+	// any other run; fork_replay.go).
+	fp   *forkPoints
+	fork *forkReplay
 	// flowWarnings are what validating the flow found (warnings and notes only: errors
 	// refuse the run), said at its start as `validate` says them.
 	flowWarnings []diag.Diagnostic
@@ -248,7 +255,7 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 		return nil, err
 	}
 	var resumeLock *os.File
-	if o.Resume != nil {
+	if o.Resume != nil && o.fork == nil {
 		if resumeLock, err = lockResume(o.Workspace, id); err != nil {
 			return nil, err
 		}
@@ -271,12 +278,13 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 	}
 	r := &run{f: f, o: o, id: id, log: log, now: o.Now, key: bus.NewKey(), outcomes: map[string]*InteractionOutcome{}, metrics: newMetricSet(), files: promptFiles{ws: o.Workspace}, confined: confined}
 	r.state = newState(r)
-	r.flowWarnings, r.resumeLock = ds, resumeLock
+	r.flowWarnings, r.resumeLock, r.fork = ds, resumeLock, o.fork
 	r.logPolicy = newLogPolicy(f)
 	for n, v := range o.Env { // the editor's values come from its secret storage: secrets all
 		r.secrets.add(n, v)
 	}
 	r.turns = transcript.NewWriter(o.Workspace, id)
+	r.fp = newForkPoints()
 	r.budget = budgetLimits(f.Policy.Budget)
 	if o.Resume != nil {
 		r.state.Started = o.Resume.Started
@@ -285,6 +293,7 @@ func newRun(f *flow.Flow, o Options) (*run, error) {
 			r.state.Spend = sp // the budget counts what the run spent before
 		}
 		r.state.Agents = maps.Clone(o.Resume.Agents) // and each agent's total goes on from its own
+		r.state.ForkOf = o.Resume.ForkOf
 	}
 	return r, nil
 }
@@ -373,9 +382,12 @@ func (r *run) execute(ctx context.Context) *Outcome {
 	if b := r.budget.words(); b != nil && !r.o.DryRun {
 		started["budget"] = b // said at the start: what stops the run
 	}
-	if r.o.Resume != nil {
+	switch {
+	case r.fork != nil:
+		r.forkBegins(started) // fork_replay.go
+	case r.o.Resume != nil:
 		r.emit("", "", "run_resumed", started)
-	} else {
+	default:
 		r.emit("", "", "run_started", started)
 	}
 	for _, d := range r.flowWarnings {
@@ -390,6 +402,7 @@ func (r *run) execute(ctx context.Context) *Outcome {
 	if _, err := transcript.Prune(r.o.Workspace, r.now()); err != nil {
 		r.emit("", "", "warning", map[string]any{"message": "pruning old transcripts: " + err.Error()})
 	}
+	pruneForkPoints(r.o.Workspace) // with their transcripts (forkpoints.go)
 
 	order, err := schedule(r.f.Interactions)
 	out := &Outcome{RunID: r.id, Flow: r.f.Name}
@@ -533,6 +546,9 @@ func (r *run) close() {
 	r.files.close()
 	runtime.RemoveTemp(r.id) // the agents' private temporary folders
 	r.closeGateway()
+	if err := r.fp.close(); err != nil {
+		fmt.Fprintf(os.Stderr, "agentcanvas: snapshot store: %v\n", err)
+	}
 	if r.resumeLock != nil {
 		r.resumeLock.Close()
 	}

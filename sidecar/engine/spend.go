@@ -275,6 +275,7 @@ func (r *run) charge(node, interaction string, metered bool, ch charge) AgentSpe
 	a := r.state.Agents[node]
 	a.add(ch, interaction, metered)
 	r.state.Agents[node] = a
+	r.fp.charged(interaction, node, ch) // until the turn ends (forkpoints.go)
 	r.mu.Unlock()
 	if hit := r.budget.reached(s); hit != "" && r.stop != nil && r.ctx.Err() == nil {
 		r.emit("", "", "budget_reached", map[string]any{"limit": budgetField(hit), "spend": r.spent(), "budget": r.f.Policy.Budget})

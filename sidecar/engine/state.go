@@ -49,15 +49,25 @@ type State struct {
 	// Agents is each agent's share of Spend (numbers only), so the Runs view and the canvas
 	// show it again after a reload; a resumed run goes on adding to it.
 	Agents map[string]AgentSpend `json:"agentSpend,omitempty"`
+	// ForkOf is the run and turn a fork left from (fork.go).
+	ForkOf *ForkOrigin `json:"forkOf,omitempty"`
 }
 
 func checkRunID(id string) error { return sandbox.ValidateRunID(id) }
 
 func newState(r *run) *State {
 	now := r.now().UTC()
-	start, _ := procalive.StartTime(os.Getpid())
-	return &State{RunID: r.id, Flow: r.f.Name, FlowFile: recordedPath(r.o.Workspace, r.f.File), Status: StatusRunning, DryRun: r.o.DryRun, Backend: r.o.Backend, Task: r.o.Task,
-		Started: now, Updated: now, PID: os.Getpid(), PIDStart: start, Spend: newSpend()}
+	st := &State{RunID: r.id, Flow: r.f.Name, FlowFile: recordedPath(r.o.Workspace, r.f.File), Status: StatusRunning, DryRun: r.o.DryRun, Backend: r.o.Backend, Task: r.o.Task,
+		Started: now, Updated: now, Spend: newSpend()}
+	st.PID, st.PIDStart = thisEngine()
+	return st
+}
+
+// thisEngine is this process as a run's state records it: its id and start time.
+func thisEngine() (pid int, start uint64) {
+	pid = os.Getpid()
+	start, _ = procalive.StartTime(pid)
+	return pid, start
 }
 
 // recordedPath is a path a run records for later use (a revision finds the run's flow by it):
@@ -181,8 +191,9 @@ func writeRunFile(workspace, runID, name string, data []byte, durable bool) erro
 	return root.Rename(tmp, filepath.Join(dir, name))
 }
 
-// ReadState reads one run's checkpoint.
-func ReadState(workspace, runID string) (*State, error) {
+// readRunFile reads .agentcanvas/runs/<runID>/<name> (a checkpoint, a transcript, fork
+// points), inside the workspace through os.Root.
+func readRunFile(workspace, runID, name string) ([]byte, error) {
 	if err := checkRunID(runID); err != nil {
 		return nil, err
 	}
@@ -191,7 +202,12 @@ func ReadState(workspace, runID string) (*State, error) {
 		return nil, err
 	}
 	defer root.Close()
-	b, err := root.ReadFile(filepath.Join(RunsDir, runID, "state.json"))
+	return root.ReadFile(filepath.Join(RunsDir, runID, name))
+}
+
+// ReadState reads one run's checkpoint.
+func ReadState(workspace, runID string) (*State, error) {
+	b, err := readRunFile(workspace, runID, "state.json")
 	if err != nil {
 		return nil, err
 	}
@@ -254,16 +270,20 @@ func CloseRun(workspace, runID string) error {
 // ReasonStopped is the reason of a run a person stopped (Ctrl-C, Stop Run).
 const ReasonStopped = "stopped"
 
-// engineAlive: the run is recorded as running and the process that runs it is another,
-// still there (the same id and start time).
-func (st *State) engineAlive() bool {
-	return (st.Status == StatusRunning || st.Status == StatusWaiting) && st.PID != os.Getpid() && procalive.Same(st.PID, st.PIDStart)
+// engineRunning: the run is recorded as running and the process that runs it is this one or
+// another still there (the same id and start time).
+func (st *State) engineRunning() bool {
+	return (st.Status == StatusRunning || st.Status == StatusWaiting) && (st.PID == os.Getpid() || procalive.Same(st.PID, st.PIDStart))
 }
+
+// engineAlive: the run is recorded as running and the process that runs it is another,
+// still there.
+func (st *State) engineAlive() bool { return st.engineRunning() && st.PID != os.Getpid() }
 
 // engineGone: the run is recorded as running, but the process that ran it is gone (killed,
 // crashed, or its id taken by another process since).
 func (st *State) engineGone() bool {
-	return (st.Status == StatusRunning || st.Status == StatusWaiting) && st.PID != os.Getpid() && !procalive.Same(st.PID, st.PIDStart)
+	return (st.Status == StatusRunning || st.Status == StatusWaiting) && !st.engineRunning()
 }
 
 // Resumable says why the run st cannot be resumed, or nil when it can: its engine is gone

@@ -78,10 +78,10 @@ type turnRecord struct {
 	said                        string // what the agent said as it went
 }
 
-// record writes one turn to the run's transcript. prompt must already be redacted (the
-// runtime's Redact); reply, reason and stderr come from the runtime scrubbed. A transcript
-// that cannot be written is a warning, never the run's end.
-func (c *ictx) record(t turnRecord, res runtime.Result) {
+// record writes one turn to the run's transcript and returns its number. prompt must already
+// be redacted (the runtime's Redact); reply, reason and stderr come from the runtime scrubbed.
+// A transcript that cannot be written is a warning, never the run's end.
+func (c *ictx) record(t turnRecord, res runtime.Result) int {
 	turn := transcript.Turn{
 		InteractionID: c.in.ID, Agent: t.node, From: firstNonEmpty(t.from, "engine"),
 		Round: c.st.Round + 1, Backend: firstNonEmpty(res.Backend, t.backend), Started: t.started.UTC(),
@@ -97,14 +97,17 @@ func (c *ictx) record(t turnRecord, res runtime.Result) {
 		cost := res.CostUSD
 		turn.CostUSD = &cost
 	}
-	if _, err := c.r.turns.Append(turn); err != nil {
+	seq, err := c.r.turns.Append(turn)
+	if err != nil {
 		c.r.emit(c.in.ID, "", "warning", map[string]any{"agent": t.node, "message": err.Error()})
 	}
+	return seq
 }
 
-// pace waits Options.Pace before a dry-run turn (a stop ends the wait).
-func (c *ictx) pace() error {
-	if !c.r.o.DryRun || c.r.o.Pace <= 0 {
+// pace waits Options.Pace before a dry-run turn (a stop ends the wait); a replayed turn
+// (a fork's) does not wait.
+func (c *ictx) pace(replay *forkPoint) error {
+	if !c.r.o.DryRun || c.r.o.Pace <= 0 || replay != nil {
 		return nil
 	}
 	t := time.NewTimer(c.r.o.Pace)

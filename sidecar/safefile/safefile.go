@@ -146,6 +146,25 @@ func (d *Dir) Lstat(rel string) (fs.FileInfo, error) { return d.root.Lstat(rel) 
 // Remove removes the name rel (a link itself, not what it leads to).
 func (d *Dir) Remove(rel string) error { return d.root.Remove(rel) }
 
+// Rename renames rel to to, both inside the folder: a link on the way out of it is refused.
+func (d *Dir) Rename(rel, to string) error { return d.root.Rename(rel, to) }
+
+// ReadDir lists the folder rel, which must be a folder itself (not a link to one, nor a FIFO
+// that opening would wait on).
+func (d *Dir) ReadDir(rel string) ([]fs.DirEntry, error) {
+	if st, err := d.root.Lstat(rel); err != nil {
+		return nil, err
+	} else if !st.IsDir() {
+		return nil, &fs.PathError{Op: "readdir", Path: d.name(rel), Err: syscall.ENOTDIR}
+	}
+	f, err := d.root.Open(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.ReadDir(-1)
+}
+
 // Walk calls fn with each regular file at or beneath rel (slash-separated names relative to
 // the folder), in lexical order; links and other kinds of file are skipped, and links to
 // folders are not followed. A missing rel is no error.

@@ -28,11 +28,17 @@ const (
 	MaxRuns = 50
 )
 
-// appendLine appends line to the run's transcript, inside the workspace through os.Root (a
-// run id cannot lead outside it), readable by the user only: prompts may hold the task's
-// private details. A write cut short (a full disk) is cut off again, so the next line does not
-// join a torn one; a torn line already there (a power cut) gets a newline of its own first.
+// appendLine appends line to the run's transcript (AppendRunFile).
 func appendLine(workspace, runID string, line []byte) error {
+	return AppendRunFile(workspace, runID, FileName, line)
+}
+
+// AppendRunFile appends data (whole lines) to .agentcanvas/runs/<runID>/<name>, inside the
+// workspace through os.Root (a run id cannot lead outside it), readable by the user only: a
+// run's transcript and fork points hold prompts and replies, which may hold the task's private
+// details. A write cut short (a full disk) is cut off again, so the next line does not join a
+// torn one; a torn line already there (a power cut) gets a newline of its own first.
+func AppendRunFile(workspace, runID, name string, data []byte) error {
 	if err := sandbox.ValidateRunID(runID); err != nil {
 		return err
 	}
@@ -45,11 +51,11 @@ func appendLine(workspace, runID string, line []byte) error {
 	if err := root.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	f, err := root.OpenFile(filepath.Join(dir, FileName), os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := root.OpenFile(filepath.Join(dir, name), os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
-	err = appendWhole(f, line)
+	err = appendWhole(f, data)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

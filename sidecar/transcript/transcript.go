@@ -97,6 +97,13 @@ func NewWriter(workspace, runID string) *Writer {
 	return w
 }
 
+// Len is how many turns the transcript holds (the last Seq given).
+func (w *Writer) Len() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.seq
+}
+
 // Append records t (Seq is set here) and returns the error of the first failed write, once:
 // a transcript that cannot be written must not stop the run, but the person must hear of it.
 func (w *Writer) Append(t Turn) (seq int, err error) {

@@ -250,4 +250,6 @@ export type WebviewMessage =
   | { type: "redo" }
   | { type: "error"; message: string }
   /** the run overlay's "Last turn": open agentId's transcript of runId (Show Transcript) */
-  | { type: "showTranscript"; runId: string; agentId: string };
+  | { type: "showTranscript"; runId: string; agentId: string }
+  /** the run overlay's "Fork from a turn": pick one of agentId's turns of runId to fork from */
+  | { type: "forkRun"; runId: string; agentId: string };

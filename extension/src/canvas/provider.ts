@@ -129,6 +129,12 @@ class CanvasSession {
           void vscode.commands.executeCommand("agentcanvas.showTranscript", { runId: m.runId, agent: m.agentId });
         } else this.log?.appendLine("canvas: showTranscript without a run and an agent");
         break;
+      case "forkRun":
+        // Fork from Here, at the turn of this agent the person picks (commands/forkCommands.ts).
+        if (typeof m.runId === "string" && typeof m.agentId === "string") {
+          void vscode.commands.executeCommand("agentcanvas.forkRun", { runId: m.runId, agentId: m.agentId });
+        } else this.log?.appendLine("canvas: forkRun without a run and an agent");
+        break;
     }
   }
 

@@ -206,7 +206,7 @@ export class RunController {
   }
 
   /** Values the user stored earlier for the env names the flow lists (none when it cannot be read). */
-  private async envFor(uri: vscode.Uri): Promise<Record<string, string>> {
+  async envFor(uri: vscode.Uri): Promise<Record<string, string>> {
     try {
       return await this.storedEnv(flowEnvNames(await this.sidecar.request(Method.loadFlow, { uri: uri.toString() })));
     } catch (e) {

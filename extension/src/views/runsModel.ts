@@ -2,7 +2,7 @@
 // events. Pure (no vscode), so its updates are unit-tested.
 import { engineRound } from '../canvas/rounds';
 import { addAgentSpend, newerAgentSpend, readSpend } from '../canvas/spend';
-import { REQUEST_EVENTS, RESOLVED_EVENTS, type AgentState, type InteractionState, type PendingRequest, type RunEvent, type RunState } from '../protocol';
+import { REQUEST_EVENTS, RESOLVED_EVENTS, readForkOrigin, type AgentState, type InteractionState, type PendingRequest, type RunEvent, type RunState } from '../protocol';
 
 const RUN_STATUS: Record<string, string> = {
   run_started: 'running',
@@ -119,6 +119,7 @@ export class RunsModel {
       if (inter) inter.spend = readSpend(ev.interaction) ?? inter.spend;
     }
     if (ev.event === 'run_finished') run.spend = readSpend(ev.spend) ?? run.spend;
+    if (ev.event === 'run_started') run.forkOf = readForkOrigin(ev.forkOf) ?? run.forkOf;
     if (inter) {
       // the round as the engine counts it, the same number the canvas's overlay shows
       const round = engineRound(ev);

@@ -347,6 +347,11 @@ const STEPS = [
     run: resumeAfterReload,
   },
   {
+    name: 'Fork from Here on a turn of a finished run: the confirmation says what comes back and what cannot; the fork runs and is listed under its parent with the turn it left',
+    skip: () => runsUnavailable,
+    run: forkFromHere,
+  },
+  {
     name: 'a window reload stops the old sidecar (no orphan) and starts one new, healthy sidecar',
     async run({ page, shot }) {
       const before = await sidecarPid();
@@ -709,6 +714,76 @@ async function resumeAfterReload({ page, shot }) {
   await shot('run-resumed-completed');
   await dismissToasts(page);
 }
+
+/**
+ * A dry run of a three-agent team (flows/fork-team.yaml, written here), then Fork from Here on
+ * its second turn in the Runs view: the modal lists each agent's files and session and what no
+ * fork undoes; Fork starts the fork, which completes and is listed under its parent as "fork
+ * from turn 2". DOCS_IMAGES=1 also writes the Runs view's picture to docs/images/runs-fork.png.
+ */
+async function forkFromHere({ page, shot, workspace }) {
+  await dismissToasts(page);
+  writeFileSync(path.join(workspace, 'flows', 'fork-team.yaml'), FORK_TEAM);
+  writeFileSync(path.join(workspace, 'notes.md'), '# Release notes\n');
+  await quickOpen(page, 'fork-team.yaml');
+  // flows/ opens as the canvas: once it has drawn, its focus no longer closes the palette
+  const canvas = await webviewFrame(page, '[aria-label="Flow fork-team canvas"]');
+  await canvas.locator('.react-flow__node[data-id="writer"]').waitFor({ timeout: TIMEOUT });
+  await canvas.evaluate(settled);
+  await runCommand(page, 'AgentCanvas: Run Flow…');
+  await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'no agent CLI' }).first().click(); // the dry-run backend
+  await runCommand(page, 'AgentCanvas: Focus on Runs View');
+  for (const title of ['Needs You', 'Proposals', 'Skills']) await collapsePane(page, title);
+  const runs = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Runs' }) });
+  // The newest run is listed first: its Turns row is the first one (collapsed until clicked).
+  await runs.locator('.monaco-list-row', { hasText: /fork-team.*completed/ }).first().waitFor({ timeout: TIMEOUT });
+  await dismissToasts(page);
+  await runs.locator('.monaco-list-row', { hasText: 'Turns' }).first().click();
+  await page.mouse.move(900, 700); // away, so that the Turns row's hover does not cover its turns
+  await page.locator('.monaco-hover').first().waitFor({ state: 'hidden', timeout: TIMEOUT }).catch(() => {});
+  await rowAction(runs, '#2 ', 'Fork from Here');
+  const dialog = page.locator('.monaco-dialog-box');
+  await dialog.filter({ hasText: 'from the end of turn 2' }).waitFor({ timeout: TIMEOUT });
+  for (const want of ['its sandbox comes back as turn 2 left it', 'nothing outside the sandboxes is undone']) {
+    if (!(await dialog.innerText()).includes(want)) throw new Error(`the fork's confirmation lacks ${JSON.stringify(want)}: ${await dialog.innerText()}`);
+  }
+  await shot('fork-confirm');
+  await dialog.getByRole('button', { name: 'Fork', exact: true }).click();
+  const fork = runs.locator('.monaco-list-row', { hasText: 'fork from turn 2' }).first();
+  await fork.waitFor({ timeout: TIMEOUT });
+  await runs.locator('.monaco-list-row', { hasText: /fork from turn 2.*completed/ }).first().waitFor({ timeout: TIMEOUT });
+  const forkDir = readdirSync(path.join(workspace, '.agentcanvas', 'runs')).find((d) => readFileSync(path.join(workspace, '.agentcanvas', 'runs', d, 'state.json'), 'utf8').includes('"forkOf"'));
+  if (!forkDir) throw new Error('no fork run on disk');
+  await shot('runs-fork');
+  if (process.env.DOCS_IMAGES) {
+    // the side bar wider, so that the descriptions show whole: its sash dragged to the right
+    const side = await page.locator('.part.sidebar').boundingBox();
+    await page.mouse.move(side.x + side.width + 1, side.y + 200);
+    await page.mouse.down();
+    await page.mouse.move(side.x + side.width + 420, side.y + 200, { steps: 10 });
+    await page.mouse.up();
+    await runs.locator('.monaco-list-row', { hasText: '#2 ' }).first().hover(); // its Fork from Here shows
+    const b = await runs.boundingBox();
+    await page.screenshot({ path: path.join(root, 'docs', 'images', 'runs-fork.png'), clip: { x: b.x, y: b.y, width: Math.min(b.width, 900), height: Math.min(b.height, 420) } });
+  }
+  await dismissToasts(page);
+}
+
+/** A dry-run team for the fork step: the lead plans and reviews, two workers edit in sandboxes. */
+const FORK_TEAM = `version: "1.0"
+name: fork-team
+description: Write the release notes.
+agents:
+  - {id: lead, role: manager}
+  - {id: writer, role: worker, files: [notes.md]}
+  - {id: editor, role: worker, files: [notes.md]}
+interactions:
+  - id: notes
+    patternId: manager_worker
+    edges:
+      - {source: lead, target: writer, data: {termination: {type: max_rounds, rounds: 1}}}
+      - {source: lead, target: editor, data: {termination: {type: max_rounds, rounds: 1}}}
+`;
 
 // ---- the canvas: flows/ files, one tab per flow, an edge with an error ---------------------------
 

@@ -40,7 +40,7 @@ test('runs tree: pending requests first, then interactions; an empty tree explai
   m.replace([{ runId: 'r1', flow: 'f', status: 'waiting', interactions: [{ id: 'i1', status: 'running', agents: [{ id: 'a', status: 'waiting' }] }], pending: [{ kind: 'question', runId: 'r1', requestId: 'q', question: { question: 'ok?' } }] }]);
   const [run] = t.getChildren();
   const kids = t.getChildren(run);
-  assert.deepEqual(kids.map((k) => k.kind), ['pending', 'interaction']);
+  assert.deepEqual(kids.map((k) => k.kind), ['pending', 'interaction', 'turns']);
   const item = t.getTreeItem(kids[0]);
   assert.equal(item.command?.command, 'agentcanvas.answerPending');
   assert.equal(t.getTreeItem(run).contextValue, 'run.active');

@@ -82,14 +82,17 @@ function onCanvas(t: EventTarget | null): boolean {
 
 /**
  * tabStopInCard is where Tab goes inside a card: from the focused card to its Last turn button,
- * and with Shift from that button back to its card; null when Tab moves between elements.
+ * then to its Fork button, and with Shift back the same way to its card; null when Tab moves
+ * between elements.
  */
 function tabStopInCard(t: EventTarget | null, back: boolean): HTMLElement | null {
   const el = t as HTMLElement | null;
   if (!el?.classList) return null;
   if (!back && el.classList.contains("react-flow__node")) return el.querySelector<HTMLElement>(".ac-last-turn");
-  if (back && el.classList.contains("ac-last-turn")) return el.closest<HTMLElement>(".react-flow__node");
-  return null;
+  if (!el.classList.contains("ac-last-turn")) return null;
+  const sibling = (back ? el.previousElementSibling : el.nextElementSibling) as HTMLElement | null;
+  if (sibling?.classList.contains("ac-last-turn")) return sibling;
+  return back ? el.closest<HTMLElement>(".react-flow__node") : null;
 }
 
 /** useWindowWidth is the editor's width, followed as it is resized. */

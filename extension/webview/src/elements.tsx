@@ -88,6 +88,7 @@ function RunBadge({ id }: { id: string }) {
       </span>
       <ConflictBadge conflicts={r.conflicts} />
       {overlay.runId && r.turns ? <LastTurnLink runId={overlay.runId} agentId={id} /> : null}
+      {overlay.runId && r.turns ? <ForkLink runId={overlay.runId} agentId={id} /> : null}
     </div>
     <SpendLine spend={r.spend} id={id} />
     </>
@@ -126,6 +127,25 @@ function LastTurnLink({ runId, agentId }: { runId: string; agentId: string }) {
       }}
     >
       <Codicon name="history" />
+    </button>
+  );
+}
+
+/** ForkLink starts a new run from the end of one of the agent's turns, which the editor asks for. */
+function ForkLink({ runId, agentId }: { runId: string; agentId: string }) {
+  return (
+    <button
+      type="button"
+      className="ac-last-turn nodrag nopan nokey"
+      aria-label={`Fork from a turn of ${agentId}: a new run from the end of that turn`}
+      title={`Fork from a turn of ${agentId}: a new run of ${runId} from the end of that turn`}
+      data-testid={`fork-${agentId}`}
+      onClick={(e) => {
+        e.stopPropagation();
+        post({ type: "forkRun", runId, agentId });
+      }}
+    >
+      <Codicon name="repo-forked" />
     </button>
   );
 }

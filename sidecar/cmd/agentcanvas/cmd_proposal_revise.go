@@ -256,8 +256,11 @@ func proposalInterdiff(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	if fs.NArg() != 1 {
-		return fs.usageError("exactly one PROPOSAL is required")
+	if fs.NArg() < 1 || fs.NArg() > 2 {
+		return fs.usageError("one PROPOSAL, or two proposals or runs to compare, is required")
+	}
+	if fs.NArg() == 2 { // across runs (cmd_proposal_compare.go)
+		return proposalCompare(*ws, fs.Arg(0), fs.Arg(1), *asJSON, *from != 0 || *to != 0, stdout, stderr)
 	}
 	id, err := proposal.GetInterdiff(*ws, fs.Arg(0), *from, *to)
 	if err != nil {

@@ -23,7 +23,7 @@ import (
 )
 
 func init() {
-	register(&command{name: "run", summary: "run a flow headless (a live view on a terminal, --json for the event lines); run show RUN [AGENT]: its transcript", run: runFlow})
+	register(&command{name: "run", summary: "run a flow headless (a live view on a terminal, --json for the event lines); run show RUN [AGENT]: its transcript; run fork RUN --at TURN: a new run from that turn", run: runFlow})
 }
 
 const runUsage = `usage: agentcanvas run [flags] FLOW
@@ -65,6 +65,9 @@ type runInvocation struct {
 func runFlow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "show" {
 		return runShow(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "fork" {
+		return runFork(args[1:], stdin, stdout, stderr) // cmd_run_fork.go
 	}
 	rc := &runInvocation{stdout: stdout, stderr: stderr}
 	if code, ok := rc.parse(args); !ok {

@@ -132,10 +132,13 @@ var cwdPatterns = []*regexp.Regexp{
 	regexp.MustCompile(`I'm currently working in the directory: (\S+)`), // older Gemini CLI
 }
 
+// cwd is the working folder the CLI told the model about last: a resumed session in another
+// folder (a fork's sandbox) keeps the first in its history, and the CLI says the new one after
+// it ("Primary working directory: NEW (was OLD)").
 func (d *dialogue) cwd() string {
 	for _, re := range cwdPatterns {
-		if m := re.FindStringSubmatch(d.all); m != nil {
-			return m[1]
+		if ms := re.FindAllStringSubmatch(d.all, -1); ms != nil {
+			return ms[len(ms)-1][1]
 		}
 	}
 	return ""

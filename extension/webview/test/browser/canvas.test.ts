@@ -487,7 +487,7 @@ describe("canvas webview", { concurrency: false }, () => {
     await page.close();
   });
 
-  test("an agent's Last turn link appears once its first turn ends, and asks the host for its transcript of the run", async () => {
+  test("an agent's Last turn and Fork links appear once its first turn ends, and ask the host for its transcript of the run, or a fork of it", async () => {
     const page = await open();
     // client and assistant: cards in view as the flow opens, so a click lands where it aims
     const ev = (e: Record<string, unknown>) => hostPost(page, { type: "runEvent", event: { runId: "r7", ts: Date.now(), ...e } as never });
@@ -520,6 +520,14 @@ describe("canvas webview", { concurrency: false }, () => {
     assert.deepEqual(await waitForSent(page, (m) => m.type === "showTranscript"), { type: "showTranscript", runId: "r7", agentId: "assistant" });
     await press(page, "Shift+Tab");
     assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("data-id")), "assistant", "Shift+Tab: back to its card");
+    await press(page, "Tab");
+    await press(page, "Tab"); // from Last turn to Fork from a turn, whose Enter asks the host to fork
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("aria-label")), "Fork from a turn of assistant: a new run from the end of that turn");
+    await clearSent(page);
+    await page.keyboard.press("Enter");
+    assert.deepEqual(await waitForSent(page, (m) => m.type === "forkRun"), { type: "forkRun", runId: "r7", agentId: "assistant" });
+    await press(page, "Shift+Tab");
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("aria-label")), "Last turn of assistant: open its transcript", "Shift+Tab: back to Last turn");
     await press(page, "Tab");
     await press(page, "Tab");
     await page.waitForFunction(() => !!document.activeElement?.getAttribute("data-id") && document.activeElement.getAttribute("data-id") !== "assistant");
