@@ -1000,10 +1000,13 @@ async function notificationCenter(page, text) {
   return item;
 }
 
+// A toast may close by itself between the count and the hover (then the hover would wait for a
+// toast that never comes): each hover and click is bounded, and the count is taken again.
 async function dismissToasts(page) {
-  for (let i = 0; i < 10 && (await page.locator('.notifications-toasts .notification-toast').count()) > 0; i++) {
-    await page.locator('.notifications-toasts .notification-toast').first().hover();
-    await page.locator('.notifications-toasts .notification-toast .codicon-notifications-clear').first().click().catch(() => {});
+  const toasts = page.locator('.notifications-toasts .notification-toast');
+  for (let i = 0; i < 10 && (await toasts.count()) > 0; i++) {
+    await toasts.first().hover({ timeout: 5000 }).catch(() => {});
+    await toasts.locator('.codicon-notifications-clear').first().click({ timeout: 5000 }).catch(() => {});
   }
 }
 
