@@ -609,13 +609,18 @@ async function collapsePane(page, title) {
 }
 
 /** Hovers the view's row whose text matches and clicks its inline action (by title). */
+// A view that refreshes draws its rows anew: the hovered row is gone and the new one, not
+// hovered, hides its actions. So the hover and the click go again until the click lands.
 async function rowAction(view, text, title) {
   const row = view.locator('.monaco-list-row', { hasText: text }).first();
   await row.waitFor({ timeout: TIMEOUT });
-  await row.hover();
   const action = row.locator(`.action-label[aria-label^="${title}"]`).first();
-  await action.waitFor({ state: 'visible', timeout: TIMEOUT });
-  await action.click();
+  const end = Date.now() + TIMEOUT;
+  for (;;) {
+    await row.hover({ timeout: 5000 }).catch(() => {});
+    if (await action.click({ timeout: 5000 }).then(() => true, () => false)) return;
+    if (Date.now() > end) throw new Error(`no "${title}" action on the row "${text}"`);
+  }
 }
 
 /**
