@@ -11,10 +11,10 @@ import (
 type ReplyForm string
 
 const (
-	// FormMessage is the standard message format (agentcanvas-protocol.md §2.1):
+	// FormMessage is the standard message format (docs/agent-protocol.md, Standard message and response sections):
 	// Intent, Inputs, Plan, Actions, Open Questions.
 	FormMessage ReplyForm = "message"
-	// FormResponse is the orchestrator ↔ worker response format (§2.2): Intent,
+	// FormResponse is the orchestrator ↔ worker response format (same section): Intent,
 	// Assumptions/Inputs, Plan, Actions/Artifacts, Risks/Safety Notes, Next Steps or DONE.
 	FormResponse ReplyForm = "response"
 )
@@ -42,9 +42,9 @@ type Section struct {
 type Reply struct {
 	Form          ReplyForm
 	Intent        string
-	Inputs        []string // Inputs (§2.1) or Assumptions/Inputs (§2.2)
+	Inputs        []string // Inputs (message) or Assumptions/Inputs (response)
 	Plan          []string
-	Actions       []string // Actions (§2.1) or Actions/Artifacts (§2.2)
+	Actions       []string // Actions (message) or Actions/Artifacts (response)
 	OpenQuestions []string
 	Risks         []string
 	NextSteps     []string
@@ -112,8 +112,8 @@ func heading(line string) (name, rest string, ok bool) {
 	return name, strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(tail), ":")), true
 }
 
-// ParseReply reads a reply's standard sections (agentcanvas-protocol.md §2.1,
-// §2.2). Lines inside protocol blocks (a HANDOFF, say) are not section text;
+// ParseReply reads a reply's standard sections (docs/agent-protocol.md, Standard message and
+// response sections). Lines inside protocol blocks (a HANDOFF, say) are not section text;
 // the blocks are returned in Reply.Blocks. The error, when not nil, joins every
 // way the reply departs from the format, each naming its section: a missing
 // section, an Intent longer than one line, a Plan outside 3–7 steps, more than

@@ -126,7 +126,7 @@ func TestParseReplyProblems(t *testing.T) {
 	}
 }
 
-// The format listings of agentcanvas-protocol.md §2.1 and §2.2 read as a
+// The format listings of docs/agent-protocol.md (Standard message and response sections) read as a
 // message and a response with every section present.
 func TestParseReplySpecListings(t *testing.T) {
 	spec, err := os.ReadFile("testdata/scan/spec-agentcanvas-protocol.txt")
@@ -141,13 +141,13 @@ func TestParseReplySpecListings(t *testing.T) {
 	}
 	m, err := ParseReply(listing("### 2.1"))
 	if m.Form != FormMessage || len(m.Sections) != 5 || m.Intent != "한 줄 목표 (무엇을 하려는가)" {
-		t.Errorf("§2.1: form %s, %d sections, intent %q", m.Form, len(m.Sections), m.Intent)
+		t.Errorf("message: form %s, %d sections, intent %q", m.Form, len(m.Sections), m.Intent)
 	}
 	if err == nil || !strings.Contains(err.Error(), "'Plan' must have 3 to 7 steps, has 1") {
-		t.Errorf("§2.1: error %v", err)
+		t.Errorf("message: error %v", err)
 	}
 	r, _ := ParseReply(listing("### 2.2"))
 	if r.Form != FormResponse || len(r.Sections) != 6 || len(r.Risks) != 1 {
-		t.Errorf("§2.2: form %s, %d sections, %+v", r.Form, len(r.Sections), r)
+		t.Errorf("response: form %s, %d sections, %+v", r.Form, len(r.Sections), r)
 	}
 }
