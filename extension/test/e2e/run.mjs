@@ -735,8 +735,14 @@ async function forkFromHere({ page, shot, workspace }) {
   const canvas = await webviewFrame(page, '[aria-label="Flow fork-team canvas"]');
   await canvas.locator('.react-flow__node[data-id="writer"]').waitFor({ timeout: TIMEOUT });
   await canvas.evaluate(settled);
-  await runCommand(page, 'AgentCanvas: Run Flow…');
-  await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'no agent CLI' }).first().click(); // the dry-run backend
+  // The dry-run backend, picked while its list is open: a canvas taking the focus back closes the
+  // list (the run is not started), and then Run Flow is asked again.
+  const dryRun = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'no agent CLI' }).first();
+  for (const end = Date.now() + TIMEOUT; ; ) {
+    await runCommand(page, 'AgentCanvas: Run Flow…');
+    if (await dryRun.click({ timeout: 10000 }).then(() => true, () => false)) break;
+    if (Date.now() > end) throw new Error('the backend list of Run Flow… did not stay open');
+  }
   await runCommand(page, 'AgentCanvas: Focus on Runs View');
   for (const title of ['Needs You', 'Proposals', 'Skills']) await collapsePane(page, title);
   const runs = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Runs' }) });
